@@ -1,0 +1,61 @@
+// Value parsing for the command line; see arguments.hpp.
+#include "cli/arguments.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
+#include "core/error.hpp"
+#include "core/text.hpp"
+
+namespace ub::cli {
+
+int64_t parse_size(const std::string& text_in, const std::string& what) {
+  const std::string text = trim(text_in);
+  if (text.empty()) throw UsageError(fmt::format("{}: empty value", what));
+  int64_t mult = 1;
+  std::string digits = text;
+  const char suffix = text.back();
+  if (suffix == 'k' || suffix == 'K') mult = 1024;
+  if (suffix == 'm' || suffix == 'M') mult = 1024 * 1024;
+  if (mult != 1) digits.pop_back();
+  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) {
+    throw UsageError(fmt::format("{}: '{}' is not a positive whole number", what, text));
+  }
+  errno = 0;
+  const long long v = std::strtoll(digits.c_str(), nullptr, 10);
+  if (errno == ERANGE || v > std::numeric_limits<int64_t>::max() / mult) {
+    throw UsageError(fmt::format("{}: '{}' is too large", what, text));
+  }
+  if (v <= 0) throw UsageError(fmt::format("{}: '{}' must be positive", what, text));
+  return static_cast<int64_t>(v) * mult;
+}
+
+std::vector<int64_t> parse_size_list(const std::string& text, const std::string& what) {
+  std::vector<int64_t> out;
+  for (const std::string& item : split(text, ',')) out.push_back(parse_size(item, what));
+  if (out.empty()) throw UsageError(fmt::format("{}: no value given", what));
+  return out;
+}
+
+double parse_positive(const std::string& text_in, const std::string& what) {
+  const std::string text = trim(text_in);
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(v)) {
+    throw UsageError(fmt::format("{}: '{}' is not a number", what, text));
+  }
+  if (!(v > 0)) throw UsageError(fmt::format("{}: must be positive, got '{}'", what, text));
+  return v;
+}
+
+std::optional<double> parse_optional_positive(const std::string& text, const std::string& what) {
+  if (text.empty()) return std::nullopt;
+  return parse_positive(text, what);
+}
+
+}  // namespace ub::cli

@@ -1,0 +1,14 @@
+// One registration function per subcommand; each lives in its own cmd_<name>.cpp.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "cli/context.hpp"
+
+namespace ub::cli {
+
+void register_specs(CLI::App& app, Context& ctx);
+void register_flops(CLI::App& app, Context& ctx);
+void register_decide(CLI::App& app, Context& ctx);
+
+}  // namespace ub::cli

@@ -1,0 +1,29 @@
+// What every subcommand may need from the installation: where the data files are, and the
+// catalog, loaded once on first use. Passed by reference to the subcommands (no globals).
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "core/catalog.hpp"
+#include "core/model_shape.hpp"
+
+namespace ub::cli {
+
+class Context {
+ public:
+  // --data-dir; empty means: $UPGRADEBENCH_DATA, then <exe>/../share/upgradebench/data, then
+  // the source tree's data/ (for a binary run from its build folder).
+  std::string data_dir_flag;
+
+  std::filesystem::path data_dir() const;
+  const Catalog& catalog();
+  // Preset id or config.json path, with --layers applied when layers > 0.
+  ModelShape model(const std::string& name, int64_t layers = 0) const;
+
+ private:
+  std::unique_ptr<Catalog> catalog_;
+};
+
+}  // namespace ub::cli

@@ -1,0 +1,43 @@
+// upgradebench: one binary, one subcommand per job (DESIGN.md lists them).
+// Exit codes: 0 success, 1 the work failed, 2 a usage error (what was typed cannot be acted on).
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "core/error.hpp"
+
+int main(int argc, char** argv) {
+  ub::cli::Context ctx;
+  CLI::App app{"upgradebench: is the new GPU worth it for your workload? Measured, compared, "
+               "decided."};
+  app.set_version_flag("--version", "upgradebench 0.1.0");
+  app.require_subcommand(1);
+  app.add_option("--data-dir", ctx.data_dir_flag,
+                 "Folder with accelerators.json and models/ (default: the installed data)");
+  ub::cli::register_specs(app, ctx);
+  ub::cli::register_flops(app, ctx);
+  ub::cli::register_decide(app, ctx);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::fprintf(stderr, "upgradebench: error: %s (see --help)\n", e.what());
+    return 2;
+  } catch (const ub::UsageError& e) {
+    std::fprintf(stderr, "upgradebench: error: %s\n", e.what());
+    return 2;
+  } catch (const ub::WorkError& e) {
+    std::fprintf(stderr, "upgradebench: error: %s\n", e.what());
+    return 1;
+  } catch (const nlohmann::json::exception& e) {
+    std::fprintf(stderr, "upgradebench: error: malformed JSON: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "upgradebench: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,159 @@
+// Renderers for report::Document.
+#include "report/document.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace ub::report {
+
+namespace {
+
+// Display width of a UTF-8 string (counts code points; our tables use no wide characters).
+size_t width(const std::string& s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+std::string pad(const std::string& s, size_t w, Align a) {
+  const size_t fill = w > width(s) ? w - width(s) : 0;
+  return a == Align::left ? s + std::string(fill, ' ') : std::string(fill, ' ') + s;
+}
+
+// "- " + text wrapped at `columns`, continuation lines indented by two spaces.
+std::string bullet(const std::string& text, size_t columns) {
+  std::string out = "- ", line;
+  size_t col = 2;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find(' ', pos);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(pos, end - pos);
+    if (col > 2 && col + 1 + width(word) > columns) {
+      out += "\n  ";
+      col = 2;
+    } else if (col > 2) {
+      out += ' ';
+      ++col;
+    }
+    out += word;
+    col += width(word);
+    pos = end + 1;
+  }
+  return out + "\n";
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string md_cell(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+void Table::add_row(std::vector<std::string> row) {
+  if (row.size() != columns.size()) {
+    throw std::logic_error(fmt::format("table row has {} cells, header {}", row.size(),
+                                       columns.size()));
+  }
+  rows.push_back(std::move(row));
+}
+
+std::string render_text(const Document& doc) {
+  std::string out;
+  bool first = true;
+  for (const Block& b : doc.blocks) {
+    if (!first) out += "\n";
+    first = false;
+    if (!b.title.empty()) out += b.title + "\n";
+    const Table& t = b.table;
+    if (!t.columns.empty()) {
+      std::vector<size_t> w(t.columns.size());
+      for (size_t i = 0; i < w.size(); ++i) {
+        w[i] = width(t.columns[i].name);
+        for (const auto& r : t.rows) w[i] = std::max(w[i], width(r[i]));
+      }
+      auto line = [&](const std::vector<std::string>& cells, bool header) {
+        std::string l;
+        for (size_t i = 0; i < cells.size(); ++i) {
+          if (i) l += "  ";
+          l += pad(cells[i], w[i], header && i == 0 ? Align::left : t.columns[i].align);
+        }
+        while (!l.empty() && l.back() == ' ') l.pop_back();
+        return l + "\n";
+      };
+      std::vector<std::string> header;
+      for (const auto& c : t.columns) header.push_back(c.name);
+      out += line(header, true);
+      size_t total = 0;
+      for (size_t i = 0; i < w.size(); ++i) total += w[i] + (i ? 2 : 0);
+      out += std::string(total, '-') + "\n";
+      for (const auto& r : t.rows) out += line(r, false);
+    }
+    for (const std::string& n : b.notes) out += b.bulleted ? bullet(n, 100) : n + "\n";
+  }
+  return out;
+}
+
+std::string render_markdown(const Document& doc) {
+  std::string out;
+  bool first = true;
+  for (const Block& b : doc.blocks) {
+    if (!first) out += "\n";
+    first = false;
+    if (!b.title.empty()) out += "### " + b.title + "\n\n";
+    const Table& t = b.table;
+    if (!t.columns.empty()) {
+      out += "|";
+      for (const auto& c : t.columns) out += " " + md_cell(c.name) + " |";
+      out += "\n|";
+      for (const auto& c : t.columns) out += c.align == Align::right ? "--:|" : "---|";
+      out += "\n";
+      for (const auto& r : t.rows) {
+        out += "|";
+        for (const auto& cell : r) out += " " + md_cell(cell) + " |";
+        out += "\n";
+      }
+      if (!b.notes.empty()) out += "\n";
+    }
+    for (const std::string& n : b.notes) out += "- " + n + "\n";
+  }
+  return out;
+}
+
+std::string render_csv(const Document& doc) {
+  std::string out;
+  bool first = true;
+  for (const Block& b : doc.blocks) {
+    const Table& t = b.table;
+    if (t.columns.empty()) continue;
+    if (!first) out += "\n";
+    first = false;
+    for (size_t i = 0; i < t.columns.size(); ++i) {
+      out += (i ? "," : "") + csv_field(t.columns[i].name);
+    }
+    out += "\n";
+    for (const auto& r : t.rows) {
+      for (size_t i = 0; i < r.size(); ++i) out += (i ? "," : "") + csv_field(r[i]);
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace ub::report

@@ -1,0 +1,173 @@
+// End-to-end tests of the `upgradebench` binary: every output format locked by a golden file,
+// and every bad input answered by a one-line error and the right exit code (2 usage, 1 work).
+// Regenerate the golden files after an intended change with UB_UPDATE_GOLDEN=1.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Runs the binary with `args` (a shell-quoted string), capturing stdout, stderr and exit code.
+Result run(const std::string& args) {
+  const std::string err_file = ::testing::TempDir() + "/ub_stderr.txt";
+  const std::string cmd = fmt::format("{} {} 2>{}", UB_BINARY, args, err_file);
+  Result r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.err = slurp(err_file);
+  return r;
+}
+
+void expect_golden(const std::string& name, const std::string& args) {
+  const Result r = run(args);
+  ASSERT_EQ(r.code, 0) << args << "\n" << r.err;
+  EXPECT_EQ(r.err, "") << args;
+  const std::string path = std::string(UB_GOLDEN_DIR) + "/" + name;
+  if (std::getenv("UB_UPDATE_GOLDEN")) {
+    std::ofstream(path) << r.out;
+    return;
+  }
+  ASSERT_TRUE(std::filesystem::exists(path)) << "missing golden file " << path
+                                             << " (run with UB_UPDATE_GOLDEN=1)";
+  EXPECT_EQ(r.out, slurp(path)) << "output of `upgradebench " << args << "` differs from " << path;
+}
+
+void expect_error(const std::string& args, int code, const std::string& message_part) {
+  const Result r = run(args);
+  EXPECT_EQ(r.code, code) << args << "\n" << r.err;
+  EXPECT_NE(r.err.find(message_part), std::string::npos) << args << "\nstderr: " << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one line expected: " << r.err;
+  EXPECT_EQ(r.err.find("terminate"), std::string::npos) << r.err;
+}
+
+TEST(Golden, Specs) {
+  expect_golden("specs.txt", "specs");
+  expect_golden("specs.json", "specs --json");
+  expect_golden("specs.csv", "specs --csv");
+  expect_golden("specs.md", "specs --md");
+  expect_golden("specs_h200.txt", "specs 'NVIDIA H200'");
+  expect_golden("specs_compare.txt", "specs --compare h200 b200");
+  expect_golden("specs_compare.json", "specs --compare h200 b200 --json");
+}
+
+TEST(Golden, SpecsCompareJsonHasTheIssuesRatios) {
+  const Result r = run("specs --compare h200 b200 --json");
+  for (const char* want : {"\"bf16\": 2.2750", "\"fp8\": 2.2738", "\"memory\": 1.2765",
+                           "\"bandwidth\": 1.666", "\"power\": 1.428", "\"mamf_bf16\": 2.196",
+                           "\"mamf_fp8\": 2.361", "\"nvfp4\""}) {
+    EXPECT_NE(r.out.find(want), std::string::npos) << want;
+  }
+}
+
+TEST(Golden, Flops) {
+  expect_golden("flops.txt", "flops --seqlen 8192,262144");
+  expect_golden("flops.json", "flops --seqlen 8k,256k --json");
+  expect_golden("flops.csv", "flops --model llama-3.1-70b --seqlen 4096,8192 --csv");
+  expect_golden("flops.md", "flops --model qwen2.5-7b --seqlen 32k --batch 2 --md");
+  expect_golden("flops_packed_hfu.txt", "flops --seqlen 256k --doc-len 8k --hfu --layers 4");
+}
+
+TEST(Golden, Decide) {
+  expect_golden("decide.txt", "decide");
+  expect_golden("decide.json", "decide --json");
+  expect_golden("decide.md", "decide --md");
+  expect_golden("decide.csv", "decide --csv");
+  expect_golden("decide_fp4_priced.json",
+                "decide --need-dtype nvfp4 --price-from 3 --price-to 6 --json");
+}
+
+TEST(BadInput, UnknownGpu) {
+  expect_error("specs H2000", 2, "unknown GPU 'H2000'; closest known ids: h200-sxm");
+  expect_error("decide --to B2000", 2, "unknown GPU 'B2000'");
+  expect_error("specs --compare h200 nope", 2, "unknown GPU 'nope'");
+}
+
+TEST(BadInput, Sizes) {
+  expect_error("flops --seqlen abc", 2, "--seqlen: 'abc' is not a positive whole number");
+  expect_error("flops --seqlen=-5", 2, "--seqlen: '-5' is not a positive whole number");
+  expect_error("flops --seqlen 0", 2, "--seqlen: '0' must be positive");
+  expect_error("flops --batch 0", 2, "--batch");
+  expect_error("flops --doc-len x", 2, "--doc-len");
+  expect_error("flops --layers 99", 2, "--layers 99 is more than the 32 layers");
+}
+
+TEST(BadInput, Prices) {
+  expect_error("decide --price-from=-3 --price-to 2", 2, "--price-from: must be positive");
+  expect_error("decide --price-from 3", 2, "give both --price-from and --price-to");
+  expect_error("decide --price-from 3 --price-to free", 2, "--price-to: 'free' is not a number");
+  expect_error("decide --need-dtype fp5", 2, "--need-dtype: unknown dtype 'fp5'");
+}
+
+TEST(BadInput, Models) {
+  expect_error("flops --model llama-9b", 2, "unknown model 'llama-9b'");
+  expect_error("flops --model /nonexistent/config.json", 2, "does not exist");
+  const std::string dir = ::testing::TempDir() + "/cli_models";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/config.json") << R"({"hidden_size": 64, "num_hidden_layers": 2,
+      "num_attention_heads": 4, "vocab_size": 10})";
+  expect_error("flops --model " + dir + "/config.json", 1,
+               "missing required key \"intermediate_size\"");
+  std::ofstream(dir + "/bad.json") << "{ not json";
+  expect_error("flops --model " + dir + "/bad.json", 1, "not valid JSON");
+}
+
+TEST(BadInput, DataDirectory) {
+  expect_error("--data-dir /nonexistent specs", 2, "--data-dir /nonexistent: no accelerators.json");
+  const std::string dir = ::testing::TempDir() + "/cli_data";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/accelerators.json") << R"({"sources": {}, "accelerators": [{"id": 1}]})";
+  expect_error("--data-dir " + dir + " specs", 1, "malformed catalog");
+}
+
+TEST(BadInput, UsageErrorsFromTheParser) {
+  expect_error("frobnicate", 2, "");
+  expect_error("specs --json --csv", 2, "excludes");
+  const Result none = run("");
+  EXPECT_EQ(none.code, 2);
+}
+
+TEST(Cli, HelpExitsZero) {
+  const Result r = run("--help");
+  EXPECT_EQ(r.code, 0);
+  for (const char* cmd : {"specs", "flops", "decide"}) {
+    EXPECT_NE(r.out.find(cmd), std::string::npos) << cmd;
+  }
+}
+
+TEST(Cli, InstalledLayoutFindsItsData) {
+  // A copy of the binary beside share/upgradebench/data finds the catalog with no flag.
+  const std::filesystem::path root = ::testing::TempDir() + "/ub_install";
+  std::filesystem::remove_all(root);
+  std::filesystem::create_directories(root / "bin");
+  std::filesystem::create_directories(root / "share" / "upgradebench");
+  std::filesystem::copy(UB_BINARY, root / "bin" / "upgradebench");
+  std::filesystem::copy(UB_DATA_DIR, root / "share" / "upgradebench" / "data",
+                        std::filesystem::copy_options::recursive);
+  const std::string cmd = (root / "bin" / "upgradebench").string() + " specs h200 --json > /dev/null";
+  EXPECT_EQ(std::system(cmd.c_str()), 0);
+}
+
+}  // namespace

@@ -1,0 +1,130 @@
+// Catalog lookups: exact names and aliases, the GB300/B300 trap, unknown names, figure states.
+#include "core/catalog.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "core/error.hpp"
+
+namespace ub {
+namespace {
+
+const Catalog& catalog() {
+  static const Catalog c = Catalog::load(std::string(UB_DATA_DIR) + "/accelerators.json");
+  return c;
+}
+
+TEST(Catalog, FindsByIdAndByTheNameTheDriverReports) {
+  EXPECT_EQ(catalog().find("h200-sxm").id, "h200-sxm");
+  EXPECT_EQ(catalog().find("NVIDIA H200").id, "h200-sxm");
+  EXPECT_EQ(catalog().find("NVIDIA H100 80GB HBM3").id, "h100-sxm");
+  EXPECT_EQ(catalog().find("NVIDIA B200").id, "b200-sxm");
+  EXPECT_EQ(catalog().find("  nvidia h200 ").id, "h200-sxm");  // case and spaces ignored
+}
+
+TEST(Catalog, B300NeverMatchesGB300) {
+  EXPECT_EQ(catalog().find("B300").id, "b300-sxm");
+  EXPECT_EQ(catalog().find("GB300").id, "gb300-sxm");
+  EXPECT_EQ(catalog().find("NVIDIA B300").id, "b300-sxm");
+  EXPECT_EQ(catalog().try_find("300"), nullptr);
+  EXPECT_EQ(catalog().try_find("H20"), nullptr);  // no prefix matching either
+}
+
+TEST(Catalog, UnknownNameListsClosestIds) {
+  try {
+    catalog().find("H2000");
+    FAIL() << "expected an error";
+  } catch (const UsageError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("unknown GPU 'H2000'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("h200-sxm"), std::string::npos) << msg;
+  }
+}
+
+TEST(Catalog, ThreeStatesOfAPeak) {
+  const Accelerator& h200 = catalog().find("h200-sxm");
+  EXPECT_TRUE(h200.peak(Dtype::bf16).known());
+  EXPECT_DOUBLE_EQ(h200.peak(Dtype::bf16).value, 989);
+  EXPECT_EQ(h200.peak(Dtype::fp4).state, FigureState::unsupported);
+  EXPECT_EQ(h200.peak(Dtype::fp4).executes(), false);
+  const Accelerator& tpu = catalog().find("tpu-v7x");
+  EXPECT_EQ(tpu.peak(Dtype::fp32).state, FigureState::unknown);
+  EXPECT_FALSE(tpu.peak(Dtype::fp32).executes().has_value());
+  const Accelerator& gaudi3 = catalog().find("gaudi3");
+  EXPECT_EQ(gaudi3.peak(Dtype::int8).state, FigureState::supported);
+  EXPECT_EQ(gaudi3.peak(Dtype::int8).executes(), true);
+  EXPECT_FALSE(gaudi3.peak(Dtype::int8).get().has_value());
+}
+
+TEST(Catalog, EveryReferenceAcceleratorIsThereWithSources) {
+  for (const char* id : {"gb300-sxm", "gb200-sxm", "mi355x", "tpu-v7x", "b300-sxm", "b200-sxm",
+                         "gaudi3", "mi325x", "mi300x", "h200-sxm", "h100-sxm", "gh200", "tpu-v6e",
+                         "h100-pcie", "trainium2", "tpu-v5p", "gaudi2", "mi250x", "l40s", "mi250",
+                         "a100-sxm", "a100-pcie", "tpu-v4", "tpu-v5e", "mi455x", "rubin",
+                         "ascend-950dt"}) {
+    const Accelerator* a = catalog().try_find(id);
+    ASSERT_NE(a, nullptr) << id;
+    for (const auto& [d, f] : a->peak_tflops) {
+      EXPECT_FALSE(catalog().source_text(f.source).empty()) << id << " " << to_string(d);
+    }
+  }
+}
+
+TEST(Catalog, FiguresWithTheirOwnSource) {
+  const Accelerator& h200 = catalog().find("h200-sxm");
+  EXPECT_DOUBLE_EQ(h200.usable_gib.value, 140.4);
+  EXPECT_EQ(h200.usable_gib.source, "h200-here");
+  EXPECT_EQ(h200.capacity_gib(), 130.0);  // the budget wins over the device total
+  ASSERT_TRUE(h200.mamf_fp8);
+  EXPECT_DOUBLE_EQ(h200.mamf_fp8->tflops.value, 1453.4);
+  EXPECT_EQ(h200.mamf_fp8->shape, "1280x4096x12032");
+}
+
+class CatalogFile : public ::testing::Test {
+ protected:
+  std::string path = ::testing::TempDir() + "/catalog_test.json";
+  void write(const std::string& text) { std::ofstream(path) << text; }
+};
+
+TEST_F(CatalogFile, MissingPeakIsAnErrorNamingTheField) {
+  write(R"({"sources":{"s":"x"},"accelerators":[{"id":"g","name":"G","vendor":"V",
+    "architecture":"A","status":"shipping","source":"s","peak_tflops":{"fp32":1}}]})");
+  try {
+    Catalog::load(path);
+    FAIL();
+  } catch (const WorkError& e) {
+    EXPECT_NE(std::string(e.what()).find("peak_tflops has no \"tf32\""), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(CatalogFile, NegativeFigureAndUnknownSourceAreErrors) {
+  const std::string peaks = R"("peak_tflops":{"fp32":1,"tf32":1,"fp16":1,"bf16":1,"fp8":1,
+    "int8":1,"fp6":1,"fp4":1,"nvfp4":1,"mxfp8":1,"mxfp4":1})";
+  write(R"({"sources":{"s":"x"},"accelerators":[{"id":"g","name":"G","vendor":"V",
+    "architecture":"A","status":"shipping","source":"s",)" + peaks + R"(,"power_w":-5}]})");
+  EXPECT_THROW(Catalog::load(path), WorkError);
+  write(R"({"sources":{"s":"x"},"accelerators":[{"id":"g","name":"G","vendor":"V",
+    "architecture":"A","status":"shipping","source":"nope",)" + peaks + "}]}");
+  EXPECT_THROW(Catalog::load(path), WorkError);
+}
+
+TEST_F(CatalogFile, AmbiguousAliasIsAnError) {
+  const std::string peaks = R"("peak_tflops":{"fp32":1,"tf32":1,"fp16":1,"bf16":1,"fp8":1,
+    "int8":1,"fp6":1,"fp4":1,"nvfp4":1,"mxfp8":1,"mxfp4":1})";
+  const std::string entry = R"({"id":"ID","name":"G","vendor":"V","architecture":"A",
+    "status":"shipping","source":"s","aliases":["same"],)" + peaks + "}";
+  std::string a = entry, b = entry;
+  a.replace(a.find("ID"), 2, "g1");
+  b.replace(b.find("ID"), 2, "g2");
+  write(R"({"sources":{"s":"x"},"accelerators":[)" + a + "," + b + "]}");
+  EXPECT_THROW(Catalog::load(path), WorkError);
+}
+
+TEST(CatalogLoad, MissingFileIsAnError) {
+  EXPECT_THROW(Catalog::load("/nonexistent/accelerators.json"), WorkError);
+}
+
+}  // namespace
+}  // namespace ub

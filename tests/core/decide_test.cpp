@@ -1,0 +1,120 @@
+// The spec-only decision: capability gate, break-even, and what specs cannot decide.
+#include "core/decide.hpp"
+
+#include <gtest/gtest.h>
+
+#include "core/error.hpp"
+
+namespace ub {
+namespace {
+
+const Catalog& catalog() {
+  static const Catalog c = Catalog::load(std::string(UB_DATA_DIR) + "/accelerators.json");
+  return c;
+}
+
+DecideInput input(const char* from, const char* to) {
+  DecideInput in;
+  in.from = &catalog().find(from);
+  in.to = &catalog().find(to);
+  return in;
+}
+
+bool any_reason_contains(const Decision& d, const std::string& s) {
+  for (const auto& r : d.reasons) {
+    if (r.find(s) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(SpecCompare, H200ToB200Ratios) {
+  const SpecComparison c = compare_specs(catalog().find("h200"), catalog().find("b200"));
+  EXPECT_NEAR(*c.ratios.peak.at(Dtype::bf16), 2.28, 0.005);
+  EXPECT_NEAR(*c.ratios.peak.at(Dtype::fp8), 2.27, 0.005);
+  EXPECT_NEAR(*c.ratios.memory, 1.28, 0.005);
+  EXPECT_NEAR(*c.ratios.bandwidth, 1.67, 0.005);
+  EXPECT_NEAR(*c.ratios.power, 1.43, 0.005);
+  EXPECT_NEAR(*c.ratios.mamf_bf16, 2.20, 0.005);
+  EXPECT_NEAR(*c.ratios.mamf_fp8, 2.36, 0.005);
+  EXPECT_EQ(c.new_dtypes, (std::vector<Dtype>{Dtype::fp6, Dtype::fp4, Dtype::nvfp4, Dtype::mxfp8,
+                                              Dtype::mxfp4}));
+  EXPECT_TRUE(c.lost_dtypes.empty());
+  EXPECT_FALSE(c.ratios.peak.at(Dtype::fp4).has_value());  // unsupported on H200: no ratio
+}
+
+TEST(SpecCompare, UnknownFiguresGiveNoRatio) {
+  const SpecComparison c = compare_specs(catalog().find("h200"), catalog().find("tpu-v7x"));
+  EXPECT_FALSE(c.ratios.memory.has_value());
+  EXPECT_FALSE(c.ratios.peak.at(Dtype::fp32).has_value());
+}
+
+TEST(Decide, DefaultIsMeasureWithTheNewDtypesNamed) {
+  const Decision d = decide(input("h200", "b200"));
+  EXPECT_EQ(d.verdict, "measure");
+  EXPECT_FALSE(d.capability_gap);
+  EXPECT_TRUE(d.missing_dtypes.empty());
+  EXPECT_FALSE(d.break_even_speedup.has_value());
+  EXPECT_TRUE(any_reason_contains(d, "nvfp4"));
+  EXPECT_TRUE(any_reason_contains(d, "Software"));
+}
+
+TEST(Decide, NeededFp4IsACapabilityGap) {
+  DecideInput in = input("h200", "b200");
+  in.need = {Dtype::bf16, Dtype::nvfp4};
+  const Decision d = decide(in);
+  EXPECT_EQ(d.verdict, "upgrade-for-capability");
+  EXPECT_TRUE(d.capability_gap);
+  EXPECT_EQ(d.missing_dtypes, std::vector<Dtype>{Dtype::nvfp4});
+}
+
+TEST(Decide, SameGenerationRefreshHasNoGap) {
+  DecideInput in = input("b200", "b300");
+  in.need = {Dtype::fp4};
+  const Decision d = decide(in);
+  EXPECT_FALSE(d.capability_gap);
+  EXPECT_EQ(d.verdict, "measure");
+}
+
+TEST(Decide, NewGpuLackingTheDtypeSaysSo) {
+  DecideInput in = input("a100-sxm", "h100-sxm");
+  in.need = {Dtype::fp4};
+  EXPECT_EQ(decide(in).verdict, "new-gpu-lacks-capability");
+}
+
+TEST(Decide, BreakEvenIsThePriceRatio) {
+  DecideInput in = input("h200", "b200");
+  in.price_from = 3.0;
+  in.price_to = 6.0;
+  const Decision d = decide(in);
+  EXPECT_DOUBLE_EQ(*d.break_even_speedup, 2.0);
+  EXPECT_EQ(d.verdict, "measure");  // compute ceiling 2.28x is above 2.0x
+  EXPECT_TRUE(any_reason_contains(d, "bandwidth-bound work cannot reach it"));
+}
+
+TEST(Decide, PriceAboveEveryCeilingIsCostlierPerToken) {
+  DecideInput in = input("h200", "b200");
+  in.price_from = 2.0;
+  in.price_to = 5.0;  // 2.5x > 2.28x compute and 1.67x bandwidth
+  EXPECT_EQ(decide(in).verdict, "costlier-per-token");
+}
+
+TEST(Decide, BadPricesAreUsageErrors) {
+  DecideInput in = input("h200", "b200");
+  in.price_from = -1.0;
+  in.price_to = 2.0;
+  EXPECT_THROW(decide(in), UsageError);
+  in.price_from = 1.0;
+  in.price_to = std::nullopt;
+  EXPECT_THROW(decide(in), UsageError);
+}
+
+TEST(Decide, ModelStateMemoryIsCounted) {
+  DecideInput in = input("h200", "b200");
+  in.model = load_model("llama-3.1-70b", std::string(UB_DATA_DIR) + "/models");
+  const Decision d = decide(in);
+  // 70.55B params * 16 B = 1051 GiB: 9 H200 at 130 GiB, 6 B200 at 180 GiB.
+  EXPECT_TRUE(any_reason_contains(d, "at least 9 h200-sxm vs 6 b200-sxm")) << d.reasons[2];
+}
+
+}  // namespace
+}  // namespace ub

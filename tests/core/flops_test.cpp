@@ -1,0 +1,103 @@
+// FLOP accounting against hand-computed values (formats.md's convention).
+#include "core/flops.hpp"
+
+#include <gtest/gtest.h>
+
+#include "core/error.hpp"
+
+namespace ub {
+namespace {
+
+ModelShape preset(const std::string& id) { return load_model(id, std::string(UB_DATA_DIR) + "/models"); }
+
+TEST(Flops, Llama31_8bAt8kIsTheIssuesFigure) {
+  const StepFlops f = step_flops(preset("llama-3.1-8b"), 8192, {});
+  // dense_N = (3*4096*14336 + 4096*(4096+2*1024+4096))*32 + 128256*4096 = 7504658432
+  EXPECT_DOUBLE_EQ(dense_matmul_params(preset("llama-3.1-8b")), 7504658432.0);
+  EXPECT_NEAR(f.total() / 1e12, 421.65, 0.005);
+  EXPECT_NEAR(f.attention_share(), 0.125, 0.0005);
+}
+
+TEST(Flops, Llama31_8bAt256k) {
+  const StepFlops f = step_flops(preset("llama-3.1-8b"), 262144, {});
+  EXPECT_NEAR(f.total() / 1e12, 65847.0, 0.05);
+  EXPECT_NEAR(f.attention_share(), 0.82, 0.005);
+}
+
+TEST(Flops, Llama31_70bHandComputed) {
+  // (3*8192*28672 + 8192*(8192 + 2*1024 + 8192)) * 80 + 128256*8192
+  const double n = (3.0 * 8192 * 28672 + 8192.0 * (8192 + 2048 + 8192)) * 80 + 128256.0 * 8192;
+  const StepFlops f = step_flops(preset("llama-3.1-70b"), 4096, {});
+  EXPECT_DOUBLE_EQ(f.dense, 6 * n * 4096);
+  EXPECT_DOUBLE_EQ(f.attention, 6.0 * 4096 * 4096 * 128 * 64 * 80);
+}
+
+TEST(Flops, TiedSmallModelCountsTheEmbeddingOnce) {
+  // llama-3.2-1b: (3*2048*8192 + 2048*(2048 + 2*512 + 2048)) * 16 + 128256*2048
+  const double n = (3.0 * 2048 * 8192 + 2048.0 * (2048 + 1024 + 2048)) * 16 + 128256.0 * 2048;
+  EXPECT_DOUBLE_EQ(dense_matmul_params(preset("llama-3.2-1b")), n);
+}
+
+TEST(Flops, QwenWithFourKvHeads) {
+  // qwen2.5-7b: head_dim 3584/28 = 128; kv 4 heads -> 2*4*128 = 1024
+  const double n = (3.0 * 3584 * 18944 + 3584.0 * (3584 + 1024 + 3584)) * 28 + 152064.0 * 3584;
+  EXPECT_DOUBLE_EQ(dense_matmul_params(preset("qwen2.5-7b")), n);
+}
+
+TEST(Flops, NonCausalDoublesAttention) {
+  FlopOptions nc;
+  nc.causal = false;
+  const auto m = preset("llama-3.1-8b");
+  EXPECT_DOUBLE_EQ(step_flops(m, 8192, nc).attention, 2 * step_flops(m, 8192, {}).attention);
+  EXPECT_DOUBLE_EQ(step_flops(m, 8192, nc).dense, step_flops(m, 8192, {}).dense);
+}
+
+TEST(Flops, PackedDocumentsCostSumOfSquares) {
+  const auto m = preset("llama-3.1-8b");
+  FlopOptions packed;
+  packed.doc_len = 8192;
+  // 32 documents of 8k in 256k: attention drops 32x, dense unchanged.
+  const StepFlops full = step_flops(m, 262144, {}), p = step_flops(m, 262144, packed);
+  EXPECT_DOUBLE_EQ(full.attention / p.attention, 32.0);
+  EXPECT_DOUBLE_EQ(full.dense, p.dense);
+  EXPECT_DOUBLE_EQ(sum_of_squared_doc_lengths(10, 4), 4 * 4 + 4 * 4 + 2 * 2);
+  EXPECT_DOUBLE_EQ(sum_of_squared_doc_lengths(10, 20), 100);
+}
+
+TEST(Flops, BatchScalesLinearly) {
+  FlopOptions b4;
+  b4.batch = 4;
+  const auto m = preset("mistral-7b");
+  EXPECT_DOUBLE_EQ(step_flops(m, 4096, b4).total(), 4 * step_flops(m, 4096, {}).total());
+}
+
+TEST(Flops, HfuAddsOneForwardOfTheLayers) {
+  const auto m = preset("llama-3.1-8b");
+  FlopOptions r;
+  r.recompute = true;
+  const StepFlops mfu = step_flops(m, 8192, {}), hfu = step_flops(m, 8192, r);
+  const double layers = dense_matmul_params(m) - 128256.0 * 4096;
+  EXPECT_DOUBLE_EQ(hfu.dense - mfu.dense, 2 * layers * 8192);
+  EXPECT_DOUBLE_EQ(hfu.attention, mfu.attention * 4 / 3);
+  EXPECT_GT(hfu.total() / mfu.total(), 1.25);
+  EXPECT_LT(hfu.total() / mfu.total(), 1.34);
+}
+
+TEST(Flops, LayersShrinkTheModel) {
+  const auto m = with_layers(preset("llama-3.1-8b"), 4);
+  const double n = (3.0 * 4096 * 14336 + 4096.0 * 10240) * 4 + 128256.0 * 4096;
+  EXPECT_DOUBLE_EQ(dense_matmul_params(m), n);
+  EXPECT_THROW(with_layers(preset("llama-3.1-8b"), 33), UsageError);
+  EXPECT_THROW(with_layers(preset("llama-3.1-8b"), 0), UsageError);
+}
+
+TEST(Flops, NonPositiveSizesAreUsageErrors) {
+  const auto m = preset("llama-3.1-8b");
+  EXPECT_THROW(step_flops(m, 0, {}), UsageError);
+  FlopOptions bad;
+  bad.batch = -1;
+  EXPECT_THROW(step_flops(m, 8, bad), UsageError);
+}
+
+}  // namespace
+}  // namespace ub
