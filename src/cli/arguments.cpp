@@ -21,6 +21,7 @@ int64_t parse_size(const std::string& text_in, const std::string& what) {
   const char suffix = text.back();
   if (suffix == 'k' || suffix == 'K') mult = 1024;
   if (suffix == 'm' || suffix == 'M') mult = 1024 * 1024;
+  if (suffix == 'g' || suffix == 'G') mult = int64_t{1} << 30;
   if (mult != 1) digits.pop_back();
   if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) {
     throw UsageError(fmt::format("{}: '{}' is not a positive whole number", what, text));
@@ -38,6 +39,54 @@ std::vector<int64_t> parse_size_list(const std::string& text, const std::string&
   std::vector<int64_t> out;
   for (const std::string& item : split(text, ',')) out.push_back(parse_size(item, what));
   if (out.empty()) throw UsageError(fmt::format("{}: no value given", what));
+  return out;
+}
+
+std::vector<int64_t> expand_range(int64_t start, int64_t stop, int64_t step,
+                                  const std::string& what) {
+  if (step <= 0) throw UsageError(fmt::format("{}: step must be positive, got {}", what, step));
+  if (start < 0) throw UsageError(fmt::format("{}: start must not be negative, got {}", what, start));
+  if (start == 0) start = step;
+  if (stop <= start) {
+    throw UsageError(fmt::format("{}: empty range {}..{} (the stop is excluded)", what, start, stop));
+  }
+  if ((stop - start) / step > 100000) throw UsageError(fmt::format("{}: more than 100000 sizes", what));
+  std::vector<int64_t> out;
+  for (int64_t v = start; v < stop; v += step) out.push_back(v);
+  return out;
+}
+
+std::vector<int64_t> sizes_from(const std::vector<std::string>& list,
+                                const std::vector<int64_t>& range, const std::string& name) {
+  if (!list.empty() && !range.empty()) {
+    throw UsageError(fmt::format("give --{} or --{}-range, not both", name, name));
+  }
+  if (!range.empty()) return expand_range(range[0], range[1], range[2], "--" + name + "-range");
+  std::vector<int64_t> out;
+  for (const std::string& item : list) {
+    for (int64_t v : parse_size_list(item, "--" + name)) out.push_back(v);
+  }
+  return out;
+}
+
+std::vector<int> parse_devices(const std::string& text, int available) {
+  std::vector<int> out;
+  if (trim(text) == "all") {
+    for (int i = 0; i < available; ++i) out.push_back(i);
+    return out;
+  }
+  for (const std::string& item : split(text, ',')) {
+    if (item.find_first_not_of("0123456789") != std::string::npos) {
+      throw UsageError(fmt::format("--devices: '{}' is not a GPU index (or 'all')", item));
+    }
+    const int d = std::stoi(item);
+    if (d >= available) {
+      throw UsageError(fmt::format("--devices: GPU {} does not exist (this machine has {})", d,
+                                   available));
+    }
+    out.push_back(d);
+  }
+  if (out.empty()) throw UsageError("--devices: no GPU given");
   return out;
 }
 

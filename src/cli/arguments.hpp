@@ -9,9 +9,17 @@
 
 namespace ub::cli {
 
-// "8192" -> 8192, "8k" -> 8192, "1M" -> 1048576. Throws UsageError naming `what`.
+// "8192" -> 8192, "8k" -> 8192, "1M" -> 1048576, "4G" -> 4 Gi. Throws UsageError naming `what`.
 int64_t parse_size(const std::string& text, const std::string& what);
 std::vector<int64_t> parse_size_list(const std::string& text, const std::string& what);
+// The peer's ranges: python range(start, stop, step), stop excluded, a 0 start meaning `step`.
+std::vector<int64_t> expand_range(int64_t start, int64_t stop, int64_t step, const std::string& what);
+// "--m 2048 4096", "--m 2048,4096" or "--m-range 0 20480 256" into the list of sizes.
+std::vector<int64_t> sizes_from(const std::vector<std::string>& list,
+                                const std::vector<int64_t>& range, const std::string& name);
+// "0", "0,1" or "all" (of `available` devices).
+std::vector<int> parse_devices(const std::string& text, int available);
+
 // A strictly positive number ("3.5", "1e12"). Throws UsageError naming `what`.
 double parse_positive(const std::string& text, const std::string& what);
 std::optional<double> parse_optional_positive(const std::string& text, const std::string& what);

@@ -10,5 +10,11 @@ namespace ub::cli {
 void register_specs(CLI::App& app, Context& ctx);
 void register_flops(CLI::App& app, Context& ctx);
 void register_decide(CLI::App& app, Context& ctx);
+void register_env(CLI::App& app, Context& ctx);
+void register_bandwidth(CLI::App& app, Context& ctx);
+void register_mamf(CLI::App& app, Context& ctx);
+
+// Exit code of a measurement stopped by Ctrl-C (128 + SIGINT), its records kept.
+inline constexpr int kExitInterrupted = 130;
 
 }  // namespace ub::cli

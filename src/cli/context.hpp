@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/catalog.hpp"
 #include "core/model_shape.hpp"
@@ -16,6 +17,8 @@ class Context {
   // --data-dir; empty means: $UPGRADEBENCH_DATA, then <exe>/../share/upgradebench/data, then
   // the source tree's data/ (for a binary run from its build folder).
   std::string data_dir_flag;
+  std::vector<std::string> argv;  // the command line, for context records
+  int exit_code = 0;              // set by a command that finished but must not exit 0
 
   std::filesystem::path data_dir() const;
   const Catalog& catalog();

@@ -11,6 +11,7 @@
 
 int main(int argc, char** argv) {
   ub::cli::Context ctx;
+  ctx.argv.assign(argv, argv + argc);
   CLI::App app{"upgradebench: is the new GPU worth it for your workload? Measured, compared, "
                "decided."};
   app.set_version_flag("--version", "upgradebench 0.1.0");
@@ -20,6 +21,9 @@ int main(int argc, char** argv) {
   ub::cli::register_specs(app, ctx);
   ub::cli::register_flops(app, ctx);
   ub::cli::register_decide(app, ctx);
+  ub::cli::register_env(app, ctx);
+  ub::cli::register_bandwidth(app, ctx);
+  ub::cli::register_mamf(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -39,5 +43,5 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "upgradebench: error: %s\n", e.what());
     return 1;
   }
-  return 0;
+  return ctx.exit_code;
 }

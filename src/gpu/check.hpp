@@ -3,18 +3,16 @@
 // expression, the library's own message, and the file and line.
 #pragma once
 
-#include <fmt/format.h>
-
 #include <string>
 
 #include "core/error.hpp"
 
 namespace ub::gpu {
 
-[[noreturn]] inline void fail_check(const char* lib, const char* expr, const std::string& what,
-                                    const char* file, int line) {
-  throw WorkError(fmt::format("{} error '{}' in `{}` at {}:{}", lib, what, expr, file, line));
-}
+// Throws WorkError("<lib> error '<what>' in `<expr>` at <file>:<line>"). Defined in check.cpp so
+// that .cu files need no formatting library.
+[[noreturn]] void fail_check(const char* lib, const char* expr, const std::string& what,
+                             const char* file, int line);
 
 }  // namespace ub::gpu
 

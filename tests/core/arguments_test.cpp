@@ -14,6 +14,7 @@ TEST(Arguments, Sizes) {
   EXPECT_EQ(parse_size("8k", "--seqlen"), 8192);
   EXPECT_EQ(parse_size("256K", "--seqlen"), 262144);
   EXPECT_EQ(parse_size("1M", "--seqlen"), 1048576);
+  EXPECT_EQ(parse_size("4G", "--sizes"), int64_t{4} << 30);
   EXPECT_EQ(parse_size_list("4096, 8k,32k", "--seqlen"), (std::vector<int64_t>{4096, 8192, 32768}));
 }
 
@@ -27,6 +28,29 @@ TEST(Arguments, BadSizesNameTheOption) {
     }
   }
   EXPECT_THROW(parse_size_list(",,", "--seqlen"), UsageError);
+}
+
+TEST(Arguments, PeerRanges) {
+  // mamf-finder's --m_range 0 20480 256: 256, 512, ..., 20224 (79 sizes, the stop excluded).
+  const auto r = expand_range(0, 20480, 256, "--m-range");
+  EXPECT_EQ(r.size(), 79u);
+  EXPECT_EQ(r.front(), 256);
+  EXPECT_EQ(r.back(), 20224);
+  EXPECT_EQ(expand_range(1024, 16385, 2048, "g"),
+            (std::vector<int64_t>{1024, 3072, 5120, 7168, 9216, 11264, 13312, 15360}));
+  EXPECT_THROW(expand_range(0, 100, 0, "--m-range"), UsageError);
+  EXPECT_THROW(expand_range(512, 256, 256, "--m-range"), UsageError);
+  EXPECT_THROW(expand_range(-256, 256, 256, "--m-range"), UsageError);
+  EXPECT_EQ(sizes_from({"2048", "4096,8k"}, {}, "m"), (std::vector<int64_t>{2048, 4096, 8192}));
+  EXPECT_EQ(sizes_from({}, {0, 1024, 512}, "m"), (std::vector<int64_t>{512}));
+  EXPECT_THROW(sizes_from({"2048"}, {0, 1024, 512}, "m"), UsageError);
+}
+
+TEST(Arguments, Devices) {
+  EXPECT_EQ(parse_devices("all", 2), (std::vector<int>{0, 1}));
+  EXPECT_EQ(parse_devices("1", 2), (std::vector<int>{1}));
+  EXPECT_THROW(parse_devices("2", 2), UsageError);
+  EXPECT_THROW(parse_devices("gpu0", 2), UsageError);
 }
 
 TEST(Arguments, PositiveNumbers) {

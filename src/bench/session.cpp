@@ -1,0 +1,41 @@
+// Benchmark sessions; see session.hpp.
+#include "bench/session.hpp"
+
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include "gpu/check.hpp"
+#include "gpu/device.hpp"
+#include "gpu/nvml.hpp"
+
+namespace ub::bench {
+
+Session open_session(int device, RecordWriter* writer, report::Progress* progress,
+                     const std::atomic<bool>* interrupted) {
+  const gpu::DeviceList list = gpu::list_devices();
+  if (list.devices.empty()) throw WorkError(list.why_none);
+  const auto it = std::find_if(list.devices.begin(), list.devices.end(),
+                               [&](const gpu::DeviceInfo& d) { return d.index == device; });
+  if (it == list.devices.end()) {
+    throw UsageError(fmt::format("GPU {} does not exist (this machine has {})", device,
+                                 list.devices.size()));
+  }
+  UB_CUDA_CHECK(cudaSetDevice(device));
+  Session s;
+  s.device = device;
+  s.device_name = it->name;
+  s.cc_major = it->cc_major;
+  s.cc_minor = it->cc_minor;
+  s.sm_count = it->sm_count;
+  s.l2_bytes = static_cast<size_t>(it->l2_bytes);
+  std::string why;
+  if (auto n = gpu::Nvml::open(&why)) {
+    if (n->select(it->uuid)) s.nvml = std::move(n);
+  }
+  s.writer = writer;
+  s.progress = progress;
+  s.interrupted = interrupted;
+  return s;
+}
+
+}  // namespace ub::bench

@@ -1,0 +1,98 @@
+// `upgradebench bandwidth`: HBM copy / read / write bandwidth against the catalog's figure.
+#include <fmt/format.h>
+
+#include <mutex>
+
+#include "cli/arguments.hpp"
+#include "cli/commands.hpp"
+#include "cli/output.hpp"
+#include "core/error.hpp"
+#include "core/text.hpp"
+#include "report/format.hpp"
+
+#ifdef UB_HAVE_CUDA
+#include "bench/bandwidth.hpp"
+#include "cli/gpu_workers.hpp"
+#endif
+
+namespace ub::cli {
+
+namespace {
+
+using nlohmann::json;
+using report::Align;
+
+struct BandwidthOptions {
+  std::string sizes = "4M,16M,64M,256M,1G,4G";
+  std::string ops = "copy,read,write";
+  std::string devices = "0";
+  std::string out;
+  double warmup_s = 2;
+  OutputOptions output;
+};
+
+void run(Context& ctx, const BandwidthOptions& o) {
+#ifdef UB_HAVE_CUDA
+  bench::BandwidthConfig cfg;
+  cfg.sizes = parse_size_list(o.sizes, "--sizes");
+  cfg.ops = split(o.ops, ',');
+  cfg.warmup_s = o.warmup_s;
+  auto run = start_gpu_run(ctx, "bandwidth", o.devices, o.out, cfg.to_json());
+  std::mutex m;
+  std::vector<std::pair<bench::Session, std::vector<bench::BandwidthPoint>>> results;
+  for_each_device(*run, [&](bench::Session& s) {
+    auto points = bench::run_bandwidth(cfg, s);
+    std::lock_guard lock(m);
+    results.emplace_back(s, std::move(points));
+  });
+  report::Document doc;
+  json j = json::array();
+  for (const auto& [s, points] : results) {
+    const Accelerator* a = catalog_entry(ctx, s.device_name);
+    const std::optional<double> spec =
+        a && a->bandwidth_tbps.known() ? std::optional<double>(a->bandwidth_tbps.value * 1000) : std::nullopt;
+    auto& b = doc.add(fmt::format("GPU {}: {} (catalog {} GB/s)", s.device, s.device_name,
+                                  report::num(spec, 0)));
+    b.table.columns = {{"op", Align::left}, {"size"}, {"GB/s median"}, {"GB/s mean"},
+                       {"GB/s max"}, {"of spec"}, {"note", Align::left}};
+    for (const auto& p : points) {
+      const std::string size = p.bytes >= (1 << 30) ? fmt::format("{} GiB", p.bytes >> 30)
+                                                    : fmt::format("{} MiB", p.bytes >> 20);
+      const std::optional<double> frac =
+          p.ok && spec && !p.in_l2 ? std::optional<double>(p.median_gbps / *spec) : std::nullopt;
+      b.table.add_row({p.op, size, p.ok ? report::num(p.median_gbps) : "-",
+                       p.ok ? report::num(p.mean_gbps) : "-", p.ok ? report::num(p.max_gbps) : "-",
+                       report::percent(frac), p.ok ? (p.in_l2 ? "in L2" : "") : p.error});
+      j.push_back({{"device", s.device}, {"op", p.op}, {"bytes", p.bytes}, {"ok", p.ok},
+                   {"median_gbps", p.median_gbps}, {"mean_gbps", p.mean_gbps},
+                   {"max_gbps", p.max_gbps}, {"in_l2", p.in_l2},
+                   {"fraction_of_spec", frac ? json(*frac) : json()}});
+    }
+    b.notes.push_back("GB/s counts bytes read plus bytes written (a copy of B bytes moves 2B). "
+                      "Each kernel's result was checked before it was timed.");
+  }
+  doc.blocks.back().notes.push_back(fmt::format("records: {}", run->writer->path().string()));
+  o.output.emit(doc, j);
+  if (run->interrupted->load()) ctx.exit_code = kExitInterrupted;
+#else
+  (void)ctx;
+  (void)o;
+  throw WorkError("bandwidth: this binary was built without CUDA (nvcc was not found at build time)");
+#endif
+}
+
+}  // namespace
+
+void register_bandwidth(CLI::App& app, Context& ctx) {
+  auto o = std::make_shared<BandwidthOptions>();
+  auto* cmd = app.add_subcommand("bandwidth", "HBM bandwidth (copy / read / write) against the spec");
+  cmd->add_option("--sizes", o->sizes, "Buffer sizes (k, M, G suffixes = 1024 powers)")->capture_default_str();
+  cmd->add_option("--ops", o->ops, "Operations: copy, read, write")->capture_default_str();
+  cmd->add_option("--devices", o->devices, "GPU indices, or 'all' (measured at the same time)")->capture_default_str();
+  cmd->add_option("--warmup-s", o->warmup_s, "Seconds of copies before measuring")->capture_default_str();
+  cmd->add_option("--out", o->out, "Records file (JSON lines; default upgradebench-bandwidth-<date>.jsonl)");
+  o->output.add_to(*cmd);
+  cmd->callback([&ctx, o] { run(ctx, *o); });
+}
+
+}  // namespace ub::cli

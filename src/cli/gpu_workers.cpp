@@ -1,0 +1,66 @@
+// GPU command plumbing; see gpu_workers.hpp.
+#include "cli/gpu_workers.hpp"
+
+#include <fmt/format.h>
+
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "cli/arguments.hpp"
+#include "cli/interrupt.hpp"
+#include "core/error.hpp"
+#include "gpu/device.hpp"
+#include "gpu/fingerprint.hpp"
+#include "gpu/nvml.hpp"
+
+namespace ub::cli {
+
+std::unique_ptr<GpuRun> start_gpu_run(Context& ctx, const std::string& command,
+                                      const std::string& devices, const std::string& out,
+                                      const nlohmann::json& config) {
+  const gpu::DeviceList list = gpu::list_devices();
+  if (list.devices.empty()) throw WorkError(fmt::format("{}: {}", command, list.why_none));
+  auto run = std::make_unique<GpuRun>();
+  run->devices = parse_devices(devices, static_cast<int>(list.devices.size()));
+  const std::string path =
+      out.empty() ? fmt::format("upgradebench-{}-{}.jsonl", command, utc_now_compact()) : out;
+  run->writer = std::make_unique<RecordWriter>(path);
+  std::string why;
+  auto nvml = gpu::Nvml::open(&why);
+  nlohmann::json fp = gpu::gather_fingerprint(run->devices, nvml.get());
+  for (auto& g : fp["gpus"]) {
+    const Accelerator* a = catalog_entry(ctx, g["name"].get<std::string>());
+    g["catalog_id"] = a ? nlohmann::json(a->id) : nlohmann::json();
+  }
+  if (!nvml) fp["nvml"] = why;
+  run->writer->write(make_context_record(command, ctx.argv, fp, config));
+  run->progress.line(fmt::format("records: {}", path));
+  run->interrupted = &install_interrupt_handler();
+  return run;
+}
+
+void for_each_device(GpuRun& run, const std::function<void(bench::Session&)>& work) {
+  std::vector<std::thread> threads;
+  std::exception_ptr first;
+  std::mutex m;
+  for (int d : run.devices) {
+    threads.emplace_back([&, d] {
+      try {
+        bench::Session s = bench::open_session(d, run.writer.get(), &run.progress, run.interrupted);
+        work(s);
+      } catch (...) {
+        std::lock_guard lock(m);
+        if (!first) first = std::current_exception();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  if (first) std::rethrow_exception(first);
+}
+
+const Accelerator* catalog_entry(Context& ctx, const std::string& device_name) {
+  return ctx.catalog().try_find(device_name);
+}
+
+}  // namespace ub::cli

@@ -1,0 +1,107 @@
+// Stack fingerprint; see fingerprint.hpp. cuDNN and NCCL are opened with dlopen so the binary
+// runs (and says "absent") where they are not installed, and so we can say which copy was loaded
+// (the device machine has two cuDNNs).
+#include "gpu/fingerprint.hpp"
+
+#include <cublasLt.h>
+#include <dlfcn.h>
+#include <fmt/format.h>
+
+#include "gpu/build_info.hpp"
+#include "gpu/device.hpp"
+#include "gpu/nvml.hpp"
+
+namespace ub::gpu {
+
+namespace {
+
+std::string path_of(void* symbol) {
+  Dl_info info{};
+  return symbol && dladdr(symbol, &info) && info.dli_fname ? info.dli_fname : "";
+}
+
+template <class Fn>
+LibraryVersion probe(const char* const* names, const char* symbol, Fn to_version) {
+  LibraryVersion v;
+  for (const char* const* n = names; *n; ++n) {
+    void* lib = dlopen(*n, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) continue;
+    void* sym = dlsym(lib, symbol);
+    if (sym) {
+      v.version = to_version(sym);
+      v.path = path_of(sym);
+      return v;  // the library stays loaded: it is what this process uses
+    }
+    dlclose(lib);
+  }
+  v.why_absent = fmt::format("{} not found", names[0]);
+  return v;
+}
+
+}  // namespace
+
+LibraryVersion cudnn_version() {
+  static const char* const names[] = {"libcudnn.so.9", "libcudnn.so", nullptr};
+  return probe(names, "cudnnGetVersion", [](void* sym) {
+    const size_t v = reinterpret_cast<size_t (*)()>(sym)();
+    return fmt::format("{}.{}.{}", v / 10000, (v % 10000) / 100, v % 100);
+  });
+}
+
+LibraryVersion nccl_version() {
+  static const char* const names[] = {"libnccl.so.2", "libnccl.so", nullptr};
+  return probe(names, "ncclGetVersion", [](void* sym) {
+    int v = 0;
+    reinterpret_cast<int (*)(int*)>(sym)(&v);
+    return fmt::format("{}.{}.{}", v / 10000, (v % 10000) / 100, v % 100);
+  });
+}
+
+LibraryVersion cublaslt_version() {
+  LibraryVersion v;
+  const size_t n = cublasLtGetVersion();
+  v.version = fmt::format("{}.{}.{}", n / 10000, (n % 10000) / 100, n % 100);
+  v.path = path_of(reinterpret_cast<void*>(&cublasLtGetVersion));
+  return v;
+}
+
+nlohmann::json gather_fingerprint(const std::vector<int>& wanted, Nvml* nvml) {
+  using nlohmann::json;
+  const DeviceList list = list_devices();
+  json gpus = json::array();
+  for (const DeviceInfo& d : list.devices) {
+    if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), d.index) == wanted.end()) continue;
+    json g = {{"index", d.index},
+              {"name", d.name},
+              {"uuid", d.uuid},
+              {"pci_bus_id", d.pci_bus_id},
+              {"compute_capability", fmt::format("{}.{}", d.cc_major, d.cc_minor)},
+              {"sm_count", d.sm_count},
+              {"l2_mib", static_cast<double>(d.l2_bytes) / (1 << 20)},
+              {"memory_gib", static_cast<double>(d.memory_bytes) / (1 << 30)}};
+    if (nvml && nvml->select(d.uuid)) {
+      g["max_sm_clock_mhz"] = nvml->max_sm_clock_mhz();
+      g["power_limit_w"] = nvml->power_limit_w();
+    }
+    gpus.push_back(std::move(g));
+  }
+  auto lib_json = [](const LibraryVersion& v) {
+    return v.version.empty() ? json{{"version", nullptr}, {"absent", v.why_absent}}
+                             : json{{"version", v.version}, {"path", v.path}};
+  };
+  json stack = {{"driver", nvml ? json(nvml->driver_version()) : json(nullptr)},
+                {"cuda_driver_api", cuda_driver_version()},
+                {"cuda_runtime", cuda_runtime_version()},
+                {"cublaslt", lib_json(cublaslt_version())},
+                {"cudnn", lib_json(cudnn_version())},
+                {"nccl", lib_json(nccl_version())}};
+  json build = {{"type", UB_BUILD_TYPE},
+                {"cxx_compiler", UB_CXX_COMPILER},
+                {"cuda_compiler", UB_CUDA_COMPILER},
+                {"cuda_architectures", UB_CUDA_ARCHS}};
+  json out = {{"gpus", gpus}, {"stack", stack}, {"build", build}};
+  if (list.devices.empty()) out["no_gpu"] = list.why_none;
+  return out;
+}
+
+}  // namespace ub::gpu

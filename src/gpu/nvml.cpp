@@ -1,0 +1,116 @@
+// NVML through dlopen; see nvml.hpp. The function signatures below are NVML's documented C API.
+#include "gpu/nvml.hpp"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+
+namespace ub::gpu {
+
+namespace {
+using nvmlReturn_t = int;
+using nvmlDevice_t = void*;
+constexpr nvmlReturn_t kSuccess = 0;
+constexpr unsigned kClockSm = 1, kClockMem = 2;
+constexpr unsigned kTemperatureGpu = 0;
+}  // namespace
+
+struct Nvml::Api {
+  void* lib = nullptr;
+  nvmlReturn_t (*init)() = nullptr;
+  nvmlReturn_t (*shutdown)() = nullptr;
+  nvmlReturn_t (*driver_version)(char*, unsigned) = nullptr;
+  nvmlReturn_t (*by_uuid)(const char*, nvmlDevice_t*) = nullptr;
+  nvmlReturn_t (*clock)(nvmlDevice_t, unsigned, unsigned*) = nullptr;
+  nvmlReturn_t (*max_clock)(nvmlDevice_t, unsigned, unsigned*) = nullptr;
+  nvmlReturn_t (*power)(nvmlDevice_t, unsigned*) = nullptr;
+  nvmlReturn_t (*power_limit)(nvmlDevice_t, unsigned*) = nullptr;
+  nvmlReturn_t (*temperature)(nvmlDevice_t, unsigned, unsigned*) = nullptr;
+  nvmlReturn_t (*reasons)(nvmlDevice_t, unsigned long long*) = nullptr;
+};
+
+std::unique_ptr<Nvml> Nvml::open(std::string* why, const char* library) {
+  void* lib = dlopen(library, RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    if (why) *why = fmt::format("NVML not available ({})", dlerror());
+    return nullptr;
+  }
+  auto api = std::make_unique<Api>();
+  api->lib = lib;
+  bool ok = true;
+  auto load = [&](auto& fn, const char* name, const char* fallback = nullptr) {
+    void* sym = dlsym(lib, name);
+    if (!sym && fallback) sym = dlsym(lib, fallback);
+    if (!sym) {
+      ok = false;
+      if (why) *why = fmt::format("NVML has no {}", name);
+    }
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(sym);
+  };
+  load(api->init, "nvmlInit_v2");
+  load(api->shutdown, "nvmlShutdown");
+  load(api->driver_version, "nvmlSystemGetDriverVersion");
+  load(api->by_uuid, "nvmlDeviceGetHandleByUUID");
+  load(api->clock, "nvmlDeviceGetClockInfo");
+  load(api->max_clock, "nvmlDeviceGetMaxClockInfo");
+  load(api->power, "nvmlDeviceGetPowerUsage");
+  load(api->power_limit, "nvmlDeviceGetEnforcedPowerLimit");
+  load(api->temperature, "nvmlDeviceGetTemperature");
+  load(api->reasons, "nvmlDeviceGetCurrentClocksEventReasons",
+       "nvmlDeviceGetCurrentClocksThrottleReasons");
+  if (!ok) {
+    dlclose(lib);
+    return nullptr;
+  }
+  if (const int rc = api->init(); rc != kSuccess) {
+    if (why) *why = fmt::format("nvmlInit failed with code {}", rc);
+    dlclose(lib);
+    return nullptr;
+  }
+  std::unique_ptr<Nvml> n(new Nvml());
+  n->api_ = std::move(api);
+  return n;
+}
+
+Nvml::~Nvml() {
+  if (api_) {
+    api_->shutdown();
+    dlclose(api_->lib);
+  }
+}
+
+std::string Nvml::driver_version() const {
+  char buf[96] = {};
+  return api_->driver_version(buf, sizeof buf) == kSuccess ? std::string(buf) : std::string();
+}
+
+bool Nvml::select(const std::string& uuid) {
+  nvmlDevice_t d = nullptr;
+  if (api_->by_uuid(uuid.c_str(), &d) != kSuccess) return false;
+  device_ = d;
+  return true;
+}
+
+TelemetrySample Nvml::sample() const {
+  TelemetrySample s;
+  if (!device_) return s;
+  unsigned v = 0;
+  if (api_->clock(device_, kClockSm, &v) == kSuccess) s.sm_clock_mhz = v;
+  if (api_->clock(device_, kClockMem, &v) == kSuccess) s.mem_clock_mhz = v;
+  if (api_->power(device_, &v) == kSuccess) s.power_w = v / 1000.0;
+  if (api_->temperature(device_, kTemperatureGpu, &v) == kSuccess) s.temperature_c = v;
+  unsigned long long r = 0;
+  if (api_->reasons(device_, &r) == kSuccess) s.reasons = r;
+  return s;
+}
+
+double Nvml::power_limit_w() const {
+  unsigned v = 0;
+  return device_ && api_->power_limit(device_, &v) == kSuccess ? v / 1000.0 : 0.0;
+}
+
+double Nvml::max_sm_clock_mhz() const {
+  unsigned v = 0;
+  return device_ && api_->max_clock(device_, kClockSm, &v) == kSuccess ? v : 0.0;
+}
+
+}  // namespace ub::gpu

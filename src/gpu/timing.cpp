@@ -1,0 +1,64 @@
+// The timing protocol; see timing.hpp.
+#include "gpu/timing.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+
+namespace ub::gpu {
+
+L2Flusher::L2Flusher(size_t l2_bytes)
+    : buffer_(std::max<size_t>(size_t{256} << 20, 2 * l2_bytes)) {}
+
+void L2Flusher::flush(cudaStream_t s) const {
+  UB_CUDA_CHECK(cudaMemsetAsync(buffer_.get(), 0, buffer_.bytes(), s));
+}
+
+void warm_up(cudaStream_t s, const Work& work, double seconds) {
+  using clock = std::chrono::steady_clock;
+  const auto end = clock::now() + std::chrono::duration<double>(seconds);
+  do {
+    for (int i = 0; i < 10; ++i) work(s);
+    UB_CUDA_CHECK(cudaStreamSynchronize(s));
+  } while (clock::now() < end);
+}
+
+Timing time_samples(cudaStream_t s, const Work& prepare, const Work& work, const TimingPolicy& p,
+                    const std::atomic<bool>* interrupted) {
+  using clock = std::chrono::steady_clock;
+  const auto start_wall = clock::now();
+  const int batch = std::max(1, p.batch);
+  std::vector<Event> starts(static_cast<size_t>(batch)), ends(static_cast<size_t>(batch));
+  Timing t;
+  double gpu_seconds = 0;
+  while (true) {
+    const int remaining = p.max_samples - static_cast<int>(t.ms.size());
+    const int n = std::min(batch, remaining);
+    for (int i = 0; i < n; ++i) {
+      if (prepare) prepare(s);
+      starts[static_cast<size_t>(i)].record(s);
+      work(s);
+      ends[static_cast<size_t>(i)].record(s);
+    }
+    UB_CUDA_CHECK(cudaGetLastError());
+    UB_CUDA_CHECK(cudaStreamSynchronize(s));
+    for (int i = 0; i < n; ++i) {
+      const double ms = ends[static_cast<size_t>(i)].since(starts[static_cast<size_t>(i)]);
+      t.ms.push_back(ms);
+      gpu_seconds += ms / 1e3;
+    }
+    t.summary = summarize(t.ms);
+    const double wall = std::chrono::duration<double>(clock::now() - start_wall).count();
+    const bool enough = static_cast<int>(t.ms.size()) >= p.min_samples && gpu_seconds >= p.min_seconds;
+    if (interrupted && interrupted->load()) { t.stop_reason = "interrupted"; break; }
+    if (enough && t.summary.relative_noise() <= p.target_noise) { t.stop_reason = "noise"; break; }
+    if (static_cast<int>(t.ms.size()) >= p.max_samples) { t.stop_reason = "max_samples"; break; }
+    if (wall >= p.max_seconds && static_cast<int>(t.ms.size()) >= std::min(p.min_samples, 3)) {
+      t.stop_reason = "max_seconds";
+      break;
+    }
+  }
+  return t;
+}
+
+}  // namespace ub::gpu
