@@ -1,0 +1,10 @@
+# Sourced by the device scripts: the toolchain on the device machine and a build of this tree
+# in build-device/ (kept while the machine stays warm). Writes the build log to $OUT/build.log.
+export PATH=/opt/torch/.venv/bin:/usr/local/cuda/bin:$PATH
+export PYTHONUNBUFFERED=1
+UB=build-device/upgradebench
+ub_build() {
+  cmake -S . -B build-device -G Ninja -DCMAKE_BUILD_TYPE=Release -DUB_BUILD_TESTS=ON \
+        -DCMAKE_CUDA_ARCHITECTURES=90 > "$OUT/build.log" 2>&1 &&
+  cmake --build build-device >> "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; return 1; }
+}
