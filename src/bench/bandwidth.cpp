@@ -12,7 +12,7 @@ namespace ub::bench {
 using nlohmann::json;
 
 json BandwidthConfig::to_json() const {
-  return {{"sizes", sizes}, {"ops", ops}, {"warmup_s", warmup_s}, {"min_samples", min_samples},
+  return {{"sizes", sizes}, {"ops", ops}, {"kernel", kernel}, {"warmup_s", warmup_s}, {"min_samples", min_samples},
           {"max_samples", max_samples}, {"max_seconds", max_seconds},
           {"target_noise", target_noise}};
 }
@@ -23,20 +23,27 @@ std::vector<BandwidthPoint> run_bandwidth(const BandwidthConfig& cfg, Session& s
       throw UsageError(fmt::format("--ops: unknown operation '{}' (copy, read, write)", op));
     }
   }
+  if (cfg.kernel != "tiled" && cfg.kernel != "persistent") {
+    throw UsageError(fmt::format("--kernel: unknown kernel '{}' (tiled, persistent)", cfg.kernel));
+  }
+  const gpu::BandwidthKernel kernel =
+      cfg.kernel == "tiled" ? gpu::BandwidthKernel::tiled : gpu::BandwidthKernel::persistent;
   gpu::Stream stream;
   const cudaStream_t st = stream.get();
-  const int blocks = gpu::bandwidth_blocks(session.device);
   gpu::DeviceBuffer scratch(sizeof(unsigned long long));
   std::vector<BandwidthPoint> out;
   bool warmed = false;
   for (int64_t size : cfg.sizes) {
     const size_t bytes = static_cast<size_t>(size) / 64 * 64;
     if (bytes == 0) throw UsageError(fmt::format("--sizes: {} bytes is too small (64 at least)", size));
+    if (bytes > (size_t{16} << 30)) {
+      throw UsageError(fmt::format("--sizes: {} bytes is beyond the 16 GiB the checks support", size));
+    }
     gpu::DeviceBuffer src(bytes);
     gpu::DeviceBuffer dst(bytes);
     gpu::fill_word_index(src.get(), bytes, st);
     if (!warmed) {
-      gpu::warm_up(st, [&](cudaStream_t s) { gpu::bandwidth_copy(dst.get(), src.get(), bytes, blocks, s); },
+      gpu::warm_up(st, [&](cudaStream_t s) { gpu::bandwidth_copy(dst.get(), src.get(), bytes, kernel, s); },
                    cfg.warmup_s);
       warmed = true;
     }
@@ -52,31 +59,32 @@ std::vector<BandwidthPoint> run_bandwidth(const BandwidthConfig& cfg, Session& s
       unsigned long long wrong = 0;
       if (op == "copy") {
         UB_CUDA_CHECK(cudaMemsetAsync(dst.get(), 0xFF, bytes, st));
-        work = [&](cudaStream_t s) { gpu::bandwidth_copy(dst.get(), src.get(), bytes, blocks, s); };
+        work = [&](cudaStream_t s) { gpu::bandwidth_copy(dst.get(), src.get(), bytes, kernel, s); };
         work(st);
         gpu::count_mismatches(dst.get(), bytes, true, 0, scratch.as<unsigned long long>(), st);
       } else if (op == "write") {
-        work = [&](cudaStream_t s) { gpu::bandwidth_write(dst.get(), bytes, 0xA5A5A5A5u, blocks, s); };
+        work = [&](cudaStream_t s) { gpu::bandwidth_write(dst.get(), bytes, 0xA5A5A5A5u, kernel, s); };
         work(st);
         gpu::count_mismatches(dst.get(), bytes, false, 0xA5A5A5A5u, scratch.as<unsigned long long>(), st);
       } else {
-        unsigned* x = scratch.as<unsigned>();
-        work = [&, x](cudaStream_t s) { gpu::bandwidth_read(src.get(), bytes, x, blocks, s); };
-        UB_CUDA_CHECK(cudaMemsetAsync(x, 0, sizeof(unsigned), st));
+        auto* sum = scratch.as<unsigned long long>();
+        work = [&, sum](cudaStream_t s) { gpu::bandwidth_read(src.get(), bytes, sum, kernel, s); };
+        UB_CUDA_CHECK(cudaMemsetAsync(sum, 0, sizeof(unsigned long long), st));
         work(st);
-        unsigned got = 0;
-        UB_CUDA_CHECK(cudaMemcpyAsync(&got, x, sizeof got, cudaMemcpyDeviceToHost, st));
+        unsigned long long got = 0;
+        UB_CUDA_CHECK(cudaMemcpyAsync(&got, sum, sizeof got, cudaMemcpyDeviceToHost, st));
         UB_CUDA_CHECK(cudaStreamSynchronize(st));
-        wrong = got != gpu::xor_of_range(bytes / 4);
+        wrong = got != gpu::sum_of_word_indices(bytes / 4);
       }
       if (op != "read") {
         UB_CUDA_CHECK(cudaMemcpyAsync(&wrong, scratch.get(), sizeof wrong, cudaMemcpyDeviceToHost, st));
         UB_CUDA_CHECK(cudaStreamSynchronize(st));
       }
-      json rec = {{"type", "bandwidth"}, {"device", session.device}, {"op", op},
+      json rec = {{"type", "bandwidth"}, {"device", session.device}, {"op", op}, {"kernel", cfg.kernel},
                   {"bytes", bytes},      {"bytes_moved", p.bytes_moved}, {"in_l2", p.in_l2}};
       if (wrong) {
-        p.error = fmt::format("validation failed: {} words wrong", wrong);
+        p.error = op == "read" ? std::string("validation failed: the sum of the words read is wrong")
+                               : fmt::format("validation failed: {} words wrong", wrong);
         rec["error"] = p.error;
       } else {
         gpu::TimingPolicy pol;

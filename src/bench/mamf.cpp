@@ -41,6 +41,13 @@ class ShapeRunner {
 
   // quick: screening timing only (search mode); full: the winner timed under the full policy.
   ShapeTiming measure(const gpu::GemmShape& shape, bool quick) {
+    const auto started = Clock::now();
+    ShapeTiming out = measure_untimed(shape, quick);
+    out.record["elapsed_s"] = std::chrono::duration<double>(Clock::now() - started).count();
+    return out;
+  }
+
+  ShapeTiming measure_untimed(const gpu::GemmShape& shape, bool quick) {
     ShapeTiming out;
     out.result.device = session_.device;
     out.result.m = shape.m;

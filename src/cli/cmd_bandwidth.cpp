@@ -25,6 +25,7 @@ using report::Align;
 struct BandwidthOptions {
   std::string sizes = "4M,16M,64M,256M,1G,4G";
   std::string ops = "copy,read,write";
+  std::string kernel = "tiled";
   std::string devices = "0";
   std::string out;
   double warmup_s = 2;
@@ -37,6 +38,7 @@ void run(Context& ctx, const BandwidthOptions& o) {
   cfg.sizes = parse_size_list(o.sizes, "--sizes");
   cfg.ops = split(o.ops, ',');
   cfg.warmup_s = o.warmup_s;
+  cfg.kernel = o.kernel;
   auto run = start_gpu_run(ctx, "bandwidth", o.devices, o.out, cfg.to_json());
   std::mutex m;
   std::vector<std::pair<bench::Session, std::vector<bench::BandwidthPoint>>> results;
@@ -88,6 +90,7 @@ void register_bandwidth(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand("bandwidth", "HBM bandwidth (copy / read / write) against the spec");
   cmd->add_option("--sizes", o->sizes, "Buffer sizes (k, M, G suffixes = 1024 powers)")->capture_default_str();
   cmd->add_option("--ops", o->ops, "Operations: copy, read, write")->capture_default_str();
+  cmd->add_option("--kernel", o->kernel, "Launch shape: tiled or persistent")->capture_default_str();
   cmd->add_option("--devices", o->devices, "GPU indices, or 'all' (measured at the same time)")->capture_default_str();
   cmd->add_option("--warmup-s", o->warmup_s, "Seconds of copies before measuring")->capture_default_str();
   cmd->add_option("--out", o->out, "Records file (JSON lines; default upgradebench-bandwidth-<date>.jsonl)");

@@ -4,6 +4,7 @@
 // its own result, with stable keys (docs/json.md).
 #pragma once
 
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -31,7 +32,7 @@ struct Block {
 };
 
 struct Document {
-  std::vector<Block> blocks;
+  std::deque<Block> blocks;  // a deque: references from add() stay valid as blocks are added
   Block& add(std::string title = {}) {
     blocks.push_back(Block{std::move(title), {}, {}, false});
     return blocks.back();

@@ -15,8 +15,9 @@ TEST(Timing, StopsOnNoiseOrLimitsAndOnInterrupt) {
   Stream s;
   const size_t bytes = size_t{256} << 20;
   DeviceBuffer a(bytes), b(bytes);
-  const int blocks = bandwidth_blocks(0);
-  const Work copy = [&](cudaStream_t st) { bandwidth_copy(b.get(), a.get(), bytes, blocks, st); };
+  const Work copy = [&](cudaStream_t st) {
+    bandwidth_copy(b.get(), a.get(), bytes, BandwidthKernel::tiled, st);
+  };
   TimingPolicy p;
   p.min_samples = 10;
   p.max_samples = 200;
