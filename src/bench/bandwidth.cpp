@@ -23,11 +23,7 @@ std::vector<BandwidthPoint> run_bandwidth(const BandwidthConfig& cfg, Session& s
       throw UsageError(fmt::format("--ops: unknown operation '{}' (copy, read, write)", op));
     }
   }
-  if (cfg.kernel != "tiled" && cfg.kernel != "persistent") {
-    throw UsageError(fmt::format("--kernel: unknown kernel '{}' (tiled, persistent)", cfg.kernel));
-  }
-  const gpu::BandwidthKernel kernel =
-      cfg.kernel == "tiled" ? gpu::BandwidthKernel::tiled : gpu::BandwidthKernel::persistent;
+  const gpu::BandwidthKernel kernel = gpu::parse_bandwidth_kernel(cfg.kernel);
   gpu::Stream stream;
   const cudaStream_t st = stream.get();
   gpu::DeviceBuffer scratch(sizeof(unsigned long long));

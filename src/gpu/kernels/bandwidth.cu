@@ -1,4 +1,6 @@
 // Bandwidth kernels; see bandwidth.cuh.
+#include <string>
+
 #include "gpu/check.hpp"
 #include "gpu/kernels/bandwidth.cuh"
 
@@ -6,97 +8,122 @@ namespace ub::gpu {
 
 namespace {
 
-constexpr int kThreads = 512;
-constexpr int kUnroll = 4;
-constexpr size_t kTile = size_t{kThreads} * kUnroll;
-
 __device__ __forceinline__ unsigned long long word_sum(const int4& v) {
   return static_cast<unsigned long long>(static_cast<unsigned>(v.x)) + static_cast<unsigned>(v.y) +
          static_cast<unsigned>(v.z) + static_cast<unsigned>(v.w);
 }
 
-// Tiled: block b owns vectors [b*kTile, (b+1)*kTile), thread t the ones t, t+kThreads, ...
-__global__ void __launch_bounds__(kThreads) copy_tiled(int4* __restrict__ dst,
-                                                       const int4* __restrict__ src, size_t n) {
-  const size_t base = blockIdx.x * kTile + threadIdx.x;
-  int4 v[kUnroll];
-#pragma unroll
-  for (int u = 0; u < kUnroll; ++u) {
-    if (base + u * kThreads < n) v[u] = src[base + u * kThreads];
-  }
-#pragma unroll
-  for (int u = 0; u < kUnroll; ++u) {
-    if (base + u * kThreads < n) dst[base + u * kThreads] = v[u];
+template <bool kStreaming>
+__device__ __forceinline__ int4 load(const int4* p) {
+  if constexpr (kStreaming) return __ldcs(p);
+  else return *p;
+}
+
+template <bool kStreaming>
+__device__ __forceinline__ void store(int4* p, const int4& v) {
+  if constexpr (kStreaming) __stcs(p, v);
+  else *p = v;
+}
+
+// Sums `acc` over the block and adds it to *out with one atomic.
+template <int kThreads>
+__device__ __forceinline__ void block_sum_to(unsigned long long acc, unsigned long long* out) {
+  for (int off = 16; off > 0; off /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, off);
+  __shared__ unsigned long long warp_sums[kThreads / 32];
+  if ((threadIdx.x & 31) == 0) warp_sums[threadIdx.x / 32] = acc;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned long long total = 0;
+    for (int w = 0; w < kThreads / 32; ++w) total += warp_sums[w];
+    atomicAdd(out, total);
   }
 }
 
-__global__ void __launch_bounds__(kThreads) read_tiled(const int4* __restrict__ src, size_t n,
-                                                       unsigned long long* sum_out) {
-  const size_t base = blockIdx.x * kTile + threadIdx.x;
-  int4 v[kUnroll];
+// Tiled: block b owns vectors [b*T*U, (b+1)*T*U), thread t the ones t, t+T, t+2T, ...
+template <int T, int U, bool S>
+__global__ void __launch_bounds__(T) copy_tiled(int4* __restrict__ dst, const int4* __restrict__ src,
+                                                size_t n) {
+  const size_t base = blockIdx.x * size_t{T} * U + threadIdx.x;
+  int4 v[U];
 #pragma unroll
-  for (int u = 0; u < kUnroll; ++u) {
-    v[u] = base + u * kThreads < n ? src[base + u * kThreads] : make_int4(0, 0, 0, 0);
+  for (int u = 0; u < U; ++u) {
+    if (base + u * T < n) v[u] = load<S>(src + base + u * T);
+  }
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    if (base + u * T < n) store<S>(dst + base + u * T, v[u]);
+  }
+}
+
+template <int T, int U, bool S>
+__global__ void __launch_bounds__(T) read_tiled(const int4* __restrict__ src, size_t n,
+                                                unsigned long long* sum_out) {
+  const size_t base = blockIdx.x * size_t{T} * U + threadIdx.x;
+  int4 v[U];
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    v[u] = base + u * T < n ? load<S>(src + base + u * T) : make_int4(0, 0, 0, 0);
   }
   unsigned long long acc = 0;
 #pragma unroll
-  for (int u = 0; u < kUnroll; ++u) acc += word_sum(v[u]);
-  for (int off = 16; off > 0; off /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, off);
-  if ((threadIdx.x & 31) == 0) atomicAdd(sum_out, acc);
+  for (int u = 0; u < U; ++u) acc += word_sum(v[u]);
+  block_sum_to<T>(acc, sum_out);
 }
 
-__global__ void __launch_bounds__(kThreads) write_tiled(int4* __restrict__ dst, size_t n,
-                                                        unsigned pattern) {
-  const size_t base = blockIdx.x * kTile + threadIdx.x;
+template <int T, int U, bool S>
+__global__ void __launch_bounds__(T) write_tiled(int4* __restrict__ dst, size_t n, unsigned pattern) {
+  const size_t base = blockIdx.x * size_t{T} * U + threadIdx.x;
   const int p = static_cast<int>(pattern);
   const int4 v = make_int4(p, p, p, p);
 #pragma unroll
-  for (int u = 0; u < kUnroll; ++u) {
-    if (base + u * kThreads < n) dst[base + u * kThreads] = v;
+  for (int u = 0; u < U; ++u) {
+    if (base + u * T < n) store<S>(dst + base + u * T, v);
   }
 }
 
 // Persistent: one wave of blocks striding over the buffer, kUnroll vectors per step.
-__global__ void __launch_bounds__(kThreads) copy_persistent(int4* __restrict__ dst,
-                                                            const int4* __restrict__ src, size_t n) {
-  const size_t stride = size_t{gridDim.x} * kThreads;
-  size_t i = blockIdx.x * size_t{kThreads} + threadIdx.x;
-  for (; i + (kUnroll - 1) * stride < n; i += kUnroll * stride) {
-    int4 v[kUnroll];
+constexpr int kPThreads = 512;
+constexpr int kPUnroll = 4;
+
+__global__ void __launch_bounds__(kPThreads) copy_persistent(int4* __restrict__ dst,
+                                                             const int4* __restrict__ src, size_t n) {
+  const size_t stride = size_t{gridDim.x} * kPThreads;
+  size_t i = blockIdx.x * size_t{kPThreads} + threadIdx.x;
+  for (; i + (kPUnroll - 1) * stride < n; i += kPUnroll * stride) {
+    int4 v[kPUnroll];
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) v[u] = __ldcs(src + i + u * stride);
+    for (int u = 0; u < kPUnroll; ++u) v[u] = __ldcs(src + i + u * stride);
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) __stcs(dst + i + u * stride, v[u]);
+    for (int u = 0; u < kPUnroll; ++u) __stcs(dst + i + u * stride, v[u]);
   }
   for (; i < n; i += stride) dst[i] = src[i];
 }
 
-__global__ void __launch_bounds__(kThreads) read_persistent(const int4* __restrict__ src, size_t n,
-                                                            unsigned long long* sum_out) {
-  const size_t stride = size_t{gridDim.x} * kThreads;
-  size_t i = blockIdx.x * size_t{kThreads} + threadIdx.x;
+__global__ void __launch_bounds__(kPThreads) read_persistent(const int4* __restrict__ src, size_t n,
+                                                             unsigned long long* sum_out) {
+  const size_t stride = size_t{gridDim.x} * kPThreads;
+  size_t i = blockIdx.x * size_t{kPThreads} + threadIdx.x;
   unsigned long long acc = 0;
-  for (; i + (kUnroll - 1) * stride < n; i += kUnroll * stride) {
-    int4 v[kUnroll];
+  for (; i + (kPUnroll - 1) * stride < n; i += kPUnroll * stride) {
+    int4 v[kPUnroll];
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) v[u] = __ldcs(src + i + u * stride);
+    for (int u = 0; u < kPUnroll; ++u) v[u] = __ldcs(src + i + u * stride);
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) acc += word_sum(v[u]);
+    for (int u = 0; u < kPUnroll; ++u) acc += word_sum(v[u]);
   }
   for (; i < n; i += stride) acc += word_sum(src[i]);
-  for (int off = 16; off > 0; off /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, off);
-  if ((threadIdx.x & 31) == 0) atomicAdd(sum_out, acc);
+  block_sum_to<kPThreads>(acc, sum_out);
 }
 
-__global__ void __launch_bounds__(kThreads) write_persistent(int4* __restrict__ dst, size_t n,
-                                                             unsigned pattern) {
-  const size_t stride = size_t{gridDim.x} * kThreads;
+__global__ void __launch_bounds__(kPThreads) write_persistent(int4* __restrict__ dst, size_t n,
+                                                              unsigned pattern) {
+  const size_t stride = size_t{gridDim.x} * kPThreads;
   const int p = static_cast<int>(pattern);
   const int4 v = make_int4(p, p, p, p);
-  size_t i = blockIdx.x * size_t{kThreads} + threadIdx.x;
-  for (; i + (kUnroll - 1) * stride < n; i += kUnroll * stride) {
+  size_t i = blockIdx.x * size_t{kPThreads} + threadIdx.x;
+  for (; i + (kPUnroll - 1) * stride < n; i += kPUnroll * stride) {
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) __stcs(dst + i + u * stride, v);
+    for (int u = 0; u < kPUnroll; ++u) __stcs(dst + i + u * stride, v);
   }
   for (; i < n; i += stride) dst[i] = v;
 }
@@ -118,7 +145,10 @@ __global__ void mismatch_kernel(const unsigned* p, size_t words, bool expect_ind
   if (local) atomicAdd(count, local);
 }
 
-unsigned tiles(size_t vectors) { return static_cast<unsigned>((vectors + kTile - 1) / kTile); }
+template <int T, int U>
+unsigned tiles(size_t vectors) {
+  return static_cast<unsigned>((vectors + size_t{T} * U - 1) / (size_t{T} * U));
+}
 
 // One wave of the persistent kernels on the current device (cached per thread: a worker thread
 // stays on its device, and the query must stay out of timed launches).
@@ -130,25 +160,56 @@ unsigned persistent_blocks() {
   if (device != cached_device) {
     int sms = 0, per_sm = 0;
     UB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    UB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, copy_persistent, kThreads, 0));
+    UB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, copy_persistent, kPThreads, 0));
     cached_device = device;
     cached_blocks = static_cast<unsigned>(sms * per_sm);
   }
   return cached_blocks;
 }
 
+// Launches the tiled variant <T, U, S> of a kernel family over n vectors.
+#define UB_LAUNCH_TILED(kernel, n, s, ...)                                                  \
+  switch (k) {                                                                              \
+    case BandwidthKernel::tiled: kernel<512, 4, false><<<tiles<512, 4>(n), 512, 0, s>>>(__VA_ARGS__); break; \
+    case BandwidthKernel::tiled8: kernel<256, 8, false><<<tiles<256, 8>(n), 256, 0, s>>>(__VA_ARGS__); break; \
+    default: kernel<256, 8, true><<<tiles<256, 8>(n), 256, 0, s>>>(__VA_ARGS__); break;       \
+  }
+
 }  // namespace
 
 std::string_view to_string(BandwidthKernel k) {
-  return k == BandwidthKernel::tiled ? "tiled" : "persistent";
+  switch (k) {
+    case BandwidthKernel::tiled: return "tiled";
+    case BandwidthKernel::tiled8: return "tiled8";
+    case BandwidthKernel::tiled8cs: return "tiled8cs";
+    case BandwidthKernel::persistent: return "persistent";
+    case BandwidthKernel::memcpy: return "memcpy";
+  }
+  return "?";
+}
+
+BandwidthKernel parse_bandwidth_kernel(std::string_view name) {
+  for (BandwidthKernel k : {BandwidthKernel::tiled, BandwidthKernel::tiled8, BandwidthKernel::tiled8cs,
+                            BandwidthKernel::persistent, BandwidthKernel::memcpy}) {
+    if (to_string(k) == name) return k;
+  }
+  throw UsageError("--kernel: unknown kernel '" + std::string(name) +
+                   "' (tiled, tiled8, tiled8cs, persistent, memcpy)");
 }
 
 void bandwidth_copy(void* dst, const void* src, size_t bytes, BandwidthKernel k, cudaStream_t s) {
   const size_t n = bytes / sizeof(int4);
   auto* d = static_cast<int4*>(dst);
   const auto* x = static_cast<const int4*>(src);
-  if (k == BandwidthKernel::tiled) copy_tiled<<<tiles(n), kThreads, 0, s>>>(d, x, n);
-  else copy_persistent<<<persistent_blocks(), kThreads, 0, s>>>(d, x, n);
+  if (k == BandwidthKernel::memcpy) {
+    UB_CUDA_CHECK(cudaMemcpyAsync(dst, src, n * sizeof(int4), cudaMemcpyDeviceToDevice, s));
+    return;
+  }
+  if (k == BandwidthKernel::persistent) {
+    copy_persistent<<<persistent_blocks(), kPThreads, 0, s>>>(d, x, n);
+  } else {
+    UB_LAUNCH_TILED(copy_tiled, n, s, d, x, n)
+  }
   UB_CUDA_CHECK_LAUNCH();
 }
 
@@ -156,16 +217,27 @@ void bandwidth_read(const void* src, size_t bytes, unsigned long long* sum_out, 
                     cudaStream_t s) {
   const size_t n = bytes / sizeof(int4);
   const auto* x = static_cast<const int4*>(src);
-  if (k == BandwidthKernel::tiled) read_tiled<<<tiles(n), kThreads, 0, s>>>(x, n, sum_out);
-  else read_persistent<<<persistent_blocks(), kThreads, 0, s>>>(x, n, sum_out);
+  if (k == BandwidthKernel::persistent || k == BandwidthKernel::memcpy) {
+    read_persistent<<<persistent_blocks(), kPThreads, 0, s>>>(x, n, sum_out);
+  } else {
+    UB_LAUNCH_TILED(read_tiled, n, s, x, n, sum_out)
+  }
   UB_CUDA_CHECK_LAUNCH();
 }
 
 void bandwidth_write(void* dst, size_t bytes, unsigned pattern, BandwidthKernel k, cudaStream_t s) {
   const size_t n = bytes / sizeof(int4);
   auto* d = static_cast<int4*>(dst);
-  if (k == BandwidthKernel::tiled) write_tiled<<<tiles(n), kThreads, 0, s>>>(d, n, pattern);
-  else write_persistent<<<persistent_blocks(), kThreads, 0, s>>>(d, n, pattern);
+  if (k == BandwidthKernel::memcpy) {
+    // The driver's fill: cudaMemsetD32-style through the runtime (a byte pattern, so repeat it).
+    UB_CUDA_CHECK(cudaMemsetAsync(dst, static_cast<int>(pattern & 0xFF), n * sizeof(int4), s));
+    return;
+  }
+  if (k == BandwidthKernel::persistent) {
+    write_persistent<<<persistent_blocks(), kPThreads, 0, s>>>(d, n, pattern);
+  } else {
+    UB_LAUNCH_TILED(write_tiled, n, s, d, n, pattern)
+  }
   UB_CUDA_CHECK_LAUNCH();
 }
 

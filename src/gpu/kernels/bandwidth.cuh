@@ -1,8 +1,13 @@
 // HBM bandwidth kernels: copy, read and write with 16-byte accesses (int4), several independent
-// accesses in flight per thread. Two launch shapes, chosen with `BandwidthKernel`:
-//   tiled       one tile of kThreads x kUnroll vectors per block, as many blocks as tiles (the
-//               shape PyTorch's elementwise kernels use)
+// accesses in flight per thread. Launch shapes, chosen with `BandwidthKernel`:
+//   tiled       one tile of 512 threads x 4 vectors per block, as many blocks as tiles (the shape
+//               PyTorch's elementwise kernels use)
+//   tiled8      tiles of 256 threads x 8 vectors: twice the bytes in flight per thread
+//   tiled8cs    tiled8 with streaming (evict-first) loads and stores
 //   persistent  one wave of blocks (occupancy x SMs) striding over the whole buffer
+//   memcpy      cudaMemcpyAsync device to device (copy only): the driver's path, which is what
+//               a PyTorch tensor copy runs; a reference, not our kernel
+// The read kernels always reduce per block first, so the check costs one atomic per block.
 // Each has a check: the copy's destination equals its source, the read's 64-bit sum of every
 // 32-bit word equals n(n-1)/2 for words filled with their own index (any word skipped or read
 // twice changes it), the write's words equal the pattern.
@@ -16,8 +21,10 @@
 
 namespace ub::gpu {
 
-enum class BandwidthKernel { tiled, persistent };
+enum class BandwidthKernel { tiled, tiled8, tiled8cs, persistent, memcpy };
 std::string_view to_string(BandwidthKernel k);
+// Throws UsageError naming the known kernels.
+BandwidthKernel parse_bandwidth_kernel(std::string_view name);
 
 // Buffers are `bytes` long, a multiple of 64.
 void bandwidth_copy(void* dst, const void* src, size_t bytes, BandwidthKernel k, cudaStream_t s);
