@@ -91,12 +91,14 @@ class ShapeRunner {
       ops.randomise_output(cfg_.seed + salt++, s);
     };
     // Screening: a few samples of each valid algorithm, best median wins.
+    // Search's quick look at a shape takes fewer samples: it only ranks shapes, and the finalists
+    // are timed in full.
     gpu::TimingPolicy screen;
-    screen.min_samples = 5;
-    screen.max_samples = 10;
+    screen.min_samples = quick ? 3 : 5;
+    screen.max_samples = quick ? 3 : 10;
     screen.max_seconds = 0.25;
     screen.target_noise = 0.02;
-    screen.batch = 5;
+    screen.batch = quick ? 3 : 5;
     int best = valid.front();
     gpu::Timing best_timing;
     json screened = json::array();
@@ -233,8 +235,9 @@ MamfOutcome run_mamf(const MamfConfig& cfg, Session& session) {
       }
     }
   } else {
-    // Search: quick-time a coarse sub-grid (every other index), then climb from the best four
-    // to their neighbours until nothing improves, then time the three best in full.
+    // Search: quick-time a coarse sub-grid (every third index, and the last), then climb from
+    // the best three to their neighbours until the best three are all explored, then time the
+    // three best in full.
     const Lattice lat{ms, ns, ks};
     std::map<Lattice::Point, double> seen;  // point -> quick median TFLOPS
     auto quick = [&](const Lattice::Point& p) {
@@ -251,7 +254,7 @@ MamfOutcome run_mamf(const MamfConfig& cfg, Session& session) {
     };
     auto coarse = [](size_t n) {
       std::vector<size_t> idx;
-      for (size_t i = 0; i < n; i += 2) idx.push_back(i);
+      for (size_t i = 0; i < n; i += 3) idx.push_back(i);
       if (idx.back() != n - 1) idx.push_back(n - 1);  // the largest size is often the best
       return idx;
     };
@@ -268,7 +271,7 @@ MamfOutcome run_mamf(const MamfConfig& cfg, Session& session) {
     std::set<Lattice::Point> expanded;
     while (!session.stop_requested()) {
       bool expanded_any = false;
-      for (const auto& [t, p] : top(4)) {
+      for (const auto& [t, p] : top(3)) {
         if (!expanded.insert(p).second) continue;
         expanded_any = true;
         const auto [i, j, l] = p;
@@ -284,7 +287,7 @@ MamfOutcome run_mamf(const MamfConfig& cfg, Session& session) {
               quick({static_cast<size_t>(ni), static_cast<size_t>(nj), static_cast<size_t>(nl)});
             }
       }
-      if (!expanded_any) break;  // the best four are all explored: converged
+      if (!expanded_any) break;  // the best three are all explored: converged
     }
     out.shapes_screened = static_cast<int>(seen.size());
     for (const auto& [t, p] : top(3)) {

@@ -61,7 +61,7 @@ TEST_P(BandwidthKernels, ValidatedAndChecksCatchPartialWork) {
 INSTANTIATE_TEST_SUITE_P(Shapes, BandwidthKernels,
                          ::testing::Values(BandwidthKernel::tiled, BandwidthKernel::tiled8,
                                            BandwidthKernel::tiled8cs, BandwidthKernel::persistent,
-                                           BandwidthKernel::memcpy),
+                                           BandwidthKernel::bulk, BandwidthKernel::memcpy),
                          [](const auto& p) { return std::string(to_string(p.param)); });
 
 }  // namespace

@@ -128,6 +128,68 @@ __global__ void __launch_bounds__(kPThreads) write_persistent(int4* __restrict__
   for (; i < n; i += stride) dst[i] = v;
 }
 
+// Bulk copy through shared memory (bandwidth.cuh). Thread 0 of each block drives the copy
+// engine: loads complete on one mbarrier per stage, stores are tracked as bulk groups; stage s
+// is reloaded only once the store that read it has finished reading (wait_group.read).
+constexpr unsigned kBulkChunk = 32 * 1024;
+constexpr int kBulkStages = 4;
+
+__global__ void __launch_bounds__(32) copy_bulk(char* __restrict__ dst, const char* __restrict__ src,
+                                                size_t bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ __align__(128) unsigned char smem[];
+  __shared__ __align__(8) unsigned long long bars[kBulkStages];
+  if (threadIdx.x != 0) return;
+  const size_t chunks = (bytes + kBulkChunk - 1) / kBulkChunk;
+  const unsigned smem_base = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  auto bar = [&](int s) { return static_cast<unsigned>(__cvta_generic_to_shared(&bars[s])); };
+  for (int s = 0; s < kBulkStages; ++s) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar(s)));
+  }
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  auto size_of = [&](size_t c) {
+    const size_t off = c * kBulkChunk;
+    return static_cast<unsigned>(bytes - off < kBulkChunk ? bytes - off : kBulkChunk);
+  };
+  auto load = [&](size_t it) {
+    const size_t c = blockIdx.x + it * gridDim.x;
+    const int s = static_cast<int>(it % kBulkStages);
+    const unsigned n = size_of(c);
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar(s)), "r"(n) : "memory");
+    asm volatile(
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+            smem_base + s * kBulkChunk),
+        "l"(src + c * kBulkChunk), "r"(n), "r"(bar(s))
+        : "memory");
+  };
+  const size_t my_chunks = chunks > blockIdx.x ? (chunks - blockIdx.x + gridDim.x - 1) / gridDim.x : 0;
+  for (size_t it = 0; it < my_chunks && it + 1 < kBulkStages; ++it) load(it);
+  for (size_t it = 0; it < my_chunks; ++it) {
+    const int s = static_cast<int>(it % kBulkStages);
+    const unsigned parity = static_cast<unsigned>((it / kBulkStages) & 1);
+    unsigned done = 0;
+    while (!done) {
+      asm volatile(
+          "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+          : "=r"(done)
+          : "r"(bar(s)), "r"(parity)
+          : "memory");
+    }
+    const size_t c = blockIdx.x + it * gridDim.x;
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst + c * kBulkChunk),
+                 "r"(smem_base + s * kBulkChunk), "r"(size_of(c))
+                 : "memory");
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+    const size_t next = it + kBulkStages - 1;  // goes into the stage of iteration it-1
+    if (next < my_chunks) {
+      asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory");  // store it-1 done reading
+      load(next);
+    }
+  }
+  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+#endif
+}
+
 __global__ void index_kernel(unsigned* p, size_t words) {
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < words;
        i += size_t{gridDim.x} * blockDim.x) {
@@ -183,6 +245,7 @@ std::string_view to_string(BandwidthKernel k) {
     case BandwidthKernel::tiled8: return "tiled8";
     case BandwidthKernel::tiled8cs: return "tiled8cs";
     case BandwidthKernel::persistent: return "persistent";
+    case BandwidthKernel::bulk: return "bulk";
     case BandwidthKernel::memcpy: return "memcpy";
   }
   return "?";
@@ -190,11 +253,11 @@ std::string_view to_string(BandwidthKernel k) {
 
 BandwidthKernel parse_bandwidth_kernel(std::string_view name) {
   for (BandwidthKernel k : {BandwidthKernel::tiled, BandwidthKernel::tiled8, BandwidthKernel::tiled8cs,
-                            BandwidthKernel::persistent, BandwidthKernel::memcpy}) {
+                            BandwidthKernel::persistent, BandwidthKernel::bulk, BandwidthKernel::memcpy}) {
     if (to_string(k) == name) return k;
   }
   throw UsageError("--kernel: unknown kernel '" + std::string(name) +
-                   "' (tiled, tiled8, tiled8cs, persistent, memcpy)");
+                   "' (tiled, tiled8, tiled8cs, persistent, bulk, memcpy)");
 }
 
 void bandwidth_copy(void* dst, const void* src, size_t bytes, BandwidthKernel k, cudaStream_t s) {
@@ -207,6 +270,18 @@ void bandwidth_copy(void* dst, const void* src, size_t bytes, BandwidthKernel k,
   }
   if (k == BandwidthKernel::persistent) {
     copy_persistent<<<persistent_blocks(), kPThreads, 0, s>>>(d, x, n);
+  } else if (k == BandwidthKernel::bulk) {
+    constexpr int smem = kBulkChunk * kBulkStages;
+    thread_local bool configured = false;
+    if (!configured) {
+      UB_CUDA_CHECK(cudaFuncSetAttribute(copy_bulk, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+      configured = true;
+    }
+    int device = 0, sms = 0;
+    UB_CUDA_CHECK(cudaGetDevice(&device));
+    UB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    copy_bulk<<<sms, 32, smem, s>>>(static_cast<char*>(dst), static_cast<const char*>(src),
+                                    n * sizeof(int4));
   } else {
     UB_LAUNCH_TILED(copy_tiled, n, s, d, x, n)
   }

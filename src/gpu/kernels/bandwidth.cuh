@@ -5,6 +5,9 @@
 //   tiled8      tiles of 256 threads x 8 vectors: twice the bytes in flight per thread
 //   tiled8cs    tiled8 with streaming (evict-first) loads and stores
 //   persistent  one wave of blocks (occupancy x SMs) striding over the whole buffer
+//   bulk        copy through shared memory with Hopper's bulk copy engine (cp.async.bulk, sm_90+):
+//               one thread per block streams 32 KiB chunks in and out, 4 stages deep (read
+//               and write fall back to tiled8cs)
 //   memcpy      cudaMemcpyAsync device to device (copy only): the driver's path, which is what
 //               a PyTorch tensor copy runs; a reference, not our kernel
 // The read kernels always reduce per block first, so the check costs one atomic per block.
@@ -21,7 +24,7 @@
 
 namespace ub::gpu {
 
-enum class BandwidthKernel { tiled, tiled8, tiled8cs, persistent, memcpy };
+enum class BandwidthKernel { tiled, tiled8, tiled8cs, persistent, bulk, memcpy };
 std::string_view to_string(BandwidthKernel k);
 // Throws UsageError naming the known kernels.
 BandwidthKernel parse_bandwidth_kernel(std::string_view name);
