@@ -235,7 +235,7 @@ MamfOutcome run_mamf(const MamfConfig& cfg, Session& session) {
       }
     }
   } else {
-    // Search: quick-time a coarse sub-grid (every third index, and the last), then climb from
+    // Search: quick-time a coarse sub-grid (every other index, and the last), then climb from
     // the best three to their neighbours until the best three are all explored, then time the
     // three best in full.
     const Lattice lat{ms, ns, ks};
@@ -254,7 +254,7 @@ MamfOutcome run_mamf(const MamfConfig& cfg, Session& session) {
     };
     auto coarse = [](size_t n) {
       std::vector<size_t> idx;
-      for (size_t i = 0; i < n; i += 3) idx.push_back(i);
+      for (size_t i = 0; i < n; i += 2) idx.push_back(i);
       if (idx.back() != n - 1) idx.push_back(n - 1);  // the largest size is often the best
       return idx;
     };

@@ -3,7 +3,7 @@
 // against a double-precision reference on sampled outputs, screened, and the fastest timed under
 // the noise-based protocol (gpu/timing.hpp) with an L2 flush and a re-randomised output before
 // each sample, as the peer does; clocks, power and throttle state are sampled throughout.
-// `search` finds the ceiling without the full grid: a coarse sub-grid (every third size), then
+// `search` finds the ceiling without the full grid: a coarse sub-grid (every other size), then
 // hill-climbing from the best shapes to their grid neighbours, each shape looked at quickly
 // (every algorithm validated, three samples each), then the three finalists timed in full.
 #pragma once

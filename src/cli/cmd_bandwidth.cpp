@@ -90,7 +90,7 @@ void register_bandwidth(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand("bandwidth", "HBM bandwidth (copy / read / write) against the spec");
   cmd->add_option("--sizes", o->sizes, "Buffer sizes (k, M, G suffixes = 1024 powers)")->capture_default_str();
   cmd->add_option("--ops", o->ops, "Operations: copy, read, write")->capture_default_str();
-  cmd->add_option("--kernel", o->kernel, "Kernel: tiled, tiled8, tiled8cs, persistent, bulk, memcpy (the driver's copy, for reference)")->capture_default_str();
+  cmd->add_option("--kernel", o->kernel, "Kernel: tiled, tiled8, tiled8cs, tiled8pf, persistent, bulk, memcpy (the driver's copy, for reference)")->capture_default_str();
   cmd->add_option("--devices", o->devices, "GPU indices, or 'all' (measured at the same time)")->capture_default_str();
   cmd->add_option("--warmup-s", o->warmup_s, "Seconds of copies before measuring")->capture_default_str();
   cmd->add_option("--out", o->out, "Records file (JSON lines; default upgradebench-bandwidth-<date>.jsonl)");

@@ -60,7 +60,8 @@ TEST_P(BandwidthKernels, ValidatedAndChecksCatchPartialWork) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, BandwidthKernels,
                          ::testing::Values(BandwidthKernel::tiled, BandwidthKernel::tiled8,
-                                           BandwidthKernel::tiled8cs, BandwidthKernel::persistent,
+                                           BandwidthKernel::tiled8cs, BandwidthKernel::tiled8pf,
+                                           BandwidthKernel::persistent,
                                            BandwidthKernel::bulk, BandwidthKernel::memcpy),
                          [](const auto& p) { return std::string(to_string(p.param)); });
 

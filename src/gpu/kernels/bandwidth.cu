@@ -13,16 +13,29 @@ __device__ __forceinline__ unsigned long long word_sum(const int4& v) {
          static_cast<unsigned>(v.z) + static_cast<unsigned>(v.w);
 }
 
-template <bool kStreaming>
+// Access flavours of the tiled kernels: plain, streaming (evict-first), and 256-byte L2 fetches
+// with streaming stores.
+enum Flavour { kPlain, kStreaming, kPrefetch256 };
+
+template <int F>
 __device__ __forceinline__ int4 load(const int4* p) {
-  if constexpr (kStreaming) return __ldcs(p);
-  else return *p;
+  if constexpr (F == kStreaming) {
+    return __ldcs(p);
+  } else if constexpr (F == kPrefetch256) {
+    int4 v;
+    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.s32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p));
+    return v;
+  } else {
+    return *p;
+  }
 }
 
-template <bool kStreaming>
+template <int F>
 __device__ __forceinline__ void store(int4* p, const int4& v) {
-  if constexpr (kStreaming) __stcs(p, v);
-  else *p = v;
+  if constexpr (F == kPlain) *p = v;
+  else __stcs(p, v);
 }
 
 // Sums `acc` over the block and adds it to *out with one atomic.
@@ -40,7 +53,7 @@ __device__ __forceinline__ void block_sum_to(unsigned long long acc, unsigned lo
 }
 
 // Tiled: block b owns vectors [b*T*U, (b+1)*T*U), thread t the ones t, t+T, t+2T, ...
-template <int T, int U, bool S>
+template <int T, int U, int S>
 __global__ void __launch_bounds__(T) copy_tiled(int4* __restrict__ dst, const int4* __restrict__ src,
                                                 size_t n) {
   const size_t base = blockIdx.x * size_t{T} * U + threadIdx.x;
@@ -55,7 +68,7 @@ __global__ void __launch_bounds__(T) copy_tiled(int4* __restrict__ dst, const in
   }
 }
 
-template <int T, int U, bool S>
+template <int T, int U, int S>
 __global__ void __launch_bounds__(T) read_tiled(const int4* __restrict__ src, size_t n,
                                                 unsigned long long* sum_out) {
   const size_t base = blockIdx.x * size_t{T} * U + threadIdx.x;
@@ -70,7 +83,7 @@ __global__ void __launch_bounds__(T) read_tiled(const int4* __restrict__ src, si
   block_sum_to<T>(acc, sum_out);
 }
 
-template <int T, int U, bool S>
+template <int T, int U, int S>
 __global__ void __launch_bounds__(T) write_tiled(int4* __restrict__ dst, size_t n, unsigned pattern) {
   const size_t base = blockIdx.x * size_t{T} * U + threadIdx.x;
   const int p = static_cast<int>(pattern);
@@ -232,9 +245,10 @@ unsigned persistent_blocks() {
 // Launches the tiled variant <T, U, S> of a kernel family over n vectors.
 #define UB_LAUNCH_TILED(kernel, n, s, ...)                                                  \
   switch (k) {                                                                              \
-    case BandwidthKernel::tiled: kernel<512, 4, false><<<tiles<512, 4>(n), 512, 0, s>>>(__VA_ARGS__); break; \
-    case BandwidthKernel::tiled8: kernel<256, 8, false><<<tiles<256, 8>(n), 256, 0, s>>>(__VA_ARGS__); break; \
-    default: kernel<256, 8, true><<<tiles<256, 8>(n), 256, 0, s>>>(__VA_ARGS__); break;       \
+    case BandwidthKernel::tiled: kernel<512, 4, kPlain><<<tiles<512, 4>(n), 512, 0, s>>>(__VA_ARGS__); break; \
+    case BandwidthKernel::tiled8: kernel<256, 8, kPlain><<<tiles<256, 8>(n), 256, 0, s>>>(__VA_ARGS__); break; \
+    case BandwidthKernel::tiled8pf: kernel<256, 8, kPrefetch256><<<tiles<256, 8>(n), 256, 0, s>>>(__VA_ARGS__); break; \
+    default: kernel<256, 8, kStreaming><<<tiles<256, 8>(n), 256, 0, s>>>(__VA_ARGS__); break; \
   }
 
 }  // namespace
@@ -244,6 +258,7 @@ std::string_view to_string(BandwidthKernel k) {
     case BandwidthKernel::tiled: return "tiled";
     case BandwidthKernel::tiled8: return "tiled8";
     case BandwidthKernel::tiled8cs: return "tiled8cs";
+    case BandwidthKernel::tiled8pf: return "tiled8pf";
     case BandwidthKernel::persistent: return "persistent";
     case BandwidthKernel::bulk: return "bulk";
     case BandwidthKernel::memcpy: return "memcpy";
@@ -253,11 +268,12 @@ std::string_view to_string(BandwidthKernel k) {
 
 BandwidthKernel parse_bandwidth_kernel(std::string_view name) {
   for (BandwidthKernel k : {BandwidthKernel::tiled, BandwidthKernel::tiled8, BandwidthKernel::tiled8cs,
+                            BandwidthKernel::tiled8pf,
                             BandwidthKernel::persistent, BandwidthKernel::bulk, BandwidthKernel::memcpy}) {
     if (to_string(k) == name) return k;
   }
   throw UsageError("--kernel: unknown kernel '" + std::string(name) +
-                   "' (tiled, tiled8, tiled8cs, persistent, bulk, memcpy)");
+                   "' (tiled, tiled8, tiled8cs, tiled8pf, persistent, bulk, memcpy)");
 }
 
 void bandwidth_copy(void* dst, const void* src, size_t bytes, BandwidthKernel k, cudaStream_t s) {

@@ -4,6 +4,8 @@
 //               PyTorch's elementwise kernels use)
 //   tiled8      tiles of 256 threads x 8 vectors: twice the bytes in flight per thread
 //   tiled8cs    tiled8 with streaming (evict-first) loads and stores
+//   tiled8pf    tiled8 with non-coherent loads that ask L2 to fetch whole 256-byte sectors
+//               (ld.global.nc.L1::no_allocate.L2::256B) and streaming stores
 //   persistent  one wave of blocks (occupancy x SMs) striding over the whole buffer
 //   bulk        copy through shared memory with Hopper's bulk copy engine (cp.async.bulk, sm_90+):
 //               one thread per block streams 32 KiB chunks in and out, 4 stages deep (read
@@ -24,7 +26,7 @@
 
 namespace ub::gpu {
 
-enum class BandwidthKernel { tiled, tiled8, tiled8cs, persistent, bulk, memcpy };
+enum class BandwidthKernel { tiled, tiled8, tiled8cs, tiled8pf, persistent, bulk, memcpy };
 std::string_view to_string(BandwidthKernel k);
 // Throws UsageError naming the known kernels.
 BandwidthKernel parse_bandwidth_kernel(std::string_view name);
