@@ -25,7 +25,7 @@ using report::Align;
 struct BandwidthOptions {
   std::string sizes = "4M,16M,64M,256M,1G,4G";
   std::string ops = "copy,read,write";
-  std::string kernel = "tiled";
+  std::string kernel = "tiled8cs";
   std::string devices = "0";
   std::string out;
   double warmup_s = 2;
