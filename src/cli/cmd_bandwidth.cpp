@@ -1,6 +1,7 @@
 // `upgradebench bandwidth`: HBM copy / read / write bandwidth against the catalog's figure.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <mutex>
 
 #include "cli/arguments.hpp"
@@ -47,6 +48,8 @@ void run(Context& ctx, const BandwidthOptions& o) {
     std::lock_guard lock(m);
     results.emplace_back(s, std::move(points));
   });
+  std::sort(results.begin(), results.end(),
+            [](const auto& a, const auto& b) { return a.first.device < b.first.device; });
   report::Document doc;
   json j = json::array();
   for (const auto& [s, points] : results) {
