@@ -8,3 +8,8 @@ ub_build() {
         -DCMAKE_CUDA_ARCHITECTURES=90 > "$OUT/build.log" 2>&1 &&
   cmake --build build-device >> "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; return 1; }
 }
+# Runs the GPU-labelled tests (optionally only those matching $2) into $1/gpu_tests.log.
+ub_gpu_tests() {
+  ctest --test-dir build-device -L gpu ${2:+-R "$2"} --output-on-failure > "$1/gpu_tests.log" 2>&1
+  echo "gpu tests rc=$?"; grep -E "tests passed|\*\*\*Failed" "$1/gpu_tests.log"
+}

@@ -6,8 +6,7 @@ set -uo pipefail
 source bench/device/common.sh
 ub_build || exit 1
 W=$(mktemp -d)
-ctest --test-dir build-device -L gpu --output-on-failure > "$W/gpu_tests.log" 2>&1
-echo "gpu tests rc=$?"; grep -E "tests passed|\*\*\*Failed" "$W/gpu_tests.log"
+ub_gpu_tests "$W"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit,temperature.gpu --format=csv > "$W/nvidia-smi.csv"
 $UB env --json > "$W/env.json"
 python3 -c "import torch; print(torch.__version__, torch.version.cuda, torch.backends.cudnn.version())" > "$W/torch.txt"

@@ -5,8 +5,7 @@ set -uo pipefail
 source bench/device/common.sh
 ub_build || exit 1
 W=$(mktemp -d)
-ctest --test-dir build-device -L gpu --output-on-failure > "$W/gpu_tests.log" 2>&1
-echo "gpu tests rc=$?"; grep -E "tests passed|\*\*\*Failed" "$W/gpu_tests.log"
+ub_gpu_tests "$W"
 $UB env --json > "$W/env.json"
 for round in 1 2; do
   python3 bench/peers/bandwidth_peer.py > "$W/bw_peer_$round.json"; cat "$W/bw_peer_$round.json"

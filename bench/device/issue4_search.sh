@@ -5,8 +5,7 @@ set -uo pipefail
 source bench/device/common.sh
 ub_build || exit 1
 W=$(mktemp -d)
-ctest --test-dir build-device -L gpu -R Bandwidth --output-on-failure > "$W/gpu_tests.log" 2>&1
-echo "bandwidth gpu tests rc=$?"; grep -E "tests passed|\*\*\*Failed" "$W/gpu_tests.log"
+ub_gpu_tests "$W" Bandwidth
 $UB env --json > "$W/env.json"
 python3 bench/peers/bandwidth_peer.py > "$W/bw_peer_before.json"
 for k in tiled tiled8 tiled8cs persistent memcpy; do

@@ -6,8 +6,7 @@ source bench/device/common.sh
 ub_build || exit 1
 W=$(mktemp -d)
 nvidia-smi -L
-ctest --test-dir build-device -L gpu --output-on-failure > "$W/gpu_tests.log" 2>&1
-echo "gpu tests rc=$?"; grep -E "tests passed|\*\*\*Failed" "$W/gpu_tests.log"
+ub_gpu_tests "$W"
 $UB mamf --devices all --warmup-s 5 --out "$W/mamf_x2.jsonl" > "$W/mamf_x2.txt" 2> "$W/mamf_x2.err"
 echo "mamf rc=$?"; sed -n '/Per GPU/,$p' "$W/mamf_x2.txt"
 $UB bandwidth --devices all --sizes 4G --out "$W/bw_x2.jsonl" > "$W/bw_x2.txt" 2>/dev/null

@@ -5,8 +5,7 @@ source bench/device/common.sh
 ub_build || exit 1
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit,memory.total --format=csv
 $UB env | tee "$OUT/env.txt"
-ctest --test-dir build-device -L gpu --output-on-failure > "$OUT/gpu_tests.log" 2>&1
-echo "gpu tests rc=$?"; grep -E "tests passed|Failed|Skipped|\*\*\*" "$OUT/gpu_tests.log" | head -20
+ub_gpu_tests "$OUT"
 $UB bandwidth --sizes 16M,256M,1G,4G --out "$OUT/bandwidth.jsonl"
 $UB mamf --m 4096 8192 --n 4096 8192 --k 8192 --warmup-s 5 --out "$OUT/mamf_bf16.jsonl"
 $UB mamf --dtype fp8 --m 8192 --n 8192 --k 8192 --warmup-s 2 --out "$OUT/mamf_fp8.jsonl"

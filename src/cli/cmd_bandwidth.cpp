@@ -1,8 +1,6 @@
 // `upgradebench bandwidth`: HBM copy / read / write bandwidth against the catalog's figure.
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <mutex>
 
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
@@ -41,15 +39,8 @@ void run(Context& ctx, const BandwidthOptions& o) {
   cfg.warmup_s = o.warmup_s;
   cfg.kernel = o.kernel;
   auto run = start_gpu_run(ctx, "bandwidth", o.devices, o.out, cfg.to_json());
-  std::mutex m;
-  std::vector<std::pair<bench::Session, std::vector<bench::BandwidthPoint>>> results;
-  for_each_device(*run, [&](bench::Session& s) {
-    auto points = bench::run_bandwidth(cfg, s);
-    std::lock_guard lock(m);
-    results.emplace_back(s, std::move(points));
-  });
-  std::sort(results.begin(), results.end(),
-            [](const auto& a, const auto& b) { return a.first.device < b.first.device; });
+  const auto results = measure_each_device<std::vector<bench::BandwidthPoint>>(
+      *run, [&](bench::Session& s) { return bench::run_bandwidth(cfg, s); });
   report::Document doc;
   json j = json::array();
   for (const auto& [s, points] : results) {
@@ -76,9 +67,7 @@ void run(Context& ctx, const BandwidthOptions& o) {
     b.notes.push_back("GB/s counts bytes read plus bytes written (a copy of B bytes moves 2B). "
                       "Each kernel's result was checked before it was timed.");
   }
-  doc.blocks.back().notes.push_back(fmt::format("records: {}", run->writer->path().string()));
-  o.output.emit(doc, j);
-  if (run->interrupted->load()) ctx.exit_code = kExitInterrupted;
+  finish_gpu_run(ctx, *run, doc, j, o.output);
 #else
   (void)ctx;
   (void)o;

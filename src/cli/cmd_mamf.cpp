@@ -3,7 +3,6 @@
 // and throttle state per shape, a fast --search, several GPUs at once.
 #include <fmt/format.h>
 
-#include <mutex>
 
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
@@ -79,15 +78,8 @@ void run(Context& ctx, const MamfOptions& o) {
   cfg.search_budget_s = o.search_budget_s;
 
   auto run = start_gpu_run(ctx, "mamf", o.devices, o.out, cfg.to_json());
-  std::mutex m;
-  std::vector<std::pair<bench::Session, MamfOutcome>> results;
-  for_each_device(*run, [&](bench::Session& s) {
-    MamfOutcome r = bench::run_mamf(cfg, s);
-    std::lock_guard lock(m);
-    results.emplace_back(s, std::move(r));
-  });
-  std::sort(results.begin(), results.end(),
-            [](const auto& a, const auto& b) { return a.first.device < b.first.device; });
+  const auto results = measure_each_device<MamfOutcome>(
+      *run, [&](bench::Session& s) { return bench::run_mamf(cfg, s); });
 
   report::Document doc;
   const bool several = results.size() > 1;
@@ -136,9 +128,7 @@ void run(Context& ctx, const MamfOptions& o) {
       per_gpu.notes.push_back(several ? fmt::format("GPU {}: {}", s.device, line) : line);
     }
   }
-  per_gpu.notes.push_back(fmt::format("records: {}", run->writer->path().string()));
-  o.output.emit(doc, j);
-  if (run->interrupted->load()) ctx.exit_code = kExitInterrupted;
+  finish_gpu_run(ctx, *run, doc, j, o.output);
 }
 #else
 void run(Context&, const MamfOptions&) {

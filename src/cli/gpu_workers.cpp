@@ -8,6 +8,8 @@
 #include <thread>
 
 #include "cli/arguments.hpp"
+#include "cli/commands.hpp"
+#include "cli/output.hpp"
 #include "cli/interrupt.hpp"
 #include "core/error.hpp"
 #include "gpu/device.hpp"
@@ -57,6 +59,14 @@ void for_each_device(GpuRun& run, const std::function<void(bench::Session&)>& wo
   }
   for (auto& t : threads) t.join();
   if (first) std::rethrow_exception(first);
+}
+
+void finish_gpu_run(Context& ctx, const GpuRun& run, report::Document& doc,
+                    const nlohmann::json& json, const OutputOptions& out) {
+  if (doc.blocks.empty()) doc.add();
+  doc.blocks.back().notes.push_back(fmt::format("records: {}", run.writer->path().string()));
+  out.emit(doc, json);
+  if (run.interrupted->load()) ctx.exit_code = kExitInterrupted;
 }
 
 const Accelerator* catalog_entry(Context& ctx, const std::string& device_name) {

@@ -3,7 +3,9 @@
 // differ by 5% or more), and Ctrl-C. Only compiled with CUDA.
 #pragma once
 
+#include <algorithm>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -11,6 +13,7 @@
 
 #include "bench/session.hpp"
 #include "cli/context.hpp"
+#include "cli/output.hpp"
 
 namespace ub::cli {
 
@@ -29,6 +32,27 @@ std::unique_ptr<GpuRun> start_gpu_run(Context& ctx, const std::string& command,
 
 // Runs `work` on every device of the run, one thread each; rethrows the first failure.
 void for_each_device(GpuRun& run, const std::function<void(bench::Session&)>& work);
+
+// for_each_device, collecting each device's result with its session, in device order.
+template <class Result>
+std::vector<std::pair<bench::Session, Result>> measure_each_device(
+    GpuRun& run, const std::function<Result(bench::Session&)>& measure) {
+  std::mutex m;
+  std::vector<std::pair<bench::Session, Result>> results;
+  for_each_device(run, [&](bench::Session& s) {
+    Result r = measure(s);
+    std::lock_guard lock(m);
+    results.emplace_back(s, std::move(r));
+  });
+  std::sort(results.begin(), results.end(),
+            [](const auto& a, const auto& b) { return a.first.device < b.first.device; });
+  return results;
+}
+
+// What a GPU command ends with: the records path under the last block, the output in the chosen
+// format, and exit code 130 when Ctrl-C stopped the run.
+void finish_gpu_run(Context& ctx, const GpuRun& run, report::Document& doc,
+                    const nlohmann::json& json, const OutputOptions& out);
 
 // The catalog entry for a device's reported name, or null (an unknown GPU is N/A, not an error).
 const Accelerator* catalog_entry(Context& ctx, const std::string& device_name);

@@ -5,38 +5,41 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+
 #include "require_gpu.hpp"
 
 namespace ub::gpu {
 namespace {
 
-struct Gpu {
-  int major = 0, minor = 0;
-  Gpu() {
-    const DeviceList l = list_devices();
-    major = l.devices.at(0).cc_major;
-    minor = l.devices.at(0).cc_minor;
+// Each test gets the GPU's stream, cuBLASLt handle and workspace, or skips: no GPU, or a dtype
+// this GPU cannot run (the reason is the capability gate's own message).
+class GemmDtype : public ::testing::TestWithParam<Dtype> {
+ protected:
+  void SetUp() override {
+    UB_REQUIRE_GPU();
+    const DeviceInfo d = list_devices().devices.at(0);
+    if (auto why = gemm_unsupported_reason(GetParam(), d.cc_major, d.cc_minor)) GTEST_SKIP() << *why;
+    stream_ = std::make_unique<Stream>();
+    lt_ = std::make_unique<CublasLt>();
+    ws_ = std::make_unique<DeviceBuffer>(size_t{64} << 20);
   }
+  cudaStream_t s() const { return stream_->get(); }
+  std::unique_ptr<Stream> stream_;
+  std::unique_ptr<CublasLt> lt_;
+  std::unique_ptr<DeviceBuffer> ws_;
 };
 
-class GemmDtype : public ::testing::TestWithParam<Dtype> {};
-
 TEST_P(GemmDtype, EveryHeuristicAlgorithmValidates) {
-  UB_REQUIRE_GPU();
-  const Gpu g;
   const Dtype d = GetParam();
-  if (auto why = gemm_unsupported_reason(d, g.major, g.minor)) GTEST_SKIP() << *why;
-  Stream s;
-  CublasLt lt;
-  DeviceBuffer ws(size_t{64} << 20);
   for (const GemmShape shape : {GemmShape{256, 512, 1024}, GemmShape{1024, 768, 4096}}) {
-    GemmOperands ops(d, shape, 42, s.get());
-    GemmPlan plan(lt, ops, ws.bytes(), 4);
+    GemmOperands ops(d, shape, 42, s());
+    GemmPlan plan(*lt_, ops, ws_->bytes(), 4);
     ASSERT_FALSE(plan.algos().empty());
     for (size_t a = 0; a < plan.algos().size(); ++a) {
-      ops.randomise_output(7, s.get());
-      plan.run(static_cast<int>(a), ops, ws, s.get());
-      const GemmCheck c = check_gemm(ops, 256, 1, s.get());
+      ops.randomise_output(7, s());
+      plan.run(static_cast<int>(a), ops, *ws_, s());
+      const GemmCheck c = check_gemm(ops, 256, 1, s());
       EXPECT_TRUE(c.ok) << to_string(d) << " " << plan.algos()[a].label() << ": " << c.detail;
       EXPECT_EQ(c.nans, 0);
       EXPECT_LT(c.worst_ratio, 1.0);
@@ -46,23 +49,16 @@ TEST_P(GemmDtype, EveryHeuristicAlgorithmValidates) {
 }
 
 TEST_P(GemmDtype, ValidationCatchesAWrongResult) {
-  UB_REQUIRE_GPU();
-  const Gpu g;
-  const Dtype d = GetParam();
-  if (auto why = gemm_unsupported_reason(d, g.major, g.minor)) GTEST_SKIP() << *why;
-  Stream s;
-  CublasLt lt;
-  DeviceBuffer ws(size_t{64} << 20);
-  GemmOperands ops(d, {512, 512, 2048}, 3, s.get());
-  GemmPlan plan(lt, ops, ws.bytes(), 1);
-  plan.run(0, ops, ws, s.get());
-  EXPECT_TRUE(check_gemm(ops, 64, 5, s.get()).ok);
-  const GemmCheck bad = check_gemm(ops, 64, 5, s.get(), /*corrupt_one=*/true);
+  GemmOperands ops(GetParam(), {512, 512, 2048}, 3, s());
+  GemmPlan plan(*lt_, ops, ws_->bytes(), 1);
+  plan.run(0, ops, *ws_, s());
+  EXPECT_TRUE(check_gemm(ops, 64, 5, s()).ok);
+  const GemmCheck bad = check_gemm(ops, 64, 5, s(), /*corrupt_one=*/true);
   EXPECT_FALSE(bad.ok);
   EXPECT_EQ(bad.failures, 1);
   // An output never written (still the random fill) fails too.
-  ops.randomise_output(99, s.get());
-  EXPECT_FALSE(check_gemm(ops, 64, 5, s.get()).ok);
+  ops.randomise_output(99, s());
+  EXPECT_FALSE(check_gemm(ops, 64, 5, s()).ok);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllDtypes, GemmDtype,
