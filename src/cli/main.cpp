@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
   ub::cli::register_env(app, ctx);
   ub::cli::register_bandwidth(app, ctx);
   ub::cli::register_mamf(app, ctx);
+  ub::cli::register_compare(app, ctx);
+  ub::cli::register_memfit(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,13 @@
+// Opens a training-step log of either format (the seed's sweep log or our records), chosen by
+// its content, not its name.
+#pragma once
+
+#include <filesystem>
+
+#include "core/run_log.hpp"
+
+namespace ub {
+
+RunLog read_run_log(const std::filesystem::path& path);
+
+}  // namespace ub

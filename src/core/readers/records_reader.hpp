@@ -1,0 +1,15 @@
+// upgradebench's own records (docs/records.md) as a training-step run: the context record gives
+// the GPU, the software stack and the configuration (model, layers, batch, dtype); `train_step`
+// records the steps and `train_oom` records the points that did not fit. Records of other
+// types are counted and skipped; a later context record (an appended run) must name the same GPU.
+#pragma once
+
+#include "core/readers/text_lines.hpp"
+#include "core/run_log.hpp"
+
+namespace ub {
+
+bool looks_like_records(const TextLines& t);
+RunLog read_records(const TextLines& t);
+
+}  // namespace ub

@@ -1,0 +1,41 @@
+// Reading a text file as lines; see text_lines.hpp.
+#include "core/readers/text_lines.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "core/error.hpp"
+
+namespace ub {
+
+std::string TextLines::where(size_t index) const { return fmt::format("{}:{}", path, index + 1); }
+
+TextLines read_text_lines(const std::filesystem::path& path) {
+  if (!std::filesystem::exists(path)) throw UsageError(fmt::format("{}: no such file", path.string()));
+  if (std::filesystem::is_directory(path)) throw UsageError(fmt::format("{}: is a directory", path.string()));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError(fmt::format("{}: cannot be read", path.string()));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  TextLines t;
+  t.path = path.string();
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) {
+      t.lines.push_back(text.substr(start));
+      t.last_line_unterminated = true;
+      break;
+    }
+    std::string line = text.substr(start, end - start);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    t.lines.push_back(std::move(line));
+    start = end + 1;
+  }
+  return t;
+}
+
+}  // namespace ub

@@ -1,0 +1,24 @@
+// A text file as numbered lines, with whether its last line was cut short (no final newline),
+// which every reader tolerates for a log that was still being written.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace ub {
+
+struct TextLines {
+  std::string path;
+  std::vector<std::string> lines;  // without the newline
+  bool last_line_unterminated = false;
+
+  bool is_last(size_t index) const { return index + 1 == lines.size(); }
+  // "path:line" for messages (index is 0-based, lines print 1-based).
+  std::string where(size_t index) const;
+};
+
+// Throws UsageError when the file does not exist or cannot be read.
+TextLines read_text_lines(const std::filesystem::path& path);
+
+}  // namespace ub

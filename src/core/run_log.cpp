@@ -1,0 +1,48 @@
+// Run-log helpers; see run_log.hpp.
+#include "core/run_log.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/error.hpp"
+
+namespace ub {
+
+std::vector<const StepRecord*> RunPoint::steady() const {
+  std::vector<const StepRecord*> out;
+  for (const StepRecord& s : steps) {
+    if (!s.warmup) out.push_back(&s);
+  }
+  return out;
+}
+
+const RunPoint* RunLog::point(int64_t seqlen) const {
+  for (const RunPoint& p : points) {
+    if (p.seqlen == seqlen) return &p;
+  }
+  return nullptr;
+}
+
+PointStats point_stats(const RunLog& run, const RunPoint& p) {
+  const auto steady = p.steady();
+  if (steady.empty()) {
+    throw WorkError(fmt::format("{}:{}: seq_len={} has no steady (non-warm-up) steps", run.path,
+                                p.line, p.seqlen));
+  }
+  PointStats s;
+  s.steady_steps = steady.size();
+  std::vector<double> times, tflops;
+  for (const StepRecord* r : steady) {
+    times.push_back(r->exec_time_ms);
+    if (r->tflops) tflops.push_back(*r->tflops);
+  }
+  s.time_ms = summarize(times);
+  if (tflops.size() == steady.size()) s.tflops = summarize(tflops);
+  for (const StepRecord& r : p.steps) {
+    if (r.peak_mem_gib) s.peak_mem_gib = std::max(s.peak_mem_gib.value_or(0.0), *r.peak_mem_gib);
+  }
+  return s;
+}
+
+}  // namespace ub

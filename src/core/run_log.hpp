@@ -1,0 +1,61 @@
+// A training-step run as the analysis side sees it, whatever wrote it: the seed's sweep logs
+// (benchmark.py via run_sweep.sh) or upgradebench's own records. One point per sequence length:
+// its steps, or "out of memory" (which is a data point: this GPU cannot run it).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/statistics.hpp"
+
+namespace ub {
+
+struct StepRecord {
+  int64_t step = 0;
+  bool warmup = false;
+  double exec_time_ms = 0;
+  std::optional<double> tflops, peak_mem_gib, loss;
+};
+
+enum class PointStatus { ok, oom };
+
+struct RunPoint {
+  int64_t seqlen = 0;
+  PointStatus status = PointStatus::ok;
+  std::string oom_message;             // the line that said so
+  std::vector<StepRecord> steps;
+  std::map<std::string, std::string> header;  // the block's `# gpu=` key=value pairs
+  int line = 0;                        // where the point starts in the file
+
+  std::vector<const StepRecord*> steady() const;  // steps that are not warm-up
+};
+
+struct RunLog {
+  std::string path;
+  std::string format;  // "seed-sweep" or "upgradebench"
+  std::string gpu;     // as the GPU reported itself ("NVIDIA H200")
+  std::map<std::string, std::string> software;  // name -> version (torch, cuda, cudnn, ...)
+  std::map<std::string, std::string> config;    // everything else the header says
+  std::optional<std::string> model;             // preset id or config path, when known
+  std::optional<int64_t> layers;                // when the run shrank the model
+  int64_t batch = 1;                            // micro-batch per GPU
+  std::string dtype = "bf16";
+  std::vector<RunPoint> points;                 // sorted by seqlen
+  std::vector<std::string> warnings;            // tolerated oddities, counted
+
+  const RunPoint* point(int64_t seqlen) const;
+};
+
+// Steady-state figures of one point (warm-up excluded). Throws WorkError when there is none.
+struct PointStats {
+  Summary time_ms;                    // per-step time
+  std::optional<Summary> tflops;      // as logged
+  std::optional<double> peak_mem_gib; // the largest seen
+  size_t steady_steps = 0;
+};
+PointStats point_stats(const RunLog& run, const RunPoint& p);
+
+}  // namespace ub

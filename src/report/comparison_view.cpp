@@ -1,0 +1,140 @@
+// Rendering of a comparison; see comparison_view.hpp.
+#include "report/comparison_view.hpp"
+
+#include <fmt/format.h>
+
+#include "report/format.hpp"
+
+namespace ub::report {
+
+namespace {
+
+using nlohmann::json;
+
+json opt(std::optional<double> v) { return v ? json(*v) : json(); }
+
+std::string gpu_label(const RunLog& r, const Accelerator* a) {
+  return a ? fmt::format("{} ({})", r.gpu, a->id) : fmt::format("{} (not in catalog)", r.gpu.empty() ? "unknown GPU" : r.gpu);
+}
+
+std::string cell(const SideFigures& s, std::optional<double> v, int precision = 1) {
+  if (s.status == "oom") return "OOM";
+  if (s.status == "absent") return "-";
+  return num(v, precision);
+}
+
+}  // namespace
+
+Document comparison_document(const Comparison& c) {
+  Document doc;
+  auto& head = doc.add(fmt::format("old: {}  ->  new: {}", gpu_label(c.old_run, c.old_gpu),
+                                   gpu_label(c.new_run, c.new_gpu)));
+  head.notes.push_back(fmt::format("Hardware ratios from the catalog (new/old): peak {} {}, published MAMF {}, "
+                                   "HBM bandwidth {}.", c.old_run.dtype, ratio(c.peak_ratio),
+                                   ratio(c.mamf_ratio), ratio(c.bandwidth_ratio)));
+  if (c.model) {
+    head.notes.push_back(fmt::format("Model {} ({} layers), batch {} per GPU, {}.", c.model->id, c.model->layers,
+                                     c.old_run.batch, c.old_run.dtype));
+  }
+  if (c.stack_mismatch) {
+    head.notes.push_back("WARNING: the two runs ran on different software (below): part of any "
+                         "difference is the software, not the GPU.");
+  }
+
+  auto& t = doc.add("Per sequence length");
+  const bool priced = c.break_even.has_value();
+  const bool timed = !c.rows.empty() && (c.rows.front().old_side.hours_to_train || c.rows.front().new_side.hours_to_train);
+  t.table.columns = {{"seqlen"}, {"old TFLOPS"}, {"new TFLOPS"}, {"speedup"}, {"95% interval"},
+                     {"verdict", Align::left}, {"attn share"}, {"old MFU"}, {"new MFU"},
+                     {"old GiB"}, {"new GiB"}};
+  if (priced) {
+    t.table.columns.push_back({"old $/Mtok"});
+    t.table.columns.push_back({"new $/Mtok"});
+    t.table.columns.push_back({"cost new/old"});
+  }
+  t.table.columns.push_back({"time new/old"});
+  if (timed) {
+    t.table.columns.push_back({"old hours"});
+    t.table.columns.push_back({"new hours"});
+  }
+  t.table.columns.push_back({"note", Align::left});
+  for (const CompareRow& r : c.rows) {
+    std::vector<std::string> row = {
+        fmt::format("{}", r.seqlen), cell(r.old_side, r.old_side.tflops), cell(r.new_side, r.new_side.tflops),
+        r.speedup ? fmt::format("{:.2f}x", r.speedup->ratio) : "-",
+        r.speedup ? fmt::format("{:.2f}-{:.2f}", r.speedup->low, r.speedup->high) : "-",
+        r.speedup ? std::string(to_string(r.speedup->verdict)) : "-",
+        percent(r.attention_share), cell(r.old_side, r.old_side.mfu ? std::optional<double>(*r.old_side.mfu * 100) : std::nullopt),
+        cell(r.new_side, r.new_side.mfu ? std::optional<double>(*r.new_side.mfu * 100) : std::nullopt),
+        cell(r.old_side, r.old_side.peak_gib), cell(r.new_side, r.new_side.peak_gib)};
+    if (priced) {
+      row.push_back(cell(r.old_side, r.old_side.usd_per_mtok, 3));
+      row.push_back(cell(r.new_side, r.new_side.usd_per_mtok, 3));
+      row.push_back(ratio(r.cost_ratio));
+    }
+    row.push_back(ratio(r.wall_clock_ratio));
+    if (timed) {
+      row.push_back(cell(r.old_side, r.old_side.hours_to_train));
+      row.push_back(cell(r.new_side, r.new_side.hours_to_train));
+    }
+    row.push_back(r.note);
+    t.table.add_row(std::move(row));
+  }
+  t.notes.push_back("TFLOPS per GPU: median of the steady steps (model FLOPs, MFU convention). MFU in %. "
+                    "Speedup = old step time / new step time, with the 95% interval of the medians; "
+                    "verdict SAME within 2%, AMBIGUOUS when the interval is wider and contains 1.");
+  if (priced) {
+    t.notes.push_back(fmt::format("Break-even speedup (price new/old): {:.2f}x. $/Mtok = USD per million "
+                                  "tokens per GPU.", *c.break_even));
+  }
+  if (!c.warnings.empty()) {
+    auto& w = doc.add("Warnings");
+    w.notes = c.warnings;
+    w.bulleted = true;
+  }
+  return doc;
+}
+
+json comparison_json(const Comparison& c) {
+  json rows = json::array();
+  for (const CompareRow& r : c.rows) {
+    rows.push_back({{"seqlen", r.seqlen},
+                    {"old_tflops", opt(r.old_side.tflops)},
+                    {"new_tflops", opt(r.new_side.tflops)},
+                    {"speedup", r.speedup ? json(r.speedup->ratio) : json()},
+                    {"speedup_low", r.speedup ? json(r.speedup->low) : json()},
+                    {"speedup_high", r.speedup ? json(r.speedup->high) : json()},
+                    {"verdict", r.speedup ? json(to_string(r.speedup->verdict)) : json()},
+                    {"attention_share", opt(r.attention_share)},
+                    {"old_mfu", opt(r.old_side.mfu)},
+                    {"new_mfu", opt(r.new_side.mfu)},
+                    {"old_peak_gib", opt(r.old_side.peak_gib)},
+                    {"new_peak_gib", opt(r.new_side.peak_gib)},
+                    {"old_status", r.old_side.status},
+                    {"new_status", r.new_side.status},
+                    {"old_step_ms", opt(r.old_side.step_ms)},
+                    {"new_step_ms", opt(r.new_side.step_ms)},
+                    {"old_usd_per_mtok", opt(r.old_side.usd_per_mtok)},
+                    {"new_usd_per_mtok", opt(r.new_side.usd_per_mtok)},
+                    {"cost_ratio", opt(r.cost_ratio)},
+                    {"wall_clock_ratio", opt(r.wall_clock_ratio)},
+                    {"old_hours_to_train", opt(r.old_side.hours_to_train)},
+                    {"new_hours_to_train", opt(r.new_side.hours_to_train)},
+                    {"note", r.note}});
+  }
+  json stack = json::array();
+  for (const auto& d : c.stack) {
+    stack.push_back({{"key", d.key}, {"old", d.old_value}, {"new", d.new_value}, {"intended", d.intended}});
+  }
+  return {{"old", {{"path", c.old_run.path}, {"gpu", c.old_run.gpu}, {"catalog_id", c.old_gpu ? json(c.old_gpu->id) : json()}}},
+          {"new", {{"path", c.new_run.path}, {"gpu", c.new_run.gpu}, {"catalog_id", c.new_gpu ? json(c.new_gpu->id) : json()}}},
+          {"model", c.model ? json(c.model->id) : json()},
+          {"hardware_ratios", {{"peak", opt(c.peak_ratio)}, {"mamf", opt(c.mamf_ratio)}, {"bandwidth", opt(c.bandwidth_ratio)}}},
+          {"break_even_speedup", opt(c.break_even)},
+          {"rows", rows},
+          {"stack", stack},
+          {"stack_mismatch", c.stack_mismatch},
+          {"warnings", c.warnings}};
+}
+
+}  // namespace ub::report

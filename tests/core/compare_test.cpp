@@ -1,0 +1,159 @@
+// Comparison of two runs: speedups with intervals and verdicts, OOM points, MFU, the stack
+// check, costs; and the memory fit on known points.
+#include "core/compare.hpp"
+
+#include <gtest/gtest.h>
+
+#include "core/cost.hpp"
+#include "core/error.hpp"
+#include "core/memfit.hpp"
+#include "core/readers/read_run.hpp"
+
+namespace ub {
+namespace {
+
+const std::string kFixtures = UB_FIXTURES_DIR;
+const std::string kModels = std::string(UB_DATA_DIR) + "/models";
+
+const Catalog& catalog() {
+  static const Catalog c = Catalog::load(std::string(UB_DATA_DIR) + "/accelerators.json");
+  return c;
+}
+
+Comparison h200_vs_b200(CompareOptions o = {}) {
+  return compare_runs(read_run_log(kFixtures + "/seed_sweep_h200.log"),
+                      read_run_log(kFixtures + "/seed_sweep_b200.log"), catalog(), kModels, o);
+}
+
+Summary times(std::vector<double> v) { return summarize(std::move(v)); }
+
+TEST(Speedup, VerdictsFromIntervals) {
+  const Summary old_t = times({100, 101, 99, 100, 100, 102, 98, 100, 101, 99});
+  EXPECT_EQ(speedup_of(old_t, times({50, 51, 49, 50, 50, 50, 51, 49, 50, 50})).verdict, Verdict::faster);
+  EXPECT_EQ(speedup_of(old_t, times({200, 201, 199, 200, 200, 202, 198, 200, 201, 199})).verdict, Verdict::slower);
+  const Summary tight = times({100, 100.1, 99.9, 100, 100, 100.1, 99.9, 100, 100, 100});
+  EXPECT_EQ(speedup_of(tight, tight).verdict, Verdict::same);
+  // The same noisy timings: the crosswise interval is wider than 2%, so it cannot say SAME.
+  EXPECT_EQ(speedup_of(old_t, old_t).verdict, Verdict::ambiguous);
+  EXPECT_EQ(speedup_of(old_t, times({80, 120, 95, 105, 130, 70, 100, 90, 110, 100})).verdict, Verdict::ambiguous);
+  const Speedup s = speedup_of(old_t, times({50, 50, 50, 50, 50, 50, 50, 50, 50, 50}));
+  EXPECT_DOUBLE_EQ(s.ratio, 2.0);
+  EXPECT_LE(s.low, s.ratio);
+  EXPECT_GE(s.high, s.ratio);
+}
+
+TEST(Compare, RowsPerSequenceLengthWithOomPoints) {
+  const Comparison c = h200_vs_b200();
+  ASSERT_EQ(c.rows.size(), 4u);
+  const CompareRow& r8 = c.rows[0];
+  EXPECT_EQ(r8.seqlen, 8192);
+  EXPECT_NEAR(r8.speedup->ratio, 2997.0 / 1775.0, 0.01);
+  EXPECT_EQ(r8.speedup->verdict, Verdict::faster);
+  EXPECT_NEAR(*r8.attention_share, 0.125, 0.001);
+  EXPECT_NEAR(*r8.old_side.mfu, *r8.old_side.tflops / 989.0, 1e-9);
+  EXPECT_NEAR(*r8.new_side.mfu, *r8.new_side.tflops / 2250.0, 1e-9);
+  EXPECT_DOUBLE_EQ(*r8.old_side.peak_gib, 16.3);
+  const CompareRow& r256 = c.rows[3];
+  EXPECT_EQ(r256.seqlen, 262144);
+  EXPECT_EQ(r256.old_side.status, "oom");
+  EXPECT_EQ(r256.new_side.status, "ok");
+  EXPECT_EQ(r256.note, "old cannot run this");
+  EXPECT_FALSE(r256.speedup.has_value());
+  EXPECT_NEAR(*c.peak_ratio, 2.275, 0.001);
+  EXPECT_NEAR(*c.bandwidth_ratio, 1.667, 0.001);
+}
+
+TEST(Compare, StackCheckNamesEachDifference) {
+  const Comparison c = h200_vs_b200();
+  EXPECT_TRUE(c.stack_mismatch);
+  bool torch = false, fa_intended = false, backend_intended = false;
+  for (const auto& d : c.stack) {
+    if (d.key == "torch") torch = !d.intended && d.old_value == "2.13.0" && d.new_value == "2.12.0";
+    if (d.key == "flash-attn-4") fa_intended = d.intended;
+    if (d.key == "config attn_backend") backend_intended = d.intended;
+  }
+  EXPECT_TRUE(torch);
+  EXPECT_TRUE(fa_intended);
+  EXPECT_TRUE(backend_intended);
+  CompareOptions strict;
+  strict.strict = true;
+  try {
+    h200_vs_b200(strict);
+    FAIL();
+  } catch (const WorkError& e) {
+    EXPECT_NE(std::string(e.what()).find("torch"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Compare, SameLogIsSameEverywhere) {
+  const Comparison c = compare_runs(read_run_log(kFixtures + "/seed_sweep_h200.log"),
+                                    read_run_log(kFixtures + "/seed_sweep_h200.log"), catalog(), kModels, {});
+  EXPECT_FALSE(c.stack_mismatch);
+  EXPECT_TRUE(c.stack.empty());
+  for (const CompareRow& r : c.rows) {
+    if (r.speedup) {
+      EXPECT_DOUBLE_EQ(r.speedup->ratio, 1.0);
+      EXPECT_EQ(r.speedup->verdict, Verdict::same);
+    }
+  }
+  EXPECT_EQ(c.rows.back().note, "neither can run this");
+}
+
+TEST(Compare, DifferentModelsNeedForce) {
+  auto run = [](bool force) {
+    CompareOptions o;
+    o.force = force;
+    return compare_runs(read_run_log(kFixtures + "/seed_sweep_h200.log"),
+                        read_run_log(kFixtures + "/seed_sweep_70b.log"), catalog(), kModels, o);
+  };
+  EXPECT_THROW(run(false), UsageError);
+  EXPECT_NO_THROW(run(true));
+}
+
+TEST(Compare, CostsAndTimeToTrain) {
+  CompareOptions o;
+  o.price_old = 3.0;
+  o.price_new = 6.0;
+  o.tokens = 1e12;
+  o.gpus = 8;
+  const Comparison c = h200_vs_b200(o);
+  EXPECT_DOUBLE_EQ(*c.break_even, 2.0);
+  const CompareRow& r = c.rows[0];
+  // H200: 8192 tokens per 2.997 s (the median steady step) per GPU.
+  const double tps = 8192 / 2.997;
+  EXPECT_NEAR(*r.old_side.usd_per_mtok, 3.0 / 3600 / tps * 1e6, 1e-9);
+  EXPECT_NEAR(*r.cost_ratio, 2.0 / r.speedup->ratio, 1e-9);
+  EXPECT_NEAR(*r.wall_clock_ratio, 1.0 / r.speedup->ratio, 1e-9);
+  EXPECT_NEAR(*r.old_side.hours_to_train, 1e12 / (tps * 8) / 3600, 1e-6);
+  CompareOptions bad;
+  bad.price_old = -1.0;
+  bad.price_new = 2.0;
+  EXPECT_THROW(h200_vs_b200(bad), UsageError);
+}
+
+TEST(Cost, Formulas) {
+  EXPECT_DOUBLE_EQ(tokens_per_gpu_second(2, 4096, 1000), 8192);
+  EXPECT_DOUBLE_EQ(usd_per_million_tokens(3.6, 1000), 1.0);
+  EXPECT_DOUBLE_EQ(usd_per_step(3.6, 2000), 0.002);
+  EXPECT_DOUBLE_EQ(break_even_speedup(2, 5), 2.5);
+  EXPECT_DOUBLE_EQ(hours_to_train(3.6e6, 1, 1000), 1.0);
+}
+
+TEST(MemFit, RecoversALineAndItsLimit) {
+  // The seed's fit: 12.6 GiB + 0.00043 GiB per token.
+  std::vector<std::pair<double, double>> pts;
+  for (double t : {8192.0, 32768.0, 65536.0, 131072.0, 262144.0}) pts.emplace_back(t, 12.6 + 0.00043 * t);
+  const MemoryFit f = fit_memory(pts);
+  EXPECT_NEAR(f.intercept_gib, 12.6, 1e-9);
+  EXPECT_NEAR(f.slope_gib_per_token, 0.00043, 1e-12);
+  EXPECT_NEAR(f.r2, 1.0, 1e-12);
+  EXPECT_EQ(f.max_seqlen(130.0, 1), static_cast<int64_t>((130.0 - 12.6) / 0.00043));
+  EXPECT_EQ(f.max_seqlen(130.0, 2), static_cast<int64_t>((130.0 - 12.6) / 0.00043 / 2));
+  EXPECT_THROW(fit_memory({{8192, 20}}), WorkError);
+  EXPECT_THROW(fit_memory({{8192, 20}, {8192, 21}}), WorkError);
+  const MemoryFit flat = fit_memory({{1, 5}, {2, 5}});
+  EXPECT_FALSE(flat.max_seqlen(100, 1).has_value());
+}
+
+}  // namespace
+}  // namespace ub

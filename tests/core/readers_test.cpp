@@ -1,0 +1,123 @@
+// The training-log readers on real-shaped files: the seed's sweep format and our records.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "core/error.hpp"
+#include "core/key_values.hpp"
+#include "core/readers/read_run.hpp"
+#include "core/readers/seed_sweep.hpp"
+
+namespace ub {
+namespace {
+
+const std::string kFixtures = UB_FIXTURES_DIR;
+
+std::string error_of(const std::string& file) {
+  try {
+    read_run_log(kFixtures + "/" + file);
+  } catch (const WorkError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(KeyValues, ValuesMayContainSpaces) {
+  const auto kv = parse_key_values(" gpu=NVIDIA H200 attn_backend=flash_attention_3 zero=3 batch_size=1");
+  EXPECT_EQ(kv.at("gpu"), "NVIDIA H200");
+  EXPECT_EQ(kv.at("attn_backend"), "flash_attention_3");
+  EXPECT_EQ(kv.at("zero"), "3");
+  EXPECT_EQ(kv.at("batch_size"), "1");
+  const auto env = parse_key_values("python=3.12.12 torch=2.13.0 flash-attn-3=3.0.0");
+  EXPECT_EQ(env.at("flash-attn-3"), "3.0.0");
+}
+
+TEST(SeedSweep, ReadsTheH200Log) {
+  const RunLog r = read_run_log(kFixtures + "/seed_sweep_h200.log");
+  EXPECT_EQ(r.format, "seed-sweep");
+  EXPECT_EQ(r.gpu, "NVIDIA H200");
+  EXPECT_EQ(r.software.at("torch"), "2.13.0");
+  EXPECT_EQ(r.config.at("attn_backend"), "flash_attention_3");
+  EXPECT_EQ(r.config.at("world_size"), "8");
+  EXPECT_EQ(r.model, "llama-3.1-8b");
+  EXPECT_EQ(r.batch, 1);
+  ASSERT_EQ(r.points.size(), 4u);
+  EXPECT_EQ(r.points[0].seqlen, 8192);
+  EXPECT_EQ(r.points[0].steps.size(), 8u);
+  EXPECT_EQ(r.points[0].steady().size(), 6u);
+  EXPECT_TRUE(r.points[0].steps[0].warmup);
+  EXPECT_DOUBLE_EQ(r.points[0].steps[2].exec_time_ms, 2988.0);  // a JSON string read as a number
+  EXPECT_EQ(r.points[3].seqlen, 262144);
+  EXPECT_EQ(r.points[3].status, PointStatus::oom);
+  EXPECT_NE(r.points[3].oom_message.find("out of memory"), std::string::npos);
+  const PointStats st = point_stats(r, r.points[0]);
+  EXPECT_EQ(st.steady_steps, 6u);
+  EXPECT_DOUBLE_EQ(st.time_ms.median, 2997.0);  // steady: 2988 2988 2994 3000 3006 3012
+  EXPECT_DOUBLE_EQ(*st.peak_mem_gib, 16.3);
+  bool counted_other_lines = false;
+  for (const auto& w : r.warnings) counted_other_lines |= w.find("other log lines ignored") != std::string::npos;
+  EXPECT_TRUE(counted_other_lines);
+}
+
+TEST(SeedSweep, PlainNumbersAndATruncatedLastLine) {
+  const RunLog r = read_run_log(kFixtures + "/seed_sweep_b200.log");
+  EXPECT_EQ(r.gpu, "NVIDIA B200");
+  ASSERT_EQ(r.points.size(), 4u);
+  EXPECT_EQ(r.points[3].status, PointStatus::ok);
+  EXPECT_EQ(r.points[3].steps.size(), 8u);  // the cut ninth step is not counted
+  bool truncated = false;
+  for (const auto& w : r.warnings) truncated |= w.find("truncated last line") != std::string::npos;
+  EXPECT_TRUE(truncated);
+}
+
+TEST(SeedSweep, ErrorsNameFileLineAndProblem) {
+  EXPECT_NE(error_of("seed_sweep_bad_json.log").find("seed_sweep_bad_json.log:7: a step object that is not valid JSON"),
+            std::string::npos) << error_of("seed_sweep_bad_json.log");
+  EXPECT_NE(error_of("seed_sweep_two_gpus.log").find("mismatched GPUs in one file"), std::string::npos);
+  EXPECT_NE(error_of("seed_sweep_no_steady.log").find("seq_len=8192 has no steady steps"), std::string::npos);
+  EXPECT_NE(error_of("seed_sweep_duplicate.log").find("seq_len=8192 appears twice"), std::string::npos);
+  EXPECT_THROW(read_run_log(kFixtures + "/does-not-exist.log"), UsageError);
+}
+
+TEST(SeedSweep, StringThatIsNotANumberIsAnError) {
+  const std::string path = ::testing::TempDir() + "/bad_number.log";
+  std::ofstream(path) << "===== seq_len=8 =====\n# gpu=NVIDIA H200\n"
+                         "{\"step\": 0, \"warmup\": false, \"exec_time_ms\": \"fast\"}\n";
+  try {
+    read_run_log(path);
+    FAIL();
+  } catch (const WorkError& e) {
+    EXPECT_NE(std::string(e.what()).find(":3: \"exec_time_ms\" is not a number"), std::string::npos) << e.what();
+  }
+}
+
+TEST(SeedSweep, ModelSizes) {
+  EXPECT_EQ(seed_model_preset("8b"), "llama-3.1-8b");
+  EXPECT_EQ(seed_model_preset("70B"), "llama-3.1-70b");
+  EXPECT_FALSE(seed_model_preset("13b").has_value());
+}
+
+TEST(Records, ReadsContextStepsAndOom) {
+  const RunLog r = read_run_log(kFixtures + "/records_h200.jsonl");
+  EXPECT_EQ(r.format, "upgradebench");
+  EXPECT_EQ(r.gpu, "NVIDIA H200");
+  EXPECT_EQ(r.model, "llama-3.1-8b");
+  EXPECT_EQ(r.layers, 4);
+  EXPECT_EQ(r.software.at("cudnn"), "9.14.0");
+  EXPECT_FALSE(r.software.contains("nccl"));  // absent libraries are not versions
+  ASSERT_EQ(r.points.size(), 4u);
+  EXPECT_EQ(r.points[0].steady().size(), 4u);
+  EXPECT_EQ(r.points[3].status, PointStatus::oom);
+  EXPECT_EQ(r.points[3].oom_message, "activations of layer 3 (12.0 GiB)");
+}
+
+TEST(Records, NotATrainingLogIsAnError) {
+  const std::string path = ::testing::TempDir() + "/not_a_log.txt";
+  std::ofstream(path) << "hello\n";
+  EXPECT_THROW(read_run_log(path), WorkError);
+  std::ofstream(path) << "{\"type\": \"mamf\"}\n";
+  EXPECT_THROW(read_run_log(path), WorkError);
+}
+
+}  // namespace
+}  // namespace ub
