@@ -2,26 +2,23 @@
 // by side, per sequence length; see core/compare.hpp.
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
+#include "cli/compare_options.hpp"
 #include "cli/output.hpp"
 #include "core/readers/read_run.hpp"
 #include "report/comparison_view.hpp"
 
 namespace ub::cli {
 
-namespace {
+void CompareFlags::add_to(CLI::App& cmd) {
+  cmd.add_option("--price-old", price_old, "USD per GPU-hour of the old GPU");
+  cmd.add_option("--price-new", price_new, "USD per GPU-hour of the new GPU");
+  cmd.add_option("--tokens", tokens, "Also give the time to train this many tokens (e.g. 1e12)");
+  cmd.add_option("--gpus", gpus, "... on this many GPUs")->capture_default_str();
+  cmd.add_flag("--strict", strict, "Refuse runs whose software stacks differ (beyond the intended)");
+  cmd.add_flag("--force", force, "Compare runs of different models, depths, batch sizes or dtypes");
+}
 
-struct CompareCliOptions {
-  std::string old_path, new_path;
-  std::string price_old, price_new, tokens, gpus = "1";
-  bool strict = false, force = false;
-  OutputOptions out;
-};
-
-}  // namespace
-
-CompareOptions compare_options(const std::string& price_old, const std::string& price_new,
-                               const std::string& tokens, const std::string& gpus, bool strict,
-                               bool force) {
+CompareOptions CompareFlags::parse() const {
   CompareOptions o;
   o.price_old = parse_optional_positive(price_old, "--price-old");
   o.price_new = parse_optional_positive(price_new, "--price-new");
@@ -32,15 +29,13 @@ CompareOptions compare_options(const std::string& price_old, const std::string& 
   return o;
 }
 
-void add_compare_options(CLI::App& cmd, std::string& price_old, std::string& price_new,
-                         std::string& tokens, std::string& gpus, bool& strict, bool& force) {
-  cmd.add_option("--price-old", price_old, "USD per GPU-hour of the old GPU");
-  cmd.add_option("--price-new", price_new, "USD per GPU-hour of the new GPU");
-  cmd.add_option("--tokens", tokens, "Also give the time to train this many tokens (e.g. 1e12)");
-  cmd.add_option("--gpus", gpus, "... on this many GPUs")->capture_default_str();
-  cmd.add_flag("--strict", strict, "Refuse runs whose software stacks differ (beyond the intended)");
-  cmd.add_flag("--force", force, "Compare runs of different models, depths, batch sizes or dtypes");
-}
+namespace {
+struct CompareCliOptions {
+  std::string old_path, new_path;
+  CompareFlags flags;
+  OutputOptions out;
+};
+}  // namespace
 
 void register_compare(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<CompareCliOptions>();
@@ -48,12 +43,11 @@ void register_compare(CLI::App& app, Context& ctx) {
                                             "length with intervals, MFU, memory, $/token, stack check");
   cmd->add_option("OLD", o->old_path, "Log of the GPU you have")->required();
   cmd->add_option("NEW", o->new_path, "Log of the GPU you consider")->required();
-  add_compare_options(*cmd, o->price_old, o->price_new, o->tokens, o->gpus, o->strict, o->force);
+  o->flags.add_to(*cmd);
   o->out.add_to(*cmd);
   cmd->callback([&ctx, o] {
-    const CompareOptions opts = compare_options(o->price_old, o->price_new, o->tokens, o->gpus, o->strict, o->force);
     const Comparison c = compare_runs(read_run_log(o->old_path), read_run_log(o->new_path), ctx.catalog(),
-                                      ctx.data_dir() / "models", opts);
+                                      ctx.data_dir() / "models", o->flags.parse());
     o->out.emit(report::comparison_document(c), report::comparison_json(c));
   });
 }

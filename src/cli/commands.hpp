@@ -15,6 +15,7 @@ void register_bandwidth(CLI::App& app, Context& ctx);
 void register_mamf(CLI::App& app, Context& ctx);
 void register_compare(CLI::App& app, Context& ctx);
 void register_memfit(CLI::App& app, Context& ctx);
+void register_report(CLI::App& app, Context& ctx);
 
 // Exit code of a measurement stopped by Ctrl-C (128 + SIGINT), its records kept.
 inline constexpr int kExitInterrupted = 130;

@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   ub::cli::register_mamf(app, ctx);
   ub::cli::register_compare(app, ctx);
   ub::cli::register_memfit(app, ctx);
+  ub::cli::register_report(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -195,3 +195,32 @@ Comparison compare_runs(RunLog old_run, RunLog new_run, const Catalog& catalog,
 }
 
 }  // namespace ub
+
+namespace ub {
+
+std::vector<std::string> measured_conclusions(const Comparison& c) {
+  std::vector<std::string> out;
+  for (const CompareRow& r : c.rows) {
+    if (r.speedup) {
+      std::string line = fmt::format("seqlen {}: {} {:.2f}x (interval {:.2f}-{:.2f})", r.seqlen,
+                                     to_string(r.speedup->verdict), r.speedup->ratio, r.speedup->low,
+                                     r.speedup->high);
+      if (c.break_even) {
+        line += r.speedup->low > *c.break_even    ? fmt::format(", above break-even {:.2f}x: cheaper per token", *c.break_even)
+                : r.speedup->high < *c.break_even ? fmt::format(", below break-even {:.2f}x: costlier per token", *c.break_even)
+                                                  : fmt::format(", at break-even {:.2f}x within the noise", *c.break_even);
+      }
+      line += fmt::format("; the same work takes {:.0f}% of the time.", *r.wall_clock_ratio * 100);
+      out.push_back(line);
+    } else if (r.note == "old cannot run this") {
+      out.push_back(fmt::format("seqlen {}: only the new GPU runs it (the old one ran out of memory): at this "
+                                "length the comparison is not speed but capability, unless more "
+                                "parallelism on the old GPU fits it.", r.seqlen));
+    } else if (r.note == "new cannot run this") {
+      out.push_back(fmt::format("seqlen {}: only the old GPU runs it.", r.seqlen));
+    }
+  }
+  return out;
+}
+
+}  // namespace ub

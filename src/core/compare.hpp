@@ -65,6 +65,10 @@ struct Comparison {
 std::optional<ModelShape> run_model(const RunLog& run, const std::filesystem::path& models_dir,
                                     std::vector<std::string>& warnings);
 
+// What the measurements say, one sentence per sequence length: the speedup against break-even
+// (with prices) and the wall-clock gain, and the lengths only one GPU can run.
+std::vector<std::string> measured_conclusions(const Comparison& c);
+
 Comparison compare_runs(RunLog old_run, RunLog new_run, const Catalog& catalog,
                         const std::filesystem::path& models_dir, const CompareOptions& options);
 

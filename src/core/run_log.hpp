@@ -45,6 +45,7 @@ struct RunLog {
   std::string dtype = "bf16";
   std::vector<RunPoint> points;                 // sorted by seqlen
   std::vector<std::string> warnings;            // tolerated oddities, counted
+  std::string provenance;                       // `# provenance: ...`: what the numbers are
 
   const RunPoint* point(int64_t seqlen) const;
 };

@@ -39,6 +39,7 @@ void read_context(const json& c, RunLog& run, const std::string& where) {
     }
   }
   if (c.contains("tool")) run.software["upgradebench"] = scalar_text(c.at("tool"));
+  if (c.contains("provenance") && c.at("provenance").is_string()) run.provenance = c.at("provenance").get<std::string>();
   if (c.contains("config") && c.at("config").is_object()) {
     const json& cfg = c.at("config");
     for (const auto& [k, v] : cfg.items()) {

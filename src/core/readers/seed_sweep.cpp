@@ -120,6 +120,10 @@ RunLog read_seed_sweep(const TextLines& t) {
       }
       continue;
     }
+    if (line.rfind("# provenance:", 0) == 0) {
+      run.provenance = trim(line.substr(13));
+      continue;
+    }
     if (line[0] == '#') {
       auto kv = parse_key_values(line.substr(1));
       if (kv.contains("gpu")) {

@@ -1,0 +1,86 @@
+// `upgradebench report OLD [NEW] -o DIR`: the HTML (self-contained, offline) and markdown report
+// with its four charts as PNG and SVG, from the logs themselves (never from numbers typed into
+// code). One log: the run by sequence length, its memory fit and the longest sequence each GPU
+// holds. Two logs: the comparison, both stacks and the decision.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <array>
+
+#include "cli/commands.hpp"
+#include "cli/compare_options.hpp"
+#include "core/decide.hpp"
+#include "core/error.hpp"
+#include "core/readers/read_run.hpp"
+#include "report/run_reports.hpp"
+
+namespace ub::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ReportOptions {
+  std::vector<std::string> logs;
+  std::string out_dir;
+  std::string web_dir;
+  CompareFlags flags;
+};
+
+std::vector<fs::path> web_candidates(const Context& ctx) {
+  std::vector<fs::path> out;
+  if (const char* env = std::getenv("UPGRADEBENCH_WEB"); env && *env) out.emplace_back(env);
+  out.push_back(ctx.data_dir() / ".." / "web" / "node_modules");
+  std::array<char, 4096> buf{};
+  const ssize_t n = readlink("/proc/self/exe", buf.data(), buf.size() - 1);
+  if (n > 0) {
+    out.push_back(fs::path(std::string(buf.data(), static_cast<size_t>(n))).parent_path() / ".." / "share" /
+                  "upgradebench" / "web" / "node_modules");
+  }
+  return out;
+}
+
+void run(Context& ctx, const ReportOptions& o) {
+  if (o.logs.empty() || o.logs.size() > 2) throw UsageError("report takes one log, or two (OLD NEW)");
+  const fs::path web = report::find_web_modules(o.web_dir, web_candidates(ctx));
+  report::ReportContent content;
+  if (o.logs.size() == 1) {
+    const RunLog run = read_run_log(o.logs[0]);
+    std::vector<std::string> warnings;
+    content = report::single_run_report(run, ctx.catalog(), run_model(run, ctx.data_dir() / "models", warnings));
+  } else {
+    const CompareOptions opts = o.flags.parse();
+    const Comparison c = compare_runs(read_run_log(o.logs[0]), read_run_log(o.logs[1]), ctx.catalog(),
+                                      ctx.data_dir() / "models", opts);
+    std::vector<std::string> reasons;
+    if (c.old_gpu && c.new_gpu) {
+      DecideInput in;
+      in.from = c.old_gpu;
+      in.to = c.new_gpu;
+      in.model = c.model;
+      in.price_from = opts.price_old;
+      in.price_to = opts.price_new;
+      reasons = decide(in).reasons;
+    }
+    content = report::comparison_report(c, reasons);
+  }
+  report::write_report(content, o.out_dir, web);
+  std::printf("report: %s/report.html, %s/report.md, charts in %s/charts (PNG, SVG)\n", o.out_dir.c_str(),
+              o.out_dir.c_str(), o.out_dir.c_str());
+  if (!content.banner.empty()) std::printf("%s\n", content.banner.c_str());
+}
+
+}  // namespace
+
+void register_report(CLI::App& app, Context& ctx) {
+  auto o = std::make_shared<ReportOptions>();
+  auto* cmd = app.add_subcommand("report", "HTML + markdown report with charts (PNG, SVG) from one "
+                                           "training log, or two compared");
+  cmd->add_option("LOGS", o->logs, "One log, or OLD NEW")->required()->expected(1, 2);
+  cmd->add_option("-o,--out", o->out_dir, "Folder to write into (created)")->required();
+  cmd->add_option("--web-dir", o->web_dir, "node_modules holding vega, vega-lite, vega-embed");
+  o->flags.add_to(*cmd);
+  cmd->callback([&ctx, o] { run(ctx, *o); });
+}
+
+}  // namespace ub::cli

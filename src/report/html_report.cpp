@@ -1,0 +1,149 @@
+// Report writing; see html_report.hpp.
+#include "report/html_report.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "core/error.hpp"
+
+namespace ub::report {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kScripts[] = {"vega/build/vega.min.js", "vega-lite/build/vega-lite.min.js",
+                                    "vega-embed/build/vega-embed.min.js"};
+
+std::string escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw WorkError(fmt::format("{}: cannot read", p.string()));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_file(const fs::path& p, const std::string& text) {
+  std::ofstream out(p, std::ios::binary);
+  out << text;
+  if (!out) throw WorkError(fmt::format("{}: cannot write", p.string()));
+}
+
+bool has_modules(const fs::path& dir) {
+  for (const char* s : kScripts) {
+    if (!fs::exists(dir / s)) return false;
+  }
+  return true;
+}
+
+constexpr const char* kStyle = R"(
+body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
+h1{font-size:1.5em} h2{font-size:1.15em;margin-top:1.6em}
+table{border-collapse:collapse;font-size:.85em;margin:.6em 0}
+th,td{border:1px solid #ccc;padding:.25em .5em;text-align:right} th{background:#f3f3f3}
+td.l,th.l{text-align:left}
+.banner{background:#fff3cd;border:1px solid #e0c36a;padding:.6em 1em;font-weight:600}
+.charts{display:flex;flex-wrap:wrap;gap:1em} .chart{min-width:560px}
+)";
+
+}  // namespace
+
+fs::path find_web_modules(const fs::path& hint, const std::vector<fs::path>& candidates) {
+  if (!hint.empty()) {
+    if (!has_modules(hint)) {
+      throw UsageError(fmt::format("{}: no node_modules/vega, vega-lite, vega-embed builds there", hint.string()));
+    }
+    return hint;
+  }
+  for (const fs::path& c : candidates) {
+    if (has_modules(c)) return c;
+  }
+  throw WorkError("the HTML report needs the Vega libraries from the npm registry: run "
+                  "`npm ci --prefix web` in the source tree (or give --web-dir DIR/node_modules)");
+}
+
+std::string render_html(const Document& doc) {
+  std::string out;
+  for (const Block& b : doc.blocks) {
+    if (!b.title.empty()) out += "<h2>" + escape(b.title) + "</h2>\n";
+    const Table& t = b.table;
+    if (!t.columns.empty()) {
+      out += "<table>\n<tr>";
+      for (const Column& c : t.columns) {
+        out += fmt::format("<th class=\"{}\">{}</th>", c.align == Align::left ? "l" : "r", escape(c.name));
+      }
+      out += "</tr>\n";
+      for (const auto& row : t.rows) {
+        out += "<tr>";
+        for (size_t i = 0; i < row.size(); ++i) {
+          out += fmt::format("<td class=\"{}\">{}</td>", t.columns[i].align == Align::left ? "l" : "r", escape(row[i]));
+        }
+        out += "</tr>\n";
+      }
+      out += "</table>\n";
+    }
+    if (!b.notes.empty()) {
+      out += "<ul>\n";
+      for (const std::string& n : b.notes) out += "<li>" + escape(n) + "</li>\n";
+      out += "</ul>\n";
+    }
+  }
+  return out;
+}
+
+void write_report(const ReportContent& r_in, const fs::path& dir, const fs::path& web_modules) {
+  ReportContent r = r_in;
+  // Charts leave the page too (as PNG and SVG files): each carries the banner's warning itself.
+  if (!r.banner.empty()) {
+    for (Chart& c : r.charts) c.title += " [NOT MEASUREMENTS]";
+  }
+  fs::create_directories(dir / "charts");
+  // Charts as files first: a missing gnuplot stops here, before anything half-written.
+  for (const Chart& c : r.charts) render_with_gnuplot(c, (dir / "charts").string());
+
+  std::string md = "# " + r.title + "\n\n";
+  if (!r.banner.empty()) md += "> **" + r.banner + "**\n\n";
+  for (const Chart& c : r.charts) md += fmt::format("![{}](charts/{}.png)\n", c.title, c.id);
+  md += "\n" + render_markdown(r.body);
+  write_file(dir / "report.md", md);
+
+  std::string html = "<!doctype html>\n<html><head><meta charset=\"utf-8\">\n<title>" + escape(r.title) +
+                     "</title>\n<style>" + kStyle + "</style>\n";
+  for (const char* s : kScripts) html += "<script>\n" + slurp(web_modules / s) + "\n</script>\n";
+  html += "</head><body>\n<h1>" + escape(r.title) + "</h1>\n";
+  if (!r.banner.empty()) html += "<p class=\"banner\">" + escape(r.banner) + "</p>\n";
+  html += "<div class=\"charts\">\n";
+  for (const Chart& c : r.charts) html += fmt::format("<div class=\"chart\" id=\"chart-{}\"></div>\n", c.id);
+  html += "</div>\n" + render_html(r.body);
+  html += "<script>\nconst specs = {\n";
+  for (const Chart& c : r.charts) {
+    std::string spec = vega_lite_spec(c).dump();
+    // A spec is data inside a script element: keep "</" from closing it.
+    for (size_t pos = 0; (pos = spec.find("</", pos)) != std::string::npos; pos += 3) spec.replace(pos, 2, "<\\/");
+    html += fmt::format("  \"chart-{}\": {},\n", c.id, spec);
+  }
+  html += "};\nfor (const [id, spec] of Object.entries(specs)) {\n"
+          "  vegaEmbed('#' + id, spec, {renderer: 'svg', actions: false})\n"
+          "    .then(() => document.getElementById(id).setAttribute('data-rendered', 'yes'))\n"
+          "    .catch(e => { document.getElementById(id).textContent = 'chart failed: ' + e; });\n"
+          "}\n</script>\n</body></html>\n";
+  write_file(dir / "report.html", html);
+}
+
+}  // namespace ub::report

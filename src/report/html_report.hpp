@@ -1,0 +1,33 @@
+// A report written to a folder: report.md, report.html (self-contained: the Vega, Vega-Lite and
+// Vega-Embed builds from the npm registry are inlined, so the page works offline, opened from
+// disk) and charts/<id>.png + .svg drawn by gnuplot.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "report/chart.hpp"
+#include "report/document.hpp"
+
+namespace ub::report {
+
+struct ReportContent {
+  std::string title;
+  std::string banner;  // shown above everything when not empty (e.g. "not measurements")
+  Document body;
+  std::vector<Chart> charts;
+};
+
+// The folder holding node_modules/{vega,vega-lite,vega-embed}; throws WorkError saying how to
+// install them when absent. `hint` is checked first (--web-dir / UPGRADEBENCH_WEB).
+std::filesystem::path find_web_modules(const std::filesystem::path& hint,
+                                       const std::vector<std::filesystem::path>& candidates);
+
+std::string render_html(const Document& doc);  // tables and notes as HTML
+
+// Writes report.md, report.html and charts/ into `dir` (created).
+void write_report(const ReportContent& r, const std::filesystem::path& dir,
+                  const std::filesystem::path& web_modules);
+
+}  // namespace ub::report

@@ -1,0 +1,169 @@
+// Report contents; see run_reports.hpp.
+#include "report/run_reports.hpp"
+
+#include <fmt/format.h>
+
+#include "core/flops.hpp"
+#include "core/memfit.hpp"
+#include "report/comparison_view.hpp"
+#include "report/format.hpp"
+
+namespace ub::report {
+
+namespace {
+
+std::string banner_of(const std::vector<const RunLog*>& runs) {
+  std::vector<std::string> parts;
+  for (const RunLog* r : runs) {
+    if (!r->provenance.empty()) parts.push_back(fmt::format("{}: {}", r->path, r->provenance));
+  }
+  if (parts.empty()) return "";
+  return fmt::format("NOT MEASUREMENTS. {}", fmt::join(parts, "; "));
+}
+
+Document stack_document(const RunLog& o, const RunLog& n) {
+  Document d;
+  auto& b = d.add("Software stack and configuration");
+  b.table.columns = {{"component", Align::left}, {"old", Align::left}, {"new", Align::left}, {"", Align::left}};
+  std::map<std::string, std::pair<std::string, std::string>> rows;
+  for (const auto& [k, v] : o.software) rows[k].first = v;
+  for (const auto& [k, v] : n.software) rows[k].second = v;
+  for (const auto& [k, v] : o.config) rows["config " + k].first = v;
+  for (const auto& [k, v] : n.config) rows["config " + k].second = v;
+  for (const auto& [k, v] : rows) {
+    b.table.add_row({k, v.first.empty() ? "-" : v.first, v.second.empty() ? "-" : v.second,
+                     v.first == v.second ? "" : "differs"});
+  }
+  return d;
+}
+
+void append(Document& to, const Document& from) {
+  for (const Block& b : from.blocks) to.blocks.push_back(b);
+}
+
+}  // namespace
+
+ReportContent comparison_report(const Comparison& c, const std::vector<std::string>& reasons) {
+  ReportContent r;
+  r.title = fmt::format("{} vs {}: training step by sequence length", c.old_run.gpu, c.new_run.gpu);
+  r.banner = banner_of({&c.old_run, &c.new_run});
+  r.body = comparison_document(c);
+  append(r.body, stack_document(c.old_run, c.new_run));
+  auto& dec = r.body.add("Decision");
+  dec.notes = measured_conclusions(c);
+  for (const std::string& s : reasons) dec.notes.push_back(s);
+  dec.bulleted = true;
+
+  Chart tflops{"tflops", "TFLOPS per GPU", "sequence length", "TFLOPS per GPU", true, {}, {}};
+  Chart speed{"speedup", "Speedup new/old", "sequence length", "speedup (x)", true, {}, {}};
+  Chart attn{"attention_share", "Attention share of model FLOPs", "sequence length", "% of FLOPs", true, {}, {}};
+  Chart mem{"memory", "Peak memory", "sequence length", "GiB", true, {}, {}};
+  Series so{c.old_run.gpu + " (old)", {}}, sn{c.new_run.gpu + " (new)", {}}, ss{"measured", {}}, sa{"attention", {}};
+  Series mo{c.old_run.gpu + " (old)", {}}, mn{c.new_run.gpu + " (new)", {}};
+  for (const CompareRow& row : c.rows) {
+    const double x = static_cast<double>(row.seqlen);
+    if (row.old_side.tflops) so.points.emplace_back(x, *row.old_side.tflops);
+    if (row.new_side.tflops) sn.points.emplace_back(x, *row.new_side.tflops);
+    if (row.speedup) ss.points.emplace_back(x, row.speedup->ratio);
+    if (row.attention_share) sa.points.emplace_back(x, *row.attention_share * 100);
+    if (row.old_side.peak_gib) mo.points.emplace_back(x, *row.old_side.peak_gib);
+    if (row.new_side.peak_gib) mn.points.emplace_back(x, *row.new_side.peak_gib);
+  }
+  tflops.series = {so, sn};
+  speed.series = {ss};
+  if (c.peak_ratio) speed.lines.push_back({fmt::format("peak {} ratio {:.2f}x", c.old_run.dtype, *c.peak_ratio), *c.peak_ratio});
+  if (c.mamf_ratio) speed.lines.push_back({fmt::format("published MAMF ratio {:.2f}x", *c.mamf_ratio), *c.mamf_ratio});
+  if (c.bandwidth_ratio) speed.lines.push_back({fmt::format("HBM bandwidth ratio {:.2f}x", *c.bandwidth_ratio), *c.bandwidth_ratio});
+  if (c.break_even) speed.lines.push_back({fmt::format("break-even {:.2f}x", *c.break_even), *c.break_even});
+  attn.series = {sa};
+  mem.series = {mo, mn};
+  for (const auto& [gpu, who] : {std::pair{c.old_gpu, "old"}, std::pair{c.new_gpu, "new"}}) {
+    if (gpu && gpu->capacity_gib()) {
+      mem.lines.push_back({fmt::format("{} capacity {:.0f} GiB ({})", gpu->id, *gpu->capacity_gib(), who), *gpu->capacity_gib()});
+    }
+  }
+  r.charts = {tflops, speed, attn, mem};
+  return r;
+}
+
+ReportContent single_run_report(const RunLog& run, const Catalog& catalog, const std::optional<ModelShape>& model) {
+  ReportContent r;
+  r.title = fmt::format("{}: training step by sequence length", run.gpu);
+  r.banner = banner_of({&run});
+  const Accelerator* gpu = catalog.try_find(run.gpu);
+  const auto dt = parse_dtype(run.dtype);
+  auto& t = r.body.add(fmt::format("{} ({}{})", run.path, model ? model->id : "model unknown",
+                                   run.layers ? fmt::format(", {} layers", *run.layers) : ""));
+  t.table.columns = {{"seqlen"}, {"step ms"}, {"TFLOPS"}, {"MFU"}, {"attn share"}, {"peak GiB"}, {"status", Align::left}};
+  Series tf{run.gpu, {}}, mfu{run.gpu, {}}, attn{"attention", {}}, mem{"measured", {}};
+  std::vector<std::pair<double, double>> mem_points;
+  for (const RunPoint& p : run.points) {
+    const double x = static_cast<double>(p.seqlen);
+    std::optional<double> share;
+    if (model) {
+      FlopOptions fo;
+      fo.batch = run.batch;
+      share = step_flops(*model, p.seqlen, fo).attention_share();
+      attn.points.emplace_back(x, *share * 100);
+    }
+    if (p.status == PointStatus::oom) {
+      t.table.add_row({fmt::format("{}", p.seqlen), "-", "-", "-", percent(share), "-", "out of memory"});
+      continue;
+    }
+    const PointStats st = point_stats(run, p);
+    std::optional<double> tflops = st.tflops ? std::optional<double>(st.tflops->median) : std::nullopt;
+    if (!tflops && model) {
+      FlopOptions fo;
+      fo.batch = run.batch;
+      tflops = step_flops(*model, p.seqlen, fo).total() / 1e12 / (st.time_ms.median / 1e3);
+    }
+    std::optional<double> m;
+    if (tflops && gpu && dt) {
+      if (auto peak = gpu->peak(*dt).get()) m = *tflops / *peak;
+    }
+    if (tflops) tf.points.emplace_back(x, *tflops);
+    if (m) mfu.points.emplace_back(x, *m * 100);
+    if (st.peak_mem_gib) {
+      mem.points.emplace_back(x, *st.peak_mem_gib);
+      mem_points.emplace_back(static_cast<double>(p.seqlen * run.batch), *st.peak_mem_gib);
+    }
+    t.table.add_row({fmt::format("{}", p.seqlen), num(st.time_ms.median), num(tflops), percent(m), percent(share),
+                     num(st.peak_mem_gib), "ok"});
+  }
+  Chart c_tf{"tflops", "TFLOPS per GPU", "sequence length", "TFLOPS", true, {tf}, {}};
+  Chart c_mfu{"mfu", "MFU", "sequence length", "% of peak", true, {mfu}, {}};
+  Chart c_attn{"attention_share", "Attention share of model FLOPs", "sequence length", "% of FLOPs", true, {attn}, {}};
+  Chart c_mem{"memory", "Peak memory", "sequence length", "GiB", true, {mem}, {}};
+  if (mem_points.size() >= 2) {
+    const MemoryFit fit = fit_memory(mem_points);
+    auto& f = r.body.add("Memory fit and the longest sequence per GPU");
+    f.notes.push_back(fmt::format("peak GiB = {:.2f} + {:.6f} x tokens (R^2 {:.4f}, {} points)", fit.intercept_gib,
+                                  fit.slope_gib_per_token, fit.r2, fit.points));
+    f.table.columns = {{"GPU", Align::left}, {"capacity GiB"}, {"basis", Align::left}, {"longest sequence"}};
+    for (const Accelerator& a : catalog.all()) {
+      // The usable budget where the catalog has one; else the marketing capacity (an upper bound).
+      std::optional<double> cap = a.capacity_gib();
+      std::string basis = "usable";
+      if (!cap && a.memory_gb.known()) {
+        cap = a.memory_gb.value * 1e9 / (1024.0 * 1024 * 1024);
+        basis = "marketing GB (upper bound)";
+      }
+      if (!cap) continue;
+      const auto s = fit.max_seqlen(*cap, run.batch);
+      f.table.add_row({a.id, num(*cap), basis, s ? fmt::format("{}", *s) : "no limit"});
+    }
+    Series fitted{"fit", {}};
+    for (const auto& [x, y] : mem.points) fitted.points.emplace_back(x, fit.intercept_gib + fit.slope_gib_per_token * x * static_cast<double>(run.batch));
+    c_mem.series.push_back(fitted);
+  }
+  if (gpu && gpu->capacity_gib()) c_mem.lines.push_back({fmt::format("{} capacity", gpu->id), *gpu->capacity_gib()});
+  r.charts = {c_tf, c_mfu, c_attn, c_mem};
+  if (!run.warnings.empty()) {
+    auto& w = r.body.add("Warnings");
+    w.notes = run.warnings;
+    w.bulleted = true;
+  }
+  return r;
+}
+
+}  // namespace ub::report

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The HTML report renders its four charts in a real headless Chromium with the network off (the
+# page must be self-contained). Usage: report_renders.sh UPGRADEBENCH FIXTURES ARTEFACT_DIR
+# Keeps report.html and a screenshot in ARTEFACT_DIR.
+set -euo pipefail
+bin=$1 fixtures=$2 art=$3
+command -v chromium >/dev/null || { echo "chromium is not installed (Debian package chromium): install it to run this test" >&2; exit 1; }
+rm -rf "$art" && mkdir -p "$art"
+"$bin" report "$fixtures/seed_sweep_h200.log" "$fixtures/seed_sweep_b200.log" --price-old 3 --price-new 6 -o "$art/report" >/dev/null
+# Network off: every host resolves to nothing and every proxy connection fails.
+chrome=(chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run
+        --disable-background-networking --disable-component-update --disable-sync
+        --proxy-server=127.0.0.1:9 --host-resolver-rules="MAP * ~NOTFOUND"
+        --virtual-time-budget=15000)
+"${chrome[@]}" --user-data-dir="$(mktemp -d)" --dump-dom "file://$art/report/report.html" 2>/dev/null > "$art/dom.html"
+"${chrome[@]}" --user-data-dir="$(mktemp -d)" --window-size=1280,2000 --screenshot="$art/report.png" \
+  "file://$art/report/report.html" 2>/dev/null || true
+rendered=$(grep -o 'data-rendered="yes"' "$art/dom.html" | wc -l)
+marks=$(grep -o 'class="mark-line' "$art/dom.html" | wc -l)
+echo "charts rendered: $rendered of 4; line marks: $marks; screenshot: $art/report.png"
+[ "$rendered" -eq 4 ] || { echo "FAIL: not every chart rendered" >&2; grep -o 'chart failed[^<]*' "$art/dom.html" >&2 || true; exit 1; }
+[ "$marks" -ge 4 ] || { echo "FAIL: charts without lines" >&2; exit 1; }
+[ -s "$art/report.png" ] || { echo "FAIL: no screenshot" >&2; exit 1; }
+for c in tflops speedup attention_share memory; do
+  [ -s "$art/report/charts/$c.png" ] && [ -s "$art/report/charts/$c.svg" ] || { echo "FAIL: $c.png/.svg missing" >&2; exit 1; }
+done
+echo "PASS"
