@@ -47,6 +47,7 @@ void run(Context& ctx, const MemfitOptions& o) {
 
   report::Document doc;
   auto& b = doc.add(fmt::format("{} ({}, batch {})", o.path, log.gpu, log.batch));
+  if (!log.provenance.empty()) b.notes.push_back("NOT MEASUREMENTS: " + log.provenance);
   b.table.columns = {{"seqlen"}, {"tokens"}, {"measured GiB"}, {"fitted GiB"}, {"status", Align::left}};
   for (const RunPoint& p : log.points) {
     const double tokens = static_cast<double>(p.seqlen * log.batch);
@@ -68,7 +69,8 @@ void run(Context& ctx, const MemfitOptions& o) {
             {"points", fit.points},
             {"capacity_gib", *capacity},
             {"capacity_from", capacity_from},
-            {"max_seqlen", max_seqlen ? json(*max_seqlen) : json()}};
+            {"max_seqlen", max_seqlen ? json(*max_seqlen) : json()},
+            {"provenance", log.provenance}};
   o.out.emit(doc, j);
 }
 

@@ -29,6 +29,9 @@ Document comparison_document(const Comparison& c) {
   Document doc;
   auto& head = doc.add(fmt::format("old: {}  ->  new: {}", gpu_label(c.old_run, c.old_gpu),
                                    gpu_label(c.new_run, c.new_gpu)));
+  for (const RunLog* r : {&c.old_run, &c.new_run}) {
+    if (!r->provenance.empty()) head.notes.push_back(fmt::format("NOT MEASUREMENTS: {}: {}", r->path, r->provenance));
+  }
   head.notes.push_back(fmt::format("Hardware ratios from the catalog (new/old): peak {} {}, published MAMF {}, "
                                    "HBM bandwidth {}.", c.old_run.dtype, ratio(c.peak_ratio),
                                    ratio(c.mamf_ratio), ratio(c.bandwidth_ratio)));

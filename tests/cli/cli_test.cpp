@@ -25,10 +25,11 @@ std::string slurp(const std::string& path) {
   return ss.str();
 }
 
-// Runs the binary with `args` (a shell-quoted string), capturing stdout, stderr and exit code.
-Result run(const std::string& args) {
+// Runs the binary with `args` (a shell-quoted string), capturing stdout, stderr and exit code;
+// in `cwd` when given (so file names in the output do not depend on where the checkout is).
+Result run(const std::string& args, const std::string& cwd = "") {
   const std::string err_file = ::testing::TempDir() + "/ub_stderr.txt";
-  const std::string cmd = fmt::format("{} {} 2>{}", UB_BINARY, args, err_file);
+  const std::string cmd = fmt::format("{}{} {} 2>{}", cwd.empty() ? "" : "cd " + cwd + " && ", UB_BINARY, args, err_file);
   Result r;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
@@ -41,8 +42,8 @@ Result run(const std::string& args) {
   return r;
 }
 
-void expect_golden(const std::string& name, const std::string& args) {
-  const Result r = run(args);
+void expect_golden(const std::string& name, const std::string& args, const std::string& cwd = "") {
+  const Result r = run(args, cwd);
   ASSERT_EQ(r.code, 0) << args << "\n" << r.err;
   EXPECT_EQ(r.err, "") << args;
   const std::string path = std::string(UB_GOLDEN_DIR) + "/" + name;
@@ -168,6 +169,58 @@ TEST(Cli, InstalledLayoutFindsItsData) {
                         std::filesystem::copy_options::recursive);
   const std::string cmd = (root / "bin" / "upgradebench").string() + " specs h200 --json > /dev/null";
   EXPECT_EQ(std::system(cmd.c_str()), 0);
+}
+
+}  // namespace
+
+namespace {
+
+const std::string kFx = UB_FIXTURES_DIR;
+
+TEST(Golden, CompareAndMemfit) {
+  // Run inside the fixtures folder: the file names in the output are relative.
+  const std::string logs = "seed_sweep_h200.log seed_sweep_b200.log";
+  expect_golden("compare.txt", "compare " + logs, kFx);
+  expect_golden("compare_priced.json", "compare " + logs + " --price-old 3.5 --price-new 6 --tokens 1e12 --gpus 8 --json", kFx);
+  expect_golden("compare.csv", "compare " + logs + " --csv", kFx);
+  expect_golden("compare.md", "compare " + logs + " --price-old 3.5 --price-new 6 --md", kFx);
+  expect_golden("compare_records.txt", "compare records_h200.jsonl records_h200.jsonl", kFx);
+  expect_golden("memfit.txt", "memfit seed_sweep_b200.log", kFx);
+  expect_golden("memfit_for.json", "memfit seed_sweep_h200.log --for h200 --json", kFx);
+}
+
+TEST(BadInput, CompareAndMemfit) {
+  const std::string h200 = kFx + "/seed_sweep_h200.log";
+  expect_error("compare " + h200 + " " + kFx + "/seed_sweep_70b.log", 2, "not the same workload (different models");
+  expect_error("compare " + h200 + " " + kFx + "/seed_sweep_b200.log --strict", 1, "--strict: the runs differ in torch");
+  expect_error("compare " + h200 + " " + h200 + " --price-old 0 --price-new 2", 2, "--price-old: must be positive");
+  expect_error("compare " + h200 + " " + h200 + " --price-old 2", 2, "give both --price-old and --price-new");
+  expect_error("compare " + h200 + " " + kFx + "/seed_sweep_bad_json.log", 1, "seed_sweep_bad_json.log:7: a step object that is not valid JSON");
+  expect_error("compare " + h200 + " " + kFx + "/seed_sweep_no_steady.log", 1, "has no steady steps");
+  expect_error("compare " + h200 + " " + kFx + "/seed_sweep_duplicate.log", 1, "seq_len=8192 appears twice");
+  expect_error("compare " + h200 + " " + kFx + "/seed_sweep_two_gpus.log", 1, "mismatched GPUs in one file");
+  expect_error("compare " + h200 + " /nonexistent.log", 2, "/nonexistent.log: no such file");
+  expect_error("memfit " + kFx + "/seed_sweep_h200.log --capacity-gib=-5", 2, "--capacity-gib: must be positive");
+  expect_error("memfit " + kFx + "/seed_sweep_h200.log --for H2000", 2, "unknown GPU 'H2000'");
+  expect_error("report " + h200 + " " + h200 + " " + h200 + " -o /tmp/x", 2, "");
+}
+
+TEST(Cli, ReportWritesEveryFile) {
+  const std::string dir = ::testing::TempDir() + "/cli_report";
+  std::filesystem::remove_all(dir);
+  const Result r = run("report " + kFx + "/records_h200.jsonl -o " + dir);
+  if (r.code != 0 && (r.err.find("gnuplot is not installed") != std::string::npos ||
+                      r.err.find("npm ci") != std::string::npos)) {
+    GTEST_SKIP() << r.err;  // the README's test command installs both
+  }
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* f : {"report.html", "report.md", "charts/tflops.png", "charts/tflops.svg", "charts/mfu.svg",
+                        "charts/attention_share.png", "charts/memory.svg"}) {
+    EXPECT_TRUE(std::filesystem::exists(dir + "/" + f)) << f;
+  }
+  const std::string md = slurp(dir + "/report.md");
+  EXPECT_NE(md.find("Memory fit and the longest sequence per GPU"), std::string::npos);
+  EXPECT_NE(md.find("| h200-sxm |"), std::string::npos);
 }
 
 }  // namespace

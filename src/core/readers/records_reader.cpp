@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
@@ -62,6 +63,19 @@ RunPoint& point_for(RunLog& run, int64_t seqlen, int line) {
   return run.points.back();
 }
 
+// A sequence length or step index: a whole number in a sane range (a double out of the int64
+// range would be undefined behaviour to convert).
+int64_t required_count(const json& r, const char* key, const std::string& where) {
+  if (!r.contains(key) || !r.at(key).is_number()) {
+    throw WorkError(fmt::format("{}: record has no numeric \"{}\"", where, key));
+  }
+  const double v = r.at(key).get<double>();
+  if (!(v >= 0 && v <= 1e15) || v != static_cast<double>(static_cast<int64_t>(v))) {
+    throw WorkError(fmt::format("{}: \"{}\" must be a whole number from 0 to 1e15, got {}", where, key, r.at(key).dump()));
+  }
+  return static_cast<int64_t>(v);
+}
+
 double required_number(const json& r, const char* key, const std::string& where) {
   if (!r.contains(key) || !r.at(key).is_number()) {
     throw WorkError(fmt::format("{}: record has no numeric \"{}\"", where, key));
@@ -92,7 +106,6 @@ RunLog read_records(const TextLines& t) {
   run.format = "upgradebench";
   bool seen_context = false;
   size_t skipped = 0;
-  std::map<int64_t, bool> oom_seqlens;
   for (size_t i = 0; i < t.lines.size(); ++i) {
     const std::string line = trim(t.lines[i]);
     const std::string where = t.where(i);
@@ -110,29 +123,36 @@ RunLog read_records(const TextLines& t) {
     if (!r.is_object() || !r.contains("type") || !r.at("type").is_string()) {
       throw WorkError(fmt::format("{}: a record must be a JSON object with a \"type\"", where));
     }
-    const std::string type = r.at("type").get<std::string>();
-    if (type == "context") {
-      read_context(r, run, where);
-      seen_context = true;
-      continue;
-    }
-    if (!seen_context) throw WorkError(fmt::format("{}: the first record must be the context record", where));
-    if (type == "train_step") {
-      RunPoint& p = point_for(run, static_cast<int64_t>(required_number(r, "seqlen", where)), static_cast<int>(i + 1));
-      StepRecord s;
-      s.step = static_cast<int64_t>(required_number(r, "step", where));
-      s.warmup = r.value("warmup", false);
-      s.exec_time_ms = required_number(r, "exec_time_ms", where);
-      if (!(s.exec_time_ms > 0)) throw WorkError(fmt::format("{}: exec_time_ms must be positive", where));
-      s.tflops = optional_number(r, "tflops");
-      s.peak_mem_gib = optional_number(r, "peak_mem_gib");
-      s.loss = optional_number(r, "loss");
-      p.steps.push_back(s);
-    } else if (type == "train_oom") {
-      RunPoint& p = point_for(run, static_cast<int64_t>(required_number(r, "seqlen", where)), static_cast<int>(i + 1));
-      p.oom_message = r.value("what", std::string("out of memory"));
-    } else {
-      ++skipped;
+    // A field of the wrong type anywhere in a record is an error naming the line, not a crash.
+    try {
+      const std::string type = r.at("type").get<std::string>();
+      if (type == "context") {
+        read_context(r, run, where);
+        seen_context = true;
+        continue;
+      }
+      if (!seen_context) throw WorkError(fmt::format("{}: the first record must be the context record", where));
+      if (type == "train_step") {
+        RunPoint& p = point_for(run, required_count(r, "seqlen", where), static_cast<int>(i + 1));
+        StepRecord s;
+        s.step = required_count(r, "step", where);
+        s.warmup = r.value("warmup", false);
+        s.exec_time_ms = required_number(r, "exec_time_ms", where);
+        if (!(s.exec_time_ms > 0) || !std::isfinite(s.exec_time_ms)) {
+          throw WorkError(fmt::format("{}: exec_time_ms must be a positive finite number", where));
+        }
+        s.tflops = optional_number(r, "tflops");
+        s.peak_mem_gib = optional_number(r, "peak_mem_gib");
+        s.loss = optional_number(r, "loss");
+        p.steps.push_back(s);
+      } else if (type == "train_oom") {
+        RunPoint& p = point_for(run, required_count(r, "seqlen", where), static_cast<int>(i + 1));
+        p.oom_message = r.value("what", std::string("out of memory"));
+      } else {
+        ++skipped;
+      }
+    } catch (const json::exception& e) {
+      throw WorkError(fmt::format("{}: a record field has the wrong type: {}", where, e.what()));
     }
   }
   if (!seen_context) throw WorkError(fmt::format("{}: no context record: not an upgradebench records file", t.path));

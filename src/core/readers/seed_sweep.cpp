@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <set>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
@@ -35,7 +36,7 @@ std::optional<double> number(const json& obj, const char* key, const std::string
     char* end = nullptr;
     errno = 0;
     const double d = std::strtod(s.c_str(), &end);
-    if (!s.empty() && end == s.c_str() + s.size() && errno == 0) return d;
+    if (!s.empty() && end == s.c_str() + s.size() && errno == 0 && std::isfinite(d)) return d;
   }
   throw WorkError(fmt::format("{}: \"{}\" is not a number: {}", where, key, v.dump()));
 }
@@ -95,7 +96,7 @@ RunLog read_seed_sweep(const TextLines& t) {
       std::string rest = line.substr(kBlockStart.size());
       const size_t eq = rest.find(' ');
       const std::string digits = trim(rest.substr(0, eq));
-      if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) {
+      if (digits.empty() || digits.size() > 15 || digits.find_first_not_of("0123456789") != std::string::npos) {
         throw WorkError(fmt::format("{}: expected `===== seq_len=<integer> =====`, got \"{}\"", where, line));
       }
       const int64_t s = std::stoll(digits);
@@ -154,11 +155,14 @@ RunLog read_seed_sweep(const TextLines& t) {
       if (!cur) throw WorkError(fmt::format("{}: a step before any `===== seq_len=` block", where));
       if (!obj.is_object()) throw WorkError(fmt::format("{}: a step must be a JSON object", where));
       StepRecord s;
-      s.step = static_cast<int64_t>(number(obj, "step", where, false).value_or(
-          static_cast<double>(cur->steps.size())));
+      const double step = number(obj, "step", where, false).value_or(static_cast<double>(cur->steps.size()));
+      if (!(step >= 0 && step <= 1e15)) throw WorkError(fmt::format("{}: \"step\" out of range", where));
+      s.step = static_cast<int64_t>(step);
       s.warmup = boolean(obj, "warmup", where);
       s.exec_time_ms = *number(obj, "exec_time_ms", where, true);
-      if (!(s.exec_time_ms > 0)) throw WorkError(fmt::format("{}: exec_time_ms must be positive", where));
+      if (!(s.exec_time_ms > 0) || !std::isfinite(s.exec_time_ms)) {
+        throw WorkError(fmt::format("{}: exec_time_ms must be a positive finite number", where));
+      }
       s.tflops = number(obj, "tflops", where, false);
       s.peak_mem_gib = number(obj, "peak_mem_gib", where, false);
       s.loss = number(obj, "loss", where, false);
@@ -203,7 +207,7 @@ RunLog read_seed_sweep(const TextLines& t) {
   }
   if (run.config.contains("batch_size")) {
     const std::string& b = run.config["batch_size"];
-    if (b.empty() || b.find_first_not_of("0123456789") != std::string::npos || std::stoll(b) <= 0) {
+    if (b.empty() || b.size() > 15 || b.find_first_not_of("0123456789") != std::string::npos || std::stoll(b) <= 0) {
       throw WorkError(fmt::format("{}: batch_size={} is not a positive integer", t.path, b));
     }
     run.batch = std::stoll(b);

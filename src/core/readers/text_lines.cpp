@@ -19,9 +19,12 @@ TextLines read_text_lines(const std::filesystem::path& path) {
   if (!in) throw UsageError(fmt::format("{}: cannot be read", path.string()));
   std::stringstream ss;
   ss << in.rdbuf();
-  const std::string text = ss.str();
+  return text_lines_from(ss.str(), path.string());
+}
+
+TextLines text_lines_from(const std::string& text, const std::string& name) {
   TextLines t;
-  t.path = path.string();
+  t.path = name;
   size_t start = 0;
   while (start < text.size()) {
     size_t end = text.find('\n', start);

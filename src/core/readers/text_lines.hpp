@@ -20,5 +20,7 @@ struct TextLines {
 
 // Throws UsageError when the file does not exist or cannot be read.
 TextLines read_text_lines(const std::filesystem::path& path);
+// The same from text in memory (`name` stands in for the path in messages).
+TextLines text_lines_from(const std::string& text, const std::string& name);
 
 }  // namespace ub

@@ -1,0 +1,24 @@
+// libFuzzer target for the records reader (docs/records.md): any input must either read or be
+// refused with a WorkError / UsageError.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "core/error.hpp"
+#include "core/readers/records_reader.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const ub::TextLines t =
+      ub::text_lines_from(std::string(reinterpret_cast<const char*>(data), size), "fuzz.jsonl");
+  try {
+    if (ub::looks_like_records(t)) {
+      const ub::RunLog r = ub::read_records(t);
+      for (const ub::RunPoint& p : r.points) {
+        if (p.status == ub::PointStatus::ok) (void)ub::point_stats(r, p);
+      }
+    }
+  } catch (const ub::WorkError&) {
+  } catch (const ub::UsageError&) {
+  }
+  return 0;
+}
