@@ -1,11 +1,16 @@
 // `upgradebench compare OLD NEW`: two training runs (the seed's sweep logs or our records) side
 // by side, per sequence length; see core/compare.hpp.
+#include <fmt/format.h>
+
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/compare_options.hpp"
 #include "cli/output.hpp"
+#include "core/error.hpp"
+#include "core/readers/other_logs.hpp"
 #include "core/readers/read_run.hpp"
 #include "report/comparison_view.hpp"
+#include "report/other_comparisons.hpp"
 
 namespace ub::cli {
 
@@ -46,9 +51,28 @@ void register_compare(CLI::App& app, Context& ctx) {
   o->flags.add_to(*cmd);
   o->out.add_to(*cmd);
   cmd->callback([&ctx, o] {
-    const Comparison c = compare_runs(read_run_log(o->old_path), read_run_log(o->new_path), ctx.catalog(),
-                                      ctx.data_dir() / "models", o->flags.parse());
-    o->out.emit(report::comparison_document(c), report::comparison_json(c));
+    // Two of a kind: training logs, attention micro-benchmarks, step decompositions or MAMF runs.
+    const TextLines old_text = read_text_lines(o->old_path), new_text = read_text_lines(o->new_path);
+    const LogKind kind = detect_log_kind(old_text), new_kind = detect_log_kind(new_text);
+    if (kind != new_kind || kind == LogKind::unknown) {
+      throw UsageError(fmt::format("compare needs two logs of one kind: {} is {}, {} is {}", o->old_path,
+                                   to_string(kind), o->new_path, to_string(new_kind)));
+    }
+    if (kind == LogKind::training) {
+      const Comparison c = compare_runs(read_run_log(o->old_path), read_run_log(o->new_path), ctx.catalog(),
+                                        ctx.data_dir() / "models", o->flags.parse());
+      o->out.emit(report::comparison_document(c), report::comparison_json(c));
+      return;
+    }
+    report::View v;
+    if (kind == LogKind::attention) {
+      v = report::compare_attention(read_attention_log(old_text), read_attention_log(new_text), ctx.catalog());
+    } else if (kind == LogKind::decomposition) {
+      v = report::compare_decomposition(read_decomposition_log(old_text), read_decomposition_log(new_text), ctx.catalog());
+    } else {
+      v = report::compare_mamf(read_mamf_log(old_text), read_mamf_log(new_text), ctx.catalog());
+    }
+    o->out.emit(v.doc, v.json);
   });
 }
 

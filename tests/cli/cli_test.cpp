@@ -187,6 +187,11 @@ TEST(Golden, CompareAndMemfit) {
   expect_golden("compare_records.txt", "compare records_h200.jsonl records_h200.jsonl", kFx);
   expect_golden("memfit.txt", "memfit seed_sweep_b200.log", kFx);
   expect_golden("memfit_for.json", "memfit seed_sweep_h200.log --for h200 --json", kFx);
+  expect_golden("compare_attention.txt", "compare attention_h200.log attention_b200.log", kFx);
+  expect_golden("compare_attention.json", "compare attention_h200.log attention_b200.log --json", kFx);
+  expect_golden("compare_decomposition.txt", "compare decompose_h200.txt decompose_b200.txt", kFx);
+  expect_golden("compare_mamf.txt", "compare mamf_finder_h200.txt mamf_records_h200_a.jsonl", kFx);
+  expect_golden("compare_mamf.json", "compare mamf_records_h200_a.jsonl mamf_records_h200_b.jsonl --json", kFx);
 }
 
 TEST(BadInput, CompareAndMemfit) {
@@ -203,6 +208,8 @@ TEST(BadInput, CompareAndMemfit) {
   expect_error("memfit " + kFx + "/seed_sweep_h200.log --capacity-gib=-5", 2, "--capacity-gib: must be positive");
   expect_error("memfit " + kFx + "/seed_sweep_h200.log --for H2000", 2, "unknown GPU 'H2000'");
   expect_error("report " + h200 + " " + h200 + " " + h200 + " -o /tmp/x", 2, "");
+  expect_error("compare " + kFx + "/attention_h200.log " + kFx + "/decompose_b200.txt", 2,
+               "compare needs two logs of one kind");
 }
 
 TEST(Cli, ReportWritesEveryFile) {

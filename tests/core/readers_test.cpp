@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "core/key_values.hpp"
+#include "core/readers/other_logs.hpp"
 #include "core/readers/read_run.hpp"
 #include "core/readers/seed_sweep.hpp"
 
@@ -117,6 +118,57 @@ TEST(Records, NotATrainingLogIsAnError) {
   EXPECT_THROW(read_run_log(path), WorkError);
   std::ofstream(path) << "{\"type\": \"mamf\"}\n";
   EXPECT_THROW(read_run_log(path), WorkError);
+}
+
+TextLines fixture(const std::string& name) { return read_text_lines(kFixtures + "/" + name); }
+
+TEST(OtherLogs, KindsAreRecognisedByContent) {
+  EXPECT_EQ(detect_log_kind(fixture("seed_sweep_h200.log")), LogKind::training);
+  EXPECT_EQ(detect_log_kind(fixture("records_h200.jsonl")), LogKind::training);
+  EXPECT_EQ(detect_log_kind(fixture("attention_h200.log")), LogKind::attention);
+  EXPECT_EQ(detect_log_kind(fixture("decompose_h200.txt")), LogKind::decomposition);
+  EXPECT_EQ(detect_log_kind(fixture("mamf_finder_h200.txt")), LogKind::mamf);
+  EXPECT_EQ(detect_log_kind(fixture("mamf_records_h200_a.jsonl")), LogKind::mamf);
+  EXPECT_EQ(detect_log_kind(fixture("README.md")), LogKind::unknown);
+}
+
+TEST(OtherLogs, Attention) {
+  const AttentionLog a = read_attention_log(fixture("attention_h200.log"));
+  EXPECT_EQ(a.gpu, "NVIDIA H200");
+  EXPECT_EQ(a.header.at("backend"), "fa3");
+  ASSERT_EQ(a.points.size(), 3u);
+  EXPECT_EQ(a.points[1].seqlen, 8192);
+  EXPECT_DOUBLE_EQ(a.points[1].fwd_tflops, 596.3);
+  EXPECT_DOUBLE_EQ(*a.points[1].fwd_bwd_tflops, 515.1);
+  EXPECT_THROW(read_attention_log(text_lines_from("{\"seqlen\": 8, \"fwd_ms\": \"x\"}\n", "t")), WorkError);
+  EXPECT_THROW(read_attention_log(text_lines_from("# gpu=A\n{\"seqlen\": 8, \"fwd_ms\": 1, \"fwd_tflops\": 2}\n"
+                                                  "{\"seqlen\": 8, \"fwd_ms\": 1, \"fwd_tflops\": 2}\n", "t")),
+               WorkError);  // the same length twice
+}
+
+TEST(OtherLogs, Decomposition) {
+  const DecompositionLog d = read_decomposition_log(fixture("decompose_b200.txt"));
+  EXPECT_EQ(d.gpu, "NVIDIA B200");
+  EXPECT_EQ(d.summary.at("step"), "538.5");
+  ASSERT_EQ(d.buckets.size(), 3u);
+  EXPECT_EQ(d.buckets[1].name, "everything else");
+  EXPECT_DOUBLE_EQ(d.buckets[1].ms, 481.1);
+  EXPECT_DOUBLE_EQ(*d.buckets[2].mfu_percent, 34.8);
+  EXPECT_THROW(read_decomposition_log(text_lines_from("# gpu=A\nnothing here\n", "t")), WorkError);
+}
+
+TEST(OtherLogs, MamfFinderOutputAndOurRecords) {
+  const MamfLog f = read_mamf_log(fixture("mamf_finder_h200.txt"));
+  EXPECT_EQ(f.format, "mamf-finder");
+  EXPECT_EQ(f.gpu, "NVIDIA H200");
+  EXPECT_EQ(f.outcome.shapes.size(), 4u);
+  EXPECT_DOUBLE_EQ(f.footer_median->median_tflops, 772.8);
+  EXPECT_EQ(f.outcome.best(MamfOutcome::By::max)->shape(), "2048x4096x13312");
+  const MamfLog r = read_mamf_log(fixture("mamf_records_h200_a.jsonl"));
+  EXPECT_EQ(r.format, "upgradebench");
+  EXPECT_EQ(r.dtype, "bf16");
+  EXPECT_EQ(r.outcome.shapes.size(), 6u);
+  EXPECT_NEAR(r.outcome.best(MamfOutcome::By::median)->median_tflops, 824.9, 0.05);
 }
 
 }  // namespace
