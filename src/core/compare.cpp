@@ -35,6 +35,7 @@ SideFigures side(const RunLog& run, const RunPoint* p, const Accelerator* gpu,
   s.status = "ok";
   const PointStats st = point_stats(run, *p);
   s.steady_steps = st.steady_steps;
+  s.step_time = st.time_ms;
   s.step_ms = st.time_ms.median;
   s.peak_gib = st.peak_mem_gib;
   if (st.tflops) {
@@ -49,7 +50,10 @@ SideFigures side(const RunLog& run, const RunPoint* p, const Accelerator* gpu,
     if (auto peak = gpu->peak(*dt).get()) s.mfu = *s.tflops / *peak;
   }
   const double tps = tokens_per_gpu_second(run.batch, p->seqlen, st.time_ms.median);
-  if (price) s.usd_per_mtok = usd_per_million_tokens(*price, tps);
+  if (price) {
+    s.usd_per_mtok = usd_per_million_tokens(*price, tps);
+    s.usd_per_step = usd_per_step(*price, st.time_ms.median);
+  }
   if (opt.tokens) s.hours_to_train = hours_to_train(*opt.tokens, opt.gpus, tps);
   return s;
 }

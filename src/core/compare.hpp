@@ -28,7 +28,8 @@ struct CompareOptions {
 
 struct SideFigures {
   std::string status = "absent";  // ok, oom, absent
-  std::optional<double> step_ms, tflops, mfu, peak_gib, usd_per_mtok, hours_to_train;
+  std::optional<Summary> step_time;  // steady steps: median, mean, min, max, median interval
+  std::optional<double> step_ms, tflops, mfu, peak_gib, usd_per_mtok, usd_per_step, hours_to_train;
   size_t steady_steps = 0;
 };
 

@@ -13,6 +13,13 @@ using nlohmann::json;
 
 json opt(std::optional<double> v) { return v ? json(*v) : json(); }
 
+json step_time_json(const SideFigures& s) {
+  if (!s.step_time) return nullptr;
+  const Summary& t = *s.step_time;
+  return {{"steps", t.n}, {"median", t.median}, {"mean", t.mean}, {"min", t.min}, {"max", t.max},
+          {"median_low", t.median_low}, {"median_high", t.median_high}};
+}
+
 std::string gpu_label(const RunLog& r, const Accelerator* a) {
   return a ? fmt::format("{} ({})", r.gpu, a->id) : fmt::format("{} (not in catalog)", r.gpu.empty() ? "unknown GPU" : r.gpu);
 }
@@ -90,6 +97,35 @@ Document comparison_document(const Comparison& c) {
     t.notes.push_back(fmt::format("Break-even speedup (price new/old): {:.2f}x. $/Mtok = USD per million "
                                   "tokens per GPU.", *c.break_even));
   }
+  // Per-point statistics of the step times (steady steps only).
+  auto& st = doc.add("Step time statistics (ms, steady steps)");
+  st.table.columns = {{"seqlen"}, {"old n"}, {"old median"}, {"old mean"}, {"old min"}, {"old max"}, {"old 95% of median"},
+                      {"new n"}, {"new median"}, {"new mean"}, {"new min"}, {"new max"}, {"new 95% of median"}};
+  if (priced) {
+    st.table.columns.push_back({"old $/step"});
+    st.table.columns.push_back({"new $/step"});
+  }
+  for (const CompareRow& r : c.rows) {
+    std::vector<std::string> row = {fmt::format("{}", r.seqlen)};
+    for (const SideFigures* s : {&r.old_side, &r.new_side}) {
+      if (!s->step_time) {
+        for (int i = 0; i < 6; ++i) row.push_back(s->status == "oom" ? "OOM" : "-");
+        continue;
+      }
+      const Summary& x = *s->step_time;
+      row.push_back(fmt::format("{}", x.n));
+      row.push_back(num(x.median));
+      row.push_back(num(x.mean));
+      row.push_back(num(x.min));
+      row.push_back(num(x.max));
+      row.push_back(fmt::format("{:.1f}-{:.1f}", x.median_low, x.median_high));
+    }
+    if (priced) {
+      row.push_back(cell(r.old_side, r.old_side.usd_per_step, 4));
+      row.push_back(cell(r.new_side, r.new_side.usd_per_step, 4));
+    }
+    st.table.add_row(std::move(row));
+  }
   if (!c.warnings.empty()) {
     auto& w = doc.add("Warnings");
     w.notes = c.warnings;
@@ -117,6 +153,10 @@ json comparison_json(const Comparison& c) {
                     {"new_status", r.new_side.status},
                     {"old_step_ms", opt(r.old_side.step_ms)},
                     {"new_step_ms", opt(r.new_side.step_ms)},
+                    {"old_step_time_ms", step_time_json(r.old_side)},
+                    {"new_step_time_ms", step_time_json(r.new_side)},
+                    {"old_usd_per_step", opt(r.old_side.usd_per_step)},
+                    {"new_usd_per_step", opt(r.new_side.usd_per_step)},
                     {"old_usd_per_mtok", opt(r.old_side.usd_per_mtok)},
                     {"new_usd_per_mtok", opt(r.new_side.usd_per_mtok)},
                     {"cost_ratio", opt(r.cost_ratio)},

@@ -1,0 +1,28 @@
+// libFuzzer targets for the attention, decomposition and MAMF readers (built three times, the
+// reader chosen by UB_FUZZ_READER = 1, 2, 3): any input must either read or be refused with a
+// WorkError / UsageError.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "core/error.hpp"
+#include "core/readers/other_logs.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const ub::TextLines t =
+      ub::text_lines_from(std::string(reinterpret_cast<const char*>(data), size), "fuzz.txt");
+  try {
+    (void)ub::detect_log_kind(t);
+#if UB_FUZZ_READER == 1
+    (void)ub::read_attention_log(t);
+#elif UB_FUZZ_READER == 2
+    (void)ub::read_decomposition_log(t);
+#else
+    const ub::MamfLog m = ub::read_mamf_log(t);
+    (void)m.outcome.footer();
+#endif
+  } catch (const ub::WorkError&) {
+  } catch (const ub::UsageError&) {
+  }
+  return 0;
+}
