@@ -87,10 +87,7 @@ AttentionLog read_attention_log(const TextLines& t) {
     if (line[0] == '#') {
       auto kv = parse_key_values(line.substr(1));
       if (kv.contains("gpu")) {
-        if (!log.gpu.empty() && log.gpu != kv["gpu"]) {
-          throw WorkError(fmt::format("{}: mismatched GPUs in one file: '{}' and '{}'", where, log.gpu, kv["gpu"]));
-        }
-        log.gpu = kv["gpu"];
+        expect_one_gpu(log.gpu, kv["gpu"], where);
         log.header = kv;
       }
       continue;
@@ -196,9 +193,7 @@ MamfLog read_mamf_log(const TextLines& t) {
       try {
         const std::string type = r.value("type", "");
         if (type == "context" && r.contains("gpus") && r.at("gpus").is_array() && !r.at("gpus").empty()) {
-          const std::string gpu = r.at("gpus").at(0).value("name", "");
-          if (!log.gpu.empty() && gpu != log.gpu) throw WorkError(fmt::format("{}: mismatched GPUs in one file", t.where(i)));
-          log.gpu = gpu;
+          expect_one_gpu(log.gpu, r.at("gpus").at(0).value("name", ""), t.where(i));
           if (r.contains("config")) log.dtype = r.at("config").value("dtype", log.dtype);
         } else if (type == "mamf" && r.contains("tflops") && !r.value("quick", false)) {
           MamfShape s;

@@ -25,11 +25,7 @@ void read_context(const json& c, RunLog& run, const std::string& where) {
   if (!c.contains("gpus") || !c.at("gpus").is_array() || c.at("gpus").empty()) {
     throw WorkError(fmt::format("{}: context record names no GPU", where));
   }
-  const std::string gpu = c.at("gpus").at(0).value("name", "");
-  if (!run.gpu.empty() && run.gpu != gpu) {
-    throw WorkError(fmt::format("{}: mismatched GPUs in one file: '{}' here, '{}' before", where, gpu, run.gpu));
-  }
-  run.gpu = gpu;
+  expect_one_gpu(run.gpu, c.at("gpus").at(0).value("name", ""), where);
   if (c.contains("stack")) {
     for (const auto& [k, v] : c.at("stack").items()) {
       if (v.is_object()) {

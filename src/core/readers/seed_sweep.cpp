@@ -129,13 +129,8 @@ RunLog read_seed_sweep(const TextLines& t) {
       auto kv = parse_key_values(line.substr(1));
       if (kv.contains("gpu")) {
         if (!cur) throw WorkError(fmt::format("{}: a `# gpu=` header before any `===== seq_len=` block", where));
-        if (run.gpu.empty()) {
-          run.gpu = kv["gpu"];
-          gpu_line = static_cast<int>(i + 1);
-        } else if (run.gpu != kv["gpu"]) {
-          throw WorkError(fmt::format("{}: mismatched GPUs in one file: '{}' here, '{}' at line {}",
-                                      where, kv["gpu"], run.gpu, gpu_line));
-        }
+        if (run.gpu.empty()) gpu_line = static_cast<int>(i + 1);
+        expect_one_gpu(run.gpu, kv["gpu"], fmt::format("{} (first GPU named at line {})", where, gpu_line));
         cur->header = kv;
       }
       continue;

@@ -22,6 +22,13 @@ TextLines read_text_lines(const std::filesystem::path& path) {
   return text_lines_from(ss.str(), path.string());
 }
 
+void expect_one_gpu(std::string& current, const std::string& seen, const std::string& where) {
+  if (!current.empty() && current != seen) {
+    throw WorkError(fmt::format("{}: mismatched GPUs in one file: '{}' here, '{}' before", where, seen, current));
+  }
+  current = seen;
+}
+
 TextLines text_lines_from(const std::string& text, const std::string& name) {
   TextLines t;
   t.path = name;

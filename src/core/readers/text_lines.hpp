@@ -23,4 +23,8 @@ TextLines read_text_lines(const std::filesystem::path& path);
 // The same from text in memory (`name` stands in for the path in messages).
 TextLines text_lines_from(const std::string& text, const std::string& name);
 
+// Every log holds one GPU: the first name seen is kept in `current`; a different one later is a
+// WorkError("<where>: mismatched GPUs in one file: 'seen' here, 'current' before").
+void expect_one_gpu(std::string& current, const std::string& seen, const std::string& where);
+
 }  // namespace ub
