@@ -13,6 +13,7 @@ void register_decide(CLI::App& app, Context& ctx);
 void register_env(CLI::App& app, Context& ctx);
 void register_bandwidth(CLI::App& app, Context& ctx);
 void register_mamf(CLI::App& app, Context& ctx);
+void register_attention(CLI::App& app, Context& ctx);
 void register_compare(CLI::App& app, Context& ctx);
 void register_memfit(CLI::App& app, Context& ctx);
 void register_report(CLI::App& app, Context& ctx);

@@ -1,0 +1,244 @@
+// The attention benchmark driver; see attention.hpp.
+#include "bench/attention.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "core/error.hpp"
+#include "core/reference/attention_cpu.hpp"
+#include "gpu/attention.hpp"
+#include "gpu/attention_check.hpp"
+#include "gpu/elem.hpp"
+#include "gpu/kernels/fill.cuh"
+#include "gpu/telemetry_sampler.hpp"
+#include "gpu/timing.hpp"
+
+namespace ub::bench {
+
+using nlohmann::json;
+
+json AttentionConfig::to_json() const {
+  return {{"seqlens", seqlens},       {"batch", batch},         {"heads", heads},
+          {"kv_heads", kv_heads},     {"head_dim", head_dim},   {"doc_len", doc_len},
+          {"causal", causal},         {"dtype", to_string(dtype)}, {"fwd_only", fwd_only},
+          {"warmup_s", warmup_s},     {"min_samples", min_samples}, {"max_samples", max_samples},
+          {"max_seconds", max_seconds}, {"target_noise", target_noise},
+          {"check_samples", check_samples}, {"seed", seed}};
+}
+
+namespace {
+
+gpu::AttentionProblem problem_at(const AttentionConfig& c, int64_t seqlen) {
+  gpu::AttentionProblem p;
+  p.batch = c.batch, p.seqlen = seqlen, p.heads = c.heads, p.kv_heads = c.kv_heads, p.head_dim = c.head_dim;
+  p.doc_len = c.doc_len;
+  p.causal = c.causal;
+  p.dtype = c.dtype;
+  return p;
+}
+
+AttentionShape flop_shape(const gpu::AttentionProblem& p) {
+  AttentionShape s;
+  s.batch = p.batch, s.seqlen = p.seqlen, s.heads = p.heads, s.kv_heads = p.kv_heads, s.head_dim = p.head_dim;
+  s.causal = p.causal;
+  if (p.doc_len > 0) s.doc_lens.assign(static_cast<size_t>(p.seqlen / p.doc_len), p.doc_len);
+  return s;
+}
+
+// The device buffers of one point: inputs, outputs, gradients.
+struct AttentionBuffers {
+  gpu::DeviceBuffer q, k, v, o, stats, d_o, dq, dk, dv;
+  AttentionBuffers(const gpu::AttentionProblem& p, bool backward) {
+    const auto q_bytes = static_cast<size_t>(p.batch * p.seqlen * p.heads * p.head_dim) * 2;
+    const auto kv_bytes = static_cast<size_t>(p.batch * p.seqlen * p.kv_heads * p.head_dim) * 2;
+    q = gpu::DeviceBuffer(q_bytes), o = gpu::DeviceBuffer(q_bytes);
+    k = gpu::DeviceBuffer(kv_bytes), v = gpu::DeviceBuffer(kv_bytes);
+    stats = gpu::DeviceBuffer(static_cast<size_t>(p.batch * p.seqlen * p.heads) * sizeof(float));
+    if (backward) {
+      d_o = gpu::DeviceBuffer(q_bytes), dq = gpu::DeviceBuffer(q_bytes);
+      dk = gpu::DeviceBuffer(kv_bytes), dv = gpu::DeviceBuffer(kv_bytes);
+    }
+  }
+  gpu::SdpaTensors tensors() const {
+    return {q.get(), k.get(), v.get(), o.get(), stats.as<float>(), d_o.get(), dq.get(), dk.get(), dv.get()};
+  }
+  static size_t bytes(const gpu::AttentionProblem& p, bool backward) {
+    const auto q_bytes = static_cast<size_t>(p.batch * p.seqlen * p.heads * p.head_dim) * 2;
+    const auto kv_bytes = static_cast<size_t>(p.batch * p.seqlen * p.kv_heads * p.head_dim) * 2;
+    const auto stats = static_cast<size_t>(p.batch * p.seqlen * p.heads) * sizeof(float);
+    // backward's fp32 dQ accumulator (cuDNN scratch) is as large as Q in fp32
+    return (backward ? 4 : 2) * (q_bytes + kv_bytes) + stats + (backward ? 2 * q_bytes + stats : 0);
+  }
+};
+
+json timing_json(const gpu::Timing& t) {
+  return {{"median", t.summary.median}, {"mean", t.summary.mean}, {"min", t.summary.min},
+          {"max", t.summary.max},       {"n", t.summary.n},       {"median_low", t.summary.median_low},
+          {"median_high", t.summary.median_high}, {"stop", t.stop_reason}};
+}
+
+json check_json(const gpu::AttentionCheck& c) {
+  json tensors = json::object();
+  for (const auto& t : c.tensors) {
+    tensors[t.name] = {{"nmse", t.nmse}, {"max_abs_err", t.max_err}, {"max_abs_ref", t.max_ref},
+                       {"tolerance", t.tolerance}, {"non_finite", t.non_finite}, {"ok", t.ok()}};
+  }
+  return {{"ok", c.ok()}, {"rows_sampled", c.rows}, {"cols_sampled", c.cols}, {"tensors", tensors}};
+}
+
+bool is_out_of_memory(const std::string& what) {
+  return what.find("out of memory") != std::string::npos || what.find("CUDNN_STATUS_ALLOC_FAILED") != std::string::npos;
+}
+
+}  // namespace
+
+void AttentionConfig::validate() const {
+  if (seqlens.empty()) throw UsageError("attention: --seqlens is empty");
+  for (int64_t s : seqlens) {
+    if (s < 1 || s > (int64_t{1} << 24)) {
+      throw UsageError(fmt::format("attention: sequence length {} is out of range (1..16M)", s));
+    }
+    if (doc_len > 0 && s % doc_len != 0) {
+      throw UsageError(fmt::format("attention: --doc-len {} does not divide sequence length {} "
+                                   "(packed documents are of equal length)", doc_len, s));
+    }
+  }
+  if (doc_len < 0) throw UsageError("attention: --doc-len must not be negative");
+  if (batch < 1 || batch > 4096) throw UsageError(fmt::format("attention: --batch {} is out of range (1..4096)", batch));
+  gpu::check_sdpa_supported(problem_at(*this, seqlens.front()).sdpa());
+}
+
+std::vector<AttentionPoint> run_attention(const AttentionConfig& cfg, Session& session) {
+  cfg.validate();
+  const bool backward = !cfg.fwd_only;
+  gpu::Stream stream;
+  const cudaStream_t st = stream.get();
+  gpu::CudnnAttention attention;
+  attention.set_stream(st);
+  gpu::L2Flusher flusher(session.l2_bytes);
+  const gpu::Elem elem = cfg.dtype == Dtype::fp16 ? gpu::Elem::f16 : gpu::Elem::bf16;
+
+  std::FILE* seed_log = nullptr;
+  if (!cfg.seed_log.empty()) {
+    seed_log = std::fopen(cfg.seed_log.c_str(), "a");
+    if (!seed_log) throw WorkError(fmt::format("--seed-log: cannot open {} for appending", cfg.seed_log));
+    std::fprintf(seed_log, "# gpu=%s backend=cudnn causal=%s nheads=%lld nheads_kv=%lld head_dim=%lld\n",
+                 session.device_name.c_str(), cfg.causal ? "True" : "False", static_cast<long long>(cfg.heads),
+                 static_cast<long long>(cfg.kv_heads), static_cast<long long>(cfg.head_dim));
+    std::fflush(seed_log);
+  }
+  struct Closer {
+    std::FILE* f;
+    ~Closer() {
+      if (f) std::fclose(f);
+    }
+  } closer{seed_log};
+
+  std::vector<AttentionPoint> out;
+  bool warmed = false;
+  for (int64_t seqlen : cfg.seqlens) {
+    if (session.stop_requested()) break;
+    const gpu::AttentionProblem prob = problem_at(cfg, seqlen);
+    const gpu::SdpaDims dims = prob.sdpa();
+    const AttentionShape shape = flop_shape(prob);
+    AttentionPoint pt;
+    pt.seqlen = seqlen;
+    json rec = {{"type", "attention"}, {"device", session.device}, {"seqlen", seqlen}, {"batch", cfg.batch},
+                {"heads", cfg.heads}, {"kv_heads", cfg.kv_heads}, {"head_dim", cfg.head_dim},
+                {"causal", cfg.causal}, {"dtype", to_string(cfg.dtype)}, {"doc_len", cfg.doc_len},
+                {"docs", cfg.doc_len > 0 ? seqlen / cfg.doc_len : 1}, {"backend", "cudnn"},
+                {"flops_fwd", attention_flops(shape, false)}, {"flops_fwd_bwd", attention_flops(shape, true)}};
+    try {
+      size_t free_b = 0, total_b = 0;
+      UB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+      const size_t need = AttentionBuffers::bytes(prob, backward);
+      if (need > free_b) {
+        throw WorkError(fmt::format("out of memory: {:.1f} GiB of buffers needed, {:.1f} GiB free",
+                                    static_cast<double>(need) / (1 << 30), static_cast<double>(free_b) / (1 << 30)));
+      }
+      AttentionBuffers buf(prob, backward);
+      const gpu::SdpaTensors t = buf.tensors();
+      const auto q_count = static_cast<size_t>(prob.batch * prob.seqlen * prob.heads * prob.head_dim);
+      const auto kv_count = static_cast<size_t>(prob.batch * prob.seqlen * prob.kv_heads * prob.head_dim);
+      gpu::fill_normal(buf.q.get(), elem, q_count, cfg.seed, 1.0f, st);
+      gpu::fill_normal(buf.k.get(), elem, kv_count, cfg.seed + 1, 1.0f, st);
+      gpu::fill_normal(buf.v.get(), elem, kv_count, cfg.seed + 2, 1.0f, st);
+      if (backward) gpu::fill_normal(buf.d_o.get(), elem, q_count, cfg.seed + 3, 1.0f, st);
+      attention.prepare(dims, backward);
+      rec["engine_fwd"] = attention.engine(dims, false);
+      if (backward) rec["engine_bwd"] = attention.engine(dims, true);
+
+      // Correct first: a timing of a wrong result is not a measurement.
+      attention.forward(dims, t);
+      if (backward) attention.backward(dims, t);
+      const gpu::AttentionCheck check = gpu::check_attention(prob, t, backward, cfg.check_samples, st);
+      rec["check"] = check_json(check);
+      pt.check = check.summary();
+      if (!check.ok()) throw WorkError("validation failed: " + check.summary());
+
+      gpu::TimingPolicy pol;
+      pol.min_samples = cfg.min_samples;
+      pol.max_samples = cfg.max_samples;
+      pol.max_seconds = cfg.max_seconds;
+      pol.target_noise = cfg.target_noise;
+      const gpu::Work prepare = [&](cudaStream_t s) { flusher.flush(s); };
+      const gpu::Work fwd = [&](cudaStream_t) { attention.forward(dims, t); };
+      const gpu::Work fwd_bwd = [&](cudaStream_t) {
+        attention.forward(dims, t);
+        attention.backward(dims, t);
+      };
+      if (!warmed) {
+        gpu::warm_up(st, backward ? fwd_bwd : fwd, cfg.warmup_s);
+        warmed = true;
+      }
+      gpu::TelemetrySampler sampler(session.nvml.get());
+      sampler.start();
+      const gpu::Timing tf = gpu::time_samples(st, prepare, fwd, pol, session.interrupted);
+      rec["fwd_time_ms"] = timing_json(tf);
+      pt.fwd_ms = tf.summary.median;
+      pt.fwd_tflops = attention_flops(shape, false) / (pt.fwd_ms * 1e-3) / 1e12;
+      rec["fwd_ms"] = pt.fwd_ms;
+      rec["fwd_tflops"] = pt.fwd_tflops;
+      if (backward) {
+        const gpu::Timing tb = gpu::time_samples(st, prepare, fwd_bwd, pol, session.interrupted);
+        rec["fwd_bwd_time_ms"] = timing_json(tb);
+        pt.fwd_bwd_ms = tb.summary.median;
+        pt.fwd_bwd_tflops = attention_flops(shape, true) / (pt.fwd_bwd_ms * 1e-3) / 1e12;
+        rec["fwd_bwd_ms"] = pt.fwd_bwd_ms;
+        rec["fwd_bwd_tflops"] = pt.fwd_bwd_tflops;
+      }
+      rec["telemetry"] = sampler.stop().to_json();
+      rec["plans_built"] = attention.plans_built();
+      rec["plan_cache_hits"] = attention.cache_hits();
+      pt.ok = true;
+    } catch (const WorkError& e) {
+      pt.error = e.what();
+      pt.oom = is_out_of_memory(pt.error);
+      if (pt.oom) rec["type"] = "attention_oom";
+      rec["error"] = pt.error;
+      (void)cudaGetLastError();  // an allocation failure is not sticky; clear it
+    }
+    if (session.writer) session.writer->write(rec);
+    if (seed_log && pt.ok) {
+      json line = {{"seqlen", seqlen}, {"fwd_ms", pt.fwd_ms}, {"fwd_tflops", pt.fwd_tflops}};
+      if (backward) line["fwd_bwd_ms"] = pt.fwd_bwd_ms, line["fwd_bwd_tflops"] = pt.fwd_bwd_tflops;
+      std::fprintf(seed_log, "%s\n", line.dump().c_str());
+      std::fflush(seed_log);
+    }
+    if (session.progress) {
+      session.progress->line(
+          pt.ok ? fmt::format("seqlen {:>7}: fwd {:8.3f} ms {:6.1f} TFLOPS{}  [{}]", seqlen, pt.fwd_ms, pt.fwd_tflops,
+                              backward ? fmt::format(", fwd+bwd {:8.3f} ms {:6.1f} TFLOPS", pt.fwd_bwd_ms,
+                                                     pt.fwd_bwd_tflops)
+                                       : std::string(),
+                              pt.check)
+                : fmt::format("seqlen {:>7}: {}", seqlen, pt.error));
+    }
+    out.push_back(std::move(pt));
+  }
+  return out;
+}
+
+}  // namespace ub::bench

@@ -1,0 +1,274 @@
+// cuDNN fused attention graphs; see attention.hpp for the formulas and layouts.
+#include "gpu/attention.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+
+#include "gpu/cudnn_graph.hpp"
+
+namespace ub::gpu {
+
+double SdpaDims::scale() const { return 1.0 / std::sqrt(static_cast<double>(head_dim)); }
+
+void check_sdpa_supported(const SdpaDims& d) {
+  if (d.dtype != Dtype::bf16 && d.dtype != Dtype::fp16) {
+    throw UsageError(fmt::format("attention: dtype {} is not supported (bf16 or fp16)", to_string(d.dtype)));
+  }
+  if (d.batch < 1 || d.seqlen < 1 || d.heads < 1 || d.kv_heads < 1) {
+    throw UsageError("attention: batch, sequence length, heads and kv heads must be positive");
+  }
+  if (d.heads % d.kv_heads != 0) {
+    throw UsageError(fmt::format("attention: {} kv heads do not divide {} query heads", d.kv_heads, d.heads));
+  }
+  // cuDNN's fused attention on Hopper and Blackwell: head dim a multiple of 8, at most 256.
+  if (d.head_dim < 8 || d.head_dim > 256 || d.head_dim % 8 != 0) {
+    throw UsageError(fmt::format(
+        "attention: head dim {} is not supported by cuDNN's fused attention (a multiple of 8, 8..256)",
+        d.head_dim));
+  }
+}
+
+// The ids of a plan's non-virtual tensors, by role.
+struct AttentionIds {
+  int64_t q = 0, k = 0, v = 0, o = 0, stats = 0, d_o = 0, dq = 0, dk = 0, dv = 0, dot = 0, dq_acc = 0;
+};
+
+namespace {
+
+using Ids = AttentionIds;
+
+cudnnDataType_t cudnn_type(Dtype d) { return d == Dtype::fp16 ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16; }
+
+struct Dims4 {
+  int64_t b, h, hk, s, d;
+  explicit Dims4(const SdpaDims& x) : b(x.batch), h(x.heads), hk(x.kv_heads), s(x.seqlen), d(x.head_dim) {}
+  // BSHD memory seen as [b, heads, s, d]
+  std::vector<int64_t> bhsd_strides(int64_t heads) const { return {s * heads * d, d, heads * d, 1}; }
+  // The same memory seen transposed, [b, heads, d, s]
+  std::vector<int64_t> bhds_strides(int64_t heads) const { return {s * heads * d, d, 1, heads * d}; }
+  std::vector<int64_t> scores() const { return {b, h, s, s}; }
+  std::vector<int64_t> scores_strides() const { return {h * s * s, s * s, s, 1}; }
+  std::vector<int64_t> scores_t_strides() const { return {h * s * s, s * s, 1, s}; }
+  std::vector<int64_t> rows() const { return {b, h, s, 1}; }
+  std::vector<int64_t> rows_strides() const { return {h * s, s, 1, 1}; }
+};
+
+// Keeps S[i, j] for j <= i and sets the rest to -inf (top-left aligned causal mask).
+GraphTensor causal_mask(GraphBuilder& g, const Dims4& x, const GraphTensor& s) {
+  const GraphTensor row = g.virtual_tensor(x.scores(), x.scores_strides(), CUDNN_DATA_INT32);
+  const GraphTensor col = g.virtual_tensor(x.scores(), x.scores_strides(), CUDNN_DATA_INT32);
+  g.pointwise(CUDNN_POINTWISE_GEN_INDEX, s, nullptr, nullptr, row, CUDNN_DATA_FLOAT, 2);
+  g.pointwise(CUDNN_POINTWISE_GEN_INDEX, s, nullptr, nullptr, col, CUDNN_DATA_FLOAT, 3);
+  const GraphTensor keep = g.virtual_tensor(x.scores(), x.scores_strides(), CUDNN_DATA_BOOLEAN);
+  g.pointwise(CUDNN_POINTWISE_CMP_GE, row, &col, nullptr, keep, CUDNN_DATA_BOOLEAN);
+  const GraphTensor neg_inf = g.scalar(-std::numeric_limits<float>::infinity());
+  const GraphTensor out = g.virtual_tensor(x.scores(), x.scores_strides());
+  g.pointwise(CUDNN_POINTWISE_BINARY_SELECT, s, &neg_inf, &keep, out);
+  return out;
+}
+
+GraphTensor binary(GraphBuilder& g, cudnnPointwiseMode_t mode, const GraphTensor& a, const GraphTensor& b,
+                   std::vector<int64_t> dims, std::vector<int64_t> strides,
+                   cudnnDataType_t type = CUDNN_DATA_FLOAT) {
+  const GraphTensor y = g.virtual_tensor(std::move(dims), std::move(strides), type);
+  g.pointwise(mode, a, &b, nullptr, y);
+  return y;
+}
+
+GraphTensor unary(GraphBuilder& g, cudnnPointwiseMode_t mode, const GraphTensor& a) {
+  const GraphTensor y = g.virtual_tensor(a.dims, a.strides);
+  g.pointwise(mode, a, nullptr, nullptr, y);
+  return y;
+}
+
+std::unique_ptr<GraphPlan> build_forward(cudnnHandle_t h, const SdpaDims& d, Ids& ids) {
+  const Dims4 x(d);
+  const cudnnDataType_t io = cudnn_type(d.dtype);
+  GraphBuilder g(h);
+  const GraphTensor q = g.tensor({x.b, x.h, x.s, x.d}, x.bhsd_strides(x.h), io);
+  const GraphTensor kt = g.tensor({x.b, x.hk, x.d, x.s}, x.bhds_strides(x.hk), io);
+  const GraphTensor v = g.tensor({x.b, x.hk, x.s, x.d}, x.bhsd_strides(x.hk), io);
+  const GraphTensor o = g.tensor({x.b, x.h, x.s, x.d}, x.bhsd_strides(x.h), io);
+  const GraphTensor stats = g.tensor(x.rows(), x.rows_strides(), CUDNN_DATA_FLOAT);
+  ids.q = q.uid, ids.k = kt.uid, ids.v = v.uid, ids.o = o.uid, ids.stats = stats.uid;
+  const GraphTensor scale = g.scalar(static_cast<float>(d.scale()));
+
+  GraphTensor s = g.virtual_tensor(x.scores(), x.scores_strides());
+  g.matmul(q, kt, s);
+  s = binary(g, CUDNN_POINTWISE_MUL, s, scale, x.scores(), x.scores_strides());
+  if (d.causal) s = causal_mask(g, x, s);
+  const GraphTensor m = g.virtual_tensor(x.rows(), x.rows_strides());
+  g.reduction(CUDNN_REDUCE_TENSOR_MAX, s, m);
+  const GraphTensor e = unary(g, CUDNN_POINTWISE_EXP,
+                              binary(g, CUDNN_POINTWISE_SUB, s, m, x.scores(), x.scores_strides()));
+  const GraphTensor z = g.virtual_tensor(x.rows(), x.rows_strides());
+  g.reduction(CUDNN_REDUCE_TENSOR_ADD, e, z);
+  const GraphTensor log_z = unary(g, CUDNN_POINTWISE_LOG, z);
+  g.pointwise(CUDNN_POINTWISE_ADD, m, &log_z, nullptr, stats);
+  const GraphTensor p = binary(g, CUDNN_POINTWISE_DIV, e, z, x.scores(), x.scores_strides(), io);
+  g.matmul(p, v, o);
+  return std::make_unique<GraphPlan>(g.build("attention forward"));
+}
+
+std::unique_ptr<GraphPlan> build_backward(cudnnHandle_t h, const SdpaDims& d, Ids& ids) {
+  const Dims4 x(d);
+  const cudnnDataType_t io = cudnn_type(d.dtype);
+  GraphBuilder g(h);
+  const GraphTensor q = g.tensor({x.b, x.h, x.s, x.d}, x.bhsd_strides(x.h), io);
+  const GraphTensor kt = g.tensor({x.b, x.hk, x.d, x.s}, x.bhds_strides(x.hk), io);
+  const GraphTensor vt = g.tensor({x.b, x.hk, x.d, x.s}, x.bhds_strides(x.hk), io);
+  const GraphTensor o = g.tensor({x.b, x.h, x.s, x.d}, x.bhsd_strides(x.h), io);
+  const GraphTensor d_o = g.tensor({x.b, x.h, x.s, x.d}, x.bhsd_strides(x.h), io);
+  const GraphTensor stats = g.tensor(x.rows(), x.rows_strides(), CUDNN_DATA_FLOAT);
+  const GraphTensor dq = g.tensor({x.b, x.h, x.s, x.d}, x.bhsd_strides(x.h), io);
+  const GraphTensor dk = g.tensor({x.b, x.hk, x.s, x.d}, x.bhsd_strides(x.hk), io);
+  const GraphTensor dv = g.tensor({x.b, x.hk, x.s, x.d}, x.bhsd_strides(x.hk), io);
+  // fp32 scratch the fused kernel keeps in memory: rowsum(dO * O), and dQ accumulated in fp32.
+  const GraphTensor dot = g.tensor(x.rows(), x.rows_strides(), CUDNN_DATA_FLOAT);
+  const GraphTensor dq_acc = g.tensor({x.b, x.h, x.s, x.d}, packed_strides({x.b, x.h, x.s, x.d}), CUDNN_DATA_FLOAT);
+  ids = {q.uid, kt.uid, vt.uid, o.uid, stats.uid, d_o.uid, dq.uid, dk.uid, dv.uid, dot.uid, dq_acc.uid};
+  const GraphTensor scale = g.scalar(static_cast<float>(d.scale()));
+  const GraphTensor one = g.scalar(1.0f);
+  const bool grouped = x.h != x.hk;
+
+  // Ddot = rowsum(dO * O)
+  const GraphTensor d_o_o = binary(g, CUDNN_POINTWISE_MUL, d_o, o, {x.b, x.h, x.s, x.d},
+                                   {x.h * x.s * x.d, x.s * x.d, x.h * x.d, 1});
+  const GraphTensor row_sum = g.virtual_tensor(x.rows(), x.rows_strides());
+  g.reduction(CUDNN_REDUCE_TENSOR_ADD, d_o_o, row_sum);
+  g.pointwise(CUDNN_POINTWISE_MUL, row_sum, &one, nullptr, dot);
+
+  // P = exp(scale * Q K^T - stats), masked
+  GraphTensor s = g.virtual_tensor(x.scores(), x.scores_strides());
+  g.matmul(q, kt, s);
+  s = binary(g, CUDNN_POINTWISE_MUL, s, scale, x.scores(), x.scores_strides());
+  s = binary(g, CUDNN_POINTWISE_SUB, s, stats, x.scores(), x.scores_strides());
+  if (d.causal) s = causal_mask(g, x, s);
+  const GraphTensor p = unary(g, CUDNN_POINTWISE_EXP, s);
+
+  // dV = P^T dO (summed over each kv head's group of q heads)
+  const GraphTensor pt = g.virtual_tensor({x.b, x.h, x.s, x.s}, x.scores_t_strides(), io);
+  g.reshape(p, pt);
+  const std::vector<int64_t> full = {x.b, x.h, x.s, x.d};
+  if (grouped) {
+    const GraphTensor dv_full = g.virtual_tensor(full, packed_strides(full), io);
+    g.matmul(pt, d_o, dv_full);
+    g.reduction(CUDNN_REDUCE_TENSOR_ADD, dv_full, dv);
+  } else {
+    g.matmul(pt, d_o, dv);
+  }
+
+  // dS = P * (dO V^T - Ddot) * scale
+  GraphTensor dp = g.virtual_tensor(x.scores(), x.scores_strides());
+  g.matmul(d_o, vt, dp);
+  dp = binary(g, CUDNN_POINTWISE_SUB, dp, dot, x.scores(), x.scores_strides());
+  dp = binary(g, CUDNN_POINTWISE_MUL, dp, p, x.scores(), x.scores_strides());
+  const GraphTensor ds = binary(g, CUDNN_POINTWISE_MUL, dp, scale, x.scores(), x.scores_strides());
+
+  // dK = dS^T Q
+  const GraphTensor dst = g.virtual_tensor({x.b, x.h, x.s, x.s}, x.scores_t_strides(), io);
+  g.reshape(ds, dst);
+  if (grouped) {
+    const GraphTensor dk_full = g.virtual_tensor(full, packed_strides(full), io);
+    g.matmul(dst, q, dk_full);
+    g.reduction(CUDNN_REDUCE_TENSOR_ADD, dk_full, dk);
+  } else {
+    g.matmul(dst, q, dk);
+  }
+
+  // dQ = dS K, accumulated in fp32, then cast
+  const GraphTensor k = g.virtual_tensor({x.b, x.hk, x.s, x.d}, x.bhsd_strides(x.hk), io);
+  g.reshape(kt, k);
+  g.matmul(ds, k, dq_acc);
+  g.pointwise(CUDNN_POINTWISE_IDENTITY, dq_acc, nullptr, nullptr, dq);
+  return std::make_unique<GraphPlan>(g.build("attention backward"));
+}
+
+size_t round_up(size_t n) { return (n + 255) / 256 * 256; }
+
+// Backward's fp32 scratch: rowsum(dO * O) per row, then dQ's fp32 accumulator.
+size_t fp32_scratch_bytes(const SdpaDims& d) {
+  const auto rows = static_cast<size_t>(d.batch * d.heads * d.seqlen);
+  return round_up(rows * sizeof(float)) + round_up(rows * static_cast<size_t>(d.head_dim) * sizeof(float));
+}
+
+}  // namespace
+
+// A cached plan and the ids of its tensors.
+struct AttentionPlan {
+  std::unique_ptr<GraphPlan> plan;
+  AttentionIds ids;
+};
+
+CudnnAttention::CudnnAttention() : handle_(std::make_unique<CudnnHandle>()) {}
+CudnnAttention::~CudnnAttention() = default;
+
+void CudnnAttention::set_stream(cudaStream_t s) { handle_->set_stream(s); }
+
+const AttentionPlan& CudnnAttention::plan(const SdpaDims& d, bool backward) {
+  auto& cache = backward ? bwd_ : fwd_;
+  auto it = cache.find(d);
+  if (it != cache.end()) {
+    ++hits_;
+    return *it->second;
+  }
+  check_sdpa_supported(d);
+  auto entry = std::make_unique<AttentionPlan>();
+  entry->plan = backward ? build_backward(handle_->get(), d, entry->ids)
+                         : build_forward(handle_->get(), d, entry->ids);
+  ++built_;
+  return *cache.emplace(d, std::move(entry)).first->second;
+}
+
+void CudnnAttention::prepare(const SdpaDims& d, bool backward) {
+  plan(d, false);
+  if (backward) plan(d, true);
+}
+
+void* CudnnAttention::scratch(size_t bytes) {
+  if (scratch_.bytes() < bytes) scratch_ = DeviceBuffer(bytes);
+  return scratch_.get();
+}
+
+size_t CudnnAttention::scratch_bytes(const SdpaDims& d, bool backward) const {
+  const auto& cache = backward ? bwd_ : fwd_;
+  auto it = cache.find(d);
+  const size_t ws = it == cache.end() ? 0 : static_cast<size_t>(it->second->plan->workspace_bytes());
+  return round_up(ws) + (backward ? fp32_scratch_bytes(d) : 0);
+}
+
+std::string CudnnAttention::engine(const SdpaDims& d, bool backward) const {
+  const auto& cache = backward ? bwd_ : fwd_;
+  auto it = cache.find(d);
+  return it == cache.end() ? "" : it->second->plan->engine();
+}
+
+void CudnnAttention::forward(const SdpaDims& d, const SdpaTensors& t) {
+  const AttentionPlan& p = plan(d, false);
+  const Ids& ids = p.ids;
+  void* ws = scratch(scratch_bytes(d, false));
+  p.plan->execute(handle_->get(),
+            {{ids.q, const_cast<void*>(t.q)}, {ids.k, const_cast<void*>(t.k)},
+             {ids.v, const_cast<void*>(t.v)}, {ids.o, t.o}, {ids.stats, t.stats}},
+            ws);
+}
+
+void CudnnAttention::backward(const SdpaDims& d, const SdpaTensors& t) {
+  const AttentionPlan& p = plan(d, true);
+  const Ids& ids = p.ids;
+  auto* base = static_cast<char*>(scratch(scratch_bytes(d, true)));
+  const size_t ws = round_up(static_cast<size_t>(p.plan->workspace_bytes()));
+  const auto rows = static_cast<size_t>(d.batch * d.heads * d.seqlen);
+  void* dot = base + ws;
+  void* dq_acc = base + ws + round_up(rows * sizeof(float));
+  p.plan->execute(handle_->get(),
+            {{ids.q, const_cast<void*>(t.q)}, {ids.k, const_cast<void*>(t.k)},
+             {ids.v, const_cast<void*>(t.v)}, {ids.o, t.o}, {ids.stats, t.stats},
+             {ids.d_o, const_cast<void*>(t.d_o)}, {ids.dq, t.dq}, {ids.dk, t.dk}, {ids.dv, t.dv},
+             {ids.dot, dot}, {ids.dq_acc, dq_acc}},
+            base);
+}
+
+}  // namespace ub::gpu

@@ -1,0 +1,88 @@
+// Scaled-dot-product attention, forward and backward, through cuDNN's fused attention engines,
+// reached by building the graph those engines recognise (gpu/cudnn_graph.hpp) as the cuDNN
+// frontend's "composite" SDPA does for the cuDNN versions we support (9.14 on the device's system,
+// 9.19 in its torch environment; the SDPA_FWD operation of 9.19 has no causal mask before 9.21):
+//
+//   forward:  S = Q K^T (fp32) * scale; causal: S[i, j] = -inf where j > i (row >= col kept);
+//             M = rowmax S; E = exp(S - M); Z = rowsum E; stats = M + log Z; P = E / Z (bf16);
+//             O = P V
+//   backward: Ddot = rowsum(dO * O); P = exp(S * scale - stats) (masked); dV = P^T dO;
+//             dS = P * (dO V^T - Ddot) * scale; dK = dS^T Q; dQ = dS K (fp32, then cast)
+//             grouped-query heads: dK, dV summed over each kv head's q heads by a reduction.
+//
+// Layout BSHD in memory (Q, O, dQ, dO: [batch, seq, heads, head_dim]; K, V, dK, dV with kv_heads),
+// as a Llama layer produces it; stats [batch, heads, seq] fp32. Packed documents of equal length
+// L are the same buffer seen as batch * (seq / L) sequences of L (identical memory), so no ragged
+// offsets are needed. Plans are built once per shape and cached.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+
+#include "core/dtype.hpp"
+#include "gpu/cuda_raii.hpp"
+
+namespace ub::gpu {
+
+class CudnnHandle;
+struct AttentionPlan;
+
+// One attention problem as cuDNN sees it (packed documents already folded into the batch).
+struct SdpaDims {
+  int64_t batch = 1, seqlen = 0, heads = 0, kv_heads = 0, head_dim = 0;
+  bool causal = true;
+  Dtype dtype = Dtype::bf16;
+  double scale() const;
+  auto key() const { return std::tie(batch, seqlen, heads, kv_heads, head_dim, causal, dtype); }
+  bool operator<(const SdpaDims& o) const { return key() < o.key(); }
+};
+
+// Throws UsageError when cuDNN's fused attention cannot run these dims (dtype, head dim,
+// head counts); called before anything is allocated.
+void check_sdpa_supported(const SdpaDims& d);
+
+struct SdpaTensors {
+  const void* q = nullptr;
+  const void* k = nullptr;
+  const void* v = nullptr;
+  void* o = nullptr;
+  float* stats = nullptr;  // [batch, heads, seq]: written by forward, read by backward
+  const void* d_o = nullptr;
+  void* dq = nullptr;
+  void* dk = nullptr;
+  void* dv = nullptr;
+};
+
+class CudnnAttention {
+ public:
+  CudnnAttention();
+  ~CudnnAttention();
+  CudnnAttention(const CudnnAttention&) = delete;
+  CudnnAttention& operator=(const CudnnAttention&) = delete;
+
+  void set_stream(cudaStream_t s);
+  // Builds (or finds in the cache) the plans for `d`.
+  void prepare(const SdpaDims& d, bool backward);
+  void forward(const SdpaDims& d, const SdpaTensors& t);
+  void backward(const SdpaDims& d, const SdpaTensors& t);
+
+  int plans_built() const { return built_; }
+  int cache_hits() const { return hits_; }
+  std::string engine(const SdpaDims& d, bool backward) const;
+  // Device memory the plans of `d` use beyond the tensors (workspace and fp32 scratch).
+  size_t scratch_bytes(const SdpaDims& d, bool backward) const;
+
+ private:
+  const AttentionPlan& plan(const SdpaDims& d, bool backward);
+  void* scratch(size_t bytes);
+
+  std::unique_ptr<CudnnHandle> handle_;
+  std::map<SdpaDims, std::unique_ptr<AttentionPlan>> fwd_, bwd_;
+  DeviceBuffer scratch_;
+  int built_ = 0, hits_ = 0;
+};
+
+}  // namespace ub::gpu

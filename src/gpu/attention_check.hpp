@@ -1,0 +1,56 @@
+// Validates one cuDNN attention result against the fp32 GPU reference (kernels/attention_ref.cuh)
+// at sampled positions: O and the softmax statistic at sampled query rows, and after a backward
+// pass dQ at the same rows and dK, dV at sampled key columns. The measure is the normalised mean
+// squared error (NMSE = sum (x - ref)^2 / sum ref^2, llama.cpp's test measure) and no non-finite
+// value anywhere it looked: a NaN never passes.
+//
+// Tolerances (NMSE): bf16 1e-3, fp16 2.5e-4. A correct kernel rounds its output and its
+// probabilities to 16 bits, which alone costs about 1e-5 (bf16, 8 significant bits) or 2e-7
+// (fp16); the margin covers the fp32 accumulation order and dS rounded to 16 bits in the
+// backward. A wrong mask, scale or head mapping gives NMSE near 1. The statistic (log-sum-exp,
+// fp32 in both) is held to 1e-6.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#include "core/dtype.hpp"
+#include "gpu/attention.hpp"
+
+namespace ub::gpu {
+
+struct TensorCheck {
+  std::string name;  // "O", "LSE", "dQ", "dK", "dV"
+  double nmse = 0, max_err = 0, max_ref = 0, tolerance = 0;
+  unsigned long long non_finite = 0;
+  bool ok() const { return non_finite == 0 && nmse <= tolerance; }
+};
+
+struct AttentionCheck {
+  std::vector<TensorCheck> tensors;
+  int rows = 0, cols = 0;  // positions sampled
+  bool ok() const;
+  // "O 3.1e-06, LSE ..., dQ ..." or the first failure in words.
+  std::string summary() const;
+};
+
+double attention_tolerance(Dtype d);
+
+// The problem in the caller's terms: one BSHD buffer of `seqlen` tokens per batch entry, packed
+// into documents of `doc_len` (0: one document). `t.stats` is in cuDNN's layout for the folded
+// dims. With `backward`, t.d_o / dq / dk / dv must be filled.
+struct AttentionProblem {
+  int64_t batch = 1, seqlen = 0, heads = 0, kv_heads = 0, head_dim = 0, doc_len = 0;
+  bool causal = true;
+  Dtype dtype = Dtype::bf16;
+  // cuDNN's view: documents folded into the batch.
+  SdpaDims sdpa() const;
+};
+
+AttentionCheck check_attention(const AttentionProblem& p, const SdpaTensors& t, bool backward, int max_samples,
+                               cudaStream_t s);
+
+}  // namespace ub::gpu

@@ -1,0 +1,310 @@
+// cuDNN backend graph layer; see cudnn_graph.hpp.
+#include "gpu/cudnn_graph.hpp"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+
+#include <utility>
+
+namespace ub::gpu {
+
+std::string cudnn_status_text(cudnnStatus_t s) {
+  char last[512] = {0};
+  cudnnGetLastErrorString(last, sizeof last);
+  std::string text = cudnnGetErrorString(s);
+  if (last[0]) text += fmt::format(" ({})", last);
+  return text;
+}
+
+std::string cudnn_loaded_version() {
+  const size_t v = cudnnGetVersion();
+  return fmt::format("{}.{}.{}", v / 10000, (v % 10000) / 100, v % 100);
+}
+
+std::string cudnn_loaded_path() {
+  Dl_info info{};
+  void* sym = reinterpret_cast<void*>(&cudnnGetVersion);
+  return dladdr(sym, &info) && info.dli_fname ? info.dli_fname : "";
+}
+
+std::vector<int64_t> packed_strides(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> s(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) s[i - 1] = s[i] * dims[i];
+  return s;
+}
+
+// ---- BackendDescriptor ----
+
+BackendDescriptor::BackendDescriptor(cudnnBackendDescriptorType_t type) {
+  UB_CUDNN_CHECK(cudnnBackendCreateDescriptor(type, &d_));
+}
+
+BackendDescriptor::~BackendDescriptor() {
+  if (d_) cudnnBackendDestroyDescriptor(d_);
+}
+
+BackendDescriptor::BackendDescriptor(BackendDescriptor&& o) noexcept : d_(std::exchange(o.d_, nullptr)) {}
+
+BackendDescriptor& BackendDescriptor::operator=(BackendDescriptor&& o) noexcept {
+  if (this != &o) {
+    if (d_) cudnnBackendDestroyDescriptor(d_);
+    d_ = std::exchange(o.d_, nullptr);
+  }
+  return *this;
+}
+
+BackendDescriptor& BackendDescriptor::set(cudnnBackendAttributeName_t name,
+                                          cudnnBackendAttributeType_t type, int64_t count,
+                                          const void* values) {
+  UB_CUDNN_CHECK(cudnnBackendSetAttribute(d_, name, type, count, values));
+  return *this;
+}
+
+BackendDescriptor& BackendDescriptor::set_i64(cudnnBackendAttributeName_t name, int64_t v) {
+  return set(name, CUDNN_TYPE_INT64, 1, &v);
+}
+
+BackendDescriptor& BackendDescriptor::set_i64s(cudnnBackendAttributeName_t name,
+                                               const std::vector<int64_t>& v) {
+  return set(name, CUDNN_TYPE_INT64, static_cast<int64_t>(v.size()), v.data());
+}
+
+BackendDescriptor& BackendDescriptor::set_dtype(cudnnBackendAttributeName_t name, cudnnDataType_t v) {
+  return set(name, CUDNN_TYPE_DATA_TYPE, 1, &v);
+}
+
+BackendDescriptor& BackendDescriptor::set_bool(cudnnBackendAttributeName_t name, bool v) {
+  return set(name, CUDNN_TYPE_BOOLEAN, 1, &v);
+}
+
+BackendDescriptor& BackendDescriptor::set_float(cudnnBackendAttributeName_t name, float v) {
+  return set(name, CUDNN_TYPE_FLOAT, 1, &v);
+}
+
+BackendDescriptor& BackendDescriptor::set_desc(cudnnBackendAttributeName_t name,
+                                               const BackendDescriptor& v) {
+  cudnnBackendDescriptor_t raw = v.get();
+  return set(name, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &raw);
+}
+
+void BackendDescriptor::finalize() { UB_CUDNN_CHECK(cudnnBackendFinalize(d_)); }
+
+cudnnStatus_t BackendDescriptor::try_finalize() { return cudnnBackendFinalize(d_); }
+
+// ---- GraphBuilder ----
+
+namespace {
+
+BackendDescriptor make_tensor(const GraphTensor& t, bool by_value) {
+  BackendDescriptor d(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+  d.set_dtype(CUDNN_ATTR_TENSOR_DATA_TYPE, t.dtype)
+      .set_i64s(CUDNN_ATTR_TENSOR_DIMENSIONS, t.dims)
+      .set_i64s(CUDNN_ATTR_TENSOR_STRIDES, t.strides)
+      .set_i64(CUDNN_ATTR_TENSOR_UNIQUE_ID, t.uid)
+      .set_i64(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, 16);
+  if (t.is_virtual) d.set_bool(CUDNN_ATTR_TENSOR_IS_VIRTUAL, true);
+  if (by_value) d.set_bool(CUDNN_ATTR_TENSOR_IS_BY_VALUE, true);
+  d.finalize();
+  return d;
+}
+
+}  // namespace
+
+GraphTensor GraphBuilder::tensor(std::vector<int64_t> dims, std::vector<int64_t> strides,
+                                 cudnnDataType_t dtype) {
+  GraphTensor t{next_uid_++, std::move(dims), std::move(strides), dtype, false};
+  tensors_.emplace(t.uid, make_tensor(t, false));
+  return t;
+}
+
+GraphTensor GraphBuilder::virtual_tensor(std::vector<int64_t> dims, std::vector<int64_t> strides,
+                                         cudnnDataType_t dtype) {
+  GraphTensor t{next_uid_++, std::move(dims), std::move(strides), dtype, true};
+  tensors_.emplace(t.uid, make_tensor(t, false));
+  return t;
+}
+
+GraphTensor GraphBuilder::scalar(float value) {
+  GraphTensor t{next_uid_++, {1, 1, 1, 1}, {1, 1, 1, 1}, CUDNN_DATA_FLOAT, false};
+  tensors_.emplace(t.uid, make_tensor(t, true));
+  scalars_[t.uid] = value;
+  return t;
+}
+
+void GraphBuilder::matmul(const GraphTensor& a, const GraphTensor& b, const GraphTensor& c) {
+  BackendDescriptor desc(CUDNN_BACKEND_MATMUL_DESCRIPTOR);
+  desc.set_dtype(CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_DATA_FLOAT).finalize();
+  BackendDescriptor op(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR);
+  op.set_desc(CUDNN_ATTR_OPERATION_MATMUL_ADESC, tensors_.at(a.uid))
+      .set_desc(CUDNN_ATTR_OPERATION_MATMUL_BDESC, tensors_.at(b.uid))
+      .set_desc(CUDNN_ATTR_OPERATION_MATMUL_CDESC, tensors_.at(c.uid))
+      .set_desc(CUDNN_ATTR_OPERATION_MATMUL_DESC, desc)
+      .finalize();
+  op_descs_.push_back(std::move(desc));
+  ops_.push_back(std::move(op));
+}
+
+void GraphBuilder::pointwise(cudnnPointwiseMode_t mode, const GraphTensor& x, const GraphTensor* b,
+                             const GraphTensor* t, const GraphTensor& y, cudnnDataType_t math,
+                             int64_t axis) {
+  BackendDescriptor desc(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
+  desc.set(CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode)
+      .set_dtype(CUDNN_ATTR_POINTWISE_MATH_PREC, math);
+  if (axis >= 0) desc.set_i64(CUDNN_ATTR_POINTWISE_AXIS, axis);
+  desc.finalize();
+  BackendDescriptor op(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
+  op.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, desc)
+      .set_desc(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, tensors_.at(x.uid))
+      .set_desc(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, tensors_.at(y.uid));
+  if (b) op.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, tensors_.at(b->uid));
+  if (t) op.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_TDESC, tensors_.at(t->uid));
+  op.set_float(CUDNN_ATTR_OPERATION_POINTWISE_ALPHA1, 1.0f)
+      .set_float(CUDNN_ATTR_OPERATION_POINTWISE_ALPHA2, 1.0f)
+      .finalize();
+  op_descs_.push_back(std::move(desc));
+  ops_.push_back(std::move(op));
+}
+
+void GraphBuilder::reduction(cudnnReduceTensorOp_t reduce, const GraphTensor& x, const GraphTensor& y) {
+  BackendDescriptor desc(CUDNN_BACKEND_REDUCTION_DESCRIPTOR);
+  desc.set_dtype(CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_DATA_FLOAT)
+      .set(CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &reduce)
+      .finalize();
+  BackendDescriptor op(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR);
+  op.set_desc(CUDNN_ATTR_OPERATION_REDUCTION_DESC, desc)
+      .set_desc(CUDNN_ATTR_OPERATION_REDUCTION_XDESC, tensors_.at(x.uid))
+      .set_desc(CUDNN_ATTR_OPERATION_REDUCTION_YDESC, tensors_.at(y.uid))
+      .finalize();
+  op_descs_.push_back(std::move(desc));
+  ops_.push_back(std::move(op));
+}
+
+void GraphBuilder::reshape(const GraphTensor& x, const GraphTensor& y) {
+  BackendDescriptor op(CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR);
+  op.set_desc(CUDNN_ATTR_OPERATION_RESHAPE_XDESC, tensors_.at(x.uid))
+      .set_desc(CUDNN_ATTR_OPERATION_RESHAPE_YDESC, tensors_.at(y.uid))
+      .finalize();
+  ops_.push_back(std::move(op));
+}
+
+namespace {
+
+// The engine configurations cuDNN's heuristics propose for `graph` in `mode`.
+std::vector<BackendDescriptor> heuristic_configs(const BackendDescriptor& graph,
+                                                 cudnnBackendHeurMode_t mode) {
+  BackendDescriptor heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+  heur.set_desc(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph)
+      .set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
+  if (heur.try_finalize() != CUDNN_STATUS_SUCCESS) return {};
+  int64_t count = 0;
+  if (cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                               0, &count, nullptr) != CUDNN_STATUS_SUCCESS ||
+      count <= 0) {
+    return {};
+  }
+  std::vector<BackendDescriptor> configs;
+  std::vector<cudnnBackendDescriptor_t> raw;
+  for (int64_t i = 0; i < count; ++i) {
+    configs.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+    raw.push_back(configs.back().get());
+  }
+  int64_t got = 0;
+  UB_CUDNN_CHECK(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                          CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got, raw.data()));
+  configs.erase(configs.begin() + got, configs.end());
+  return configs;
+}
+
+// "engine 8" for a finalized configuration (what the records name).
+std::string engine_name(const BackendDescriptor& config) {
+  cudnnBackendDescriptor_t engine = nullptr;
+  if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINE_DESCRIPTOR, &engine) != CUDNN_STATUS_SUCCESS) return "?";
+  int64_t n = 0, index = -1;
+  std::string name = "?";
+  if (cudnnBackendGetAttribute(config.get(), CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                               &n, &engine) == CUDNN_STATUS_SUCCESS &&
+      cudnnBackendGetAttribute(engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &n, &index) ==
+          CUDNN_STATUS_SUCCESS) {
+    name = fmt::format("engine {}", index);
+  }
+  cudnnBackendDestroyDescriptor(engine);
+  return name;
+}
+
+}  // namespace
+
+GraphPlan GraphBuilder::build(const std::string& what) {
+  BackendDescriptor graph(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+  std::vector<cudnnBackendDescriptor_t> raw;
+  for (const auto& op : ops_) raw.push_back(op.get());
+  graph.set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, static_cast<int64_t>(raw.size()),
+            raw.data());
+  graph.set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle_);
+  const cudnnStatus_t st = graph.try_finalize();
+  if (st != CUDNN_STATUS_SUCCESS) {
+    throw WorkError(fmt::format("cuDNN refused the {} graph: {}", what, cudnn_status_text(st)));
+  }
+  std::string refusals;
+  for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
+    std::vector<BackendDescriptor> configs = heuristic_configs(graph, mode);
+    for (BackendDescriptor& config : configs) {
+      BackendDescriptor plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+      plan.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle_)
+          .set_desc(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, config);
+      const cudnnStatus_t ps = plan.try_finalize();
+      if (ps != CUDNN_STATUS_SUCCESS) {
+        if (refusals.empty()) refusals = cudnn_status_text(ps);
+        continue;
+      }
+      int64_t workspace = 0, n = 0;
+      UB_CUDNN_CHECK(cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                                              CUDNN_TYPE_INT64, 1, &n, &workspace));
+      const std::string engine = engine_name(config);
+      std::vector<BackendDescriptor> parts;
+      for (auto& [uid, t] : tensors_) parts.push_back(std::move(t));
+      for (auto& d : op_descs_) parts.push_back(std::move(d));
+      for (auto& op : ops_) parts.push_back(std::move(op));
+      parts.push_back(std::move(graph));
+      parts.push_back(std::move(config));
+      tensors_.clear();
+      op_descs_.clear();
+      ops_.clear();
+      return GraphPlan(std::move(parts), std::move(plan), workspace, scalars_, engine);
+    }
+  }
+  throw WorkError(fmt::format("cuDNN {} has no engine for the {} graph{}", cudnn_loaded_version(), what,
+                              refusals.empty() ? "" : fmt::format(" (first refusal: {})", refusals)));
+}
+
+// ---- GraphPlan ----
+
+GraphPlan::GraphPlan(std::vector<BackendDescriptor> parts, BackendDescriptor plan, int64_t workspace,
+                     std::map<int64_t, float> scalars, std::string engine)
+    : parts_(std::move(parts)),
+      plan_(std::move(plan)),
+      workspace_(workspace),
+      scalars_(std::make_unique<std::map<int64_t, float>>(std::move(scalars))),
+      engine_(std::move(engine)) {}
+
+void GraphPlan::execute(cudnnHandle_t handle, const std::map<int64_t, void*>& pointers,
+                        void* workspace) const {
+  std::vector<int64_t> uids;
+  std::vector<void*> ptrs;
+  for (const auto& [uid, p] : pointers) {
+    uids.push_back(uid);
+    ptrs.push_back(p);
+  }
+  for (auto& [uid, value] : *scalars_) {
+    uids.push_back(uid);
+    ptrs.push_back(&value);
+  }
+  BackendDescriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+  pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, static_cast<int64_t>(uids.size()), uids.data())
+      .set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, static_cast<int64_t>(ptrs.size()),
+           ptrs.data())
+      .set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace)
+      .finalize();
+  UB_CUDNN_CHECK(cudnnBackendExecute(handle, plan_.get(), pack.get()));
+}
+
+}  // namespace ub::gpu
