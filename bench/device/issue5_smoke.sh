@@ -5,7 +5,7 @@ source bench/device/common.sh
 cmake -S . -B build-device -G Ninja -DCMAKE_BUILD_TYPE=Release -DUB_BUILD_TESTS=OFF \
       -DCMAKE_CUDA_ARCHITECTURES=90 > "$OUT/build.log" 2>&1 &&
 cmake --build build-device >> "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
-CUDNN919=$(python3 -c 'import nvidia.cudnn,os;print(os.path.join(os.path.dirname(nvidia.cudnn.__file__),"lib"))')
+CUDNN919=$(python3 -c "import nvidia.cudnn,os;print(os.path.join(list(nvidia.cudnn.__path__)[0],\"lib\"))")
 echo "cudnn 9.19 dir: $CUDNN919"
 A="$UB attention --warmup-s 0.3 --max-seconds 0.3 --min-samples 5"
 for lib in system 919; do

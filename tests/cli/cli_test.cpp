@@ -143,6 +143,19 @@ TEST(BadInput, DataDirectory) {
   expect_error("--data-dir " + dir + " specs", 1, "malformed catalog");
 }
 
+#ifdef UB_HAVE_CUDA
+// The attention command refuses what cannot run before it looks for a GPU (so these hold in CI).
+TEST(BadInput, AttentionShapes) {
+  expect_error("attention --kv-heads 5", 2, "attention: 5 kv heads do not divide 32 query heads");
+  expect_error("attention --head-dim 320", 2, "head dim 320 is not supported by cuDNN's fused attention");
+  expect_error("attention --dtype fp8", 2, "attention: dtype fp8 is not supported (bf16 or fp16)");
+  expect_error("attention --seqlens 8k --doc-len 3000", 2, "--doc-len 3000 does not divide sequence length 8192");
+  expect_error("attention --seqlens 0", 2, "--seqlens");
+  expect_error("attention --seqlens 32M", 2, "sequence length 33554432 is out of range");
+  expect_error("attention --batch 0", 2, "--batch 0 is out of range");
+}
+#endif
+
 TEST(BadInput, UsageErrorsFromTheParser) {
   expect_error("frobnicate", 2, "");
   expect_error("specs --json --csv", 2, "excludes");

@@ -1,0 +1,225 @@
+// cuDNN fused attention on the real library: every supported configuration (dtype, causal or
+// not, grouped / multi-head / multi-query, head dims 64, 128, 256, batch, packed documents)
+// validates against the fp32 GPU reference; the GPU reference agrees with the CPU reference that
+// CI tests; the check fails on a wrong or NaN result; packed documents equal the same documents
+// run one by one; plans are built once per shape; unsupported shapes are refused before any work.
+#include "gpu/attention.hpp"
+
+#include <cuda_bf16.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/reference/attention_cpu.hpp"
+#include "gpu/attention_check.hpp"
+#include "gpu/kernels/fill.cuh"
+#include "require_gpu.hpp"
+
+namespace ub::gpu {
+namespace {
+
+Elem elem_of(Dtype d) { return d == Dtype::fp16 ? Elem::f16 : Elem::bf16; }
+
+// Device buffers of one problem, inputs random normal.
+struct Buffers {
+  DeviceBuffer q, k, v, o, stats, d_o, dq, dk, dv;
+  size_t q_count, kv_count;
+  Buffers(const AttentionProblem& p, uint64_t seed, cudaStream_t s)
+      : q_count(static_cast<size_t>(p.batch * p.seqlen * p.heads * p.head_dim)),
+        kv_count(static_cast<size_t>(p.batch * p.seqlen * p.kv_heads * p.head_dim)) {
+    for (DeviceBuffer* b : {&q, &o, &d_o, &dq}) *b = DeviceBuffer(q_count * 2);
+    for (DeviceBuffer* b : {&k, &v, &dk, &dv}) *b = DeviceBuffer(kv_count * 2);
+    stats = DeviceBuffer(static_cast<size_t>(p.batch * p.seqlen * p.heads) * sizeof(float));
+    const Elem e = elem_of(p.dtype);
+    fill_normal(q.get(), e, q_count, seed, 1.0f, s);
+    fill_normal(k.get(), e, kv_count, seed + 1, 1.0f, s);
+    fill_normal(v.get(), e, kv_count, seed + 2, 1.0f, s);
+    fill_normal(d_o.get(), e, q_count, seed + 3, 1.0f, s);
+  }
+  SdpaTensors tensors() const {
+    return {q.get(), k.get(), v.get(), o.get(), stats.as<float>(), d_o.get(), dq.get(), dk.get(), dv.get()};
+  }
+};
+
+class Attention : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    UB_REQUIRE_GPU();
+    stream_ = std::make_unique<Stream>();
+    attn_ = std::make_unique<CudnnAttention>();
+    attn_->set_stream(stream_->get());
+  }
+  cudaStream_t s() const { return stream_->get(); }
+  AttentionCheck run_and_check(const AttentionProblem& p, Buffers& b) {
+    attn_->forward(p.sdpa(), b.tensors());
+    attn_->backward(p.sdpa(), b.tensors());
+    return check_attention(p, b.tensors(), true, 48, s());
+  }
+  std::unique_ptr<Stream> stream_;
+  std::unique_ptr<CudnnAttention> attn_;
+};
+
+AttentionProblem problem(int64_t heads, int64_t kv_heads, int64_t head_dim, bool causal, Dtype dtype,
+                         int64_t seqlen = 384, int64_t batch = 1, int64_t doc_len = 0) {
+  AttentionProblem p;
+  p.batch = batch, p.seqlen = seqlen, p.heads = heads, p.kv_heads = kv_heads, p.head_dim = head_dim;
+  p.causal = causal, p.dtype = dtype, p.doc_len = doc_len;
+  return p;
+}
+
+TEST_F(Attention, EverySupportedConfigurationValidates) {
+  std::vector<AttentionProblem> cases;
+  for (int64_t d : {64, 128, 256}) {
+    for (bool causal : {true, false}) {
+      cases.push_back(problem(8, 2, d, causal, Dtype::bf16));  // grouped-query
+      cases.push_back(problem(4, 4, d, causal, Dtype::bf16));  // multi-head
+    }
+  }
+  cases.push_back(problem(4, 1, 128, true, Dtype::bf16));         // multi-query
+  cases.push_back(problem(8, 2, 128, true, Dtype::fp16));
+  cases.push_back(problem(8, 2, 64, false, Dtype::fp16));
+  cases.push_back(problem(8, 2, 128, true, Dtype::bf16, 300, 3));  // batch, odd length
+  cases.push_back(problem(8, 2, 128, true, Dtype::bf16, 1024, 2, 256));  // packed documents
+  for (const AttentionProblem& p : cases) {
+    Buffers b(p, 11, s());
+    const AttentionCheck c = run_and_check(p, b);
+    const std::string what = testing::PrintToString(p.heads) + "/" + testing::PrintToString(p.kv_heads) +
+                             " heads, d " + testing::PrintToString(p.head_dim) + (p.causal ? " causal " : " ") +
+                             std::string(to_string(p.dtype)) + " s " + testing::PrintToString(p.seqlen);
+    EXPECT_TRUE(c.ok()) << what << ": " << c.summary();
+    ASSERT_EQ(c.tensors.size(), 5u);
+    for (const TensorCheck& t : c.tensors) {
+      EXPECT_GT(t.nmse, 0.0) << what << " " << t.name << ": no error at all is suspicious for 16-bit outputs";
+      EXPECT_GT(t.max_ref, 0.0) << what << " " << t.name;
+    }
+  }
+}
+
+TEST_F(Attention, GpuReferenceAgreesWithTheCpuReference) {
+  // Feed the check the CPU reference's results (rounded to bf16) as if a kernel had produced them.
+  const AttentionProblem p = problem(4, 2, 64, true, Dtype::bf16, 96, 1, 32);
+  Buffers b(p, 5, s());
+  auto download = [&](const DeviceBuffer& d, size_t n) {
+    std::vector<__nv_bfloat16> h(n);
+    UB_CUDA_CHECK(cudaMemcpyAsync(h.data(), d.get(), n * 2, cudaMemcpyDeviceToHost, s()));
+    UB_CUDA_CHECK(cudaStreamSynchronize(s()));
+    std::vector<double> out(n);
+    for (size_t i = 0; i < n; ++i) out[i] = static_cast<double>(__bfloat162float(h[i]));
+    return out;
+  };
+  auto upload = [&](const std::vector<double>& v, const DeviceBuffer& d) {
+    std::vector<__nv_bfloat16> h(v.size());
+    for (size_t i = 0; i < v.size(); ++i) h[i] = __float2bfloat16(static_cast<float>(v[i]));
+    UB_CUDA_CHECK(cudaMemcpyAsync(d.get(), h.data(), h.size() * 2, cudaMemcpyHostToDevice, s()));
+    UB_CUDA_CHECK(cudaStreamSynchronize(s()));
+  };
+  AttentionShape shape;
+  shape.batch = p.batch, shape.seqlen = p.seqlen, shape.heads = p.heads, shape.kv_heads = p.kv_heads;
+  shape.head_dim = p.head_dim, shape.causal = p.causal;
+  shape.doc_lens.assign(static_cast<size_t>(p.seqlen / p.doc_len), p.doc_len);
+  const auto q = download(b.q, b.q_count), k = download(b.k, b.kv_count), v = download(b.v, b.kv_count);
+  const auto d_o = download(b.d_o, b.q_count);
+  const AttentionForward f = attention_forward(shape, q, k, v);
+  const AttentionGrads g = attention_backward(shape, q, k, v, f, d_o);
+  upload(f.out, b.o), upload(g.dq, b.dq), upload(g.dk, b.dk), upload(g.dv, b.dv);
+  // The statistic in cuDNN's layout (documents folded into the batch): [docs, heads, doc_len].
+  std::vector<float> lse(f.lse.size());
+  const int64_t docs = p.seqlen / p.doc_len;
+  for (int64_t h = 0; h < p.heads; ++h) {
+    for (int64_t i = 0; i < p.seqlen; ++i) {
+      lse[static_cast<size_t>(((i / p.doc_len) * p.heads + h) * p.doc_len + i % p.doc_len)] =
+          static_cast<float>(f.lse[static_cast<size_t>(h * p.seqlen + i)]);
+    }
+  }
+  ASSERT_EQ(docs * p.heads * p.doc_len, static_cast<int64_t>(lse.size()));
+  UB_CUDA_CHECK(cudaMemcpy(b.stats.get(), lse.data(), lse.size() * sizeof(float), cudaMemcpyHostToDevice));
+  const AttentionCheck c = check_attention(p, b.tensors(), true, 1000, s());
+  EXPECT_TRUE(c.ok()) << c.summary();
+  EXPECT_EQ(c.rows, 96);
+  for (const TensorCheck& t : c.tensors) {
+    // Only the rounding of the CPU result to bf16 (or fp32 for the statistic) separates them.
+    EXPECT_LT(t.nmse, t.name == "LSE" ? 1e-12 : 2e-5) << t.name;
+  }
+}
+
+TEST_F(Attention, CheckFailsOnWrongOrNanResults) {
+  const AttentionProblem p = problem(8, 2, 128, true, Dtype::bf16, 512);
+  Buffers b(p, 3, s());
+  ASSERT_TRUE(run_and_check(p, b).ok());
+  // A forward run with the wrong keys: O is wrong everywhere.
+  SdpaTensors wrong = b.tensors();
+  wrong.k = b.v.get();
+  attn_->forward(p.sdpa(), wrong);
+  AttentionCheck c = check_attention(p, b.tensors(), false, 48, s());
+  EXPECT_FALSE(c.ok());
+  EXPECT_GT(c.tensors.at(0).nmse, 0.1) << c.summary();
+  // A NaN in dQ never passes, whatever the rest.
+  attn_->forward(p.sdpa(), b.tensors());
+  attn_->backward(p.sdpa(), b.tensors());
+  UB_CUDA_CHECK(cudaMemsetAsync(b.dq.get(), 0xFF, 2 * p.head_dim * p.heads, s()));  // row 0: NaN in bf16
+  c = check_attention(p, b.tensors(), true, 48, s());
+  EXPECT_FALSE(c.ok());
+  EXPECT_GT(c.tensors.at(2).non_finite, 0u) << c.summary();
+}
+
+TEST_F(Attention, PackedDocumentsEqualTheDocumentsRunOneByOne) {
+  const int64_t doc = 256, docs = 4;
+  const AttentionProblem packed = problem(8, 2, 128, true, Dtype::bf16, doc * docs, 1, doc);
+  Buffers b(packed, 21, s());
+  attn_->forward(packed.sdpa(), b.tensors());
+  attn_->backward(packed.sdpa(), b.tensors());
+  Buffers one(packed, 21, s());  // same inputs
+  const AttentionProblem single = problem(8, 2, 128, true, Dtype::bf16, doc);
+  const size_t q_doc = static_cast<size_t>(doc * packed.heads * packed.head_dim) * 2;
+  const size_t kv_doc = static_cast<size_t>(doc * packed.kv_heads * packed.head_dim) * 2;
+  const size_t st_doc = static_cast<size_t>(doc * packed.heads) * sizeof(float);
+  for (int64_t i = 0; i < docs; ++i) {
+    auto at = [i](const DeviceBuffer& buf, size_t per) { return static_cast<char*>(buf.get()) + i * per; };
+    SdpaTensors t{at(one.q, q_doc),  at(one.k, kv_doc), at(one.v, kv_doc),
+                  at(one.o, q_doc),  reinterpret_cast<float*>(at(one.stats, st_doc)),
+                  at(one.d_o, q_doc), at(one.dq, q_doc), at(one.dk, kv_doc), at(one.dv, kv_doc)};
+    attn_->forward(single.sdpa(), t);
+    attn_->backward(single.sdpa(), t);
+  }
+  for (auto [a, c] : {std::pair{&b.o, &one.o}, {&b.dq, &one.dq}, {&b.dk, &one.dk}, {&b.dv, &one.dv}}) {
+    std::vector<uint16_t> x(a->bytes() / 2), y(c->bytes() / 2);
+    UB_CUDA_CHECK(cudaMemcpy(x.data(), a->get(), a->bytes(), cudaMemcpyDeviceToHost));
+    UB_CUDA_CHECK(cudaMemcpy(y.data(), c->get(), c->bytes(), cudaMemcpyDeviceToHost));
+    size_t differ = 0;
+    for (size_t i = 0; i < x.size(); ++i) differ += x[i] != y[i];
+    // The same kernel on the same numbers: identical bits, or nearly (block scheduling may change
+    // the order of the fp32 dQ accumulation).
+    EXPECT_LT(static_cast<double>(differ), 1e-3 * static_cast<double>(x.size())) << differ << " of " << x.size();
+  }
+}
+
+TEST_F(Attention, PlansAreBuiltOncePerShape) {
+  const AttentionProblem p = problem(8, 2, 64, true, Dtype::bf16, 256);
+  Buffers b(p, 1, s());
+  attn_->prepare(p.sdpa(), true);
+  EXPECT_EQ(attn_->plans_built(), 2);
+  const int hits = attn_->cache_hits();
+  attn_->forward(p.sdpa(), b.tensors());
+  attn_->backward(p.sdpa(), b.tensors());
+  attn_->prepare(p.sdpa(), true);
+  EXPECT_EQ(attn_->plans_built(), 2);
+  EXPECT_EQ(attn_->cache_hits(), hits + 4);
+  EXPECT_FALSE(attn_->engine(p.sdpa(), false).empty());
+  attn_->prepare(problem(8, 2, 64, true, Dtype::bf16, 512).sdpa(), false);
+  EXPECT_EQ(attn_->plans_built(), 3);
+}
+
+TEST_F(Attention, UnsupportedShapesAreRefusedBeforeAnyWork) {
+  EXPECT_THROW(attn_->prepare(problem(32, 5, 128, true, Dtype::bf16).sdpa(), false), UsageError);
+  EXPECT_THROW(attn_->prepare(problem(8, 2, 320, true, Dtype::bf16).sdpa(), false), UsageError);
+  EXPECT_THROW(attn_->prepare(problem(8, 2, 100, true, Dtype::bf16).sdpa(), false), UsageError);
+  EXPECT_THROW(attn_->prepare(problem(8, 2, 128, true, Dtype::fp32).sdpa(), false), UsageError);
+  EXPECT_EQ(attn_->plans_built(), 0);
+}
+
+}  // namespace
+}  // namespace ub::gpu
