@@ -3,6 +3,7 @@
 // Regenerate the golden files after an intended change with UB_UPDATE_GOLDEN=1.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -28,7 +29,8 @@ std::string slurp(const std::string& path) {
 // Runs the binary with `args` (a shell-quoted string), capturing stdout, stderr and exit code;
 // in `cwd` when given (so file names in the output do not depend on where the checkout is).
 Result run(const std::string& args, const std::string& cwd = "") {
-  const std::string err_file = ::testing::TempDir() + "/ub_stderr.txt";
+  // One file per test process: CTest may run the tests of this binary in parallel.
+  const std::string err_file = fmt::format("{}/ub_stderr_{}.txt", ::testing::TempDir(), getpid());
   const std::string cmd = fmt::format("{}{} {} 2>{}", cwd.empty() ? "" : "cd " + cwd + " && ", UB_BINARY, args, err_file);
   Result r;
   FILE* p = popen(cmd.c_str(), "r");
@@ -198,6 +200,8 @@ TEST(Golden, CompareAndMemfit) {
   expect_golden("compare.csv", "compare " + logs + " --csv", kFx);
   expect_golden("compare.md", "compare " + logs + " --price-old 3.5 --price-new 6 --md", kFx);
   expect_golden("compare_records.txt", "compare records_h200.jsonl records_h200.jsonl", kFx);
+  // Our attention records against the seed's attention lines.
+  expect_golden("compare_attention_records.txt", "compare attention_b200.log attention_records_h200.jsonl", kFx);
   expect_golden("memfit.txt", "memfit seed_sweep_b200.log", kFx);
   expect_golden("memfit_for.json", "memfit seed_sweep_h200.log --for h200 --json", kFx);
   expect_golden("compare_attention.txt", "compare attention_h200.log attention_b200.log", kFx);

@@ -63,8 +63,10 @@ LogKind detect_log_kind(const TextLines& t) {
   if (looks_like_records(t)) {
     const bool train = any_line(t, [](const std::string& l) { return l.find("\"train_step\"") != std::string::npos || l.find("\"train_oom\"") != std::string::npos; });
     const bool mamf = any_line(t, [](const std::string& l) { return l.find("\"type\":\"mamf") != std::string::npos || l.find("\"type\": \"mamf") != std::string::npos; });
+    const bool attention = any_line(t, [](const std::string& l) { return l.find("\"type\":\"attention") != std::string::npos || l.find("\"type\": \"attention") != std::string::npos; });
     if (train) return LogKind::training;
     if (mamf) return LogKind::mamf;
+    if (attention) return LogKind::attention;
     return LogKind::unknown;
   }
   if (looks_like_seed_sweep(t)) return LogKind::training;
@@ -107,6 +109,28 @@ AttentionLog read_attention_log(const TextLines& t) {
       throw WorkError(fmt::format("{}: a result line that is not valid JSON", where));
     }
     if (!o.is_object()) throw WorkError(fmt::format("{}: a result line must be a JSON object", where));
+    // Our own records (docs/records.md): the context record names the GPU; attention records carry
+    // the same fields as the seed's lines; out-of-memory and other records are not results.
+    if (o.contains("type")) {
+      const std::string type = o.at("type").is_string() ? o.at("type").get<std::string>() : "";
+      if (type == "context") {
+        if (o.contains("gpus") && o.at("gpus").is_array() && !o.at("gpus").empty() &&
+            o.at("gpus")[0].is_object() && o.at("gpus")[0].contains("name") && o.at("gpus")[0].at("name").is_string()) {
+          expect_one_gpu(log.gpu, o.at("gpus")[0].at("name").get<std::string>(), where);
+          if (o.contains("config") && o.at("config").is_object()) {
+            for (const auto& [k, v] : o.at("config").items()) {
+              if (v.is_primitive()) log.header[k] = v.is_string() ? v.get<std::string>() : v.dump();
+            }
+          }
+          log.header["backend"] = "cudnn";
+        }
+        continue;
+      }
+      if (type != "attention") {
+        if (type == "attention_oom") log.warnings.push_back(fmt::format("{}: an out-of-memory point skipped", where));
+        continue;
+      }
+    }
     AttentionPoint p;
     const double s = json_number(o, "seqlen", where);
     if (s < 1 || s > 1e12 || s != std::floor(s)) throw WorkError(fmt::format("{}: seqlen must be a positive whole number", where));
