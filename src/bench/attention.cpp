@@ -195,19 +195,20 @@ std::vector<AttentionPoint> run_attention(const AttentionConfig& cfg, Session& s
       }
       gpu::TelemetrySampler sampler(session.nvml.get());
       sampler.start();
-      const gpu::Timing tf = gpu::time_samples(st, prepare, fwd, pol, session.interrupted);
-      rec["fwd_time_ms"] = timing_json(tf);
-      pt.fwd_ms = tf.summary.median;
-      pt.fwd_tflops = attention_flops(shape, false) / (pt.fwd_ms * 1e-3) / 1e12;
-      rec["fwd_ms"] = pt.fwd_ms;
-      rec["fwd_tflops"] = pt.fwd_tflops;
+      // Times `work` and records it under `name` (fwd or fwd_bwd); returns the median in ms.
+      auto measure = [&](const gpu::Work& work, const std::string& name, bool with_backward) {
+        const gpu::Timing timing = gpu::time_samples(st, prepare, work, pol, session.interrupted);
+        const double ms = timing.summary.median;
+        rec[name + "_time_ms"] = timing_json(timing);
+        rec[name + "_ms"] = ms;
+        rec[name + "_tflops"] = attention_flops(shape, with_backward) / (ms * 1e-3) / 1e12;
+        return ms;
+      };
+      pt.fwd_ms = measure(fwd, "fwd", false);
+      pt.fwd_tflops = rec["fwd_tflops"].get<double>();
       if (backward) {
-        const gpu::Timing tb = gpu::time_samples(st, prepare, fwd_bwd, pol, session.interrupted);
-        rec["fwd_bwd_time_ms"] = timing_json(tb);
-        pt.fwd_bwd_ms = tb.summary.median;
-        pt.fwd_bwd_tflops = attention_flops(shape, true) / (pt.fwd_bwd_ms * 1e-3) / 1e12;
-        rec["fwd_bwd_ms"] = pt.fwd_bwd_ms;
-        rec["fwd_bwd_tflops"] = pt.fwd_bwd_tflops;
+        pt.fwd_bwd_ms = measure(fwd_bwd, "fwd_bwd", true);
+        pt.fwd_bwd_tflops = rec["fwd_bwd_tflops"].get<double>();
       }
       rec["telemetry"] = sampler.stop().to_json();
       rec["plans_built"] = attention.plans_built();

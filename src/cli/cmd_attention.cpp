@@ -78,7 +78,7 @@ void run(Context& ctx, const AttentionOptions& o) {
                        p.ok ? report::num(p.fwd_tflops) : "-",
                        p.ok && !cfg.fwd_only ? report::num(p.fwd_bwd_ms, 3) : "-",
                        p.ok && !cfg.fwd_only ? report::num(p.fwd_bwd_tflops) : "-",
-                       p.ok ? "ok (NMSE " + p.check + ")" : (p.oom ? "out of memory: " : "") + p.error});
+                       p.ok ? "ok (NMSE " + p.check + ")" : p.error});
       json pj = {{"device", s.device}, {"seqlen", p.seqlen}, {"ok", p.ok}, {"oom", p.oom}};
       if (p.ok) {
         pj["fwd_ms"] = p.fwd_ms;

@@ -83,6 +83,14 @@ GraphTensor unary(GraphBuilder& g, cudnnPointwiseMode_t mode, const GraphTensor&
   return y;
 }
 
+// scale * Q K^T, the scores both passes start from.
+GraphTensor scaled_scores(GraphBuilder& g, const Dims4& x, const GraphTensor& q, const GraphTensor& kt,
+                          const GraphTensor& scale) {
+  const GraphTensor s = g.virtual_tensor(x.scores(), x.scores_strides());
+  g.matmul(q, kt, s);
+  return binary(g, CUDNN_POINTWISE_MUL, s, scale, x.scores(), x.scores_strides());
+}
+
 std::unique_ptr<GraphPlan> build_forward(cudnnHandle_t h, const SdpaDims& d, Ids& ids) {
   const Dims4 x(d);
   const cudnnDataType_t io = cudnn_type(d.dtype);
@@ -95,9 +103,7 @@ std::unique_ptr<GraphPlan> build_forward(cudnnHandle_t h, const SdpaDims& d, Ids
   ids.q = q.uid, ids.k = kt.uid, ids.v = v.uid, ids.o = o.uid, ids.stats = stats.uid;
   const GraphTensor scale = g.scalar(static_cast<float>(d.scale()));
 
-  GraphTensor s = g.virtual_tensor(x.scores(), x.scores_strides());
-  g.matmul(q, kt, s);
-  s = binary(g, CUDNN_POINTWISE_MUL, s, scale, x.scores(), x.scores_strides());
+  GraphTensor s = scaled_scores(g, x, q, kt, scale);
   if (d.causal) s = causal_mask(g, x, s);
   const GraphTensor m = g.virtual_tensor(x.rows(), x.rows_strides());
   g.reduction(CUDNN_REDUCE_TENSOR_MAX, s, m);
@@ -141,9 +147,7 @@ std::unique_ptr<GraphPlan> build_backward(cudnnHandle_t h, const SdpaDims& d, Id
   g.pointwise(CUDNN_POINTWISE_MUL, row_sum, &one, nullptr, dot);
 
   // P = exp(scale * Q K^T - stats), masked
-  GraphTensor s = g.virtual_tensor(x.scores(), x.scores_strides());
-  g.matmul(q, kt, s);
-  s = binary(g, CUDNN_POINTWISE_MUL, s, scale, x.scores(), x.scores_strides());
+  GraphTensor s = scaled_scores(g, x, q, kt, scale);
   s = binary(g, CUDNN_POINTWISE_SUB, s, stats, x.scores(), x.scores_strides());
   if (d.causal) s = causal_mask(g, x, s);
   const GraphTensor p = unary(g, CUDNN_POINTWISE_EXP, s);

@@ -227,12 +227,30 @@ __device__ void atomic_max_nonneg(double* p, double v) {
   atomicMax(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(__double_as_longlong(v)));
 }
 
-__device__ void accumulate(CompareSums* sums, double err2, double ref2, double max_err, double max_ref,
-                           unsigned long long bad) {
+// One thread's share of a comparison.
+struct ErrorSums {
+  double err2 = 0, ref2 = 0, max_err = 0, max_ref = 0;
+  unsigned long long bad = 0;
+  __device__ void add(float got, float want) {
+    if (!isfinite(got) || !isfinite(want)) {
+      ++bad;
+      return;
+    }
+    const double e = static_cast<double>(got) - want;
+    err2 += e * e;
+    ref2 += static_cast<double>(want) * want;
+    max_err = fmax(max_err, fabs(e));
+    max_ref = fmax(max_ref, fabs(static_cast<double>(want)));
+  }
+};
+
+// Reduces the block's shares and adds them to the device-wide sums.
+__device__ void accumulate(CompareSums* sums, const ErrorSums& mine) {
   __shared__ double s_err2[kTile], s_ref2[kTile], s_max_err[kTile], s_max_ref[kTile];
   __shared__ unsigned long long s_bad[kTile];
   const int t = threadIdx.x;
-  s_err2[t] = err2, s_ref2[t] = ref2, s_max_err[t] = max_err, s_max_ref[t] = max_ref, s_bad[t] = bad;
+  s_err2[t] = mine.err2, s_ref2[t] = mine.ref2, s_max_err[t] = mine.max_err, s_max_ref[t] = mine.max_ref;
+  s_bad[t] = mine.bad;
   __syncthreads();
   for (int w = kTile / 2; w > 0; w /= 2) {
     if (t < w) {
@@ -258,44 +276,22 @@ __global__ void compare_kernel(const T* test, const float* ref, RefAttentionDims
                                const int* positions, CompareSums* sums) {
   const int64_t r = blockIdx.x, b = blockIdx.y, i = positions[r];
   const int64_t width = heads * d.head_dim;
-  double err2 = 0, ref2 = 0, max_err = 0, max_ref = 0;
-  unsigned long long bad = 0;
+  ErrorSums mine;
   for (int64_t x = threadIdx.x; x < width; x += kTile) {
-    const float got = ld(test, (b * d.seqlen + i) * width + x);
-    const float want = ref[(r * d.batch + b) * width + x];
-    if (!isfinite(got) || !isfinite(want)) {
-      ++bad;
-      continue;
-    }
-    const double e = static_cast<double>(got) - want;
-    err2 += e * e;
-    ref2 += static_cast<double>(want) * want;
-    max_err = fmax(max_err, fabs(e));
-    max_ref = fmax(max_ref, fabs(static_cast<double>(want)));
+    mine.add(ld(test, (b * d.seqlen + i) * width + x), ref[(r * d.batch + b) * width + x]);
   }
-  accumulate(sums, err2, ref2, max_err, max_ref, bad);
+  accumulate(sums, mine);
 }
 
 __global__ void compare_lse_kernel(const float* lse, const float* lse_ref, RefAttentionDims d, const int* positions,
                                    CompareSums* sums) {
   const Index ix{d};
   const int64_t r = blockIdx.x, b = blockIdx.y, i = positions[r];
-  double err2 = 0, ref2 = 0, max_err = 0, max_ref = 0;
-  unsigned long long bad = 0;
+  ErrorSums mine;
   for (int64_t h = threadIdx.x; h < d.heads; h += kTile) {
-    const float got = lse[ix.stat(b, i, h)];
-    const float want = lse_ref[(r * d.batch + b) * d.heads + h];
-    if (!isfinite(got) || !isfinite(want)) {
-      ++bad;
-      continue;
-    }
-    const double e = static_cast<double>(got) - want;
-    err2 += e * e;
-    ref2 += static_cast<double>(want) * want;
-    max_err = fmax(max_err, fabs(e));
-    max_ref = fmax(max_ref, fabs(static_cast<double>(want)));
+    mine.add(lse[ix.stat(b, i, h)], lse_ref[(r * d.batch + b) * d.heads + h]);
   }
-  accumulate(sums, err2, ref2, max_err, max_ref, bad);
+  accumulate(sums, mine);
 }
 
 template <class F>
