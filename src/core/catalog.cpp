@@ -92,7 +92,7 @@ Catalog Catalog::load(const std::filesystem::path& file) {
   json root;
   try {
     root = json::parse(in);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
     throw WorkError(fmt::format("{}: not valid JSON: {}", file.string(), e.what()));
   }
   Catalog cat;

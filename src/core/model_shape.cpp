@@ -127,7 +127,7 @@ ModelShape load_model(const std::string& name, const std::filesystem::path& mode
   json root;
   try {
     root = json::parse(in);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
     throw WorkError(fmt::format("{}: not valid JSON: {}", file.string(), e.what()));
   }
   ModelShape m = parse_hf_config(root, file.string());

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <cstdlib>
 #include <regex>
 
 #include "core/error.hpp"
@@ -28,6 +29,16 @@ const std::regex kBucketLine(R"(^(.+?)\s+([\d.]+)\s+TFLOP\s+([\d.]+)\s+ms\s+([\d
 double finite(double v, const std::string& where, const char* what) {
   if (!std::isfinite(v) || v < 0) throw WorkError(fmt::format("{}: {} must be a finite non-negative number", where, what));
   return v;
+}
+
+// A number matched by a [\d.]+ pattern ("..5" and "." match too): parsed, or a WorkError.
+double parse_number(const std::string& text, const std::string& where, const char* what) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size()) {
+    throw WorkError(fmt::format("{}: {} '{}' is not a number", where, what, text));
+  }
+  return finite(v, where, what);
 }
 
 double json_number(const json& o, const char* key, const std::string& where) {
@@ -101,7 +112,7 @@ AttentionLog read_attention_log(const TextLines& t) {
     json o;
     try {
       o = json::parse(line);
-    } catch (const json::parse_error&) {
+    } catch (const json::exception&) {
       if (t.is_last(i) && t.last_line_unterminated) {
         log.warnings.push_back(fmt::format("{}: truncated last line ignored", where));
         continue;
@@ -182,10 +193,10 @@ DecompositionLog read_decomposition_log(const TextLines& t) {
     if (std::regex_match(line, m, kBucketLine)) {
       DecompositionBucket b;
       b.name = trim(m[1].str());
-      b.tflop = finite(std::stod(m[2].str()), where, "TFLOP");
-      b.ms = finite(std::stod(m[3].str()), where, "ms");
-      b.tflops = finite(std::stod(m[4].str()), where, "TFLOPS");
-      if (m[5].matched) b.mfu_percent = finite(std::stod(m[5].str()), where, "MFU");
+      b.tflop = parse_number(m[2].str(), where, "TFLOP");
+      b.ms = parse_number(m[3].str(), where, "ms");
+      b.tflops = parse_number(m[4].str(), where, "TFLOPS");
+      if (m[5].matched) b.mfu_percent = parse_number(m[5].str(), where, "MFU");
       log.buckets.push_back(b);
       continue;
     }
@@ -210,7 +221,7 @@ MamfLog read_mamf_log(const TextLines& t) {
       json r;
       try {
         r = json::parse(line);
-      } catch (const json::parse_error&) {
+      } catch (const json::exception&) {
         if (t.is_last(i) && t.last_line_unterminated) continue;
         throw WorkError(fmt::format("{}: a record that is not valid JSON", t.where(i)));
       }
@@ -253,9 +264,9 @@ MamfLog read_mamf_log(const TextLines& t) {
       std::smatch m;
       if (std::regex_search(line, m, kShapeLine)) {
         MamfShape s;
-        s.mean_tflops = finite(std::stod(m[2].str()), where, "mean");
-        s.median_tflops = finite(std::stod(m[3].str()), where, "median");
-        s.max_tflops = finite(std::stod(m[4].str()), where, "max");
+        s.mean_tflops = parse_number(m[2].str(), where, "mean");
+        s.median_tflops = parse_number(m[3].str(), where, "median");
+        s.max_tflops = parse_number(m[4].str(), where, "max");
         s.m = count(m[5].str(), where);
         s.n = count(m[6].str(), where);
         s.k = count(m[7].str(), where);
@@ -267,7 +278,7 @@ MamfLog read_mamf_log(const TextLines& t) {
         s.n = count(m[4].str(), where);
         s.k = count(m[5].str(), where);
         s.ok = true;
-        const double v = finite(std::stod(m[2].str()), where, "TFLOPS");
+        const double v = parse_number(m[2].str(), where, "TFLOPS");
         if (m[1] == "mean") { s.mean_tflops = v; log.footer_mean = s; }
         if (m[1] == "median") { s.median_tflops = v; log.footer_median = s; }
         if (m[1] == "max") { s.max_tflops = v; log.footer_max = s; }

@@ -109,7 +109,7 @@ RunLog read_records(const TextLines& t) {
     json r;
     try {
       r = json::parse(line);
-    } catch (const json::parse_error&) {
+    } catch (const json::exception&) {
       if (t.is_last(i) && t.last_line_unterminated) {
         run.warnings.push_back(fmt::format("{}: truncated last line ignored", where));
         continue;

@@ -139,7 +139,7 @@ RunLog read_seed_sweep(const TextLines& t) {
       json obj;
       try {
         obj = json::parse(line);
-      } catch (const json::parse_error&) {
+      } catch (const json::exception&) {
         if (t.is_last(i) && t.last_line_unterminated) {
           run.warnings.push_back(fmt::format("{}: truncated last line ignored", where));
           continue;
