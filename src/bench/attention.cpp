@@ -4,14 +4,14 @@
 #include <fmt/format.h>
 
 #include <cstdio>
-#include <fstream>
+#include <tuple>
+#include <utility>
 
 #include "core/error.hpp"
 #include "core/reference/attention_cpu.hpp"
 #include "gpu/attention.hpp"
+#include "gpu/attention_buffers.hpp"
 #include "gpu/attention_check.hpp"
-#include "gpu/elem.hpp"
-#include "gpu/kernels/fill.cuh"
 #include "gpu/telemetry_sampler.hpp"
 #include "gpu/timing.hpp"
 
@@ -38,40 +38,6 @@ gpu::AttentionProblem problem_at(const AttentionConfig& c, int64_t seqlen) {
   p.dtype = c.dtype;
   return p;
 }
-
-AttentionShape flop_shape(const gpu::AttentionProblem& p) {
-  AttentionShape s;
-  s.batch = p.batch, s.seqlen = p.seqlen, s.heads = p.heads, s.kv_heads = p.kv_heads, s.head_dim = p.head_dim;
-  s.causal = p.causal;
-  if (p.doc_len > 0) s.doc_lens.assign(static_cast<size_t>(p.seqlen / p.doc_len), p.doc_len);
-  return s;
-}
-
-// The device buffers of one point: inputs, outputs, gradients.
-struct AttentionBuffers {
-  gpu::DeviceBuffer q, k, v, o, stats, d_o, dq, dk, dv;
-  AttentionBuffers(const gpu::AttentionProblem& p, bool backward) {
-    const auto q_bytes = static_cast<size_t>(p.batch * p.seqlen * p.heads * p.head_dim) * 2;
-    const auto kv_bytes = static_cast<size_t>(p.batch * p.seqlen * p.kv_heads * p.head_dim) * 2;
-    q = gpu::DeviceBuffer(q_bytes), o = gpu::DeviceBuffer(q_bytes);
-    k = gpu::DeviceBuffer(kv_bytes), v = gpu::DeviceBuffer(kv_bytes);
-    stats = gpu::DeviceBuffer(static_cast<size_t>(p.batch * p.seqlen * p.heads) * sizeof(float));
-    if (backward) {
-      d_o = gpu::DeviceBuffer(q_bytes), dq = gpu::DeviceBuffer(q_bytes);
-      dk = gpu::DeviceBuffer(kv_bytes), dv = gpu::DeviceBuffer(kv_bytes);
-    }
-  }
-  gpu::SdpaTensors tensors() const {
-    return {q.get(), k.get(), v.get(), o.get(), stats.as<float>(), d_o.get(), dq.get(), dk.get(), dv.get()};
-  }
-  static size_t bytes(const gpu::AttentionProblem& p, bool backward) {
-    const auto q_bytes = static_cast<size_t>(p.batch * p.seqlen * p.heads * p.head_dim) * 2;
-    const auto kv_bytes = static_cast<size_t>(p.batch * p.seqlen * p.kv_heads * p.head_dim) * 2;
-    const auto stats = static_cast<size_t>(p.batch * p.seqlen * p.heads) * sizeof(float);
-    // backward's fp32 dQ accumulator (cuDNN scratch) is as large as Q in fp32
-    return (backward ? 4 : 2) * (q_bytes + kv_bytes) + stats + (backward ? 2 * q_bytes + stats : 0);
-  }
-};
 
 json timing_json(const gpu::Timing& t) {
   return {{"median", t.summary.median}, {"mean", t.summary.mean}, {"min", t.summary.min},
@@ -118,7 +84,6 @@ std::vector<AttentionPoint> run_attention(const AttentionConfig& cfg, Session& s
   gpu::CudnnAttention attention;
   attention.set_stream(st);
   gpu::L2Flusher flusher(session.l2_bytes);
-  const gpu::Elem elem = cfg.dtype == Dtype::fp16 ? gpu::Elem::f16 : gpu::Elem::bf16;
 
   std::FILE* seed_log = nullptr;
   if (!cfg.seed_log.empty()) {
@@ -142,7 +107,7 @@ std::vector<AttentionPoint> run_attention(const AttentionConfig& cfg, Session& s
     if (session.stop_requested()) break;
     const gpu::AttentionProblem prob = problem_at(cfg, seqlen);
     const gpu::SdpaDims dims = prob.sdpa();
-    const AttentionShape shape = flop_shape(prob);
+    const AttentionShape shape = prob.shape();
     AttentionPoint pt;
     pt.seqlen = seqlen;
     json rec = {{"type", "attention"}, {"device", session.device}, {"seqlen", seqlen}, {"batch", cfg.batch},
@@ -153,19 +118,14 @@ std::vector<AttentionPoint> run_attention(const AttentionConfig& cfg, Session& s
     try {
       size_t free_b = 0, total_b = 0;
       UB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-      const size_t need = AttentionBuffers::bytes(prob, backward);
+      const size_t need = gpu::AttentionBuffers::bytes(prob, backward);
       if (need > free_b) {
         throw WorkError(fmt::format("out of memory: {:.1f} GiB of buffers needed, {:.1f} GiB free",
                                     static_cast<double>(need) / (1 << 30), static_cast<double>(free_b) / (1 << 30)));
       }
-      AttentionBuffers buf(prob, backward);
+      gpu::AttentionBuffers buf(prob, backward);
+      buf.fill_random(cfg.seed, st);
       const gpu::SdpaTensors t = buf.tensors();
-      const auto q_count = static_cast<size_t>(prob.batch * prob.seqlen * prob.heads * prob.head_dim);
-      const auto kv_count = static_cast<size_t>(prob.batch * prob.seqlen * prob.kv_heads * prob.head_dim);
-      gpu::fill_normal(buf.q.get(), elem, q_count, cfg.seed, 1.0f, st);
-      gpu::fill_normal(buf.k.get(), elem, kv_count, cfg.seed + 1, 1.0f, st);
-      gpu::fill_normal(buf.v.get(), elem, kv_count, cfg.seed + 2, 1.0f, st);
-      if (backward) gpu::fill_normal(buf.d_o.get(), elem, q_count, cfg.seed + 3, 1.0f, st);
       attention.prepare(dims, backward);
       rec["engine_fwd"] = attention.engine(dims, false);
       if (backward) rec["engine_bwd"] = attention.engine(dims, true);
@@ -195,21 +155,18 @@ std::vector<AttentionPoint> run_attention(const AttentionConfig& cfg, Session& s
       }
       gpu::TelemetrySampler sampler(session.nvml.get());
       sampler.start();
-      // Times `work` and records it under `name` (fwd or fwd_bwd); returns the median in ms.
+      // Times `work` and records it under `name` (fwd or fwd_bwd); returns {median ms, TFLOPS}.
       auto measure = [&](const gpu::Work& work, const std::string& name, bool with_backward) {
         const gpu::Timing timing = gpu::time_samples(st, prepare, work, pol, session.interrupted);
         const double ms = timing.summary.median;
+        const double tflops = attention_flops(shape, with_backward) / (ms * 1e-3) / 1e12;
         rec[name + "_time_ms"] = timing_json(timing);
         rec[name + "_ms"] = ms;
-        rec[name + "_tflops"] = attention_flops(shape, with_backward) / (ms * 1e-3) / 1e12;
-        return ms;
+        rec[name + "_tflops"] = tflops;
+        return std::pair{ms, tflops};
       };
-      pt.fwd_ms = measure(fwd, "fwd", false);
-      pt.fwd_tflops = rec["fwd_tflops"].get<double>();
-      if (backward) {
-        pt.fwd_bwd_ms = measure(fwd_bwd, "fwd_bwd", true);
-        pt.fwd_bwd_tflops = rec["fwd_bwd_tflops"].get<double>();
-      }
+      std::tie(pt.fwd_ms, pt.fwd_tflops) = measure(fwd, "fwd", false);
+      if (backward) std::tie(pt.fwd_bwd_ms, pt.fwd_bwd_tflops) = measure(fwd_bwd, "fwd_bwd", true);
       rec["telemetry"] = sampler.stop().to_json();
       rec["plans_built"] = attention.plans_built();
       rec["plan_cache_hits"] = attention.cache_hits();

@@ -10,6 +10,8 @@
 
 namespace ub::gpu {
 
+Elem attention_elem(Dtype d) { return d == Dtype::fp16 ? Elem::f16 : Elem::bf16; }
+
 double SdpaDims::scale() const { return 1.0 / std::sqrt(static_cast<double>(head_dim)); }
 
 void check_sdpa_supported(const SdpaDims& d) {

@@ -24,6 +24,7 @@
 
 #include "core/dtype.hpp"
 #include "gpu/cuda_raii.hpp"
+#include "gpu/elem.hpp"
 
 namespace ub::gpu {
 
@@ -39,6 +40,9 @@ struct SdpaDims {
   auto key() const { return std::tie(batch, seqlen, heads, kv_heads, head_dim, causal, dtype); }
   bool operator<(const SdpaDims& o) const { return key() < o.key(); }
 };
+
+// The element type of Q, K, V, O and the gradients for `d` (bf16 or fp16).
+Elem attention_elem(Dtype d);
 
 // Throws UsageError when cuDNN's fused attention cannot run these dims (dtype, head dim,
 // head counts); called before anything is allocated.

@@ -44,8 +44,6 @@ TensorCheck finish(const std::string& name, const CompareSums& c, double toleran
   return t;
 }
 
-Elem elem_of(Dtype d) { return d == Dtype::fp16 ? Elem::f16 : Elem::bf16; }
-
 }  // namespace
 
 double attention_tolerance(Dtype d) { return d == Dtype::fp16 ? 2.5e-4 : 1e-3; }
@@ -77,6 +75,14 @@ SdpaDims AttentionProblem::sdpa() const {
   return d;
 }
 
+AttentionShape AttentionProblem::shape() const {
+  AttentionShape s;
+  s.batch = batch, s.seqlen = seqlen, s.heads = heads, s.kv_heads = kv_heads, s.head_dim = head_dim;
+  s.causal = causal;
+  if (doc_len > 0) s.doc_lens.assign(static_cast<size_t>(seqlen / doc_len), doc_len);
+  return s;
+}
+
 AttentionCheck check_attention(const AttentionProblem& p, const SdpaTensors& t, bool backward, int max_samples,
                                cudaStream_t s) {
   RefAttentionDims d;
@@ -84,7 +90,7 @@ AttentionCheck check_attention(const AttentionProblem& p, const SdpaTensors& t, 
   d.doc_len = p.doc_len;
   d.causal = p.causal;
   d.scale = static_cast<float>(p.sdpa().scale());
-  const Elem e = elem_of(p.dtype);
+  const Elem e = attention_elem(p.dtype);
   const std::vector<int> rows = sample_positions(p.seqlen, max_samples);
   const int n = static_cast<int>(rows.size());
   const DeviceBuffer rows_d = upload(rows, s);

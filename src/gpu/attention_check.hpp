@@ -18,6 +18,7 @@
 #include <cuda_runtime.h>
 
 #include "core/dtype.hpp"
+#include "core/reference/attention_cpu.hpp"
 #include "gpu/attention.hpp"
 
 namespace ub::gpu {
@@ -48,6 +49,8 @@ struct AttentionProblem {
   Dtype dtype = Dtype::bf16;
   // cuDNN's view: documents folded into the batch.
   SdpaDims sdpa() const;
+  // The core library's view (FLOP accounting, the CPU reference): documents listed.
+  AttentionShape shape() const;
 };
 
 AttentionCheck check_attention(const AttentionProblem& p, const SdpaTensors& t, bool backward, int max_samples,

@@ -1,10 +1,11 @@
 // cuDNN backend graph layer; see cudnn_graph.hpp.
 #include "gpu/cudnn_graph.hpp"
 
-#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <utility>
+
+#include "gpu/fingerprint.hpp"
 
 namespace ub::gpu {
 
@@ -14,17 +15,6 @@ std::string cudnn_status_text(cudnnStatus_t s) {
   std::string text = cudnnGetErrorString(s);
   if (last[0]) text += fmt::format(" ({})", last);
   return text;
-}
-
-std::string cudnn_loaded_version() {
-  const size_t v = cudnnGetVersion();
-  return fmt::format("{}.{}.{}", v / 10000, (v % 10000) / 100, v % 100);
-}
-
-std::string cudnn_loaded_path() {
-  Dl_info info{};
-  void* sym = reinterpret_cast<void*>(&cudnnGetVersion);
-  return dladdr(sym, &info) && info.dli_fname ? info.dli_fname : "";
 }
 
 std::vector<int64_t> packed_strides(const std::vector<int64_t>& dims) {
@@ -272,7 +262,7 @@ GraphPlan GraphBuilder::build(const std::string& what) {
       return GraphPlan(std::move(parts), std::move(plan), workspace, scalars_, engine);
     }
   }
-  throw WorkError(fmt::format("cuDNN {} has no engine for the {} graph{}", cudnn_loaded_version(), what,
+  throw WorkError(fmt::format("cuDNN {} has no engine for the {} graph{}", cudnn_version().version, what,
                               refusals.empty() ? "" : fmt::format(" (first refusal: {})", refusals)));
 }
 

@@ -29,10 +29,6 @@ std::string cudnn_status_text(cudnnStatus_t s);
 
 namespace ub::gpu {
 
-// "9.19.0" for the library this process loaded, and the file it came from.
-std::string cudnn_loaded_version();
-std::string cudnn_loaded_path();
-
 class CudnnHandle {
  public:
   CudnnHandle() { UB_CUDNN_CHECK(cudnnCreate(&h_)); }

@@ -15,34 +15,16 @@
 
 #include "core/error.hpp"
 #include "core/reference/attention_cpu.hpp"
+#include "gpu/attention_buffers.hpp"
 #include "gpu/attention_check.hpp"
-#include "gpu/kernels/fill.cuh"
 #include "require_gpu.hpp"
 
 namespace ub::gpu {
 namespace {
 
-Elem elem_of(Dtype d) { return d == Dtype::fp16 ? Elem::f16 : Elem::bf16; }
-
-// Device buffers of one problem, inputs random normal.
-struct Buffers {
-  DeviceBuffer q, k, v, o, stats, d_o, dq, dk, dv;
-  size_t q_count, kv_count;
-  Buffers(const AttentionProblem& p, uint64_t seed, cudaStream_t s)
-      : q_count(static_cast<size_t>(p.batch * p.seqlen * p.heads * p.head_dim)),
-        kv_count(static_cast<size_t>(p.batch * p.seqlen * p.kv_heads * p.head_dim)) {
-    for (DeviceBuffer* b : {&q, &o, &d_o, &dq}) *b = DeviceBuffer(q_count * 2);
-    for (DeviceBuffer* b : {&k, &v, &dk, &dv}) *b = DeviceBuffer(kv_count * 2);
-    stats = DeviceBuffer(static_cast<size_t>(p.batch * p.seqlen * p.heads) * sizeof(float));
-    const Elem e = elem_of(p.dtype);
-    fill_normal(q.get(), e, q_count, seed, 1.0f, s);
-    fill_normal(k.get(), e, kv_count, seed + 1, 1.0f, s);
-    fill_normal(v.get(), e, kv_count, seed + 2, 1.0f, s);
-    fill_normal(d_o.get(), e, q_count, seed + 3, 1.0f, s);
-  }
-  SdpaTensors tensors() const {
-    return {q.get(), k.get(), v.get(), o.get(), stats.as<float>(), d_o.get(), dq.get(), dk.get(), dv.get()};
-  }
+// The problem's buffers, inputs random normal from `seed`.
+struct Buffers : AttentionBuffers {
+  Buffers(const AttentionProblem& p, uint64_t seed, cudaStream_t s) : AttentionBuffers(p, true) { fill_random(seed, s); }
 };
 
 class Attention : public ::testing::Test {
@@ -117,12 +99,9 @@ TEST_F(Attention, GpuReferenceAgreesWithTheCpuReference) {
     UB_CUDA_CHECK(cudaMemcpyAsync(d.get(), h.data(), h.size() * 2, cudaMemcpyHostToDevice, s()));
     UB_CUDA_CHECK(cudaStreamSynchronize(s()));
   };
-  AttentionShape shape;
-  shape.batch = p.batch, shape.seqlen = p.seqlen, shape.heads = p.heads, shape.kv_heads = p.kv_heads;
-  shape.head_dim = p.head_dim, shape.causal = p.causal;
-  shape.doc_lens.assign(static_cast<size_t>(p.seqlen / p.doc_len), p.doc_len);
-  const auto q = download(b.q, b.q_count), k = download(b.k, b.kv_count), v = download(b.v, b.kv_count);
-  const auto d_o = download(b.d_o, b.q_count);
+  const AttentionShape shape = p.shape();
+  const auto q = download(b.q, shape.q_elems()), k = download(b.k, shape.kv_elems());
+  const auto v = download(b.v, shape.kv_elems()), d_o = download(b.d_o, shape.q_elems());
   const AttentionForward f = attention_forward(shape, q, k, v);
   const AttentionGrads g = attention_backward(shape, q, k, v, f, d_o);
   upload(f.out, b.o), upload(g.dq, b.dq), upload(g.dk, b.dk), upload(g.dv, b.dv);

@@ -70,11 +70,23 @@ std::string_view to_string(LogKind k) {
   return "not a log compare reads";
 }
 
+namespace {
+
+// Whether a line holds a record whose type starts with `type` ("mamf" finds mamf_summary too).
+bool has_record_type(const TextLines& t, const std::string& type) {
+  const std::string compact = "\"type\":\"" + type, spaced = "\"type\": \"" + type;
+  return any_line(t, [&](const std::string& l) {
+    return l.find(compact) != std::string::npos || l.find(spaced) != std::string::npos;
+  });
+}
+
+}  // namespace
+
 LogKind detect_log_kind(const TextLines& t) {
   if (looks_like_records(t)) {
     const bool train = any_line(t, [](const std::string& l) { return l.find("\"train_step\"") != std::string::npos || l.find("\"train_oom\"") != std::string::npos; });
-    const bool mamf = any_line(t, [](const std::string& l) { return l.find("\"type\":\"mamf") != std::string::npos || l.find("\"type\": \"mamf") != std::string::npos; });
-    const bool attention = any_line(t, [](const std::string& l) { return l.find("\"type\":\"attention") != std::string::npos || l.find("\"type\": \"attention") != std::string::npos; });
+    const bool mamf = has_record_type(t, "mamf");
+    const bool attention = has_record_type(t, "attention");
     if (train) return LogKind::training;
     if (mamf) return LogKind::mamf;
     if (attention) return LogKind::attention;
@@ -128,11 +140,7 @@ AttentionLog read_attention_log(const TextLines& t) {
         if (o.contains("gpus") && o.at("gpus").is_array() && !o.at("gpus").empty() &&
             o.at("gpus")[0].is_object() && o.at("gpus")[0].contains("name") && o.at("gpus")[0].at("name").is_string()) {
           expect_one_gpu(log.gpu, o.at("gpus")[0].at("name").get<std::string>(), where);
-          if (o.contains("config") && o.at("config").is_object()) {
-            for (const auto& [k, v] : o.at("config").items()) {
-              if (v.is_primitive()) log.header[k] = v.is_string() ? v.get<std::string>() : v.dump();
-            }
-          }
+          read_config_text(o, log.header);
           log.header["backend"] = "cudnn";
         }
         continue;

@@ -37,11 +37,9 @@ void read_context(const json& c, RunLog& run, const std::string& where) {
   }
   if (c.contains("tool")) run.software["upgradebench"] = scalar_text(c.at("tool"));
   if (c.contains("provenance") && c.at("provenance").is_string()) run.provenance = c.at("provenance").get<std::string>();
+  read_config_text(c, run.config);
   if (c.contains("config") && c.at("config").is_object()) {
     const json& cfg = c.at("config");
-    for (const auto& [k, v] : cfg.items()) {
-      if (!v.is_structured()) run.config[k] = scalar_text(v);
-    }
     if (cfg.contains("model") && cfg.at("model").is_string()) run.model = cfg.at("model").get<std::string>();
     if (cfg.contains("layers") && cfg.at("layers").is_number_integer()) run.layers = cfg.at("layers").get<int64_t>();
     if (cfg.contains("batch") && cfg.at("batch").is_number_integer()) run.batch = cfg.at("batch").get<int64_t>();
@@ -94,6 +92,13 @@ bool looks_like_records(const TextLines& t) {
            s.find("\"context\"") != std::string::npos;
   }
   return false;
+}
+
+void read_config_text(const json& context, std::map<std::string, std::string>& out) {
+  if (!context.contains("config") || !context.at("config").is_object()) return;
+  for (const auto& [k, v] : context.at("config").items()) {
+    if (!v.is_structured()) out[k] = scalar_text(v);
+  }
 }
 
 RunLog read_records(const TextLines& t) {

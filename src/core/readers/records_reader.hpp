@@ -4,6 +4,11 @@
 // types are counted and skipped; a later context record (an appended run) must name the same GPU.
 #pragma once
 
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
 #include "core/readers/text_lines.hpp"
 #include "core/run_log.hpp"
 
@@ -11,5 +16,9 @@ namespace ub {
 
 bool looks_like_records(const TextLines& t);
 RunLog read_records(const TextLines& t);
+
+// The scalar entries of a context record's `config` object (strings as they are, numbers and
+// booleans as JSON), into `out`; nothing when there is no such object.
+void read_config_text(const nlohmann::json& context, std::map<std::string, std::string>& out);
 
 }  // namespace ub
