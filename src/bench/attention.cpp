@@ -12,6 +12,7 @@
 #include "gpu/attention.hpp"
 #include "gpu/attention_buffers.hpp"
 #include "gpu/attention_check.hpp"
+#include "gpu/device_arena.hpp"
 #include "gpu/telemetry_sampler.hpp"
 #include "gpu/timing.hpp"
 
@@ -54,9 +55,6 @@ json check_json(const gpu::AttentionCheck& c) {
   return {{"ok", c.ok()}, {"rows_sampled", c.rows}, {"cols_sampled", c.cols}, {"tensors", tensors}};
 }
 
-bool is_out_of_memory(const std::string& what) {
-  return what.find("out of memory") != std::string::npos || what.find("CUDNN_STATUS_ALLOC_FAILED") != std::string::npos;
-}
 
 }  // namespace
 
@@ -173,7 +171,7 @@ std::vector<AttentionPoint> run_attention(const AttentionConfig& cfg, Session& s
       pt.ok = true;
     } catch (const WorkError& e) {
       pt.error = e.what();
-      pt.oom = is_out_of_memory(pt.error);
+      pt.oom = gpu::is_out_of_memory_message(pt.error);
       if (pt.oom) rec["type"] = "attention_oom";
       rec["error"] = pt.error;
       (void)cudaGetLastError();  // an allocation failure is not sticky; clear it

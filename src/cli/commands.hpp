@@ -17,8 +17,11 @@ void register_attention(CLI::App& app, Context& ctx);
 void register_compare(CLI::App& app, Context& ctx);
 void register_memfit(CLI::App& app, Context& ctx);
 void register_report(CLI::App& app, Context& ctx);
+void register_train(CLI::App& app, Context& ctx);
 
 // Exit code of a measurement stopped by Ctrl-C (128 + SIGINT), its records kept.
 inline constexpr int kExitInterrupted = 130;
+// Exit code of a training run that did not fit in device memory (its train_oom record written).
+inline constexpr int kExitOutOfMemory = 3;
 
 }  // namespace ub::cli

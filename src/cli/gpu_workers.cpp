@@ -36,7 +36,8 @@ std::unique_ptr<GpuRun> start_gpu_run(Context& ctx, const std::string& command,
     g["catalog_id"] = a ? nlohmann::json(a->id) : nlohmann::json();
   }
   if (!nvml) fp["nvml"] = why;
-  run->writer->write(make_context_record(command, ctx.argv, fp, config));
+  run->context = make_context_record(command, ctx.argv, fp, config);
+  run->writer->write(run->context);
   run->progress.line(fmt::format("records: {}", path));
   run->interrupted = &install_interrupt_handler();
   return run;

@@ -22,6 +22,7 @@ struct GpuRun {
   std::unique_ptr<RecordWriter> writer;
   report::Progress progress;
   const std::atomic<bool>* interrupted = nullptr;
+  nlohmann::json context;  // the context record written first
 };
 
 // Resolves --devices, opens the records file (`out`, or upgradebench-<cmd>-<date>.jsonl) and

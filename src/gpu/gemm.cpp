@@ -7,24 +7,13 @@
 #include <cmath>
 #include <random>
 
+#include "gpu/cuda_elem.hpp"
 #include "gpu/kernels/fill.cuh"
 #include "gpu/kernels/gemm_check.cuh"
 
 namespace ub::gpu {
 
 namespace {
-
-cudaDataType_t cuda_type(Elem e) {
-  switch (e) {
-    case Elem::f32: return CUDA_R_32F;
-    case Elem::f16: return CUDA_R_16F;
-    case Elem::bf16: return CUDA_R_16BF;
-    case Elem::e4m3: return CUDA_R_8F_E4M3;
-    case Elem::e5m2: return CUDA_R_8F_E5M2;
-    case Elem::e2m1: return CUDA_R_4F_E2M1;
-  }
-  return CUDA_R_32F;
-}
 
 bool block_scaled(Dtype d) { return d == Dtype::mxfp8 || d == Dtype::nvfp4; }
 
@@ -163,7 +152,7 @@ GemmPlan::GemmPlan(const CublasLt& lt, const GemmOperands& ops, size_t workspace
     set_attr(op_, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, mode);
     set_attr(op_, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, mode);
   }
-  const cudaDataType_t in = cuda_type(gemm_input_elem(dt)), out = cuda_type(gemm_output_elem(dt));
+  const cudaDataType_t in = cuda_data_type(gemm_input_elem(dt)), out = cuda_data_type(gemm_output_elem(dt));
   UB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&la_, in, static_cast<uint64_t>(s.k), static_cast<uint64_t>(s.m), s.k));
   UB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&lb_, in, static_cast<uint64_t>(s.k), static_cast<uint64_t>(s.n), s.k));
   UB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&lc_, out, static_cast<uint64_t>(s.m), static_cast<uint64_t>(s.n), s.m));

@@ -1,30 +1,17 @@
-// Random normal fill; see fill.cuh. Uniforms come from splitmix64 of (seed, index); normals from
-// the Box-Muller transform.
+// Random normal fill; see fill.cuh. Values from core/train/counter_rng.hpp (splitmix64 of
+// (seed, index), Box-Muller).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp4.h>
 #include <cuda_fp8.h>
 
+#include "core/train/counter_rng.hpp"
 #include "gpu/check.hpp"
 #include "gpu/kernels/fill.cuh"
 
 namespace ub::gpu {
 
 namespace {
-
-__device__ __forceinline__ uint64_t splitmix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
-__device__ __forceinline__ float normal_at(uint64_t seed, uint64_t i) {
-  const uint64_t h = splitmix64(seed ^ splitmix64(i));
-  const float u1 = (static_cast<float>(h >> 40) + 1.0f) * (1.0f / 16777217.0f);  // (0, 1]
-  const float u2 = static_cast<float>(h & 0xFFFFFF) * (1.0f / 16777216.0f);       // [0, 1)
-  return sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2);
-}
 
 template <class T>
 __global__ void fill_kernel(T* p, size_t n, uint64_t seed, float stddev) {

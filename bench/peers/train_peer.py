@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""The peer for `upgradebench train`: Hugging Face transformers LlamaForCausalLM with the same
+dimensions (a config.json of data/models, its first --layers layers), random initialisation,
+bf16 weights, sdpa attention, loss = model(ids, labels=ids).loss (the shift inside), backward,
+gradient clipping to global norm 1.0 (as ours), torch.optim.AdamW(fused=True) (bf16 state, as a
+bf16 model has), batch 1 by default, random token ids below vocab - 256 as the seed draws them.
+Each step is timed with CUDA events around forward + backward + clip + optimizer step.
+
+Writes our canonical records (docs/records.md): a context record, then one train_step per step
+(step, warmup, exec_time_ms, tflops, mfu, peak_mem_gib = torch.cuda.max_memory_reserved, loss),
+so `upgradebench compare peer.jsonl ours.jsonl` compares the two directly. A length that runs
+out of memory is a train_oom record. TFLOPS by the MFU convention of core/flops.hpp:
+6 * dense_N * tokens + 6 * s^2 * head_dim * heads * layers per sequence (causal),
+dense_N = (3 h I + h (2 q + 2 kv)) L + V h.
+"""
+import argparse
+import datetime
+import json
+import math
+import os
+import socket
+import sys
+import time
+
+import torch
+import transformers
+from transformers import LlamaConfig, LlamaForCausalLM
+
+
+def step_flops(c, layers, seqlen, batch):
+    h, inter, nq, nkv = c["hidden_size"], c["intermediate_size"], c["num_attention_heads"], c.get("num_key_value_heads", c["num_attention_heads"])
+    d = c.get("head_dim") or h // nq
+    q, kv = nq * d, nkv * d
+    dense_n = (3 * h * inter + h * (2 * q + 2 * kv)) * layers + c["vocab_size"] * h
+    return 6.0 * dense_n * batch * seqlen + 6.0 * batch * seqlen * seqlen * d * nq * layers
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--config", default=os.path.join(os.path.dirname(__file__), "../../data/models/llama-3.1-8b.json"))
+    ap.add_argument("--model-name", default="llama-3.1-8b")
+    ap.add_argument("--layers", type=int, default=4)
+    ap.add_argument("--seqlens", default="4096,8192,16384")
+    ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--steps", type=int, default=6)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--lr", type=float, default=3e-4)
+    ap.add_argument("--peak-tflops", type=float, default=989.0, help="bf16 dense peak of the GPU (H200: 989)")
+    ap.add_argument("--out", default=None)
+    a = ap.parse_args()
+    with open(a.config) as f:
+        c = json.load(f)
+    c = c.get("text_config", c)
+    out = open(a.out, "a") if a.out else None
+
+    def emit(rec):
+        line = json.dumps(rec)
+        print(line, flush=True)
+        if out:
+            out.write(line + "\n")
+            out.flush()
+
+    props = torch.cuda.get_device_properties(0)
+    emit({"type": "context", "schema": "upgradebench/1", "tool": "train_peer.py (Hugging Face transformers)",
+          "command": "train", "argv": sys.argv, "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+          "host": socket.gethostname(),
+          "gpus": [{"index": 0, "name": props.name, "memory_gib": props.total_memory / 2**30, "sm_count": props.multi_processor_count}],
+          "stack": {"torch": torch.__version__, "cuda_runtime": torch.version.cuda, "cudnn": str(torch.backends.cudnn.version()),
+                    "transformers": transformers.__version__},
+          "config": {"model": a.model_name, "layers": a.layers, "batch": a.batch, "dtype": "bf16",
+                     "precision": "bf16 weights and AdamW state (torch AdamW fused)", "attention": "sdpa",
+                     "seqlens": a.seqlens, "steps": a.steps, "warmup": a.warmup, "lr": a.lr, "max_grad_norm": 1.0}})
+
+    cfg = LlamaConfig(**{k: v for k, v in c.items() if not k.startswith("_")})
+    cfg.num_hidden_layers = a.layers
+    cfg.use_cache = False
+    cfg._attn_implementation = "sdpa"
+    torch.manual_seed(0)
+    torch.set_default_dtype(torch.bfloat16)
+    with torch.device("cuda"):
+        model = LlamaForCausalLM(cfg)
+    model.train()
+    opt = torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(0.9, 0.95), weight_decay=0.1, fused=True)
+    for s in [int(x) for x in a.seqlens.split(",")]:
+        flop = step_flops(c, a.layers, s, a.batch)
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+        try:
+            ids = torch.randint(0, c["vocab_size"] - 256, (a.batch, s), device="cuda")
+            for step in range(a.warmup + a.steps):
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                start.record()
+                loss = model(input_ids=ids, labels=ids).loss
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                opt.step()
+                opt.zero_grad(set_to_none=True)
+                end.record()
+                torch.cuda.synchronize()
+                ms = start.elapsed_time(end)
+                tf = flop / 1e12 / (ms / 1e3)
+                emit({"type": "train_step", "seqlen": s, "batch": a.batch, "step": step, "warmup": step < a.warmup,
+                      "exec_time_ms": ms, "tflops": tf, "mfu": tf / a.peak_tflops,
+                      "peak_mem_gib": torch.cuda.max_memory_reserved() / 2**30, "loss": loss.item()})
+        except torch.OutOfMemoryError as e:
+            emit({"type": "train_oom", "seqlen": s, "batch": a.batch, "what": str(e).splitlines()[0]})
+            opt.zero_grad(set_to_none=True)
+            torch.cuda.empty_cache()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,48 @@
+// The training-step benchmark: the Llama engine (gpu/llama_engine.hpp) at one sequence length,
+// one record per step in the seed's benchmark.py format (docs/records.md, train_step):
+// exec_time_ms (CUDA events around forward + backward + optimizer step), tflops by the
+// foundation's FLOP accounting (core/flops.hpp, MFU convention), mfu against the catalog's dense
+// peak for this GPU, peak memory, loss. Before anything is timed, the first step's loss must be
+// finite and near ln(vocab) (random initialisation predicts uniformly); every later loss must
+// stay finite.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/session.hpp"
+#include "core/model_shape.hpp"
+#include "core/train/train_math.hpp"
+
+namespace ub::bench {
+
+struct TrainConfig {
+  ModelShape model;
+  std::string model_name;  // preset id or config path, as given
+  int64_t seqlen = 8192, batch = 1;
+  int steps = 10, warmup = 2;  // timed steps, and untimed ones before them
+  bool master_weights = true;
+  AdamWParams adam;
+  uint64_t seed = 1234;
+  bool mem_debug = false;
+  std::optional<double> peak_tflops;  // the catalog's bf16 dense peak for this GPU, if known
+
+  nlohmann::json to_json() const;
+  void validate() const;  // UsageError for what cannot run, before the GPU is touched
+};
+
+struct TrainSummary {
+  bool ok = false, oom = false;
+  std::string error;
+  int steps = 0;  // timed steps recorded
+  double median_ms = 0, median_tflops = 0, mfu = 0, peak_mem_gib = 0, last_loss = 0;
+};
+
+// Runs the configured steps; each record goes to the session's writer and to `echo`.
+TrainSummary run_train(const TrainConfig& cfg, Session& session, const std::function<void(const nlohmann::json&)>& echo);
+
+}  // namespace ub::bench

@@ -1,0 +1,71 @@
+// Cross-entropy over next-token labels with its gradient written over the logits; see
+// llama_ops.cuh. One block per row: a pass for the row's max and sum of exponentials (online
+// softmax per thread, then merged across the block), a pass writing (softmax - onehot) / count.
+#include <cuda_bf16.h>
+
+#include "gpu/check.hpp"
+#include "gpu/kernels/block_reduce.cuh"
+#include "gpu/kernels/llama_ops.cuh"
+
+namespace ub::gpu {
+
+namespace {
+
+using bf16 = __nv_bfloat16;
+constexpr int kThreads = 512;
+
+__global__ void cross_entropy_kernel(bf16* logits, const int32_t* tokens, float* row_loss, int64_t S, int64_t V,
+                                     float inv_count) {
+  const int64_t t = blockIdx.x;
+  bf16* z = logits + t * V;
+  if (t % S == S - 1) {  // the last position of a sequence has no label
+    for (int64_t j = threadIdx.x; j < V; j += blockDim.x) z[j] = __float2bfloat16(0.0f);
+    if (threadIdx.x == 0) row_loss[t] = 0;
+    return;
+  }
+  float m = -INFINITY, sum = 0;
+  for (int64_t j = threadIdx.x; j < V; j += blockDim.x) {
+    const float x = __bfloat162float(z[j]);
+    if (x > m) {
+      sum = sum * __expf(m - x) + 1.0f;
+      m = x;
+    } else {
+      sum += __expf(x - m);
+    }
+  }
+  const float row_max = block_max(m);
+  const float total = block_sum(m == -INFINITY ? 0.0f : sum * __expf(m - row_max));
+  const float lse = row_max + logf(total);
+  const int32_t label = tokens[t + 1];
+  const float label_logit = __bfloat162float(z[label]);
+  __syncthreads();  // everyone has read z[label] before it is overwritten
+  for (int64_t j = threadIdx.x; j < V; j += blockDim.x) {
+    const float p = __expf(__bfloat162float(z[j]) - lse);
+    z[j] = __float2bfloat16((p - (j == label ? 1.0f : 0.0f)) * inv_count);
+  }
+  if (threadIdx.x == 0) row_loss[t] = lse - label_logit;
+}
+
+__global__ void sum_loss_kernel(const float* row_loss, int64_t T, double inv_count, double* loss) {
+  double s = 0;
+  for (int64_t i = threadIdx.x; i < T; i += blockDim.x) s += row_loss[i];
+  s = block_sum(s);
+  if (threadIdx.x == 0) *loss = s * inv_count;
+}
+
+}  // namespace
+
+void cross_entropy_forward_backward(void* logits, const int32_t* tokens, float* row_loss, int64_t T, int64_t S,
+                                    int64_t V, cudaStream_t s) {
+  const int64_t rows = (T / S) * (S - 1);
+  cross_entropy_kernel<<<static_cast<unsigned>(T), kThreads, 0, s>>>(static_cast<bf16*>(logits), tokens, row_loss, S, V,
+                                                                     1.0f / static_cast<float>(rows));
+  UB_CUDA_CHECK_LAUNCH();
+}
+
+void sum_loss(const float* row_loss, int64_t T, double count, double* loss, cudaStream_t s) {
+  sum_loss_kernel<<<1, 1024, 0, s>>>(row_loss, T, 1.0 / count, loss);
+  UB_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace ub::gpu

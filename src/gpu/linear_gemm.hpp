@@ -1,0 +1,60 @@
+// The three matrix products of a linear layer in training, through cuBLASLt, for row-major
+// tensors as PyTorch lays them out (X [tokens, in], W [out, in], Y [tokens, out]):
+//
+//   forward  Y  = X W^T (+ R)    bf16 in, fp32 accumulate, bf16 out; R: a residual added in
+//                                the epilogue (D = A B + C, C = R), so "x + proj(...)" is one GEMM
+//   dgrad    dX = dY W           bf16 out
+//   wgrad    dW = dY^T X         fp32 out (the gradient buffers are fp32)
+//
+// cuBLASLt is column-major, so each is issued transposed (a row-major [r, c] matrix is a
+// column-major [c, r] one): forward m=out n=T k=in (W "T", X "N"); dgrad m=in n=T k=out (both
+// "N"); wgrad m=in n=out k=T (X "N", dY "T"). FLOPs 2 * T * in * out each. One plan per shape
+// (descriptors + cuBLASLt's first heuristic choice), built on first use and cached.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <tuple>
+
+#include "gpu/cuda_raii.hpp"
+#include "gpu/elem.hpp"
+
+namespace ub::gpu {
+
+class CublasLt;
+struct LinearPlan;
+
+class LinearGemm {
+ public:
+  explicit LinearGemm(size_t workspace_bytes = size_t{32} << 20);
+  ~LinearGemm();
+  LinearGemm(const LinearGemm&) = delete;
+  LinearGemm& operator=(const LinearGemm&) = delete;
+
+  void set_stream(cudaStream_t s) { stream_ = s; }
+  // y[T, out] = x[T, in] w[out, in]^T (+ residual[T, out] when not null); all bf16.
+  void forward(const void* x, const void* w, void* y, const void* residual, int64_t tokens, int64_t in, int64_t out);
+  // dx[T, in] = dy[T, out] w[out, in]; bf16.
+  void dgrad(const void* dy, const void* w, void* dx, int64_t tokens, int64_t in, int64_t out);
+  // dw[out, in] = dy[T, out]^T x[T, in]; dw fp32, written (not accumulated).
+  void wgrad(const void* dy, const void* x, float* dw, int64_t tokens, int64_t in, int64_t out);
+
+  size_t workspace_bytes() const { return workspace_.bytes(); }
+  int plans() const { return static_cast<int>(plans_.size()); }
+
+ private:
+  // (transa, transb, m, n, k, out elem, with C)
+  using Key = std::tuple<bool, bool, int64_t, int64_t, int64_t, Elem, bool>;
+  const LinearPlan& plan(const Key& key);
+  void run(const Key& key, const void* a, const void* b, const void* c, void* d);
+
+  std::unique_ptr<CublasLt> lt_;
+  DeviceBuffer workspace_;
+  cudaStream_t stream_ = nullptr;
+  std::map<Key, std::unique_ptr<LinearPlan>> plans_;
+};
+
+}  // namespace ub::gpu

@@ -1,0 +1,331 @@
+// The training engine; see llama_engine.hpp. Forward and backward follow
+// core/reference/llama_cpu.cpp line for line; the comments name the tensors as it does.
+#include "gpu/llama_engine.hpp"
+
+#include <cuda_bf16.h>
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "core/error.hpp"
+#include "core/train/rope.hpp"
+#include "gpu/attention.hpp"
+#include "gpu/check.hpp"
+#include "gpu/cuda_raii.hpp"
+#include "gpu/device_arena.hpp"
+#include "gpu/kernels/llama_ops.cuh"
+#include "gpu/linear_gemm.hpp"
+
+namespace ub::gpu {
+
+namespace {
+
+using bf16 = __nv_bfloat16;
+
+struct LayerActivations {
+  bf16 *xn1, *q, *k, *v, *o, *a, *xn2, *gu, *h;
+  float *rstd1, *rstd2, *stats;
+};
+
+}  // namespace
+
+struct LlamaEngine::Impl {
+  ModelShape m;
+  EngineOptions opt;
+  LlamaLayout L;
+  cudaStream_t s;
+  int64_t T, S, B, H, I, V, nq, nk, d;
+  int64_t q_width() const { return nq * d; }
+  int64_t kv_width() const { return nk * d; }
+  int64_t qkv_width() const { return q_width() + 2 * kv_width(); }
+
+  DeviceArena arena;
+  LinearGemm gemm;
+  CudnnAttention attention;
+  SdpaDims sdpa;
+
+  // Persistent buffers.
+  float* master = nullptr;  // null in pure bf16
+  bf16* w16 = nullptr;
+  float* grads = nullptr;
+  void *mom = nullptr, *var = nullptr;
+  int32_t* tok = nullptr;
+  float *rope_cos = nullptr, *rope_sin = nullptr;
+  std::vector<bf16*> x;  // residual stream: x[0] embeddings, x[l + 1] output of layer l
+  std::vector<LayerActivations> acts;
+  bf16* xf = nullptr;  // final norm output
+  float* rstdf = nullptr;
+  bf16* dx = nullptr;  // gradient of the residual stream, carried down the layers
+  float* row_loss = nullptr;
+  double *loss_dev = nullptr, *norm_sq = nullptr;
+  int64_t step = 0;
+
+  Impl(const ModelShape& model, const EngineOptions& o, cudaStream_t stream)
+      : m(model), opt(o), L(llama_layout(model)), s(stream) {
+    check_trainable(m);
+    B = o.batch, S = o.seqlen, T = B * S;
+    H = m.hidden, I = m.intermediate, V = m.vocab, nq = m.heads, nk = m.kv_heads, d = m.head_dim;
+    if (S < 2) throw UsageError(fmt::format("train: sequence length {} is too short (at least 2 tokens)", S));
+    sdpa = SdpaDims{B, S, nq, nk, d, true, Dtype::bf16};
+    check_sdpa_supported(sdpa);
+    gemm.set_stream(s);
+    attention.set_stream(s);
+    plan_memory();
+    const RopeTable tab = rope_table(m, S);
+    UB_CUDA_CHECK(cudaMemcpyAsync(rope_cos, tab.cos.data(), tab.cos.size() * sizeof(float), cudaMemcpyHostToDevice, s));
+    UB_CUDA_CHECK(cudaMemcpyAsync(rope_sin, tab.sin.data(), tab.sin.size() * sizeof(float), cudaMemcpyHostToDevice, s));
+    const size_t n = L.total;
+    UB_CUDA_CHECK(cudaMemsetAsync(grads, 0, n * sizeof(float), s));
+    const size_t state = opt.master_weights ? sizeof(float) : sizeof(bf16);
+    UB_CUDA_CHECK(cudaMemsetAsync(mom, 0, n * state, s));
+    UB_CUDA_CHECK(cudaMemsetAsync(var, 0, n * state, s));
+    UB_CUDA_CHECK(cudaMemsetAsync(w16, 0, n * sizeof(bf16), s));  // padding stays zero
+    if (master) UB_CUDA_CHECK(cudaMemsetAsync(master, 0, n * sizeof(float), s));
+    attention.prepare(sdpa, true);
+    UB_CUDA_CHECK(cudaStreamSynchronize(s));
+  }
+
+  size_t tok_bytes(int64_t width, size_t elem) const { return static_cast<size_t>(T * width) * elem; }
+
+  void plan_memory() {
+    const size_t n = L.total;
+    const size_t state = opt.master_weights ? sizeof(float) : sizeof(bf16);
+    if (opt.master_weights) arena.request("fp32 master weights", n, &master);
+    arena.request("bf16 weights", n, &w16);
+    arena.request("fp32 gradients", n, &grads);
+    arena.request("AdamW first moments", n * state, &mom);
+    arena.request("AdamW second moments", n * state, &var);
+    arena.request("token ids", static_cast<size_t>(T), &tok);
+    const auto half = static_cast<size_t>(S * (d / 2));
+    arena.request("rotary cos table", half, &rope_cos);
+    arena.request("rotary sin table", half, &rope_sin);
+    x.resize(static_cast<size_t>(m.layers + 1));
+    for (int64_t l = 0; l <= m.layers; ++l) arena.request(fmt::format("residual stream {}", l), tok_bytes(H, 2), reinterpret_cast<void**>(&x[static_cast<size_t>(l)]));
+    acts.resize(static_cast<size_t>(m.layers));
+    for (int64_t l = 0; l < m.layers; ++l) {
+      LayerActivations& a = acts[static_cast<size_t>(l)];
+      const std::string p = fmt::format("layer {} ", l);
+      auto req = [&](const char* what, int64_t width, bf16** slot) {
+        arena.request(p + what, tok_bytes(width, 2), reinterpret_cast<void**>(slot));
+      };
+      req("input norm output", H, &a.xn1);
+      req("rotated queries", q_width(), &a.q);
+      req("rotated keys", kv_width(), &a.k);
+      req("values", kv_width(), &a.v);
+      req("attention output", q_width(), &a.o);
+      req("attention residual", H, &a.a);
+      req("post-attention norm output", H, &a.xn2);
+      req("gate|up projection", 2 * I, &a.gu);
+      req("SwiGLU output", I, &a.h);
+      arena.request(p + "input norm rstd", static_cast<size_t>(T), &a.rstd1);
+      arena.request(p + "post-attention norm rstd", static_cast<size_t>(T), &a.rstd2);
+      arena.request(p + "softmax statistics", static_cast<size_t>(B * nq * S), &a.stats);
+    }
+    arena.request("final norm output", tok_bytes(H, 2), reinterpret_cast<void**>(&xf));
+    arena.request("final norm rstd", static_cast<size_t>(T), &rstdf);
+    arena.request("residual gradient", tok_bytes(H, 2), reinterpret_cast<void**>(&dx));
+    arena.request("per-token loss", static_cast<size_t>(T), &row_loss);
+    arena.request("loss", 1, &loss_dev);
+    arena.request("gradient norm", 1, &norm_sq);
+    // The scratch region: the largest of the phases below, one alignment per buffer of slack.
+    const size_t forward = arena_round(tok_bytes(qkv_width(), 2));
+    const size_t head = arena_round(tok_bytes(V, 2)) + arena_round(tok_bytes(H, 2));
+    const size_t layer = arena_round(tok_bytes(I, 2)) + arena_round(tok_bytes(2 * I, 2)) +
+                         arena_round(tok_bytes(H, 2)) + 2 * arena_round(tok_bytes(q_width(), 2)) +
+                         2 * arena_round(tok_bytes(kv_width(), 2)) + arena_round(tok_bytes(qkv_width(), 2));
+    arena.commit(std::max({forward, head, layer}));
+  }
+
+  const bf16* w(size_t tensor) const { return w16 + L[tensor].offset; }
+  float* g(size_t tensor) const { return grads + L[tensor].offset; }
+
+  void forward() {
+    embedding_forward(tok, w(L.embed), x[0], T, H, s);
+    for (size_t l = 0; l < acts.size(); ++l) {
+      const LayerParams& lp = L.layers[l];
+      LayerActivations& A = acts[l];
+      rmsnorm_forward(x[l], w(lp.attn_norm), A.xn1, A.rstd1, T, H, m.rms_norm_eps, s);
+      {
+        DeviceArena::Scratch scratch(arena);
+        bf16* qkv = scratch.take<bf16>("qkv projection", static_cast<size_t>(T * qkv_width()));
+        gemm.forward(A.xn1, w(lp.qkv), qkv, nullptr, T, H, qkv_width());
+        rope_forward(qkv, rope_cos, rope_sin, A.q, A.k, A.v, T, S, nq, nk, d, s);
+      }
+      attention.forward(sdpa, {A.q, A.k, A.v, A.o, A.stats});
+      gemm.forward(A.o, w(lp.o), A.a, x[l], T, q_width(), H);  // a = x + o_proj(o)
+      rmsnorm_forward(A.a, w(lp.mlp_norm), A.xn2, A.rstd2, T, H, m.rms_norm_eps, s);
+      gemm.forward(A.xn2, w(lp.gate_up), A.gu, nullptr, T, H, 2 * I);
+      swiglu_forward(A.gu, A.h, T, I, s);
+      gemm.forward(A.h, w(lp.down), x[l + 1], A.a, T, I, H);  // x = a + down_proj(h)
+    }
+    rmsnorm_forward(x.back(), w(L.final_norm), xf, rstdf, T, H, m.rms_norm_eps, s);
+  }
+
+  void forward_backward(const PhaseHook& phase, std::vector<float>* logits_out) {
+    forward();
+    // Zero what backward accumulates into (the norms' and the embedding's gradients); GEMMs write.
+    for (const ParamTensor& t : L.tensors) {
+      if (t.is_norm) UB_CUDA_CHECK(cudaMemsetAsync(grads + t.offset, 0, t.count() * sizeof(float), s));
+    }
+    if (L.lm_head != L.embed) UB_CUDA_CHECK(cudaMemsetAsync(g(L.embed), 0, L[L.embed].count() * sizeof(float), s));
+    {
+      DeviceArena::Scratch scratch(arena);
+      bf16* logits = scratch.take<bf16>("logits", static_cast<size_t>(T * V));
+      gemm.forward(xf, w(L.lm_head), logits, nullptr, T, H, V);
+      if (logits_out) {
+        std::vector<bf16> host(static_cast<size_t>(T * V));
+        UB_CUDA_CHECK(cudaMemcpyAsync(host.data(), logits, host.size() * sizeof(bf16), cudaMemcpyDeviceToHost, s));
+        UB_CUDA_CHECK(cudaStreamSynchronize(s));
+        logits_out->resize(host.size());
+        for (size_t i = 0; i < host.size(); ++i) (*logits_out)[i] = __bfloat162float(host[i]);
+      }
+      cross_entropy_forward_backward(logits, tok, row_loss, T, S, V, s);
+      sum_loss(row_loss, T, static_cast<double>(B * (S - 1)), loss_dev, s);
+      if (phase) phase("forward");
+      // logits now hold d loss / d logits.
+      bf16* dxf = scratch.take<bf16>("final norm gradient", static_cast<size_t>(T * H));
+      gemm.dgrad(logits, w(L.lm_head), dxf, T, H, V);
+      gemm.wgrad(logits, xf, g(L.lm_head), T, H, V);  // tied: the embedding's gradient starts here
+      rmsnorm_backward(dxf, x.back(), w(L.final_norm), rstdf, nullptr, dx, g(L.final_norm), T, H, s);
+    }
+    for (size_t l = acts.size(); l-- > 0;) backward_layer(l);
+    embedding_backward(tok, dx, g(L.embed), T, H, s);
+    if (phase) phase("backward");
+  }
+
+  void backward_layer(size_t l) {
+    const LayerParams& lp = L.layers[l];
+    const LayerActivations& A = acts[l];
+    DeviceArena::Scratch scratch(arena);
+    auto take = [&](const char* what, int64_t width) { return scratch.take<bf16>(what, static_cast<size_t>(T * width)); };
+    bf16* dh = take("SwiGLU output gradient", I);
+    bf16* dgu = take("gate|up gradient", 2 * I);
+    bf16* dxn = take("norm output gradient", H);
+    bf16* d_o = take("attention output gradient", q_width());
+    bf16* dq = take("query gradient", q_width());
+    bf16* dk = take("key gradient", kv_width());
+    bf16* dv = take("value gradient", kv_width());
+    bf16* dqkv = take("qkv projection gradient", qkv_width());
+    // MLP: x = a + down(silu(gate) * up)
+    gemm.dgrad(dx, w(lp.down), dh, T, I, H);
+    gemm.wgrad(dx, A.h, g(lp.down), T, I, H);
+    swiglu_backward(dh, A.gu, dgu, T, I, s);
+    gemm.dgrad(dgu, w(lp.gate_up), dxn, T, H, 2 * I);
+    gemm.wgrad(dgu, A.xn2, g(lp.gate_up), T, H, 2 * I);
+    rmsnorm_backward(dxn, A.a, w(lp.mlp_norm), A.rstd2, dx, dx, g(lp.mlp_norm), T, H, s);  // dx := da
+    // Attention: a = x + o_proj(attn(rope(q), rope(k), v))
+    gemm.dgrad(dx, w(lp.o), d_o, T, q_width(), H);
+    gemm.wgrad(dx, A.o, g(lp.o), T, q_width(), H);
+    SdpaTensors t{A.q, A.k, A.v, A.o, A.stats, d_o, dq, dk, dv};
+    attention.backward(sdpa, t);
+    rope_backward(dq, dk, dv, rope_cos, rope_sin, dqkv, T, S, nq, nk, d, s);
+    gemm.dgrad(dqkv, w(lp.qkv), dxn, T, H, qkv_width());
+    gemm.wgrad(dqkv, A.xn1, g(lp.qkv), T, H, qkv_width());
+    rmsnorm_backward(dxn, x[l], w(lp.attn_norm), A.rstd1, dx, dx, g(lp.attn_norm), T, H, s);  // dx := dx_l
+  }
+
+  void optimizer_step() {
+    ++step;
+    UB_CUDA_CHECK(cudaMemsetAsync(norm_sq, 0, sizeof(double), s));
+    accumulate_squares(grads, L.total, norm_sq, s);
+    adamw_step(master, w16, grads, mom, var, !opt.master_weights, L.total, norm_sq, opt.adam, step, s);
+  }
+
+  double read_double(const double* p) const {
+    double v = 0;
+    UB_CUDA_CHECK(cudaMemcpyAsync(&v, p, sizeof v, cudaMemcpyDeviceToHost, s));
+    UB_CUDA_CHECK(cudaStreamSynchronize(s));
+    return v;
+  }
+
+  size_t library_bytes() const { return gemm.workspace_bytes() + attention.scratch_bytes(sdpa, true); }
+};
+
+LlamaEngine::LlamaEngine(const ModelShape& m, const EngineOptions& o, cudaStream_t stream)
+    : impl_(std::make_unique<Impl>(m, o, stream)) {}
+LlamaEngine::~LlamaEngine() = default;
+
+const LlamaLayout& LlamaEngine::layout() const { return impl_->L; }
+int64_t LlamaEngine::tokens() const { return impl_->T; }
+int64_t LlamaEngine::steps_taken() const { return impl_->step; }
+
+void LlamaEngine::init_parameters(uint64_t seed) {
+  Impl& e = *impl_;
+  for (const ParamTensor& t : e.L.tensors) {
+    gpu::init_parameters(e.master, e.w16, t.offset, t.count(), seed, static_cast<float>(kInitStd), t.is_norm, e.s);
+  }
+  UB_CUDA_CHECK(cudaStreamSynchronize(e.s));
+}
+
+void LlamaEngine::set_parameters(const std::vector<float>& flat) {
+  Impl& e = *impl_;
+  if (flat.size() != e.L.total) throw WorkError(fmt::format("set_parameters: {} values for {}", flat.size(), e.L.total));
+  if (e.master) {
+    UB_CUDA_CHECK(cudaMemcpyAsync(e.master, flat.data(), flat.size() * sizeof(float), cudaMemcpyHostToDevice, e.s));
+    cast_to_bf16(e.master, e.w16, flat.size(), e.s);
+  } else {
+    std::vector<bf16> h(flat.size());
+    for (size_t i = 0; i < h.size(); ++i) h[i] = __float2bfloat16(flat[i]);
+    UB_CUDA_CHECK(cudaMemcpyAsync(e.w16, h.data(), h.size() * sizeof(bf16), cudaMemcpyHostToDevice, e.s));
+  }
+  UB_CUDA_CHECK(cudaStreamSynchronize(e.s));
+}
+
+void LlamaEngine::set_tokens(const std::vector<int32_t>& tokens) {
+  Impl& e = *impl_;
+  if (static_cast<int64_t>(tokens.size()) != e.T) {
+    throw WorkError(fmt::format("set_tokens: {} ids for batch {} x seqlen {}", tokens.size(), e.B, e.S));
+  }
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (tokens[i] < 0 || tokens[i] >= e.V) {
+      throw WorkError(fmt::format("set_tokens: id {} at position {} is outside the vocabulary (0..{})", tokens[i], i, e.V - 1));
+    }
+  }
+  UB_CUDA_CHECK(cudaMemcpyAsync(e.tok, tokens.data(), tokens.size() * sizeof(int32_t), cudaMemcpyHostToDevice, e.s));
+  UB_CUDA_CHECK(cudaStreamSynchronize(e.s));
+}
+
+void LlamaEngine::forward_backward(const PhaseHook& phase, std::vector<float>* logits) {
+  impl_->forward_backward(phase, logits);
+}
+void LlamaEngine::optimizer_step() { impl_->optimizer_step(); }
+double LlamaEngine::loss() const { return impl_->read_double(impl_->loss_dev); }
+double LlamaEngine::grad_norm() const { return std::sqrt(impl_->read_double(impl_->norm_sq)); }
+
+std::vector<float> LlamaEngine::parameters() const {
+  const Impl& e = *impl_;
+  std::vector<float> out(e.L.total);
+  if (e.master) {
+    UB_CUDA_CHECK(cudaMemcpyAsync(out.data(), e.master, out.size() * sizeof(float), cudaMemcpyDeviceToHost, e.s));
+    UB_CUDA_CHECK(cudaStreamSynchronize(e.s));
+  } else {
+    std::vector<bf16> h(out.size());
+    UB_CUDA_CHECK(cudaMemcpyAsync(h.data(), e.w16, h.size() * sizeof(bf16), cudaMemcpyDeviceToHost, e.s));
+    UB_CUDA_CHECK(cudaStreamSynchronize(e.s));
+    for (size_t i = 0; i < h.size(); ++i) out[i] = __bfloat162float(h[i]);
+  }
+  return out;
+}
+
+std::vector<float> LlamaEngine::gradients() const {
+  const Impl& e = *impl_;
+  std::vector<float> out(e.L.total);
+  UB_CUDA_CHECK(cudaMemcpyAsync(out.data(), e.grads, out.size() * sizeof(float), cudaMemcpyDeviceToHost, e.s));
+  UB_CUDA_CHECK(cudaStreamSynchronize(e.s));
+  return out;
+}
+
+MemorySnapshot LlamaEngine::memory() const {
+  const Impl& e = *impl_;
+  MemorySnapshot m;
+  const size_t lib = e.library_bytes();
+  m.allocated = e.arena.persistent_bytes() + e.arena.scratch_in_use() + lib;
+  m.reserved = e.arena.reserved() + lib;
+  m.peak = e.arena.persistent_bytes() + e.arena.scratch_peak() + lib;
+  size_t free_b = 0, total_b = 0;
+  UB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  m.device_used = total_b - free_b;
+  return m;
+}
+
+}  // namespace ub::gpu

@@ -1,0 +1,80 @@
+// The training step of a Llama-family decoder on one GPU: our kernels (gpu/kernels/llama_ops),
+// cuBLASLt for the linear layers (gpu/linear_gemm.hpp) and cuDNN's fused attention
+// (gpu/attention.hpp), in the order and with the formulas of the CPU reference
+// (core/reference/llama_cpu.hpp), which the GPU tests hold it to.
+//
+// Precision: bf16 activations and compute weights, fp32 accumulation in every GEMM, reduction and
+// softmax; fp32 gradients (both modes). With master weights (the default, DeepSpeed's bf16 mode)
+// the optimizer keeps fp32 weights and fp32 AdamW moments and rewrites the bf16 copy each step;
+// pure bf16 keeps only bf16 weights and bf16 moments (as torch's AdamW on a bf16 model).
+//
+// Memory: one arena (gpu/device_arena.hpp) planned in the constructor: parameters, optimizer
+// state, gradients and every activation the backward pass reads are persistent; the logits and the
+// backward pass's temporaries share one scratch region. cuBLASLt's workspace and cuDNN's
+// workspace are the only other device allocations.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/model_shape.hpp"
+#include "core/train/llama_layout.hpp"
+#include "core/train/train_math.hpp"
+
+namespace ub::gpu {
+
+struct EngineOptions {
+  int64_t batch = 1, seqlen = 0;
+  bool master_weights = true;
+  AdamWParams adam;
+};
+
+struct MemorySnapshot {
+  size_t allocated = 0;  // bytes in use now (persistent + scratch in use + library workspaces)
+  size_t reserved = 0;   // bytes allocated from the device by the engine
+  size_t peak = 0;       // the most ever in use
+  size_t device_used = 0;  // the device's own count (cudaMemGetInfo): includes the CUDA context
+};
+
+class LlamaEngine {
+ public:
+  // Plans and allocates everything; throws OutOfMemory (gpu/device_arena.hpp) naming what did not
+  // fit, UsageError for a model the engine cannot run.
+  LlamaEngine(const ModelShape& m, const EngineOptions& o, cudaStream_t stream);
+  ~LlamaEngine();
+  LlamaEngine(const LlamaEngine&) = delete;
+  LlamaEngine& operator=(const LlamaEngine&) = delete;
+
+  const LlamaLayout& layout() const;
+  int64_t tokens() const;
+
+  void init_parameters(uint64_t seed);
+  void set_parameters(const std::vector<float>& flat);  // fp32, layout().total elements
+  void set_tokens(const std::vector<int32_t>& tokens);  // batch * seqlen ids, each < vocab
+
+  // Forward, loss and backward, leaving the gradients; `phase` is called after the forward pass
+  // ("forward", the logits' gradient still held) and after the backward pass ("backward").
+  // `logits` (tests): the logits before the loss, copied to the host.
+  using PhaseHook = std::function<void(const char* phase)>;
+  void forward_backward(const PhaseHook& phase = {}, std::vector<float>* logits = nullptr);
+  // Clip by global norm and one AdamW step.
+  void optimizer_step();
+
+  double loss() const;        // of the last forward (synchronises)
+  double grad_norm() const;   // before clipping, of the last optimizer step (synchronises)
+  int64_t steps_taken() const;
+  std::vector<float> parameters() const;  // fp32 (the master weights, or the bf16 weights widened)
+  std::vector<float> gradients() const;
+  MemorySnapshot memory() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ub::gpu

@@ -1,0 +1,157 @@
+// The whole GPU training step against the CPU reference on the tiny preset: loss, logits and
+// every parameter's gradient within bf16 tolerance (tied and untied embeddings); the loss falls
+// over steps on one fixed batch and follows the golden losses the CPU reference keeps in
+// tests/golden; memory is planned once (the peak does not move between steps); a model that
+// cannot fit is an OutOfMemory naming what was being allocated.
+#include "gpu/llama_engine.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/model_shape.hpp"
+#include "core/reference/llama_cpu.hpp"
+#include "core/train/llama_layout.hpp"
+#include "gpu/cuda_raii.hpp"
+#include "gpu/device_arena.hpp"
+#include "require_gpu.hpp"
+
+namespace ub::gpu {
+namespace {
+
+ModelShape tiny() { return load_model("llama-tiny", UB_DATA_DIR "/models"); }
+
+double rel_l2(const std::vector<float>& got, const std::vector<double>& ref, size_t offset, size_t n) {
+  double num = 0, den = 0;
+  for (size_t i = offset; i < offset + n; ++i) {
+    if (!std::isfinite(got[i])) return INFINITY;
+    num += (got[i] - ref[i]) * (got[i] - ref[i]);
+    den += ref[i] * ref[i];
+  }
+  return std::sqrt(num / std::max(den, 1e-300));
+}
+
+class LlamaEngineTest : public ::testing::Test {
+ protected:
+  void SetUp() override { UB_REQUIRE_GPU(); }
+  Stream stream_;
+};
+
+// Tolerances: bf16 activations through two layers; measured on the H200 well below these
+// (bench/results/train_engine_h200_*.md).
+constexpr double kLossTol = 2e-3;     // relative
+constexpr double kLogitsTol = 2e-2;   // relative L2
+constexpr double kGradTol = 5e-2;     // relative L2, per tensor
+
+void compare_step_with_reference(const ModelShape& m, cudaStream_t s) {
+  const int64_t batch = 2, seqlen = 32;
+  EngineOptions o;
+  o.batch = batch, o.seqlen = seqlen;
+  LlamaEngine e(m, o, s);
+  e.init_parameters(77);
+  const auto tokens = synthetic_tokens(78, batch, seqlen, m.vocab);
+  e.set_tokens(tokens);
+  std::vector<float> logits;
+  e.forward_backward({}, &logits);
+  const std::vector<float> params = e.parameters();
+  const std::vector<float> grads = e.gradients();
+
+  const LlamaLayout& L = e.layout();
+  const LlamaCpuResult ref = llama_cpu_step(m, L, std::vector<double>(params.begin(), params.end()), tokens, batch,
+                                            seqlen, true);
+  EXPECT_NEAR(e.loss(), ref.loss, kLossTol * ref.loss);
+  EXPECT_LT(rel_l2(logits, ref.logits, 0, ref.logits.size()), kLogitsTol);
+  for (const ParamTensor& t : L.tensors) {
+    const double err = rel_l2(grads, ref.grads, t.offset, t.count());
+    EXPECT_LT(err, kGradTol) << t.name;
+    std::printf("  gradient %-36s rel. L2 error %.2e\n", t.name.c_str(), err);
+  }
+  std::printf("  loss %.6f (reference %.6f)\n", e.loss(), ref.loss);
+}
+
+TEST_F(LlamaEngineTest, StepMatchesTheCpuReferenceUntied) {
+  ModelShape m = tiny();
+  m.tied_embeddings = false;
+  compare_step_with_reference(m, stream_.get());
+}
+
+TEST_F(LlamaEngineTest, StepMatchesTheCpuReferenceTiedWithLlama3Rope) {
+  ModelShape m = tiny();
+  m.tied_embeddings = true;
+  m.rope_theta = 500000;
+  m.rope_scaling = RopeScaling{"llama3", 8.0, 1.0, 4.0, 16};
+  compare_step_with_reference(m, stream_.get());
+}
+
+TEST_F(LlamaEngineTest, LearnsAndFollowsTheGoldenLosses) {
+  std::ifstream in(UB_GOLDEN_DIR "/llama_tiny_losses.json");
+  ASSERT_TRUE(in);
+  const nlohmann::json golden = nlohmann::json::parse(in);
+  const ModelShape m = tiny();
+  EngineOptions o;
+  o.batch = golden.at("batch").get<int64_t>(), o.seqlen = golden.at("seqlen").get<int64_t>();
+  o.adam.lr = golden.at("lr").get<double>();
+  o.adam.beta1 = golden.at("betas")[0].get<double>(), o.adam.beta2 = golden.at("betas")[1].get<double>();
+  o.adam.eps = golden.at("eps").get<double>(), o.adam.weight_decay = golden.at("weight_decay").get<double>();
+  o.adam.max_grad_norm = golden.at("max_grad_norm").get<double>();
+  LlamaEngine e(m, o, stream_.get());
+  e.init_parameters(golden.at("init_seed").get<uint64_t>());
+  e.set_tokens(synthetic_tokens(golden.at("token_seed").get<uint64_t>(), o.batch, o.seqlen, m.vocab));
+  std::vector<double> losses;
+  size_t peak_after_first = 0;
+  for (int step = 0; step < 20; ++step) {
+    e.forward_backward();
+    e.optimizer_step();
+    losses.push_back(e.loss());
+    if (step == 0) peak_after_first = e.memory().peak;
+    if (step < static_cast<int>(golden["losses"].size())) {
+      const double g = golden["losses"][static_cast<size_t>(step)].get<double>();
+      EXPECT_NEAR(losses.back(), g, 0.02 * g) << "step " << step + 1;
+    }
+  }
+  EXPECT_LT(losses.back(), losses.front() - 2.0) << "the model did not learn a fixed batch";
+  EXPECT_EQ(e.memory().peak, peak_after_first) << "memory must be planned once";
+  EXPECT_EQ(e.steps_taken(), 20);
+}
+
+TEST_F(LlamaEngineTest, PureBf16AlsoLearns) {
+  const ModelShape m = tiny();
+  EngineOptions o;
+  o.batch = 1, o.seqlen = 64, o.master_weights = false;
+  o.adam.lr = 1e-2;
+  LlamaEngine e(m, o, stream_.get());
+  e.init_parameters(5);
+  e.set_tokens(synthetic_tokens(6, 1, 64, m.vocab));
+  double first = 0;
+  for (int step = 0; step < 15; ++step) {
+    e.forward_backward();
+    e.optimizer_step();
+    if (step == 0) first = e.loss();
+  }
+  EXPECT_NEAR(first, std::log(256.0), 0.1);
+  EXPECT_LT(e.loss(), first - 1.0);
+}
+
+TEST_F(LlamaEngineTest, TooLargeIsOutOfMemoryNamingWhat) {
+  const ModelShape m = load_model("llama-3.1-70b", UB_DATA_DIR "/models");  // ~1.1 TB of weights + state
+  EngineOptions o;
+  o.seqlen = 4096;
+  try {
+    LlamaEngine e(m, o, stream_.get());
+    FAIL() << "a 70B model with AdamW state cannot fit on one GPU";
+  } catch (const OutOfMemory& oom) {
+    EXPECT_NE(std::string(oom.what()).find("training arena"), std::string::npos) << oom.what();
+    EXPECT_NE(std::string(oom.what()).find("fp32"), std::string::npos) << oom.what();
+    EXPECT_GT(oom.bytes(), size_t{500} << 30);
+  }
+  // The device is still usable afterwards.
+  EngineOptions small;
+  small.seqlen = 16;
+  EXPECT_NO_THROW(LlamaEngine(tiny(), small, stream_.get()));
+}
+
+}  // namespace
+}  // namespace ub::gpu

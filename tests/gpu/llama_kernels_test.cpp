@@ -1,0 +1,209 @@
+// Each kernel of the training engine, forward and backward, against its CPU reference
+// (core/reference/llama_ops_cpu.hpp) on random inputs; inputs are rounded to bf16 first so both
+// sides see the same numbers. Errors are relative L2 norms; NaN never passes.
+#include <cuda_bf16.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "core/model_shape.hpp"
+#include "core/reference/llama_cpu.hpp"
+#include "core/reference/llama_ops_cpu.hpp"
+#include "core/train/counter_rng.hpp"
+#include "core/train/rope.hpp"
+#include "gpu/cuda_raii.hpp"
+#include "gpu/kernels/llama_ops.cuh"
+#include "require_gpu.hpp"
+
+namespace ub::gpu {
+namespace {
+
+using Vec = std::vector<double>;
+
+Vec random_vec(size_t n, uint64_t seed, double scale = 1.0) {
+  Vec v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<double>(__bfloat162float(__float2bfloat16(normal_at(seed, i) * static_cast<float>(scale))));
+  return v;
+}
+
+DeviceBuffer upload_bf16(const Vec& v) {
+  std::vector<__nv_bfloat16> h(v.size());
+  for (size_t i = 0; i < v.size(); ++i) h[i] = __float2bfloat16(static_cast<float>(v[i]));
+  DeviceBuffer b(h.size() * sizeof(__nv_bfloat16));
+  UB_CUDA_CHECK(cudaMemcpy(b.get(), h.data(), b.bytes(), cudaMemcpyHostToDevice));
+  return b;
+}
+DeviceBuffer upload_f32(const Vec& v) {
+  std::vector<float> h(v.begin(), v.end());
+  DeviceBuffer b(h.size() * sizeof(float));
+  UB_CUDA_CHECK(cudaMemcpy(b.get(), h.data(), b.bytes(), cudaMemcpyHostToDevice));
+  return b;
+}
+template <class T>
+DeviceBuffer upload(const std::vector<T>& v) {
+  DeviceBuffer b(v.size() * sizeof(T));
+  UB_CUDA_CHECK(cudaMemcpy(b.get(), v.data(), b.bytes(), cudaMemcpyHostToDevice));
+  return b;
+}
+Vec download_bf16(const DeviceBuffer& b, size_t n) {
+  std::vector<__nv_bfloat16> h(n);
+  UB_CUDA_CHECK(cudaMemcpy(h.data(), b.get(), n * sizeof(__nv_bfloat16), cudaMemcpyDeviceToHost));
+  return Vec(h.begin(), h.end());
+}
+Vec download_f32(const DeviceBuffer& b, size_t n) {
+  std::vector<float> h(n);
+  UB_CUDA_CHECK(cudaMemcpy(h.data(), b.get(), n * sizeof(float), cudaMemcpyDeviceToHost));
+  return Vec(h.begin(), h.end());
+}
+
+// ||got - ref|| / ||ref||; infinity when anything is not finite.
+double rel_l2(const Vec& got, const Vec& ref) {
+  if (got.size() != ref.size()) return INFINITY;
+  double num = 0, den = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (!std::isfinite(got[i])) return INFINITY;
+    num += (got[i] - ref[i]) * (got[i] - ref[i]);
+    den += ref[i] * ref[i];
+  }
+  return std::sqrt(num / std::max(den, 1e-300));
+}
+
+constexpr double kBf16Out = 8e-3;  // one bf16 rounding of each output is ~2e-3 relative
+constexpr double kF32Out = 1e-5;
+
+class LlamaKernels : public ::testing::Test {
+ protected:
+  void SetUp() override { UB_REQUIRE_GPU(); }
+};
+
+TEST_F(LlamaKernels, RmsNormForwardAndBackward) {
+  const int64_t T = 37, H = 320;
+  const Vec x = random_vec(T * H, 1, 2.0), w = random_vec(H, 2, 1.0), dy = random_vec(T * H, 3), dres = random_vec(T * H, 4);
+  const cpu_ops::Norm ref = cpu_ops::rmsnorm(x, w.data(), T, H, 1e-5);
+  Vec dw_ref(H, 0.0);
+  Vec dx_ref = cpu_ops::rmsnorm_backward(dy, x, w.data(), ref.rstd, dw_ref.data(), T, H);
+  for (size_t i = 0; i < dx_ref.size(); ++i) dx_ref[i] += dres[i];
+
+  auto dx = upload_bf16(x), dw = upload_bf16(w), ddy = upload_bf16(dy), dd = upload_bf16(dres);
+  DeviceBuffer y(T * H * 2), rstd(T * 4), gw(H * 4);
+  UB_CUDA_CHECK(cudaMemset(gw.get(), 0, gw.bytes()));
+  rmsnorm_forward(dx.get(), dw.get(), y.get(), rstd.as<float>(), T, H, 1e-5, nullptr);
+  // Residual gradient in place, as the engine runs it.
+  rmsnorm_backward(ddy.get(), dx.get(), dw.get(), rstd.as<float>(), dd.get(), dd.get(), gw.as<float>(), T, H, nullptr);
+  UB_CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_LT(rel_l2(download_bf16(y, T * H), ref.y), kBf16Out);
+  EXPECT_LT(rel_l2(download_f32(rstd, T), ref.rstd), kF32Out);
+  EXPECT_LT(rel_l2(download_bf16(dd, T * H), dx_ref), kBf16Out);
+  EXPECT_LT(rel_l2(download_f32(gw, H), dw_ref), 1e-5);
+}
+
+TEST_F(LlamaKernels, RopeSplitAndJoinWithLlama3Scaling) {
+  ModelShape m;
+  m.head_dim = 32, m.rope_theta = 500000;
+  m.rope_scaling = RopeScaling{"llama3", 8.0, 1.0, 4.0, 64};
+  const cpu_ops::HeadDims h{2 * 40, 40, 4, 2, 32};
+  const RopeTable tab = rope_table(m, h.S);
+  const Vec qkv = random_vec(static_cast<size_t>(h.T * h.width()), 5);
+  const cpu_ops::Qkv ref = cpu_ops::rope_split(qkv, h, tab);
+  const cpu_ops::Qkv grad{random_vec(ref.q.size(), 6), random_vec(ref.k.size(), 7), random_vec(ref.v.size(), 8)};
+  const Vec dref = cpu_ops::rope_join_backward(grad, h, tab);
+
+  auto d_qkv = upload_bf16(qkv), c = upload(tab.cos), s = upload(tab.sin);
+  DeviceBuffer q(ref.q.size() * 2), k(ref.k.size() * 2), v(ref.v.size() * 2), out(qkv.size() * 2);
+  rope_forward(d_qkv.get(), c.as<float>(), s.as<float>(), q.get(), k.get(), v.get(), h.T, h.S, h.nq, h.nk, h.d, nullptr);
+  auto gq = upload_bf16(grad.q), gk = upload_bf16(grad.k), gv = upload_bf16(grad.v);
+  rope_backward(gq.get(), gk.get(), gv.get(), c.as<float>(), s.as<float>(), out.get(), h.T, h.S, h.nq, h.nk, h.d, nullptr);
+  UB_CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_LT(rel_l2(download_bf16(q, ref.q.size()), ref.q), kBf16Out);
+  EXPECT_LT(rel_l2(download_bf16(k, ref.k.size()), ref.k), kBf16Out);
+  EXPECT_EQ(download_bf16(v, ref.v.size()), ref.v);  // a copy
+  EXPECT_LT(rel_l2(download_bf16(out, dref.size()), dref), kBf16Out);
+}
+
+TEST_F(LlamaKernels, SwiGluForwardAndBackward) {
+  const int64_t T = 29, I = 96;
+  const Vec gu = random_vec(T * 2 * I, 9, 2.0), dh = random_vec(T * I, 10);
+  const Vec h_ref = cpu_ops::swiglu(gu, T, I), dgu_ref = cpu_ops::swiglu_backward(dh, gu, T, I);
+  auto d_gu = upload_bf16(gu), d_dh = upload_bf16(dh);
+  DeviceBuffer h(T * I * 2), dgu(T * 2 * I * 2);
+  swiglu_forward(d_gu.get(), h.get(), T, I, nullptr);
+  swiglu_backward(d_dh.get(), d_gu.get(), dgu.get(), T, I, nullptr);
+  UB_CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_LT(rel_l2(download_bf16(h, h_ref.size()), h_ref), kBf16Out);
+  EXPECT_LT(rel_l2(download_bf16(dgu, dgu_ref.size()), dgu_ref), kBf16Out);
+}
+
+TEST_F(LlamaKernels, CrossEntropyLossAndGradient) {
+  const int64_t B = 3, S = 17, T = B * S, V = 1000;
+  const Vec logits = random_vec(T * V, 11, 3.0);
+  const auto tokens = synthetic_tokens(12, B, S, V);
+  const cpu_ops::CrossEntropy ref = cpu_ops::cross_entropy(logits, tokens, T, S, V);
+  auto z = upload_bf16(logits), tok = upload(tokens);
+  DeviceBuffer rows(T * 4), loss(sizeof(double));
+  cross_entropy_forward_backward(z.get(), tok.as<int32_t>(), rows.as<float>(), T, S, V, nullptr);
+  sum_loss(rows.as<float>(), T, static_cast<double>(B * (S - 1)), loss.as<double>(), nullptr);
+  double got = 0;
+  UB_CUDA_CHECK(cudaMemcpy(&got, loss.get(), sizeof got, cudaMemcpyDeviceToHost));
+  EXPECT_NEAR(got, ref.loss, 1e-5 * ref.loss);
+  EXPECT_LT(rel_l2(download_f32(rows, T), ref.row_loss), 1e-5);
+  EXPECT_LT(rel_l2(download_bf16(z, T * V), ref.dlogits), kBf16Out);
+}
+
+TEST_F(LlamaKernels, EmbeddingLookupAndScatterAdd) {
+  const int64_t V = 300, H = 72, T = 200;  // repeated ids: the scatter-add must sum them
+  const Vec table = random_vec(V * H, 13);
+  const auto tokens = synthetic_tokens(14, 1, T, 50);
+  const Vec dx = random_vec(T * H, 15);
+  const Vec x_ref = cpu_ops::embedding(tokens, table.data(), H);
+  Vec dt_ref(V * H, 0.0);
+  cpu_ops::embedding_backward(tokens, dx, dt_ref.data(), H);
+  auto d_table = upload_bf16(table), tok = upload(tokens), d_dx = upload_bf16(dx);
+  DeviceBuffer x(T * H * 2), dt(V * H * 4);
+  UB_CUDA_CHECK(cudaMemset(dt.get(), 0, dt.bytes()));
+  embedding_forward(tok.as<int32_t>(), d_table.get(), x.get(), T, H, nullptr);
+  embedding_backward(tok.as<int32_t>(), d_dx.get(), dt.as<float>(), T, H, nullptr);
+  UB_CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_EQ(download_bf16(x, x_ref.size()), x_ref);
+  EXPECT_LT(rel_l2(download_f32(dt, dt_ref.size()), dt_ref), 1e-6);
+}
+
+// AdamW with clipping over three steps, both precisions, against adamw_cpu_step.
+void check_adamw(bool master) {
+  const size_t n = 5000;
+  Vec p = random_vec(n, 16), m(n, 0.0), v(n, 0.0);
+  AdamWParams o;
+  o.lr = 1e-2, o.weight_decay = 0.1, o.max_grad_norm = 1.0;
+  DeviceBuffer dp = upload_f32(p), w16(n * 2), mom(n * (master ? 4 : 2)), var(n * (master ? 4 : 2)), nsq(sizeof(double));
+  if (master) {
+    cast_to_bf16(dp.as<float>(), w16.get(), n, nullptr);
+  } else {
+    w16 = upload_bf16(p);
+  }
+  UB_CUDA_CHECK(cudaMemset(mom.get(), 0, mom.bytes()));
+  UB_CUDA_CHECK(cudaMemset(var.get(), 0, var.bytes()));
+  for (int step = 1; step <= 3; ++step) {
+    const Vec g = random_vec(n, 100 + static_cast<uint64_t>(step), 0.1);  // norm ~7: clipped
+    auto dg = upload_f32(g);
+    UB_CUDA_CHECK(cudaMemset(nsq.get(), 0, sizeof(double)));
+    accumulate_squares(dg.as<float>(), n, nsq.as<double>(), nullptr);
+    adamw_step(master ? dp.as<float>() : nullptr, w16.get(), dg.as<float>(), mom.get(), var.get(), !master, n,
+               nsq.as<double>(), o, step, nullptr);
+    const double norm = adamw_cpu_step(p, m, v, g, o, step);
+    double got_sq = 0;
+    UB_CUDA_CHECK(cudaMemcpy(&got_sq, nsq.get(), sizeof got_sq, cudaMemcpyDeviceToHost));
+    EXPECT_NEAR(std::sqrt(got_sq), norm, 1e-5 * norm);
+  }
+  UB_CUDA_CHECK(cudaDeviceSynchronize());
+  // Master weights track the fp32 reference closely; pure bf16 within bf16 rounding of each step.
+  if (master) {
+    EXPECT_LT(rel_l2(download_f32(dp, n), p), 1e-6);
+  }
+  EXPECT_LT(rel_l2(download_bf16(w16, n), p), master ? 4e-3 : 8e-3);
+}
+
+TEST_F(LlamaKernels, AdamWWithMasterWeights) { check_adamw(true); }
+TEST_F(LlamaKernels, AdamWPureBf16) { check_adamw(false); }
+
+}  // namespace
+}  // namespace ub::gpu

@@ -1,0 +1,104 @@
+// `upgradebench train` end to end on the GPU: the context record then one train_step record per
+// step on stdout and in the records file, --mem-debug's probes, records that the project's own
+// `compare` reads, and a model that does not fit giving a train_oom record and exit code 3.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "require_gpu.hpp"
+
+namespace {
+
+struct CliRun {
+  int code = -1;
+  std::string out;
+};
+
+CliRun run(const std::string& args) {
+  CliRun r;
+  FILE* p = popen((std::string(UB_BINARY) + " " + args + " 2>/dev/null").c_str(), "r");
+  char buf[4096];
+  size_t n = 0;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::vector<nlohmann::json> json_lines(const std::string& text) {
+  std::vector<nlohmann::json> v;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) v.push_back(nlohmann::json::parse(line));
+  }
+  return v;
+}
+
+std::string temp_path(const std::string& name) {
+  const auto p = std::filesystem::temp_directory_path() / (name + "-" + std::to_string(::getpid()) + ".jsonl");
+  std::filesystem::remove(p);
+  return p.string();
+}
+
+TEST(TrainCli, PrintsContextThenOneRecordPerStepAndCompareReadsThem) {
+  UB_REQUIRE_GPU();
+  const std::string out = temp_path("train");
+  const CliRun r = run("train --model llama-tiny --seqlen 128 --steps 3 --warmup 1 --mem-debug --out " + out);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto recs = json_lines(r.out);
+  ASSERT_FALSE(recs.empty());
+  EXPECT_EQ(recs[0]["type"], "context");
+  EXPECT_EQ(recs[0]["config"]["model"], "llama-tiny");
+  EXPECT_EQ(recs[0]["config"]["seqlen"], 128);
+  int steps = 0, probes = 0;
+  for (const auto& rec : recs) {
+    if (rec["type"] == "train_step") {
+      EXPECT_EQ(rec["step"], steps);
+      EXPECT_EQ(rec["warmup"], steps < 1);
+      EXPECT_GT(rec["exec_time_ms"].get<double>(), 0);
+      EXPECT_GT(rec["tflops"].get<double>(), 0);
+      EXPECT_TRUE(std::isfinite(rec["loss"].get<double>()));
+      EXPECT_GT(rec["peak_mem_gib"].get<double>(), 0);
+      ++steps;
+    } else if (rec["type"] == "train_memory") {
+      EXPECT_GT(rec["memory"]["peak_gib"].get<double>(), 0);
+      ++probes;
+    }
+  }
+  EXPECT_EQ(steps, 4);
+  EXPECT_EQ(probes, 3);  // after forward, backward, step
+  // The file holds the same records.
+  std::ifstream f(out);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  EXPECT_EQ(json_lines(ss.str()).size(), recs.size());
+  const CliRun c = run("compare " + out + " " + out);
+  EXPECT_EQ(c.code, 0) << c.out;
+  EXPECT_NE(c.out.find("128"), std::string::npos) << c.out;
+  std::filesystem::remove(out);
+}
+
+TEST(TrainCli, OutOfMemoryIsARecordAndExitCode3) {
+  UB_REQUIRE_GPU();
+  const std::string out = temp_path("train-oom");
+  const CliRun r = run("train --model llama-3.1-70b --seqlen 4k --steps 1 --warmup 0 --out " + out);
+  EXPECT_EQ(r.code, 3) << r.out;
+  const auto recs = json_lines(r.out);
+  ASSERT_EQ(recs.size(), 2u) << r.out;
+  EXPECT_EQ(recs[1]["type"], "train_oom");
+  EXPECT_EQ(recs[1]["seqlen"], 4096);
+  EXPECT_NE(recs[1]["what"].get<std::string>().find("arena"), std::string::npos);
+  std::filesystem::remove(out);
+}
+
+}  // namespace
