@@ -2,9 +2,9 @@
 // one record per step in the seed's benchmark.py format (docs/records.md, train_step):
 // exec_time_ms (CUDA events around forward + backward + optimizer step), tflops by the
 // foundation's FLOP accounting (core/flops.hpp, MFU convention), mfu against the catalog's dense
-// peak for this GPU, peak memory, loss. Before anything is timed, the first step's loss must be
-// finite and near ln(vocab) (random initialisation predicts uniformly); every later loss must
-// stay finite.
+// peak for this GPU, peak memory, loss. The first step's loss must be finite and near what random
+// initialisation gives (ln vocab + sigma^2 / 2, see train.cpp); every later loss must stay finite.
+// The engine itself is validated against the CPU reference by the GPU tests.
 #pragma once
 
 #include <cstdint>
