@@ -5,7 +5,7 @@
 source bench/device/common.sh
 ub_build || exit 1
 R="$OUT/issue6"; mkdir -p "$R"
-ub_gpu_tests "$R" 'Llama|TrainCli'
+ub_gpu_tests "$R"   # the whole GPU suite
 build-device/tests/gpu/gpu_tests --gtest_filter='LlamaEngine*' > "$R/engine_tests.log" 2>&1
 $UB env --json > "$R/env.json" 2>/dev/null
 for prec in master bf16; do
@@ -22,3 +22,5 @@ $UB compare "$R/peer.jsonl" "$R/ours_bf16.jsonl" --force > "$R/compare_bf16.txt"
 $UB compare "$R/peer.jsonl" "$R/ours_master.jsonl" --force > "$R/compare_master.txt" 2>&1
 cat "$R/compare_bf16.txt" "$R/compare_master.txt"
 grep -h "median of" "$R"/ours_*.stderr
+# At most 8 files come back: everything in one archive.
+tar czf "$OUT/issue6.tgz" -C "$OUT" issue6 && rm -rf "$R"

@@ -64,8 +64,7 @@ json TrainConfig::to_json() const {
           {"activation_checkpointing", false},
           {"fused_cross_entropy", false},
           {"seed", seed},
-          {"tokens", fmt::format("synthetic, uniform below {}", synthetic_token_bound(model.vocab))},
-          {"peak_tflops", peak_tflops ? json(*peak_tflops) : json()}};
+          {"tokens", fmt::format("synthetic, uniform below {}", synthetic_token_bound(model.vocab))}};
 }
 
 void TrainConfig::validate() const {

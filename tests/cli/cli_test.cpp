@@ -156,6 +156,28 @@ TEST(BadInput, AttentionShapes) {
   expect_error("attention --seqlens 32M", 2, "sequence length 33554432 is out of range");
   expect_error("attention --batch 0", 2, "--batch 0 is out of range");
 }
+
+// So does `train`.
+TEST(BadInput, TrainOptions) {
+  expect_error("train --seqlen 1", 2, "train: --seqlen 1 is out of range (2..16M)");
+  expect_error("train --seqlen 8q", 2, "--seqlen");
+  expect_error("train --model llama-9b", 2, "unknown model 'llama-9b'");
+  expect_error("train --layers 99", 2, "--layers 99 is more than the 32 layers");
+  expect_error("train --layers=-1", 2, "--layers must not be negative");
+  expect_error("train --precision fp8", 2, "--precision must be master or bf16, got \"fp8\"");
+  expect_error("train --lr=-0.1", 2, "train: --lr -0.1 is out of range [0, 1)");
+  expect_error("train --weight-decay=-1", 2, "--weight-decay must not be negative");
+  expect_error("train --steps 0", 2, "train: --steps 0 is out of range");
+  expect_error("train --batch 0", 2, "train: --batch 0 is out of range");
+  const std::string dir = ::testing::TempDir() + "/cli_train_models";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/odd.json") << R"({"hidden_size": 96, "intermediate_size": 256, "num_hidden_layers": 2,
+      "num_attention_heads": 8, "num_key_value_heads": 4, "vocab_size": 1000})";
+  expect_error("train --model " + dir + "/odd.json", 2, "cannot be trained by the engine: head_dim 12 (multiples of 8");
+  std::ofstream(dir + "/yarn.json") << R"({"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 1,
+      "num_attention_heads": 4, "vocab_size": 300, "rope_scaling": {"rope_type": "yarn", "factor": 4.0}})";
+  expect_error("train --model " + dir + "/yarn.json --seqlen 64", 2, "rope_scaling type \"yarn\" is not supported");
+}
 #endif
 
 TEST(BadInput, UsageErrorsFromTheParser) {

@@ -40,11 +40,11 @@ class LlamaEngineTest : public ::testing::Test {
   Stream stream_;
 };
 
-// Tolerances: bf16 activations through two layers; measured on the H200 well below these
-// (bench/results/train_engine_h200_*.md).
-constexpr double kLossTol = 2e-3;     // relative
+// Tolerances: bf16 activations through two layers. Measured on the H200 (2026-11-30): loss 2e-5
+// relative, gradients 6e-3 .. 1.04e-2 relative L2 per tensor (bench/results/train_h200_2026-11-30.md).
+constexpr double kLossTol = 1e-3;     // relative
 constexpr double kLogitsTol = 2e-2;   // relative L2
-constexpr double kGradTol = 5e-2;     // relative L2, per tensor
+constexpr double kGradTol = 3e-2;     // relative L2, per tensor
 
 void compare_step_with_reference(const ModelShape& m, cudaStream_t s) {
   const int64_t batch = 2, seqlen = 32;
@@ -63,7 +63,9 @@ void compare_step_with_reference(const ModelShape& m, cudaStream_t s) {
   const LlamaCpuResult ref = llama_cpu_step(m, L, std::vector<double>(params.begin(), params.end()), tokens, batch,
                                             seqlen, true);
   EXPECT_NEAR(e.loss(), ref.loss, kLossTol * ref.loss);
-  EXPECT_LT(rel_l2(logits, ref.logits, 0, ref.logits.size()), kLogitsTol);
+  const double logits_err = rel_l2(logits, ref.logits, 0, ref.logits.size());
+  EXPECT_LT(logits_err, kLogitsTol);
+  std::printf("  logits rel. L2 error %.2e\n", logits_err);
   for (const ParamTensor& t : L.tensors) {
     const double err = rel_l2(grads, ref.grads, t.offset, t.count());
     EXPECT_LT(err, kGradTol) << t.name;

@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/train/counter_rng.hpp"
+#include "core/train/rope.hpp"
 
 namespace ub {
 
@@ -79,6 +80,7 @@ void check_trainable(const ModelShape& m) {
   }
   if (m.vocab > (int64_t{1} << 31) - 1) refuse("vocabulary beyond 2^31 ids");
   if (m.layers < 1) refuse("no layers");
+  (void)rope_inverse_frequencies(m);  // an unsupported rope_scaling type is refused here
 }
 
 }  // namespace ub
