@@ -65,7 +65,7 @@ def main():
           "command": "train", "argv": sys.argv, "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
           "host": socket.gethostname(),
           "gpus": [{"index": 0, "name": props.name, "memory_gib": props.total_memory / 2**30, "sm_count": props.multi_processor_count}],
-          "stack": {"torch": torch.__version__, "cuda_runtime": torch.version.cuda, "cudnn": str(torch.backends.cudnn.version()),
+          "stack": {"torch": torch.__version__, "cuda_runtime": torch.version.cuda, "cudnn": "{0}.{1}.{2}".format(torch.backends.cudnn.version() // 10000, torch.backends.cudnn.version() % 10000 // 100, torch.backends.cudnn.version() % 100),
                     "transformers": transformers.__version__},
           "config": {"model": a.model_name, "layers": a.layers, "batch": a.batch, "dtype": "bf16",
                      "precision": "bf16 weights and AdamW state (torch AdamW fused)", "attention": "sdpa",

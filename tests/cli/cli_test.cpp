@@ -224,6 +224,10 @@ TEST(Golden, CompareAndMemfit) {
   expect_golden("compare_records.txt", "compare records_h200.jsonl records_h200.jsonl", kFx);
   // Our attention records against the seed's attention lines.
   expect_golden("compare_attention_records.txt", "compare attention_b200.log attention_records_h200.jsonl", kFx);
+  // The training engine's records (train, H200) against the Hugging Face peer's, and memfit on them.
+  expect_golden("compare_train_records.txt",
+                "compare train_records_h200_peer.jsonl train_records_h200_ours.jsonl --force", kFx);
+  expect_golden("memfit_train_records.txt", "memfit train_records_h200_ours.jsonl", kFx);
   expect_golden("memfit.txt", "memfit seed_sweep_b200.log", kFx);
   expect_golden("memfit_for.json", "memfit seed_sweep_h200.log --for h200 --json", kFx);
   expect_golden("compare_attention.txt", "compare attention_h200.log attention_b200.log", kFx);
