@@ -11,7 +11,10 @@
 #include "core/train/llama_layout.hpp"
 #include "gpu/cuda_raii.hpp"
 #include "gpu/device_arena.hpp"
+#include "bench/train_breakdown.hpp"
+#include "gpu/linear_gemm.hpp"
 #include "gpu/llama_engine.hpp"
+#include "gpu/step_profiler.hpp"
 #include "gpu/telemetry_sampler.hpp"
 
 namespace ub::bench {
@@ -61,8 +64,11 @@ json TrainConfig::to_json() const {
           {"optimizer", {{"name", "AdamW"}, {"lr", adam.lr}, {"beta1", adam.beta1}, {"beta2", adam.beta2},
                          {"eps", adam.eps}, {"weight_decay", adam.weight_decay}, {"max_grad_norm", adam.max_grad_norm}}},
           {"attention", "cuDNN fused SDPA, causal"},
-          {"activation_checkpointing", false},
-          {"fused_cross_entropy", false},
+          {"activation_checkpointing", checkpointing},
+          {"loss_chunk", loss_chunk},
+          {"fused_cross_entropy", loss_chunk > 0},
+          {"gemm_autotune", autotune_gemm},
+          {"breakdown", breakdown},
           {"seed", seed},
           {"tokens", fmt::format("synthetic, uniform below {}", synthetic_token_bound(model.vocab))}};
 }
@@ -82,6 +88,9 @@ void TrainConfig::validate() const {
   if (!(adam.eps > 0)) throw UsageError("train: --eps must be positive");
   if (!(adam.weight_decay >= 0)) throw UsageError("train: --weight-decay must not be negative");
   if (!(adam.max_grad_norm >= 0)) throw UsageError("train: --max-grad-norm must not be negative (0: no clipping)");
+  if (loss_chunk < 0 || loss_chunk > (int64_t{1} << 24)) {
+    throw UsageError(fmt::format("train: --loss-chunk {} is out of range (0..16M tokens; 0: no chunks)", loss_chunk));
+  }
 }
 
 TrainSummary run_train(const TrainConfig& cfg, Session& session, const std::function<void(const json&)>& echo) {
@@ -91,12 +100,15 @@ TrainSummary run_train(const TrainConfig& cfg, Session& session, const std::func
     if (echo) echo(rec);
   };
   const StepFlops flops = step_flops(cfg.model, cfg.seqlen, FlopOptions{cfg.batch, true, std::nullopt, false});
+  // Hardware FLOPs: with checkpointing the recomputed forward is done too (MFU does not count it).
+  const StepFlops hw_flops = step_flops(cfg.model, cfg.seqlen, FlopOptions{cfg.batch, true, std::nullopt, cfg.checkpointing});
   TrainSummary sum;
   std::vector<double> ms, tflops;
   try {
     gpu::Stream stream;
     gpu::EngineOptions eo;
     eo.batch = cfg.batch, eo.seqlen = cfg.seqlen, eo.master_weights = cfg.master_weights, eo.adam = cfg.adam;
+    eo.checkpointing = cfg.checkpointing, eo.loss_chunk = cfg.loss_chunk, eo.autotune_gemm = cfg.autotune_gemm;
     if (session.progress) session.progress->line(fmt::format("seqlen {}: planning memory", cfg.seqlen));
     gpu::LlamaEngine engine(cfg.model, eo, stream.get());
     engine.init_parameters(cfg.seed);
@@ -135,6 +147,7 @@ TrainSummary run_train(const TrainConfig& cfg, Session& session, const std::func
       json rec = {{"type", "train_step"}, {"device", session.device}, {"seqlen", cfg.seqlen}, {"batch", cfg.batch},
                   {"step", step}, {"warmup", warm}, {"exec_time_ms", t_ms}, {"tflops", tf},
                   {"mfu", cfg.peak_tflops ? json(tf / *cfg.peak_tflops) : json()},
+                  {"hfu", cfg.peak_tflops ? json(hw_flops.total() / 1e12 / (t_ms * 1e-3) / *cfg.peak_tflops) : json()},
                   {"peak_mem_gib", gib(mem.reserved)}, {"peak_allocated_gib", gib(mem.peak)},
                   {"device_used_gib", gib(mem.device_used)}, {"loss", loss}, {"grad_norm", engine.grad_norm()},
                   {"flop", flops.total()}, {"attention_share", flops.attention_share()},
@@ -147,6 +160,23 @@ TrainSummary run_train(const TrainConfig& cfg, Session& session, const std::func
         session.progress->line(fmt::format("seqlen {} step {}{}: {:.1f} ms, {:.1f} TFLOPS, loss {:.4f}", cfg.seqlen, step,
                                            warm ? " (warm-up)" : "", t_ms, tf, loss));
       }
+    }
+    if (cfg.breakdown && !session.stop_requested()) {
+      gpu::StepProfiler profiler;
+      engine.set_profiler(&profiler);
+      start.record(stream.get());
+      engine.forward_backward();
+      engine.optimizer_step();
+      stop.record(stream.get());
+      stream.sync();
+      engine.set_profiler(nullptr);
+      const Breakdown b = make_breakdown(profiler.collect(), stop.since(start), engine.gemm().choices());
+      json rec = b.to_json();
+      rec["type"] = "train_breakdown";
+      rec["seqlen"] = cfg.seqlen;
+      rec["device"] = session.device;
+      emit(rec);
+      if (session.progress) session.progress->line(b.table());
     }
     sum.ok = true;
   } catch (const WorkError& e) {
@@ -161,6 +191,7 @@ TrainSummary run_train(const TrainConfig& cfg, Session& session, const std::func
     } else if (sum.oom) {
       rec["what"] = sum.error;
     }
+    if (sum.oom) sum.oom_what = rec["what"].get<std::string>();
     emit(rec);
   }
   sum.steps = static_cast<int>(ms.size());

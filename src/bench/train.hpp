@@ -26,6 +26,10 @@ struct TrainConfig {
   int64_t seqlen = 8192, batch = 1;
   int steps = 10, warmup = 2;  // timed steps, and untimed ones before them
   bool master_weights = true;
+  bool checkpointing = false;  // recompute each layer's forward in backward
+  int64_t loss_chunk = 0;      // tokens per lm_head + cross-entropy chunk (0: all at once)
+  bool autotune_gemm = true;
+  bool breakdown = false;      // one more, profiled step: a train_breakdown record
   AdamWParams adam;
   uint64_t seed = 1234;
   bool mem_debug = false;
@@ -37,12 +41,13 @@ struct TrainConfig {
 
 struct TrainSummary {
   bool ok = false, oom = false;
-  std::string error;
+  std::string error, oom_what;
   int steps = 0;  // timed steps recorded
   double median_ms = 0, median_tflops = 0, mfu = 0, peak_mem_gib = 0, last_loss = 0;
 };
 
-// Runs the configured steps; each record goes to the session's writer and to `echo`.
+// Runs the configured steps; each record goes to the session's writer and to `echo`. Out of
+// memory is not an exception: a train_oom record, and `oom` in the summary.
 TrainSummary run_train(const TrainConfig& cfg, Session& session, const std::function<void(const nlohmann::json&)>& echo);
 
 }  // namespace ub::bench

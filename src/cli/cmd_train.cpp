@@ -30,6 +30,8 @@ struct TrainOptions {
   AdamWParams adam;
   uint64_t seed = 1234;
   bool mem_debug = false;
+  bool checkpointing = false, breakdown = false, no_autotune = false;
+  std::string loss_chunk = "0";
   int device = 0;
   std::string out;
 };
@@ -50,6 +52,10 @@ void run(Context& ctx, const TrainOptions& o) {
   cfg.adam = o.adam;
   cfg.seed = o.seed;
   cfg.mem_debug = o.mem_debug;
+  cfg.checkpointing = o.checkpointing;
+  cfg.loss_chunk = o.loss_chunk == "0" ? 0 : parse_size(o.loss_chunk, "--loss-chunk");
+  cfg.autotune_gemm = !o.no_autotune;
+  cfg.breakdown = o.breakdown;
   if (o.device < 0) throw UsageError("--device must not be negative");
   cfg.validate();  // bad input is refused before a GPU is touched
 
@@ -111,6 +117,15 @@ void register_train(CLI::App& app, Context& ctx) {
   cmd->add_option("--seed", o->seed, "Seed of the initial weights and the synthetic tokens")->capture_default_str();
   cmd->add_flag("--mem-debug", o->mem_debug,
                 "Record allocated / reserved / peak memory after forward, backward and step of the first step");
+  cmd->add_flag("--checkpointing", o->checkpointing,
+                "Activation checkpointing: keep each layer's input only, recompute the layer in backward");
+  cmd->add_option("--loss-chunk", o->loss_chunk,
+                  "Run lm_head + cross-entropy this many tokens at a time, never holding the whole logits "
+                  "tensor (0: all at once)")
+      ->capture_default_str();
+  cmd->add_flag("--no-autotune", o->no_autotune, "Use cuBLASLt's first heuristic choice per GEMM shape, untimed");
+  cmd->add_flag("--breakdown", o->breakdown,
+                "After the timed steps, profile one more: time per kernel class (train_breakdown record)");
   cmd->add_option("--device", o->device, "GPU index")->capture_default_str();
   cmd->add_option("--out", o->out, "Records file (JSON lines, appended; default upgradebench-train-<date>.jsonl)");
   cmd->callback([&ctx, o] { run(ctx, *o); });

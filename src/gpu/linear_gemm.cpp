@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/error.hpp"
 #include "gpu/cuda_elem.hpp"
 #include "gpu/gemm.hpp"
@@ -12,7 +14,10 @@ namespace ub::gpu {
 struct LinearPlan {
   cublasLtMatmulDesc_t op = nullptr;
   cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr, ld = nullptr;
+  std::vector<cublasLtMatmulAlgo_t> candidates;  // heuristic order
   cublasLtMatmulAlgo_t algo{};
+  bool tuned = false;
+  LinearGemm::Choice choice;
   ~LinearPlan() {
     for (auto* l : {la, lb, lc, ld}) {
       if (l) cublasLtMatrixLayoutDestroy(l);
@@ -21,10 +26,11 @@ struct LinearPlan {
   }
 };
 
-LinearGemm::LinearGemm(size_t workspace_bytes) : lt_(std::make_unique<CublasLt>()), workspace_(workspace_bytes) {}
+LinearGemm::LinearGemm(bool autotune, size_t workspace_bytes)
+    : lt_(std::make_unique<CublasLt>()), workspace_(workspace_bytes), autotune_(autotune) {}
 LinearGemm::~LinearGemm() = default;
 
-const LinearPlan& LinearGemm::plan(const Key& key) {
+LinearPlan& LinearGemm::plan(const Key& key) {
   auto it = plans_.find(key);
   if (it != plans_.end()) return *it->second;
   const auto [ta, tb, m, n, k, out, with_c] = key;
@@ -45,25 +51,64 @@ const LinearPlan& LinearGemm::plan(const Key& key) {
   UB_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
   const size_t ws = workspace_.bytes();
   UB_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
-  cublasLtMatmulHeuristicResult_t result{};
+  std::vector<cublasLtMatmulHeuristicResult_t> results(kTuneCandidates);
   int found = 0;
-  const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lt_->get(), p->op, p->la, p->lb, p->lc, p->ld, pref, 1,
-                                                           &result, &found);
+  const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lt_->get(), p->op, p->la, p->lb, p->lc, p->ld, pref,
+                                                           kTuneCandidates, results.data(), &found);
   cublasLtMatmulPreferenceDestroy(pref);
   if (st != CUBLAS_STATUS_SUCCESS || found == 0) {
     throw WorkError(fmt::format("cuBLASLt has no algorithm for the linear GEMM m={} n={} k={} ({}{}, {} out{}): {}", m, n, k,
                                 ta ? "T" : "N", tb ? "T" : "N", to_string(out), with_c ? ", residual" : "",
                                 cublasLtGetStatusString(st)));
   }
-  p->algo = result.algo;
+  for (int i = 0; i < found; ++i) {
+    if (results[static_cast<size_t>(i)].state == CUBLAS_STATUS_SUCCESS) p->candidates.push_back(results[static_cast<size_t>(i)].algo);
+  }
+  p->algo = p->candidates.at(0);
+  p->choice.shape = fmt::format("{}x{}x{} ({}{}, {} out{})", m, n, k, ta ? "T" : "N", tb ? "T" : "N", to_string(out),
+                                with_c ? ", +C" : "");
+  p->choice.flop = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  p->choice.candidates = 1;
   return *plans_.emplace(key, std::move(p)).first->second;
 }
 
+void LinearGemm::tune(const Key& key, LinearPlan& p, const void* a, const void* b, const void* c, void* d) {
+  p.tuned = true;
+  if (!autotune_ || p.candidates.size() < 2 || c == d) return;  // in place: repeating would change D
+  (void)key;
+  const float alpha = 1.0f, beta = c ? 1.0f : 0.0f;
+  Event start, stop;
+  double best = 1e300;
+  for (size_t i = 0; i < p.candidates.size(); ++i) {
+    double fastest = 1e300;
+    for (int rep = 0; rep < 4; ++rep) {
+      start.record(stream_);
+      const cublasStatus_t st = cublasLtMatmul(lt_->get(), p.op, &alpha, a, p.la, b, p.lb, &beta, c ? c : d, p.lc, d,
+                                               p.ld, &p.candidates[i], workspace_.get(), workspace_.bytes(), stream_);
+      stop.record(stream_);
+      if (st != CUBLAS_STATUS_SUCCESS) break;  // an algorithm that refuses to run is not a candidate
+      UB_CUDA_CHECK(cudaEventSynchronize(stop.get()));
+      if (rep > 0) fastest = std::min(fastest, static_cast<double>(stop.since(start)));
+    }
+    if (i == 0) p.choice.first_ms = fastest;
+    if (fastest < best) best = fastest, p.algo = p.candidates[i], p.choice.chosen_rank = static_cast<int>(i);
+  }
+  p.choice.best_ms = best;
+  p.choice.candidates = static_cast<int>(p.candidates.size());
+}
+
 void LinearGemm::run(const Key& key, const void* a, const void* b, const void* c, void* d) {
-  const LinearPlan& p = plan(key);
+  LinearPlan& p = plan(key);
+  if (!p.tuned) tune(key, p, a, b, c, d);
   const float alpha = 1.0f, beta = c ? 1.0f : 0.0f;
   UB_CUBLAS_CHECK(cublasLtMatmul(lt_->get(), p.op, &alpha, a, p.la, b, p.lb, &beta, c ? c : d, p.lc, d, p.ld, &p.algo,
                                  workspace_.get(), workspace_.bytes(), stream_));
+}
+
+std::vector<LinearGemm::Choice> LinearGemm::choices() const {
+  std::vector<Choice> v;
+  for (const auto& [key, p] : plans_) v.push_back(p->choice);
+  return v;
 }
 
 void LinearGemm::forward(const void* x, const void* w, void* y, const void* residual, int64_t tokens, int64_t in,
@@ -75,8 +120,9 @@ void LinearGemm::dgrad(const void* dy, const void* w, void* dx, int64_t tokens, 
   run({false, false, in, tokens, out, Elem::bf16, false}, w, dy, nullptr, dx);
 }
 
-void LinearGemm::wgrad(const void* dy, const void* x, float* dw, int64_t tokens, int64_t in, int64_t out) {
-  run({false, true, in, out, tokens, Elem::f32, false}, x, dy, nullptr, dw);
+void LinearGemm::wgrad(const void* dy, const void* x, float* dw, int64_t tokens, int64_t in, int64_t out,
+                       bool accumulate) {
+  run({false, true, in, out, tokens, Elem::f32, accumulate}, x, dy, accumulate ? dw : nullptr, dw);
 }
 
 }  // namespace ub::gpu

@@ -8,8 +8,11 @@
 //
 // cuBLASLt is column-major, so each is issued transposed (a row-major [r, c] matrix is a
 // column-major [c, r] one): forward m=out n=T k=in (W "T", X "N"); dgrad m=in n=T k=out (both
-// "N"); wgrad m=in n=out k=T (X "N", dY "T"). FLOPs 2 * T * in * out each. One plan per shape
-// (descriptors + cuBLASLt's first heuristic choice), built on first use and cached.
+// "N"); wgrad m=in n=out k=T (X "N", dY "T"). FLOPs 2 * T * in * out each. One plan per shape,
+// built on first use and cached: its descriptors and one algorithm, either cuBLASLt's first
+// heuristic choice or, with autotuning on, the fastest of its top `kTuneCandidates` timed on the
+// call's own operands (minimum of 3 runs after 1; in-place accumulation is not tuned, since
+// repeating it would change the result).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -17,7 +20,9 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include "gpu/cuda_raii.hpp"
 #include "gpu/elem.hpp"
@@ -29,7 +34,8 @@ struct LinearPlan;
 
 class LinearGemm {
  public:
-  explicit LinearGemm(size_t workspace_bytes = size_t{32} << 20);
+  explicit LinearGemm(bool autotune = true, size_t workspace_bytes = size_t{32} << 20);
+  static constexpr int kTuneCandidates = 8;
   ~LinearGemm();
   LinearGemm(const LinearGemm&) = delete;
   LinearGemm& operator=(const LinearGemm&) = delete;
@@ -39,8 +45,19 @@ class LinearGemm {
   void forward(const void* x, const void* w, void* y, const void* residual, int64_t tokens, int64_t in, int64_t out);
   // dx[T, in] = dy[T, out] w[out, in]; bf16.
   void dgrad(const void* dy, const void* w, void* dx, int64_t tokens, int64_t in, int64_t out);
-  // dw[out, in] = dy[T, out]^T x[T, in]; dw fp32, written (not accumulated).
-  void wgrad(const void* dy, const void* x, float* dw, int64_t tokens, int64_t in, int64_t out);
+  // dw[out, in] = dy[T, out]^T x[T, in]; dw fp32, written, or added to when `accumulate`.
+  void wgrad(const void* dy, const void* x, float* dw, int64_t tokens, int64_t in, int64_t out,
+             bool accumulate = false);
+
+  // What each plan chose, for the breakdown: "m x n x k (TN, bf16)" -> algorithm and timing.
+  struct Choice {
+    std::string shape;
+    int candidates = 0;     // algorithms timed (1: heuristic only)
+    int chosen_rank = 0;    // heuristic rank of the one kept
+    double best_ms = 0, first_ms = 0;  // tuned time of the kept one and of the heuristic's first
+    double flop = 0;
+  };
+  std::vector<Choice> choices() const;
 
   size_t workspace_bytes() const { return workspace_.bytes(); }
   int plans() const { return static_cast<int>(plans_.size()); }
@@ -48,8 +65,11 @@ class LinearGemm {
  private:
   // (transa, transb, m, n, k, out elem, with C)
   using Key = std::tuple<bool, bool, int64_t, int64_t, int64_t, Elem, bool>;
-  const LinearPlan& plan(const Key& key);
+  LinearPlan& plan(const Key& key);
   void run(const Key& key, const void* a, const void* b, const void* c, void* d);
+  void tune(const Key& key, LinearPlan& p, const void* a, const void* b, const void* c, void* d);
+
+  bool autotune_;
 
   std::unique_ptr<CublasLt> lt_;
   DeviceBuffer workspace_;

@@ -5,9 +5,11 @@
 #include <cuda_bf16.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/reference/attention_cpu.hpp"
 #include "core/train/rope.hpp"
 #include "gpu/attention.hpp"
 #include "gpu/check.hpp"
@@ -15,6 +17,7 @@
 #include "gpu/device_arena.hpp"
 #include "gpu/kernels/llama_ops.cuh"
 #include "gpu/linear_gemm.hpp"
+#include "gpu/step_profiler.hpp"
 
 namespace ub::gpu {
 
@@ -22,6 +25,7 @@ namespace {
 
 using bf16 = __nv_bfloat16;
 
+// What one layer's backward pass reads (per layer, or one shared set with checkpointing).
 struct LayerActivations {
   bf16 *xn1, *q, *k, *v, *o, *a, *xn2, *gu, *h;
   float *rstd1, *rstd2, *stats;
@@ -34,7 +38,7 @@ struct LlamaEngine::Impl {
   EngineOptions opt;
   LlamaLayout L;
   cudaStream_t s;
-  int64_t T, S, B, H, I, V, nq, nk, d;
+  int64_t T, S, B, H, I, V, nq, nk, d, chunk;
   int64_t q_width() const { return nq * d; }
   int64_t kv_width() const { return nk * d; }
   int64_t qkv_width() const { return q_width() + 2 * kv_width(); }
@@ -43,6 +47,8 @@ struct LlamaEngine::Impl {
   LinearGemm gemm;
   CudnnAttention attention;
   SdpaDims sdpa;
+  double attn_fwd_flop = 0;
+  StepProfiler* prof = nullptr;
 
   // Persistent buffers.
   float* master = nullptr;  // null in pure bf16
@@ -52,7 +58,7 @@ struct LlamaEngine::Impl {
   int32_t* tok = nullptr;
   float *rope_cos = nullptr, *rope_sin = nullptr;
   std::vector<bf16*> x;  // residual stream: x[0] embeddings, x[l + 1] output of layer l
-  std::vector<LayerActivations> acts;
+  std::vector<LayerActivations> acts;  // one per layer, or one shared (checkpointing)
   bf16* xf = nullptr;  // final norm output
   float* rstdf = nullptr;
   bf16* dx = nullptr;  // gradient of the residual stream, carried down the layers
@@ -61,13 +67,16 @@ struct LlamaEngine::Impl {
   int64_t step = 0;
 
   Impl(const ModelShape& model, const EngineOptions& o, cudaStream_t stream)
-      : m(model), opt(o), L(llama_layout(model)), s(stream) {
+      : m(model), opt(o), L(llama_layout(model)), s(stream), gemm(o.autotune_gemm) {
     check_trainable(m);
     B = o.batch, S = o.seqlen, T = B * S;
     H = m.hidden, I = m.intermediate, V = m.vocab, nq = m.heads, nk = m.kv_heads, d = m.head_dim;
     if (S < 2) throw UsageError(fmt::format("train: sequence length {} is too short (at least 2 tokens)", S));
+    if (o.loss_chunk < 0) throw UsageError("train: the loss chunk must not be negative");
+    chunk = o.loss_chunk > 0 ? std::min(o.loss_chunk, T) : T;
     sdpa = SdpaDims{B, S, nq, nk, d, true, Dtype::bf16};
     check_sdpa_supported(sdpa);
+    attn_fwd_flop = attention_flops(AttentionShape{B, S, nq, nk, d, true, {}}, false);
     gemm.set_stream(s);
     attention.set_stream(s);
     plan_memory();
@@ -76,35 +85,37 @@ struct LlamaEngine::Impl {
     UB_CUDA_CHECK(cudaMemcpyAsync(rope_sin, tab.sin.data(), tab.sin.size() * sizeof(float), cudaMemcpyHostToDevice, s));
     const size_t n = L.total;
     UB_CUDA_CHECK(cudaMemsetAsync(grads, 0, n * sizeof(float), s));
-    const size_t state = opt.master_weights ? sizeof(float) : sizeof(bf16);
-    UB_CUDA_CHECK(cudaMemsetAsync(mom, 0, n * state, s));
-    UB_CUDA_CHECK(cudaMemsetAsync(var, 0, n * state, s));
+    UB_CUDA_CHECK(cudaMemsetAsync(mom, 0, n * state_bytes(), s));
+    UB_CUDA_CHECK(cudaMemsetAsync(var, 0, n * state_bytes(), s));
     UB_CUDA_CHECK(cudaMemsetAsync(w16, 0, n * sizeof(bf16), s));  // padding stays zero
     if (master) UB_CUDA_CHECK(cudaMemsetAsync(master, 0, n * sizeof(float), s));
     attention.prepare(sdpa, true);
     UB_CUDA_CHECK(cudaStreamSynchronize(s));
   }
 
+  size_t state_bytes() const { return opt.master_weights ? sizeof(float) : sizeof(bf16); }
   size_t tok_bytes(int64_t width, size_t elem) const { return static_cast<size_t>(T * width) * elem; }
+  double act_bytes(int64_t width) const { return static_cast<double>(tok_bytes(width, 2)); }
 
   void plan_memory() {
     const size_t n = L.total;
-    const size_t state = opt.master_weights ? sizeof(float) : sizeof(bf16);
     if (opt.master_weights) arena.request("fp32 master weights", n, &master);
     arena.request("bf16 weights", n, &w16);
     arena.request("fp32 gradients", n, &grads);
-    arena.request("AdamW first moments", n * state, &mom);
-    arena.request("AdamW second moments", n * state, &var);
+    arena.request("AdamW first moments", n * state_bytes(), &mom);
+    arena.request("AdamW second moments", n * state_bytes(), &var);
     arena.request("token ids", static_cast<size_t>(T), &tok);
     const auto half = static_cast<size_t>(S * (d / 2));
     arena.request("rotary cos table", half, &rope_cos);
     arena.request("rotary sin table", half, &rope_sin);
     x.resize(static_cast<size_t>(m.layers + 1));
-    for (int64_t l = 0; l <= m.layers; ++l) arena.request(fmt::format("residual stream {}", l), tok_bytes(H, 2), reinterpret_cast<void**>(&x[static_cast<size_t>(l)]));
-    acts.resize(static_cast<size_t>(m.layers));
-    for (int64_t l = 0; l < m.layers; ++l) {
-      LayerActivations& a = acts[static_cast<size_t>(l)];
-      const std::string p = fmt::format("layer {} ", l);
+    for (int64_t l = 0; l <= m.layers; ++l) {
+      arena.request(fmt::format("residual stream {}", l), tok_bytes(H, 2), reinterpret_cast<void**>(&x[static_cast<size_t>(l)]));
+    }
+    acts.resize(opt.checkpointing ? 1 : static_cast<size_t>(m.layers));
+    for (size_t l = 0; l < acts.size(); ++l) {
+      LayerActivations& a = acts[l];
+      const std::string p = opt.checkpointing ? "recomputed layer " : fmt::format("layer {} ", l);
       auto req = [&](const char* what, int64_t width, bf16** slot) {
         arena.request(p + what, tok_bytes(width, 2), reinterpret_cast<void**>(slot));
       };
@@ -127,9 +138,9 @@ struct LlamaEngine::Impl {
     arena.request("per-token loss", static_cast<size_t>(T), &row_loss);
     arena.request("loss", 1, &loss_dev);
     arena.request("gradient norm", 1, &norm_sq);
-    // The scratch region: the largest of the phases below, one alignment per buffer of slack.
+    // The scratch region: the largest of the phases below.
     const size_t forward = arena_round(tok_bytes(qkv_width(), 2));
-    const size_t head = arena_round(tok_bytes(V, 2)) + arena_round(tok_bytes(H, 2));
+    const size_t head = arena_round(static_cast<size_t>(chunk * V) * 2) + arena_round(tok_bytes(H, 2));
     const size_t layer = arena_round(tok_bytes(I, 2)) + arena_round(tok_bytes(2 * I, 2)) +
                          arena_round(tok_bytes(H, 2)) + 2 * arena_round(tok_bytes(q_width(), 2)) +
                          2 * arena_round(tok_bytes(kv_width(), 2)) + arena_round(tok_bytes(qkv_width(), 2));
@@ -138,64 +149,127 @@ struct LlamaEngine::Impl {
 
   const bf16* w(size_t tensor) const { return w16 + L[tensor].offset; }
   float* g(size_t tensor) const { return grads + L[tensor].offset; }
+  double gemm_flop(int64_t rows, int64_t in, int64_t out) const {
+    return 2.0 * static_cast<double>(rows) * static_cast<double>(in) * static_cast<double>(out);
+  }
+  // Profiling scopes: a GEMM (FLOPs), attention (FLOPs), anything else (bytes moved).
+  ProfileScope gemm_scope(const std::string& label, int64_t in, int64_t out, int64_t rows = -1) const {
+    return ProfileScope(prof, "gemm", label, gemm_flop(rows < 0 ? T : rows, in, out), 0, s);
+  }
+  ProfileScope op_scope(const char* cls, const std::string& label, double bytes) const {
+    return ProfileScope(prof, cls, label, 0, bytes, s);
+  }
 
-  void forward() {
-    embedding_forward(tok, w(L.embed), x[0], T, H, s);
-    for (size_t l = 0; l < acts.size(); ++l) {
-      const LayerParams& lp = L.layers[l];
-      LayerActivations& A = acts[l];
+  void forward_layer(size_t l, const LayerActivations& A) {
+    const LayerParams& lp = L.layers[l];
+    {
+      auto p = op_scope("norm/elementwise", "rmsnorm fwd", 2 * act_bytes(H));
       rmsnorm_forward(x[l], w(lp.attn_norm), A.xn1, A.rstd1, T, H, m.rms_norm_eps, s);
-      {
-        DeviceArena::Scratch scratch(arena);
-        bf16* qkv = scratch.take<bf16>("qkv projection", static_cast<size_t>(T * qkv_width()));
-        gemm.forward(A.xn1, w(lp.qkv), qkv, nullptr, T, H, qkv_width());
-        rope_forward(qkv, rope_cos, rope_sin, A.q, A.k, A.v, T, S, nq, nk, d, s);
-      }
-      attention.forward(sdpa, {A.q, A.k, A.v, A.o, A.stats});
-      gemm.forward(A.o, w(lp.o), A.a, x[l], T, q_width(), H);  // a = x + o_proj(o)
-      rmsnorm_forward(A.a, w(lp.mlp_norm), A.xn2, A.rstd2, T, H, m.rms_norm_eps, s);
-      gemm.forward(A.xn2, w(lp.gate_up), A.gu, nullptr, T, H, 2 * I);
-      swiglu_forward(A.gu, A.h, T, I, s);
-      gemm.forward(A.h, w(lp.down), x[l + 1], A.a, T, I, H);  // x = a + down_proj(h)
     }
-    rmsnorm_forward(x.back(), w(L.final_norm), xf, rstdf, T, H, m.rms_norm_eps, s);
+    {
+      DeviceArena::Scratch scratch(arena);
+      bf16* qkv = scratch.take<bf16>("qkv projection", static_cast<size_t>(T * qkv_width()));
+      {
+        auto p = gemm_scope("qkv fwd", H, qkv_width());
+        gemm.forward(A.xn1, w(lp.qkv), qkv, nullptr, T, H, qkv_width());
+      }
+      auto p = op_scope("norm/elementwise", "rope fwd", 2 * act_bytes(qkv_width()));
+      rope_forward(qkv, rope_cos, rope_sin, A.q, A.k, A.v, T, S, nq, nk, d, s);
+    }
+    {
+      ProfileScope p(prof, "attention", "attention fwd", attn_fwd_flop, 0, s);
+      attention.forward(sdpa, {A.q, A.k, A.v, A.o, A.stats});
+    }
+    {
+      auto p = gemm_scope("o fwd (+residual)", q_width(), H);
+      gemm.forward(A.o, w(lp.o), A.a, x[l], T, q_width(), H);  // a = x + o_proj(o)
+    }
+    {
+      auto p = op_scope("norm/elementwise", "rmsnorm fwd", 2 * act_bytes(H));
+      rmsnorm_forward(A.a, w(lp.mlp_norm), A.xn2, A.rstd2, T, H, m.rms_norm_eps, s);
+    }
+    {
+      auto p = gemm_scope("gate_up fwd", H, 2 * I);
+      gemm.forward(A.xn2, w(lp.gate_up), A.gu, nullptr, T, H, 2 * I);
+    }
+    {
+      auto p = op_scope("norm/elementwise", "swiglu fwd", act_bytes(3 * I));
+      swiglu_forward(A.gu, A.h, T, I, s);
+    }
+    auto p = gemm_scope("down fwd (+residual)", I, H);
+    gemm.forward(A.h, w(lp.down), x[l + 1], A.a, T, I, H);  // x = a + down_proj(h)
   }
 
   void forward_backward(const PhaseHook& phase, std::vector<float>* logits_out) {
-    forward();
-    // Zero what backward accumulates into (the norms' and the embedding's gradients); GEMMs write.
-    for (const ParamTensor& t : L.tensors) {
-      if (t.is_norm) UB_CUDA_CHECK(cudaMemsetAsync(grads + t.offset, 0, t.count() * sizeof(float), s));
+    {
+      auto p = op_scope("norm/elementwise", "embedding fwd", 2 * act_bytes(H));
+      embedding_forward(tok, w(L.embed), x[0], T, H, s);
     }
-    if (L.lm_head != L.embed) UB_CUDA_CHECK(cudaMemsetAsync(g(L.embed), 0, L[L.embed].count() * sizeof(float), s));
+    for (size_t l = 0; l < static_cast<size_t>(m.layers); ++l) forward_layer(l, acts[opt.checkpointing ? 0 : l]);
+    {
+      auto p = op_scope("norm/elementwise", "rmsnorm fwd", 2 * act_bytes(H));
+      rmsnorm_forward(x.back(), w(L.final_norm), xf, rstdf, T, H, m.rms_norm_eps, s);
+    }
+    {
+      // Zero what backward accumulates into (the norms' and the embedding's gradients).
+      auto p = op_scope("other", "zero gradients", 0);
+      for (const ParamTensor& t : L.tensors) {
+        if (t.is_norm) UB_CUDA_CHECK(cudaMemsetAsync(grads + t.offset, 0, t.count() * sizeof(float), s));
+      }
+      if (L.lm_head != L.embed) UB_CUDA_CHECK(cudaMemsetAsync(g(L.embed), 0, L[L.embed].count() * sizeof(float), s));
+    }
+    if (logits_out) logits_out->resize(static_cast<size_t>(T * V));
     {
       DeviceArena::Scratch scratch(arena);
-      bf16* logits = scratch.take<bf16>("logits", static_cast<size_t>(T * V));
-      gemm.forward(xf, w(L.lm_head), logits, nullptr, T, H, V);
-      if (logits_out) {
-        std::vector<bf16> host(static_cast<size_t>(T * V));
-        UB_CUDA_CHECK(cudaMemcpyAsync(host.data(), logits, host.size() * sizeof(bf16), cudaMemcpyDeviceToHost, s));
-        UB_CUDA_CHECK(cudaStreamSynchronize(s));
-        logits_out->resize(host.size());
-        for (size_t i = 0; i < host.size(); ++i) (*logits_out)[i] = __bfloat162float(host[i]);
-      }
-      cross_entropy_forward_backward(logits, tok, row_loss, T, S, V, s);
-      sum_loss(row_loss, T, static_cast<double>(B * (S - 1)), loss_dev, s);
-      if (phase) phase("forward");
-      // logits now hold d loss / d logits.
       bf16* dxf = scratch.take<bf16>("final norm gradient", static_cast<size_t>(T * H));
-      gemm.dgrad(logits, w(L.lm_head), dxf, T, H, V);
-      gemm.wgrad(logits, xf, g(L.lm_head), T, H, V);  // tied: the embedding's gradient starts here
+      bf16* logits = scratch.take<bf16>("logits", static_cast<size_t>(chunk * V));
+      // lm_head, loss and their backward, `chunk` tokens at a time.
+      for (int64_t r0 = 0; r0 < T; r0 += chunk) {
+        const int64_t n = std::min(chunk, T - r0);
+        {
+          auto p = gemm_scope("lm_head fwd", H, V, n);
+          gemm.forward(xf + r0 * H, w(L.lm_head), logits, nullptr, n, H, V);
+        }
+        if (logits_out) copy_logits(logits, n, logits_out->data() + r0 * V);
+        {
+          auto p = op_scope("cross_entropy", "cross-entropy fwd+bwd", 3.0 * static_cast<double>(n * V) * 2);
+          cross_entropy_forward_backward(logits, tok, row_loss, r0, n, S, V, static_cast<double>(B * (S - 1)), s);
+        }
+        if (phase && r0 == 0) phase("forward");  // the (first chunk's) logits gradient is held
+        {
+          auto p = gemm_scope("lm_head dgrad", V, H, n);
+          gemm.dgrad(logits, w(L.lm_head), dxf + r0 * H, n, H, V);
+        }
+        auto p = gemm_scope("lm_head wgrad", H, V, n);
+        gemm.wgrad(logits, xf + r0 * H, g(L.lm_head), n, H, V, r0 > 0);  // tied: the embedding's too
+      }
+      {
+        auto p = op_scope("cross_entropy", "loss sum", static_cast<double>(T) * 4);
+        sum_loss(row_loss, T, static_cast<double>(B * (S - 1)), loss_dev, s);
+      }
+      auto p = op_scope("norm/elementwise", "rmsnorm bwd", 3 * act_bytes(H));
       rmsnorm_backward(dxf, x.back(), w(L.final_norm), rstdf, nullptr, dx, g(L.final_norm), T, H, s);
     }
-    for (size_t l = acts.size(); l-- > 0;) backward_layer(l);
-    embedding_backward(tok, dx, g(L.embed), T, H, s);
+    for (size_t l = static_cast<size_t>(m.layers); l-- > 0;) {
+      if (opt.checkpointing) forward_layer(l, acts[0]);  // recompute, then go back through it
+      backward_layer(l, acts[opt.checkpointing ? 0 : l]);
+    }
+    {
+      auto p = op_scope("norm/elementwise", "embedding bwd", act_bytes(H) + 2 * static_cast<double>(tok_bytes(H, 4)));
+      embedding_backward(tok, dx, g(L.embed), T, H, s);
+    }
     if (phase) phase("backward");
   }
 
-  void backward_layer(size_t l) {
+  void copy_logits(const bf16* logits, int64_t n, float* out) {
+    std::vector<bf16> host(static_cast<size_t>(n * V));
+    UB_CUDA_CHECK(cudaMemcpyAsync(host.data(), logits, host.size() * sizeof(bf16), cudaMemcpyDeviceToHost, s));
+    UB_CUDA_CHECK(cudaStreamSynchronize(s));
+    for (size_t i = 0; i < host.size(); ++i) out[i] = __bfloat162float(host[i]);
+  }
+
+  void backward_layer(size_t l, const LayerActivations& A) {
     const LayerParams& lp = L.layers[l];
-    const LayerActivations& A = acts[l];
     DeviceArena::Scratch scratch(arena);
     auto take = [&](const char* what, int64_t width) { return scratch.take<bf16>(what, static_cast<size_t>(T * width)); };
     bf16* dh = take("SwiGLU output gradient", I);
@@ -207,27 +281,71 @@ struct LlamaEngine::Impl {
     bf16* dv = take("value gradient", kv_width());
     bf16* dqkv = take("qkv projection gradient", qkv_width());
     // MLP: x = a + down(silu(gate) * up)
-    gemm.dgrad(dx, w(lp.down), dh, T, I, H);
-    gemm.wgrad(dx, A.h, g(lp.down), T, I, H);
-    swiglu_backward(dh, A.gu, dgu, T, I, s);
-    gemm.dgrad(dgu, w(lp.gate_up), dxn, T, H, 2 * I);
-    gemm.wgrad(dgu, A.xn2, g(lp.gate_up), T, H, 2 * I);
-    rmsnorm_backward(dxn, A.a, w(lp.mlp_norm), A.rstd2, dx, dx, g(lp.mlp_norm), T, H, s);  // dx := da
+    {
+      auto p = gemm_scope("down dgrad", H, I);
+      gemm.dgrad(dx, w(lp.down), dh, T, I, H);
+    }
+    {
+      auto p = gemm_scope("down wgrad", I, H);
+      gemm.wgrad(dx, A.h, g(lp.down), T, I, H);
+    }
+    {
+      auto p = op_scope("norm/elementwise", "swiglu bwd", act_bytes(5 * I));
+      swiglu_backward(dh, A.gu, dgu, T, I, s);
+    }
+    {
+      auto p = gemm_scope("gate_up dgrad", 2 * I, H);
+      gemm.dgrad(dgu, w(lp.gate_up), dxn, T, H, 2 * I);
+    }
+    {
+      auto p = gemm_scope("gate_up wgrad", H, 2 * I);
+      gemm.wgrad(dgu, A.xn2, g(lp.gate_up), T, H, 2 * I);
+    }
+    {
+      auto p = op_scope("norm/elementwise", "rmsnorm bwd (+residual)", 4 * act_bytes(H));
+      rmsnorm_backward(dxn, A.a, w(lp.mlp_norm), A.rstd2, dx, dx, g(lp.mlp_norm), T, H, s);  // dx := da
+    }
     // Attention: a = x + o_proj(attn(rope(q), rope(k), v))
-    gemm.dgrad(dx, w(lp.o), d_o, T, q_width(), H);
-    gemm.wgrad(dx, A.o, g(lp.o), T, q_width(), H);
-    SdpaTensors t{A.q, A.k, A.v, A.o, A.stats, d_o, dq, dk, dv};
-    attention.backward(sdpa, t);
-    rope_backward(dq, dk, dv, rope_cos, rope_sin, dqkv, T, S, nq, nk, d, s);
-    gemm.dgrad(dqkv, w(lp.qkv), dxn, T, H, qkv_width());
-    gemm.wgrad(dqkv, A.xn1, g(lp.qkv), T, H, qkv_width());
+    {
+      auto p = gemm_scope("o dgrad", H, q_width());
+      gemm.dgrad(dx, w(lp.o), d_o, T, q_width(), H);
+    }
+    {
+      auto p = gemm_scope("o wgrad", q_width(), H);
+      gemm.wgrad(dx, A.o, g(lp.o), T, q_width(), H);
+    }
+    {
+      ProfileScope p(prof, "attention", "attention bwd", 2.5 * attn_fwd_flop, 0, s);
+      attention.backward(sdpa, SdpaTensors{A.q, A.k, A.v, A.o, A.stats, d_o, dq, dk, dv});
+    }
+    {
+      auto p = op_scope("norm/elementwise", "rope bwd", 2 * act_bytes(qkv_width()));
+      rope_backward(dq, dk, dv, rope_cos, rope_sin, dqkv, T, S, nq, nk, d, s);
+    }
+    {
+      auto p = gemm_scope("qkv dgrad", qkv_width(), H);
+      gemm.dgrad(dqkv, w(lp.qkv), dxn, T, H, qkv_width());
+    }
+    {
+      auto p = gemm_scope("qkv wgrad", H, qkv_width());
+      gemm.wgrad(dqkv, A.xn1, g(lp.qkv), T, H, qkv_width());
+    }
+    auto p = op_scope("norm/elementwise", "rmsnorm bwd (+residual)", 4 * act_bytes(H));
     rmsnorm_backward(dxn, x[l], w(lp.attn_norm), A.rstd1, dx, dx, g(lp.attn_norm), T, H, s);  // dx := dx_l
   }
 
   void optimizer_step() {
     ++step;
-    UB_CUDA_CHECK(cudaMemsetAsync(norm_sq, 0, sizeof(double), s));
-    accumulate_squares(grads, L.total, norm_sq, s);
+    const auto n = static_cast<double>(L.total);
+    {
+      auto p = op_scope("optimizer", "gradient norm", 4 * n);
+      UB_CUDA_CHECK(cudaMemsetAsync(norm_sq, 0, sizeof(double), s));
+      accumulate_squares(grads, L.total, norm_sq, s);
+    }
+    // Bytes: gradient read; moments read and written; weights read and written (bf16, plus fp32
+    // master read and written).
+    const double bytes = n * (4 + 4 * static_cast<double>(state_bytes()) + (master ? 8 + 2 : 4));
+    auto p = op_scope("optimizer", "AdamW", bytes);
     adamw_step(master, w16, grads, mom, var, !opt.master_weights, L.total, norm_sq, opt.adam, step, s);
   }
 
@@ -248,6 +366,8 @@ LlamaEngine::~LlamaEngine() = default;
 const LlamaLayout& LlamaEngine::layout() const { return impl_->L; }
 int64_t LlamaEngine::tokens() const { return impl_->T; }
 int64_t LlamaEngine::steps_taken() const { return impl_->step; }
+void LlamaEngine::set_profiler(StepProfiler* p) { impl_->prof = p; }
+const LinearGemm& LlamaEngine::gemm() const { return impl_->gemm; }
 
 void LlamaEngine::init_parameters(uint64_t seed) {
   Impl& e = *impl_;

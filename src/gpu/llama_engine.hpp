@@ -11,7 +11,11 @@
 // Memory: one arena (gpu/device_arena.hpp) planned in the constructor: parameters, optimizer
 // state, gradients and every activation the backward pass reads are persistent; the logits and the
 // backward pass's temporaries share one scratch region. cuBLASLt's workspace and cuDNN's
-// workspace are the only other device allocations.
+// workspace are the only other device allocations. Two options trade time for memory:
+//   activation checkpointing: only each layer's input is kept; the backward pass recomputes the
+//     layer's forward into one shared set of activation buffers before going back through it;
+//   loss chunks: the lm_head, the cross-entropy and their backward run `loss_chunk` tokens at a
+//     time, so the vocab x tokens logits tensor is never whole (the seed's fused cross-entropy).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -28,9 +32,15 @@
 
 namespace ub::gpu {
 
+class StepProfiler;
+class LinearGemm;
+
 struct EngineOptions {
   int64_t batch = 1, seqlen = 0;
   bool master_weights = true;
+  bool checkpointing = false;
+  int64_t loss_chunk = 0;  // tokens per lm_head + cross-entropy chunk; 0: all at once
+  bool autotune_gemm = true;  // time cuBLASLt's top algorithms per shape on first use
   AdamWParams adam;
 };
 
@@ -71,6 +81,10 @@ class LlamaEngine {
   std::vector<float> parameters() const;  // fp32 (the master weights, or the bf16 weights widened)
   std::vector<float> gradients() const;
   MemorySnapshot memory() const;
+  // Operations of the following steps are timed into `p` (null: none).
+  void set_profiler(StepProfiler* p);
+  // The GEMM plans built so far and the algorithm each kept.
+  const LinearGemm& gemm() const;
 
  private:
   struct Impl;

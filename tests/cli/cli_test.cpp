@@ -180,6 +180,32 @@ TEST(BadInput, TrainOptions) {
 }
 #endif
 
+// A sweep resumed on a file that holds every length runs nothing and shows what the file holds.
+TEST(Sweep, ResumeSkipsWhatTheFileHolds) {
+  const std::string out = ::testing::TempDir() + "/sweep_resume.jsonl";
+  std::filesystem::copy_file(std::string(UB_FIXTURES_DIR) + "/train_records_h200_ours.jsonl", out,
+                             std::filesystem::copy_options::overwrite_existing);
+  const Result r = run("sweep --model llama-3.1-8b --layers 4 --seqlens 4096,8192 --resume --device 7 --out " + out);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("measured"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("526.3"), std::string::npos) << r.out;  // 8k's median TFLOPS in the file
+  EXPECT_NE(r.err.find("seqlen 8192: measured already in"), std::string::npos) << r.err;
+}
+
+// A point that fails for another reason than memory (here: no such GPU) is recorded as failed,
+// the sweep goes on to the next, and exits 1 saying so.
+TEST(Sweep, AFailedPointIsReportedAndTheSweepGoesOn) {
+  const std::string out = ::testing::TempDir() + "/sweep_failed.jsonl";
+  std::filesystem::remove(out);
+  const Result r = run("sweep --model llama-tiny --seqlens 64,128 --device 7 --out " + out);
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("seqlen 64: train"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("seqlen 128: train"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("2 point(s) failed"), std::string::npos) << r.err;
+  expect_error("sweep --resume", 2, "--resume needs --out");
+  expect_error("sweep --seqlens 8k --precision fp4", 2, "--precision must be master or bf16");
+}
+
 TEST(BadInput, UsageErrorsFromTheParser) {
   expect_error("frobnicate", 2, "");
   expect_error("specs --json --csv", 2, "excludes");

@@ -157,3 +157,47 @@ TEST_F(LlamaEngineTest, TooLargeIsOutOfMemoryNamingWhat) {
 
 }  // namespace
 }  // namespace ub::gpu
+
+namespace ub::gpu {
+namespace {
+
+struct StepResult {
+  double loss;
+  std::vector<float> grads;
+  MemorySnapshot mem;
+};
+
+StepResult one_step(const ModelShape& m, EngineOptions o, cudaStream_t s) {
+  o.batch = 2, o.seqlen = 32, o.autotune_gemm = false;  // the same GEMM algorithms in every variant
+  LlamaEngine e(m, o, s);
+  e.init_parameters(31);
+  e.set_tokens(synthetic_tokens(32, o.batch, o.seqlen, m.vocab));
+  e.forward_backward();
+  return {e.loss(), e.gradients(), e.memory()};
+}
+
+// Activation checkpointing and the chunked lm_head + loss change where memory goes, not what is
+// computed: gradients agree with the plain step to fp32 summation order (atomics, chunk sums).
+TEST_F(LlamaEngineTest, CheckpointingAndLossChunksGiveTheSameGradients) {
+  ModelShape m = tiny();
+  m.vocab = 4096;  // logits larger than a layer's backward temporaries, so chunks save memory
+  const StepResult plain = one_step(m, {}, stream_.get());
+  EngineOptions ck, chunked, both;
+  ck.checkpointing = true;
+  chunked.loss_chunk = 13;  // does not divide 64 tokens and crosses the sequence boundary
+  both.checkpointing = true, both.loss_chunk = 8;
+  const LlamaLayout L = llama_layout(m);
+  const std::vector<double> ref(plain.grads.begin(), plain.grads.end());
+  for (const auto& [name, opt] : {std::pair{"checkpointing", ck}, {"loss chunks", chunked}, {"both", both}}) {
+    const StepResult r = one_step(m, opt, stream_.get());
+    EXPECT_NEAR(r.loss, plain.loss, 1e-6 * plain.loss) << name;
+    for (const ParamTensor& t : L.tensors) {
+      EXPECT_LT(rel_l2(r.grads, ref, t.offset, t.count()), 1e-5) << name << ": " << t.name;
+    }
+  }
+  EXPECT_LT(one_step(m, ck, stream_.get()).mem.peak, plain.mem.peak);
+  EXPECT_LT(one_step(m, chunked, stream_.get()).mem.peak, plain.mem.peak);
+}
+
+}  // namespace
+}  // namespace ub::gpu

@@ -134,21 +134,30 @@ TEST_F(LlamaKernels, SwiGluForwardAndBackward) {
   EXPECT_LT(rel_l2(download_bf16(dgu, dgu_ref.size()), dgu_ref), kBf16Out);
 }
 
-TEST_F(LlamaKernels, CrossEntropyLossAndGradient) {
-  const int64_t B = 3, S = 17, T = B * S, V = 1000;
+// Both paths: 16-byte loads (V % 8 == 0) and element by element.
+class CrossEntropyKernel : public LlamaKernels, public ::testing::WithParamInterface<int64_t> {};
+
+TEST_P(CrossEntropyKernel, LossAndGradientInTwoChunks) {
+  const int64_t B = 3, S = 17, T = B * S, V = GetParam();
   const Vec logits = random_vec(T * V, 11, 3.0);
   const auto tokens = synthetic_tokens(12, B, S, V);
   const cpu_ops::CrossEntropy ref = cpu_ops::cross_entropy(logits, tokens, T, S, V);
   auto z = upload_bf16(logits), tok = upload(tokens);
   DeviceBuffer rows(T * 4), loss(sizeof(double));
-  cross_entropy_forward_backward(z.get(), tok.as<int32_t>(), rows.as<float>(), T, S, V, nullptr);
-  sum_loss(rows.as<float>(), T, static_cast<double>(B * (S - 1)), loss.as<double>(), nullptr);
+  // In two chunks of rows, as the engine's chunked loss runs it (the split inside a sequence).
+  const int64_t first = 24, count = B * (S - 1);
+  cross_entropy_forward_backward(z.get(), tok.as<int32_t>(), rows.as<float>(), 0, first, S, V, count, nullptr);
+  cross_entropy_forward_backward(static_cast<char*>(z.get()) + first * V * 2, tok.as<int32_t>(), rows.as<float>(), first,
+                                 T - first, S, V, count, nullptr);
+  sum_loss(rows.as<float>(), T, static_cast<double>(count), loss.as<double>(), nullptr);
   double got = 0;
   UB_CUDA_CHECK(cudaMemcpy(&got, loss.get(), sizeof got, cudaMemcpyDeviceToHost));
   EXPECT_NEAR(got, ref.loss, 1e-5 * ref.loss);
   EXPECT_LT(rel_l2(download_f32(rows, T), ref.row_loss), 1e-5);
   EXPECT_LT(rel_l2(download_bf16(z, T * V), ref.dlogits), kBf16Out);
 }
+
+INSTANTIATE_TEST_SUITE_P(Vocab, CrossEntropyKernel, ::testing::Values(int64_t{1000}, int64_t{1001}));
 
 TEST_F(LlamaKernels, EmbeddingLookupAndScatterAdd) {
   const int64_t V = 300, H = 72, T = 200;  // repeated ids: the scatter-add must sum them

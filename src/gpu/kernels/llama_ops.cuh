@@ -37,11 +37,13 @@ void rope_backward(const void* dq, const void* dk, const void* dv, const float* 
 void swiglu_forward(const void* gu, void* h, int64_t T, int64_t I, cudaStream_t s);
 void swiglu_backward(const void* dh, const void* gu, void* dgu, int64_t T, int64_t I, cudaStream_t s);
 
-// Cross-entropy over next-token labels (label of row t is tokens[t + 1] within its sequence of
-// S; the last row of each sequence predicts nothing). Overwrites logits [T, V] with d loss /
-// d logits (mean over the B (S - 1) predicted rows) and writes each row's loss to row_loss [T].
-void cross_entropy_forward_backward(void* logits, const int32_t* tokens, float* row_loss, int64_t T, int64_t S,
-                                    int64_t V, cudaStream_t s);
+// Cross-entropy over next-token labels for rows [first, first + rows) of the batch (label of
+// row t is tokens[t + 1] within its sequence of S; the last row of each sequence predicts
+// nothing). Overwrites logits [rows, V] (the chunk's) with d loss / d logits, the loss being the
+// sum of row losses / `count` (the number of predicted rows in the whole batch), and writes each
+// row's loss to row_loss[t].
+void cross_entropy_forward_backward(void* logits, const int32_t* tokens, float* row_loss, int64_t first, int64_t rows,
+                                    int64_t S, int64_t V, double count, cudaStream_t s);
 // *loss = sum(row_loss) / count, in double.
 void sum_loss(const float* row_loss, int64_t T, double count, double* loss, cudaStream_t s);
 

@@ -16,6 +16,8 @@ namespace {
 using bf16 = __nv_bfloat16;
 
 unsigned grid_for(size_t n) { return static_cast<unsigned>(std::min<size_t>((n + 255) / 256, 8192)); }
+// Launches over n elements four at a time.
+unsigned grid_for4(size_t n) { return grid_for((n + 3) / 4); }
 
 __global__ void init_kernel(float* master, bf16* w16, size_t offset, size_t count, uint64_t seed, float stddev,
                             bool ones) {
@@ -35,8 +37,10 @@ __global__ void cast_kernel(const float* src, bf16* dst, size_t n) {
 
 __global__ void squares_kernel(const float* g, size_t n, double* acc) {
   float s = 0;
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n; i += size_t{gridDim.x} * blockDim.x) {
-    s += g[i] * g[i];
+  const auto* g4 = reinterpret_cast<const float4*>(g);
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n / 4; i += size_t{gridDim.x} * blockDim.x) {
+    const float4 v = g4[i];
+    s += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
   }
   const double b = block_sum(static_cast<double>(s));
   if (threadIdx.x == 0) atomicAdd(acc, b);
@@ -46,35 +50,50 @@ struct StepScalars {
   float lr, beta1, beta2, eps, wd, bias1, bias2, max_norm;
 };
 
-template <class State>
-__device__ __forceinline__ float load(const State* p, size_t i) {
-  if constexpr (sizeof(State) == 2) {
-    return __bfloat162float(p[i]);
-  } else {
-    return p[i];
+// Four consecutive elements of a state / weight vector, fp32 or bf16.
+template <class T>
+struct Quad;
+template <>
+struct Quad<float> {
+  static __device__ __forceinline__ float4 load(const float* p, size_t i) { return reinterpret_cast<const float4*>(p)[i]; }
+  static __device__ __forceinline__ void store(float* p, size_t i, float4 v) { reinterpret_cast<float4*>(p)[i] = v; }
+};
+template <>
+struct Quad<bf16> {
+  static __device__ __forceinline__ float4 load(const bf16* p, size_t i) {
+    const uint2 raw = reinterpret_cast<const uint2*>(p)[i];
+    const auto* h = reinterpret_cast<const __nv_bfloat162*>(&raw);
+    const float2 a = __bfloat1622float2(h[0]), b = __bfloat1622float2(h[1]);
+    return make_float4(a.x, a.y, b.x, b.y);
   }
-}
-template <class State>
-__device__ __forceinline__ void store(State* p, size_t i, float v) {
-  if constexpr (sizeof(State) == 2) {
-    p[i] = __float2bfloat16(v);
-  } else {
-    p[i] = v;
+  static __device__ __forceinline__ void store(bf16* p, size_t i, float4 v) {
+    uint2 raw;
+    auto* h = reinterpret_cast<__nv_bfloat162*>(&raw);
+    h[0] = __floats2bfloat162_rn(v.x, v.y);
+    h[1] = __floats2bfloat162_rn(v.z, v.w);
+    reinterpret_cast<uint2*>(p)[i] = raw;
   }
-}
+};
 
+__device__ __forceinline__ float& at(float4& v, int k) { return (&v.x)[k]; }
+
+// n is a multiple of 4 (the layout pads every tensor to 128 elements): 16-byte accesses.
 template <class State>
 __global__ void adamw_kernel(float* master, bf16* w16, const float* g, State* m, State* v, size_t n,
                              const double* norm_sq, StepScalars k) {
   const float coef = clip_coefficient(static_cast<float>(sqrt(*norm_sq)), k.max_norm);
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n; i += size_t{gridDim.x} * blockDim.x) {
-    float p = master ? master[i] : __bfloat162float(w16[i]);
-    float mi = load(m, i), vi = load(v, i);
-    adamw_update(p, mi, vi, g[i] * coef, k.lr, k.beta1, k.beta2, k.eps, k.wd, k.bias1, k.bias2);
-    if (master) master[i] = p;
-    w16[i] = __float2bfloat16(p);
-    store(m, i, mi);
-    store(v, i, vi);
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n / 4; i += size_t{gridDim.x} * blockDim.x) {
+    float4 p = master ? Quad<float>::load(master, i) : Quad<bf16>::load(w16, i);
+    float4 mi = Quad<State>::load(m, i), vi = Quad<State>::load(v, i);
+    const float4 gi = Quad<float>::load(g, i);
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      adamw_update(at(p, q), at(mi, q), at(vi, q), (&gi.x)[q] * coef, k.lr, k.beta1, k.beta2, k.eps, k.wd, k.bias1, k.bias2);
+    }
+    if (master) Quad<float>::store(master, i, p);
+    Quad<bf16>::store(w16, i, p);
+    Quad<State>::store(m, i, mi);
+    Quad<State>::store(v, i, vi);
   }
 }
 
@@ -92,7 +111,8 @@ void cast_to_bf16(const float* master, void* w16, size_t n, cudaStream_t s) {
 }
 
 void accumulate_squares(const float* g, size_t n, double* norm_sq, cudaStream_t s) {
-  squares_kernel<<<grid_for(n), 256, 0, s>>>(g, n, norm_sq);
+  if (n % 4 != 0) throw WorkError("accumulate_squares: n must be a multiple of 4");
+  squares_kernel<<<grid_for4(n), 256, 0, s>>>(g, n, norm_sq);
   UB_CUDA_CHECK_LAUNCH();
 }
 
@@ -103,11 +123,12 @@ void adamw_step(float* master, void* w16, const float* g, void* m, void* v, bool
                       static_cast<float>(p.eps), static_cast<float>(p.weight_decay),
                       static_cast<float>(1 - std::pow(p.beta1, t)), static_cast<float>(1 - std::pow(p.beta2, t)),
                       static_cast<float>(p.max_grad_norm)};
+  if (n % 4 != 0) throw WorkError("adamw_step: n must be a multiple of 4");
   if (bf16_state) {
-    adamw_kernel<<<grid_for(n), 256, 0, s>>>(master, static_cast<bf16*>(w16), g, static_cast<bf16*>(m),
+    adamw_kernel<<<grid_for4(n), 256, 0, s>>>(master, static_cast<bf16*>(w16), g, static_cast<bf16*>(m),
                                              static_cast<bf16*>(v), n, norm_sq, k);
   } else {
-    adamw_kernel<<<grid_for(n), 256, 0, s>>>(master, static_cast<bf16*>(w16), g, static_cast<float*>(m),
+    adamw_kernel<<<grid_for4(n), 256, 0, s>>>(master, static_cast<bf16*>(w16), g, static_cast<float*>(m),
                                              static_cast<float*>(v), n, norm_sq, k);
   }
   UB_CUDA_CHECK_LAUNCH();

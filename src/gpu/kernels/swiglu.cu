@@ -1,4 +1,6 @@
 // SwiGLU forward and backward over the fused gate|up projection output; see llama_ops.cuh.
+// The intermediate size is a multiple of 8 (check_trainable), so each thread handles 8
+// consecutive columns with 16-byte loads and stores.
 #include <cuda_bf16.h>
 
 #include "gpu/check.hpp"
@@ -12,34 +14,54 @@ using bf16 = __nv_bfloat16;
 
 unsigned grid_for(int64_t n) { return static_cast<unsigned>(std::min<int64_t>((n + 255) / 256, 65536)); }
 
+struct Pack8 {
+  uint4 raw;
+  __device__ __forceinline__ float get(int q) const { return __bfloat162float(reinterpret_cast<const bf16*>(&raw)[q]); }
+  __device__ __forceinline__ void set(int q, float v) { reinterpret_cast<bf16*>(&raw)[q] = __float2bfloat16(v); }
+};
+__device__ __forceinline__ Pack8 load8(const bf16* p) { return {*reinterpret_cast<const uint4*>(p)}; }
+__device__ __forceinline__ void store8(bf16* p, const Pack8& v) { *reinterpret_cast<uint4*>(p) = v.raw; }
+
 __global__ void swiglu_forward_kernel(const bf16* gu, bf16* h, int64_t T, int64_t I) {
-  for (int64_t j = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; j < T * I; j += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t t = j / I, i = j % I;
-    const float g = __bfloat162float(gu[t * 2 * I + i]), u = __bfloat162float(gu[t * 2 * I + I + i]);
-    h[j] = __float2bfloat16(silu(g) * u);
+  const int64_t packs = T * I / 8;
+  for (int64_t j = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; j < packs; j += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t t = j * 8 / I, i = j * 8 % I;
+    const Pack8 g = load8(gu + t * 2 * I + i), u = load8(gu + t * 2 * I + I + i);
+    Pack8 out;
+#pragma unroll
+    for (int q = 0; q < 8; ++q) out.set(q, silu(g.get(q)) * u.get(q));
+    store8(h + j * 8, out);
   }
 }
 
 __global__ void swiglu_backward_kernel(const bf16* dh, const bf16* gu, bf16* dgu, int64_t T, int64_t I) {
-  for (int64_t j = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; j < T * I; j += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t t = j / I, i = j % I;
-    const float g = __bfloat162float(gu[t * 2 * I + i]), u = __bfloat162float(gu[t * 2 * I + I + i]);
-    const float d = __bfloat162float(dh[j]);
-    dgu[t * 2 * I + i] = __float2bfloat16(d * u * silu_grad(g));
-    dgu[t * 2 * I + I + i] = __float2bfloat16(d * silu(g));
+  const int64_t packs = T * I / 8;
+  for (int64_t j = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; j < packs; j += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t t = j * 8 / I, i = j * 8 % I;
+    const Pack8 g = load8(gu + t * 2 * I + i), u = load8(gu + t * 2 * I + I + i), d = load8(dh + j * 8);
+    Pack8 dg, du;
+#pragma unroll
+    for (int q = 0; q < 8; ++q) {
+      dg.set(q, d.get(q) * u.get(q) * silu_grad(g.get(q)));
+      du.set(q, d.get(q) * silu(g.get(q)));
+    }
+    store8(dgu + t * 2 * I + i, dg);
+    store8(dgu + t * 2 * I + I + i, du);
   }
 }
 
 }  // namespace
 
 void swiglu_forward(const void* gu, void* h, int64_t T, int64_t I, cudaStream_t s) {
-  swiglu_forward_kernel<<<grid_for(T * I), 256, 0, s>>>(static_cast<const bf16*>(gu), static_cast<bf16*>(h), T, I);
+  if (I % 8 != 0) throw WorkError("swiglu_forward: the intermediate size must be a multiple of 8");
+  swiglu_forward_kernel<<<grid_for(T * I / 8), 256, 0, s>>>(static_cast<const bf16*>(gu), static_cast<bf16*>(h), T, I);
   UB_CUDA_CHECK_LAUNCH();
 }
 
 void swiglu_backward(const void* dh, const void* gu, void* dgu, int64_t T, int64_t I, cudaStream_t s) {
-  swiglu_backward_kernel<<<grid_for(T * I), 256, 0, s>>>(static_cast<const bf16*>(dh), static_cast<const bf16*>(gu),
-                                                        static_cast<bf16*>(dgu), T, I);
+  if (I % 8 != 0) throw WorkError("swiglu_backward: the intermediate size must be a multiple of 8");
+  swiglu_backward_kernel<<<grid_for(T * I / 8), 256, 0, s>>>(static_cast<const bf16*>(dh), static_cast<const bf16*>(gu),
+                                                            static_cast<bf16*>(dgu), T, I);
   UB_CUDA_CHECK_LAUNCH();
 }
 

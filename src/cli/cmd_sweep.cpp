@@ -1,0 +1,207 @@
+// `upgradebench sweep`: the training step over sequence lengths into one records file, each
+// point its own `train` process (this binary), so a point that runs out of memory, or crashes
+// the GPU context, is recorded and the sweep goes on. Records are appended and flushed by the
+// child as they are measured: an interrupted sweep keeps every finished step, and `--resume`
+// runs only the lengths the file does not hold yet. `--find-max` then bisects on the out-of-
+// memory boundary for the longest length that fits (core/sweep_plan.hpp).
+#include <fmt/format.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "cli/arguments.hpp"
+#include "cli/commands.hpp"
+#include "cli/context.hpp"
+#include "cli/interrupt.hpp"
+#include "cli/output.hpp"
+#include "core/error.hpp"
+#include "core/readers/read_run.hpp"
+#include "core/records.hpp"
+#include "core/run_log.hpp"
+#include "core/sweep_plan.hpp"
+#include "report/format.hpp"
+
+extern char** environ;
+
+namespace ub::cli {
+
+namespace {
+
+using nlohmann::json;
+
+struct SweepOptions {
+  std::string model = "llama-3.1-8b";
+  int64_t layers = 0, batch = 1;
+  std::string seqlens = "8k,16k,32k";
+  int steps = 5, warmup = 2;
+  std::string precision = "master", loss_chunk = "0";
+  bool checkpointing = false, no_autotune = false, breakdown = false;
+  bool resume = false, find_max = false;
+  std::string granularity = "1k", ceiling = "4M";
+  int device = 0;
+  std::string out;
+  OutputOptions output;
+};
+
+// Runs `train` for one length; returns its exit code (130: interrupted).
+int run_point(const SweepOptions& o, int64_t seqlen, const std::string& out) {
+  std::vector<std::string> args = {"/proc/self/exe", "train", "--model", o.model, "--layers", std::to_string(o.layers),
+                                   "--batch", std::to_string(o.batch), "--seqlen", std::to_string(seqlen),
+                                   "--steps", std::to_string(o.steps), "--warmup", std::to_string(o.warmup),
+                                   "--precision", o.precision, "--loss-chunk", o.loss_chunk,
+                                   "--device", std::to_string(o.device), "--out", out};
+  if (o.checkpointing) args.push_back("--checkpointing");
+  if (o.no_autotune) args.push_back("--no-autotune");
+  if (o.breakdown) args.push_back("--breakdown");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);  // records go to the file
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) throw WorkError(fmt::format("sweep: cannot start train for seqlen {}: {}", seqlen, std::strerror(rc)));
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+const char* outcome_name(PointOutcome o) {
+  switch (o) {
+    case PointOutcome::measured: return "measured";
+    case PointOutcome::oom: return "out of memory";
+    case PointOutcome::failed: return "failed";
+  }
+  return "?";
+}
+
+void run(Context& ctx, const SweepOptions& o) {
+  // Everything the child would refuse is refused here first, before any GPU is touched.
+  if (o.layers < 0) throw UsageError("--layers must not be negative (0: all of the config's layers)");
+  (void)ctx.model(o.model, o.layers);
+  std::vector<int64_t> lengths = parse_size_list(o.seqlens, "--seqlens");
+  const int64_t granularity = parse_size(o.granularity, "--find-max-granularity");
+  const int64_t ceiling = parse_size(o.ceiling, "--find-max-ceiling");
+  if (o.precision != "master" && o.precision != "bf16") {
+    throw UsageError(fmt::format("--precision must be master or bf16, got \"{}\"", o.precision));
+  }
+  if (o.resume && o.out.empty()) throw UsageError("--resume needs --out: the records file to continue");
+  const std::string out = o.out.empty() ? fmt::format("upgradebench-sweep-{}.jsonl", utc_now_compact()) : o.out;
+  const std::atomic<bool>& interrupted = install_interrupt_handler();
+
+  std::map<int64_t, PointOutcome> done = o.resume ? sweep_outcomes(out) : std::map<int64_t, PointOutcome>{};
+  auto measure = [&](int64_t s) -> PointOutcome {
+    if (auto it = done.find(s); it != done.end() && it->second != PointOutcome::failed) {
+      std::fprintf(stderr, "seqlen %lld: %s already in %s\n", static_cast<long long>(s), outcome_name(it->second), out.c_str());
+      return it->second;
+    }
+    std::fprintf(stderr, "seqlen %lld: train\n", static_cast<long long>(s));
+    const int rc = run_point(o, s, out);
+    if (rc == 130 || interrupted.load()) return done[s] = PointOutcome::failed;
+    return done[s] = rc == 0 ? PointOutcome::measured : rc == kExitOutOfMemory ? PointOutcome::oom : PointOutcome::failed;
+  };
+  for (int64_t s : lengths) {
+    if (interrupted.load()) break;
+    measure(s);
+  }
+  std::optional<int64_t> longest, shortest_oom;
+  if (o.find_max && !interrupted.load()) {
+    MaxFitSearch search(granularity, ceiling);
+    for (const auto& [s, outcome] : done) {
+      if (outcome == PointOutcome::measured) search.fits(s);
+      if (outcome == PointOutcome::oom) search.does_not_fit(s);
+    }
+    while (auto next = search.next()) {
+      if (interrupted.load()) break;
+      const PointOutcome r = measure(*next);
+      if (r == PointOutcome::measured) search.fits(*next);
+      else if (r == PointOutcome::oom) search.does_not_fit(*next);
+      else break;  // a failure that is not memory: bisection cannot go on
+    }
+    longest = search.longest_fit(), shortest_oom = search.shortest_failure();
+    RecordWriter w(out);
+    w.write({{"type", "sweep_max"}, {"longest_fit", longest ? json(*longest) : json()},
+             {"shortest_out_of_memory", shortest_oom ? json(*shortest_oom) : json()}, {"granularity", granularity}});
+  }
+
+  // The summary, read back from the records file (what compare and report will see).
+  report::Document doc;
+  auto& b = doc.add(fmt::format("sweep of {}{}: {}", o.model, o.layers ? fmt::format(" ({} layers)", o.layers) : "", out));
+  b.table.columns = {{"seqlen"}, {"outcome", report::Align::left}, {"TFLOPS"}, {"step ms"}, {"peak GiB"}};
+  json j = {{"records", out}, {"points", json::array()}};
+  std::optional<RunLog> log;
+  if (std::filesystem::exists(out)) {
+    try {
+      log = read_run_log(out);
+    } catch (const WorkError&) {
+      // nothing measured yet (every point failed): the table says so below
+    }
+  }
+  int failed = 0;
+  for (const auto& [s, outcome] : done) {
+    std::string tf = "-", ms = "-", gib = "-";
+    json pj = {{"seqlen", s}, {"outcome", outcome_name(outcome)}};
+    if (const RunPoint* p = log ? log->point(s) : nullptr; p && outcome == PointOutcome::measured && !p->steady().empty()) {
+      const PointStats st = point_stats(*log, *p);
+      ms = report::num(st.time_ms.median, 1);
+      pj["step_ms"] = st.time_ms.median;
+      if (st.tflops) tf = report::num(st.tflops->median), pj["tflops"] = st.tflops->median;
+      if (st.peak_mem_gib) gib = report::num(*st.peak_mem_gib, 2), pj["peak_mem_gib"] = *st.peak_mem_gib;
+    }
+    failed += outcome == PointOutcome::failed;
+    b.table.add_row({std::to_string(s), outcome_name(outcome), tf, ms, gib});
+    j["points"].push_back(pj);
+  }
+  if (o.find_max) {
+    b.notes.push_back(longest ? fmt::format("longest length that fits: {} tokens{}", *longest,
+                                            shortest_oom ? fmt::format(" ({} does not)", *shortest_oom) : "")
+                              : "no length fitted");
+    j["longest_fit"] = longest ? json(*longest) : json();
+  }
+  o.output.emit(doc, j);
+  if (interrupted.load()) {
+    ctx.exit_code = kExitInterrupted;
+  } else if (failed > 0) {
+    throw WorkError(fmt::format("sweep: {} point(s) failed (not out of memory); see the train_error records and the "
+                                "messages above; `--resume` retries them", failed));
+  }
+}
+
+}  // namespace
+
+void register_sweep(CLI::App& app, Context& ctx) {
+  auto o = std::make_shared<SweepOptions>();
+  auto* cmd = app.add_subcommand("sweep", "The training step over sequence lengths into one records file "
+                                          "(each point its own process; --resume, --find-max)");
+  cmd->add_option("--model", o->model, "Preset id or path to a Hugging Face config.json")->capture_default_str();
+  cmd->add_option("--layers", o->layers, "Keep only the first N layers (0: all)")->capture_default_str();
+  cmd->add_option("--seqlens", o->seqlens, "Sequence lengths (k = 1024)")->capture_default_str();
+  cmd->add_option("--batch", o->batch, "Sequences per step")->capture_default_str();
+  cmd->add_option("--steps", o->steps, "Timed steps per length")->capture_default_str();
+  cmd->add_option("--warmup", o->warmup, "Untimed steps before them")->capture_default_str();
+  cmd->add_option("--precision", o->precision, "master or bf16 (see train)")->capture_default_str();
+  cmd->add_flag("--checkpointing", o->checkpointing, "Activation checkpointing (see train)");
+  cmd->add_option("--loss-chunk", o->loss_chunk, "lm_head + cross-entropy chunk in tokens (see train)")->capture_default_str();
+  cmd->add_flag("--no-autotune", o->no_autotune, "cuBLASLt's first heuristic choice per GEMM shape");
+  cmd->add_flag("--breakdown", o->breakdown, "A profiled step per length (see train)");
+  cmd->add_flag("--resume", o->resume, "Skip the lengths --out already holds (measured or out of memory)");
+  cmd->add_flag("--find-max", o->find_max, "Then bisect for the longest length that fits");
+  cmd->add_option("--find-max-granularity", o->granularity, "Stop when the boundary is known to this many tokens")
+      ->capture_default_str();
+  cmd->add_option("--find-max-ceiling", o->ceiling, "Do not try lengths beyond this")->capture_default_str();
+  cmd->add_option("--device", o->device, "GPU index")->capture_default_str();
+  cmd->add_option("--out", o->out, "Records file (appended; default upgradebench-sweep-<date>.jsonl)");
+  o->output.add_to(*cmd);
+  cmd->callback([&ctx, o] { run(ctx, *o); });
+}
+
+}  // namespace ub::cli

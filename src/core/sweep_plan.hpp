@@ -1,0 +1,39 @@
+// What a sequence-length sweep still has to do: which lengths a records file already holds (so
+// `sweep --resume` skips them), and the bisection `sweep --find-max` runs on the out-of-memory
+// boundary. No GPU here: the sweep command runs each point as its own `train` process.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace ub {
+
+enum class PointOutcome { measured, oom, failed };
+
+// Per sequence length, what the records file says: measured (a steady train_step), oom
+// (train_oom), or failed (train_error, or only warm-up steps: an interrupted point). A missing
+// file is empty; a truncated last line is ignored; any other malformed line is a WorkError.
+std::map<int64_t, PointOutcome> sweep_outcomes(const std::filesystem::path& records);
+
+// Bisection between the longest length known to fit and the shortest known not to, to a
+// multiple of `granularity` tokens. Without a known fit it halves from the failure; without a
+// known failure it doubles from the fit (up to `ceiling`).
+class MaxFitSearch {
+ public:
+  MaxFitSearch(int64_t granularity, int64_t ceiling) : granularity_(granularity), ceiling_(ceiling) {}
+  void fits(int64_t seqlen);
+  void does_not_fit(int64_t seqlen);
+  // The next length to try; nullopt when done (the gap is one granule, or a bound was reached).
+  std::optional<int64_t> next() const;
+  std::optional<int64_t> longest_fit() const { return fit_; }
+  std::optional<int64_t> shortest_failure() const { return fail_; }
+
+ private:
+  int64_t granularity_, ceiling_;
+  std::optional<int64_t> fit_, fail_;
+};
+
+}  // namespace ub

@@ -1,0 +1,77 @@
+// Sweep bookkeeping: what a records file already holds (for --resume), and the bisection of
+// --find-max on the out-of-memory boundary.
+#include "core/sweep_plan.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.hpp"
+
+namespace ub {
+namespace {
+
+std::filesystem::path write(const std::string& name, const std::string& text) {
+  const auto p = std::filesystem::path(::testing::TempDir()) / name;
+  std::ofstream(p) << text;
+  return p;
+}
+
+TEST(SweepOutcomes, MeasuredOomFailedAndATruncatedLastLine) {
+  const auto p = write("sweep_outcomes.jsonl",
+                       "{\"type\":\"context\",\"gpus\":[{\"name\":\"NVIDIA H200\"}]}\n"
+                       "{\"type\":\"train_step\",\"seqlen\":4096,\"step\":0,\"warmup\":true,\"exec_time_ms\":1}\n"
+                       "{\"type\":\"train_step\",\"seqlen\":4096,\"step\":1,\"warmup\":false,\"exec_time_ms\":1}\n"
+                       "{\"type\":\"train_oom\",\"seqlen\":65536,\"what\":\"arena\"}\n"
+                       "{\"type\":\"train_error\",\"seqlen\":16384,\"error\":\"NaN\"}\n"
+                       "{\"type\":\"train_step\",\"seqlen\":8192,\"step\":0,\"warmup\":true,\"exec_time_ms\":1}\n"
+                       "{\"type\":\"train_step\",\"seqlen\":32768,\"st");
+  const auto o = sweep_outcomes(p);
+  ASSERT_EQ(o.size(), 4u);
+  EXPECT_EQ(o.at(4096), PointOutcome::measured);
+  EXPECT_EQ(o.at(65536), PointOutcome::oom);
+  EXPECT_EQ(o.at(16384), PointOutcome::failed);
+  EXPECT_EQ(o.at(8192), PointOutcome::failed);  // warm-up only: interrupted
+  EXPECT_TRUE(sweep_outcomes(std::filesystem::path(::testing::TempDir()) / "nonexistent.jsonl").empty());
+}
+
+TEST(SweepOutcomes, AMalformedLineInsideIsAnError) {
+  const auto p = write("sweep_bad.jsonl", "{\"type\":\"context\"}\nnot json\n{\"type\":\"train_oom\",\"seqlen\":8}\n");
+  EXPECT_THROW(sweep_outcomes(p), WorkError);
+}
+
+TEST(MaxFitSearch, BisectsToTheGranularity) {
+  MaxFitSearch s(1024, int64_t{1} << 22);
+  s.fits(65536);
+  s.does_not_fit(262144);
+  int probes = 0;
+  const int64_t truth = 200000;  // fits up to here
+  while (auto next = s.next()) {
+    ASSERT_GT(*next, *s.longest_fit());
+    ASSERT_LT(*next, *s.shortest_failure());
+    EXPECT_EQ(*next % 1024, 0);
+    if (*next <= truth) s.fits(*next); else s.does_not_fit(*next);
+    ASSERT_LT(++probes, 20);
+  }
+  EXPECT_LE(*s.shortest_failure() - *s.longest_fit(), 1024);
+  EXPECT_LE(*s.longest_fit(), truth);
+  EXPECT_GT(*s.shortest_failure(), truth);
+  EXPECT_EQ(*s.longest_fit(), truth / 1024 * 1024);
+}
+
+TEST(MaxFitSearch, DoublesWithoutAFailureAndHalvesWithoutAFit) {
+  MaxFitSearch up(1024, 100000);
+  up.fits(8192);
+  EXPECT_EQ(up.next(), 16384);
+  up.fits(65536);
+  EXPECT_EQ(up.next(), std::nullopt);  // 131072 is beyond the ceiling
+  MaxFitSearch down(1024, 1 << 20);
+  down.does_not_fit(8192);
+  EXPECT_EQ(down.next(), 4096);
+  MaxFitSearch none(1024, 1 << 20);
+  EXPECT_EQ(none.next(), std::nullopt);
+}
+
+}  // namespace
+}  // namespace ub
