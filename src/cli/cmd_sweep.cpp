@@ -50,7 +50,10 @@ struct SweepOptions {
 
 // Runs `train` for one length; returns its exit code (130: interrupted).
 int run_point(const SweepOptions& o, int64_t seqlen, const std::string& out) {
-  std::vector<std::string> args = {"/proc/self/exe", "train", "--model", o.model, "--layers", std::to_string(o.layers),
+  // This very binary (argv[0] its real path, so the child's context record names it).
+  std::error_code ec;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  std::vector<std::string> args = {ec ? std::string("upgradebench") : self, "train", "--model", o.model, "--layers", std::to_string(o.layers),
                                    "--batch", std::to_string(o.batch), "--seqlen", std::to_string(seqlen),
                                    "--steps", std::to_string(o.steps), "--warmup", std::to_string(o.warmup),
                                    "--precision", o.precision, "--loss-chunk", o.loss_chunk,

@@ -255,6 +255,9 @@ TEST(Golden, CompareAndMemfit) {
                 "compare train_records_h200_peer.jsonl train_records_h200_ours.jsonl --force", kFx);
   expect_golden("memfit_train_records.txt", "memfit train_records_h200_ours.jsonl", kFx);
   expect_golden("memfit.txt", "memfit seed_sweep_b200.log", kFx);
+  // The bundled example: our measured sweep (H200, checkpointing + chunked loss, 4k to 320k).
+  expect_golden("memfit_bundled_sweep.txt", "memfit sweep_h200_llama-3.1-8b-4layers.jsonl --for h200",
+                std::string(UB_DATA_DIR) + "/examples");
   expect_golden("memfit_for.json", "memfit seed_sweep_h200.log --for h200 --json", kFx);
   expect_golden("compare_attention.txt", "compare attention_h200.log attention_b200.log", kFx);
   expect_golden("compare_attention.json", "compare attention_h200.log attention_b200.log --json", kFx);
