@@ -65,6 +65,10 @@ struct LlamaEngine::Impl {
   float* row_loss = nullptr;
   double *loss_dev = nullptr, *norm_sq = nullptr;
   int64_t step = 0;
+  // The gradient norm is summed on a side stream, tensor by tensor as each gradient becomes
+  // final, overlapping the backward pass's GEMMs (memory traffic beside compute-bound work).
+  Stream side;
+  Event grad_ready, norm_done;
 
   Impl(const ModelShape& model, const EngineOptions& o, cudaStream_t stream)
       : m(model), opt(o), L(llama_layout(model)), s(stream), gemm(o.autotune_gemm) {
@@ -200,7 +204,17 @@ struct LlamaEngine::Impl {
     gemm.forward(A.h, w(lp.down), x[l + 1], A.a, T, I, H);  // x = a + down_proj(h)
   }
 
+  // Tensor `t`'s gradient is final on the main stream: add its squares to the norm, on the side.
+  void gradient_final(size_t t) {
+    grad_ready.record(s);
+    UB_CUDA_CHECK(cudaStreamWaitEvent(side.get(), grad_ready.get()));
+    const size_t padded = (L[t].count() + kParamAlign - 1) / kParamAlign * kParamAlign;  // zeros beyond
+    accumulate_squares(grads + L[t].offset, padded, norm_sq, side.get());
+  }
+
   void forward_backward(const PhaseHook& phase, std::vector<float>* logits_out) {
+    UB_CUDA_CHECK(cudaStreamWaitEvent(s, norm_done.get()));  // the previous step's norm is summed
+    UB_CUDA_CHECK(cudaMemsetAsync(norm_sq, 0, sizeof(double), s));
     {
       auto p = op_scope("norm/elementwise", "embedding fwd", 2 * act_bytes(H));
       embedding_forward(tok, w(L.embed), x[0], T, H, s);
@@ -250,6 +264,8 @@ struct LlamaEngine::Impl {
       auto p = op_scope("norm/elementwise", "rmsnorm bwd", 3 * act_bytes(H));
       rmsnorm_backward(dxf, x.back(), w(L.final_norm), rstdf, nullptr, dx, g(L.final_norm), T, H, s);
     }
+    if (L.lm_head != L.embed) gradient_final(L.lm_head);
+    gradient_final(L.final_norm);
     for (size_t l = static_cast<size_t>(m.layers); l-- > 0;) {
       if (opt.checkpointing) forward_layer(l, acts[0]);  // recompute, then go back through it
       backward_layer(l, acts[opt.checkpointing ? 0 : l]);
@@ -258,6 +274,8 @@ struct LlamaEngine::Impl {
       auto p = op_scope("norm/elementwise", "embedding bwd", act_bytes(H) + 2 * static_cast<double>(tok_bytes(H, 4)));
       embedding_backward(tok, dx, g(L.embed), T, H, s);
     }
+    gradient_final(L.embed);
+    norm_done.record(side.get());
     if (phase) phase("backward");
   }
 
@@ -289,6 +307,7 @@ struct LlamaEngine::Impl {
       auto p = gemm_scope("down wgrad", I, H);
       gemm.wgrad(dx, A.h, g(lp.down), T, I, H);
     }
+    gradient_final(lp.down);
     {
       auto p = op_scope("norm/elementwise", "swiglu bwd", act_bytes(5 * I));
       swiglu_backward(dh, A.gu, dgu, T, I, s);
@@ -301,10 +320,12 @@ struct LlamaEngine::Impl {
       auto p = gemm_scope("gate_up wgrad", H, 2 * I);
       gemm.wgrad(dgu, A.xn2, g(lp.gate_up), T, H, 2 * I);
     }
+    gradient_final(lp.gate_up);
     {
       auto p = op_scope("norm/elementwise", "rmsnorm bwd (+residual)", 4 * act_bytes(H));
       rmsnorm_backward(dxn, A.a, w(lp.mlp_norm), A.rstd2, dx, dx, g(lp.mlp_norm), T, H, s);  // dx := da
     }
+    gradient_final(lp.mlp_norm);
     // Attention: a = x + o_proj(attn(rope(q), rope(k), v))
     {
       auto p = gemm_scope("o dgrad", H, q_width());
@@ -314,6 +335,7 @@ struct LlamaEngine::Impl {
       auto p = gemm_scope("o wgrad", q_width(), H);
       gemm.wgrad(dx, A.o, g(lp.o), T, q_width(), H);
     }
+    gradient_final(lp.o);
     {
       ProfileScope p(prof, "attention", "attention bwd", 2.5 * attn_fwd_flop, 0, s);
       attention.backward(sdpa, SdpaTensors{A.q, A.k, A.v, A.o, A.stats, d_o, dq, dk, dv});
@@ -330,18 +352,18 @@ struct LlamaEngine::Impl {
       auto p = gemm_scope("qkv wgrad", H, qkv_width());
       gemm.wgrad(dqkv, A.xn1, g(lp.qkv), T, H, qkv_width());
     }
-    auto p = op_scope("norm/elementwise", "rmsnorm bwd (+residual)", 4 * act_bytes(H));
-    rmsnorm_backward(dxn, x[l], w(lp.attn_norm), A.rstd1, dx, dx, g(lp.attn_norm), T, H, s);  // dx := dx_l
+    gradient_final(lp.qkv);
+    {
+      auto p = op_scope("norm/elementwise", "rmsnorm bwd (+residual)", 4 * act_bytes(H));
+      rmsnorm_backward(dxn, x[l], w(lp.attn_norm), A.rstd1, dx, dx, g(lp.attn_norm), T, H, s);  // dx := dx_l
+    }
+    gradient_final(lp.attn_norm);
   }
 
   void optimizer_step() {
     ++step;
     const auto n = static_cast<double>(L.total);
-    {
-      auto p = op_scope("optimizer", "gradient norm", 4 * n);
-      UB_CUDA_CHECK(cudaMemsetAsync(norm_sq, 0, sizeof(double), s));
-      accumulate_squares(grads, L.total, norm_sq, s);
-    }
+    UB_CUDA_CHECK(cudaStreamWaitEvent(s, norm_done.get()));  // the norm, summed during backward
     // Bytes: gradient read; moments read and written; weights read and written (bf16, plus fp32
     // master read and written).
     const double bytes = n * (4 + 4 * static_cast<double>(state_bytes()) + (master ? 8 + 2 : 4));

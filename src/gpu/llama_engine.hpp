@@ -72,7 +72,8 @@ class LlamaEngine {
   // `logits` (tests): the logits before the loss, copied to the host.
   using PhaseHook = std::function<void(const char* phase)>;
   void forward_backward(const PhaseHook& phase = {}, std::vector<float>* logits = nullptr);
-  // Clip by global norm and one AdamW step.
+  // Clip by global norm and one AdamW step. The norm is summed during the backward pass on a
+  // side stream, each tensor as soon as its gradient is final.
   void optimizer_step();
 
   double loss() const;        // of the last forward (synchronises)

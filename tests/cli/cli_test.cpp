@@ -202,6 +202,9 @@ TEST(Sweep, AFailedPointIsReportedAndTheSweepGoesOn) {
   EXPECT_NE(r.err.find("seqlen 64: train"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("seqlen 128: train"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("2 point(s) failed"), std::string::npos) << r.err;
+  const Result fm = run("sweep --model llama-tiny --seqlens 64 --find-max --device 7 --out " + out);
+  EXPECT_EQ(fm.code, 1);
+  EXPECT_NE(fm.out.find("no length fitted"), std::string::npos) << fm.out;  // nothing to bisect from
   expect_error("sweep --resume", 2, "--resume needs --out");
   expect_error("sweep --seqlens 8k --precision fp4", 2, "--precision must be master or bf16");
 }

@@ -72,6 +72,11 @@ void compare_step_with_reference(const ModelShape& m, cudaStream_t s) {
     std::printf("  gradient %-36s rel. L2 error %.2e\n", t.name.c_str(), err);
   }
   std::printf("  loss %.6f (reference %.6f)\n", e.loss(), ref.loss);
+  // The norm summed on the side stream during backward is the norm of the gradients.
+  double ss = 0;
+  for (float g : grads) ss += static_cast<double>(g) * g;
+  e.optimizer_step();
+  EXPECT_NEAR(e.grad_norm(), std::sqrt(ss), 1e-5 * std::sqrt(ss));
 }
 
 TEST_F(LlamaEngineTest, StepMatchesTheCpuReferenceUntied) {

@@ -53,14 +53,14 @@ std::string temp_path(const std::string& name) {
 TEST(TrainCli, PrintsContextThenOneRecordPerStepAndCompareReadsThem) {
   UB_REQUIRE_GPU();
   const std::string out = temp_path("train");
-  const CliRun r = run("train --model llama-tiny --seqlen 128 --steps 3 --warmup 1 --mem-debug --out " + out);
+  const CliRun r = run("train --model llama-tiny --seqlen 128 --steps 3 --warmup 1 --mem-debug --breakdown --out " + out);
   ASSERT_EQ(r.code, 0) << r.out;
   const auto recs = json_lines(r.out);
   ASSERT_FALSE(recs.empty());
   EXPECT_EQ(recs[0]["type"], "context");
   EXPECT_EQ(recs[0]["config"]["model"], "llama-tiny");
   EXPECT_EQ(recs[0]["config"]["seqlen"], 128);
-  int steps = 0, probes = 0;
+  int steps = 0, probes = 0, breakdowns = 0;
   for (const auto& rec : recs) {
     if (rec["type"] == "train_step") {
       EXPECT_EQ(rec["step"], steps);
@@ -70,6 +70,12 @@ TEST(TrainCli, PrintsContextThenOneRecordPerStepAndCompareReadsThem) {
       EXPECT_TRUE(std::isfinite(rec["loss"].get<double>()));
       EXPECT_GT(rec["peak_mem_gib"].get<double>(), 0);
       ++steps;
+    } else if (rec["type"] == "train_breakdown") {
+      ++breakdowns;
+      double sum = 0;
+      for (const auto& c : rec["classes"]) sum += c["ms"].get<double>();
+      EXPECT_NEAR(sum, rec["step_ms"].get<double>(), 0.05 * rec["step_ms"].get<double>());
+      EXPECT_FALSE(rec["gemm_algorithms"].empty());
     } else if (rec["type"] == "train_memory") {
       EXPECT_GT(rec["memory"]["peak_gib"].get<double>(), 0);
       ++probes;
@@ -77,6 +83,7 @@ TEST(TrainCli, PrintsContextThenOneRecordPerStepAndCompareReadsThem) {
   }
   EXPECT_EQ(steps, 4);
   EXPECT_EQ(probes, 3);  // after forward, backward, step
+  EXPECT_EQ(breakdowns, 1);
   // The file holds the same records.
   std::ifstream f(out);
   std::stringstream ss;
@@ -98,6 +105,21 @@ TEST(TrainCli, OutOfMemoryIsARecordAndExitCode3) {
   EXPECT_EQ(recs[1]["type"], "train_oom");
   EXPECT_EQ(recs[1]["seqlen"], 4096);
   EXPECT_NE(recs[1]["what"].get<std::string>().find("arena"), std::string::npos);
+  std::filesystem::remove(out);
+}
+
+// A sweep over a model that fits nowhere: every point is an out-of-memory record, the sweep goes
+// on and exits 0, and --find-max halves down to its granularity and says nothing fitted.
+TEST(SweepCli, OutOfMemoryPointsAreRecordedAndFindMaxHalves) {
+  UB_REQUIRE_GPU();
+  const std::string out = temp_path("sweep-oom");
+  const CliRun r = run("sweep --model llama-3.1-70b --seqlens 4k --find-max --find-max-granularity 1k --steps 1 "
+                       "--warmup 0 --json --out " + out);
+  EXPECT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["points"].size(), 3u) << r.out;  // 4096, then 2048 and 1024
+  for (const auto& p : j["points"]) EXPECT_EQ(p["outcome"], "out of memory");
+  EXPECT_TRUE(j["longest_fit"].is_null());
   std::filesystem::remove(out);
 }
 
