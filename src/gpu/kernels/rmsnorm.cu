@@ -6,6 +6,7 @@
 #include <cuda_bf16.h>
 
 #include "gpu/check.hpp"
+#include "gpu/kernels/bf16_pack.cuh"
 #include "gpu/kernels/block_reduce.cuh"
 #include "gpu/kernels/llama_ops.cuh"
 
@@ -17,13 +18,6 @@ using bf16 = __nv_bfloat16;
 constexpr int kWarpsPerBlock = 8;
 constexpr int kRowsPerChunk = 64;  // dw: rows summed by one thread before its atomics
 
-struct Pack8 {
-  uint4 raw;
-  __device__ __forceinline__ float get(int q) const { return __bfloat162float(reinterpret_cast<const bf16*>(&raw)[q]); }
-  __device__ __forceinline__ void set(int q, float v) { reinterpret_cast<bf16*>(&raw)[q] = __float2bfloat16(v); }
-};
-__device__ __forceinline__ Pack8 load8(const bf16* p) { return {*reinterpret_cast<const uint4*>(p)}; }
-__device__ __forceinline__ void store8(bf16* p, const Pack8& v) { *reinterpret_cast<uint4*>(p) = v.raw; }
 
 __global__ void rmsnorm_forward_kernel(const bf16* x, const bf16* w, bf16* y, float* rstd, int64_t T, int64_t H,
                                        float eps) {

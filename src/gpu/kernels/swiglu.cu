@@ -4,6 +4,7 @@
 #include <cuda_bf16.h>
 
 #include "gpu/check.hpp"
+#include "gpu/kernels/bf16_pack.cuh"
 #include "gpu/kernels/llama_ops.cuh"
 
 namespace ub::gpu {
@@ -14,13 +15,6 @@ using bf16 = __nv_bfloat16;
 
 unsigned grid_for(int64_t n) { return static_cast<unsigned>(std::min<int64_t>((n + 255) / 256, 65536)); }
 
-struct Pack8 {
-  uint4 raw;
-  __device__ __forceinline__ float get(int q) const { return __bfloat162float(reinterpret_cast<const bf16*>(&raw)[q]); }
-  __device__ __forceinline__ void set(int q, float v) { reinterpret_cast<bf16*>(&raw)[q] = __float2bfloat16(v); }
-};
-__device__ __forceinline__ Pack8 load8(const bf16* p) { return {*reinterpret_cast<const uint4*>(p)}; }
-__device__ __forceinline__ void store8(bf16* p, const Pack8& v) { *reinterpret_cast<uint4*>(p) = v.raw; }
 
 __global__ void swiglu_forward_kernel(const bf16* gu, bf16* h, int64_t T, int64_t I) {
   const int64_t packs = T * I / 8;
