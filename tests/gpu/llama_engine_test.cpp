@@ -36,8 +36,12 @@ double rel_l2(const std::vector<float>& got, const std::vector<double>& ref, siz
 
 class LlamaEngineTest : public ::testing::Test {
  protected:
-  void SetUp() override { UB_REQUIRE_GPU(); }
-  Stream stream_;
+  void SetUp() override {
+    UB_REQUIRE_GPU();
+    stream_ = std::make_unique<Stream>();  // not before: without a GPU this would throw
+  }
+  cudaStream_t stream() const { return stream_->get(); }
+  std::unique_ptr<Stream> stream_;
 };
 
 // Tolerances: bf16 activations through two layers. Measured on the H200 (2026-11-30): loss 2e-5
@@ -82,7 +86,7 @@ void compare_step_with_reference(const ModelShape& m, cudaStream_t s) {
 TEST_F(LlamaEngineTest, StepMatchesTheCpuReferenceUntied) {
   ModelShape m = tiny();
   m.tied_embeddings = false;
-  compare_step_with_reference(m, stream_.get());
+  compare_step_with_reference(m, stream());
 }
 
 TEST_F(LlamaEngineTest, StepMatchesTheCpuReferenceTiedWithLlama3Rope) {
@@ -90,7 +94,7 @@ TEST_F(LlamaEngineTest, StepMatchesTheCpuReferenceTiedWithLlama3Rope) {
   m.tied_embeddings = true;
   m.rope_theta = 500000;
   m.rope_scaling = RopeScaling{"llama3", 8.0, 1.0, 4.0, 16};
-  compare_step_with_reference(m, stream_.get());
+  compare_step_with_reference(m, stream());
 }
 
 TEST_F(LlamaEngineTest, LearnsAndFollowsTheGoldenLosses) {
@@ -104,7 +108,7 @@ TEST_F(LlamaEngineTest, LearnsAndFollowsTheGoldenLosses) {
   o.adam.beta1 = golden.at("betas")[0].get<double>(), o.adam.beta2 = golden.at("betas")[1].get<double>();
   o.adam.eps = golden.at("eps").get<double>(), o.adam.weight_decay = golden.at("weight_decay").get<double>();
   o.adam.max_grad_norm = golden.at("max_grad_norm").get<double>();
-  LlamaEngine e(m, o, stream_.get());
+  LlamaEngine e(m, o, stream());
   e.init_parameters(golden.at("init_seed").get<uint64_t>());
   e.set_tokens(synthetic_tokens(golden.at("token_seed").get<uint64_t>(), o.batch, o.seqlen, m.vocab));
   std::vector<double> losses;
@@ -129,7 +133,7 @@ TEST_F(LlamaEngineTest, PureBf16AlsoLearns) {
   EngineOptions o;
   o.batch = 1, o.seqlen = 64, o.master_weights = false;
   o.adam.lr = 1e-2;
-  LlamaEngine e(m, o, stream_.get());
+  LlamaEngine e(m, o, stream());
   e.init_parameters(5);
   e.set_tokens(synthetic_tokens(6, 1, 64, m.vocab));
   double first = 0;
@@ -147,7 +151,7 @@ TEST_F(LlamaEngineTest, TooLargeIsOutOfMemoryNamingWhat) {
   EngineOptions o;
   o.seqlen = 4096;
   try {
-    LlamaEngine e(m, o, stream_.get());
+    LlamaEngine e(m, o, stream());
     FAIL() << "a 70B model with AdamW state cannot fit on one GPU";
   } catch (const OutOfMemory& oom) {
     EXPECT_NE(std::string(oom.what()).find("training arena"), std::string::npos) << oom.what();
@@ -157,7 +161,7 @@ TEST_F(LlamaEngineTest, TooLargeIsOutOfMemoryNamingWhat) {
   // The device is still usable afterwards.
   EngineOptions small;
   small.seqlen = 16;
-  EXPECT_NO_THROW(LlamaEngine(tiny(), small, stream_.get()));
+  EXPECT_NO_THROW(LlamaEngine(tiny(), small, stream()));
 }
 
 }  // namespace
@@ -186,7 +190,7 @@ StepResult one_step(const ModelShape& m, EngineOptions o, cudaStream_t s) {
 TEST_F(LlamaEngineTest, CheckpointingAndLossChunksGiveTheSameGradients) {
   ModelShape m = tiny();
   m.vocab = 4096;  // logits larger than a layer's backward temporaries, so chunks save memory
-  const StepResult plain = one_step(m, {}, stream_.get());
+  const StepResult plain = one_step(m, {}, stream());
   EngineOptions ck, chunked, both;
   ck.checkpointing = true;
   chunked.loss_chunk = 13;  // does not divide 64 tokens and crosses the sequence boundary
@@ -194,14 +198,14 @@ TEST_F(LlamaEngineTest, CheckpointingAndLossChunksGiveTheSameGradients) {
   const LlamaLayout L = llama_layout(m);
   const std::vector<double> ref(plain.grads.begin(), plain.grads.end());
   for (const auto& [name, opt] : {std::pair{"checkpointing", ck}, {"loss chunks", chunked}, {"both", both}}) {
-    const StepResult r = one_step(m, opt, stream_.get());
+    const StepResult r = one_step(m, opt, stream());
     EXPECT_NEAR(r.loss, plain.loss, 1e-6 * plain.loss) << name;
     for (const ParamTensor& t : L.tensors) {
       EXPECT_LT(rel_l2(r.grads, ref, t.offset, t.count()), 1e-5) << name << ": " << t.name;
     }
   }
-  EXPECT_LT(one_step(m, ck, stream_.get()).mem.peak, plain.mem.peak);
-  EXPECT_LT(one_step(m, chunked, stream_.get()).mem.peak, plain.mem.peak);
+  EXPECT_LT(one_step(m, ck, stream()).mem.peak, plain.mem.peak);
+  EXPECT_LT(one_step(m, chunked, stream()).mem.peak, plain.mem.peak);
 }
 
 }  // namespace
