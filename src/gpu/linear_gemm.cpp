@@ -72,10 +72,9 @@ LinearPlan& LinearGemm::plan(const Key& key) {
   return *plans_.emplace(key, std::move(p)).first->second;
 }
 
-void LinearGemm::tune(const Key& key, LinearPlan& p, const void* a, const void* b, const void* c, void* d) {
+void LinearGemm::tune(LinearPlan& p, const void* a, const void* b, const void* c, void* d) {
   p.tuned = true;
   if (!autotune_ || p.candidates.size() < 2 || c == d) return;  // in place: repeating would change D
-  (void)key;
   const float alpha = 1.0f, beta = c ? 1.0f : 0.0f;
   Event start, stop;
   double best = 1e300;
@@ -99,7 +98,7 @@ void LinearGemm::tune(const Key& key, LinearPlan& p, const void* a, const void* 
 
 void LinearGemm::run(const Key& key, const void* a, const void* b, const void* c, void* d) {
   LinearPlan& p = plan(key);
-  if (!p.tuned) tune(key, p, a, b, c, d);
+  if (!p.tuned) tune(p, a, b, c, d);
   const float alpha = 1.0f, beta = c ? 1.0f : 0.0f;
   UB_CUBLAS_CHECK(cublasLtMatmul(lt_->get(), p.op, &alpha, a, p.la, b, p.lb, &beta, c ? c : d, p.lc, d, p.ld, &p.algo,
                                  workspace_.get(), workspace_.bytes(), stream_));

@@ -67,12 +67,11 @@ class LinearGemm {
   using Key = std::tuple<bool, bool, int64_t, int64_t, int64_t, Elem, bool>;
   LinearPlan& plan(const Key& key);
   void run(const Key& key, const void* a, const void* b, const void* c, void* d);
-  void tune(const Key& key, LinearPlan& p, const void* a, const void* b, const void* c, void* d);
-
-  bool autotune_;
+  void tune(LinearPlan& p, const void* a, const void* b, const void* c, void* d);
 
   std::unique_ptr<CublasLt> lt_;
   DeviceBuffer workspace_;
+  bool autotune_;
   cudaStream_t stream_ = nullptr;
   std::map<Key, std::unique_ptr<LinearPlan>> plans_;
 };
