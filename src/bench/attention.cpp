@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/reference/attention_cpu.hpp"
+#include "core/units.hpp"
 #include "gpu/attention.hpp"
 #include "gpu/attention_buffers.hpp"
 #include "gpu/attention_check.hpp"
@@ -119,7 +120,7 @@ std::vector<AttentionPoint> run_attention(const AttentionConfig& cfg, Session& s
       const size_t need = gpu::AttentionBuffers::bytes(prob, backward);
       if (need > free_b) {
         throw WorkError(fmt::format("out of memory: {:.1f} GiB of buffers needed, {:.1f} GiB free",
-                                    static_cast<double>(need) / (1 << 30), static_cast<double>(free_b) / (1 << 30)));
+                                    to_gib(need), to_gib(free_b)));
       }
       gpu::AttentionBuffers buf(prob, backward);
       buf.fill_random(cfg.seed, st);

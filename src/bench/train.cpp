@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "core/flops.hpp"
 #include "core/statistics.hpp"
+#include "core/units.hpp"
 #include "core/train/llama_layout.hpp"
 #include "gpu/cuda_raii.hpp"
 #include "gpu/device_arena.hpp"
@@ -31,11 +32,9 @@ double initial_loss_estimate(const ModelShape& m) {
   return std::log(static_cast<double>(m.vocab)) + sigma2 / 2;
 }
 
-double gib(size_t b) { return static_cast<double>(b) / static_cast<double>(size_t{1} << 30); }
-
 json memory_json(const gpu::MemorySnapshot& m) {
-  return {{"allocated_gib", gib(m.allocated)}, {"reserved_gib", gib(m.reserved)}, {"peak_gib", gib(m.peak)},
-          {"device_used_gib", gib(m.device_used)}};
+  return {{"allocated_gib", to_gib(m.allocated)}, {"reserved_gib", to_gib(m.reserved)}, {"peak_gib", to_gib(m.peak)},
+          {"device_used_gib", to_gib(m.device_used)}};
 }
 
 }  // namespace
@@ -148,13 +147,13 @@ TrainSummary run_train(const TrainConfig& cfg, Session& session, const std::func
                   {"step", step}, {"warmup", warm}, {"exec_time_ms", t_ms}, {"tflops", tf},
                   {"mfu", cfg.peak_tflops ? json(tf / *cfg.peak_tflops) : json()},
                   {"hfu", cfg.peak_tflops ? json(hw_flops.total() / 1e12 / (t_ms * 1e-3) / *cfg.peak_tflops) : json()},
-                  {"peak_mem_gib", gib(mem.reserved)}, {"peak_allocated_gib", gib(mem.peak)},
-                  {"device_used_gib", gib(mem.device_used)}, {"loss", loss}, {"grad_norm", engine.grad_norm()},
+                  {"peak_mem_gib", to_gib(mem.reserved)}, {"peak_allocated_gib", to_gib(mem.peak)},
+                  {"device_used_gib", to_gib(mem.device_used)}, {"loss", loss}, {"grad_norm", engine.grad_norm()},
                   {"flop", flops.total()}, {"attention_share", flops.attention_share()},
                   {"telemetry", telemetry.to_json()}};
       emit(rec);
       sum.last_loss = loss;
-      sum.peak_mem_gib = gib(mem.reserved);
+      sum.peak_mem_gib = to_gib(mem.reserved);
       if (!warm) ms.push_back(t_ms), tflops.push_back(tf);
       if (session.progress) {
         session.progress->line(fmt::format("seqlen {} step {}{}: {:.1f} ms, {:.1f} TFLOPS, loss {:.4f}", cfg.seqlen, step,
@@ -191,7 +190,6 @@ TrainSummary run_train(const TrainConfig& cfg, Session& session, const std::func
     } else if (sum.oom) {
       rec["what"] = sum.error;
     }
-    if (sum.oom) sum.oom_what = rec["what"].get<std::string>();
     emit(rec);
   }
   sum.steps = static_cast<int>(ms.size());

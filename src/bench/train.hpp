@@ -41,7 +41,7 @@ struct TrainConfig {
 
 struct TrainSummary {
   bool ok = false, oom = false;
-  std::string error, oom_what;
+  std::string error;
   int steps = 0;  // timed steps recorded
   double median_ms = 0, median_tflops = 0, mfu = 0, peak_mem_gib = 0, last_loss = 0;
 };

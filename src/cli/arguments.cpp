@@ -107,4 +107,10 @@ std::optional<double> parse_optional_positive(const std::string& text, const std
   return parse_positive(text, what);
 }
 
+bool parse_master_weights(const std::string& precision) {
+  if (precision == "master") return true;
+  if (precision == "bf16") return false;
+  throw UsageError(fmt::format("--precision must be master or bf16, got \"{}\"", precision));
+}
+
 }  // namespace ub::cli

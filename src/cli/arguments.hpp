@@ -24,4 +24,7 @@ std::vector<int> parse_devices(const std::string& text, int available);
 double parse_positive(const std::string& text, const std::string& what);
 std::optional<double> parse_optional_positive(const std::string& text, const std::string& what);
 
+// The training engine's --precision: "master" (fp32 master weights) -> true, "bf16" -> false.
+bool parse_master_weights(const std::string& precision);
+
 }  // namespace ub::cli

@@ -89,14 +89,11 @@ const char* outcome_name(PointOutcome o) {
 
 void run(Context& ctx, const SweepOptions& o) {
   // Everything the child would refuse is refused here first, before any GPU is touched.
-  if (o.layers < 0) throw UsageError("--layers must not be negative (0: all of the config's layers)");
   (void)ctx.model(o.model, o.layers);
   std::vector<int64_t> lengths = parse_size_list(o.seqlens, "--seqlens");
   const int64_t granularity = parse_size(o.granularity, "--find-max-granularity");
   const int64_t ceiling = parse_size(o.ceiling, "--find-max-ceiling");
-  if (o.precision != "master" && o.precision != "bf16") {
-    throw UsageError(fmt::format("--precision must be master or bf16, got \"{}\"", o.precision));
-  }
+  (void)parse_master_weights(o.precision);
   if (o.resume && o.out.empty()) throw UsageError("--resume needs --out: the records file to continue");
   const std::string out = o.out.empty() ? fmt::format("upgradebench-sweep-{}.jsonl", utc_now_compact()) : o.out;
   const std::atomic<bool>& interrupted = install_interrupt_handler();

@@ -39,16 +39,12 @@ struct TrainOptions {
 #ifdef UB_HAVE_CUDA
 void run(Context& ctx, const TrainOptions& o) {
   bench::TrainConfig cfg;
-  if (o.layers < 0) throw UsageError("--layers must not be negative (0: all of the config's layers)");
   cfg.model = ctx.model(o.model, o.layers);
   cfg.model_name = o.model;
   cfg.seqlen = parse_size(o.seqlen, "--seqlen");
   cfg.batch = o.batch;
   cfg.steps = o.steps, cfg.warmup = o.warmup;
-  if (o.precision != "master" && o.precision != "bf16") {
-    throw UsageError(fmt::format("--precision must be master or bf16, got \"{}\"", o.precision));
-  }
-  cfg.master_weights = o.precision == "master";
+  cfg.master_weights = parse_master_weights(o.precision);
   cfg.adam = o.adam;
   cfg.seed = o.seed;
   cfg.mem_debug = o.mem_debug;

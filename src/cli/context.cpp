@@ -54,6 +54,7 @@ const Catalog& Context::catalog() {
 }
 
 ModelShape Context::model(const std::string& name, int64_t layers) const {
+  if (layers < 0) throw UsageError("--layers must not be negative (0: all of the config's layers)");
   ModelShape m = load_model(name, data_dir() / "models");
   return layers > 0 ? with_layers(std::move(m), layers) : m;
 }

@@ -22,7 +22,7 @@ class Context {
 
   std::filesystem::path data_dir() const;
   const Catalog& catalog();
-  // Preset id or config.json path, with --layers applied when layers > 0.
+  // Preset id or config.json path, with --layers applied when layers > 0 (negative: UsageError).
   ModelShape model(const std::string& name, int64_t layers = 0) const;
 
  private:

@@ -6,16 +6,13 @@
 
 #include <algorithm>
 
+#include "core/units.hpp"
 #include "gpu/check.hpp"
 
 namespace ub::gpu {
 
-namespace {
-double gib(size_t b) { return static_cast<double>(b) / static_cast<double>(size_t{1} << 30); }
-}  // namespace
-
 OutOfMemory::OutOfMemory(const std::string& what, size_t bytes)
-    : WorkError(fmt::format("out of memory allocating {} ({:.2f} GiB)", what, gib(bytes))), what_(what), bytes_(bytes) {}
+    : WorkError(fmt::format("out of memory allocating {} ({:.2f} GiB)", what, to_gib(bytes))), what_(what), bytes_(bytes) {}
 
 bool is_out_of_memory_message(const std::string& m) {
   return m.find("out of memory") != std::string::npos || m.find("CUDNN_STATUS_ALLOC_FAILED") != std::string::npos ||
@@ -43,12 +40,12 @@ void DeviceArena::commit(size_t scratch_bytes) {
     std::sort(big.begin(), big.end(), [](const Request& a, const Request& b) { return a.bytes > b.bytes; });
     std::string parts;
     for (size_t i = 0; i < std::min<size_t>(3, big.size()); ++i) {
-      parts += fmt::format("{}{} {:.2f} GiB", i ? ", " : "", big[i].what, gib(big[i].bytes));
+      parts += fmt::format("{}{} {:.2f} GiB", i ? ", " : "", big[i].what, to_gib(big[i].bytes));
     }
     size_t free_b = 0, total_b = 0;
     (void)cudaMemGetInfo(&free_b, &total_b);
     throw OutOfMemory(fmt::format("the training arena: {} buffers + {:.2f} GiB scratch, largest {}; {:.2f} GiB free "
-                                  "on the device ({})", requests_.size(), gib(scratch_capacity_), parts, gib(free_b),
+                                  "on the device ({})", requests_.size(), to_gib(scratch_capacity_), parts, to_gib(free_b),
                                   cudaGetErrorString(e)),
                       total);
   }

@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include "core/units.hpp"
 #include "gpu/build_info.hpp"
 #include "gpu/device.hpp"
 #include "gpu/nvml.hpp"
@@ -78,7 +79,7 @@ nlohmann::json gather_fingerprint(const std::vector<int>& wanted, Nvml* nvml) {
               {"compute_capability", fmt::format("{}.{}", d.cc_major, d.cc_minor)},
               {"sm_count", d.sm_count},
               {"l2_mib", static_cast<double>(d.l2_bytes) / (1 << 20)},
-              {"memory_gib", static_cast<double>(d.memory_bytes) / (1 << 30)}};
+              {"memory_gib", to_gib(static_cast<size_t>(d.memory_bytes))}};
     if (nvml && nvml->select(d.uuid)) {
       g["max_sm_clock_mhz"] = nvml->max_sm_clock_mhz();
       g["power_limit_w"] = nvml->power_limit_w();

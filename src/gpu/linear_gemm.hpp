@@ -60,7 +60,6 @@ class LinearGemm {
   std::vector<Choice> choices() const;
 
   size_t workspace_bytes() const { return workspace_.bytes(); }
-  int plans() const { return static_cast<int>(plans_.size()); }
 
  private:
   // (transa, transb, m, n, k, out elem, with C)

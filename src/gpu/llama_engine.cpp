@@ -151,6 +151,8 @@ struct LlamaEngine::Impl {
     arena.commit(std::max({forward, head, layer}));
   }
 
+  // The activations layer l's backward reads (the one shared set with checkpointing).
+  const LayerActivations& activations(size_t l) const { return acts[opt.checkpointing ? 0 : l]; }
   const bf16* w(size_t tensor) const { return w16 + L[tensor].offset; }
   float* g(size_t tensor) const { return grads + L[tensor].offset; }
   double gemm_flop(int64_t rows, int64_t in, int64_t out) const {
@@ -219,7 +221,7 @@ struct LlamaEngine::Impl {
       auto p = op_scope("norm/elementwise", "embedding fwd", 2 * act_bytes(H));
       embedding_forward(tok, w(L.embed), x[0], T, H, s);
     }
-    for (size_t l = 0; l < static_cast<size_t>(m.layers); ++l) forward_layer(l, acts[opt.checkpointing ? 0 : l]);
+    for (size_t l = 0; l < static_cast<size_t>(m.layers); ++l) forward_layer(l, activations(l));
     {
       auto p = op_scope("norm/elementwise", "rmsnorm fwd", 2 * act_bytes(H));
       rmsnorm_forward(x.back(), w(L.final_norm), xf, rstdf, T, H, m.rms_norm_eps, s);
@@ -267,8 +269,8 @@ struct LlamaEngine::Impl {
     if (L.lm_head != L.embed) gradient_final(L.lm_head);
     gradient_final(L.final_norm);
     for (size_t l = static_cast<size_t>(m.layers); l-- > 0;) {
-      if (opt.checkpointing) forward_layer(l, acts[0]);  // recompute, then go back through it
-      backward_layer(l, acts[opt.checkpointing ? 0 : l]);
+      if (opt.checkpointing) forward_layer(l, activations(l));  // recompute, then go back through it
+      backward_layer(l, activations(l));
     }
     {
       auto p = op_scope("norm/elementwise", "embedding bwd", act_bytes(H) + 2 * static_cast<double>(tok_bytes(H, 4)));
@@ -280,10 +282,8 @@ struct LlamaEngine::Impl {
   }
 
   void copy_logits(const bf16* logits, int64_t n, float* out) {
-    std::vector<bf16> host(static_cast<size_t>(n * V));
-    UB_CUDA_CHECK(cudaMemcpyAsync(host.data(), logits, host.size() * sizeof(bf16), cudaMemcpyDeviceToHost, s));
-    UB_CUDA_CHECK(cudaStreamSynchronize(s));
-    for (size_t i = 0; i < host.size(); ++i) out[i] = __bfloat162float(host[i]);
+    const std::vector<float> host = widen(download(logits, static_cast<size_t>(n * V)));
+    std::copy(host.begin(), host.end(), out);
   }
 
   void backward_layer(size_t l, const LayerActivations& A) {
@@ -371,11 +371,18 @@ struct LlamaEngine::Impl {
     adamw_step(master, w16, grads, mom, var, !opt.master_weights, L.total, norm_sq, opt.adam, step, s);
   }
 
-  double read_double(const double* p) const {
-    double v = 0;
-    UB_CUDA_CHECK(cudaMemcpyAsync(&v, p, sizeof v, cudaMemcpyDeviceToHost, s));
+  // `n` elements from the device, after everything queued on the stream (synchronises).
+  template <class T>
+  std::vector<T> download(const T* src, size_t n) const {
+    std::vector<T> host(n);
+    UB_CUDA_CHECK(cudaMemcpyAsync(host.data(), src, n * sizeof(T), cudaMemcpyDeviceToHost, s));
     UB_CUDA_CHECK(cudaStreamSynchronize(s));
-    return v;
+    return host;
+  }
+  static std::vector<float> widen(const std::vector<bf16>& v) {
+    std::vector<float> out(v.size());
+    for (size_t i = 0; i < v.size(); ++i) out[i] = __bfloat162float(v[i]);
+    return out;
   }
 
   size_t library_bytes() const { return gemm.workspace_bytes() + attention.scratch_bytes(sdpa, true); }
@@ -386,7 +393,6 @@ LlamaEngine::LlamaEngine(const ModelShape& m, const EngineOptions& o, cudaStream
 LlamaEngine::~LlamaEngine() = default;
 
 const LlamaLayout& LlamaEngine::layout() const { return impl_->L; }
-int64_t LlamaEngine::tokens() const { return impl_->T; }
 int64_t LlamaEngine::steps_taken() const { return impl_->step; }
 void LlamaEngine::set_profiler(StepProfiler* p) { impl_->prof = p; }
 const LinearGemm& LlamaEngine::gemm() const { return impl_->gemm; }
@@ -431,31 +437,15 @@ void LlamaEngine::forward_backward(const PhaseHook& phase, std::vector<float>* l
   impl_->forward_backward(phase, logits);
 }
 void LlamaEngine::optimizer_step() { impl_->optimizer_step(); }
-double LlamaEngine::loss() const { return impl_->read_double(impl_->loss_dev); }
-double LlamaEngine::grad_norm() const { return std::sqrt(impl_->read_double(impl_->norm_sq)); }
+double LlamaEngine::loss() const { return impl_->download(impl_->loss_dev, 1)[0]; }
+double LlamaEngine::grad_norm() const { return std::sqrt(impl_->download(impl_->norm_sq, 1)[0]); }
 
 std::vector<float> LlamaEngine::parameters() const {
   const Impl& e = *impl_;
-  std::vector<float> out(e.L.total);
-  if (e.master) {
-    UB_CUDA_CHECK(cudaMemcpyAsync(out.data(), e.master, out.size() * sizeof(float), cudaMemcpyDeviceToHost, e.s));
-    UB_CUDA_CHECK(cudaStreamSynchronize(e.s));
-  } else {
-    std::vector<bf16> h(out.size());
-    UB_CUDA_CHECK(cudaMemcpyAsync(h.data(), e.w16, h.size() * sizeof(bf16), cudaMemcpyDeviceToHost, e.s));
-    UB_CUDA_CHECK(cudaStreamSynchronize(e.s));
-    for (size_t i = 0; i < h.size(); ++i) out[i] = __bfloat162float(h[i]);
-  }
-  return out;
+  return e.master ? e.download(e.master, e.L.total) : Impl::widen(e.download(e.w16, e.L.total));
 }
 
-std::vector<float> LlamaEngine::gradients() const {
-  const Impl& e = *impl_;
-  std::vector<float> out(e.L.total);
-  UB_CUDA_CHECK(cudaMemcpyAsync(out.data(), e.grads, out.size() * sizeof(float), cudaMemcpyDeviceToHost, e.s));
-  UB_CUDA_CHECK(cudaStreamSynchronize(e.s));
-  return out;
-}
+std::vector<float> LlamaEngine::gradients() const { return impl_->download(impl_->grads, impl_->L.total); }
 
 MemorySnapshot LlamaEngine::memory() const {
   const Impl& e = *impl_;

@@ -61,7 +61,6 @@ class LlamaEngine {
   LlamaEngine& operator=(const LlamaEngine&) = delete;
 
   const LlamaLayout& layout() const;
-  int64_t tokens() const;
 
   void init_parameters(uint64_t seed);
   void set_parameters(const std::vector<float>& flat);  // fp32, layout().total elements

@@ -6,16 +6,14 @@
 namespace ub::gpu {
 
 StepProfiler::~StepProfiler() {
-  for (cudaEvent_t e : pool_) cudaEventDestroy(e);
+  for (cudaEvent_t e : events_) cudaEventDestroy(e);
 }
 
 cudaEvent_t StepProfiler::event() {
-  if (used_ == pool_.size()) {
-    cudaEvent_t e = nullptr;
-    UB_CUDA_CHECK(cudaEventCreate(&e));
-    pool_.push_back(e);
-  }
-  return pool_[used_++];
+  cudaEvent_t e = nullptr;
+  UB_CUDA_CHECK(cudaEventCreate(&e));
+  events_.push_back(e);
+  return e;
 }
 
 void StepProfiler::begin(const std::string& cls, const std::string& label, double flop, double bytes, cudaStream_t s) {
@@ -37,11 +35,6 @@ std::vector<StepProfiler::Op> StepProfiler::collect() {
     out.push_back(p.op);
   }
   return out;
-}
-
-void StepProfiler::clear() {
-  ops_.clear();
-  used_ = 0;
 }
 
 }  // namespace ub::gpu

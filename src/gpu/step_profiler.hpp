@@ -30,17 +30,15 @@ class StepProfiler {
   void end(cudaStream_t s);
   // After the stream has finished: every operation with its time, in order.
   std::vector<Op> collect();
-  void clear();
 
  private:
   struct Pending {
     Op op;
     cudaEvent_t start = nullptr, stop = nullptr;
   };
-  cudaEvent_t event();
+  cudaEvent_t event();  // a new event, destroyed with the profiler
   std::vector<Pending> ops_;
-  std::vector<cudaEvent_t> pool_;
-  size_t used_ = 0;
+  std::vector<cudaEvent_t> events_;
 };
 
 // RAII: begin in the constructor, end in the destructor; nothing without a profiler.
