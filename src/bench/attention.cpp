@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "core/packed_docs.hpp"
 #include "core/reference/attention_cpu.hpp"
 #include "core/units.hpp"
 #include "gpu/attention.hpp"
@@ -24,7 +25,7 @@ using nlohmann::json;
 json AttentionConfig::to_json() const {
   return {{"seqlens", seqlens},       {"batch", batch},         {"heads", heads},
           {"kv_heads", kv_heads},     {"head_dim", head_dim},   {"doc_len", doc_len},
-          {"causal", causal},         {"dtype", to_string(dtype)}, {"fwd_only", fwd_only},
+          {"docs", docs},             {"causal", causal},         {"dtype", to_string(dtype)}, {"fwd_only", fwd_only},
           {"warmup_s", warmup_s},     {"min_samples", min_samples}, {"max_samples", max_samples},
           {"max_seconds", max_seconds}, {"target_noise", target_noise},
           {"check_samples", check_samples}, {"seed", seed}};
@@ -35,7 +36,11 @@ namespace {
 gpu::AttentionProblem problem_at(const AttentionConfig& c, int64_t seqlen) {
   gpu::AttentionProblem p;
   p.batch = c.batch, p.seqlen = seqlen, p.heads = c.heads, p.kv_heads = c.kv_heads, p.head_dim = c.head_dim;
-  p.doc_len = c.doc_len;
+  if (!c.docs.empty()) {
+    p.doc_lens = c.docs;
+  } else if (c.doc_len > 0 && c.doc_len < seqlen) {
+    p.doc_lens = split_documents(seqlen, c.doc_len);
+  }
   p.causal = c.causal;
   p.dtype = c.dtype;
   return p;
@@ -65,12 +70,10 @@ void AttentionConfig::validate() const {
     if (s < 1 || s > (int64_t{1} << 24)) {
       throw UsageError(fmt::format("attention: sequence length {} is out of range (1..16M)", s));
     }
-    if (doc_len > 0 && s % doc_len != 0) {
-      throw UsageError(fmt::format("attention: --doc-len {} does not divide sequence length {} "
-                                   "(packed documents are of equal length)", doc_len, s));
-    }
+    check_documents(docs, s, "attention --docs");
   }
   if (doc_len < 0) throw UsageError("attention: --doc-len must not be negative");
+  if (doc_len > 0 && !docs.empty()) throw UsageError("attention: give --doc-len or --docs, not both");
   if (batch < 1 || batch > 4096) throw UsageError(fmt::format("attention: --batch {} is out of range (1..4096)", batch));
   gpu::check_sdpa_supported(problem_at(*this, seqlens.front()).sdpa());
 }
@@ -112,7 +115,8 @@ std::vector<AttentionPoint> run_attention(const AttentionConfig& cfg, Session& s
     json rec = {{"type", "attention"}, {"device", session.device}, {"seqlen", seqlen}, {"batch", cfg.batch},
                 {"heads", cfg.heads}, {"kv_heads", cfg.kv_heads}, {"head_dim", cfg.head_dim},
                 {"causal", cfg.causal}, {"dtype", to_string(cfg.dtype)}, {"doc_len", cfg.doc_len},
-                {"docs", cfg.doc_len > 0 ? seqlen / cfg.doc_len : 1}, {"backend", "cudnn"},
+                {"docs", prob.docs()}, {"longest_doc", dims.seqlen}, {"ragged", dims.ragged},
+                {"backend", "cudnn"},
                 {"flops_fwd", attention_flops(shape, false)}, {"flops_fwd_bwd", attention_flops(shape, true)}};
     try {
       size_t free_b = 0, total_b = 0;

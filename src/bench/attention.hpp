@@ -2,7 +2,8 @@
 // backward, at each sequence length, every configuration validated against the fp32 reference
 // (gpu/attention_check.hpp) before it is timed. TFLOPS by the seed's convention
 // (core/reference/attention_cpu.hpp: f = 4 * batch * s^2 * heads * head_dim, halved when causal,
-// sum of len^2 for packed documents; forward+backward 3.5 f).
+// sum of len^2 for packed documents; forward+backward 3.5 f). Packed documents of different
+// lengths run ragged (gpu/attention.hpp).
 #pragma once
 
 #include <cstdint>
@@ -19,7 +20,8 @@ namespace ub::bench {
 struct AttentionConfig {
   std::vector<int64_t> seqlens;
   int64_t batch = 1, heads = 32, kv_heads = 8, head_dim = 128;
-  int64_t doc_len = 0;  // packed documents of this length (0: one sequence)
+  int64_t doc_len = 0;           // packed documents of this length, the last one shorter (0: none)
+  std::vector<int64_t> docs;     // or these documents, in buffer order, summing to each seqlen
   bool causal = true;
   Dtype dtype = Dtype::bf16;
   bool fwd_only = false;

@@ -4,6 +4,9 @@
 // heads, 8 kv heads, head dim 128, causal, bf16).
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <numeric>
+
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
@@ -26,6 +29,8 @@ struct AttentionOptions {
   std::string seqlens = "1k,2k,4k,8k,16k,32k";
   int64_t heads = 32, kv_heads = 8, head_dim = 128, batch = 1;
   std::string doc_len = "0";
+  std::string docs;            // packed documents of these lengths
+  bool seqlens_given = false;  // --seqlens on the command line (else --docs sets it)
   bool causal = true;
   std::string dtype = "bf16";
   bool fwd_only = false;
@@ -40,11 +45,24 @@ struct AttentionOptions {
 };
 
 #ifdef UB_HAVE_CUDA
+// ", packed documents of 8192" or ", 32 packed documents (longest 12288)" for the heading.
+std::string packing(const bench::AttentionConfig& c) {
+  if (!c.docs.empty()) {
+    return fmt::format(", {} packed documents (longest {})", c.docs.size(),
+                       *std::max_element(c.docs.begin(), c.docs.end()));
+  }
+  return c.doc_len ? fmt::format(", packed documents of {}", c.doc_len) : "";
+}
+
 void run(Context& ctx, const AttentionOptions& o) {
   bench::AttentionConfig cfg;
-  cfg.seqlens = parse_size_list(o.seqlens, "--seqlens");
   cfg.heads = o.heads, cfg.kv_heads = o.kv_heads, cfg.head_dim = o.head_dim, cfg.batch = o.batch;
   cfg.doc_len = o.doc_len == "0" ? 0 : parse_size(o.doc_len, "--doc-len");
+  if (!o.docs.empty()) cfg.docs = parse_size_list(o.docs, "--docs");
+  // --docs alone: the packed buffer is as long as the documents together.
+  cfg.seqlens = cfg.docs.empty() || o.seqlens_given
+                    ? parse_size_list(o.seqlens, "--seqlens")
+                    : std::vector<int64_t>{std::accumulate(cfg.docs.begin(), cfg.docs.end(), int64_t{0})};
   cfg.causal = o.causal;
   cfg.dtype = parse_dtype_list(o.dtype, "--dtype").at(0);
   cfg.fwd_only = o.fwd_only;
@@ -70,7 +88,7 @@ void run(Context& ctx, const AttentionOptions& o) {
     auto& b = doc.add(fmt::format("GPU {}: {}, cuDNN fused attention, {} heads / {} kv heads, head dim {}, {}{}{}",
                                   s.device, s.device_name, cfg.heads, cfg.kv_heads, cfg.head_dim,
                                   to_string(cfg.dtype), cfg.causal ? ", causal" : "",
-                                  cfg.doc_len ? fmt::format(", packed documents of {}", cfg.doc_len) : ""));
+                                  packing(cfg)));
     b.table.columns = {{"seqlen"}, {"fwd ms"}, {"fwd TFLOPS"}, {"fwd+bwd ms"}, {"fwd+bwd TFLOPS"},
                        {"check", Align::left}};
     for (const auto& p : points) {
@@ -108,15 +126,19 @@ void register_attention(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<AttentionOptions>();
   auto* cmd = app.add_subcommand("attention", "Fused attention (cuDNN) forward and backward over sequence "
                                               "lengths, validated, in the seed's TFLOPS");
-  cmd->add_option("--seqlens", o->seqlens, "Sequence lengths (k = 1024)")->capture_default_str();
+  auto* seqlens = cmd->add_option("--seqlens", o->seqlens, "Sequence lengths (k = 1024)")->capture_default_str();
   cmd->add_option("--heads", o->heads, "Query heads")->capture_default_str();
   cmd->add_option("--kv-heads", o->kv_heads, "Key/value heads (dividing --heads)")->capture_default_str();
   cmd->add_option("--head-dim", o->head_dim, "Head dimension (64, 128, 256)")->capture_default_str();
   cmd->add_option("--batch", o->batch, "Sequences per batch")->capture_default_str();
   cmd->add_flag("--causal,!--non-causal", o->causal, "Causal mask (the default) or none");
   cmd->add_option("--dtype", o->dtype, "bf16 or fp16")->capture_default_str();
-  cmd->add_option("--doc-len", o->doc_len, "Packed documents of this many tokens in each sequence (0: none)")
+  cmd->add_option("--doc-len", o->doc_len,
+                  "Packed documents of this many tokens in each sequence, the last one shorter (0: none)")
       ->capture_default_str();
+  cmd->add_option("--docs", o->docs,
+                  "Packed documents of these lengths (e.g. 4k,12k,1000), summing to the sequence length "
+                  "(the default --seqlens)");
   cmd->add_flag("--fwd-only", o->fwd_only, "Forward pass only");
   cmd->add_option("--warmup-s", o->warmup_s, "Seconds of attention before measuring")->capture_default_str();
   cmd->add_option("--max-seconds", o->max_seconds, "Time limit per timing")->capture_default_str();
@@ -129,7 +151,10 @@ void register_attention(CLI::App& app, Context& ctx) {
   cmd->add_option("--out", o->out, "Records file (JSON lines; default upgradebench-attention-<date>.jsonl)");
   cmd->add_option("--seed-log", o->seed_log, "Also append the seed's attention micro-benchmark format here");
   o->output.add_to(*cmd);
-  cmd->callback([&ctx, o] { run(ctx, *o); });
+  cmd->callback([&ctx, o, seqlens] {
+    o->seqlens_given = seqlens->count() > 0;
+    run(ctx, *o);
+  });
 }
 
 }  // namespace ub::cli

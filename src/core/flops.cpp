@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/packed_docs.hpp"
 
 namespace ub {
 
@@ -16,11 +17,7 @@ double dense_matmul_params(const ModelShape& m) {
 }
 
 double sum_of_squared_doc_lengths(int64_t seqlen, std::optional<int64_t> doc_len) {
-  const double s = static_cast<double>(seqlen);
-  if (!doc_len || *doc_len >= seqlen) return s * s;
-  const int64_t full = seqlen / *doc_len, rest = seqlen % *doc_len;
-  const double len = static_cast<double>(*doc_len), r = static_cast<double>(rest);
-  return static_cast<double>(full) * len * len + r * r;
+  return sum_of_squares(split_documents(seqlen, doc_len.value_or(0)));
 }
 
 StepFlops step_flops(const ModelShape& m, int64_t seqlen, const FlopOptions& opt) {

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "gpu/cudnn_graph.hpp"
 
@@ -35,6 +36,8 @@ void check_sdpa_supported(const SdpaDims& d) {
 // The ids of a plan's non-virtual tensors, by role.
 struct AttentionIds {
   int64_t q = 0, k = 0, v = 0, o = 0, stats = 0, d_o = 0, dq = 0, dk = 0, dv = 0, dot = 0, dq_acc = 0;
+  // ragged only: the document lengths (as the query and as the key length) and the offsets
+  int64_t seq_q = 0, seq_kv = 0, off_q = 0, off_k = 0, off_v = 0, off_o = 0;
 };
 
 namespace {
@@ -71,6 +74,59 @@ GraphTensor causal_mask(GraphBuilder& g, const Dims4& x, const GraphTensor& s) {
   return out;
 }
 
+// The run-time inputs of packed documents of different lengths: each document's length, seen
+// once as the query length and once as the key length, and the ragged offsets of the query-like
+// (Q, O) and key-like (K, V) tensors; the gradients share their input's offsets.
+struct RaggedInputs {
+  GraphTensor seq_q, seq_kv, off_q, off_k, off_v, off_o;
+  RaggedInputs(GraphBuilder& g, int64_t batch, Ids& ids) {
+    const std::vector<int64_t> lens = {batch, 1, 1, 1}, offsets = {batch + 1, 1, 1, 1}, unit = {1, 1, 1, 1};
+    seq_q = g.tensor(lens, unit, CUDNN_DATA_INT32);
+    seq_kv = g.tensor(lens, unit, CUDNN_DATA_INT32);
+    off_q = g.tensor(offsets, unit, CUDNN_DATA_INT32);
+    off_k = g.tensor(offsets, unit, CUDNN_DATA_INT32);
+    off_v = g.tensor(offsets, unit, CUDNN_DATA_INT32);
+    off_o = g.tensor(offsets, unit, CUDNN_DATA_INT32);
+    ids.seq_q = seq_q.uid, ids.seq_kv = seq_kv.uid, ids.off_q = off_q.uid, ids.off_k = off_k.uid;
+    ids.off_v = off_v.uid, ids.off_o = off_o.uid;
+  }
+  // Sizes of S = Q K^T (and dP = dO V^T): rows up to the query length, columns up to the key's.
+  MatmulSizes scores(bool zero_padding = false) const { return {&seq_q, &seq_kv, nullptr, zero_padding}; }
+  // O = P V and dQ = dS K: rows up to the query length, summed over the keys.
+  MatmulSizes by_query() const { return {&seq_q, nullptr, &seq_kv}; }
+  // dV = P^T dO and dK = dS^T Q: rows up to the key length, summed over the queries.
+  MatmulSizes by_key() const { return {&seq_kv, nullptr, &seq_q}; }
+};
+
+const GraphTensor* offset(const std::optional<RaggedInputs>& r, const GraphTensor RaggedInputs::*which) {
+  return r ? &((*r).*which) : nullptr;
+}
+
+MatmulSizes sizes(const std::optional<RaggedInputs>& r, MatmulSizes (RaggedInputs::*which)() const) {
+  return r ? ((*r).*which)() : MatmulSizes{};
+}
+
+// Keeps S[i, j] for i below the query's document length and j below the key's; -inf elsewhere.
+GraphTensor padding_mask(GraphBuilder& g, const Dims4& x, const GraphTensor& s, const RaggedInputs& r) {
+  auto index = [&](int64_t axis) {
+    const GraphTensor i = g.virtual_tensor(x.scores(), x.scores_strides(), CUDNN_DATA_INT32);
+    g.pointwise(CUDNN_POINTWISE_GEN_INDEX, s, nullptr, nullptr, i, CUDNN_DATA_INT32, axis);
+    return i;
+  };
+  auto below = [&](const GraphTensor& i, const GraphTensor& len) {
+    const GraphTensor y = g.virtual_tensor(x.scores(), x.scores_strides(), CUDNN_DATA_BOOLEAN);
+    g.pointwise(CUDNN_POINTWISE_CMP_LT, i, &len, nullptr, y, CUDNN_DATA_BOOLEAN);
+    return y;
+  };
+  const GraphTensor row_ok = below(index(2), r.seq_q), col_ok = below(index(3), r.seq_kv);
+  const GraphTensor keep = g.virtual_tensor(x.scores(), x.scores_strides(), CUDNN_DATA_BOOLEAN);
+  g.pointwise(CUDNN_POINTWISE_LOGICAL_AND, row_ok, &col_ok, nullptr, keep, CUDNN_DATA_BOOLEAN);
+  const GraphTensor neg_inf = g.scalar(-std::numeric_limits<float>::infinity());
+  const GraphTensor out = g.virtual_tensor(x.scores(), x.scores_strides());
+  g.pointwise(CUDNN_POINTWISE_BINARY_SELECT, s, &neg_inf, &keep, out);
+  return out;
+}
+
 GraphTensor binary(GraphBuilder& g, cudnnPointwiseMode_t mode, const GraphTensor& a, const GraphTensor& b,
                    std::vector<int64_t> dims, std::vector<int64_t> strides,
                    cudnnDataType_t type = CUDNN_DATA_FLOAT) {
@@ -85,27 +141,31 @@ GraphTensor unary(GraphBuilder& g, cudnnPointwiseMode_t mode, const GraphTensor&
   return y;
 }
 
-// scale * Q K^T, the scores both passes start from.
+// scale * Q K^T, the scores both passes start from; documents of different lengths padded.
 GraphTensor scaled_scores(GraphBuilder& g, const Dims4& x, const GraphTensor& q, const GraphTensor& kt,
-                          const GraphTensor& scale) {
+                          const GraphTensor& scale, const std::optional<RaggedInputs>& r, bool zero_padding) {
   const GraphTensor s = g.virtual_tensor(x.scores(), x.scores_strides());
-  g.matmul(q, kt, s);
-  return binary(g, CUDNN_POINTWISE_MUL, s, scale, x.scores(), x.scores_strides());
+  g.matmul(q, kt, s, r ? r->scores(zero_padding) : MatmulSizes{});
+  const GraphTensor scaled = binary(g, CUDNN_POINTWISE_MUL, s, scale, x.scores(), x.scores_strides());
+  return r ? padding_mask(g, x, scaled, *r) : scaled;
 }
 
 std::unique_ptr<GraphPlan> build_forward(cudnnHandle_t h, const SdpaDims& d, Ids& ids) {
   const Dims4 x(d);
   const cudnnDataType_t io = cudnn_type(d.dtype);
   GraphBuilder g(h);
-  const GraphTensor q = g.tensor({x.b, x.h, x.s, x.d}, x.bhsd_strides(x.h), io);
-  const GraphTensor kt = g.tensor({x.b, x.hk, x.d, x.s}, x.bhds_strides(x.hk), io);
-  const GraphTensor v = g.tensor({x.b, x.hk, x.s, x.d}, x.bhsd_strides(x.hk), io);
-  const GraphTensor o = g.tensor({x.b, x.h, x.s, x.d}, x.bhsd_strides(x.h), io);
+  std::optional<RaggedInputs> r;
+  if (d.ragged) r.emplace(g, x.b, ids);
+  const GraphTensor q = g.tensor({x.b, x.h, x.s, x.d}, x.bhsd_strides(x.h), io, offset(r, &RaggedInputs::off_q));
+  const GraphTensor kt =
+      g.tensor({x.b, x.hk, x.d, x.s}, x.bhds_strides(x.hk), io, offset(r, &RaggedInputs::off_k));
+  const GraphTensor v = g.tensor({x.b, x.hk, x.s, x.d}, x.bhsd_strides(x.hk), io, offset(r, &RaggedInputs::off_v));
+  const GraphTensor o = g.tensor({x.b, x.h, x.s, x.d}, x.bhsd_strides(x.h), io, offset(r, &RaggedInputs::off_o));
   const GraphTensor stats = g.tensor(x.rows(), x.rows_strides(), CUDNN_DATA_FLOAT);
   ids.q = q.uid, ids.k = kt.uid, ids.v = v.uid, ids.o = o.uid, ids.stats = stats.uid;
   const GraphTensor scale = g.scalar(static_cast<float>(d.scale()));
 
-  GraphTensor s = scaled_scores(g, x, q, kt, scale);
+  GraphTensor s = scaled_scores(g, x, q, kt, scale, r, true);
   if (d.causal) s = causal_mask(g, x, s);
   const GraphTensor m = g.virtual_tensor(x.rows(), x.rows_strides());
   g.reduction(CUDNN_REDUCE_TENSOR_MAX, s, m);
@@ -116,7 +176,7 @@ std::unique_ptr<GraphPlan> build_forward(cudnnHandle_t h, const SdpaDims& d, Ids
   const GraphTensor log_z = unary(g, CUDNN_POINTWISE_LOG, z);
   g.pointwise(CUDNN_POINTWISE_ADD, m, &log_z, nullptr, stats);
   const GraphTensor p = binary(g, CUDNN_POINTWISE_DIV, e, z, x.scores(), x.scores_strides(), io);
-  g.matmul(p, v, o);
+  g.matmul(p, v, o, sizes(r, &RaggedInputs::by_query));
   return std::make_unique<GraphPlan>(g.build("attention forward"));
 }
 
@@ -124,19 +184,26 @@ std::unique_ptr<GraphPlan> build_backward(cudnnHandle_t h, const SdpaDims& d, Id
   const Dims4 x(d);
   const cudnnDataType_t io = cudnn_type(d.dtype);
   GraphBuilder g(h);
-  const GraphTensor q = g.tensor({x.b, x.h, x.s, x.d}, x.bhsd_strides(x.h), io);
-  const GraphTensor kt = g.tensor({x.b, x.hk, x.d, x.s}, x.bhds_strides(x.hk), io);
-  const GraphTensor vt = g.tensor({x.b, x.hk, x.d, x.s}, x.bhds_strides(x.hk), io);
-  const GraphTensor o = g.tensor({x.b, x.h, x.s, x.d}, x.bhsd_strides(x.h), io);
-  const GraphTensor d_o = g.tensor({x.b, x.h, x.s, x.d}, x.bhsd_strides(x.h), io);
+  std::optional<RaggedInputs> r;
+  if (d.ragged) r.emplace(g, x.b, ids);
+  const GraphTensor* off_q = offset(r, &RaggedInputs::off_q);
+  const GraphTensor* off_k = offset(r, &RaggedInputs::off_k);
+  const GraphTensor* off_v = offset(r, &RaggedInputs::off_v);
+  const GraphTensor* off_o = offset(r, &RaggedInputs::off_o);
+  const GraphTensor q = g.tensor({x.b, x.h, x.s, x.d}, x.bhsd_strides(x.h), io, off_q);
+  const GraphTensor kt = g.tensor({x.b, x.hk, x.d, x.s}, x.bhds_strides(x.hk), io, off_k);
+  const GraphTensor vt = g.tensor({x.b, x.hk, x.d, x.s}, x.bhds_strides(x.hk), io, off_v);
+  const GraphTensor o = g.tensor({x.b, x.h, x.s, x.d}, x.bhsd_strides(x.h), io, off_o);
+  const GraphTensor d_o = g.tensor({x.b, x.h, x.s, x.d}, x.bhsd_strides(x.h), io, off_o);
   const GraphTensor stats = g.tensor(x.rows(), x.rows_strides(), CUDNN_DATA_FLOAT);
-  const GraphTensor dq = g.tensor({x.b, x.h, x.s, x.d}, x.bhsd_strides(x.h), io);
-  const GraphTensor dk = g.tensor({x.b, x.hk, x.s, x.d}, x.bhsd_strides(x.hk), io);
-  const GraphTensor dv = g.tensor({x.b, x.hk, x.s, x.d}, x.bhsd_strides(x.hk), io);
+  const GraphTensor dq = g.tensor({x.b, x.h, x.s, x.d}, x.bhsd_strides(x.h), io, off_q);
+  const GraphTensor dk = g.tensor({x.b, x.hk, x.s, x.d}, x.bhsd_strides(x.hk), io, off_k);
+  const GraphTensor dv = g.tensor({x.b, x.hk, x.s, x.d}, x.bhsd_strides(x.hk), io, off_v);
   // fp32 scratch the fused kernel keeps in memory: rowsum(dO * O), and dQ accumulated in fp32.
   const GraphTensor dot = g.tensor(x.rows(), x.rows_strides(), CUDNN_DATA_FLOAT);
   const GraphTensor dq_acc = g.tensor({x.b, x.h, x.s, x.d}, packed_strides({x.b, x.h, x.s, x.d}), CUDNN_DATA_FLOAT);
-  ids = {q.uid, kt.uid, vt.uid, o.uid, stats.uid, d_o.uid, dq.uid, dk.uid, dv.uid, dot.uid, dq_acc.uid};
+  ids.q = q.uid, ids.k = kt.uid, ids.v = vt.uid, ids.o = o.uid, ids.stats = stats.uid, ids.d_o = d_o.uid;
+  ids.dq = dq.uid, ids.dk = dk.uid, ids.dv = dv.uid, ids.dot = dot.uid, ids.dq_acc = dq_acc.uid;
   const GraphTensor scale = g.scalar(static_cast<float>(d.scale()));
   const GraphTensor one = g.scalar(1.0f);
   const bool grouped = x.h != x.hk;
@@ -149,7 +216,7 @@ std::unique_ptr<GraphPlan> build_backward(cudnnHandle_t h, const SdpaDims& d, Id
   g.pointwise(CUDNN_POINTWISE_MUL, row_sum, &one, nullptr, dot);
 
   // P = exp(scale * Q K^T - stats), masked
-  GraphTensor s = scaled_scores(g, x, q, kt, scale);
+  GraphTensor s = scaled_scores(g, x, q, kt, scale, r, false);
   s = binary(g, CUDNN_POINTWISE_SUB, s, stats, x.scores(), x.scores_strides());
   if (d.causal) s = causal_mask(g, x, s);
   const GraphTensor p = unary(g, CUDNN_POINTWISE_EXP, s);
@@ -160,15 +227,15 @@ std::unique_ptr<GraphPlan> build_backward(cudnnHandle_t h, const SdpaDims& d, Id
   const std::vector<int64_t> full = {x.b, x.h, x.s, x.d};
   if (grouped) {
     const GraphTensor dv_full = g.virtual_tensor(full, packed_strides(full), io);
-    g.matmul(pt, d_o, dv_full);
+    g.matmul(pt, d_o, dv_full, sizes(r, &RaggedInputs::by_key));
     g.reduction(CUDNN_REDUCE_TENSOR_ADD, dv_full, dv);
   } else {
-    g.matmul(pt, d_o, dv);
+    g.matmul(pt, d_o, dv, sizes(r, &RaggedInputs::by_key));
   }
 
   // dS = P * (dO V^T - Ddot) * scale
   GraphTensor dp = g.virtual_tensor(x.scores(), x.scores_strides());
-  g.matmul(d_o, vt, dp);
+  g.matmul(d_o, vt, dp, r ? r->scores() : MatmulSizes{});
   dp = binary(g, CUDNN_POINTWISE_SUB, dp, dot, x.scores(), x.scores_strides());
   dp = binary(g, CUDNN_POINTWISE_MUL, dp, p, x.scores(), x.scores_strides());
   const GraphTensor ds = binary(g, CUDNN_POINTWISE_MUL, dp, scale, x.scores(), x.scores_strides());
@@ -178,16 +245,16 @@ std::unique_ptr<GraphPlan> build_backward(cudnnHandle_t h, const SdpaDims& d, Id
   g.reshape(ds, dst);
   if (grouped) {
     const GraphTensor dk_full = g.virtual_tensor(full, packed_strides(full), io);
-    g.matmul(dst, q, dk_full);
+    g.matmul(dst, q, dk_full, sizes(r, &RaggedInputs::by_key));
     g.reduction(CUDNN_REDUCE_TENSOR_ADD, dk_full, dk);
   } else {
-    g.matmul(dst, q, dk);
+    g.matmul(dst, q, dk, sizes(r, &RaggedInputs::by_key));
   }
 
   // dQ = dS K, accumulated in fp32, then cast
-  const GraphTensor k = g.virtual_tensor({x.b, x.hk, x.s, x.d}, x.bhsd_strides(x.hk), io);
+  const GraphTensor k = g.virtual_tensor({x.b, x.hk, x.s, x.d}, x.bhsd_strides(x.hk), io, off_k);
   g.reshape(kt, k);
-  g.matmul(ds, k, dq_acc);
+  g.matmul(ds, k, dq_acc, sizes(r, &RaggedInputs::by_query));
   g.pointwise(CUDNN_POINTWISE_IDENTITY, dq_acc, nullptr, nullptr, dq);
   return std::make_unique<GraphPlan>(g.build("attention backward"));
 }
@@ -251,14 +318,30 @@ std::string CudnnAttention::engine(const SdpaDims& d, bool backward) const {
   return it == cache.end() ? "" : it->second->plan->engine();
 }
 
+namespace {
+
+// The run-time inputs of a ragged plan, added to its pointers.
+void add_ragged(const SdpaDims& d, const Ids& ids, const SdpaTensors& t, std::map<int64_t, void*>& ptrs) {
+  if (!d.ragged) return;
+  if (!t.seq_lens || !t.q_offsets || !t.kv_offsets) {
+    throw WorkError("attention: documents of different lengths need their lengths and offsets");
+  }
+  auto* lens = const_cast<int*>(t.seq_lens);
+  ptrs[ids.seq_q] = lens, ptrs[ids.seq_kv] = lens;
+  ptrs[ids.off_q] = const_cast<int*>(t.q_offsets), ptrs[ids.off_o] = const_cast<int*>(t.q_offsets);
+  ptrs[ids.off_k] = const_cast<int*>(t.kv_offsets), ptrs[ids.off_v] = const_cast<int*>(t.kv_offsets);
+}
+
+}  // namespace
+
 void CudnnAttention::forward(const SdpaDims& d, const SdpaTensors& t) {
   const AttentionPlan& p = plan(d, false);
   const Ids& ids = p.ids;
   void* ws = scratch(scratch_bytes(d, false));
-  p.plan->execute(handle_->get(),
-            {{ids.q, const_cast<void*>(t.q)}, {ids.k, const_cast<void*>(t.k)},
-             {ids.v, const_cast<void*>(t.v)}, {ids.o, t.o}, {ids.stats, t.stats}},
-            ws);
+  std::map<int64_t, void*> ptrs = {{ids.q, const_cast<void*>(t.q)}, {ids.k, const_cast<void*>(t.k)},
+                                   {ids.v, const_cast<void*>(t.v)}, {ids.o, t.o}, {ids.stats, t.stats}};
+  add_ragged(d, ids, t, ptrs);
+  p.plan->execute(handle_->get(), ptrs, ws);
 }
 
 void CudnnAttention::backward(const SdpaDims& d, const SdpaTensors& t) {
@@ -269,12 +352,12 @@ void CudnnAttention::backward(const SdpaDims& d, const SdpaTensors& t) {
   const auto rows = static_cast<size_t>(d.batch * d.heads * d.seqlen);
   void* dot = base + ws;
   void* dq_acc = base + ws + round_up(rows * sizeof(float));
-  p.plan->execute(handle_->get(),
-            {{ids.q, const_cast<void*>(t.q)}, {ids.k, const_cast<void*>(t.k)},
-             {ids.v, const_cast<void*>(t.v)}, {ids.o, t.o}, {ids.stats, t.stats},
-             {ids.d_o, const_cast<void*>(t.d_o)}, {ids.dq, t.dq}, {ids.dk, t.dk}, {ids.dv, t.dv},
-             {ids.dot, dot}, {ids.dq_acc, dq_acc}},
-            base);
+  std::map<int64_t, void*> ptrs = {
+      {ids.q, const_cast<void*>(t.q)}, {ids.k, const_cast<void*>(t.k)}, {ids.v, const_cast<void*>(t.v)},
+      {ids.o, t.o}, {ids.stats, t.stats}, {ids.d_o, const_cast<void*>(t.d_o)}, {ids.dq, t.dq},
+      {ids.dk, t.dk}, {ids.dv, t.dv}, {ids.dot, dot}, {ids.dq_acc, dq_acc}};
+  add_ragged(d, ids, t, ptrs);
+  p.plan->execute(handle_->get(), ptrs, base);
 }
 
 }  // namespace ub::gpu

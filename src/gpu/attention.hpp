@@ -13,7 +13,12 @@
 // Layout BSHD in memory (Q, O, dQ, dO: [batch, seq, heads, head_dim]; K, V, dK, dV with kv_heads),
 // as a Llama layer produces it; stats [batch, heads, seq] fp32. Packed documents of equal length
 // L are the same buffer seen as batch * (seq / L) sequences of L (identical memory), so no ragged
-// offsets are needed. Plans are built once per shape and cached.
+// offsets are needed. Packed documents of different lengths are `ragged`: cuDNN's batch is the
+// documents, its sequence length the longest one, and at run time each document's length
+// (seq_lens, a padding mask: rows and keys past it are masked, the matmuls stop there) and the
+// element offset of its first token in the packed buffers (ragged offsets on Q, K, V, O and the
+// gradients); the statistic and the fp32 scratch stay [documents, heads, longest]. Plans are
+// built once per shape and cached.
 #pragma once
 
 #include <cstdint>
@@ -36,8 +41,9 @@ struct SdpaDims {
   int64_t batch = 1, seqlen = 0, heads = 0, kv_heads = 0, head_dim = 0;
   bool causal = true;
   Dtype dtype = Dtype::bf16;
+  bool ragged = false;  // documents of different lengths; lengths and offsets in SdpaTensors
   double scale() const;
-  auto key() const { return std::tie(batch, seqlen, heads, kv_heads, head_dim, causal, dtype); }
+  auto key() const { return std::tie(batch, seqlen, heads, kv_heads, head_dim, causal, ragged, dtype); }
   bool operator<(const SdpaDims& o) const { return key() < o.key(); }
 };
 
@@ -58,6 +64,11 @@ struct SdpaTensors {
   void* dq = nullptr;
   void* dk = nullptr;
   void* dv = nullptr;
+  // ragged only (int32): each document's length [batch], and the element offsets of each
+  // document's first token in Q, O, dO, dQ and in K, V, dK, dV [batch + 1].
+  const int* seq_lens = nullptr;
+  const int* q_offsets = nullptr;
+  const int* kv_offsets = nullptr;
 };
 
 class CudnnAttention {

@@ -1,6 +1,7 @@
 // The device buffers of one attention problem (inputs, output, statistic and, for a backward
 // pass, dO and the gradients), inputs filled with random normal values: what the benchmark and
-// the GPU tests both run on.
+// the GPU tests both run on. Documents of different lengths also get their lengths and ragged
+// offsets (gpu/attention.hpp), in int32 as cuDNN reads them.
 #pragma once
 
 #include <cstddef>
@@ -22,6 +23,7 @@ class AttentionBuffers {
   static size_t bytes(const AttentionProblem& p, bool backward);
 
   DeviceBuffer q, k, v, o, stats, d_o, dq, dk, dv;
+  DeviceBuffer seq_lens, q_offsets, kv_offsets;  // ragged problems only
 
  private:
   AttentionProblem problem_;

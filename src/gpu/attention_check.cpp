@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "core/packed_docs.hpp"
 #include "gpu/cuda_raii.hpp"
 #include "gpu/kernels/attention_ref.cuh"
 
@@ -27,10 +28,27 @@ std::vector<int> sample_positions(int64_t n, int max) {
   return p;
 }
 
+// The reference's document arrays: the document of every position, each document's start.
+struct DocumentArrays {
+  DeviceBuffer doc_of, doc_start;
+  DocumentArrays(const std::vector<int64_t>& lens, int64_t seqlen, cudaStream_t s);
+};
+
 DeviceBuffer upload(const std::vector<int>& v, cudaStream_t s) {
   DeviceBuffer b(v.size() * sizeof(int));
   UB_CUDA_CHECK(cudaMemcpyAsync(b.get(), v.data(), v.size() * sizeof(int), cudaMemcpyHostToDevice, s));
   return b;
+}
+
+DocumentArrays::DocumentArrays(const std::vector<int64_t>& lens, int64_t seqlen, cudaStream_t s) {
+  if (lens.empty()) return;
+  const std::vector<int64_t> starts = document_starts(lens);
+  std::vector<int> of(static_cast<size_t>(seqlen)), start(starts.begin(), starts.end());
+  for (size_t k = 0; k < lens.size(); ++k) {
+    std::fill(of.begin() + starts[k], of.begin() + starts[k + 1], static_cast<int>(k));
+  }
+  doc_of = upload(of, s);
+  doc_start = upload(start, s);
 }
 
 TensorCheck finish(const std::string& name, const CompareSums& c, double tolerance) {
@@ -62,11 +80,13 @@ std::string AttentionCheck::summary() const {
   return s;
 }
 
+bool AttentionProblem::ragged() const { return !equal_lengths(doc_lens); }
+
 SdpaDims AttentionProblem::sdpa() const {
   SdpaDims d;
-  const int64_t docs = doc_len > 0 ? seqlen / doc_len : 1;
-  d.batch = batch * docs;
-  d.seqlen = doc_len > 0 ? doc_len : seqlen;
+  d.batch = batch * docs();
+  d.seqlen = doc_lens.empty() ? seqlen : longest_document(doc_lens);
+  d.ragged = ragged();
   d.heads = heads;
   d.kv_heads = kv_heads;
   d.head_dim = head_dim;
@@ -79,7 +99,7 @@ AttentionShape AttentionProblem::shape() const {
   AttentionShape s;
   s.batch = batch, s.seqlen = seqlen, s.heads = heads, s.kv_heads = kv_heads, s.head_dim = head_dim;
   s.causal = causal;
-  if (doc_len > 0) s.doc_lens.assign(static_cast<size_t>(seqlen / doc_len), doc_len);
+  s.doc_lens = doc_lens;
   return s;
 }
 
@@ -87,9 +107,14 @@ AttentionCheck check_attention(const AttentionProblem& p, const SdpaTensors& t, 
                                cudaStream_t s) {
   RefAttentionDims d;
   d.batch = p.batch, d.seqlen = p.seqlen, d.heads = p.heads, d.kv_heads = p.kv_heads, d.head_dim = p.head_dim;
-  d.doc_len = p.doc_len;
   d.causal = p.causal;
-  d.scale = static_cast<float>(p.sdpa().scale());
+  const SdpaDims sd = p.sdpa();
+  d.scale = static_cast<float>(sd.scale());
+  const DocumentArrays documents(p.doc_lens, p.seqlen, s);
+  d.doc_of = documents.doc_of.as<int>();
+  d.doc_start = documents.doc_start.as<int>();
+  d.docs = p.docs();
+  d.stat_len = sd.seqlen;
   const Elem e = attention_elem(p.dtype);
   const std::vector<int> rows = sample_positions(p.seqlen, max_samples);
   const int n = static_cast<int>(rows.size());
@@ -116,7 +141,7 @@ AttentionCheck check_attention(const AttentionProblem& p, const SdpaTensors& t, 
     const auto per_col = static_cast<size_t>(p.batch * p.kv_heads * p.head_dim);
     dk_ref = DeviceBuffer(n * per_col * sizeof(float));
     dv_ref = DeviceBuffer(n * per_col * sizeof(float));
-    row_dot = DeviceBuffer(static_cast<size_t>(p.batch * p.seqlen * p.heads) * sizeof(float));
+    row_dot = DeviceBuffer(static_cast<size_t>(sd.batch * sd.seqlen * p.heads) * sizeof(float));
     attention_row_dot(e, t.d_o, t.o, d, row_dot.as<float>(), s);
     ref_attention_dkv_cols(e, t.q, t.k, t.v, t.d_o, d, rows_d.as<int>(), n, t.stats, row_dot.as<float>(),
                            dk_ref.as<float>(), dv_ref.as<float>(), s);

@@ -41,13 +41,18 @@ struct AttentionCheck {
 double attention_tolerance(Dtype d);
 
 // The problem in the caller's terms: one BSHD buffer of `seqlen` tokens per batch entry, packed
-// into documents of `doc_len` (0: one document). `t.stats` is in cuDNN's layout for the folded
-// dims. With `backward`, t.d_o / dq / dk / dv must be filled.
+// with the documents `doc_lens` (core/packed_docs.hpp; empty: one document). `t.stats` is in
+// cuDNN's layout for the folded dims. With `backward`, t.d_o / dq / dk / dv must be filled.
 struct AttentionProblem {
-  int64_t batch = 1, seqlen = 0, heads = 0, kv_heads = 0, head_dim = 0, doc_len = 0;
+  int64_t batch = 1, seqlen = 0, heads = 0, kv_heads = 0, head_dim = 0;
+  std::vector<int64_t> doc_lens;
   bool causal = true;
   Dtype dtype = Dtype::bf16;
-  // cuDNN's view: documents folded into the batch.
+  // Documents of different lengths: cuDNN runs them with ragged offsets and a padding mask.
+  bool ragged() const;
+  int64_t docs() const { return doc_lens.empty() ? 1 : static_cast<int64_t>(doc_lens.size()); }
+  // cuDNN's view: documents folded into the batch (equal lengths: the same memory as `docs`
+  // sequences; different lengths: ragged, the longest as its sequence length).
   SdpaDims sdpa() const;
   // The core library's view (FLOP accounting, the CPU reference): documents listed.
   AttentionShape shape() const;

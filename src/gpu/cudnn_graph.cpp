@@ -85,7 +85,7 @@ cudnnStatus_t BackendDescriptor::try_finalize() { return cudnnBackendFinalize(d_
 
 namespace {
 
-BackendDescriptor make_tensor(const GraphTensor& t, bool by_value) {
+BackendDescriptor make_tensor(const GraphTensor& t, bool by_value, const BackendDescriptor* ragged_offset) {
   BackendDescriptor d(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
   d.set_dtype(CUDNN_ATTR_TENSOR_DATA_TYPE, t.dtype)
       .set_i64s(CUDNN_ATTR_TENSOR_DIMENSIONS, t.dims)
@@ -94,42 +94,53 @@ BackendDescriptor make_tensor(const GraphTensor& t, bool by_value) {
       .set_i64(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, 16);
   if (t.is_virtual) d.set_bool(CUDNN_ATTR_TENSOR_IS_VIRTUAL, true);
   if (by_value) d.set_bool(CUDNN_ATTR_TENSOR_IS_BY_VALUE, true);
+  if (ragged_offset) d.set_desc(CUDNN_ATTR_TENSOR_RAGGED_OFFSET_DESC, *ragged_offset);
   d.finalize();
   return d;
 }
 
 }  // namespace
 
-GraphTensor GraphBuilder::tensor(std::vector<int64_t> dims, std::vector<int64_t> strides,
-                                 cudnnDataType_t dtype) {
-  GraphTensor t{next_uid_++, std::move(dims), std::move(strides), dtype, false};
-  tensors_.emplace(t.uid, make_tensor(t, false));
+GraphTensor GraphBuilder::add_tensor(std::vector<int64_t> dims, std::vector<int64_t> strides,
+                                     cudnnDataType_t dtype, bool is_virtual, const GraphTensor* ragged_offset) {
+  GraphTensor t{next_uid_++, std::move(dims), std::move(strides), dtype, is_virtual};
+  tensors_.emplace(t.uid, make_tensor(t, false, ragged_offset ? &tensors_.at(ragged_offset->uid) : nullptr));
   return t;
 }
 
+GraphTensor GraphBuilder::tensor(std::vector<int64_t> dims, std::vector<int64_t> strides,
+                                 cudnnDataType_t dtype, const GraphTensor* ragged_offset) {
+  return add_tensor(std::move(dims), std::move(strides), dtype, false, ragged_offset);
+}
+
 GraphTensor GraphBuilder::virtual_tensor(std::vector<int64_t> dims, std::vector<int64_t> strides,
-                                         cudnnDataType_t dtype) {
-  GraphTensor t{next_uid_++, std::move(dims), std::move(strides), dtype, true};
-  tensors_.emplace(t.uid, make_tensor(t, false));
-  return t;
+                                         cudnnDataType_t dtype, const GraphTensor* ragged_offset) {
+  return add_tensor(std::move(dims), std::move(strides), dtype, true, ragged_offset);
 }
 
 GraphTensor GraphBuilder::scalar(float value) {
   GraphTensor t{next_uid_++, {1, 1, 1, 1}, {1, 1, 1, 1}, CUDNN_DATA_FLOAT, false};
-  tensors_.emplace(t.uid, make_tensor(t, true));
+  tensors_.emplace(t.uid, make_tensor(t, true, nullptr));
   scalars_[t.uid] = value;
   return t;
 }
 
-void GraphBuilder::matmul(const GraphTensor& a, const GraphTensor& b, const GraphTensor& c) {
+void GraphBuilder::matmul(const GraphTensor& a, const GraphTensor& b, const GraphTensor& c,
+                          const MatmulSizes& sizes) {
   BackendDescriptor desc(CUDNN_BACKEND_MATMUL_DESCRIPTOR);
-  desc.set_dtype(CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_DATA_FLOAT).finalize();
+  desc.set_dtype(CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_DATA_FLOAT);
+  const double zero = 0.0;
+  if (sizes.zero_padding) desc.set(CUDNN_ATTR_MATMUL_PADDING_VALUE, CUDNN_TYPE_DOUBLE, 1, &zero);
+  desc.finalize();
   BackendDescriptor op(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR);
   op.set_desc(CUDNN_ATTR_OPERATION_MATMUL_ADESC, tensors_.at(a.uid))
       .set_desc(CUDNN_ATTR_OPERATION_MATMUL_BDESC, tensors_.at(b.uid))
       .set_desc(CUDNN_ATTR_OPERATION_MATMUL_CDESC, tensors_.at(c.uid))
-      .set_desc(CUDNN_ATTR_OPERATION_MATMUL_DESC, desc)
-      .finalize();
+      .set_desc(CUDNN_ATTR_OPERATION_MATMUL_DESC, desc);
+  if (sizes.m) op.set_desc(CUDNN_ATTR_OPERATION_MATMUL_GEMM_M_OVERRIDE_DESC, tensors_.at(sizes.m->uid));
+  if (sizes.n) op.set_desc(CUDNN_ATTR_OPERATION_MATMUL_GEMM_N_OVERRIDE_DESC, tensors_.at(sizes.n->uid));
+  if (sizes.k) op.set_desc(CUDNN_ATTR_OPERATION_MATMUL_GEMM_K_OVERRIDE_DESC, tensors_.at(sizes.k->uid));
+  op.finalize();
   op_descs_.push_back(std::move(desc));
   ops_.push_back(std::move(op));
 }

@@ -79,6 +79,16 @@ struct GraphTensor {
   bool is_virtual = false;
 };
 
+// Per-batch sizes of a matmul taken from int32 tensors [batch, 1, 1, 1] at run time (variable
+// sequence lengths): rows (m), columns (n) and the reduced dimension (k), each optional; with
+// `zero_padding` the rows and columns beyond them read as zeros.
+struct MatmulSizes {
+  const GraphTensor* m = nullptr;
+  const GraphTensor* n = nullptr;
+  const GraphTensor* k = nullptr;
+  bool zero_padding = false;
+};
+
 // Row-major strides of `dims` (the last dimension contiguous).
 std::vector<int64_t> packed_strides(const std::vector<int64_t>& dims);
 
@@ -90,12 +100,15 @@ class GraphBuilder {
  public:
   explicit GraphBuilder(cudnnHandle_t handle) : handle_(handle) {}
 
-  GraphTensor tensor(std::vector<int64_t> dims, std::vector<int64_t> strides, cudnnDataType_t dtype);
+  // With `ragged_offset` (int32 [batch + 1, 1, 1, 1], in elements) each batch entry starts at its
+  // offset instead of at a fixed batch stride (packed sequences of different lengths).
+  GraphTensor tensor(std::vector<int64_t> dims, std::vector<int64_t> strides, cudnnDataType_t dtype,
+                     const GraphTensor* ragged_offset = nullptr);
   GraphTensor virtual_tensor(std::vector<int64_t> dims, std::vector<int64_t> strides,
-                             cudnnDataType_t dtype = CUDNN_DATA_FLOAT);
+                             cudnnDataType_t dtype = CUDNN_DATA_FLOAT, const GraphTensor* ragged_offset = nullptr);
   GraphTensor scalar(float value);  // passed by value, float
 
-  void matmul(const GraphTensor& a, const GraphTensor& b, const GraphTensor& c);
+  void matmul(const GraphTensor& a, const GraphTensor& b, const GraphTensor& c, const MatmulSizes& sizes = {});
   // y = mode(x[, b][, t]) computed in `math`; GEN_INDEX takes an axis.
   void pointwise(cudnnPointwiseMode_t mode, const GraphTensor& x, const GraphTensor* b,
                  const GraphTensor* t, const GraphTensor& y, cudnnDataType_t math = CUDNN_DATA_FLOAT,
@@ -108,6 +121,9 @@ class GraphBuilder {
   GraphPlan build(const std::string& what);
 
  private:
+  GraphTensor add_tensor(std::vector<int64_t> dims, std::vector<int64_t> strides, cudnnDataType_t dtype,
+                         bool is_virtual, const GraphTensor* ragged_offset);
+
   cudnnHandle_t handle_;
   int64_t next_uid_ = 1;
   std::map<int64_t, BackendDescriptor> tensors_;

@@ -151,7 +151,11 @@ TEST(BadInput, AttentionShapes) {
   expect_error("attention --kv-heads 5", 2, "attention: 5 kv heads do not divide 32 query heads");
   expect_error("attention --head-dim 320", 2, "head dim 320 is not supported by cuDNN's fused attention");
   expect_error("attention --dtype fp8", 2, "attention: dtype fp8 is not supported (bf16 or fp16)");
-  expect_error("attention --seqlens 8k --doc-len 3000", 2, "--doc-len 3000 does not divide sequence length 8192");
+  expect_error("attention --seqlens 8k --docs 4k,3000", 2,
+               "attention --docs: the 2 documents sum to 7096 tokens, the sequence has 8192");
+  expect_error("attention --docs 4k,0,4k", 2, "--docs: '0' must be positive");
+  expect_error("attention --docs 4k,4k --doc-len 1k", 2, "give --doc-len or --docs, not both");
+  expect_error("attention --docs 4k,x", 2, "--docs");
   expect_error("attention --seqlens 0", 2, "--seqlens");
   expect_error("attention --seqlens 32M", 2, "sequence length 33554432 is out of range");
   expect_error("attention --batch 0", 2, "--batch 0 is out of range");

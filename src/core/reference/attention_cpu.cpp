@@ -9,13 +9,14 @@
 #include <numeric>
 
 #include "core/error.hpp"
+#include "core/packed_docs.hpp"
 
 namespace ub {
 
 namespace {
 
 // Document start of every position (packed documents), so masking is one comparison.
-std::vector<int64_t> document_starts(const AttentionShape& s) {
+std::vector<int64_t> start_of_each_position(const AttentionShape& s) {
   std::vector<int64_t> start(static_cast<size_t>(s.seqlen), 0);
   if (s.doc_lens.empty()) return start;
   int64_t pos = 0;
@@ -51,21 +52,13 @@ void AttentionShape::validate() const {
   if (heads % kv_heads != 0) {
     throw UsageError(fmt::format("attention: {} query heads are not a multiple of {} kv heads", heads, kv_heads));
   }
-  if (!doc_lens.empty()) {
-    if (std::any_of(doc_lens.begin(), doc_lens.end(), [](int64_t l) { return l <= 0; })) {
-      throw UsageError("attention: document lengths must be positive");
-    }
-    const int64_t total = std::accumulate(doc_lens.begin(), doc_lens.end(), int64_t{0});
-    if (total != seqlen) {
-      throw UsageError(fmt::format("attention: documents sum to {} tokens, the sequence has {}", total, seqlen));
-    }
-  }
+  check_documents(doc_lens, seqlen, "attention");
 }
 
 AttentionForward attention_forward(const AttentionShape& s, const std::vector<double>& q,
                                    const std::vector<double>& k, const std::vector<double>& v) {
   s.validate();
-  const auto start = document_starts(s);
+  const auto start = start_of_each_position(s);
   const int64_t group = s.heads / s.kv_heads;
   AttentionForward f;
   f.out.assign(s.q_elems(), 0.0);
@@ -108,7 +101,7 @@ AttentionGrads attention_backward(const AttentionShape& s, const std::vector<dou
                                   const std::vector<double>& k, const std::vector<double>& v,
                                   const AttentionForward& fwd, const std::vector<double>& dout) {
   s.validate();
-  const auto start = document_starts(s);
+  const auto start = start_of_each_position(s);
   const int64_t group = s.heads / s.kv_heads;
   AttentionGrads g;
   g.dq.assign(s.q_elems(), 0.0);
@@ -144,12 +137,7 @@ AttentionGrads attention_backward(const AttentionShape& s, const std::vector<dou
 }
 
 double attention_flops(const AttentionShape& s, bool with_backward) {
-  double squares = 0;
-  if (s.doc_lens.empty()) {
-    squares = static_cast<double>(s.seqlen) * static_cast<double>(s.seqlen);
-  } else {
-    for (int64_t l : s.doc_lens) squares += static_cast<double>(l) * static_cast<double>(l);
-  }
+  const double squares = s.doc_lens.empty() ? sum_of_squares({s.seqlen}) : sum_of_squares(s.doc_lens);
   double f = 4.0 * static_cast<double>(s.batch) * squares * static_cast<double>(s.heads) *
              static_cast<double>(s.head_dim);
   if (s.causal) f /= 2.0;

@@ -23,21 +23,22 @@ __device__ __forceinline__ float ld(const __half* p, int64_t i) { return __half2
 
 struct Index {
   RefAttentionDims d;
-  __device__ int64_t doc_len() const { return d.doc_len > 0 ? d.doc_len : d.seqlen; }
   __device__ int64_t q(int64_t b, int64_t i, int64_t h, int64_t x) const {
     return ((b * d.seqlen + i) * d.heads + h) * d.head_dim + x;
   }
   __device__ int64_t kv(int64_t b, int64_t j, int64_t h, int64_t x) const {
     return ((b * d.seqlen + j) * d.kv_heads + h) * d.head_dim + x;
   }
-  // The statistic's layout: [batch * docs, heads, doc_len].
+  __device__ int64_t doc(int64_t i) const { return d.doc_of ? d.doc_of[i] : 0; }
+  __device__ int64_t doc_begin(int64_t i) const { return d.doc_of ? d.doc_start[doc(i)] : 0; }
+  __device__ int64_t doc_end(int64_t i) const { return d.doc_of ? d.doc_start[doc(i) + 1] : d.seqlen; }
+  // The statistic's layout: [batch * docs, heads, stat_len].
   __device__ int64_t stat(int64_t b, int64_t i, int64_t h) const {
-    const int64_t len = doc_len(), docs = d.seqlen / len;
-    return ((b * docs + i / len) * d.heads + h) * len + i % len;
+    const int64_t len = d.stat_len > 0 ? d.stat_len : d.seqlen;
+    return ((b * d.docs + doc(i)) * d.heads + h) * len + (i - doc_begin(i));
   }
-  __device__ int64_t doc_begin(int64_t i) const { return i / doc_len() * doc_len(); }
   // Keys row i attends to: [doc_begin, key_end).
-  __device__ int64_t key_end(int64_t i) const { return d.causal ? i + 1 : doc_begin(i) + doc_len(); }
+  __device__ int64_t key_end(int64_t i) const { return d.causal ? i + 1 : doc_end(i); }
   // Rows that attend to key j: [row_begin, doc end).
   __device__ int64_t row_begin(int64_t j) const { return d.causal ? j : doc_begin(j); }
 };
@@ -164,7 +165,7 @@ __global__ void dkv_cols(const T* q, const T* k, const T* v, const T* d_o, RefAt
     vs[x] = ld(v, ix.kv(b, j, hk, x));
   }
   __syncthreads();
-  const int64_t lo = ix.row_begin(j), hi = ix.doc_begin(j) + ix.doc_len();
+  const int64_t lo = ix.row_begin(j), hi = ix.doc_end(j);
   float dk0 = 0, dk1 = 0, dv0 = 0, dv1 = 0;
   for (int64_t g = 0; g < group; ++g) {
     const int64_t h = hk * group + g;

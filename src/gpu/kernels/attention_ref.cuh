@@ -9,7 +9,8 @@
 // O(samples * seq) instead of O(seq^2).
 //
 // Masks: token i attends to the keys of its own document, and with `causal` only to j <= i.
-// Documents are of equal length `doc_len` (0: the whole sequence is one document).
+// Documents are listed by device arrays (none: the whole sequence is one document); they repeat
+// in every batch entry.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -22,9 +23,16 @@ namespace ub::gpu {
 
 struct RefAttentionDims {
   int64_t batch = 1, seqlen = 0, heads = 0, kv_heads = 0, head_dim = 0;
-  int64_t doc_len = 0;  // 0: one document
   bool causal = true;
   float scale = 1;
+  // Packed documents (device arrays; null: one document): doc_of[i] is the document of position
+  // i, doc_start[k] the first position of document k (doc_start[docs] = seqlen).
+  const int* doc_of = nullptr;
+  const int* doc_start = nullptr;
+  int64_t docs = 1;
+  // The tested kernel's statistic is [batch * docs, heads, stat_len]: stat_len is cuDNN's sequence
+  // length, the longest document (0: seqlen).
+  int64_t stat_len = 0;
 };
 
 // Sampled rows: o_ref [n][batch][heads][head_dim], lse_ref [n][batch][heads].
@@ -38,7 +46,7 @@ void ref_attention_dq_rows(Elem e, const void* q, const void* k, const void* v, 
                            const float* lse_ref, float* dq_ref, cudaStream_t s);
 
 // dK, dV at sampled key columns: [n][batch][kv_heads][head_dim]. `lse` is the tested kernel's
-// statistic [batch * docs, heads, doc_len] (docs folded into the batch, as cuDNN runs them) and
+// statistic [batch * docs, heads, stat_len] (docs folded into the batch, as cuDNN runs them) and
 // `row_dot` rowsum(dO * O) in the same layout.
 void ref_attention_dkv_cols(Elem e, const void* q, const void* k, const void* v, const void* d_o,
                             const RefAttentionDims& d, const int* cols, int n, const float* lse,
