@@ -248,7 +248,9 @@ GraphPlan GraphBuilder::build(const std::string& what) {
   std::string refusals;
   for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
     std::vector<BackendDescriptor> configs = heuristic_configs(graph, mode);
+    int rank = 0;
     for (BackendDescriptor& config : configs) {
+      ++rank;
       BackendDescriptor plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
       plan.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle_)
           .set_desc(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, config);
@@ -260,7 +262,10 @@ GraphPlan GraphBuilder::build(const std::string& what) {
       int64_t workspace = 0, n = 0;
       UB_CUDNN_CHECK(cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
                                               CUDNN_TYPE_INT64, 1, &n, &workspace));
-      const std::string engine = engine_name(config);
+      // "engine 6 (heuristics A: 1st of 3)": which of the configurations offered was taken.
+      const std::string engine =
+          fmt::format("{} (heuristics {}: {} of {})", engine_name(config),
+                      mode == CUDNN_HEUR_MODE_A ? "A" : "fallback", rank, configs.size());
       std::vector<BackendDescriptor> parts;
       for (auto& [uid, t] : tensors_) parts.push_back(std::move(t));
       for (auto& d : op_descs_) parts.push_back(std::move(d));
