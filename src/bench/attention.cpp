@@ -75,7 +75,7 @@ void AttentionConfig::validate() const {
   if (doc_len < 0) throw UsageError("attention: --doc-len must not be negative");
   if (doc_len > 0 && !docs.empty()) throw UsageError("attention: give --doc-len or --docs, not both");
   if (batch < 1 || batch > 4096) throw UsageError(fmt::format("attention: --batch {} is out of range (1..4096)", batch));
-  gpu::check_sdpa_supported(problem_at(*this, seqlens.front()).sdpa());
+  for (int64_t s : seqlens) gpu::check_sdpa_supported(problem_at(*this, s).sdpa(), !fwd_only);
 }
 
 std::vector<AttentionPoint> run_attention(const AttentionConfig& cfg, Session& session) {

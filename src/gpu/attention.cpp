@@ -15,7 +15,19 @@ Elem attention_elem(Dtype d) { return d == Dtype::fp16 ? Elem::f16 : Elem::bf16;
 
 double SdpaDims::scale() const { return 1.0 / std::sqrt(static_cast<double>(head_dim)); }
 
-void check_sdpa_supported(const SdpaDims& d) {
+namespace {
+
+constexpr size_t kRaggedWideHeadsCudnn = 91900;  // cudnnGetVersion() of 9.19.0
+
+// "9.14.0" for the cuDNN loaded now.
+std::string cudnn_version_text() {
+  const size_t v = cudnnGetVersion();
+  return fmt::format("{}.{}.{}", v / 10000, v % 10000 / 100, v % 100);
+}
+
+}  // namespace
+
+void check_sdpa_supported(const SdpaDims& d, bool backward) {
   if (d.dtype != Dtype::bf16 && d.dtype != Dtype::fp16) {
     throw UsageError(fmt::format("attention: dtype {} is not supported (bf16 or fp16)", to_string(d.dtype)));
   }
@@ -30,6 +42,15 @@ void check_sdpa_supported(const SdpaDims& d) {
     throw UsageError(fmt::format(
         "attention: head dim {} is not supported by cuDNN's fused attention (a multiple of 8, 8..256)",
         d.head_dim));
+  }
+  // Measured on an H200 (bench/results/attention_h200_2026-11-30.md): cuDNN 9.14 returns wrong
+  // dQ (NMSE 0.05-0.5) for packed documents of different lengths at head dim 256, causal or not,
+  // whatever the head grouping; 9.19 is right, and both are right at head dims 64 and 128.
+  if (backward && d.ragged && d.head_dim > 128 && cudnnGetVersion() < kRaggedWideHeadsCudnn) {
+    throw UsageError(fmt::format(
+        "attention: packed documents of different lengths with head dim {} give wrong gradients on cuDNN {} "
+        "(measured on 9.14; right on 9.19): load cuDNN 9.19 or later, or pack documents of equal length",
+        d.head_dim, cudnn_version_text()));
   }
 }
 
@@ -287,7 +308,7 @@ const AttentionPlan& CudnnAttention::plan(const SdpaDims& d, bool backward) {
     ++hits_;
     return *it->second;
   }
-  check_sdpa_supported(d);
+  check_sdpa_supported(d, backward);
   auto entry = std::make_unique<AttentionPlan>();
   entry->plan = backward ? build_backward(handle_->get(), d, entry->ids)
                          : build_forward(handle_->get(), d, entry->ids);

@@ -51,8 +51,9 @@ struct SdpaDims {
 Elem attention_elem(Dtype d);
 
 // Throws UsageError when cuDNN's fused attention cannot run these dims (dtype, head dim,
-// head counts); called before anything is allocated.
-void check_sdpa_supported(const SdpaDims& d);
+// head counts), or, with `backward`, cannot run their backward pass right with the cuDNN loaded;
+// called before anything is allocated.
+void check_sdpa_supported(const SdpaDims& d, bool backward);
 
 struct SdpaTensors {
   const void* q = nullptr;

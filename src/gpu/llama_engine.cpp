@@ -79,7 +79,7 @@ struct LlamaEngine::Impl {
     if (o.loss_chunk < 0) throw UsageError("train: the loss chunk must not be negative");
     chunk = o.loss_chunk > 0 ? std::min(o.loss_chunk, T) : T;
     sdpa = SdpaDims{B, S, nq, nk, d, true, Dtype::bf16};
-    check_sdpa_supported(sdpa);
+    check_sdpa_supported(sdpa, true);
     attn_fwd_flop = attention_flops(AttentionShape{B, S, nq, nk, d, true, {}}, false);
     gemm.set_stream(s);
     attention.set_stream(s);

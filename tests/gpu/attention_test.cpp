@@ -6,6 +6,7 @@
 #include "gpu/attention.hpp"
 
 #include <cuda_bf16.h>
+#include <cudnn.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -92,6 +93,12 @@ TEST_F(Attention, EverySupportedConfigurationValidates) {
   cases.push_back(problem(4, 4, 64, true, Dtype::fp16, 384, 2, {1, 200, 183}));
   cases.push_back(problem(4, 1, 256, true, Dtype::bf16, 640, 1, {128, 512}));
   for (const AttentionProblem& p : cases) {
+    if (p.ragged() && p.head_dim > 128 && cudnnGetVersion() < 91900) {
+      // cuDNN 9.14 gets these gradients wrong (measured); the gate refuses before any work.
+      EXPECT_THROW(attn_->prepare(p.sdpa(), true), UsageError);
+      EXPECT_NO_THROW(attn_->prepare(p.sdpa(), false));  // its forward is right
+      continue;
+    }
     Buffers b(p, 11, s());
     const AttentionCheck c = run_and_check(p, b);
     const std::string what = testing::PrintToString(p.heads) + "/" + testing::PrintToString(p.kv_heads) +
