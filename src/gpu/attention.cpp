@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -171,7 +172,7 @@ GraphTensor scaled_scores(GraphBuilder& g, const Dims4& x, const GraphTensor& q,
   return r ? padding_mask(g, x, scaled, *r) : scaled;
 }
 
-std::unique_ptr<GraphPlan> build_forward(cudnnHandle_t h, const SdpaDims& d, Ids& ids) {
+std::vector<GraphPlan> build_forward(cudnnHandle_t h, const SdpaDims& d, Ids& ids, int candidates) {
   const Dims4 x(d);
   const cudnnDataType_t io = cudnn_type(d.dtype);
   GraphBuilder g(h);
@@ -198,10 +199,10 @@ std::unique_ptr<GraphPlan> build_forward(cudnnHandle_t h, const SdpaDims& d, Ids
   g.pointwise(CUDNN_POINTWISE_ADD, m, &log_z, nullptr, stats);
   const GraphTensor p = binary(g, CUDNN_POINTWISE_DIV, e, z, x.scores(), x.scores_strides(), io);
   g.matmul(p, v, o, sizes(r, &RaggedInputs::by_query));
-  return std::make_unique<GraphPlan>(g.build("attention forward"));
+  return g.build_candidates("attention forward", candidates);
 }
 
-std::unique_ptr<GraphPlan> build_backward(cudnnHandle_t h, const SdpaDims& d, Ids& ids) {
+std::vector<GraphPlan> build_backward(cudnnHandle_t h, const SdpaDims& d, Ids& ids, int candidates) {
   const Dims4 x(d);
   const cudnnDataType_t io = cudnn_type(d.dtype);
   GraphBuilder g(h);
@@ -277,7 +278,7 @@ std::unique_ptr<GraphPlan> build_backward(cudnnHandle_t h, const SdpaDims& d, Id
   g.reshape(kt, k);
   g.matmul(ds, k, dq_acc, sizes(r, &RaggedInputs::by_query));
   g.pointwise(CUDNN_POINTWISE_IDENTITY, dq_acc, nullptr, nullptr, dq);
-  return std::make_unique<GraphPlan>(g.build("attention backward"));
+  return g.build_candidates("attention backward", candidates);
 }
 
 size_t round_up(size_t n) { return (n + 255) / 256 * 256; }
@@ -290,18 +291,55 @@ size_t fp32_scratch_bytes(const SdpaDims& d) {
 
 }  // namespace
 
-// A cached plan and the ids of its tensors.
+// A cached plan: the engine configurations that built (one unless autotuning), the one in use,
+// and the ids of the tensors.
 struct AttentionPlan {
-  std::unique_ptr<GraphPlan> plan;
+  std::vector<GraphPlan> candidates;
+  size_t chosen = 0;
+  bool timed = false;  // the candidates were timed and the fastest chosen
   AttentionIds ids;
+  const GraphPlan& plan() const { return candidates.at(chosen); }
+  int64_t workspace_bytes() const {
+    int64_t w = 0;
+    for (const GraphPlan& c : candidates) w = std::max(w, c.workspace_bytes());
+    return w;
+  }
 };
 
 CudnnAttention::CudnnAttention() : handle_(std::make_unique<CudnnHandle>()) {}
 CudnnAttention::~CudnnAttention() = default;
 
-void CudnnAttention::set_stream(cudaStream_t s) { handle_->set_stream(s); }
+void CudnnAttention::set_stream(cudaStream_t s) {
+  handle_->set_stream(s);
+  stream_ = s;
+}
 
-const AttentionPlan& CudnnAttention::plan(const SdpaDims& d, bool backward) {
+void CudnnAttention::set_autotune(int candidates) { candidates_ = std::max(1, candidates); }
+
+// Times each candidate of `p` running `run` (3 timed runs after one untimed, the median) and keeps
+// the fastest. The candidates compute the same result, so the outputs are those of a real run.
+void CudnnAttention::choose_fastest(AttentionPlan& p, const std::function<void(const GraphPlan&)>& run) {
+  p.timed = true;
+  if (p.candidates.size() < 2) return;
+  Event start, stop;
+  float best = std::numeric_limits<float>::infinity();
+  for (size_t i = 0; i < p.candidates.size(); ++i) {
+    run(p.candidates[i]);
+    std::vector<float> ms;
+    for (int r = 0; r < 3; ++r) {
+      start.record(stream_);
+      run(p.candidates[i]);
+      stop.record(stream_);
+      UB_CUDA_CHECK(cudaEventSynchronize(stop.get()));
+      ms.push_back(stop.since(start));
+    }
+    std::sort(ms.begin(), ms.end());
+    if (ms[1] < best) best = ms[1], p.chosen = i;
+  }
+  run(p.plan());  // leave the chosen one's results in the outputs
+}
+
+AttentionPlan& CudnnAttention::plan(const SdpaDims& d, bool backward) {
   auto& cache = backward ? bwd_ : fwd_;
   auto it = cache.find(d);
   if (it != cache.end()) {
@@ -310,8 +348,8 @@ const AttentionPlan& CudnnAttention::plan(const SdpaDims& d, bool backward) {
   }
   check_sdpa_supported(d, backward);
   auto entry = std::make_unique<AttentionPlan>();
-  entry->plan = backward ? build_backward(handle_->get(), d, entry->ids)
-                         : build_forward(handle_->get(), d, entry->ids);
+  entry->candidates = backward ? build_backward(handle_->get(), d, entry->ids, candidates_)
+                               : build_forward(handle_->get(), d, entry->ids, candidates_);
   ++built_;
   return *cache.emplace(d, std::move(entry)).first->second;
 }
@@ -329,14 +367,18 @@ void* CudnnAttention::scratch(size_t bytes) {
 size_t CudnnAttention::scratch_bytes(const SdpaDims& d, bool backward) const {
   const auto& cache = backward ? bwd_ : fwd_;
   auto it = cache.find(d);
-  const size_t ws = it == cache.end() ? 0 : static_cast<size_t>(it->second->plan->workspace_bytes());
+  const size_t ws = it == cache.end() ? 0 : static_cast<size_t>(it->second->workspace_bytes());
   return round_up(ws) + (backward ? fp32_scratch_bytes(d) : 0);
 }
 
 std::string CudnnAttention::engine(const SdpaDims& d, bool backward) const {
   const auto& cache = backward ? bwd_ : fwd_;
   auto it = cache.find(d);
-  return it == cache.end() ? "" : it->second->plan->engine();
+  if (it == cache.end()) return "";
+  const AttentionPlan& p = *it->second;
+  return p.candidates.size() > 1 && p.timed
+             ? fmt::format("{}, fastest of {} timed", p.plan().engine(), p.candidates.size())
+             : p.plan().engine();
 }
 
 namespace {
@@ -355,21 +397,30 @@ void add_ragged(const SdpaDims& d, const Ids& ids, const SdpaTensors& t, std::ma
 
 }  // namespace
 
+void CudnnAttention::run(AttentionPlan& p, const std::map<int64_t, void*>& ptrs, void* workspace) {
+  auto execute = [&](const GraphPlan& g) { g.execute(handle_->get(), ptrs, workspace); };
+  if (p.timed) {
+    execute(p.plan());
+  } else {
+    choose_fastest(p, execute);
+  }
+}
+
 void CudnnAttention::forward(const SdpaDims& d, const SdpaTensors& t) {
-  const AttentionPlan& p = plan(d, false);
+  AttentionPlan& p = plan(d, false);
   const Ids& ids = p.ids;
   void* ws = scratch(scratch_bytes(d, false));
   std::map<int64_t, void*> ptrs = {{ids.q, const_cast<void*>(t.q)}, {ids.k, const_cast<void*>(t.k)},
                                    {ids.v, const_cast<void*>(t.v)}, {ids.o, t.o}, {ids.stats, t.stats}};
   add_ragged(d, ids, t, ptrs);
-  p.plan->execute(handle_->get(), ptrs, ws);
+  run(p, ptrs, ws);
 }
 
 void CudnnAttention::backward(const SdpaDims& d, const SdpaTensors& t) {
-  const AttentionPlan& p = plan(d, true);
+  AttentionPlan& p = plan(d, true);
   const Ids& ids = p.ids;
   auto* base = static_cast<char*>(scratch(scratch_bytes(d, true)));
-  const size_t ws = round_up(static_cast<size_t>(p.plan->workspace_bytes()));
+  const size_t ws = round_up(static_cast<size_t>(p.workspace_bytes()));
   const auto rows = static_cast<size_t>(d.batch * d.heads * d.seqlen);
   void* dot = base + ws;
   void* dq_acc = base + ws + round_up(rows * sizeof(float));
@@ -378,7 +429,7 @@ void CudnnAttention::backward(const SdpaDims& d, const SdpaTensors& t) {
       {ids.o, t.o}, {ids.stats, t.stats}, {ids.d_o, const_cast<void*>(t.d_o)}, {ids.dq, t.dq},
       {ids.dk, t.dk}, {ids.dv, t.dv}, {ids.dot, dot}, {ids.dq_acc, dq_acc}};
   add_ragged(d, ids, t, ptrs);
-  p.plan->execute(handle_->get(), ptrs, base);
+  run(p, ptrs, base);
 }
 
 }  // namespace ub::gpu

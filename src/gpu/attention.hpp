@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -34,6 +35,7 @@
 namespace ub::gpu {
 
 class CudnnHandle;
+class GraphPlan;
 struct AttentionPlan;
 
 // One attention problem as cuDNN sees it (packed documents already folded into the batch).
@@ -80,6 +82,10 @@ class CudnnAttention {
   CudnnAttention& operator=(const CudnnAttention&) = delete;
 
   void set_stream(cudaStream_t s);
+  // Autotuning: build up to `candidates` of the engine configurations cuDNN's heuristics offer
+  // for each new shape and keep the fastest, timed on its first run (1, the default: cuDNN's
+  // first choice, nothing timed). Plans built before the call keep their choice.
+  void set_autotune(int candidates);
   // Builds (or finds in the cache) the plans for `d`.
   void prepare(const SdpaDims& d, bool backward);
   void forward(const SdpaDims& d, const SdpaTensors& t);
@@ -92,12 +98,16 @@ class CudnnAttention {
   size_t scratch_bytes(const SdpaDims& d, bool backward) const;
 
  private:
-  const AttentionPlan& plan(const SdpaDims& d, bool backward);
+  AttentionPlan& plan(const SdpaDims& d, bool backward);
   void* scratch(size_t bytes);
+  void run(AttentionPlan& p, const std::map<int64_t, void*>& ptrs, void* workspace);
+  void choose_fastest(AttentionPlan& p, const std::function<void(const GraphPlan&)>& run);
 
   std::unique_ptr<CudnnHandle> handle_;
   std::map<SdpaDims, std::unique_ptr<AttentionPlan>> fwd_, bwd_;
   DeviceBuffer scratch_;
+  cudaStream_t stream_ = nullptr;
+  int candidates_ = 1;
   int built_ = 0, hits_ = 0;
 };
 

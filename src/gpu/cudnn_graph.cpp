@@ -234,7 +234,9 @@ std::string engine_name(const BackendDescriptor& config) {
 
 }  // namespace
 
-GraphPlan GraphBuilder::build(const std::string& what) {
+GraphPlan GraphBuilder::build(const std::string& what) { return std::move(build_candidates(what, 1).front()); }
+
+std::vector<GraphPlan> GraphBuilder::build_candidates(const std::string& what, int max_plans) {
   BackendDescriptor graph(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
   std::vector<cudnnBackendDescriptor_t> raw;
   for (const auto& op : ops_) raw.push_back(op.get());
@@ -245,12 +247,16 @@ GraphPlan GraphBuilder::build(const std::string& what) {
   if (st != CUDNN_STATUS_SUCCESS) {
     throw WorkError(fmt::format("cuDNN refused the {} graph: {}", what, cudnn_status_text(st)));
   }
+  // The tensors, operations and graph every plan was made from, kept alive with the plans.
+  auto parts = std::make_shared<std::vector<BackendDescriptor>>();
+  std::vector<GraphPlan> plans;
   std::string refusals;
   for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
     std::vector<BackendDescriptor> configs = heuristic_configs(graph, mode);
     int rank = 0;
     for (BackendDescriptor& config : configs) {
       ++rank;
+      if (static_cast<int>(plans.size()) >= max_plans) break;
       BackendDescriptor plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
       plan.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle_)
           .set_desc(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, config);
@@ -262,30 +268,33 @@ GraphPlan GraphBuilder::build(const std::string& what) {
       int64_t workspace = 0, n = 0;
       UB_CUDNN_CHECK(cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
                                               CUDNN_TYPE_INT64, 1, &n, &workspace));
-      // "engine 6 (heuristics A: 1st of 3)": which of the configurations offered was taken.
+      // "engine 6 (heuristics A: 1 of 3)": which of the configurations offered it is.
       const std::string engine =
           fmt::format("{} (heuristics {}: {} of {})", engine_name(config),
                       mode == CUDNN_HEUR_MODE_A ? "A" : "fallback", rank, configs.size());
-      std::vector<BackendDescriptor> parts;
-      for (auto& [uid, t] : tensors_) parts.push_back(std::move(t));
-      for (auto& d : op_descs_) parts.push_back(std::move(d));
-      for (auto& op : ops_) parts.push_back(std::move(op));
-      parts.push_back(std::move(graph));
-      parts.push_back(std::move(config));
-      tensors_.clear();
-      op_descs_.clear();
-      ops_.clear();
-      return GraphPlan(std::move(parts), std::move(plan), workspace, scalars_, engine);
+      parts->push_back(std::move(config));
+      plans.emplace_back(parts, std::move(plan), workspace, scalars_, engine);
     }
+    if (!plans.empty()) break;  // the fallback list only when mode A gave nothing that builds
   }
-  throw WorkError(fmt::format("cuDNN {} has no engine for the {} graph{}", cudnn_version().version, what,
-                              refusals.empty() ? "" : fmt::format(" (first refusal: {})", refusals)));
+  if (plans.empty()) {
+    throw WorkError(fmt::format("cuDNN {} has no engine for the {} graph{}", cudnn_version().version, what,
+                                refusals.empty() ? "" : fmt::format(" (first refusal: {})", refusals)));
+  }
+  for (auto& [uid, t] : tensors_) parts->push_back(std::move(t));
+  for (auto& d : op_descs_) parts->push_back(std::move(d));
+  for (auto& op : ops_) parts->push_back(std::move(op));
+  parts->push_back(std::move(graph));
+  tensors_.clear();
+  op_descs_.clear();
+  ops_.clear();
+  return plans;
 }
 
 // ---- GraphPlan ----
 
-GraphPlan::GraphPlan(std::vector<BackendDescriptor> parts, BackendDescriptor plan, int64_t workspace,
-                     std::map<int64_t, float> scalars, std::string engine)
+GraphPlan::GraphPlan(std::shared_ptr<std::vector<BackendDescriptor>> parts, BackendDescriptor plan,
+                     int64_t workspace, std::map<int64_t, float> scalars, std::string engine)
     : parts_(std::move(parts)),
       plan_(std::move(plan)),
       workspace_(workspace),

@@ -119,6 +119,9 @@ class GraphBuilder {
   // Finalizes the graph and the first engine configuration of cuDNN's heuristics (mode A, then
   // the fallback list) that builds. Throws WorkError naming `what` when none does.
   GraphPlan build(const std::string& what);
+  // The same, but up to `max_plans` configurations that build, in the heuristics' order (mode A;
+  // the fallback list only when mode A gave none), for the caller to time.
+  std::vector<GraphPlan> build_candidates(const std::string& what, int max_plans);
 
  private:
   GraphTensor add_tensor(std::vector<int64_t> dims, std::vector<int64_t> strides, cudnnDataType_t dtype,
@@ -135,14 +138,15 @@ class GraphBuilder {
 // A finalized execution plan: run it with one device pointer per non-virtual tensor id.
 class GraphPlan {
  public:
-  GraphPlan(std::vector<BackendDescriptor> parts, BackendDescriptor plan, int64_t workspace,
+  GraphPlan(std::shared_ptr<std::vector<BackendDescriptor>> parts, BackendDescriptor plan, int64_t workspace,
             std::map<int64_t, float> scalars, std::string engine);
   int64_t workspace_bytes() const { return workspace_; }
   const std::string& engine() const { return engine_; }
   void execute(cudnnHandle_t handle, const std::map<int64_t, void*>& pointers, void* workspace) const;
 
  private:
-  std::vector<BackendDescriptor> parts_;  // tensors, operations and graph the plan was made from
+  // tensors, operations, graph and configurations the plan was made from (shared by candidates)
+  std::shared_ptr<std::vector<BackendDescriptor>> parts_;
   BackendDescriptor plan_;
   int64_t workspace_ = 0;
   std::unique_ptr<std::map<int64_t, float>> scalars_;  // stable addresses for the variant pack

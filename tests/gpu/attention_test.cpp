@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iostream>
 #include <limits>
 #include <random>
 #include <utility>
@@ -242,6 +243,28 @@ TEST_F(Attention, PlansAreBuiltOncePerShape) {
   EXPECT_FALSE(attn_->engine(p.sdpa(), false).empty());
   attn_->prepare(problem(8, 2, 64, true, Dtype::bf16, 512).sdpa(), false);
   EXPECT_EQ(attn_->plans_built(), 3);
+}
+
+TEST_F(Attention, AutotunedPlansValidate) {
+  // Every configuration cuDNN offers computes the same attention; the fastest is kept per shape.
+  attn_->set_autotune(4);
+  for (const AttentionProblem& p : {problem(8, 2, 128, true, Dtype::bf16, 2048),
+                                    problem(8, 2, 128, true, Dtype::bf16, 1000, 1, {300, 124, 512, 64})}) {
+    Buffers b(p, 7, s());
+    const AttentionCheck c = run_and_check(p, b);
+    EXPECT_TRUE(c.ok()) << c.summary();
+    for (bool backward : {false, true}) {
+      const std::string engine = attn_->engine(p.sdpa(), backward);
+      EXPECT_FALSE(engine.empty());
+      std::cout << (backward ? "backward: " : "forward: ") << engine << "\n";
+    }
+    // Timed once: a second run keeps the choice and builds nothing.
+    const int built = attn_->plans_built();
+    const std::string chosen = attn_->engine(p.sdpa(), true);
+    run_and_check(p, b);
+    EXPECT_EQ(attn_->plans_built(), built);
+    EXPECT_EQ(attn_->engine(p.sdpa(), true), chosen);
+  }
 }
 
 TEST_F(Attention, UnsupportedShapesAreRefusedBeforeAnyWork) {
