@@ -320,7 +320,10 @@ void CudnnAttention::set_autotune(int candidates) { candidates_ = std::max(1, ca
 // the fastest. The candidates compute the same result, so the outputs are those of a real run.
 void CudnnAttention::choose_fastest(AttentionPlan& p, const std::function<void(const GraphPlan&)>& run) {
   p.timed = true;
-  if (p.candidates.size() < 2) return;
+  if (p.candidates.size() < 2) {
+    run(p.plan());
+    return;
+  }
   Event start, stop;
   float best = std::numeric_limits<float>::infinity();
   for (size_t i = 0; i < p.candidates.size(); ++i) {
