@@ -138,6 +138,13 @@ std::vector<AttentionPoint> run_attention(const AttentionConfig& cfg, Session& s
       if (backward) attention.backward(dims, t);
       rec["engine_fwd"] = attention.engine(dims, false);
       if (backward) rec["engine_bwd"] = attention.engine(dims, true);
+      for (bool pass : {false, true}) {
+        json timed = json::array();
+        for (const auto& [engine, ms] : attention.timed_candidates(dims, pass)) {
+          timed.push_back({{"engine", engine}, {"ms", ms}});
+        }
+        if (!timed.empty()) rec[pass ? "engine_bwd_timed" : "engine_fwd_timed"] = timed;
+      }
       const gpu::AttentionCheck check = gpu::check_attention(prob, t, backward, cfg.check_samples, st);
       rec["check"] = check_json(check);
       pt.check = check.summary();

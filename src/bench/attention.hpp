@@ -25,7 +25,7 @@ struct AttentionConfig {
   bool causal = true;
   Dtype dtype = Dtype::bf16;
   bool fwd_only = false;
-  int autotune = 4;  // engine configurations timed per shape (1: cuDNN's first choice)
+  int autotune = 16;  // engine configurations timed per shape (1: cuDNN's first choice)
   double warmup_s = 2;
   int min_samples = 10, max_samples = 200;
   double max_seconds = 2.0;

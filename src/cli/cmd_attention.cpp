@@ -67,7 +67,7 @@ void run(Context& ctx, const AttentionOptions& o) {
   cfg.causal = o.causal;
   cfg.dtype = parse_dtype_list(o.dtype, "--dtype").at(0);
   cfg.fwd_only = o.fwd_only;
-  cfg.autotune = o.no_autotune ? 1 : 4;
+  cfg.autotune = o.no_autotune ? 1 : 16;
   if (o.min_samples < 3) throw UsageError("--min-samples must be at least 3");
   if (!(o.noise > 0 && o.noise < 1)) throw UsageError("--noise must be within (0, 1)");
   if (o.warmup_s < 0 || o.max_seconds <= 0) throw UsageError("--warmup-s must be >= 0 and --max-seconds > 0");
@@ -143,7 +143,8 @@ void register_attention(CLI::App& app, Context& ctx) {
                   "(the default --seqlens)");
   cmd->add_flag("--fwd-only", o->fwd_only, "Forward pass only");
   cmd->add_flag("--no-autotune", o->no_autotune,
-                "Take cuDNN's first engine configuration instead of timing up to 4 of those it offers");
+                "Take cuDNN's first engine configuration instead of timing up to 16 (those its heuristics "
+                "offer, then the first one with other knob values)");
   cmd->add_option("--warmup-s", o->warmup_s, "Seconds of attention before measuring")->capture_default_str();
   cmd->add_option("--max-seconds", o->max_seconds, "Time limit per timing")->capture_default_str();
   cmd->add_option("--min-samples", o->min_samples, "Fewest timed samples")->capture_default_str();

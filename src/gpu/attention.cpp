@@ -296,7 +296,8 @@ size_t fp32_scratch_bytes(const SdpaDims& d) {
 struct AttentionPlan {
   std::vector<GraphPlan> candidates;
   size_t chosen = 0;
-  bool timed = false;  // the candidates were timed and the fastest chosen
+  bool timed = false;         // the candidates were timed and the fastest chosen
+  std::vector<float> time_ms;  // each candidate's median when timed
   AttentionIds ids;
   const GraphPlan& plan() const { return candidates.at(chosen); }
   int64_t workspace_bytes() const {
@@ -337,6 +338,7 @@ void CudnnAttention::choose_fastest(AttentionPlan& p, const std::function<void(c
       ms.push_back(stop.since(start));
     }
     std::sort(ms.begin(), ms.end());
+    p.time_ms.push_back(ms[1]);
     if (ms[1] < best) best = ms[1], p.chosen = i;
   }
   run(p.plan());  // leave the chosen one's results in the outputs
@@ -372,6 +374,17 @@ size_t CudnnAttention::scratch_bytes(const SdpaDims& d, bool backward) const {
   auto it = cache.find(d);
   const size_t ws = it == cache.end() ? 0 : static_cast<size_t>(it->second->workspace_bytes());
   return round_up(ws) + (backward ? fp32_scratch_bytes(d) : 0);
+}
+
+std::vector<std::pair<std::string, float>> CudnnAttention::timed_candidates(const SdpaDims& d,
+                                                                              bool backward) const {
+  const auto& cache = backward ? bwd_ : fwd_;
+  auto it = cache.find(d);
+  std::vector<std::pair<std::string, float>> out;
+  if (it == cache.end()) return out;
+  const AttentionPlan& p = *it->second;
+  for (size_t i = 0; i < p.time_ms.size(); ++i) out.emplace_back(p.candidates[i].engine(), p.time_ms[i]);
+  return out;
 }
 
 std::string CudnnAttention::engine(const SdpaDims& d, bool backward) const {

@@ -27,6 +27,8 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "core/dtype.hpp"
 #include "gpu/cuda_raii.hpp"
@@ -94,6 +96,8 @@ class CudnnAttention {
   int plans_built() const { return built_; }
   int cache_hits() const { return hits_; }
   std::string engine(const SdpaDims& d, bool backward) const;
+  // With autotuning, what each candidate took on its first timing (engine, median ms).
+  std::vector<std::pair<std::string, float>> timed_candidates(const SdpaDims& d, bool backward) const;
   // Device memory the plans of `d` use beyond the tensors (workspace and fp32 scratch).
   size_t scratch_bytes(const SdpaDims& d, bool backward) const;
 

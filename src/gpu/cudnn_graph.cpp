@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "gpu/fingerprint.hpp"
@@ -232,6 +234,122 @@ std::string engine_name(const BackendDescriptor& config) {
   return name;
 }
 
+// Descriptors of `type` that attribute `name` of `from` holds (up to `max`).
+std::vector<BackendDescriptor> get_descriptors(cudnnBackendDescriptor_t from, cudnnBackendAttributeName_t name,
+                                               cudnnBackendDescriptorType_t type, int64_t max) {
+  std::vector<BackendDescriptor> out;
+  std::vector<cudnnBackendDescriptor_t> raw;
+  for (int64_t i = 0; i < max; ++i) {
+    out.emplace_back(type);
+    raw.push_back(out.back().get());
+  }
+  int64_t got = 0;
+  if (cudnnBackendGetAttribute(from, name, CUDNN_TYPE_BACKEND_DESCRIPTOR, max, &got, raw.data()) !=
+      CUDNN_STATUS_SUCCESS) {
+    return {};
+  }
+  out.erase(out.begin() + std::min(got, max), out.end());
+  return out;
+}
+
+int64_t get_i64(cudnnBackendDescriptor_t d, cudnnBackendAttributeName_t name) {
+  int64_t v = -1, n = 0;
+  return cudnnBackendGetAttribute(d, name, CUDNN_TYPE_INT64, 1, &n, &v) == CUDNN_STATUS_SUCCESS ? v : -1;
+}
+
+cudnnBackendKnobType_t get_knob_type(cudnnBackendDescriptor_t d, cudnnBackendAttributeName_t name) {
+  cudnnBackendKnobType_t t = CUDNN_KNOB_TYPE_COUNTS;
+  int64_t n = 0;
+  cudnnBackendGetAttribute(d, name, CUDNN_TYPE_KNOB_TYPE, 1, &n, &t);
+  return t;
+}
+
+// One knob of an engine configuration and its value.
+struct KnobSetting {
+  cudnnBackendKnobType_t type;
+  int64_t value;
+};
+
+// What the heuristics chose, to vary: the engine's global index and its knob settings.
+struct EngineChoice {
+  int64_t engine = -1;
+  std::vector<KnobSetting> knobs;
+};
+
+EngineChoice engine_choice(const BackendDescriptor& config) {
+  EngineChoice c;
+  auto engines = get_descriptors(config.get(), CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_BACKEND_ENGINE_DESCRIPTOR, 1);
+  if (engines.empty()) return c;
+  c.engine = get_i64(engines[0].get(), CUDNN_ATTR_ENGINE_GLOBAL_INDEX);
+  for (const auto& k : get_descriptors(config.get(), CUDNN_ATTR_ENGINECFG_KNOB_CHOICES,
+                                       CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR, CUDNN_KNOB_TYPE_COUNTS)) {
+    c.knobs.push_back({get_knob_type(k.get(), CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE),
+                       get_i64(k.get(), CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE)});
+  }
+  return c;
+}
+
+// A configuration of engine `index` on `graph` with `knobs`; its descriptors go to `keep` (they
+// must outlive the plan). Nothing when cuDNN refuses it.
+std::optional<BackendDescriptor> make_config(const BackendDescriptor& graph, int64_t index,
+                                             const std::vector<KnobSetting>& knobs,
+                                             std::vector<BackendDescriptor>& keep) {
+  BackendDescriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+  engine.set_desc(CUDNN_ATTR_ENGINE_OPERATION_GRAPH, graph).set_i64(CUDNN_ATTR_ENGINE_GLOBAL_INDEX, index);
+  if (engine.try_finalize() != CUDNN_STATUS_SUCCESS) return std::nullopt;
+  std::vector<BackendDescriptor> choices;
+  std::vector<cudnnBackendDescriptor_t> raw;
+  for (const KnobSetting& k : knobs) {
+    choices.emplace_back(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR);
+    choices.back()
+        .set(CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1, &k.type)
+        .set_i64(CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, k.value);
+    if (choices.back().try_finalize() != CUDNN_STATUS_SUCCESS) return std::nullopt;
+    raw.push_back(choices.back().get());
+  }
+  BackendDescriptor config(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+  config.set_desc(CUDNN_ATTR_ENGINECFG_ENGINE, engine);
+  if (!raw.empty()) {
+    config.set(CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+               static_cast<int64_t>(raw.size()), raw.data());
+  }
+  if (config.try_finalize() != CUDNN_STATUS_SUCCESS) return std::nullopt;
+  keep.push_back(std::move(engine));
+  for (auto& c : choices) keep.push_back(std::move(c));
+  return config;
+}
+
+// The heuristics' choice with one knob moved to each other value its range allows, knob by knob
+// (ranges of more than 32 values are left alone), up to `max` variants.
+std::vector<std::vector<KnobSetting>> knob_variants(const BackendDescriptor& graph, const EngineChoice& choice,
+                                                    size_t max) {
+  std::vector<std::vector<KnobSetting>> out;
+  BackendDescriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+  engine.set_desc(CUDNN_ATTR_ENGINE_OPERATION_GRAPH, graph).set_i64(CUDNN_ATTR_ENGINE_GLOBAL_INDEX, choice.engine);
+  if (engine.try_finalize() != CUDNN_STATUS_SUCCESS) return out;
+  for (const auto& info : get_descriptors(engine.get(), CUDNN_ATTR_ENGINE_KNOB_INFO,
+                                          CUDNN_BACKEND_KNOB_INFO_DESCRIPTOR, CUDNN_KNOB_TYPE_COUNTS)) {
+    const cudnnBackendKnobType_t type = get_knob_type(info.get(), CUDNN_ATTR_KNOB_INFO_TYPE);
+    const int64_t lo = get_i64(info.get(), CUDNN_ATTR_KNOB_INFO_MINIMUM_VALUE);
+    const int64_t hi = get_i64(info.get(), CUDNN_ATTR_KNOB_INFO_MAXIMUM_VALUE);
+    const int64_t step = std::max<int64_t>(1, get_i64(info.get(), CUDNN_ATTR_KNOB_INFO_STRIDE));
+    if (hi < lo || (hi - lo) / step > 32) continue;
+    for (int64_t v = lo; v <= hi && out.size() < max; v += step) {
+      std::vector<KnobSetting> knobs = choice.knobs;
+      auto it = std::find_if(knobs.begin(), knobs.end(), [&](const KnobSetting& k) { return k.type == type; });
+      if (it == knobs.end()) {
+        knobs.push_back({type, v});
+      } else if (it->value == v) {
+        continue;  // the heuristics' own choice
+      } else {
+        it->value = v;
+      }
+      out.push_back(std::move(knobs));
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 GraphPlan GraphBuilder::build(const std::string& what) { return std::move(build_candidates(what, 1).front()); }
@@ -250,6 +368,8 @@ std::vector<GraphPlan> GraphBuilder::build_candidates(const std::string& what, i
   // The tensors, operations and graph every plan was made from, kept alive with the plans.
   auto parts = std::make_shared<std::vector<BackendDescriptor>>();
   std::vector<GraphPlan> plans;
+  EngineChoice first;  // the first configuration that built, to vary its knobs
+  std::string first_name;
   std::string refusals;
   for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
     std::vector<BackendDescriptor> configs = heuristic_configs(graph, mode);
@@ -272,10 +392,38 @@ std::vector<GraphPlan> GraphBuilder::build_candidates(const std::string& what, i
       const std::string engine =
           fmt::format("{} (heuristics {}: {} of {})", engine_name(config),
                       mode == CUDNN_HEUR_MODE_A ? "A" : "fallback", rank, configs.size());
+      if (plans.empty()) {
+        first = engine_choice(config);
+        first_name = engine;
+      }
       parts->push_back(std::move(config));
       plans.emplace_back(parts, std::move(plan), workspace, scalars_, engine);
     }
     if (!plans.empty()) break;  // the fallback list only when mode A gave nothing that builds
+  }
+  // Room left: the first choice's engine with its knobs moved one at a time.
+  if (first.engine >= 0 && static_cast<int>(plans.size()) < max_plans) {
+    for (const auto& knobs : knob_variants(graph, first, static_cast<size_t>(max_plans) * 4)) {
+      if (static_cast<int>(plans.size()) >= max_plans) break;
+      std::optional<BackendDescriptor> config = make_config(graph, first.engine, knobs, *parts);
+      if (!config) continue;
+      BackendDescriptor plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+      plan.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle_)
+          .set_desc(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, *config);
+      if (plan.try_finalize() != CUDNN_STATUS_SUCCESS) continue;
+      int64_t workspace = 0, n = 0;
+      UB_CUDNN_CHECK(cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                                              CUDNN_TYPE_INT64, 1, &n, &workspace));
+      std::string changed;
+      for (const KnobSetting& k : knobs) {
+        auto same = std::find_if(first.knobs.begin(), first.knobs.end(),
+                                 [&](const KnobSetting& f) { return f.type == k.type && f.value == k.value; });
+        if (same == first.knobs.end()) changed += fmt::format("{}knob {} = {}", changed.empty() ? "" : ", ",
+                                                              static_cast<int>(k.type), k.value);
+      }
+      parts->push_back(std::move(*config));
+      plans.emplace_back(parts, std::move(plan), workspace, scalars_, fmt::format("{}; {}", first_name, changed));
+    }
   }
   if (plans.empty()) {
     throw WorkError(fmt::format("cuDNN {} has no engine for the {} graph{}", cudnn_version().version, what,

@@ -119,8 +119,10 @@ class GraphBuilder {
   // Finalizes the graph and the first engine configuration of cuDNN's heuristics (mode A, then
   // the fallback list) that builds. Throws WorkError naming `what` when none does.
   GraphPlan build(const std::string& what);
-  // The same, but up to `max_plans` configurations that build, in the heuristics' order (mode A;
-  // the fallback list only when mode A gave none), for the caller to time.
+  // The same, but up to `max_plans` configurations that build, for the caller to time: the
+  // heuristics' in their order (mode A; the fallback list only when mode A gave none), then the
+  // first one's engine with one knob at a time moved to its other values (tile sizes, stages,
+  // kernel variants: whatever the engine exposes).
   std::vector<GraphPlan> build_candidates(const std::string& what, int max_plans);
 
  private:

@@ -247,7 +247,7 @@ TEST_F(Attention, PlansAreBuiltOncePerShape) {
 
 TEST_F(Attention, AutotunedPlansValidate) {
   // Every configuration cuDNN offers computes the same attention; the fastest is kept per shape.
-  attn_->set_autotune(4);
+  attn_->set_autotune(16);
   for (const AttentionProblem& p : {problem(8, 2, 128, true, Dtype::bf16, 2048),
                                     problem(8, 2, 128, true, Dtype::bf16, 1000, 1, {300, 124, 512, 64})}) {
     Buffers b(p, 7, s());
@@ -257,6 +257,9 @@ TEST_F(Attention, AutotunedPlansValidate) {
       const std::string engine = attn_->engine(p.sdpa(), backward);
       EXPECT_FALSE(engine.empty());
       std::cout << (backward ? "backward: " : "forward: ") << engine << "\n";
+      for (const auto& [candidate, ms] : attn_->timed_candidates(p.sdpa(), backward)) {
+        std::cout << "  candidate " << candidate << ": " << ms << " ms\n";
+      }
     }
     // Timed once: a second run keeps the choice and builds nothing.
     const int built = attn_->plans_built();
