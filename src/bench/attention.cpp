@@ -25,7 +25,7 @@ using nlohmann::json;
 json AttentionConfig::to_json() const {
   return {{"seqlens", seqlens},       {"batch", batch},         {"heads", heads},
           {"kv_heads", kv_heads},     {"head_dim", head_dim},   {"doc_len", doc_len},
-          {"docs", docs},             {"causal", causal},         {"dtype", to_string(dtype)}, {"fwd_only", fwd_only}, {"autotune", autotune}, {"head_groups", head_groups},
+          {"docs", docs},             {"causal", causal},         {"dtype", to_string(dtype)}, {"fwd_only", fwd_only}, {"autotune", autotune},
           {"warmup_s", warmup_s},     {"min_samples", min_samples}, {"max_samples", max_samples},
           {"max_seconds", max_seconds}, {"target_noise", target_noise},
           {"check_samples", check_samples}, {"seed", seed}};
@@ -41,7 +41,6 @@ gpu::AttentionProblem problem_at(const AttentionConfig& c, int64_t seqlen) {
   } else if (c.doc_len > 0 && c.doc_len < seqlen) {
     p.doc_lens = split_documents(seqlen, c.doc_len);
   }
-  p.head_groups = c.head_groups;
   p.causal = c.causal;
   p.dtype = c.dtype;
   return p;
@@ -118,7 +117,6 @@ std::vector<AttentionPoint> run_attention(const AttentionConfig& cfg, Session& s
                 {"heads", cfg.heads}, {"kv_heads", cfg.kv_heads}, {"head_dim", cfg.head_dim},
                 {"causal", cfg.causal}, {"dtype", to_string(cfg.dtype)}, {"doc_len", cfg.doc_len},
                 {"docs", prob.docs()}, {"longest_doc", dims.seqlen}, {"ragged", dims.ragged},
-                {"head_groups", dims.head_groups},
                 {"backend", "cudnn"},
                 {"flops_fwd", attention_flops(shape, false)}, {"flops_fwd_bwd", attention_flops(shape, true)}};
     try {

@@ -25,7 +25,6 @@ struct AttentionConfig {
   bool causal = true;
   Dtype dtype = Dtype::bf16;
   bool fwd_only = false;
-  int64_t head_groups = 1;  // heads run in this many groups one after another (K, V of a group in L2)
   int autotune = 16;  // engine configurations timed per shape (1: cuDNN's first choice)
   double warmup_s = 2;
   int min_samples = 10, max_samples = 200;

@@ -35,7 +35,6 @@ struct AttentionOptions {
   std::string dtype = "bf16";
   bool fwd_only = false;
   bool no_autotune = false;
-  int64_t head_groups = 1;
   double warmup_s = 2;
   double max_seconds = 2;
   int min_samples = 10;
@@ -69,7 +68,6 @@ void run(Context& ctx, const AttentionOptions& o) {
   cfg.dtype = parse_dtype_list(o.dtype, "--dtype").at(0);
   cfg.fwd_only = o.fwd_only;
   cfg.autotune = o.no_autotune ? 1 : 16;
-  cfg.head_groups = o.head_groups;
   if (o.min_samples < 3) throw UsageError("--min-samples must be at least 3");
   if (!(o.noise > 0 && o.noise < 1)) throw UsageError("--noise must be within (0, 1)");
   if (o.warmup_s < 0 || o.max_seconds <= 0) throw UsageError("--warmup-s must be >= 0 and --max-seconds > 0");
@@ -144,10 +142,6 @@ void register_attention(CLI::App& app, Context& ctx) {
                   "Packed documents of these lengths (e.g. 4k,12k,1000), summing to the sequence length "
                   "(the default --seqlens)");
   cmd->add_flag("--fwd-only", o->fwd_only, "Forward pass only");
-  cmd->add_option("--head-groups", o->head_groups,
-                  "Run the heads in this many groups one after another (dividing --kv-heads), so a group's "
-                  "K and V stay in L2")
-      ->capture_default_str();
   cmd->add_flag("--no-autotune", o->no_autotune,
                 "Take cuDNN's first engine configuration instead of timing up to 16 (those its heuristics "
                 "offer, then the first one with other knob values)");

@@ -38,9 +38,6 @@ void check_sdpa_supported(const SdpaDims& d, bool backward) {
   if (d.heads % d.kv_heads != 0) {
     throw UsageError(fmt::format("attention: {} kv heads do not divide {} query heads", d.kv_heads, d.heads));
   }
-  if (d.head_groups < 1 || d.kv_heads % d.head_groups != 0) {
-    throw UsageError(fmt::format("attention: {} head groups do not divide {} kv heads", d.head_groups, d.kv_heads));
-  }
   // cuDNN's fused attention on Hopper and Blackwell: head dim a multiple of 8, at most 256.
   if (d.head_dim < 8 || d.head_dim > 256 || d.head_dim % 8 != 0) {
     throw UsageError(fmt::format(
@@ -71,29 +68,18 @@ using Ids = AttentionIds;
 
 cudnnDataType_t cudnn_type(Dtype d) { return d == Dtype::fp16 ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16; }
 
-// One call's view: `h` / `hk` heads of this head group, laid out in memory among all `H` / `HK`.
 struct Dims4 {
-  int64_t b, h, hk, s, d, H, HK;
-  explicit Dims4(const SdpaDims& x)
-      : b(x.batch),
-        h(x.heads / x.head_groups),
-        hk(x.kv_heads / x.head_groups),
-        s(x.seqlen),
-        d(x.head_dim),
-        H(x.heads),
-        HK(x.kv_heads) {}
+  int64_t b, h, hk, s, d;
+  explicit Dims4(const SdpaDims& x) : b(x.batch), h(x.heads), hk(x.kv_heads), s(x.seqlen), d(x.head_dim) {}
   // BSHD memory seen as [b, heads, s, d]
-  std::vector<int64_t> q_strides() const { return {s * H * d, d, H * d, 1}; }
-  std::vector<int64_t> kv_strides() const { return {s * HK * d, d, HK * d, 1}; }
-  // K and V seen transposed, [b, heads, d, s]
-  std::vector<int64_t> kv_t_strides() const { return {s * HK * d, d, 1, HK * d}; }
+  std::vector<int64_t> bhsd_strides(int64_t heads) const { return {s * heads * d, d, heads * d, 1}; }
+  // The same memory seen transposed, [b, heads, d, s]
+  std::vector<int64_t> bhds_strides(int64_t heads) const { return {s * heads * d, d, 1, heads * d}; }
   std::vector<int64_t> scores() const { return {b, h, s, s}; }
   std::vector<int64_t> scores_strides() const { return {h * s * s, s * s, s, 1}; }
   std::vector<int64_t> scores_t_strides() const { return {h * s * s, s * s, 1, s}; }
   std::vector<int64_t> rows() const { return {b, h, s, 1}; }
   std::vector<int64_t> rows_strides() const { return {h * s, s, 1, 1}; }
-  // The statistic [b, H, s]: this group's heads in it.
-  std::vector<int64_t> stats_strides() const { return {H * s, s, 1, 1}; }
 };
 
 // Keeps S[i, j] for j <= i and sets the rest to -inf (top-left aligned causal mask).
@@ -192,12 +178,12 @@ std::vector<GraphPlan> build_forward(cudnnHandle_t h, const SdpaDims& d, Ids& id
   GraphBuilder g(h);
   std::optional<RaggedInputs> r;
   if (d.ragged) r.emplace(g, x.b, ids);
-  const GraphTensor q = g.tensor({x.b, x.h, x.s, x.d}, x.q_strides(), io, offset(r, &RaggedInputs::off_q));
+  const GraphTensor q = g.tensor({x.b, x.h, x.s, x.d}, x.bhsd_strides(x.h), io, offset(r, &RaggedInputs::off_q));
   const GraphTensor kt =
-      g.tensor({x.b, x.hk, x.d, x.s}, x.kv_t_strides(), io, offset(r, &RaggedInputs::off_k));
-  const GraphTensor v = g.tensor({x.b, x.hk, x.s, x.d}, x.kv_strides(), io, offset(r, &RaggedInputs::off_v));
-  const GraphTensor o = g.tensor({x.b, x.h, x.s, x.d}, x.q_strides(), io, offset(r, &RaggedInputs::off_o));
-  const GraphTensor stats = g.tensor(x.rows(), x.stats_strides(), CUDNN_DATA_FLOAT);
+      g.tensor({x.b, x.hk, x.d, x.s}, x.bhds_strides(x.hk), io, offset(r, &RaggedInputs::off_k));
+  const GraphTensor v = g.tensor({x.b, x.hk, x.s, x.d}, x.bhsd_strides(x.hk), io, offset(r, &RaggedInputs::off_v));
+  const GraphTensor o = g.tensor({x.b, x.h, x.s, x.d}, x.bhsd_strides(x.h), io, offset(r, &RaggedInputs::off_o));
+  const GraphTensor stats = g.tensor(x.rows(), x.rows_strides(), CUDNN_DATA_FLOAT);
   ids.q = q.uid, ids.k = kt.uid, ids.v = v.uid, ids.o = o.uid, ids.stats = stats.uid;
   const GraphTensor scale = g.scalar(static_cast<float>(d.scale()));
 
@@ -226,15 +212,15 @@ std::vector<GraphPlan> build_backward(cudnnHandle_t h, const SdpaDims& d, Ids& i
   const GraphTensor* off_k = offset(r, &RaggedInputs::off_k);
   const GraphTensor* off_v = offset(r, &RaggedInputs::off_v);
   const GraphTensor* off_o = offset(r, &RaggedInputs::off_o);
-  const GraphTensor q = g.tensor({x.b, x.h, x.s, x.d}, x.q_strides(), io, off_q);
-  const GraphTensor kt = g.tensor({x.b, x.hk, x.d, x.s}, x.kv_t_strides(), io, off_k);
-  const GraphTensor vt = g.tensor({x.b, x.hk, x.d, x.s}, x.kv_t_strides(), io, off_v);
-  const GraphTensor o = g.tensor({x.b, x.h, x.s, x.d}, x.q_strides(), io, off_o);
-  const GraphTensor d_o = g.tensor({x.b, x.h, x.s, x.d}, x.q_strides(), io, off_o);
-  const GraphTensor stats = g.tensor(x.rows(), x.stats_strides(), CUDNN_DATA_FLOAT);
-  const GraphTensor dq = g.tensor({x.b, x.h, x.s, x.d}, x.q_strides(), io, off_q);
-  const GraphTensor dk = g.tensor({x.b, x.hk, x.s, x.d}, x.kv_strides(), io, off_k);
-  const GraphTensor dv = g.tensor({x.b, x.hk, x.s, x.d}, x.kv_strides(), io, off_v);
+  const GraphTensor q = g.tensor({x.b, x.h, x.s, x.d}, x.bhsd_strides(x.h), io, off_q);
+  const GraphTensor kt = g.tensor({x.b, x.hk, x.d, x.s}, x.bhds_strides(x.hk), io, off_k);
+  const GraphTensor vt = g.tensor({x.b, x.hk, x.d, x.s}, x.bhds_strides(x.hk), io, off_v);
+  const GraphTensor o = g.tensor({x.b, x.h, x.s, x.d}, x.bhsd_strides(x.h), io, off_o);
+  const GraphTensor d_o = g.tensor({x.b, x.h, x.s, x.d}, x.bhsd_strides(x.h), io, off_o);
+  const GraphTensor stats = g.tensor(x.rows(), x.rows_strides(), CUDNN_DATA_FLOAT);
+  const GraphTensor dq = g.tensor({x.b, x.h, x.s, x.d}, x.bhsd_strides(x.h), io, off_q);
+  const GraphTensor dk = g.tensor({x.b, x.hk, x.s, x.d}, x.bhsd_strides(x.hk), io, off_k);
+  const GraphTensor dv = g.tensor({x.b, x.hk, x.s, x.d}, x.bhsd_strides(x.hk), io, off_v);
   // fp32 scratch the fused kernel keeps in memory: rowsum(dO * O), and dQ accumulated in fp32.
   const GraphTensor dot = g.tensor(x.rows(), x.rows_strides(), CUDNN_DATA_FLOAT);
   const GraphTensor dq_acc = g.tensor({x.b, x.h, x.s, x.d}, packed_strides({x.b, x.h, x.s, x.d}), CUDNN_DATA_FLOAT);
@@ -288,7 +274,7 @@ std::vector<GraphPlan> build_backward(cudnnHandle_t h, const SdpaDims& d, Ids& i
   }
 
   // dQ = dS K, accumulated in fp32, then cast
-  const GraphTensor k = g.virtual_tensor({x.b, x.hk, x.s, x.d}, x.kv_strides(), io, off_k);
+  const GraphTensor k = g.virtual_tensor({x.b, x.hk, x.s, x.d}, x.bhsd_strides(x.hk), io, off_k);
   g.reshape(kt, k);
   g.matmul(ds, k, dq_acc, sizes(r, &RaggedInputs::by_query));
   g.pointwise(CUDNN_POINTWISE_IDENTITY, dq_acc, nullptr, nullptr, dq);
@@ -299,7 +285,7 @@ size_t round_up(size_t n) { return (n + 255) / 256 * 256; }
 
 // Backward's fp32 scratch: rowsum(dO * O) per row, then dQ's fp32 accumulator.
 size_t fp32_scratch_bytes(const SdpaDims& d) {
-  const auto rows = static_cast<size_t>(d.batch * d.heads / d.head_groups * d.seqlen);
+  const auto rows = static_cast<size_t>(d.batch * d.heads * d.seqlen);
   return round_up(rows * sizeof(float)) + round_up(rows * static_cast<size_t>(d.head_dim) * sizeof(float));
 }
 
@@ -425,20 +411,6 @@ void add_ragged(const SdpaDims& d, const Ids& ids, const SdpaTensors& t, std::ma
   ptrs[ids.off_k] = const_cast<int*>(t.kv_offsets), ptrs[ids.off_v] = const_cast<int*>(t.kv_offsets);
 }
 
-// The tensors of head group `g`: every pointer moved to the group's first head (16-bit elements;
-// the statistic fp32). Ragged offsets count from there, as they count tokens with all heads.
-SdpaTensors in_group(const SdpaDims& d, const SdpaTensors& t, int64_t g) {
-  if (g == 0) return t;
-  const int64_t hq = d.heads / d.head_groups, hk = d.kv_heads / d.head_groups;
-  const auto q_off = static_cast<size_t>(g * hq * d.head_dim) * 2, kv_off = static_cast<size_t>(g * hk * d.head_dim) * 2;
-  auto at = [](const void* p, size_t bytes) { return p ? static_cast<char*>(const_cast<void*>(p)) + bytes : nullptr; };
-  SdpaTensors u = t;
-  u.q = at(t.q, q_off), u.o = at(t.o, q_off), u.d_o = at(t.d_o, q_off), u.dq = at(t.dq, q_off);
-  u.k = at(t.k, kv_off), u.v = at(t.v, kv_off), u.dk = at(t.dk, kv_off), u.dv = at(t.dv, kv_off);
-  u.stats = t.stats ? t.stats + g * hq * d.seqlen : nullptr;
-  return u;
-}
-
 }  // namespace
 
 void CudnnAttention::run(AttentionPlan& p, const std::map<int64_t, void*>& ptrs, void* workspace) {
@@ -450,36 +422,30 @@ void CudnnAttention::run(AttentionPlan& p, const std::map<int64_t, void*>& ptrs,
   }
 }
 
-void CudnnAttention::forward(const SdpaDims& d, const SdpaTensors& all) {
+void CudnnAttention::forward(const SdpaDims& d, const SdpaTensors& t) {
   AttentionPlan& p = plan(d, false);
   const Ids& ids = p.ids;
   void* ws = scratch(scratch_bytes(d, false));
-  for (int64_t g = 0; g < d.head_groups; ++g) {
-    const SdpaTensors t = in_group(d, all, g);
-    std::map<int64_t, void*> ptrs = {{ids.q, const_cast<void*>(t.q)}, {ids.k, const_cast<void*>(t.k)},
-                                     {ids.v, const_cast<void*>(t.v)}, {ids.o, t.o}, {ids.stats, t.stats}};
-    add_ragged(d, ids, t, ptrs);
-    run(p, ptrs, ws);
-  }
+  std::map<int64_t, void*> ptrs = {{ids.q, const_cast<void*>(t.q)}, {ids.k, const_cast<void*>(t.k)},
+                                   {ids.v, const_cast<void*>(t.v)}, {ids.o, t.o}, {ids.stats, t.stats}};
+  add_ragged(d, ids, t, ptrs);
+  run(p, ptrs, ws);
 }
 
-void CudnnAttention::backward(const SdpaDims& d, const SdpaTensors& all) {
+void CudnnAttention::backward(const SdpaDims& d, const SdpaTensors& t) {
   AttentionPlan& p = plan(d, true);
   const Ids& ids = p.ids;
   auto* base = static_cast<char*>(scratch(scratch_bytes(d, true)));
   const size_t ws = round_up(static_cast<size_t>(p.workspace_bytes()));
-  const auto rows = static_cast<size_t>(d.batch * d.heads / d.head_groups * d.seqlen);
+  const auto rows = static_cast<size_t>(d.batch * d.heads * d.seqlen);
   void* dot = base + ws;
   void* dq_acc = base + ws + round_up(rows * sizeof(float));
-  for (int64_t g = 0; g < d.head_groups; ++g) {  // one group after another: the scratch is reused
-    const SdpaTensors t = in_group(d, all, g);
-    std::map<int64_t, void*> ptrs = {
-        {ids.q, const_cast<void*>(t.q)}, {ids.k, const_cast<void*>(t.k)}, {ids.v, const_cast<void*>(t.v)},
-        {ids.o, t.o}, {ids.stats, t.stats}, {ids.d_o, const_cast<void*>(t.d_o)}, {ids.dq, t.dq},
-        {ids.dk, t.dk}, {ids.dv, t.dv}, {ids.dot, dot}, {ids.dq_acc, dq_acc}};
-    add_ragged(d, ids, t, ptrs);
-    run(p, ptrs, base);
-  }
+  std::map<int64_t, void*> ptrs = {
+      {ids.q, const_cast<void*>(t.q)}, {ids.k, const_cast<void*>(t.k)}, {ids.v, const_cast<void*>(t.v)},
+      {ids.o, t.o}, {ids.stats, t.stats}, {ids.d_o, const_cast<void*>(t.d_o)}, {ids.dq, t.dq},
+      {ids.dk, t.dk}, {ids.dv, t.dv}, {ids.dot, dot}, {ids.dq_acc, dq_acc}};
+  add_ragged(d, ids, t, ptrs);
+  run(p, ptrs, base);
 }
 
 }  // namespace ub::gpu

@@ -46,13 +46,8 @@ struct SdpaDims {
   bool causal = true;
   Dtype dtype = Dtype::bf16;
   bool ragged = false;  // documents of different lengths; lengths and offsets in SdpaTensors
-  // Run the heads in this many groups one after another (each kv head with its query heads in
-  // one group), so that a group's K and V stay in L2 at long sequences.
-  int64_t head_groups = 1;
   double scale() const;
-  auto key() const {
-    return std::tie(batch, seqlen, heads, kv_heads, head_dim, causal, ragged, dtype, head_groups);
-  }
+  auto key() const { return std::tie(batch, seqlen, heads, kv_heads, head_dim, causal, ragged, dtype); }
   bool operator<(const SdpaDims& o) const { return key() < o.key(); }
 };
 

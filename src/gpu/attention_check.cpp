@@ -87,7 +87,6 @@ SdpaDims AttentionProblem::sdpa() const {
   d.batch = batch * docs();
   d.seqlen = doc_lens.empty() ? seqlen : longest_document(doc_lens);
   d.ragged = ragged();
-  d.head_groups = head_groups;
   d.heads = heads;
   d.kv_heads = kv_heads;
   d.head_dim = head_dim;

@@ -46,7 +46,6 @@ double attention_tolerance(Dtype d);
 struct AttentionProblem {
   int64_t batch = 1, seqlen = 0, heads = 0, kv_heads = 0, head_dim = 0;
   std::vector<int64_t> doc_lens;
-  int64_t head_groups = 1;  // SdpaDims::head_groups
   bool causal = true;
   Dtype dtype = Dtype::bf16;
   // Documents of different lengths: cuDNN runs them with ragged offsets and a padding mask.

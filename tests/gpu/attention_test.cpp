@@ -270,32 +270,6 @@ TEST_F(Attention, AutotunedPlansValidate) {
   }
 }
 
-TEST_F(Attention, HeadGroupsGiveTheSameResult) {
-  // The heads run in groups one after another: the same kernels on the same numbers per head.
-  for (std::vector<int64_t> docs : {std::vector<int64_t>{}, std::vector<int64_t>{300, 124, 512, 88}}) {
-    AttentionProblem whole = problem(8, 4, 128, true, Dtype::bf16, 1024, 2, docs);
-    Buffers a(whole, 9, s());
-    ASSERT_TRUE(run_and_check(whole, a).ok());
-    for (int64_t groups : {2, 4}) {
-      AttentionProblem grouped = whole;
-      grouped.head_groups = groups;
-      Buffers b(grouped, 9, s());
-      const AttentionCheck c = run_and_check(grouped, b);
-      EXPECT_TRUE(c.ok()) << groups << " groups: " << c.summary();
-      for (auto [x, y] : {std::pair{&b.o, &a.o}, {&b.dq, &a.dq}, {&b.dk, &a.dk}, {&b.dv, &a.dv}}) {
-        const auto [nmse, bad] = nmse_between(*x, *y);
-        EXPECT_EQ(bad, 0u);
-        EXPECT_LT(nmse, 1e-7) << groups << " groups";
-      }
-    }
-  }
-  EXPECT_THROW(attn_->prepare([] {
-    AttentionProblem p = problem(8, 4, 128, true, Dtype::bf16);
-    p.head_groups = 3;
-    return p.sdpa();
-  }(), false), UsageError);
-}
-
 TEST_F(Attention, UnsupportedShapesAreRefusedBeforeAnyWork) {
   EXPECT_THROW(attn_->prepare(problem(32, 5, 128, true, Dtype::bf16).sdpa(), false), UsageError);
   EXPECT_THROW(attn_->prepare(problem(8, 2, 320, true, Dtype::bf16).sdpa(), false), UsageError);
