@@ -98,9 +98,13 @@ TrainSummary run_train(const TrainConfig& cfg, Session& session, const std::func
     if (session.writer) session.writer->write(rec);
     if (echo) echo(rec);
   };
-  const StepFlops flops = step_flops(cfg.model, cfg.seqlen, FlopOptions{cfg.batch, true, std::nullopt, false});
+  FlopOptions model_count;
+  model_count.batch = cfg.batch;
+  const StepFlops flops = step_flops(cfg.model, cfg.seqlen, model_count);
   // Hardware FLOPs: with checkpointing the recomputed forward is done too (MFU does not count it).
-  const StepFlops hw_flops = step_flops(cfg.model, cfg.seqlen, FlopOptions{cfg.batch, true, std::nullopt, cfg.checkpointing});
+  FlopOptions hardware_count = model_count;
+  hardware_count.recompute = cfg.checkpointing;
+  const StepFlops hw_flops = step_flops(cfg.model, cfg.seqlen, hardware_count);
   TrainSummary sum;
   std::vector<double> ms, tflops;
   try {

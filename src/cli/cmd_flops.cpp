@@ -2,6 +2,8 @@
 // with the attention share that decides how much a GPU's attention advantage can matter.
 #include <fmt/format.h>
 
+#include <numeric>
+
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
@@ -20,7 +22,8 @@ struct FlopsOptions {
   std::string seqlens = "4096,8192,16384,32768,65536,131072,262144";
   int64_t layers = 0;
   std::string batch = "1";
-  std::string doc_len;
+  std::string doc_len, docs;
+  bool seqlens_given = false;  // --seqlens on the command line (else --docs sets it)
   bool non_causal = false;
   bool hfu = false;
   OutputOptions out;
@@ -32,7 +35,12 @@ void run(Context& ctx, const FlopsOptions& o) {
   fo.batch = parse_size(o.batch, "--batch");
   fo.causal = !o.non_causal;
   if (!o.doc_len.empty()) fo.doc_len = parse_size(o.doc_len, "--doc-len");
-  const std::vector<int64_t> seqlens = parse_size_list(o.seqlens, "--seqlen");
+  if (!o.docs.empty()) fo.docs = parse_size_list(o.docs, "--docs");
+  // --docs alone: the packed sequence is as long as the documents together.
+  const std::vector<int64_t> seqlens =
+      fo.docs.empty() || o.seqlens_given
+          ? parse_size_list(o.seqlens, "--seqlen")
+          : std::vector<int64_t>{std::accumulate(fo.docs.begin(), fo.docs.end(), int64_t{0})};
 
   report::Document doc;
   auto& b = doc.add(fmt::format("{}: {} layers, hidden {}, {} heads ({} kv, head_dim {}), vocab {}",
@@ -65,9 +73,9 @@ void run(Context& ctx, const FlopsOptions& o) {
       "Per step, batch {}, {} attention{}. Model FLOPs (MFU convention): dense 6*N*tokens with "
       "N = {:.3f}B matmul parameters (lm_head once), attention {}*s^2*head_dim*heads*layers.",
       fo.batch, fo.causal ? "causal" : "non-causal",
-      fo.doc_len ? fmt::format(", documents of {} tokens packed (attention over sum of len^2)",
-                               *fo.doc_len)
-                 : "",
+      !fo.docs.empty() ? fmt::format(", {} documents packed (attention over sum of len^2)", fo.docs.size())
+      : fo.doc_len     ? fmt::format(", documents of {} tokens packed (attention over sum of len^2)", *fo.doc_len)
+                       : "",
       dense_matmul_params(m) / 1e9, fo.causal ? 6 : 12));
   if (o.hfu) {
     b.notes.push_back("HFU adds the forward pass that activation checkpointing recomputes.");
@@ -77,6 +85,7 @@ void run(Context& ctx, const FlopsOptions& o) {
             {"batch", fo.batch},
             {"causal", fo.causal},
             {"doc_len", fo.doc_len ? json(*fo.doc_len) : json()},
+            {"docs", fo.docs},
             {"dense_params", dense_matmul_params(m)},
             {"points", points}};
   o.out.emit(doc, j);
@@ -90,15 +99,20 @@ void register_flops(CLI::App& app, Context& ctx) {
                                           "packed-document variant (the MFU convention)");
   cmd->add_option("--model", o->model, "Preset id or path to a Hugging Face config.json")
       ->capture_default_str();
-  cmd->add_option("--seqlen,--seqlens", o->seqlens, "Sequence lengths, comma-separated (k = 1024)")
-      ->capture_default_str();
+  auto* seqlens = cmd->add_option("--seqlen,--seqlens", o->seqlens, "Sequence lengths, comma-separated (k = 1024)")
+                      ->capture_default_str();
   cmd->add_option("--layers", o->layers, "Keep only the first N layers");
   cmd->add_option("--batch", o->batch, "Micro-batch size")->capture_default_str();
   cmd->add_option("--doc-len", o->doc_len, "Pack documents of this many tokens (document mask)");
+  cmd->add_option("--docs", o->docs, "Pack documents of these lengths (summing to the sequence length, "
+                                     "the default --seqlen)");
   cmd->add_flag("--non-causal", o->non_causal, "Count full (non-causal) attention: 12 not 6");
   cmd->add_flag("--hfu", o->hfu, "Also count activation-checkpoint recompute (HFU)");
   o->out.add_to(*cmd);
-  cmd->callback([&ctx, o] { run(ctx, *o); });
+  cmd->callback([&ctx, o, seqlens] {
+    o->seqlens_given = seqlens->count() > 0;
+    run(ctx, *o);
+  });
 }
 
 }  // namespace ub::cli

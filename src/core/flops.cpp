@@ -26,13 +26,17 @@ StepFlops step_flops(const ModelShape& m, int64_t seqlen, const FlopOptions& opt
   if (opt.doc_len && *opt.doc_len <= 0) {
     throw UsageError(fmt::format("--doc-len must be positive, got {}", *opt.doc_len));
   }
+  if (opt.doc_len && !opt.docs.empty()) throw UsageError("give --doc-len or --docs, not both");
+  check_documents(opt.docs, seqlen, "--docs");
+  const double squares =
+      opt.docs.empty() ? sum_of_squared_doc_lengths(seqlen, opt.doc_len) : sum_of_squares(opt.docs);
   const double B = static_cast<double>(opt.batch), s = static_cast<double>(seqlen);
   const double L = static_cast<double>(m.layers);
   const double d = static_cast<double>(m.head_dim), nq = static_cast<double>(m.heads);
   const double causal_factor = opt.causal ? 6.0 : 12.0;
   StepFlops f;
   f.dense = 6.0 * dense_matmul_params(m) * B * s;
-  f.attention = causal_factor * B * sum_of_squared_doc_lengths(seqlen, opt.doc_len) * d * nq * L;
+  f.attention = causal_factor * B * squares * d * nq * L;
   if (opt.recompute) {
     const double lm_head = static_cast<double>(m.vocab) * static_cast<double>(m.hidden);
     const double layer_params = dense_matmul_params(m) - lm_head;

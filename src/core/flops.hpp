@@ -25,6 +25,7 @@ struct FlopOptions {
   bool causal = true;
   std::optional<int64_t> doc_len;  // packed documents of this length (the last one may be shorter)
   bool recompute = false;          // count activation-checkpoint recompute (HFU)
+  std::vector<int64_t> docs;       // or packed documents of these lengths, summing to the sequence
 };
 
 struct StepFlops {

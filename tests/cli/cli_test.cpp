@@ -91,6 +91,7 @@ TEST(Golden, Flops) {
   expect_golden("flops.csv", "flops --model llama-3.1-70b --seqlen 4096,8192 --csv");
   expect_golden("flops.md", "flops --model qwen2.5-7b --seqlen 32k --batch 2 --md");
   expect_golden("flops_packed_hfu.txt", "flops --seqlen 256k --doc-len 8k --hfu --layers 4");
+  expect_golden("flops_docs.txt", "flops --docs 4k,12k,3000 --layers 4");
 }
 
 TEST(Golden, Decide) {
@@ -114,6 +115,7 @@ TEST(BadInput, Sizes) {
   expect_error("flops --seqlen 0", 2, "--seqlen: '0' must be positive");
   expect_error("flops --batch 0", 2, "--batch");
   expect_error("flops --doc-len x", 2, "--doc-len");
+  expect_error("flops --seqlen 8k --docs 4k,12k", 2, "--docs: the 2 documents sum to 16384 tokens, the sequence has 8192");
   expect_error("flops --layers 99", 2, "--layers 99 is more than the 32 layers");
 }
 

@@ -64,6 +64,18 @@ TEST(Flops, PackedDocumentsCostSumOfSquares) {
   EXPECT_DOUBLE_EQ(sum_of_squared_doc_lengths(10, 20), 100);
 }
 
+TEST(Flops, ListedDocumentsCostTheirSquares) {
+  const auto m = preset("llama-3.1-8b");
+  FlopOptions listed;
+  listed.docs = {4096, 12288};
+  FlopOptions one;
+  // 4k + 12k in 16k: (4^2 + 12^2) / 16^2 = 160 / 256 of one sequence's attention.
+  EXPECT_DOUBLE_EQ(step_flops(m, 16384, listed).attention / step_flops(m, 16384, one).attention, 160.0 / 256.0);
+  EXPECT_THROW(step_flops(m, 8192, listed), UsageError);  // they sum to 16k
+  listed.doc_len = 1024;
+  EXPECT_THROW(step_flops(m, 16384, listed), UsageError);  // both ways at once
+}
+
 TEST(Flops, BatchScalesLinearly) {
   FlopOptions b4;
   b4.batch = 4;
