@@ -13,3 +13,5 @@ ub_gpu_tests() {
   ctest --test-dir build-device -L gpu ${2:+-R "$2"} --output-on-failure > "$1/gpu_tests.log" 2>&1
   echo "gpu tests rc=$?"; grep -E "tests passed|\*\*\*Failed" "$1/gpu_tests.log"
 }
+# The directory of torch's cuDNN 9.19 (the device's system cuDNN is 9.14).
+ub_cudnn919() { python3 -c "import nvidia.cudnn,os;print(os.path.join(list(nvidia.cudnn.__path__)[0],'lib'))"; }

@@ -5,7 +5,7 @@
 source bench/device/common.sh
 ub_build || exit 1
 mkdir -p $OUT/a && A=$OUT/a
-CUDNN919=$(python3 -c "import nvidia.cudnn,os;print(os.path.join(list(nvidia.cudnn.__path__)[0],\"lib\"))")
+CUDNN919=$(ub_cudnn919)
 export LD_LIBRARY_PATH=$CUDNN919
 ctest --test-dir build-device -L gpu -R Attention --output-on-failure -V > $A/gpu_tests_919.log 2>&1
 echo "attention tests rc=$?"; grep -E "tests passed|\*\*\*Failed|forward:|backward:" $A/gpu_tests_919.log

@@ -3,7 +3,7 @@
 # many engine configurations the heuristics offer; the same on torch's 9.19 for comparison.
 source bench/device/common.sh
 ub_build || exit 1
-CUDNN919=$(python3 -c "import nvidia.cudnn,os;print(os.path.join(list(nvidia.cudnn.__path__)[0],\"lib\"))")
+CUDNN919=$(ub_cudnn919)
 probe() {  # label, then attention options
   local label=$1; shift
   for lib in system 919; do

@@ -8,7 +8,7 @@ ub_build || exit 1
 mkdir -p $OUT/r && R=$OUT/r
 ub_gpu_tests "$R" Attention
 mv $R/gpu_tests.log $R/gpu_tests_914.log
-CUDNN919=$(python3 -c "import nvidia.cudnn,os;print(os.path.join(list(nvidia.cudnn.__path__)[0],\"lib\"))")
+CUDNN919=$(ub_cudnn919)
 LD_LIBRARY_PATH=$CUDNN919 ctest --test-dir build-device -L gpu -R Attention --output-on-failure > $R/gpu_tests_919.log 2>&1
 echo "gpu tests on 9.19 rc=$?"; grep -E "tests passed|\*\*\*Failed" $R/gpu_tests_919.log
 LD_LIBRARY_PATH=$CUDNN919 $UB env --json > $R/env_919.json

@@ -6,7 +6,7 @@ ub_build || exit 1
 mkdir -p $OUT/f && F=$OUT/f
 ub_gpu_tests "$F"
 mv $F/gpu_tests.log $F/gpu_tests_914.log
-CUDNN919=$(python3 -c "import nvidia.cudnn,os;print(os.path.join(list(nvidia.cudnn.__path__)[0],\"lib\"))")
+CUDNN919=$(ub_cudnn919)
 LD_LIBRARY_PATH=$CUDNN919 ctest --test-dir build-device -L gpu -R Attention --output-on-failure > $F/gpu_tests_919.log 2>&1
 echo "attention tests on 9.19 rc=$?"; grep -E "tests passed|\*\*\*Failed" $F/gpu_tests_919.log
 LD_LIBRARY_PATH=$CUDNN919 $UB attention --docs 3000,5192,8k,1000,15384 --warmup-s 2 --out $F/example.jsonl 2>&1 | tail -6

@@ -192,48 +192,6 @@ void GraphBuilder::reshape(const GraphTensor& x, const GraphTensor& y) {
 
 namespace {
 
-// The engine configurations cuDNN's heuristics propose for `graph` in `mode`.
-std::vector<BackendDescriptor> heuristic_configs(const BackendDescriptor& graph,
-                                                 cudnnBackendHeurMode_t mode) {
-  BackendDescriptor heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-  heur.set_desc(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph)
-      .set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
-  if (heur.try_finalize() != CUDNN_STATUS_SUCCESS) return {};
-  int64_t count = 0;
-  if (cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-                               0, &count, nullptr) != CUDNN_STATUS_SUCCESS ||
-      count <= 0) {
-    return {};
-  }
-  std::vector<BackendDescriptor> configs;
-  std::vector<cudnnBackendDescriptor_t> raw;
-  for (int64_t i = 0; i < count; ++i) {
-    configs.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
-    raw.push_back(configs.back().get());
-  }
-  int64_t got = 0;
-  UB_CUDNN_CHECK(cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                                          CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got, raw.data()));
-  configs.erase(configs.begin() + got, configs.end());
-  return configs;
-}
-
-// "engine 8" for a finalized configuration (what the records name).
-std::string engine_name(const BackendDescriptor& config) {
-  cudnnBackendDescriptor_t engine = nullptr;
-  if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINE_DESCRIPTOR, &engine) != CUDNN_STATUS_SUCCESS) return "?";
-  int64_t n = 0, index = -1;
-  std::string name = "?";
-  if (cudnnBackendGetAttribute(config.get(), CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                               &n, &engine) == CUDNN_STATUS_SUCCESS &&
-      cudnnBackendGetAttribute(engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &n, &index) ==
-          CUDNN_STATUS_SUCCESS) {
-    name = fmt::format("engine {}", index);
-  }
-  cudnnBackendDestroyDescriptor(engine);
-  return name;
-}
-
 // Descriptors of `type` that attribute `name` of `from` holds (up to `max`).
 std::vector<BackendDescriptor> get_descriptors(cudnnBackendDescriptor_t from, cudnnBackendAttributeName_t name,
                                                cudnnBackendDescriptorType_t type, int64_t max) {
@@ -250,6 +208,43 @@ std::vector<BackendDescriptor> get_descriptors(cudnnBackendDescriptor_t from, cu
   }
   out.erase(out.begin() + std::min(got, max), out.end());
   return out;
+}
+
+// The engine configurations cuDNN's heuristics propose for `graph` in `mode`.
+std::vector<BackendDescriptor> heuristic_configs(const BackendDescriptor& graph,
+                                                 cudnnBackendHeurMode_t mode) {
+  BackendDescriptor heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+  heur.set_desc(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph)
+      .set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
+  if (heur.try_finalize() != CUDNN_STATUS_SUCCESS) return {};
+  int64_t count = 0;
+  if (cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                               0, &count, nullptr) != CUDNN_STATUS_SUCCESS ||
+      count <= 0) {
+    return {};
+  }
+  return get_descriptors(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, count);
+}
+
+// An execution plan of `config` and its workspace bytes; the status when cuDNN refuses it.
+struct PlanOrRefusal {
+  std::optional<BackendDescriptor> plan;
+  int64_t workspace = 0;
+  cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
+};
+
+PlanOrRefusal make_plan(cudnnHandle_t handle, const BackendDescriptor& config) {
+  PlanOrRefusal r;
+  BackendDescriptor plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+  plan.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle)
+      .set_desc(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, config);
+  r.status = plan.try_finalize();
+  if (r.status != CUDNN_STATUS_SUCCESS) return r;
+  int64_t n = 0;
+  UB_CUDNN_CHECK(cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64,
+                                          1, &n, &r.workspace));
+  r.plan = std::move(plan);
+  return r;
 }
 
 int64_t get_i64(cudnnBackendDescriptor_t d, cudnnBackendAttributeName_t name) {
@@ -287,6 +282,12 @@ EngineChoice engine_choice(const BackendDescriptor& config) {
                        get_i64(k.get(), CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE)});
   }
   return c;
+}
+
+// "engine 8" for a finalized configuration (what the records name).
+std::string engine_name(const BackendDescriptor& config) {
+  const int64_t index = engine_choice(config).engine;
+  return index >= 0 ? fmt::format("engine {}", index) : "?";
 }
 
 // A configuration of engine `index` on `graph` with `knobs`; its descriptors go to `keep` (they
@@ -377,17 +378,11 @@ std::vector<GraphPlan> GraphBuilder::build_candidates(const std::string& what, i
     for (BackendDescriptor& config : configs) {
       ++rank;
       if (static_cast<int>(plans.size()) >= max_plans) break;
-      BackendDescriptor plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-      plan.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle_)
-          .set_desc(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, config);
-      const cudnnStatus_t ps = plan.try_finalize();
-      if (ps != CUDNN_STATUS_SUCCESS) {
-        if (refusals.empty()) refusals = cudnn_status_text(ps);
+      PlanOrRefusal made = make_plan(handle_, config);
+      if (!made.plan) {
+        if (refusals.empty()) refusals = cudnn_status_text(made.status);
         continue;
       }
-      int64_t workspace = 0, n = 0;
-      UB_CUDNN_CHECK(cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
-                                              CUDNN_TYPE_INT64, 1, &n, &workspace));
       // "engine 6 (heuristics A: 1 of 3)": which of the configurations offered it is.
       const std::string engine =
           fmt::format("{} (heuristics {}: {} of {})", engine_name(config),
@@ -397,7 +392,7 @@ std::vector<GraphPlan> GraphBuilder::build_candidates(const std::string& what, i
         first_name = engine;
       }
       parts->push_back(std::move(config));
-      plans.emplace_back(parts, std::move(plan), workspace, scalars_, engine);
+      plans.emplace_back(parts, std::move(*made.plan), made.workspace, scalars_, engine);
     }
     if (!plans.empty()) break;  // the fallback list only when mode A gave nothing that builds
   }
@@ -407,13 +402,8 @@ std::vector<GraphPlan> GraphBuilder::build_candidates(const std::string& what, i
       if (static_cast<int>(plans.size()) >= max_plans) break;
       std::optional<BackendDescriptor> config = make_config(graph, first.engine, knobs, *parts);
       if (!config) continue;
-      BackendDescriptor plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-      plan.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle_)
-          .set_desc(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, *config);
-      if (plan.try_finalize() != CUDNN_STATUS_SUCCESS) continue;
-      int64_t workspace = 0, n = 0;
-      UB_CUDNN_CHECK(cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
-                                              CUDNN_TYPE_INT64, 1, &n, &workspace));
+      PlanOrRefusal made = make_plan(handle_, *config);
+      if (!made.plan) continue;
       std::string changed;
       for (const KnobSetting& k : knobs) {
         auto same = std::find_if(first.knobs.begin(), first.knobs.end(),
@@ -422,7 +412,8 @@ std::vector<GraphPlan> GraphBuilder::build_candidates(const std::string& what, i
                                                               static_cast<int>(k.type), k.value);
       }
       parts->push_back(std::move(*config));
-      plans.emplace_back(parts, std::move(plan), workspace, scalars_, fmt::format("{}; {}", first_name, changed));
+      plans.emplace_back(parts, std::move(*made.plan), made.workspace, scalars_,
+                         fmt::format("{}; {}", first_name, changed));
     }
   }
   if (plans.empty()) {
