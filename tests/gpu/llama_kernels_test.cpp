@@ -98,11 +98,15 @@ TEST_F(LlamaKernels, RmsNormForwardAndBackward) {
   EXPECT_LT(rel_l2(download_f32(gw, H), dw_ref), 1e-5);
 }
 
-TEST_F(LlamaKernels, RopeSplitAndJoinWithLlama3Scaling) {
+class RopeKernels : public LlamaKernels, public ::testing::WithParamInterface<int64_t> {};
+
+// Head dim 32 runs the 16-byte path (eight pairs per thread), 24 the one-pair path.
+TEST_P(RopeKernels, SplitAndJoinWithLlama3Scaling) {
+  const int64_t head_dim = GetParam();
   ModelShape m;
-  m.head_dim = 32, m.rope_theta = 500000;
+  m.head_dim = head_dim, m.rope_theta = 500000;
   m.rope_scaling = RopeScaling{"llama3", 8.0, 1.0, 4.0, 64};
-  const cpu_ops::HeadDims h{2 * 40, 40, 4, 2, 32};
+  const cpu_ops::HeadDims h{2 * 40, 40, 4, 2, head_dim};
   const RopeTable tab = rope_table(m, h.S);
   const Vec qkv = random_vec(static_cast<size_t>(h.T * h.width()), 5);
   const cpu_ops::Qkv ref = cpu_ops::rope_split(qkv, h, tab);
@@ -120,6 +124,8 @@ TEST_F(LlamaKernels, RopeSplitAndJoinWithLlama3Scaling) {
   EXPECT_EQ(download_bf16(v, ref.v.size()), ref.v);  // a copy
   EXPECT_LT(rel_l2(download_bf16(out, dref.size()), dref), kBf16Out);
 }
+
+INSTANTIATE_TEST_SUITE_P(HeadDims, RopeKernels, ::testing::Values(int64_t{32}, int64_t{24}));
 
 TEST_F(LlamaKernels, SwiGluForwardAndBackward) {
   const int64_t T = 29, I = 96;
