@@ -25,7 +25,8 @@ using nlohmann::json;
 json AttentionConfig::to_json() const {
   return {{"seqlens", seqlens},       {"batch", batch},         {"heads", heads},
           {"kv_heads", kv_heads},     {"head_dim", head_dim},   {"doc_len", doc_len},
-          {"docs", docs},             {"causal", causal},         {"dtype", to_string(dtype)}, {"fwd_only", fwd_only}, {"autotune", autotune},
+          {"docs", docs},             {"causal", causal},       {"dtype", to_string(dtype)},
+          {"fwd_only", fwd_only},     {"autotune", autotune},
           {"warmup_s", warmup_s},     {"min_samples", min_samples}, {"max_samples", max_samples},
           {"max_seconds", max_seconds}, {"target_noise", target_noise},
           {"check_samples", check_samples}, {"seed", seed}};

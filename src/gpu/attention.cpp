@@ -326,28 +326,26 @@ void CudnnAttention::choose_fastest(AttentionPlan& p, const std::function<void(c
     return;
   }
   Event start, stop;
-  float best = std::numeric_limits<float>::infinity();
-  for (size_t i = 0; i < p.candidates.size(); ++i) {
-    run(p.candidates[i]);
+  for (const GraphPlan& candidate : p.candidates) {
+    run(candidate);
     std::vector<float> ms;
     for (int r = 0; r < 3; ++r) {
       start.record(stream_);
-      run(p.candidates[i]);
+      run(candidate);
       stop.record(stream_);
       UB_CUDA_CHECK(cudaEventSynchronize(stop.get()));
       ms.push_back(stop.since(start));
     }
     std::sort(ms.begin(), ms.end());
     p.time_ms.push_back(ms[1]);
-    if (ms[1] < best) best = ms[1], p.chosen = i;
   }
+  p.chosen = static_cast<size_t>(std::min_element(p.time_ms.begin(), p.time_ms.end()) - p.time_ms.begin());
   run(p.plan());  // leave the chosen one's results in the outputs
 }
 
 AttentionPlan& CudnnAttention::plan(const SdpaDims& d, bool backward) {
   auto& cache = backward ? bwd_ : fwd_;
-  auto it = cache.find(d);
-  if (it != cache.end()) {
+  if (auto it = cache.find(d); it != cache.end()) {
     ++hits_;
     return *it->second;
   }
@@ -369,32 +367,33 @@ void* CudnnAttention::scratch(size_t bytes) {
   return scratch_.get();
 }
 
-size_t CudnnAttention::scratch_bytes(const SdpaDims& d, bool backward) const {
+const AttentionPlan* CudnnAttention::cached(const SdpaDims& d, bool backward) const {
   const auto& cache = backward ? bwd_ : fwd_;
   auto it = cache.find(d);
-  const size_t ws = it == cache.end() ? 0 : static_cast<size_t>(it->second->workspace_bytes());
+  return it == cache.end() ? nullptr : it->second.get();
+}
+
+size_t CudnnAttention::scratch_bytes(const SdpaDims& d, bool backward) const {
+  const AttentionPlan* p = cached(d, backward);
+  const size_t ws = p ? static_cast<size_t>(p->workspace_bytes()) : 0;
   return round_up(ws) + (backward ? fp32_scratch_bytes(d) : 0);
 }
 
 std::vector<std::pair<std::string, float>> CudnnAttention::timed_candidates(const SdpaDims& d,
                                                                               bool backward) const {
-  const auto& cache = backward ? bwd_ : fwd_;
-  auto it = cache.find(d);
   std::vector<std::pair<std::string, float>> out;
-  if (it == cache.end()) return out;
-  const AttentionPlan& p = *it->second;
-  for (size_t i = 0; i < p.time_ms.size(); ++i) out.emplace_back(p.candidates[i].engine(), p.time_ms[i]);
+  const AttentionPlan* p = cached(d, backward);
+  if (!p) return out;
+  for (size_t i = 0; i < p->time_ms.size(); ++i) out.emplace_back(p->candidates[i].engine(), p->time_ms[i]);
   return out;
 }
 
 std::string CudnnAttention::engine(const SdpaDims& d, bool backward) const {
-  const auto& cache = backward ? bwd_ : fwd_;
-  auto it = cache.find(d);
-  if (it == cache.end()) return "";
-  const AttentionPlan& p = *it->second;
-  return p.candidates.size() > 1 && p.timed
-             ? fmt::format("{}, fastest of {} timed", p.plan().engine(), p.candidates.size())
-             : p.plan().engine();
+  const AttentionPlan* p = cached(d, backward);
+  if (!p) return "";
+  return p->candidates.size() > 1 && p->timed
+             ? fmt::format("{}, fastest of {} timed", p->plan().engine(), p->candidates.size())
+             : p->plan().engine();
 }
 
 namespace {

@@ -84,9 +84,10 @@ class CudnnAttention {
   CudnnAttention& operator=(const CudnnAttention&) = delete;
 
   void set_stream(cudaStream_t s);
-  // Autotuning: build up to `candidates` of the engine configurations cuDNN's heuristics offer
-  // for each new shape and keep the fastest, timed on its first run (1, the default: cuDNN's
-  // first choice, nothing timed). Plans built before the call keep their choice.
+  // Autotuning: build up to `candidates` engine configurations for each new shape (those cuDNN's
+  // heuristics offer, then the first one with each knob moved; GraphBuilder::build_candidates)
+  // and keep the fastest, timed on its first run (1, the default: cuDNN's first choice, nothing
+  // timed). Plans built before the call keep their choice.
   void set_autotune(int candidates);
   // Builds (or finds in the cache) the plans for `d`.
   void prepare(const SdpaDims& d, bool backward);
@@ -103,6 +104,7 @@ class CudnnAttention {
 
  private:
   AttentionPlan& plan(const SdpaDims& d, bool backward);
+  const AttentionPlan* cached(const SdpaDims& d, bool backward) const;  // null when not built
   void* scratch(size_t bytes);
   void run(AttentionPlan& p, const std::map<int64_t, void*>& ptrs, void* workspace);
   void choose_fastest(AttentionPlan& p, const std::function<void(const GraphPlan&)>& run);

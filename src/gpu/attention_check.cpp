@@ -28,17 +28,17 @@ std::vector<int> sample_positions(int64_t n, int max) {
   return p;
 }
 
-// The reference's document arrays: the document of every position, each document's start.
-struct DocumentArrays {
-  DeviceBuffer doc_of, doc_start;
-  DocumentArrays(const std::vector<int64_t>& lens, int64_t seqlen, cudaStream_t s);
-};
-
 DeviceBuffer upload(const std::vector<int>& v, cudaStream_t s) {
   DeviceBuffer b(v.size() * sizeof(int));
   UB_CUDA_CHECK(cudaMemcpyAsync(b.get(), v.data(), v.size() * sizeof(int), cudaMemcpyHostToDevice, s));
   return b;
 }
+
+// The reference's document arrays: the document of every position, each document's start.
+struct DocumentArrays {
+  DeviceBuffer doc_of, doc_start;
+  DocumentArrays(const std::vector<int64_t>& lens, int64_t seqlen, cudaStream_t s);
+};
 
 DocumentArrays::DocumentArrays(const std::vector<int64_t>& lens, int64_t seqlen, cudaStream_t s) {
   if (lens.empty()) return;

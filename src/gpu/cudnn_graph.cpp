@@ -284,10 +284,17 @@ EngineChoice engine_choice(const BackendDescriptor& config) {
   return c;
 }
 
-// "engine 8" for a finalized configuration (what the records name).
-std::string engine_name(const BackendDescriptor& config) {
-  const int64_t index = engine_choice(config).engine;
-  return index >= 0 ? fmt::format("engine {}", index) : "?";
+// "engine 8" (what the records name).
+std::string engine_name(const EngineChoice& choice) {
+  return choice.engine >= 0 ? fmt::format("engine {}", choice.engine) : "?";
+}
+
+// Engine `index` on `graph`; nothing when cuDNN refuses it.
+std::optional<BackendDescriptor> make_engine(const BackendDescriptor& graph, int64_t index) {
+  BackendDescriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+  engine.set_desc(CUDNN_ATTR_ENGINE_OPERATION_GRAPH, graph).set_i64(CUDNN_ATTR_ENGINE_GLOBAL_INDEX, index);
+  if (engine.try_finalize() != CUDNN_STATUS_SUCCESS) return std::nullopt;
+  return engine;
 }
 
 // A configuration of engine `index` on `graph` with `knobs`; its descriptors go to `keep` (they
@@ -295,9 +302,8 @@ std::string engine_name(const BackendDescriptor& config) {
 std::optional<BackendDescriptor> make_config(const BackendDescriptor& graph, int64_t index,
                                              const std::vector<KnobSetting>& knobs,
                                              std::vector<BackendDescriptor>& keep) {
-  BackendDescriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
-  engine.set_desc(CUDNN_ATTR_ENGINE_OPERATION_GRAPH, graph).set_i64(CUDNN_ATTR_ENGINE_GLOBAL_INDEX, index);
-  if (engine.try_finalize() != CUDNN_STATUS_SUCCESS) return std::nullopt;
+  std::optional<BackendDescriptor> engine = make_engine(graph, index);
+  if (!engine) return std::nullopt;
   std::vector<BackendDescriptor> choices;
   std::vector<cudnnBackendDescriptor_t> raw;
   for (const KnobSetting& k : knobs) {
@@ -309,26 +315,30 @@ std::optional<BackendDescriptor> make_config(const BackendDescriptor& graph, int
     raw.push_back(choices.back().get());
   }
   BackendDescriptor config(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
-  config.set_desc(CUDNN_ATTR_ENGINECFG_ENGINE, engine);
+  config.set_desc(CUDNN_ATTR_ENGINECFG_ENGINE, *engine);
   if (!raw.empty()) {
     config.set(CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, CUDNN_TYPE_BACKEND_DESCRIPTOR,
                static_cast<int64_t>(raw.size()), raw.data());
   }
   if (config.try_finalize() != CUDNN_STATUS_SUCCESS) return std::nullopt;
-  keep.push_back(std::move(engine));
+  keep.push_back(std::move(*engine));
   for (auto& c : choices) keep.push_back(std::move(c));
   return config;
 }
 
+// A configuration's knobs with one of them moved.
+struct KnobVariant {
+  std::vector<KnobSetting> knobs;
+  KnobSetting moved;
+};
+
 // The heuristics' choice with one knob moved to each other value its range allows, knob by knob
 // (ranges of more than 32 values are left alone), up to `max` variants.
-std::vector<std::vector<KnobSetting>> knob_variants(const BackendDescriptor& graph, const EngineChoice& choice,
-                                                    size_t max) {
-  std::vector<std::vector<KnobSetting>> out;
-  BackendDescriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
-  engine.set_desc(CUDNN_ATTR_ENGINE_OPERATION_GRAPH, graph).set_i64(CUDNN_ATTR_ENGINE_GLOBAL_INDEX, choice.engine);
-  if (engine.try_finalize() != CUDNN_STATUS_SUCCESS) return out;
-  for (const auto& info : get_descriptors(engine.get(), CUDNN_ATTR_ENGINE_KNOB_INFO,
+std::vector<KnobVariant> knob_variants(const BackendDescriptor& graph, const EngineChoice& choice, size_t max) {
+  std::vector<KnobVariant> out;
+  const std::optional<BackendDescriptor> engine = make_engine(graph, choice.engine);
+  if (!engine) return out;
+  for (const auto& info : get_descriptors(engine->get(), CUDNN_ATTR_ENGINE_KNOB_INFO,
                                           CUDNN_BACKEND_KNOB_INFO_DESCRIPTOR, CUDNN_KNOB_TYPE_COUNTS)) {
     const cudnnBackendKnobType_t type = get_knob_type(info.get(), CUDNN_ATTR_KNOB_INFO_TYPE);
     const int64_t lo = get_i64(info.get(), CUDNN_ATTR_KNOB_INFO_MINIMUM_VALUE);
@@ -345,7 +355,7 @@ std::vector<std::vector<KnobSetting>> knob_variants(const BackendDescriptor& gra
       } else {
         it->value = v;
       }
-      out.push_back(std::move(knobs));
+      out.push_back({std::move(knobs), {type, v}});
     }
   }
   return out;
@@ -383,12 +393,13 @@ std::vector<GraphPlan> GraphBuilder::build_candidates(const std::string& what, i
         if (refusals.empty()) refusals = cudnn_status_text(made.status);
         continue;
       }
+      EngineChoice choice = engine_choice(config);
       // "engine 6 (heuristics A: 1 of 3)": which of the configurations offered it is.
       const std::string engine =
-          fmt::format("{} (heuristics {}: {} of {})", engine_name(config),
+          fmt::format("{} (heuristics {}: {} of {})", engine_name(choice),
                       mode == CUDNN_HEUR_MODE_A ? "A" : "fallback", rank, configs.size());
       if (plans.empty()) {
-        first = engine_choice(config);
+        first = std::move(choice);
         first_name = engine;
       }
       parts->push_back(std::move(config));
@@ -398,22 +409,16 @@ std::vector<GraphPlan> GraphBuilder::build_candidates(const std::string& what, i
   }
   // Room left: the first choice's engine with its knobs moved one at a time.
   if (first.engine >= 0 && static_cast<int>(plans.size()) < max_plans) {
-    for (const auto& knobs : knob_variants(graph, first, static_cast<size_t>(max_plans) * 4)) {
+    for (const KnobVariant& variant : knob_variants(graph, first, static_cast<size_t>(max_plans) * 4)) {
       if (static_cast<int>(plans.size()) >= max_plans) break;
-      std::optional<BackendDescriptor> config = make_config(graph, first.engine, knobs, *parts);
+      std::optional<BackendDescriptor> config = make_config(graph, first.engine, variant.knobs, *parts);
       if (!config) continue;
       PlanOrRefusal made = make_plan(handle_, *config);
       if (!made.plan) continue;
-      std::string changed;
-      for (const KnobSetting& k : knobs) {
-        auto same = std::find_if(first.knobs.begin(), first.knobs.end(),
-                                 [&](const KnobSetting& f) { return f.type == k.type && f.value == k.value; });
-        if (same == first.knobs.end()) changed += fmt::format("{}knob {} = {}", changed.empty() ? "" : ", ",
-                                                              static_cast<int>(k.type), k.value);
-      }
       parts->push_back(std::move(*config));
       plans.emplace_back(parts, std::move(*made.plan), made.workspace, scalars_,
-                         fmt::format("{}; {}", first_name, changed));
+                         fmt::format("{}; knob {} = {}", first_name, static_cast<int>(variant.moved.type),
+                                     variant.moved.value));
     }
   }
   if (plans.empty()) {
