@@ -119,9 +119,10 @@ void LinearGemm::dgrad(const void* dy, const void* w, void* dx, int64_t tokens, 
   run({false, false, in, tokens, out, Elem::bf16, false}, w, dy, nullptr, dx);
 }
 
-void LinearGemm::wgrad(const void* dy, const void* x, float* dw, int64_t tokens, int64_t in, int64_t out,
+void LinearGemm::wgrad(const void* dy, const void* x, void* dw, Elem dw_elem, int64_t tokens, int64_t in, int64_t out,
                        bool accumulate) {
-  run({false, true, in, out, tokens, Elem::f32, accumulate}, x, dy, accumulate ? dw : nullptr, dw);
+  if (dw_elem != Elem::f32 && dw_elem != Elem::bf16) throw WorkError("wgrad: the gradient must be fp32 or bf16");
+  run({false, true, in, out, tokens, dw_elem, accumulate}, x, dy, accumulate ? dw : nullptr, dw);
 }
 
 }  // namespace ub::gpu

@@ -4,7 +4,8 @@
 //   forward  Y  = X W^T (+ R)    bf16 in, fp32 accumulate, bf16 out; R: a residual added in
 //                                the epilogue (D = A B + C, C = R), so "x + proj(...)" is one GEMM
 //   dgrad    dX = dY W           bf16 out
-//   wgrad    dW = dY^T X         fp32 out (the gradient buffers are fp32)
+//   wgrad    dW = dY^T X         fp32 out, or bf16 (the gradient buffers' type: fp32 with master
+//                                weights, bf16 in pure bf16 as PyTorch's bf16 model)
 //
 // cuBLASLt is column-major, so each is issued transposed (a row-major [r, c] matrix is a
 // column-major [c, r] one): forward m=out n=T k=in (W "T", X "N"); dgrad m=in n=T k=out (both
@@ -35,7 +36,7 @@ struct LinearPlan;
 class LinearGemm {
  public:
   explicit LinearGemm(bool autotune = true, size_t workspace_bytes = size_t{32} << 20);
-  static constexpr int kTuneCandidates = 8;
+  static constexpr int kTuneCandidates = 32;
   ~LinearGemm();
   LinearGemm(const LinearGemm&) = delete;
   LinearGemm& operator=(const LinearGemm&) = delete;
@@ -45,8 +46,9 @@ class LinearGemm {
   void forward(const void* x, const void* w, void* y, const void* residual, int64_t tokens, int64_t in, int64_t out);
   // dx[T, in] = dy[T, out] w[out, in]; bf16.
   void dgrad(const void* dy, const void* w, void* dx, int64_t tokens, int64_t in, int64_t out);
-  // dw[out, in] = dy[T, out]^T x[T, in]; dw fp32, written, or added to when `accumulate`.
-  void wgrad(const void* dy, const void* x, float* dw, int64_t tokens, int64_t in, int64_t out,
+  // dw[out, in] = dy[T, out]^T x[T, in]; dw of type dw_elem (f32 or bf16), written, or added to
+  // when `accumulate`.
+  void wgrad(const void* dy, const void* x, void* dw, Elem dw_elem, int64_t tokens, int64_t in, int64_t out,
              bool accumulate = false);
 
   // What each plan chose, for the breakdown: "m x n x k (TN, bf16)" -> algorithm and timing.

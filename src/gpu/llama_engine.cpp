@@ -53,7 +53,10 @@ struct LlamaEngine::Impl {
   // Persistent buffers.
   float* master = nullptr;  // null in pure bf16
   bf16* w16 = nullptr;
-  float* grads = nullptr;
+  void* grads = nullptr;      // fp32 with master weights, bf16 in pure bf16 (as PyTorch's bf16 model)
+  float* norm_acc = nullptr;  // pure bf16: the norm weights' gradients summed in fp32, then cast
+  std::vector<size_t> norm_acc_offset;  // per tensor index (norm tensors only)
+  int32_t *tok_order = nullptr, *tok_starts = nullptr;  // positions grouped by token (index_tokens)
   void *mom = nullptr, *var = nullptr;
   int32_t* tok = nullptr;
   float *rope_cos = nullptr, *rope_sin = nullptr;
@@ -69,6 +72,7 @@ struct LlamaEngine::Impl {
   // final, overlapping the backward pass's GEMMs (memory traffic beside compute-bound work).
   Stream side;
   Event grad_ready, norm_done;
+  Event step_start, grads_zeroed;  // the side stream zeroes the accumulated gradients
 
   Impl(const ModelShape& model, const EngineOptions& o, cudaStream_t stream)
       : m(model), opt(o), L(llama_layout(model)), s(stream), gemm(o.autotune_gemm) {
@@ -88,7 +92,7 @@ struct LlamaEngine::Impl {
     UB_CUDA_CHECK(cudaMemcpyAsync(rope_cos, tab.cos.data(), tab.cos.size() * sizeof(float), cudaMemcpyHostToDevice, s));
     UB_CUDA_CHECK(cudaMemcpyAsync(rope_sin, tab.sin.data(), tab.sin.size() * sizeof(float), cudaMemcpyHostToDevice, s));
     const size_t n = L.total;
-    UB_CUDA_CHECK(cudaMemsetAsync(grads, 0, n * sizeof(float), s));
+    UB_CUDA_CHECK(cudaMemsetAsync(grads, 0, n * grad_bytes(), s));
     UB_CUDA_CHECK(cudaMemsetAsync(mom, 0, n * state_bytes(), s));
     UB_CUDA_CHECK(cudaMemsetAsync(var, 0, n * state_bytes(), s));
     UB_CUDA_CHECK(cudaMemsetAsync(w16, 0, n * sizeof(bf16), s));  // padding stays zero
@@ -98,6 +102,9 @@ struct LlamaEngine::Impl {
   }
 
   size_t state_bytes() const { return opt.master_weights ? sizeof(float) : sizeof(bf16); }
+  bool bf16_grads() const { return !opt.master_weights; }
+  size_t grad_bytes() const { return bf16_grads() ? sizeof(bf16) : sizeof(float); }
+  Elem grad_elem() const { return bf16_grads() ? Elem::bf16 : Elem::f32; }
   size_t tok_bytes(int64_t width, size_t elem) const { return static_cast<size_t>(T * width) * elem; }
   double act_bytes(int64_t width) const { return static_cast<double>(tok_bytes(width, 2)); }
 
@@ -105,10 +112,20 @@ struct LlamaEngine::Impl {
     const size_t n = L.total;
     if (opt.master_weights) arena.request("fp32 master weights", n, &master);
     arena.request("bf16 weights", n, &w16);
-    arena.request("fp32 gradients", n, &grads);
+    arena.request(bf16_grads() ? "bf16 gradients" : "fp32 gradients", n * grad_bytes(), &grads);
+    if (bf16_grads()) {
+      norm_acc_offset.assign(L.tensors.size(), 0);
+      size_t acc = 0;
+      for (size_t t = 0; t < L.tensors.size(); ++t) {
+        if (L.tensors[t].is_norm) norm_acc_offset[t] = acc, acc += L.tensors[t].count();
+      }
+      arena.request("fp32 norm gradient sums", acc, &norm_acc);
+    }
     arena.request("AdamW first moments", n * state_bytes(), &mom);
     arena.request("AdamW second moments", n * state_bytes(), &var);
     arena.request("token ids", static_cast<size_t>(T), &tok);
+    arena.request("positions by token", static_cast<size_t>(T), &tok_order);
+    arena.request("token starts", static_cast<size_t>(V + 1), &tok_starts);
     const auto half = static_cast<size_t>(S * (d / 2));
     arena.request("rotary cos table", half, &rope_cos);
     arena.request("rotary sin table", half, &rope_sin);
@@ -154,7 +171,11 @@ struct LlamaEngine::Impl {
   // The activations layer l's backward reads (the one shared set with checkpointing).
   const LayerActivations& activations(size_t l) const { return acts[opt.checkpointing ? 0 : l]; }
   const bf16* w(size_t tensor) const { return w16 + L[tensor].offset; }
-  float* g(size_t tensor) const { return grads + L[tensor].offset; }
+  void* g(size_t tensor) const { return static_cast<char*>(grads) + L[tensor].offset * grad_bytes(); }
+  // Where a norm weight's gradient is summed (fp32): the gradient itself, or its fp32 sum.
+  float* norm_grad(size_t tensor) const {
+    return bf16_grads() ? norm_acc + norm_acc_offset[tensor] : static_cast<float*>(g(tensor));
+  }
   double gemm_flop(int64_t rows, int64_t in, int64_t out) const {
     return 2.0 * static_cast<double>(rows) * static_cast<double>(in) * static_cast<double>(out);
   }
@@ -206,17 +227,30 @@ struct LlamaEngine::Impl {
     gemm.forward(A.h, w(lp.down), x[l + 1], A.a, T, I, H);  // x = a + down_proj(h)
   }
 
+  // Zero what backward accumulates into (the norm weights' gradients; the embedding's gradient is
+  // written whole) on the side stream, after the previous optimizer step has read them.
+  void zero_accumulated_gradients() {
+    step_start.record(s);
+    UB_CUDA_CHECK(cudaStreamWaitEvent(side.get(), step_start.get()));
+    for (size_t t = 0; t < L.tensors.size(); ++t) {
+      if (L.tensors[t].is_norm) UB_CUDA_CHECK(cudaMemsetAsync(norm_grad(t), 0, L[t].count() * sizeof(float), side.get()));
+    }
+    grads_zeroed.record(side.get());
+  }
+
   // Tensor `t`'s gradient is final on the main stream: add its squares to the norm, on the side.
   void gradient_final(size_t t) {
+    if (bf16_grads() && L[t].is_norm) cast_to_bf16(norm_grad(t), g(t), L[t].count(), s);
     grad_ready.record(s);
     UB_CUDA_CHECK(cudaStreamWaitEvent(side.get(), grad_ready.get()));
     const size_t padded = (L[t].count() + kParamAlign - 1) / kParamAlign * kParamAlign;  // zeros beyond
-    accumulate_squares(grads + L[t].offset, padded, norm_sq, side.get());
+    accumulate_squares(g(t), bf16_grads(), padded, norm_sq, side.get());
   }
 
   void forward_backward(const PhaseHook& phase, std::vector<float>* logits_out) {
     UB_CUDA_CHECK(cudaStreamWaitEvent(s, norm_done.get()));  // the previous step's norm is summed
     UB_CUDA_CHECK(cudaMemsetAsync(norm_sq, 0, sizeof(double), s));
+    zero_accumulated_gradients();
     {
       auto p = op_scope("norm/elementwise", "embedding fwd", 2 * act_bytes(H));
       embedding_forward(tok, w(L.embed), x[0], T, H, s);
@@ -226,14 +260,7 @@ struct LlamaEngine::Impl {
       auto p = op_scope("norm/elementwise", "rmsnorm fwd", 2 * act_bytes(H));
       rmsnorm_forward(x.back(), w(L.final_norm), xf, rstdf, T, H, m.rms_norm_eps, s);
     }
-    {
-      // Zero what backward accumulates into (the norms' and the embedding's gradients).
-      auto p = op_scope("other", "zero gradients", 0);
-      for (const ParamTensor& t : L.tensors) {
-        if (t.is_norm) UB_CUDA_CHECK(cudaMemsetAsync(grads + t.offset, 0, t.count() * sizeof(float), s));
-      }
-      if (L.lm_head != L.embed) UB_CUDA_CHECK(cudaMemsetAsync(g(L.embed), 0, L[L.embed].count() * sizeof(float), s));
-    }
+    UB_CUDA_CHECK(cudaStreamWaitEvent(s, grads_zeroed.get()));  // before the first accumulation
     if (logits_out) logits_out->resize(static_cast<size_t>(T * V));
     {
       DeviceArena::Scratch scratch(arena);
@@ -257,14 +284,14 @@ struct LlamaEngine::Impl {
           gemm.dgrad(logits, w(L.lm_head), dxf + r0 * H, n, H, V);
         }
         auto p = gemm_scope("lm_head wgrad", H, V, n);
-        gemm.wgrad(logits, xf + r0 * H, g(L.lm_head), n, H, V, r0 > 0);  // tied: the embedding's too
+        gemm.wgrad(logits, xf + r0 * H, g(L.lm_head), grad_elem(), n, H, V, r0 > 0);  // tied: the embedding's too
       }
       {
         auto p = op_scope("cross_entropy", "loss sum", static_cast<double>(T) * 4);
         sum_loss(row_loss, T, static_cast<double>(B * (S - 1)), loss_dev, s);
       }
       auto p = op_scope("norm/elementwise", "rmsnorm bwd", 3 * act_bytes(H));
-      rmsnorm_backward(dxf, x.back(), w(L.final_norm), rstdf, nullptr, dx, g(L.final_norm), T, H, s);
+      rmsnorm_backward(dxf, x.back(), w(L.final_norm), rstdf, nullptr, dx, norm_grad(L.final_norm), T, H, s);
     }
     if (L.lm_head != L.embed) gradient_final(L.lm_head);
     gradient_final(L.final_norm);
@@ -273,8 +300,10 @@ struct LlamaEngine::Impl {
       backward_layer(l, activations(l));
     }
     {
-      auto p = op_scope("norm/elementwise", "embedding bwd", act_bytes(H) + 2 * static_cast<double>(tok_bytes(H, 4)));
-      embedding_backward(tok, dx, g(L.embed), T, H, s);
+      const bool tied = L.lm_head == L.embed;  // the lm_head's gradient is already there: add to it
+      const double table = static_cast<double>(V * H) * static_cast<double>(grad_bytes());
+      auto p = op_scope("norm/elementwise", "embedding bwd", act_bytes(H) + (tied ? 2 : 1) * table);
+      embedding_backward(tok_order, tok_starts, dx, g(L.embed), bf16_grads(), tied, V, H, s);
     }
     gradient_final(L.embed);
     norm_done.record(side.get());
@@ -305,7 +334,7 @@ struct LlamaEngine::Impl {
     }
     {
       auto p = gemm_scope("down wgrad", I, H);
-      gemm.wgrad(dx, A.h, g(lp.down), T, I, H);
+      gemm.wgrad(dx, A.h, g(lp.down), grad_elem(), T, I, H);
     }
     gradient_final(lp.down);
     {
@@ -318,12 +347,12 @@ struct LlamaEngine::Impl {
     }
     {
       auto p = gemm_scope("gate_up wgrad", H, 2 * I);
-      gemm.wgrad(dgu, A.xn2, g(lp.gate_up), T, H, 2 * I);
+      gemm.wgrad(dgu, A.xn2, g(lp.gate_up), grad_elem(), T, H, 2 * I);
     }
     gradient_final(lp.gate_up);
     {
       auto p = op_scope("norm/elementwise", "rmsnorm bwd (+residual)", 4 * act_bytes(H));
-      rmsnorm_backward(dxn, A.a, w(lp.mlp_norm), A.rstd2, dx, dx, g(lp.mlp_norm), T, H, s);  // dx := da
+      rmsnorm_backward(dxn, A.a, w(lp.mlp_norm), A.rstd2, dx, dx, norm_grad(lp.mlp_norm), T, H, s);  // dx := da
     }
     gradient_final(lp.mlp_norm);
     // Attention: a = x + o_proj(attn(rope(q), rope(k), v))
@@ -333,7 +362,7 @@ struct LlamaEngine::Impl {
     }
     {
       auto p = gemm_scope("o wgrad", q_width(), H);
-      gemm.wgrad(dx, A.o, g(lp.o), T, q_width(), H);
+      gemm.wgrad(dx, A.o, g(lp.o), grad_elem(), T, q_width(), H);
     }
     gradient_final(lp.o);
     {
@@ -350,12 +379,12 @@ struct LlamaEngine::Impl {
     }
     {
       auto p = gemm_scope("qkv wgrad", H, qkv_width());
-      gemm.wgrad(dqkv, A.xn1, g(lp.qkv), T, H, qkv_width());
+      gemm.wgrad(dqkv, A.xn1, g(lp.qkv), grad_elem(), T, H, qkv_width());
     }
     gradient_final(lp.qkv);
     {
       auto p = op_scope("norm/elementwise", "rmsnorm bwd (+residual)", 4 * act_bytes(H));
-      rmsnorm_backward(dxn, x[l], w(lp.attn_norm), A.rstd1, dx, dx, g(lp.attn_norm), T, H, s);  // dx := dx_l
+      rmsnorm_backward(dxn, x[l], w(lp.attn_norm), A.rstd1, dx, dx, norm_grad(lp.attn_norm), T, H, s);  // dx := dx_l
     }
     gradient_final(lp.attn_norm);
   }
@@ -366,9 +395,9 @@ struct LlamaEngine::Impl {
     UB_CUDA_CHECK(cudaStreamWaitEvent(s, norm_done.get()));  // the norm, summed during backward
     // Bytes: gradient read; moments read and written; weights read and written (bf16, plus fp32
     // master read and written).
-    const double bytes = n * (4 + 4 * static_cast<double>(state_bytes()) + (master ? 8 + 2 : 4));
+    const double bytes = n * (static_cast<double>(grad_bytes()) + 4 * static_cast<double>(state_bytes()) + (master ? 8 + 2 : 4));
     auto p = op_scope("optimizer", "AdamW", bytes);
-    adamw_step(master, w16, grads, mom, var, !opt.master_weights, L.total, norm_sq, opt.adam, step, s);
+    adamw_step(master, w16, grads, bf16_grads(), mom, var, !opt.master_weights, L.total, norm_sq, opt.adam, step, s);
   }
 
   // `n` elements from the device, after everything queued on the stream (synchronises).
@@ -429,7 +458,10 @@ void LlamaEngine::set_tokens(const std::vector<int32_t>& tokens) {
       throw WorkError(fmt::format("set_tokens: id {} at position {} is outside the vocabulary (0..{})", tokens[i], i, e.V - 1));
     }
   }
+  const TokenIndex ix = index_tokens(tokens, e.V);
   UB_CUDA_CHECK(cudaMemcpyAsync(e.tok, tokens.data(), tokens.size() * sizeof(int32_t), cudaMemcpyHostToDevice, e.s));
+  UB_CUDA_CHECK(cudaMemcpyAsync(e.tok_order, ix.order.data(), ix.order.size() * sizeof(int32_t), cudaMemcpyHostToDevice, e.s));
+  UB_CUDA_CHECK(cudaMemcpyAsync(e.tok_starts, ix.starts.data(), ix.starts.size() * sizeof(int32_t), cudaMemcpyHostToDevice, e.s));
   UB_CUDA_CHECK(cudaStreamSynchronize(e.s));
 }
 
@@ -445,7 +477,11 @@ std::vector<float> LlamaEngine::parameters() const {
   return e.master ? e.download(e.master, e.L.total) : Impl::widen(e.download(e.w16, e.L.total));
 }
 
-std::vector<float> LlamaEngine::gradients() const { return impl_->download(impl_->grads, impl_->L.total); }
+std::vector<float> LlamaEngine::gradients() const {
+  const Impl& e = *impl_;
+  if (e.bf16_grads()) return Impl::widen(e.download(static_cast<const bf16*>(e.grads), e.L.total));
+  return e.download(static_cast<const float*>(e.grads), e.L.total);
+}
 
 MemorySnapshot LlamaEngine::memory() const {
   const Impl& e = *impl_;

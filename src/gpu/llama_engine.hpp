@@ -4,9 +4,10 @@
 // (core/reference/llama_cpu.hpp), which the GPU tests hold it to.
 //
 // Precision: bf16 activations and compute weights, fp32 accumulation in every GEMM, reduction and
-// softmax; fp32 gradients (both modes). With master weights (the default, DeepSpeed's bf16 mode)
+// softmax. With master weights (the default, DeepSpeed's bf16 mode) the gradients are fp32 and
 // the optimizer keeps fp32 weights and fp32 AdamW moments and rewrites the bf16 copy each step;
-// pure bf16 keeps only bf16 weights and bf16 moments (as torch's AdamW on a bf16 model).
+// pure bf16 keeps bf16 weights, bf16 gradients and bf16 moments (as PyTorch's AdamW on a bf16
+// model); sums across tokens (the norm weights', the embedding's) are fp32 before their rounding.
 //
 // Memory: one arena (gpu/device_arena.hpp) planned in the constructor: parameters, optimizer
 // state, gradients and every activation the backward pass reads are persistent; the logits and the

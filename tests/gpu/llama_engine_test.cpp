@@ -1,8 +1,8 @@
 // The whole GPU training step against the CPU reference on the tiny preset: loss, logits and
-// every parameter's gradient within bf16 tolerance (tied and untied embeddings); the loss falls
-// over steps on one fixed batch and follows the golden losses the CPU reference keeps in
-// tests/golden; memory is planned once (the peak does not move between steps); a model that
-// cannot fit is an OutOfMemory naming what was being allocated.
+// every parameter's gradient within bf16 tolerance (tied and untied embeddings, fp32 and bf16
+// gradients); the loss falls over steps on one fixed batch and follows the golden losses the CPU
+// reference keeps in tests/golden; memory is planned once (the peak does not move between steps);
+// a model that cannot fit is an OutOfMemory naming what was being allocated.
 #include "gpu/llama_engine.hpp"
 
 #include <gtest/gtest.h>
@@ -50,10 +50,10 @@ constexpr double kLossTol = 1e-3;     // relative
 constexpr double kLogitsTol = 2e-2;   // relative L2
 constexpr double kGradTol = 3e-2;     // relative L2, per tensor
 
-void compare_step_with_reference(const ModelShape& m, cudaStream_t s) {
+void compare_step_with_reference(const ModelShape& m, cudaStream_t s, bool master_weights = true) {
   const int64_t batch = 2, seqlen = 32;
   EngineOptions o;
-  o.batch = batch, o.seqlen = seqlen;
+  o.batch = batch, o.seqlen = seqlen, o.master_weights = master_weights;
   LlamaEngine e(m, o, s);
   e.init_parameters(77);
   const auto tokens = synthetic_tokens(78, batch, seqlen, m.vocab);
@@ -87,6 +87,16 @@ TEST_F(LlamaEngineTest, StepMatchesTheCpuReferenceUntied) {
   ModelShape m = tiny();
   m.tied_embeddings = false;
   compare_step_with_reference(m, stream());
+}
+
+// Pure bf16: the gradients themselves are bf16 (one more rounding each), the embedding's and the
+// norm weights' summed in fp32 first.
+TEST_F(LlamaEngineTest, PureBf16StepMatchesTheCpuReference) {
+  ModelShape m = tiny();
+  m.tied_embeddings = false;
+  compare_step_with_reference(m, stream(), false);
+  m.tied_embeddings = true;
+  compare_step_with_reference(m, stream(), false);
 }
 
 TEST_F(LlamaEngineTest, StepMatchesTheCpuReferenceTiedWithLlama3Rope) {

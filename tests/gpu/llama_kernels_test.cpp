@@ -77,8 +77,12 @@ class LlamaKernels : public ::testing::Test {
   void SetUp() override { UB_REQUIRE_GPU(); }
 };
 
-TEST_F(LlamaKernels, RmsNormForwardAndBackward) {
-  const int64_t T = 37, H = 320;
+// Shapes: (rows, hidden) covering the backward's three widths (8, 16, 32 columns per thread),
+// chunks of rows that do not divide the rows, and one block per few rows as well as many.
+class RmsNormKernels : public LlamaKernels, public ::testing::WithParamInterface<std::pair<int64_t, int64_t>> {};
+
+TEST_P(RmsNormKernels, ForwardAndBackward) {
+  const auto [T, H] = GetParam();
   const Vec x = random_vec(T * H, 1, 2.0), w = random_vec(H, 2, 1.0), dy = random_vec(T * H, 3), dres = random_vec(T * H, 4);
   const cpu_ops::Norm ref = cpu_ops::rmsnorm(x, w.data(), T, H, 1e-5);
   Vec dw_ref(H, 0.0);
@@ -97,6 +101,10 @@ TEST_F(LlamaKernels, RmsNormForwardAndBackward) {
   EXPECT_LT(rel_l2(download_bf16(dd, T * H), dx_ref), kBf16Out);
   EXPECT_LT(rel_l2(download_f32(gw, H), dw_ref), 1e-5);
 }
+
+INSTANTIATE_TEST_SUITE_P(Shapes, RmsNormKernels,
+                         ::testing::Values(std::pair<int64_t, int64_t>{37, 320}, std::pair<int64_t, int64_t>{4099, 4096},
+                                           std::pair<int64_t, int64_t>{37, 8200}, std::pair<int64_t, int64_t>{5, 17000}));
 
 class RopeKernels : public LlamaKernels, public ::testing::WithParamInterface<int64_t> {};
 
@@ -165,26 +173,48 @@ TEST_P(CrossEntropyKernel, LossAndGradientInTwoChunks) {
 
 INSTANTIATE_TEST_SUITE_P(Vocab, CrossEntropyKernel, ::testing::Values(int64_t{1000}, int64_t{1001}));
 
-TEST_F(LlamaKernels, EmbeddingLookupAndScatterAdd) {
-  const int64_t V = 300, H = 72, T = 200;  // repeated ids: the scatter-add must sum them
+// The gradient rows are summed per token from the token index: repeated ids must add up, absent
+// ids get zero rows (the buffer starts as garbage), fp32 or bf16, written or added to (tied).
+void check_embedding(bool bf16_grad, bool accumulate) {
+  const int64_t V = 300, H = 72, T = 200;  // ids below 50: each repeated, most rows absent
   const Vec table = random_vec(V * H, 13);
   const auto tokens = synthetic_tokens(14, 1, T, 50);
   const Vec dx = random_vec(T * H, 15);
+  const Vec before = random_vec(V * H, 16);  // what the buffer holds: the lm_head's gradient when tied
   const Vec x_ref = cpu_ops::embedding(tokens, table.data(), H);
-  Vec dt_ref(V * H, 0.0);
+  Vec dt_ref = accumulate ? before : Vec(V * H, 0.0);
   cpu_ops::embedding_backward(tokens, dx, dt_ref.data(), H);
+  const TokenIndex ix = index_tokens(tokens, V);
   auto d_table = upload_bf16(table), tok = upload(tokens), d_dx = upload_bf16(dx);
-  DeviceBuffer x(T * H * 2), dt(V * H * 4);
-  UB_CUDA_CHECK(cudaMemset(dt.get(), 0, dt.bytes()));
+  auto order = upload(ix.order), starts = upload(ix.starts);
+  DeviceBuffer x(T * H * 2);
+  DeviceBuffer dt = bf16_grad ? upload_bf16(before) : upload_f32(before);
   embedding_forward(tok.as<int32_t>(), d_table.get(), x.get(), T, H, nullptr);
-  embedding_backward(tok.as<int32_t>(), d_dx.get(), dt.as<float>(), T, H, nullptr);
+  embedding_backward(order.as<int32_t>(), starts.as<int32_t>(), d_dx.get(), dt.get(), bf16_grad, accumulate, V, H,
+                     nullptr);
   UB_CUDA_CHECK(cudaDeviceSynchronize());
   EXPECT_EQ(download_bf16(x, x_ref.size()), x_ref);
-  EXPECT_LT(rel_l2(download_f32(dt, dt_ref.size()), dt_ref), 1e-6);
+  const Vec got = bf16_grad ? download_bf16(dt, dt_ref.size()) : download_f32(dt, dt_ref.size());
+  EXPECT_LT(rel_l2(got, dt_ref), bf16_grad ? kBf16Out : 1e-6);
+  if (accumulate) return;
+  size_t zero_rows = 0;
+  for (int64_t v = 50; v < V; ++v) {
+    bool zero = true;
+    for (int64_t j = 0; j < H; ++j) zero = zero && got[static_cast<size_t>(v * H + j)] == 0.0;
+    zero_rows += zero;
+  }
+  EXPECT_EQ(zero_rows, static_cast<size_t>(V - 50)) << "rows of absent tokens must be written as zero";
 }
 
-// AdamW with clipping over three steps, both precisions, against adamw_cpu_step.
-void check_adamw(bool master) {
+TEST_F(LlamaKernels, EmbeddingLookupAndGradientFp32) { check_embedding(false, false); }
+TEST_F(LlamaKernels, EmbeddingGradientBf16) { check_embedding(true, false); }
+TEST_F(LlamaKernels, EmbeddingGradientAddedToTheTiedLmHeads) { check_embedding(false, true); }
+TEST_F(LlamaKernels, EmbeddingGradientBf16AddedToTheTiedLmHeads) { check_embedding(true, true); }
+
+// AdamW with clipping over three steps, both precisions (fp32 gradients with master weights, bf16
+// gradients in pure bf16, as the engine; fp32 gradients into bf16 state too), against
+// adamw_cpu_step on the same gradient values.
+void check_adamw(bool master, bool bf16_grads) {
   const size_t n = 5000;
   Vec p = random_vec(n, 16), m(n, 0.0), v(n, 0.0);
   AdamWParams o;
@@ -198,11 +228,11 @@ void check_adamw(bool master) {
   UB_CUDA_CHECK(cudaMemset(mom.get(), 0, mom.bytes()));
   UB_CUDA_CHECK(cudaMemset(var.get(), 0, var.bytes()));
   for (int step = 1; step <= 3; ++step) {
-    const Vec g = random_vec(n, 100 + static_cast<uint64_t>(step), 0.1);  // norm ~7: clipped
-    auto dg = upload_f32(g);
+    const Vec g = random_vec(n, 100 + static_cast<uint64_t>(step), 0.1);  // norm ~7: clipped; bf16 values
+    auto dg = bf16_grads ? upload_bf16(g) : upload_f32(g);
     UB_CUDA_CHECK(cudaMemset(nsq.get(), 0, sizeof(double)));
-    accumulate_squares(dg.as<float>(), n, nsq.as<double>(), nullptr);
-    adamw_step(master ? dp.as<float>() : nullptr, w16.get(), dg.as<float>(), mom.get(), var.get(), !master, n,
+    accumulate_squares(dg.get(), bf16_grads, n, nsq.as<double>(), nullptr);
+    adamw_step(master ? dp.as<float>() : nullptr, w16.get(), dg.get(), bf16_grads, mom.get(), var.get(), !master, n,
                nsq.as<double>(), o, step, nullptr);
     const double norm = adamw_cpu_step(p, m, v, g, o, step);
     double got_sq = 0;
@@ -217,8 +247,9 @@ void check_adamw(bool master) {
   EXPECT_LT(rel_l2(download_bf16(w16, n), p), master ? 4e-3 : 8e-3);
 }
 
-TEST_F(LlamaKernels, AdamWWithMasterWeights) { check_adamw(true); }
-TEST_F(LlamaKernels, AdamWPureBf16) { check_adamw(false); }
+TEST_F(LlamaKernels, AdamWWithMasterWeights) { check_adamw(true, false); }
+TEST_F(LlamaKernels, AdamWPureBf16) { check_adamw(false, true); }
+TEST_F(LlamaKernels, AdamWBf16StateFp32Gradients) { check_adamw(false, false); }
 
 }  // namespace
 }  // namespace ub::gpu

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "core/train/train_math.hpp"
 
@@ -15,8 +16,17 @@ namespace ub::gpu {
 
 // x[t] = table[tokens[t]]                                            (bf16 [T, H])
 void embedding_forward(const int32_t* tokens, const void* table, void* x, int64_t T, int64_t H, cudaStream_t s);
-// dtable[tokens[t]] += dx[t]  (fp32 atomics; dtable is not cleared here)
-void embedding_backward(const int32_t* tokens, const void* dx, float* dtable, int64_t T, int64_t H, cudaStream_t s);
+// Positions grouped by token: those holding token v are order[starts[v] .. starts[v + 1]).
+struct TokenIndex {
+  std::vector<int32_t> order, starts;  // T and V + 1 entries
+};
+// Throws WorkError for an id outside [0, V).
+TokenIndex index_tokens(const std::vector<int32_t>& tokens, int64_t V);
+// dtable[v] = (accumulate ? dtable[v] : 0) + sum of dx[t] over positions t holding v, for every
+// row v of [V, H] (fp32 sums; dtable fp32, or bf16 when bf16_grad). order / starts: index_tokens's,
+// on the device.
+void embedding_backward(const int32_t* order, const int32_t* starts, const void* dx, void* dtable, bool bf16_grad,
+                        bool accumulate, int64_t V, int64_t H, cudaStream_t s);
 
 // y = w * x * rstd, rstd = 1 / sqrt(mean(x^2) + eps) per row (kept for backward).
 void rmsnorm_forward(const void* x, const void* w, void* y, float* rstd, int64_t T, int64_t H, double eps,
@@ -53,12 +63,12 @@ void init_parameters(float* master, void* w16, size_t offset, size_t count, uint
                      cudaStream_t s);
 // w16 = bf16(master) over n elements.
 void cast_to_bf16(const float* master, void* w16, size_t n, cudaStream_t s);
-// *norm_sq += sum g^2 (double atomics; clear it first).
-void accumulate_squares(const float* g, size_t n, double* norm_sq, cudaStream_t s);
+// *norm_sq += sum g^2 (double atomics; clear it first); g fp32, or bf16 when bf16_grads.
+void accumulate_squares(const void* g, bool bf16_grads, size_t n, double* norm_sq, cudaStream_t s);
 // Clip by the global norm sqrt(*norm_sq), then AdamW at step `step` (1-based) over n elements.
 // With master weights: master fp32, m and v fp32, w16 = bf16(master). Without (pure bf16):
-// master null, m and v bf16, w16 updated in place.
-void adamw_step(float* master, void* w16, const float* g, void* m, void* v, bool bf16_state, size_t n,
+// master null, m and v bf16, w16 updated in place. Gradients g fp32, or bf16 when bf16_grads.
+void adamw_step(float* master, void* w16, const void* g, bool bf16_grads, void* m, void* v, bool bf16_state, size_t n,
                 const double* norm_sq, const AdamWParams& p, int64_t step, cudaStream_t s);
 
 }  // namespace ub::gpu

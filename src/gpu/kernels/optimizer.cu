@@ -35,17 +35,6 @@ __global__ void cast_kernel(const float* src, bf16* dst, size_t n) {
   }
 }
 
-__global__ void squares_kernel(const float* g, size_t n, double* acc) {
-  float s = 0;
-  const auto* g4 = reinterpret_cast<const float4*>(g);
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n / 4; i += size_t{gridDim.x} * blockDim.x) {
-    const float4 v = g4[i];
-    s += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
-  }
-  const double b = block_sum(static_cast<double>(s));
-  if (threadIdx.x == 0) atomicAdd(acc, b);
-}
-
 struct StepScalars {
   float lr, beta1, beta2, eps, wd, bias1, bias2, max_norm;
 };
@@ -75,17 +64,28 @@ struct Quad<bf16> {
   }
 };
 
+template <class G>
+__global__ void squares_kernel(const G* g, size_t n, double* acc) {
+  float s = 0;
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n / 4; i += size_t{gridDim.x} * blockDim.x) {
+    const float4 v = Quad<G>::load(g, i);
+    s += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
+  }
+  const double b = block_sum(static_cast<double>(s));
+  if (threadIdx.x == 0) atomicAdd(acc, b);
+}
+
 __device__ __forceinline__ float& at(float4& v, int k) { return (&v.x)[k]; }
 
 // n is a multiple of 4 (the layout pads every tensor to 128 elements): 16-byte accesses.
-template <class State>
-__global__ void adamw_kernel(float* master, bf16* w16, const float* g, State* m, State* v, size_t n,
+template <class State, class G>
+__global__ void adamw_kernel(float* master, bf16* w16, const G* g, State* m, State* v, size_t n,
                              const double* norm_sq, StepScalars k) {
   const float coef = clip_coefficient(static_cast<float>(sqrt(*norm_sq)), k.max_norm);
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n / 4; i += size_t{gridDim.x} * blockDim.x) {
     float4 p = master ? Quad<float>::load(master, i) : Quad<bf16>::load(w16, i);
     float4 mi = Quad<State>::load(m, i), vi = Quad<State>::load(v, i);
-    const float4 gi = Quad<float>::load(g, i);
+    const float4 gi = Quad<G>::load(g, i);
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
       adamw_update(at(p, q), at(mi, q), at(vi, q), (&gi.x)[q] * coef, k.lr, k.beta1, k.beta2, k.eps, k.wd, k.bias1, k.bias2);
@@ -110,13 +110,33 @@ void cast_to_bf16(const float* master, void* w16, size_t n, cudaStream_t s) {
   UB_CUDA_CHECK_LAUNCH();
 }
 
-void accumulate_squares(const float* g, size_t n, double* norm_sq, cudaStream_t s) {
+void accumulate_squares(const void* g, bool bf16_grads, size_t n, double* norm_sq, cudaStream_t s) {
   if (n % 4 != 0) throw WorkError("accumulate_squares: n must be a multiple of 4");
-  squares_kernel<<<grid_for4(n), 256, 0, s>>>(g, n, norm_sq);
+  if (bf16_grads) {
+    squares_kernel<<<grid_for4(n), 256, 0, s>>>(static_cast<const bf16*>(g), n, norm_sq);
+  } else {
+    squares_kernel<<<grid_for4(n), 256, 0, s>>>(static_cast<const float*>(g), n, norm_sq);
+  }
   UB_CUDA_CHECK_LAUNCH();
 }
 
-void adamw_step(float* master, void* w16, const float* g, void* m, void* v, bool bf16_state, size_t n,
+namespace {
+
+template <class G>
+void launch_adamw(float* master, void* w16, const G* g, void* m, void* v, bool bf16_state, size_t n,
+                  const double* norm_sq, const StepScalars& k, cudaStream_t s) {
+  if (bf16_state) {
+    adamw_kernel<<<grid_for4(n), 256, 0, s>>>(master, static_cast<bf16*>(w16), g, static_cast<bf16*>(m),
+                                             static_cast<bf16*>(v), n, norm_sq, k);
+  } else {
+    adamw_kernel<<<grid_for4(n), 256, 0, s>>>(master, static_cast<bf16*>(w16), g, static_cast<float*>(m),
+                                             static_cast<float*>(v), n, norm_sq, k);
+  }
+}
+
+}  // namespace
+
+void adamw_step(float* master, void* w16, const void* g, bool bf16_grads, void* m, void* v, bool bf16_state, size_t n,
                 const double* norm_sq, const AdamWParams& p, int64_t step, cudaStream_t s) {
   const double t = static_cast<double>(step);
   const StepScalars k{static_cast<float>(p.lr), static_cast<float>(p.beta1), static_cast<float>(p.beta2),
@@ -124,12 +144,10 @@ void adamw_step(float* master, void* w16, const float* g, void* m, void* v, bool
                       static_cast<float>(1 - std::pow(p.beta1, t)), static_cast<float>(1 - std::pow(p.beta2, t)),
                       static_cast<float>(p.max_grad_norm)};
   if (n % 4 != 0) throw WorkError("adamw_step: n must be a multiple of 4");
-  if (bf16_state) {
-    adamw_kernel<<<grid_for4(n), 256, 0, s>>>(master, static_cast<bf16*>(w16), g, static_cast<bf16*>(m),
-                                             static_cast<bf16*>(v), n, norm_sq, k);
+  if (bf16_grads) {
+    launch_adamw(master, w16, static_cast<const bf16*>(g), m, v, bf16_state, n, norm_sq, k, s);
   } else {
-    adamw_kernel<<<grid_for4(n), 256, 0, s>>>(master, static_cast<bf16*>(w16), g, static_cast<float*>(m),
-                                             static_cast<float*>(v), n, norm_sq, k);
+    launch_adamw(master, w16, static_cast<const float*>(g), m, v, bf16_state, n, norm_sq, k, s);
   }
   UB_CUDA_CHECK_LAUNCH();
 }

@@ -1,9 +1,15 @@
 // RMSNorm forward and backward; see llama_ops.cuh. The hidden size is a multiple of 8
 // (check_trainable), so rows are read and written 8 bf16 (16 bytes) at a time.
 //   forward:  one warp per row (sum of squares by warp shuffles), 8 rows per block;
-//   backward: dx the same way; dw = sum over rows of dy * x * rstd as a column reduction (each
-//             thread owns 8 columns over a chunk of rows, then one atomic per column and chunk).
+//   backward: one pass for dx and dw together (two kernels read dy and x twice): a block owns a
+//             chunk of rows and each thread the same 8 * P columns of every row, so the thread sums
+//             its columns' dw = dy * x * rstd in registers across the chunk and adds them to the
+//             global dw once (one atomic per column and block); each row's dot product is a block
+//             reduction, R rows at a time. (Summing dw in shared memory instead, one float atomic
+//             per element, ran at 0.8 TB/s on the H200.)
 #include <cuda_bf16.h>
+
+#include <algorithm>
 
 #include "gpu/check.hpp"
 #include "gpu/kernels/bf16_pack.cuh"
@@ -16,7 +22,6 @@ namespace {
 
 using bf16 = __nv_bfloat16;
 constexpr int kWarpsPerBlock = 8;
-constexpr int kRowsPerChunk = 64;  // dw: rows summed by one thread before its atomics
 
 
 __global__ void rmsnorm_forward_kernel(const bf16* x, const bf16* w, bf16* y, float* rstd, int64_t T, int64_t H,
@@ -42,50 +47,100 @@ __global__ void rmsnorm_forward_kernel(const bf16* x, const bf16* w, bf16* y, fl
   }
 }
 
-__global__ void rmsnorm_dx_kernel(const bf16* dy, const bf16* x, const bf16* w, const float* rstd, const bf16* dres,
-                                  bf16* dx, int64_t T, int64_t H) {
-  const int lane = threadIdx.x & 31;
-  const int64_t row = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
-  if (row >= T) return;
-  const float r = rstd[row];
-  const bf16* dyr = dy + row * H;
-  const bf16* xr = x + row * H;
-  float dot = 0;
-  for (int64_t j = lane * 8; j < H; j += 32 * 8) {
-    const Pack8 g = load8(dyr + j), v = load8(xr + j), wv = load8(w + j);
+template <int P, int R>
+__global__ void rmsnorm_backward_kernel(const bf16* dy, const bf16* x, const bf16* w, const float* rstd,
+                                        const bf16* dres, bf16* dx, float* dw, int64_t T, int64_t H,
+                                        int64_t rows_per_block) {
+  __shared__ float part[2][R][32];  // per-warp sums of the R rows' dot products, double-buffered
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * rows_per_block;
+  const int64_t last = min(first + rows_per_block, T);
+  int64_t col[P];
+  Pack8 wv[P];
+  float acc[P][8] = {};
 #pragma unroll
-    for (int q = 0; q < 8; ++q) dot += g.get(q) * wv.get(q) * v.get(q);
+  for (int k = 0; k < P; ++k) {
+    col[k] = (threadIdx.x + static_cast<int64_t>(k) * blockDim.x) * 8;
+    wv[k] = col[k] < H ? load8(w + col[k]) : Pack8{};
   }
-  dot = warp_sum(dot) * r / static_cast<float>(H);
-  for (int64_t j = lane * 8; j < H; j += 32 * 8) {
-    const Pack8 g = load8(dyr + j), v = load8(xr + j), wv = load8(w + j);
-    Pack8 res{};
-    if (dres) res = load8(dres + row * H + j);
-    Pack8 out;
+  int buf = 0;
+  for (int64_t r0 = first; r0 < last; r0 += R, buf ^= 1) {
+    Pack8 g[R][P], v[R][P];
+    float rs[R], dot[R];
 #pragma unroll
-    for (int q = 0; q < 8; ++q) {
-      float d = r * (g.get(q) * wv.get(q) - v.get(q) * r * dot);
-      if (dres) d += res.get(q);
-      out.set(q, d);
+    for (int r = 0; r < R; ++r) {
+      const int64_t row = r0 + r;
+      rs[r] = row < last ? rstd[row] : 0.0f;
+      dot[r] = 0;
+#pragma unroll
+      for (int k = 0; k < P; ++k) {
+        const bool in = row < last && col[k] < H;
+        g[r][k] = in ? load8(dy + row * H + col[k]) : Pack8{};
+        v[r][k] = in ? load8(x + row * H + col[k]) : Pack8{};
+#pragma unroll
+        for (int q = 0; q < 8; ++q) dot[r] += g[r][k].get(q) * wv[k].get(q) * v[r][k].get(q);
+      }
+      dot[r] = warp_sum(dot[r]);
+      if (lane == 0) part[buf][r][warp] = dot[r];
     }
-    store8(dx + row * H + j, out);
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      float total = 0;
+      for (int i = 0; i < warps; ++i) total += part[buf][r][i];
+      const int64_t row = r0 + r;
+      if (row >= last) continue;
+      const float d = total * rs[r] / static_cast<float>(H);
+#pragma unroll
+      for (int k = 0; k < P; ++k) {
+        if (col[k] >= H) continue;
+        Pack8 res{};
+        if (dres) res = load8(dres + row * H + col[k]);
+        Pack8 out;
+#pragma unroll
+        for (int q = 0; q < 8; ++q) {
+          const float gq = g[r][k].get(q), vq = v[r][k].get(q);
+          float o = rs[r] * (gq * wv[k].get(q) - vq * rs[r] * d);
+          if (dres) o += res.get(q);
+          out.set(q, o);
+          acc[k][q] += gq * vq * rs[r];
+        }
+        store8(dx + row * H + col[k], out);
+      }
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < P; ++k) {
+    if (col[k] >= H || first >= last) continue;
+#pragma unroll
+    for (int q = 0; q < 8; ++q) atomicAdd(dw + col[k] + q, acc[k][q]);
   }
 }
 
-__global__ void rmsnorm_dw_kernel(const bf16* dy, const bf16* x, const float* rstd, float* dw, int64_t T, int64_t H) {
-  const int64_t col = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * 8;
-  if (col >= H) return;
-  const int64_t first = static_cast<int64_t>(blockIdx.y) * kRowsPerChunk;
-  const int64_t last = min(first + kRowsPerChunk, T);
-  float acc[8] = {};
-  for (int64_t row = first; row < last; ++row) {
-    const float r = rstd[row];
-    const Pack8 g = load8(dy + row * H + col), v = load8(x + row * H + col);
-#pragma unroll
-    for (int q = 0; q < 8; ++q) acc[q] += g.get(q) * v.get(q) * r;
-  }
-#pragma unroll
-  for (int q = 0; q < 8; ++q) atomicAdd(dw + col + q, acc[q]);
+int sm_count() {
+  static const int sms = [] {
+    int device = 0, n = 0;
+    UB_CUDA_CHECK(cudaGetDevice(&device));
+    UB_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device));
+    return n;
+  }();
+  return sms;
+}
+
+// P packs of 8 columns per thread, R rows per reduction; blocks: up to 2048 resident threads per
+// SM, no more (each block ends with H global atomics).
+template <int P, int R>
+void launch_backward(const void* dy, const void* x, const void* w, const float* rstd, const void* residual_grad,
+                     void* dx, float* dw, int64_t T, int64_t H, cudaStream_t s) {
+  const int64_t packs = H / 8;
+  const int threads = static_cast<int>(((packs + P - 1) / P + 31) / 32 * 32);
+  const int64_t per_sm = std::max(1, 2048 / threads);
+  const int64_t blocks = std::max<int64_t>(1, std::min((T + R - 1) / R, per_sm * sm_count()));
+  const int64_t rows_per_block = (T + blocks - 1) / blocks;
+  rmsnorm_backward_kernel<P, R><<<static_cast<unsigned>(blocks), threads, 0, s>>>(
+      static_cast<const bf16*>(dy), static_cast<const bf16*>(x), static_cast<const bf16*>(w), rstd,
+      static_cast<const bf16*>(residual_grad), static_cast<bf16*>(dx), dw, T, H, rows_per_block);
+  UB_CUDA_CHECK_LAUNCH();
 }
 
 void require_multiple_of_8(int64_t H, const char* what) {
@@ -106,15 +161,16 @@ void rmsnorm_forward(const void* x, const void* w, void* y, float* rstd, int64_t
 void rmsnorm_backward(const void* dy, const void* x, const void* w, const float* rstd, const void* residual_grad,
                       void* dx, float* dw, int64_t T, int64_t H, cudaStream_t s) {
   require_multiple_of_8(H, "rmsnorm_backward");
-  // dw first: dx may overwrite residual_grad, never dy or x.
-  const dim3 grid(static_cast<unsigned>((H / 8 + 255) / 256), static_cast<unsigned>((T + kRowsPerChunk - 1) / kRowsPerChunk));
-  rmsnorm_dw_kernel<<<grid, 256, 0, s>>>(static_cast<const bf16*>(dy), static_cast<const bf16*>(x), rstd, dw, T, H);
-  UB_CUDA_CHECK_LAUNCH();
-  const auto blocks = static_cast<unsigned>((T + kWarpsPerBlock - 1) / kWarpsPerBlock);
-  rmsnorm_dx_kernel<<<blocks, 32 * kWarpsPerBlock, 0, s>>>(
-      static_cast<const bf16*>(dy), static_cast<const bf16*>(x), static_cast<const bf16*>(w), rstd,
-      static_cast<const bf16*>(residual_grad), static_cast<bf16*>(dx), T, H);
-  UB_CUDA_CHECK_LAUNCH();
+  if (T <= 0) return;
+  if (H <= 8 * 1024) {
+    launch_backward<1, 4>(dy, x, w, rstd, residual_grad, dx, dw, T, H, s);
+  } else if (H <= 16 * 1024) {
+    launch_backward<2, 4>(dy, x, w, rstd, residual_grad, dx, dw, T, H, s);
+  } else if (H <= 32 * 1024) {
+    launch_backward<4, 2>(dy, x, w, rstd, residual_grad, dx, dw, T, H, s);
+  } else {
+    throw WorkError("rmsnorm_backward: hidden sizes above 32768 are not supported");
+  }
 }
 
 }  // namespace ub::gpu
