@@ -5,7 +5,8 @@
 # kernel and engine GPU tests, then ours (bf16 at 8k and 16k with the breakdown, master weights at
 # 16k) and the peer at 8k and 16k, on the same cuDNN (9.19). $1: the name of the results folder
 # (first call "levers2", with RMSNorm's backward summing dw in shared memory; second "levers3",
-# with the column-owning RMSNorm backward).
+# with the column-owning RMSNorm backward; third "levers4", its 2-row variant at 64 registers and
+# AdamW / the norm's squares 8 elements (16 bytes) per thread).
 source bench/device/common.sh
 export LD_LIBRARY_PATH=$(ub_cudnn919):$LD_LIBRARY_PATH
 ub_build || exit 1

@@ -47,8 +47,10 @@ __global__ void rmsnorm_forward_kernel(const bf16* x, const bf16* w, bf16* y, fl
   }
 }
 
+constexpr int kBackwardMaxThreads = 512;
+
 template <int P, int R>
-__global__ void rmsnorm_backward_kernel(const bf16* dy, const bf16* x, const bf16* w, const float* rstd,
+__global__ void __launch_bounds__(kBackwardMaxThreads) rmsnorm_backward_kernel(const bf16* dy, const bf16* x, const bf16* w, const float* rstd,
                                         const bf16* dres, bf16* dx, float* dw, int64_t T, int64_t H,
                                         int64_t rows_per_block) {
   __shared__ float part[2][R][32];  // per-warp sums of the R rows' dot products, double-buffered
@@ -65,7 +67,7 @@ __global__ void rmsnorm_backward_kernel(const bf16* dy, const bf16* x, const bf1
   }
   int buf = 0;
   for (int64_t r0 = first; r0 < last; r0 += R, buf ^= 1) {
-    Pack8 g[R][P], v[R][P];
+    Pack8 g[R][P], v[R][P], res[R][P];  // the residual gradient too: all loads before the reduction
     float rs[R], dot[R];
 #pragma unroll
     for (int r = 0; r < R; ++r) {
@@ -77,6 +79,7 @@ __global__ void rmsnorm_backward_kernel(const bf16* dy, const bf16* x, const bf1
         const bool in = row < last && col[k] < H;
         g[r][k] = in ? load8(dy + row * H + col[k]) : Pack8{};
         v[r][k] = in ? load8(x + row * H + col[k]) : Pack8{};
+        res[r][k] = in && dres ? load8(dres + row * H + col[k]) : Pack8{};
 #pragma unroll
         for (int q = 0; q < 8; ++q) dot[r] += g[r][k].get(q) * wv[k].get(q) * v[r][k].get(q);
       }
@@ -94,14 +97,12 @@ __global__ void rmsnorm_backward_kernel(const bf16* dy, const bf16* x, const bf1
 #pragma unroll
       for (int k = 0; k < P; ++k) {
         if (col[k] >= H) continue;
-        Pack8 res{};
-        if (dres) res = load8(dres + row * H + col[k]);
         Pack8 out;
 #pragma unroll
         for (int q = 0; q < 8; ++q) {
           const float gq = g[r][k].get(q), vq = v[r][k].get(q);
           float o = rs[r] * (gq * wv[k].get(q) - vq * rs[r] * d);
-          if (dres) o += res.get(q);
+          if (dres) o += res[r][k].get(q);
           out.set(q, o);
           acc[k][q] += gq * vq * rs[r];
         }
@@ -117,25 +118,22 @@ __global__ void rmsnorm_backward_kernel(const bf16* dy, const bf16* x, const bf1
   }
 }
 
-int sm_count() {
+// P packs of 8 columns per thread, R rows per reduction; as many blocks as fit on the GPU at once
+// (one wave, each block a chunk of rows), no more: each block ends with H global atomics.
+template <int P, int R>
+void launch_backward(const void* dy, const void* x, const void* w, const float* rstd, const void* residual_grad,
+                     void* dx, float* dw, int64_t T, int64_t H, cudaStream_t s) {
   static const int sms = [] {
     int device = 0, n = 0;
     UB_CUDA_CHECK(cudaGetDevice(&device));
     UB_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device));
     return n;
   }();
-  return sms;
-}
-
-// P packs of 8 columns per thread, R rows per reduction; blocks: up to 2048 resident threads per
-// SM, no more (each block ends with H global atomics).
-template <int P, int R>
-void launch_backward(const void* dy, const void* x, const void* w, const float* rstd, const void* residual_grad,
-                     void* dx, float* dw, int64_t T, int64_t H, cudaStream_t s) {
   const int64_t packs = H / 8;
   const int threads = static_cast<int>(((packs + P - 1) / P + 31) / 32 * 32);
-  const int64_t per_sm = std::max(1, 2048 / threads);
-  const int64_t blocks = std::max<int64_t>(1, std::min((T + R - 1) / R, per_sm * sm_count()));
+  int per_sm = 0;
+  UB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, rmsnorm_backward_kernel<P, R>, threads, 0));
+  const int64_t blocks = std::max<int64_t>(1, std::min((T + R - 1) / R, int64_t{std::max(per_sm, 1)} * sms));
   const int64_t rows_per_block = (T + blocks - 1) / blocks;
   rmsnorm_backward_kernel<P, R><<<static_cast<unsigned>(blocks), threads, 0, s>>>(
       static_cast<const bf16*>(dy), static_cast<const bf16*>(x), static_cast<const bf16*>(w), rstd,
@@ -162,12 +160,15 @@ void rmsnorm_backward(const void* dy, const void* x, const void* w, const float*
                       void* dx, float* dw, int64_t T, int64_t H, cudaStream_t s) {
   require_multiple_of_8(H, "rmsnorm_backward");
   if (T <= 0) return;
-  if (H <= 8 * 1024) {
-    launch_backward<1, 4>(dy, x, w, rstd, residual_grad, dx, dw, T, H, s);
+  static_assert(kBackwardMaxThreads == 512, "the widths below assume 512 threads of 8 columns each");
+  if (H <= 4 * 1024) {
+    launch_backward<1, 2>(dy, x, w, rstd, residual_grad, dx, dw, T, H, s);
+  } else if (H <= 8 * 1024) {
+    launch_backward<2, 2>(dy, x, w, rstd, residual_grad, dx, dw, T, H, s);
   } else if (H <= 16 * 1024) {
-    launch_backward<2, 4>(dy, x, w, rstd, residual_grad, dx, dw, T, H, s);
+    launch_backward<4, 1>(dy, x, w, rstd, residual_grad, dx, dw, T, H, s);
   } else if (H <= 32 * 1024) {
-    launch_backward<4, 2>(dy, x, w, rstd, residual_grad, dx, dw, T, H, s);
+    launch_backward<8, 1>(dy, x, w, rstd, residual_grad, dx, dw, T, H, s);
   } else {
     throw WorkError("rmsnorm_backward: hidden sizes above 32768 are not supported");
   }
