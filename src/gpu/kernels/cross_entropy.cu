@@ -1,13 +1,8 @@
 // Cross-entropy over next-token labels with its gradient written over the logits; see
-// llama_ops.cuh. A block per row at a time: a pass for the row's max and sum of exponentials
-// (online softmax per thread, then merged across the block), a pass writing (softmax - onehot) /
-// count. One block of 1024 threads per SM, each going through rows one after another, so the rows
-// in flight (132 x 256 KB for a 128k vocabulary) stay in L2 and the second pass reads them from
-// there rather than from HBM again. Rows are read 8 bf16 (16 bytes) at a time when the vocabulary
-// allows it.
+// llama_ops.cuh. One block per row: a pass for the row's max and sum of exponentials (online
+// softmax per thread, then merged across the block), a pass writing (softmax - onehot) / count.
+// Rows are read 8 bf16 (16 bytes) at a time when the vocabulary allows it.
 #include <cuda_bf16.h>
-
-#include <algorithm>
 
 #include "gpu/check.hpp"
 #include "gpu/kernels/block_reduce.cuh"
@@ -18,7 +13,7 @@ namespace ub::gpu {
 namespace {
 
 using bf16 = __nv_bfloat16;
-constexpr int kThreads = 1024;
+constexpr int kThreads = 512;
 
 // Online softmax state: running max m and sum of exp(x - m).
 __device__ __forceinline__ void online(float x, float& m, float& sum) {
@@ -30,20 +25,20 @@ __device__ __forceinline__ void online(float x, float& m, float& sum) {
   }
 }
 
-// Row t of the batch, its logits at z.
 template <int kVec>
-__device__ void cross_entropy_row(bf16* z, const int32_t* tokens, float* row_loss, int64_t t, int64_t S, int64_t V,
-                                  float inv_count) {
+__global__ void cross_entropy_kernel(bf16* logits, const int32_t* tokens, float* row_loss, int64_t first, int64_t S,
+                                     int64_t V, float inv_count) {
+  const int64_t t = first + blockIdx.x;
+  bf16* z = logits + static_cast<int64_t>(blockIdx.x) * V;
   const int64_t vecs = V / kVec;
   using Pack = typename std::conditional<kVec == 8, uint4, bf16>::type;
   Pack* zp = reinterpret_cast<Pack*>(z);
   if (t % S == S - 1) {  // the last position of a sequence has no label
     for (int64_t j = threadIdx.x; j < V; j += blockDim.x) z[j] = __float2bfloat16(0.0f);
     if (threadIdx.x == 0) row_loss[t] = 0;
-    return;  // the same branch for the whole block: no barrier is skipped by part of it
+    return;
   }
   float m = -INFINITY, sum = 0;
-#pragma unroll 4
   for (int64_t j = threadIdx.x; j < vecs; j += blockDim.x) {
     Pack p = zp[j];
     const bf16* e = reinterpret_cast<const bf16*>(&p);
@@ -70,15 +65,6 @@ __device__ void cross_entropy_row(bf16* z, const int32_t* tokens, float* row_los
   if (threadIdx.x == 0) row_loss[t] = lse - label_logit;
 }
 
-template <int kVec>
-__global__ void __launch_bounds__(kThreads) cross_entropy_kernel(bf16* logits, const int32_t* tokens, float* row_loss,
-                                                                 int64_t first, int64_t rows, int64_t S, int64_t V,
-                                                                 float inv_count) {
-  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
-    cross_entropy_row<kVec>(logits + r * V, tokens, row_loss, first + r, S, V, inv_count);
-  }
-}
-
 __global__ void sum_loss_kernel(const float* row_loss, int64_t T, double inv_count, double* loss) {
   double s = 0;
   for (int64_t i = threadIdx.x; i < T; i += blockDim.x) s += row_loss[i];
@@ -92,17 +78,10 @@ void cross_entropy_forward_backward(void* logits, const int32_t* tokens, float* 
                                     int64_t S, int64_t V, double count, cudaStream_t s) {
   const auto inv = static_cast<float>(1.0 / count);
   auto* z = static_cast<bf16*>(logits);
-  static const int sms = [] {
-    int device = 0, n = 0;
-    UB_CUDA_CHECK(cudaGetDevice(&device));
-    UB_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device));
-    return n;
-  }();
-  const auto blocks = static_cast<unsigned>(std::min<int64_t>(rows, sms));
   if (V % 8 == 0 && reinterpret_cast<uintptr_t>(z) % 16 == 0) {
-    cross_entropy_kernel<8><<<blocks, kThreads, 0, s>>>(z, tokens, row_loss, first, rows, S, V, inv);
+    cross_entropy_kernel<8><<<static_cast<unsigned>(rows), kThreads, 0, s>>>(z, tokens, row_loss, first, S, V, inv);
   } else {
-    cross_entropy_kernel<1><<<blocks, kThreads, 0, s>>>(z, tokens, row_loss, first, rows, S, V, inv);
+    cross_entropy_kernel<1><<<static_cast<unsigned>(rows), kThreads, 0, s>>>(z, tokens, row_loss, first, S, V, inv);
   }
   UB_CUDA_CHECK_LAUNCH();
 }

@@ -31,7 +31,6 @@ __global__ void rmsnorm_forward_kernel(const bf16* x, const bf16* w, bf16* y, fl
   if (row >= T) return;
   const bf16* xr = x + row * H;
   float ss = 0;
-#pragma unroll 4
   for (int64_t j = lane * 8; j < H; j += 32 * 8) {
     const Pack8 v = load8(xr + j);
 #pragma unroll
@@ -39,7 +38,6 @@ __global__ void rmsnorm_forward_kernel(const bf16* x, const bf16* w, bf16* y, fl
   }
   const float r = rsqrtf(warp_sum(ss) / static_cast<float>(H) + eps);
   if (lane == 0) rstd[row] = r;
-#pragma unroll 4
   for (int64_t j = lane * 8; j < H; j += 32 * 8) {
     const Pack8 v = load8(xr + j), g = load8(w + j);
     Pack8 out;
