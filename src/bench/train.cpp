@@ -56,7 +56,7 @@ json TrainConfig::to_json() const {
           {"batch", batch},
           {"dtype", "bf16"},
           {"precision", master_weights ? "bf16 compute, fp32 master weights and AdamW state, fp32 gradients"
-                                       : "pure bf16: bf16 weights and AdamW state, fp32 gradients"},
+                                       : "pure bf16: bf16 weights, gradients and AdamW state"},
           {"master_weights", master_weights},
           {"steps", steps},
           {"warmup", warmup},
