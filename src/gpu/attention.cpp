@@ -82,6 +82,14 @@ struct Dims4 {
   std::vector<int64_t> rows_strides() const { return {h * s, s, 1, 1}; }
 };
 
+// S where `keep` holds, -inf elsewhere: what every mask ends with.
+GraphTensor keep_or_neg_inf(GraphBuilder& g, const Dims4& x, const GraphTensor& s, const GraphTensor& keep) {
+  const GraphTensor neg_inf = g.scalar(-std::numeric_limits<float>::infinity());
+  const GraphTensor out = g.virtual_tensor(x.scores(), x.scores_strides());
+  g.pointwise(CUDNN_POINTWISE_BINARY_SELECT, s, &neg_inf, &keep, out);
+  return out;
+}
+
 // Keeps S[i, j] for j <= i and sets the rest to -inf (top-left aligned causal mask).
 GraphTensor causal_mask(GraphBuilder& g, const Dims4& x, const GraphTensor& s) {
   const GraphTensor row = g.virtual_tensor(x.scores(), x.scores_strides(), CUDNN_DATA_INT32);
@@ -90,10 +98,7 @@ GraphTensor causal_mask(GraphBuilder& g, const Dims4& x, const GraphTensor& s) {
   g.pointwise(CUDNN_POINTWISE_GEN_INDEX, s, nullptr, nullptr, col, CUDNN_DATA_FLOAT, 3);
   const GraphTensor keep = g.virtual_tensor(x.scores(), x.scores_strides(), CUDNN_DATA_BOOLEAN);
   g.pointwise(CUDNN_POINTWISE_CMP_GE, row, &col, nullptr, keep, CUDNN_DATA_BOOLEAN);
-  const GraphTensor neg_inf = g.scalar(-std::numeric_limits<float>::infinity());
-  const GraphTensor out = g.virtual_tensor(x.scores(), x.scores_strides());
-  g.pointwise(CUDNN_POINTWISE_BINARY_SELECT, s, &neg_inf, &keep, out);
-  return out;
+  return keep_or_neg_inf(g, x, s, keep);
 }
 
 // The run-time inputs of packed documents of different lengths: each document's length, seen
@@ -143,10 +148,7 @@ GraphTensor padding_mask(GraphBuilder& g, const Dims4& x, const GraphTensor& s, 
   const GraphTensor row_ok = below(index(2), r.seq_q), col_ok = below(index(3), r.seq_kv);
   const GraphTensor keep = g.virtual_tensor(x.scores(), x.scores_strides(), CUDNN_DATA_BOOLEAN);
   g.pointwise(CUDNN_POINTWISE_LOGICAL_AND, row_ok, &col_ok, nullptr, keep, CUDNN_DATA_BOOLEAN);
-  const GraphTensor neg_inf = g.scalar(-std::numeric_limits<float>::infinity());
-  const GraphTensor out = g.virtual_tensor(x.scores(), x.scores_strides());
-  g.pointwise(CUDNN_POINTWISE_BINARY_SELECT, s, &neg_inf, &keep, out);
-  return out;
+  return keep_or_neg_inf(g, x, s, keep);
 }
 
 GraphTensor binary(GraphBuilder& g, cudnnPointwiseMode_t mode, const GraphTensor& a, const GraphTensor& b,
