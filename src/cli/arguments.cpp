@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <numeric>
 
 #include "core/error.hpp"
 #include "core/text.hpp"
@@ -40,6 +41,12 @@ std::vector<int64_t> parse_size_list(const std::string& text, const std::string&
   for (const std::string& item : split(text, ',')) out.push_back(parse_size(item, what));
   if (out.empty()) throw UsageError(fmt::format("{}: no value given", what));
   return out;
+}
+
+std::vector<int64_t> seqlens_or_documents(const std::string& seqlens, bool seqlens_given,
+                                          const std::vector<int64_t>& docs, const std::string& what) {
+  if (docs.empty() || seqlens_given) return parse_size_list(seqlens, what);
+  return {std::accumulate(docs.begin(), docs.end(), int64_t{0})};
 }
 
 std::vector<int64_t> expand_range(int64_t start, int64_t stop, int64_t step,

@@ -12,6 +12,11 @@ namespace ub::cli {
 // "8192" -> 8192, "8k" -> 8192, "1M" -> 1048576, "4G" -> 4 Gi. Throws UsageError naming `what`.
 int64_t parse_size(const std::string& text, const std::string& what);
 std::vector<int64_t> parse_size_list(const std::string& text, const std::string& what);
+// The sequence lengths of a command that also takes packed documents (--docs): `seqlens` parsed
+// when given on the command line or when there are no documents; otherwise one length, the
+// documents together.
+std::vector<int64_t> seqlens_or_documents(const std::string& seqlens, bool seqlens_given,
+                                          const std::vector<int64_t>& docs, const std::string& what);
 // The peer's ranges: python range(start, stop, step), stop excluded, a 0 start meaning `step`.
 std::vector<int64_t> expand_range(int64_t start, int64_t stop, int64_t step, const std::string& what);
 // "--m 2048 4096", "--m 2048,4096" or "--m-range 0 20480 256" into the list of sizes.

@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <numeric>
 
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
@@ -60,10 +59,7 @@ void run(Context& ctx, const AttentionOptions& o) {
   cfg.heads = o.heads, cfg.kv_heads = o.kv_heads, cfg.head_dim = o.head_dim, cfg.batch = o.batch;
   cfg.doc_len = o.doc_len == "0" ? 0 : parse_size(o.doc_len, "--doc-len");
   if (!o.docs.empty()) cfg.docs = parse_size_list(o.docs, "--docs");
-  // --docs alone: the packed buffer is as long as the documents together.
-  cfg.seqlens = cfg.docs.empty() || o.seqlens_given
-                    ? parse_size_list(o.seqlens, "--seqlens")
-                    : std::vector<int64_t>{std::accumulate(cfg.docs.begin(), cfg.docs.end(), int64_t{0})};
+  cfg.seqlens = seqlens_or_documents(o.seqlens, o.seqlens_given, cfg.docs, "--seqlens");
   cfg.causal = o.causal;
   cfg.dtype = parse_dtype_list(o.dtype, "--dtype").at(0);
   cfg.fwd_only = o.fwd_only;

@@ -2,8 +2,6 @@
 // with the attention share that decides how much a GPU's attention advantage can matter.
 #include <fmt/format.h>
 
-#include <numeric>
-
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
@@ -36,11 +34,7 @@ void run(Context& ctx, const FlopsOptions& o) {
   fo.causal = !o.non_causal;
   if (!o.doc_len.empty()) fo.doc_len = parse_size(o.doc_len, "--doc-len");
   if (!o.docs.empty()) fo.docs = parse_size_list(o.docs, "--docs");
-  // --docs alone: the packed sequence is as long as the documents together.
-  const std::vector<int64_t> seqlens =
-      fo.docs.empty() || o.seqlens_given
-          ? parse_size_list(o.seqlens, "--seqlen")
-          : std::vector<int64_t>{std::accumulate(fo.docs.begin(), fo.docs.end(), int64_t{0})};
+  const std::vector<int64_t> seqlens = seqlens_or_documents(o.seqlens, o.seqlens_given, fo.docs, "--seqlen");
 
   report::Document doc;
   auto& b = doc.add(fmt::format("{}: {} layers, hidden {}, {} heads ({} kv, head_dim {}), vocab {}",
