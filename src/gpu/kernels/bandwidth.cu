@@ -3,6 +3,7 @@
 
 #include "gpu/check.hpp"
 #include "gpu/kernels/bandwidth.cuh"
+#include "gpu/kernels/sm_count.cuh"
 
 namespace ub::gpu {
 
@@ -233,11 +234,10 @@ unsigned persistent_blocks() {
   int device = 0;
   UB_CUDA_CHECK(cudaGetDevice(&device));
   if (device != cached_device) {
-    int sms = 0, per_sm = 0;
-    UB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    int per_sm = 0;
     UB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, copy_persistent, kPThreads, 0));
     cached_device = device;
-    cached_blocks = static_cast<unsigned>(sms * per_sm);
+    cached_blocks = static_cast<unsigned>(current_sm_count() * per_sm);
   }
   return cached_blocks;
 }
@@ -293,10 +293,7 @@ void bandwidth_copy(void* dst, const void* src, size_t bytes, BandwidthKernel k,
       UB_CUDA_CHECK(cudaFuncSetAttribute(copy_bulk, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
       configured = true;
     }
-    int device = 0, sms = 0;
-    UB_CUDA_CHECK(cudaGetDevice(&device));
-    UB_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    copy_bulk<<<sms, 32, smem, s>>>(static_cast<char*>(dst), static_cast<const char*>(src),
+    copy_bulk<<<current_sm_count(), 32, smem, s>>>(static_cast<char*>(dst), static_cast<const char*>(src),
                                     n * sizeof(int4));
   } else {
     UB_LAUNCH_TILED(copy_tiled, n, s, d, x, n)

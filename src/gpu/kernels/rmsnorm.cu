@@ -15,6 +15,7 @@
 #include "gpu/kernels/bf16_pack.cuh"
 #include "gpu/kernels/block_reduce.cuh"
 #include "gpu/kernels/llama_ops.cuh"
+#include "gpu/kernels/sm_count.cuh"
 
 namespace ub::gpu {
 
@@ -123,17 +124,11 @@ __global__ void __launch_bounds__(kBackwardMaxThreads) rmsnorm_backward_kernel(c
 template <int P, int R>
 void launch_backward(const void* dy, const void* x, const void* w, const float* rstd, const void* residual_grad,
                      void* dx, float* dw, int64_t T, int64_t H, cudaStream_t s) {
-  static const int sms = [] {
-    int device = 0, n = 0;
-    UB_CUDA_CHECK(cudaGetDevice(&device));
-    UB_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device));
-    return n;
-  }();
   const int64_t packs = H / 8;
   const int threads = static_cast<int>(((packs + P - 1) / P + 31) / 32 * 32);
   int per_sm = 0;
   UB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, rmsnorm_backward_kernel<P, R>, threads, 0));
-  const int64_t blocks = std::max<int64_t>(1, std::min((T + R - 1) / R, int64_t{std::max(per_sm, 1)} * sms));
+  const int64_t blocks = std::max<int64_t>(1, std::min((T + R - 1) / R, int64_t{std::max(per_sm, 1)} * current_sm_count()));
   const int64_t rows_per_block = (T + blocks - 1) / blocks;
   rmsnorm_backward_kernel<P, R><<<static_cast<unsigned>(blocks), threads, 0, s>>>(
       static_cast<const bf16*>(dy), static_cast<const bf16*>(x), static_cast<const bf16*>(w), rstd,
