@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "gpu/cudnn_graph.hpp"
+#include "gpu/timing.hpp"
 
 namespace ub::gpu {
 
@@ -327,19 +328,10 @@ void CudnnAttention::choose_fastest(AttentionPlan& p, const std::function<void(c
     run(p.plan());
     return;
   }
-  Event start, stop;
   for (const GraphPlan& candidate : p.candidates) {
     run(candidate);
-    std::vector<float> ms;
-    for (int r = 0; r < 3; ++r) {
-      start.record(stream_);
-      run(candidate);
-      stop.record(stream_);
-      UB_CUDA_CHECK(cudaEventSynchronize(stop.get()));
-      ms.push_back(stop.since(start));
-    }
-    std::sort(ms.begin(), ms.end());
-    p.time_ms.push_back(ms[1]);
+    const Timing t = time_samples(stream_, nullptr, [&](cudaStream_t) { run(candidate); }, fixed_samples(3));
+    p.time_ms.push_back(static_cast<float>(t.summary.median));
   }
   p.chosen = static_cast<size_t>(std::min_element(p.time_ms.begin(), p.time_ms.end()) - p.time_ms.begin());
   run(p.plan());  // leave the chosen one's results in the outputs

@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "gpu/cuda_elem.hpp"
 #include "gpu/gemm.hpp"
+#include "gpu/timing.hpp"
 
 namespace ub::gpu {
 
@@ -25,6 +26,19 @@ struct LinearPlan {
     if (op) cublasLtMatmulDescDestroy(op);
   }
 };
+
+namespace {
+
+// D = A B (+ C when not null) with `algo` on stream `s`; cuBLASLt's status.
+cublasStatus_t launch(cublasLtHandle_t lt, const LinearPlan& p, const cublasLtMatmulAlgo_t& algo,
+                      const DeviceBuffer& workspace, cudaStream_t s, const void* a, const void* b, const void* c,
+                      void* d) {
+  const float alpha = 1.0f, beta = c ? 1.0f : 0.0f;
+  return cublasLtMatmul(lt, p.op, &alpha, a, p.la, b, p.lb, &beta, c ? c : d, p.lc, d, p.ld, &algo, workspace.get(),
+                        workspace.bytes(), s);
+}
+
+}  // namespace
 
 LinearGemm::LinearGemm(bool autotune, size_t workspace_bytes)
     : lt_(std::make_unique<CublasLt>()), workspace_(workspace_bytes), autotune_(autotune) {}
@@ -75,19 +89,15 @@ LinearPlan& LinearGemm::plan(const Key& key) {
 void LinearGemm::tune(LinearPlan& p, const void* a, const void* b, const void* c, void* d) {
   p.tuned = true;
   if (!autotune_ || p.candidates.size() < 2 || c == d) return;  // in place: repeating would change D
-  const float alpha = 1.0f, beta = c ? 1.0f : 0.0f;
-  Event start, stop;
   double best = 1e300;
   for (size_t i = 0; i < p.candidates.size(); ++i) {
-    double fastest = 1e300;
-    for (int rep = 0; rep < 4; ++rep) {
-      start.record(stream_);
-      const cublasStatus_t st = cublasLtMatmul(lt_->get(), p.op, &alpha, a, p.la, b, p.lb, &beta, c ? c : d, p.lc, d,
-                                               p.ld, &p.candidates[i], workspace_.get(), workspace_.bytes(), stream_);
-      stop.record(stream_);
-      if (st != CUBLAS_STATUS_SUCCESS) break;  // an algorithm that refuses to run is not a candidate
-      UB_CUDA_CHECK(cudaEventSynchronize(stop.get()));
-      if (rep > 0) fastest = std::min(fastest, static_cast<double>(stop.since(start)));
+    auto once = [&] { return launch(lt_->get(), p, p.candidates[i], workspace_, stream_, a, b, c, d); };
+    double fastest = 1e300;  // an algorithm that refuses to run is not a candidate
+    if (once() == CUBLAS_STATUS_SUCCESS) {
+      bool refused = false;
+      auto timed = [&](cudaStream_t) { refused |= once() != CUBLAS_STATUS_SUCCESS; };
+      const Timing t = time_samples(stream_, nullptr, timed, fixed_samples(3));
+      if (!refused) fastest = t.summary.min;
     }
     if (i == 0) p.choice.first_ms = fastest;
     if (fastest < best) best = fastest, p.algo = p.candidates[i], p.choice.chosen_rank = static_cast<int>(i);
@@ -99,9 +109,7 @@ void LinearGemm::tune(LinearPlan& p, const void* a, const void* b, const void* c
 void LinearGemm::run(const Key& key, const void* a, const void* b, const void* c, void* d) {
   LinearPlan& p = plan(key);
   if (!p.tuned) tune(p, a, b, c, d);
-  const float alpha = 1.0f, beta = c ? 1.0f : 0.0f;
-  UB_CUBLAS_CHECK(cublasLtMatmul(lt_->get(), p.op, &alpha, a, p.la, b, p.lb, &beta, c ? c : d, p.lc, d, p.ld, &p.algo,
-                                 workspace_.get(), workspace_.bytes(), stream_));
+  UB_CUBLAS_CHECK(launch(lt_->get(), p, p.algo, workspace_, stream_, a, b, c, d));
 }
 
 std::vector<LinearGemm::Choice> LinearGemm::choices() const {

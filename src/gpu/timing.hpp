@@ -26,6 +26,14 @@ struct TimingPolicy {
   int batch = 10;
 };
 
+// Exactly `n` samples in one batch, whatever their noise: for comparing candidate algorithms on
+// their first use (autotuning), where a handful of runs is what the choice may cost.
+inline TimingPolicy fixed_samples(int n) {
+  TimingPolicy p;
+  p.min_samples = p.max_samples = p.batch = n;
+  return p;
+}
+
 struct Timing {
   std::vector<double> ms;
   Summary summary;
