@@ -453,12 +453,7 @@ void LlamaEngine::set_tokens(const std::vector<int32_t>& tokens) {
   if (static_cast<int64_t>(tokens.size()) != e.T) {
     throw WorkError(fmt::format("set_tokens: {} ids for batch {} x seqlen {}", tokens.size(), e.B, e.S));
   }
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    if (tokens[i] < 0 || tokens[i] >= e.V) {
-      throw WorkError(fmt::format("set_tokens: id {} at position {} is outside the vocabulary (0..{})", tokens[i], i, e.V - 1));
-    }
-  }
-  const TokenIndex ix = index_tokens(tokens, e.V);
+  const TokenIndex ix = index_tokens(tokens, e.V);  // checks every id against the vocabulary
   UB_CUDA_CHECK(cudaMemcpyAsync(e.tok, tokens.data(), tokens.size() * sizeof(int32_t), cudaMemcpyHostToDevice, e.s));
   UB_CUDA_CHECK(cudaMemcpyAsync(e.tok_order, ix.order.data(), ix.order.size() * sizeof(int32_t), cudaMemcpyHostToDevice, e.s));
   UB_CUDA_CHECK(cudaMemcpyAsync(e.tok_starts, ix.starts.data(), ix.starts.size() * sizeof(int32_t), cudaMemcpyHostToDevice, e.s));

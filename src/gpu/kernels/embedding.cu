@@ -70,8 +70,8 @@ TokenIndex index_tokens(const std::vector<int32_t>& tokens, int64_t V) {
   ix.starts.assign(static_cast<size_t>(V) + 1, 0);
   for (size_t t = 0; t < tokens.size(); ++t) {
     if (tokens[t] < 0 || tokens[t] >= V) {
-      throw WorkError("index_tokens: token id " + std::to_string(tokens[t]) + " at position " + std::to_string(t) +
-                      " is outside the vocabulary of " + std::to_string(V));
+      throw WorkError("token id " + std::to_string(tokens[t]) + " at position " + std::to_string(t) +
+                      " is outside the vocabulary (0.." + std::to_string(V - 1) + ")");
     }
     ++ix.starts[static_cast<size_t>(tokens[t]) + 1];
   }
