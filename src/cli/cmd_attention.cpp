@@ -13,7 +13,7 @@
 #include "report/format.hpp"
 
 #ifdef UB_HAVE_CUDA
-#include "bench/attention.hpp"
+#include "measure/attention.hpp"
 #include "cli/gpu_workers.hpp"
 #endif
 
@@ -46,7 +46,7 @@ struct AttentionOptions {
 
 #ifdef UB_HAVE_CUDA
 // ", packed documents of 8192" or ", 32 packed documents (longest 12288)" for the heading.
-std::string packing(const bench::AttentionConfig& c) {
+std::string packing(const measure::AttentionConfig& c) {
   if (!c.docs.empty()) {
     return fmt::format(", {} packed documents (longest {})", c.docs.size(),
                        *std::max_element(c.docs.begin(), c.docs.end()));
@@ -55,7 +55,7 @@ std::string packing(const bench::AttentionConfig& c) {
 }
 
 void run(Context& ctx, const AttentionOptions& o) {
-  bench::AttentionConfig cfg;
+  measure::AttentionConfig cfg;
   cfg.heads = o.heads, cfg.kv_heads = o.kv_heads, cfg.head_dim = o.head_dim, cfg.batch = o.batch;
   cfg.doc_len = o.doc_len == "0" ? 0 : parse_size(o.doc_len, "--doc-len");
   if (!o.docs.empty()) cfg.docs = parse_size_list(o.docs, "--docs");
@@ -77,8 +77,8 @@ void run(Context& ctx, const AttentionOptions& o) {
   cfg.validate();  // bad shapes are refused before a GPU is touched
 
   auto run = start_gpu_run(ctx, "attention", o.devices, o.out, cfg.to_json());
-  const auto results = measure_each_device<std::vector<bench::AttentionPoint>>(
-      *run, [&](bench::Session& s) { return bench::run_attention(cfg, s); });
+  const auto results = measure_each_device<std::vector<measure::AttentionPoint>>(
+      *run, [&](measure::DeviceRun& s) { return measure::run_attention(cfg, s); });
 
   report::Document doc;
   json j = json::array();

@@ -10,7 +10,7 @@
 #include "report/format.hpp"
 
 #ifdef UB_HAVE_CUDA
-#include "bench/bandwidth.hpp"
+#include "measure/bandwidth.hpp"
 #include "cli/gpu_workers.hpp"
 #endif
 
@@ -33,14 +33,14 @@ struct BandwidthOptions {
 
 void run(Context& ctx, const BandwidthOptions& o) {
 #ifdef UB_HAVE_CUDA
-  bench::BandwidthConfig cfg;
+  measure::BandwidthConfig cfg;
   cfg.sizes = parse_size_list(o.sizes, "--sizes");
   cfg.ops = split(o.ops, ',');
   cfg.warmup_s = o.warmup_s;
   cfg.kernel = o.kernel;
   auto run = start_gpu_run(ctx, "bandwidth", o.devices, o.out, cfg.to_json());
-  const auto results = measure_each_device<std::vector<bench::BandwidthPoint>>(
-      *run, [&](bench::Session& s) { return bench::run_bandwidth(cfg, s); });
+  const auto results = measure_each_device<std::vector<measure::BandwidthPoint>>(
+      *run, [&](measure::DeviceRun& s) { return measure::run_bandwidth(cfg, s); });
   report::Document doc;
   json j = json::array();
   for (const auto& [s, points] : results) {

@@ -12,7 +12,7 @@
 #include "report/format.hpp"
 
 #ifdef UB_HAVE_CUDA
-#include "bench/mamf.hpp"
+#include "measure/mamf.hpp"
 #include "cli/gpu_workers.hpp"
 #endif
 
@@ -48,7 +48,7 @@ std::vector<int64_t> default_grid(bool search) {
 }
 
 void run(Context& ctx, const MamfOptions& o) {
-  bench::MamfConfig cfg;
+  measure::MamfConfig cfg;
   cfg.dtype = parse_dtype_list(o.dtype, "--dtype").at(0);
   cfg.ms = sizes_from(o.m, o.m_range, "m");
   cfg.ns = sizes_from(o.n, o.n_range, "n");
@@ -79,7 +79,7 @@ void run(Context& ctx, const MamfOptions& o) {
 
   auto run = start_gpu_run(ctx, "mamf", o.devices, o.out, cfg.to_json());
   const auto results = measure_each_device<MamfOutcome>(
-      *run, [&](bench::Session& s) { return bench::run_mamf(cfg, s); });
+      *run, [&](measure::DeviceRun& s) { return measure::run_mamf(cfg, s); });
 
   report::Document doc;
   const bool several = results.size() > 1;

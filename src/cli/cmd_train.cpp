@@ -12,7 +12,7 @@
 #include "core/error.hpp"
 
 #ifdef UB_HAVE_CUDA
-#include "bench/train.hpp"
+#include "measure/train.hpp"
 #include "cli/gpu_workers.hpp"
 #endif
 
@@ -38,7 +38,7 @@ struct TrainOptions {
 
 #ifdef UB_HAVE_CUDA
 void run(Context& ctx, const TrainOptions& o) {
-  bench::TrainConfig cfg;
+  measure::TrainConfig cfg;
   cfg.model = ctx.model(o.model, o.layers);
   cfg.model_name = o.model;
   cfg.seqlen = parse_size(o.seqlen, "--seqlen");
@@ -61,10 +61,10 @@ void run(Context& ctx, const TrainOptions& o) {
     std::fflush(stdout);
   };
   echo(run->context);
-  bench::TrainSummary sum;
-  for_each_device(*run, [&](bench::Session& s) {
+  measure::TrainSummary sum;
+  for_each_device(*run, [&](measure::DeviceRun& s) {
     if (const Accelerator* a = catalog_entry(ctx, s.device_name)) cfg.peak_tflops = a->peak(Dtype::bf16).get();
-    sum = bench::run_train(cfg, s, echo);
+    sum = measure::run_train(cfg, s, echo);
   });
   if (sum.oom) {
     run->progress.line(fmt::format("seqlen {}: did not fit: {}", cfg.seqlen, sum.error));

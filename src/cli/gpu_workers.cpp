@@ -43,14 +43,14 @@ std::unique_ptr<GpuRun> start_gpu_run(Context& ctx, const std::string& command,
   return run;
 }
 
-void for_each_device(GpuRun& run, const std::function<void(bench::Session&)>& work) {
+void for_each_device(GpuRun& run, const std::function<void(measure::DeviceRun&)>& work) {
   std::vector<std::thread> threads;
   std::exception_ptr first;
   std::mutex m;
   for (int d : run.devices) {
     threads.emplace_back([&, d] {
       try {
-        bench::Session s = bench::open_session(d, run.writer.get(), &run.progress, run.interrupted);
+        measure::DeviceRun s = measure::open_device_run(d, run.writer.get(), &run.progress, run.interrupted);
         work(s);
       } catch (...) {
         std::lock_guard lock(m);

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/session.hpp"
+#include "measure/device_run.hpp"
 #include "cli/context.hpp"
 #include "cli/output.hpp"
 
@@ -20,7 +20,7 @@ namespace ub::cli {
 struct GpuRun {
   std::vector<int> devices;
   std::unique_ptr<RecordWriter> writer;
-  report::Progress progress;
+  Progress progress;
   const std::atomic<bool>* interrupted = nullptr;
   nlohmann::json context;  // the context record written first
 };
@@ -32,15 +32,15 @@ std::unique_ptr<GpuRun> start_gpu_run(Context& ctx, const std::string& command,
                                       const nlohmann::json& config);
 
 // Runs `work` on every device of the run, one thread each; rethrows the first failure.
-void for_each_device(GpuRun& run, const std::function<void(bench::Session&)>& work);
+void for_each_device(GpuRun& run, const std::function<void(measure::DeviceRun&)>& work);
 
-// for_each_device, collecting each device's result with its session, in device order.
+// for_each_device, collecting each device's result with its run, in device order.
 template <class Result>
-std::vector<std::pair<bench::Session, Result>> measure_each_device(
-    GpuRun& run, const std::function<Result(bench::Session&)>& measure) {
+std::vector<std::pair<measure::DeviceRun, Result>> measure_each_device(
+    GpuRun& run, const std::function<Result(measure::DeviceRun&)>& measure) {
   std::mutex m;
-  std::vector<std::pair<bench::Session, Result>> results;
-  for_each_device(run, [&](bench::Session& s) {
+  std::vector<std::pair<measure::DeviceRun, Result>> results;
+  for_each_device(run, [&](measure::DeviceRun& s) {
     Result r = measure(s);
     std::lock_guard lock(m);
     results.emplace_back(s, std::move(r));

@@ -1,10 +1,10 @@
 // The breakdown of a profiled step (host side, no GPU): operations aggregated per class and per
 // label, classes ordered by time, time between operations counted as "other", rates computed.
-#include "bench/train_breakdown.hpp"
+#include "measure/train_breakdown.hpp"
 
 #include <gtest/gtest.h>
 
-namespace ub::bench {
+namespace ub::measure {
 namespace {
 
 TEST(TrainBreakdown, AggregatesByClassAndLabelAndCountsTheGaps) {
@@ -35,4 +35,4 @@ TEST(TrainBreakdown, AggregatesByClassAndLabelAndCountsTheGaps) {
 }
 
 }  // namespace
-}  // namespace ub::bench
+}  // namespace ub::measure

@@ -1,11 +1,11 @@
 // Aggregating and presenting a profiled step; see train_breakdown.hpp.
-#include "bench/train_breakdown.hpp"
+#include "measure/train_breakdown.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
-namespace ub::bench {
+namespace ub::measure {
 
 using nlohmann::json;
 
@@ -85,4 +85,4 @@ std::string Breakdown::table() const {
   return t;
 }
 
-}  // namespace ub::bench
+}  // namespace ub::measure

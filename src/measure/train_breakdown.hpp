@@ -13,7 +13,7 @@
 #include "gpu/linear_gemm.hpp"
 #include "gpu/step_profiler.hpp"
 
-namespace ub::bench {
+namespace ub::measure {
 
 struct BreakdownRow {
   std::string cls, label;
@@ -35,4 +35,4 @@ struct Breakdown {
 Breakdown make_breakdown(const std::vector<gpu::StepProfiler::Op>& ops, double step_ms,
                          std::vector<gpu::LinearGemm::Choice> gemms);
 
-}  // namespace ub::bench
+}  // namespace ub::measure

@@ -7,16 +7,16 @@
 #include <string>
 
 #include "core/records.hpp"
-#include "report/progress.hpp"
+#include "core/progress.hpp"
 
 namespace ub::gpu {
 class Nvml;
 struct DeviceInfo;
 }  // namespace ub::gpu
 
-namespace ub::bench {
+namespace ub::measure {
 
-struct Session {
+struct DeviceRun {
   int device = 0;
   std::string device_name;
   int cc_major = 0, cc_minor = 0;
@@ -24,15 +24,15 @@ struct Session {
   size_t l2_bytes = 0;
   std::shared_ptr<gpu::Nvml> nvml;  // null without NVML
   RecordWriter* writer = nullptr;
-  report::Progress* progress = nullptr;
+  Progress* progress = nullptr;
   const std::atomic<bool>* interrupted = nullptr;
 
   bool stop_requested() const { return interrupted && interrupted->load(); }
 };
 
-// Sets the device current on this thread and fills the session's device facts and NVML.
+// Sets the device current on this thread and fills the run's device facts and NVML.
 // Throws WorkError when the device does not exist.
-Session open_session(int device, RecordWriter* writer, report::Progress* progress,
+DeviceRun open_device_run(int device, RecordWriter* writer, Progress* progress,
                      const std::atomic<bool>* interrupted);
 
-}  // namespace ub::bench
+}  // namespace ub::measure

@@ -1,5 +1,5 @@
 // The training-step benchmark driver; see train.hpp.
-#include "bench/train.hpp"
+#include "measure/train.hpp"
 
 #include <fmt/format.h>
 
@@ -12,13 +12,13 @@
 #include "core/train/llama_layout.hpp"
 #include "gpu/cuda_raii.hpp"
 #include "gpu/device_arena.hpp"
-#include "bench/train_breakdown.hpp"
+#include "measure/train_breakdown.hpp"
 #include "gpu/linear_gemm.hpp"
 #include "gpu/llama_engine.hpp"
 #include "gpu/step_profiler.hpp"
 #include "gpu/telemetry_sampler.hpp"
 
-namespace ub::bench {
+namespace ub::measure {
 
 using nlohmann::json;
 
@@ -92,10 +92,10 @@ void TrainConfig::validate() const {
   }
 }
 
-TrainSummary run_train(const TrainConfig& cfg, Session& session, const std::function<void(const json&)>& echo) {
+TrainSummary run_train(const TrainConfig& cfg, DeviceRun& run, const std::function<void(const json&)>& echo) {
   cfg.validate();
   auto emit = [&](const json& rec) {
-    if (session.writer) session.writer->write(rec);
+    if (run.writer) run.writer->write(rec);
     if (echo) echo(rec);
   };
   FlopOptions model_count;
@@ -112,7 +112,7 @@ TrainSummary run_train(const TrainConfig& cfg, Session& session, const std::func
     gpu::EngineOptions eo;
     eo.batch = cfg.batch, eo.seqlen = cfg.seqlen, eo.master_weights = cfg.master_weights, eo.adam = cfg.adam;
     eo.checkpointing = cfg.checkpointing, eo.loss_chunk = cfg.loss_chunk, eo.autotune_gemm = cfg.autotune_gemm;
-    if (session.progress) session.progress->line(fmt::format("seqlen {}: planning memory", cfg.seqlen));
+    if (run.progress) run.progress->line(fmt::format("seqlen {}: planning memory", cfg.seqlen));
     gpu::LlamaEngine engine(cfg.model, eo, stream.get());
     engine.init_parameters(cfg.seed);
     engine.set_tokens(synthetic_tokens(cfg.seed + 1, cfg.batch, cfg.seqlen, cfg.model.vocab));
@@ -120,14 +120,14 @@ TrainSummary run_train(const TrainConfig& cfg, Session& session, const std::func
     const int total = cfg.warmup + cfg.steps;
     const double expected_loss = initial_loss_estimate(cfg.model);
     for (int step = 0; step < total; ++step) {
-      if (session.stop_requested()) break;
+      if (run.stop_requested()) break;
       const bool debug = cfg.mem_debug && step == 0;
       auto probe = [&](const char* phase) {
         const json rec = {{"type", "train_memory"}, {"seqlen", cfg.seqlen}, {"step", step}, {"phase", phase},
                           {"memory", memory_json(engine.memory())}};
         emit(rec);
       };
-      gpu::TelemetrySampler sampler(session.nvml.get());
+      gpu::TelemetrySampler sampler(run.nvml.get());
       sampler.start();
       start.record(stream.get());
       engine.forward_backward(debug ? gpu::LlamaEngine::PhaseHook(probe) : gpu::LlamaEngine::PhaseHook());
@@ -147,7 +147,7 @@ TrainSummary run_train(const TrainConfig& cfg, Session& session, const std::func
       const gpu::MemorySnapshot mem = engine.memory();
       const double tf = flops.total() / 1e12 / (t_ms * 1e-3);
       const bool warm = step < cfg.warmup;
-      json rec = {{"type", "train_step"}, {"device", session.device}, {"seqlen", cfg.seqlen}, {"batch", cfg.batch},
+      json rec = {{"type", "train_step"}, {"device", run.device}, {"seqlen", cfg.seqlen}, {"batch", cfg.batch},
                   {"step", step}, {"warmup", warm}, {"exec_time_ms", t_ms}, {"tflops", tf},
                   {"mfu", cfg.peak_tflops ? json(tf / *cfg.peak_tflops) : json()},
                   {"hfu", cfg.peak_tflops ? json(hw_flops.total() / 1e12 / (t_ms * 1e-3) / *cfg.peak_tflops) : json()},
@@ -159,12 +159,12 @@ TrainSummary run_train(const TrainConfig& cfg, Session& session, const std::func
       sum.last_loss = loss;
       sum.peak_mem_gib = to_gib(mem.reserved);
       if (!warm) ms.push_back(t_ms), tflops.push_back(tf);
-      if (session.progress) {
-        session.progress->line(fmt::format("seqlen {} step {}{}: {:.1f} ms, {:.1f} TFLOPS, loss {:.4f}", cfg.seqlen, step,
+      if (run.progress) {
+        run.progress->line(fmt::format("seqlen {} step {}{}: {:.1f} ms, {:.1f} TFLOPS, loss {:.4f}", cfg.seqlen, step,
                                            warm ? " (warm-up)" : "", t_ms, tf, loss));
       }
     }
-    if (cfg.breakdown && !session.stop_requested()) {
+    if (cfg.breakdown && !run.stop_requested()) {
       gpu::StepProfiler profiler;
       engine.set_profiler(&profiler);
       start.record(stream.get());
@@ -177,16 +177,16 @@ TrainSummary run_train(const TrainConfig& cfg, Session& session, const std::func
       json rec = b.to_json();
       rec["type"] = "train_breakdown";
       rec["seqlen"] = cfg.seqlen;
-      rec["device"] = session.device;
+      rec["device"] = run.device;
       emit(rec);
-      if (session.progress) session.progress->line(b.table());
+      if (run.progress) run.progress->line(b.table());
     }
     sum.ok = true;
   } catch (const WorkError& e) {
     sum.error = e.what();
     sum.oom = dynamic_cast<const gpu::OutOfMemory*>(&e) != nullptr || gpu::is_out_of_memory_message(sum.error);
     (void)cudaGetLastError();
-    json rec = {{"type", sum.oom ? "train_oom" : "train_error"}, {"device", session.device}, {"seqlen", cfg.seqlen},
+    json rec = {{"type", sum.oom ? "train_oom" : "train_error"}, {"device", run.device}, {"seqlen", cfg.seqlen},
                 {"batch", cfg.batch}, {"error", sum.error}};
     if (const auto* oom = dynamic_cast<const gpu::OutOfMemory*>(&e)) {
       rec["what"] = oom->what_allocated();
@@ -205,4 +205,4 @@ TrainSummary run_train(const TrainConfig& cfg, Session& session, const std::func
   return sum;
 }
 
-}  // namespace ub::bench
+}  // namespace ub::measure

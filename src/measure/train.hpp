@@ -14,11 +14,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/session.hpp"
+#include "measure/device_run.hpp"
 #include "core/model_shape.hpp"
 #include "core/train/train_math.hpp"
 
-namespace ub::bench {
+namespace ub::measure {
 
 struct TrainConfig {
   ModelShape model;
@@ -46,8 +46,8 @@ struct TrainSummary {
   double median_ms = 0, median_tflops = 0, mfu = 0, peak_mem_gib = 0, last_loss = 0;
 };
 
-// Runs the configured steps; each record goes to the session's writer and to `echo`. Out of
+// Runs the configured steps; each record goes to the run's writer and to `echo`. Out of
 // memory is not an exception: a train_oom record, and `oom` in the summary.
-TrainSummary run_train(const TrainConfig& cfg, Session& session, const std::function<void(const nlohmann::json&)>& echo);
+TrainSummary run_train(const TrainConfig& cfg, DeviceRun& run, const std::function<void(const nlohmann::json&)>& echo);
 
-}  // namespace ub::bench
+}  // namespace ub::measure

@@ -1,5 +1,5 @@
 // The bandwidth driver; see bandwidth.hpp.
-#include "bench/bandwidth.hpp"
+#include "measure/bandwidth.hpp"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include "gpu/telemetry_sampler.hpp"
 #include "gpu/timing.hpp"
 
-namespace ub::bench {
+namespace ub::measure {
 
 using nlohmann::json;
 
@@ -17,7 +17,7 @@ json BandwidthConfig::to_json() const {
           {"target_noise", target_noise}};
 }
 
-std::vector<BandwidthPoint> run_bandwidth(const BandwidthConfig& cfg, Session& session) {
+std::vector<BandwidthPoint> run_bandwidth(const BandwidthConfig& cfg, DeviceRun& run) {
   for (const std::string& op : cfg.ops) {
     if (op != "copy" && op != "read" && op != "write") {
       throw UsageError(fmt::format("--ops: unknown operation '{}' (copy, read, write)", op));
@@ -44,12 +44,12 @@ std::vector<BandwidthPoint> run_bandwidth(const BandwidthConfig& cfg, Session& s
       warmed = true;
     }
     for (const std::string& op : cfg.ops) {
-      if (session.stop_requested()) return out;
+      if (run.stop_requested()) return out;
       BandwidthPoint p;
       p.op = op;
       p.bytes = static_cast<int64_t>(bytes);
       p.bytes_moved = op == "copy" ? 2.0 * static_cast<double>(bytes) : static_cast<double>(bytes);
-      p.in_l2 = (op == "copy" ? 2 * bytes : bytes) <= session.l2_bytes;
+      p.in_l2 = (op == "copy" ? 2 * bytes : bytes) <= run.l2_bytes;
       gpu::Work work;
       // Validate first: the timed kernel must have done the whole job.
       unsigned long long wrong = 0;
@@ -76,7 +76,7 @@ std::vector<BandwidthPoint> run_bandwidth(const BandwidthConfig& cfg, Session& s
         UB_CUDA_CHECK(cudaMemcpyAsync(&wrong, scratch.get(), sizeof wrong, cudaMemcpyDeviceToHost, st));
         UB_CUDA_CHECK(cudaStreamSynchronize(st));
       }
-      json rec = {{"type", "bandwidth"}, {"device", session.device}, {"op", op}, {"kernel", cfg.kernel},
+      json rec = {{"type", "bandwidth"}, {"device", run.device}, {"op", op}, {"kernel", cfg.kernel},
                   {"bytes", bytes},      {"bytes_moved", p.bytes_moved}, {"in_l2", p.in_l2}};
       if (wrong) {
         p.error = op == "read" ? std::string("validation failed: the sum of the words read is wrong")
@@ -88,9 +88,9 @@ std::vector<BandwidthPoint> run_bandwidth(const BandwidthConfig& cfg, Session& s
         pol.max_samples = cfg.max_samples;
         pol.max_seconds = cfg.max_seconds;
         pol.target_noise = cfg.target_noise;
-        gpu::TelemetrySampler sampler(session.nvml.get());
+        gpu::TelemetrySampler sampler(run.nvml.get());
         sampler.start();
-        const gpu::Timing t = gpu::time_samples(st, {}, work, pol, session.interrupted);
+        const gpu::Timing t = gpu::time_samples(st, {}, work, pol, run.interrupted);
         const TelemetrySummary tel = sampler.stop();
         p.ok = true;
         p.median_gbps = p.bytes_moved / (t.summary.median * 1e-3) / 1e9;
@@ -104,9 +104,9 @@ std::vector<BandwidthPoint> run_bandwidth(const BandwidthConfig& cfg, Session& s
         rec["telemetry"] = tel.to_json();
         rec["check"] = "ok";
       }
-      if (session.writer) session.writer->write(rec);
-      if (session.progress) {
-        session.progress->line(p.ok ? fmt::format("{:>5} {:>10} bytes: {:8.1f} GB/s{}", op, bytes,
+      if (run.writer) run.writer->write(rec);
+      if (run.progress) {
+        run.progress->line(p.ok ? fmt::format("{:>5} {:>10} bytes: {:8.1f} GB/s{}", op, bytes,
                                                   p.median_gbps, p.in_l2 ? " (in L2)" : "")
                                     : fmt::format("{:>5} {:>10} bytes: {}", op, bytes, p.error));
       }
@@ -116,4 +116,4 @@ std::vector<BandwidthPoint> run_bandwidth(const BandwidthConfig& cfg, Session& s
   return out;
 }
 
-}  // namespace ub::bench
+}  // namespace ub::measure

@@ -10,9 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/session.hpp"
+#include "measure/device_run.hpp"
 
-namespace ub::bench {
+namespace ub::measure {
 
 struct BandwidthConfig {
   std::vector<int64_t> sizes;  // bytes per buffer
@@ -35,6 +35,6 @@ struct BandwidthPoint {
   std::string error;
 };
 
-std::vector<BandwidthPoint> run_bandwidth(const BandwidthConfig& config, Session& session);
+std::vector<BandwidthPoint> run_bandwidth(const BandwidthConfig& config, DeviceRun& run);
 
-}  // namespace ub::bench
+}  // namespace ub::measure

@@ -14,11 +14,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/session.hpp"
+#include "measure/device_run.hpp"
 #include "core/dtype.hpp"
 #include "core/mamf_result.hpp"
 
-namespace ub::bench {
+namespace ub::measure {
 
 struct MamfConfig {
   std::vector<int64_t> ms, ns, ks;  // the grid (all combinations)
@@ -36,7 +36,7 @@ struct MamfConfig {
   nlohmann::json to_json() const;
 };
 
-// Runs on the session's device; writes a record per shape and a summary record.
-MamfOutcome run_mamf(const MamfConfig& config, Session& session);
+// Runs on the run's device; writes a record per shape and a summary record.
+MamfOutcome run_mamf(const MamfConfig& config, DeviceRun& run);
 
-}  // namespace ub::bench
+}  // namespace ub::measure

@@ -1,5 +1,5 @@
 // The matmul-ceiling driver; the method is stated in mamf.hpp.
-#include "bench/mamf.hpp"
+#include "measure/mamf.hpp"
 
 #include <fmt/format.h>
 
@@ -14,7 +14,7 @@
 #include "gpu/telemetry_sampler.hpp"
 #include "gpu/timing.hpp"
 
-namespace ub::bench {
+namespace ub::measure {
 
 namespace {
 
@@ -36,8 +36,8 @@ json summary_json(const Summary& s) {
 
 class ShapeRunner {
  public:
-  ShapeRunner(const MamfConfig& c, Session& s)
-      : cfg_(c), session_(s), flusher_(s.l2_bytes), workspace_(c.workspace_bytes) {}
+  ShapeRunner(const MamfConfig& c, DeviceRun& s)
+      : cfg_(c), run_(s), flusher_(s.l2_bytes), workspace_(c.workspace_bytes) {}
 
   // quick: screening timing only (search mode); full: the winner timed under the full policy.
   ShapeTiming measure(const gpu::GemmShape& shape, bool quick) {
@@ -49,11 +49,11 @@ class ShapeRunner {
 
   ShapeTiming measure_untimed(const gpu::GemmShape& shape, bool quick) {
     ShapeTiming out;
-    out.result.device = session_.device;
+    out.result.device = run_.device;
     out.result.m = shape.m;
     out.result.n = shape.n;
     out.result.k = shape.k;
-    out.record = {{"type", "mamf"},       {"device", session_.device},
+    out.record = {{"type", "mamf"},       {"device", run_.device},
                   {"dtype", to_string(cfg_.dtype)}, {"m", shape.m},
                   {"n", shape.n},          {"k", shape.k},
                   {"flop", shape.flops()}, {"quick", quick}};
@@ -105,18 +105,18 @@ class ShapeRunner {
     for (int a : valid) {
       const gpu::Work work = [&, a](cudaStream_t s) { plan.run(a, ops, workspace_, s); };
       work(st);  // one untimed run: first-use costs stay out
-      gpu::Timing t = gpu::time_samples(st, prepare, work, screen, session_.interrupted);
+      gpu::Timing t = gpu::time_samples(st, prepare, work, screen, run_.interrupted);
       screened.push_back({{"rank", a}, {"median_ms", t.summary.median}});
       if (best_timing.ms.empty() || t.summary.median < best_timing.summary.median) {
         best = a;
         best_timing = std::move(t);
       }
-      if (session_.stop_requested()) break;
+      if (run_.stop_requested()) break;
     }
     out.record["screened"] = screened;
 
-    gpu::TelemetrySampler sampler(session_.nvml.get());
-    if (!quick && !session_.stop_requested()) {
+    gpu::TelemetrySampler sampler(run_.nvml.get());
+    if (!quick && !run_.stop_requested()) {
       gpu::TimingPolicy full;
       full.min_samples = cfg_.min_samples;
       full.max_samples = cfg_.max_samples;
@@ -124,7 +124,7 @@ class ShapeRunner {
       full.target_noise = cfg_.target_noise;
       const gpu::Work work = [&](cudaStream_t s) { plan.run(best, ops, workspace_, s); };
       sampler.start();
-      best_timing = gpu::time_samples(st, prepare, work, full, session_.interrupted);
+      best_timing = gpu::time_samples(st, prepare, work, full, run_.interrupted);
     }
     const TelemetrySummary tel = quick ? TelemetrySummary{} : sampler.stop();
     const Summary& s = best_timing.summary;
@@ -162,7 +162,7 @@ class ShapeRunner {
 
  private:
   const MamfConfig& cfg_;
-  Session& session_;
+  DeviceRun& run_;
   gpu::Stream stream_;
   gpu::CublasLt lt_;
   gpu::L2Flusher flusher_;
@@ -200,26 +200,26 @@ json MamfConfig::to_json() const {
           {"output", "re-randomised before every sample"}};
 }
 
-MamfOutcome run_mamf(const MamfConfig& cfg, Session& session) {
-  if (auto why = gpu::gemm_unsupported_reason(cfg.dtype, session.cc_major, session.cc_minor)) {
-    throw UsageError(fmt::format("{} (GPU {}: {})", *why, session.device, session.device_name));
+MamfOutcome run_mamf(const MamfConfig& cfg, DeviceRun& run) {
+  if (auto why = gpu::gemm_unsupported_reason(cfg.dtype, run.cc_major, run.cc_minor)) {
+    throw UsageError(fmt::format("{} (GPU {}: {})", *why, run.device, run.device_name));
   }
-  ShapeRunner runner(cfg, session);
+  ShapeRunner runner(cfg, run);
   MamfOutcome out;
   int index = 0;
   auto record_full = [&](const gpu::GemmShape& sh) {
     ShapeTiming t = runner.measure(sh, false);
     out.shapes.push_back(t.result);
-    if (session.writer) session.writer->write(t.record);
-    if (session.progress) session.progress->line(progress_line(++index, t.result, out));
+    if (run.writer) run.writer->write(t.record);
+    if (run.progress) run.progress->line(progress_line(++index, t.result, out));
   };
 
   const std::vector<int64_t>& ms = cfg.ms;
   const std::vector<int64_t>& ns = cfg.ns;
   const std::vector<int64_t>& ks = cfg.ks;
-  if (session.progress) {
-    session.progress->line(fmt::format("GPU {} ({}): warming up for {:.0f} s", session.device,
-                                       session.device_name, cfg.warmup_s));
+  if (run.progress) {
+    run.progress->line(fmt::format("GPU {} ({}): warming up for {:.0f} s", run.device,
+                                       run.device_name, cfg.warmup_s));
   }
   runner.warm_up({ms.back(), ns.back(), ks.back()}, cfg.warmup_s);
   const auto start = Clock::now();  // elapsed and the search budget count from here
@@ -228,8 +228,8 @@ MamfOutcome run_mamf(const MamfConfig& cfg, Session& session) {
     for (int64_t m : ms) {
       for (int64_t n : ns) {
         for (int64_t k : ks) {
-          if (session.stop_requested()) break;
-          if (session.progress) session.progress->update(fmt::format("GPU {}: {}x{}x{} ...", session.device, m, n, k));
+          if (run.stop_requested()) break;
+          if (run.progress) run.progress->update(fmt::format("GPU {}: {}x{}x{} ...", run.device, m, n, k));
           record_full({m, n, k});
         }
       }
@@ -241,16 +241,16 @@ MamfOutcome run_mamf(const MamfConfig& cfg, Session& session) {
     const Lattice lat{ms, ns, ks};
     std::map<Lattice::Point, double> seen;  // point -> quick median TFLOPS
     auto quick = [&](const Lattice::Point& p) {
-      if (seen.contains(p) || session.stop_requested()) return;
+      if (seen.contains(p) || run.stop_requested()) return;
       if (cfg.search_budget_s > 0 &&
           std::chrono::duration<double>(Clock::now() - start).count() > cfg.search_budget_s) {
         return;
       }
       const gpu::GemmShape sh = lat.shape(p);
-      if (session.progress) session.progress->update(fmt::format("search: {}x{}x{} ...", sh.m, sh.n, sh.k));
+      if (run.progress) run.progress->update(fmt::format("search: {}x{}x{} ...", sh.m, sh.n, sh.k));
       ShapeTiming t = runner.measure(sh, true);
       seen[p] = t.result.ok ? t.result.median_tflops : 0.0;
-      if (session.writer) session.writer->write(t.record);
+      if (run.writer) run.writer->write(t.record);
     };
     auto coarse = [](size_t n) {
       std::vector<size_t> idx;
@@ -269,7 +269,7 @@ MamfOutcome run_mamf(const MamfConfig& cfg, Session& session) {
       return v;
     };
     std::set<Lattice::Point> expanded;
-    while (!session.stop_requested()) {
+    while (!run.stop_requested()) {
       bool expanded_any = false;
       for (const auto& [t, p] : top(3)) {
         if (!expanded.insert(p).second) continue;
@@ -291,18 +291,18 @@ MamfOutcome run_mamf(const MamfConfig& cfg, Session& session) {
     }
     out.shapes_screened = static_cast<int>(seen.size());
     for (const auto& [t, p] : top(3)) {
-      if (session.stop_requested()) break;
+      if (run.stop_requested()) break;
       record_full(lat.shape(p));
     }
   }
   out.elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
-  out.interrupted = session.stop_requested();
-  if (session.writer) {
+  out.interrupted = run.stop_requested();
+  if (run.writer) {
     json summary = out.summary_json();
-    summary["device"] = session.device;
-    session.writer->write(summary);
+    summary["device"] = run.device;
+    run.writer->write(summary);
   }
   return out;
 }
 
-}  // namespace ub::bench
+}  // namespace ub::measure

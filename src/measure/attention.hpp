@@ -12,10 +12,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/session.hpp"
+#include "measure/device_run.hpp"
 #include "core/dtype.hpp"
 
-namespace ub::bench {
+namespace ub::measure {
 
 struct AttentionConfig {
   std::vector<int64_t> seqlens;
@@ -46,6 +46,6 @@ struct AttentionPoint {
   std::string check;  // the validation summary
 };
 
-std::vector<AttentionPoint> run_attention(const AttentionConfig& config, Session& session);
+std::vector<AttentionPoint> run_attention(const AttentionConfig& config, DeviceRun& run);
 
-}  // namespace ub::bench
+}  // namespace ub::measure

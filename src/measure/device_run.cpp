@@ -1,5 +1,5 @@
-// Benchmark sessions; see session.hpp.
-#include "bench/session.hpp"
+// Benchmark sessions; see run.hpp.
+#include "measure/device_run.hpp"
 
 #include <cuda_runtime.h>
 #include <fmt/format.h>
@@ -8,9 +8,9 @@
 #include "gpu/device.hpp"
 #include "gpu/nvml.hpp"
 
-namespace ub::bench {
+namespace ub::measure {
 
-Session open_session(int device, RecordWriter* writer, report::Progress* progress,
+DeviceRun open_device_run(int device, RecordWriter* writer, Progress* progress,
                      const std::atomic<bool>* interrupted) {
   const gpu::DeviceList list = gpu::list_devices();
   if (list.devices.empty()) throw WorkError(list.why_none);
@@ -21,7 +21,7 @@ Session open_session(int device, RecordWriter* writer, report::Progress* progres
                                  list.devices.size()));
   }
   UB_CUDA_CHECK(cudaSetDevice(device));
-  Session s;
+  DeviceRun s;
   s.device = device;
   s.device_name = it->name;
   s.cc_major = it->cc_major;
@@ -38,4 +38,4 @@ Session open_session(int device, RecordWriter* writer, report::Progress* progres
   return s;
 }
 
-}  // namespace ub::bench
+}  // namespace ub::measure

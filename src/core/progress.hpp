@@ -5,7 +5,7 @@
 #include <mutex>
 #include <string>
 
-namespace ub::report {
+namespace ub {
 
 class Progress {
  public:
@@ -23,4 +23,4 @@ class Progress {
   std::mutex mutex_;
 };
 
-}  // namespace ub::report
+}  // namespace ub

@@ -1,11 +1,11 @@
 // Progress lines on stderr; see progress.hpp.
-#include "report/progress.hpp"
+#include "core/progress.hpp"
 
 #include <unistd.h>
 
 #include <cstdio>
 
-namespace ub::report {
+namespace ub {
 
 Progress::Progress() : terminal_(isatty(STDERR_FILENO) == 1) {}
 
@@ -25,4 +25,4 @@ void Progress::line(const std::string& text) {
   std::fflush(stderr);
 }
 
-}  // namespace ub::report
+}  // namespace ub

@@ -1,5 +1,5 @@
 // The attention benchmark driver; see attention.hpp.
-#include "bench/attention.hpp"
+#include "measure/attention.hpp"
 
 #include <fmt/format.h>
 
@@ -18,7 +18,7 @@
 #include "gpu/telemetry_sampler.hpp"
 #include "gpu/timing.hpp"
 
-namespace ub::bench {
+namespace ub::measure {
 
 using nlohmann::json;
 
@@ -79,7 +79,7 @@ void AttentionConfig::validate() const {
   for (int64_t s : seqlens) gpu::check_sdpa_supported(problem_at(*this, s).sdpa(), !fwd_only);
 }
 
-std::vector<AttentionPoint> run_attention(const AttentionConfig& cfg, Session& session) {
+std::vector<AttentionPoint> run_attention(const AttentionConfig& cfg, DeviceRun& run) {
   cfg.validate();
   const bool backward = !cfg.fwd_only;
   gpu::Stream stream;
@@ -87,14 +87,14 @@ std::vector<AttentionPoint> run_attention(const AttentionConfig& cfg, Session& s
   gpu::CudnnAttention attention;
   attention.set_stream(st);
   attention.set_autotune(cfg.autotune);
-  gpu::L2Flusher flusher(session.l2_bytes);
+  gpu::L2Flusher flusher(run.l2_bytes);
 
   std::FILE* seed_log = nullptr;
   if (!cfg.seed_log.empty()) {
     seed_log = std::fopen(cfg.seed_log.c_str(), "a");
     if (!seed_log) throw WorkError(fmt::format("--seed-log: cannot open {} for appending", cfg.seed_log));
     std::fprintf(seed_log, "# gpu=%s backend=cudnn causal=%s nheads=%lld nheads_kv=%lld head_dim=%lld\n",
-                 session.device_name.c_str(), cfg.causal ? "True" : "False", static_cast<long long>(cfg.heads),
+                 run.device_name.c_str(), cfg.causal ? "True" : "False", static_cast<long long>(cfg.heads),
                  static_cast<long long>(cfg.kv_heads), static_cast<long long>(cfg.head_dim));
     std::fflush(seed_log);
   }
@@ -108,13 +108,13 @@ std::vector<AttentionPoint> run_attention(const AttentionConfig& cfg, Session& s
   std::vector<AttentionPoint> out;
   bool warmed = false;
   for (int64_t seqlen : cfg.seqlens) {
-    if (session.stop_requested()) break;
+    if (run.stop_requested()) break;
     const gpu::AttentionProblem prob = problem_at(cfg, seqlen);
     const gpu::SdpaDims dims = prob.sdpa();
     const AttentionShape shape = prob.shape();
     AttentionPoint pt;
     pt.seqlen = seqlen;
-    json rec = {{"type", "attention"}, {"device", session.device}, {"seqlen", seqlen}, {"batch", cfg.batch},
+    json rec = {{"type", "attention"}, {"device", run.device}, {"seqlen", seqlen}, {"batch", cfg.batch},
                 {"heads", cfg.heads}, {"kv_heads", cfg.kv_heads}, {"head_dim", cfg.head_dim},
                 {"causal", cfg.causal}, {"dtype", to_string(cfg.dtype)}, {"doc_len", cfg.doc_len},
                 {"docs", prob.docs()}, {"longest_doc", dims.seqlen}, {"ragged", dims.ragged},
@@ -166,11 +166,11 @@ std::vector<AttentionPoint> run_attention(const AttentionConfig& cfg, Session& s
         gpu::warm_up(st, backward ? fwd_bwd : fwd, cfg.warmup_s);
         warmed = true;
       }
-      gpu::TelemetrySampler sampler(session.nvml.get());
+      gpu::TelemetrySampler sampler(run.nvml.get());
       sampler.start();
       // Times `work` and records it under `name` (fwd or fwd_bwd); returns {median ms, TFLOPS}.
       auto measure = [&](const gpu::Work& work, const std::string& name, bool with_backward) {
-        const gpu::Timing timing = gpu::time_samples(st, prepare, work, pol, session.interrupted);
+        const gpu::Timing timing = gpu::time_samples(st, prepare, work, pol, run.interrupted);
         const double ms = timing.summary.median;
         const double tflops = attention_flops(shape, with_backward) / (ms * 1e-3) / 1e12;
         rec[name + "_time_ms"] = timing_json(timing);
@@ -191,15 +191,15 @@ std::vector<AttentionPoint> run_attention(const AttentionConfig& cfg, Session& s
       rec["error"] = pt.error;
       (void)cudaGetLastError();  // an allocation failure is not sticky; clear it
     }
-    if (session.writer) session.writer->write(rec);
+    if (run.writer) run.writer->write(rec);
     if (seed_log && pt.ok) {
       json line = {{"seqlen", seqlen}, {"fwd_ms", pt.fwd_ms}, {"fwd_tflops", pt.fwd_tflops}};
       if (backward) line["fwd_bwd_ms"] = pt.fwd_bwd_ms, line["fwd_bwd_tflops"] = pt.fwd_bwd_tflops;
       std::fprintf(seed_log, "%s\n", line.dump().c_str());
       std::fflush(seed_log);
     }
-    if (session.progress) {
-      session.progress->line(
+    if (run.progress) {
+      run.progress->line(
           pt.ok ? fmt::format("seqlen {:>7}: fwd {:8.3f} ms {:6.1f} TFLOPS{}  [{}]", seqlen, pt.fwd_ms, pt.fwd_tflops,
                               backward ? fmt::format(", fwd+bwd {:8.3f} ms {:6.1f} TFLOPS", pt.fwd_bwd_ms,
                                                      pt.fwd_bwd_tflops)
@@ -212,4 +212,4 @@ std::vector<AttentionPoint> run_attention(const AttentionConfig& cfg, Session& s
   return out;
 }
 
-}  // namespace ub::bench
+}  // namespace ub::measure
