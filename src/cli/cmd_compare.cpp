@@ -1,5 +1,6 @@
-// `upgradebench compare OLD NEW`: two training runs (the seed's sweep logs or our records) side
-// by side, per sequence length; see core/compare.hpp.
+// `upgradebench compare OLD NEW`: two logs of one kind side by side: training runs (benchmark.py's
+// sweep logs or our records) per sequence length (core/compare.hpp), attention micro-benchmarks,
+// step decompositions or MAMF runs (core/log_comparisons.hpp). Each file is read once.
 #include <fmt/format.h>
 
 #include "cli/arguments.hpp"
@@ -7,10 +8,11 @@
 #include "cli/compare_options.hpp"
 #include "cli/output.hpp"
 #include "core/error.hpp"
-#include "core/readers/other_logs.hpp"
+#include "core/log_comparisons.hpp"
+#include "core/readers/log_kind.hpp"
 #include "core/readers/read_run.hpp"
 #include "report/comparison_view.hpp"
-#include "report/other_comparisons.hpp"
+#include "report/log_comparison_views.hpp"
 
 namespace ub::cli {
 
@@ -58,21 +60,22 @@ void register_compare(CLI::App& app, Context& ctx) {
       throw UsageError(fmt::format("compare needs two logs of one kind: {} is {}, {} is {}", o->old_path,
                                    to_string(kind), o->new_path, to_string(new_kind)));
     }
+    const Catalog& cat = ctx.catalog();
     if (kind == LogKind::training) {
-      const Comparison c = compare_runs(read_run_log(o->old_path), read_run_log(o->new_path), ctx.catalog(),
-                                        ctx.data_dir() / "models", o->flags.parse());
+      const Comparison c = compare_runs(read_run_log(old_text), read_run_log(new_text), cat, ctx.data_dir() / "models",
+                                        o->flags.parse());
       o->out.emit(report::comparison_document(c), report::comparison_json(c));
-      return;
-    }
-    report::View v;
-    if (kind == LogKind::attention) {
-      v = report::compare_attention(read_attention_log(old_text), read_attention_log(new_text), ctx.catalog());
+    } else if (kind == LogKind::attention) {
+      const AttentionComparison c = compare_attention(read_attention_log(old_text), read_attention_log(new_text), cat);
+      o->out.emit(report::attention_comparison_document(c), c);
     } else if (kind == LogKind::decomposition) {
-      v = report::compare_decomposition(read_decomposition_log(old_text), read_decomposition_log(new_text), ctx.catalog());
+      const DecompositionComparison c =
+          compare_decomposition(read_decomposition_log(old_text), read_decomposition_log(new_text), cat);
+      o->out.emit(report::decomposition_comparison_document(c), c);
     } else {
-      v = report::compare_mamf(read_mamf_log(old_text), read_mamf_log(new_text), ctx.catalog());
+      const MamfComparison c = compare_mamf(read_mamf_log(old_text), read_mamf_log(new_text), cat);
+      o->out.emit(report::mamf_comparison_document(c), c);
     }
-    o->out.emit(v.doc, v.json);
   });
 }
 

@@ -7,70 +7,57 @@
 #include "report/format.hpp"
 
 #ifdef UB_HAVE_CUDA
-#include "gpu/fingerprint.hpp"
-#include "gpu/nvml.hpp"
+#include "cli/gpu_workers.hpp"
 #endif
 
 namespace ub::cli {
 
 namespace {
 
-using nlohmann::json;
 using report::Align;
 
-std::string text(const json& v) {
-  if (v.is_null()) return "unknown";
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_number_float()) return fmt::format("{:.1f}", v.get<double>());
-  return v.dump();
-}
+#ifdef UB_HAVE_CUDA
+std::string text(const std::optional<std::string>& v) { return v.value_or("unknown"); }
+std::string text(const std::optional<double>& v) { return v ? fmt::format("{:.1f}", *v) : "unknown"; }
+std::string text(const std::optional<int>& v) { return v ? std::to_string(*v) : "unknown"; }
+#endif
 
 void run(Context& ctx, const OutputOptions& out) {
   report::Document doc;
 #ifdef UB_HAVE_CUDA
-  std::string why;
-  auto nvml = gpu::Nvml::open(&why);
-  json fp = gpu::gather_fingerprint({}, nvml.get());
-  if (!nvml) fp["nvml"] = why;
-  for (auto& g : fp["gpus"]) {
-    const Accelerator* a = ctx.catalog().try_find(g["name"].get<std::string>());
-    g["catalog_id"] = a ? json(a->id) : json();
-  }
-  if (fp["gpus"].empty()) {
-    doc.add().notes.push_back(fmt::format("No GPU here: {}.", fp.value("no_gpu", std::string("none visible"))));
-  }
-  for (const auto& g : fp["gpus"]) {
-    auto& b = doc.add(fmt::format("GPU {}: {}", g["index"].get<int>(), g["name"].get<std::string>()));
+  const Fingerprint fp = machine_fingerprint(ctx, {});
+  if (fp.gpus.empty()) doc.add().notes.push_back(fmt::format("No GPU here: {}.", fp.no_gpu.value_or("none visible")));
+  for (const GpuFacts& g : fp.gpus) {
+    auto& b = doc.add(fmt::format("GPU {}: {}", g.index, g.name));
     b.table.columns = {{"property", Align::left}, {"value", Align::left}};
-    for (const char* k : {"uuid", "pci_bus_id", "compute_capability", "sm_count", "l2_mib",
-                          "memory_gib", "max_sm_clock_mhz", "power_limit_w", "catalog_id"}) {
-      if (g.contains(k)) b.table.add_row({k, text(g[k])});
-    }
-    if (g["catalog_id"].is_null()) {
-      b.notes.push_back("Not in the catalog: MFU and spec ratios for it are N/A.");
-    }
+    const std::pair<const char*, std::string> rows[] = {
+        {"uuid", text(g.uuid)},       {"pci_bus_id", text(g.pci_bus_id)}, {"compute_capability", text(g.compute_capability)},
+        {"sm_count", text(g.sm_count)}, {"l2_mib", text(g.l2_mib)},       {"memory_gib", text(g.memory_gib)},
+        {"max_sm_clock_mhz", text(g.max_sm_clock_mhz)}, {"power_limit_w", text(g.power_limit_w)},
+        {"catalog_id", text(g.catalog_id)}};
+    for (const auto& [k, v] : rows) b.table.add_row({k, v});
+    if (!g.catalog_id) b.notes.push_back("Not in the catalog: MFU and spec ratios for it are N/A.");
   }
   auto& s = doc.add("Software stack");
   s.table.columns = {{"component", Align::left}, {"version", Align::left}, {"loaded from", Align::left}};
-  const json& st = fp["stack"];
-  s.table.add_row({"driver", text(st["driver"]), ""});
-  s.table.add_row({"CUDA driver API", text(st["cuda_driver_api"]), ""});
-  s.table.add_row({"CUDA runtime", text(st["cuda_runtime"]), ""});
-  for (const char* lib : {"cublaslt", "cudnn", "nccl"}) {
-    const json& l = st[lib];
-    s.table.add_row({lib, l["version"].is_null() ? "absent" : text(l["version"]),
-                     l.value("path", l.value("absent", std::string()))});
+  const std::pair<const char*, const char*> components[] = {{"driver", "driver"}, {"cuda_driver_api", "CUDA driver API"},
+                                                            {"cuda_runtime", "CUDA runtime"}, {"cublaslt", "cublaslt"},
+                                                            {"cudnn", "cudnn"}, {"nccl", "nccl"}};
+  for (const auto& [key, name] : components) {
+    const StackEntry& e = fp.stack.at(key);
+    const bool library = !e.path.empty() || !e.absent.empty();
+    s.table.add_row({name, library && !e.version ? "absent" : text(e.version), e.path.empty() ? e.absent : e.path});
   }
-  if (fp.contains("nvml")) s.notes.push_back(fmt::format("NVML: {} (clocks and throttle state unknown)", text(fp["nvml"])));
+  if (fp.nvml) s.notes.push_back(fmt::format("NVML: {} (clocks and throttle state unknown)", *fp.nvml));
   auto& bld = doc.add("Build");
   bld.table.columns = {{"item", Align::left}, {"value", Align::left}};
-  for (const auto& [k, v] : fp["build"].items()) bld.table.add_row({k, text(v)});
+  for (const auto& [k, v] : fp.build) bld.table.add_row({k, v});
   out.emit(doc, fp);
 #else
   (void)ctx;
   doc.add().notes.push_back("This binary was built without CUDA (nvcc was not found at build time): "
                             "no GPU can be measured with it.");
-  out.emit(doc, json{{"gpus", json::array()}, {"no_gpu", "built without CUDA"}});
+  out.emit(doc, nlohmann::json{{"gpus", nlohmann::json::array()}, {"no_gpu", "built without CUDA"}});
 #endif
 }
 

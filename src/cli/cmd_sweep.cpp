@@ -21,7 +21,8 @@
 #include "cli/output.hpp"
 #include "core/error.hpp"
 #include "core/readers/read_run.hpp"
-#include "core/records.hpp"
+#include "core/records/record_file.hpp"
+#include "core/records/train_records.hpp"
 #include "core/run_log.hpp"
 #include "core/sweep_plan.hpp"
 #include "report/format.hpp"
@@ -128,9 +129,7 @@ void run(Context& ctx, const SweepOptions& o) {
       else break;  // a failure that is not memory: bisection cannot go on
     }
     longest = search.longest_fit(), shortest_oom = search.shortest_failure();
-    RecordWriter w(out);
-    w.write({{"type", "sweep_max"}, {"longest_fit", longest ? json(*longest) : json()},
-             {"shortest_out_of_memory", shortest_oom ? json(*shortest_oom) : json()}, {"granularity", granularity}});
+    RecordWriter(out).write(SweepMax{longest, shortest_oom, granularity});
   }
 
   // The summary, read back from the records file (what compare and report will see).

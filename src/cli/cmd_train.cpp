@@ -1,7 +1,8 @@
 // `upgradebench train`: one training step of a Llama-family model (our engine: cuBLASLt GEMMs,
-// cuDNN attention, our kernels, AdamW), repeated; like the seed's benchmark.py it prints one JSON
-// record per step on stdout after the context record, and appends the same records to --out.
-// A length that does not fit becomes a train_oom record and exit code 3.
+// cuDNN attention, our kernels, AdamW), repeated (measure/train.hpp); like the ml-engineering
+// guide's benchmark.py it prints one JSON record per step on stdout after the context record, and
+// appends the same records to --out. A length that does not fit becomes a train_oom record and
+// exit code 3.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -11,9 +12,11 @@
 #include "cli/context.hpp"
 #include "core/error.hpp"
 
+#include "core/records/train_records.hpp"
+
 #ifdef UB_HAVE_CUDA
-#include "measure/train.hpp"
 #include "cli/gpu_workers.hpp"
+#include "measure/train.hpp"
 #endif
 
 namespace ub::cli {
@@ -36,9 +39,8 @@ struct TrainOptions {
   std::string out;
 };
 
-#ifdef UB_HAVE_CUDA
 void run(Context& ctx, const TrainOptions& o) {
-  measure::TrainConfig cfg;
+  TrainConfig cfg;
   cfg.model = ctx.model(o.model, o.layers);
   cfg.model_name = o.model;
   cfg.seqlen = parse_size(o.seqlen, "--seqlen");
@@ -54,38 +56,32 @@ void run(Context& ctx, const TrainOptions& o) {
   cfg.breakdown = o.breakdown;
   if (o.device < 0) throw UsageError("--device must not be negative");
   cfg.validate();  // bad input is refused before a GPU is touched
-
-  auto run = start_gpu_run(ctx, "train", std::to_string(o.device), o.out, cfg.to_json());
+#ifdef UB_HAVE_CUDA
+  auto run = start_gpu_run(ctx, "train", std::to_string(o.device), o.out, cfg);
   auto echo = [](const nlohmann::json& rec) {
     std::fputs((rec.dump() + "\n").c_str(), stdout);
     std::fflush(stdout);
   };
   echo(run->context);
   measure::TrainSummary sum;
-  for_each_device(*run, [&](measure::DeviceRun& s) {
-    if (const Accelerator* a = catalog_entry(ctx, s.device_name)) cfg.peak_tflops = a->peak(Dtype::bf16).get();
-    sum = measure::run_train(cfg, s, echo);
+  for_each_device(*run, [&](measure::DeviceRun& d) {
+    if (const Accelerator* a = catalog_entry(ctx, d.device_name)) cfg.peak_tflops = a->peak(Dtype::bf16).get();
+    d.echo = echo;
+    measure::TrainBenchmark b(cfg, d);
+    measure::run_benchmark(b, d);
+    sum = b.summary();
   });
   if (sum.oom) {
-    run->progress.line(fmt::format("seqlen {}: did not fit: {}", cfg.seqlen, sum.error));
     ctx.exit_code = kExitOutOfMemory;
     return;
   }
   if (!sum.ok) throw WorkError(fmt::format("train: {}", sum.error));
-  if (sum.steps > 0) {
-    run->progress.line(fmt::format("seqlen {}: median of {} steps {:.2f} ms, {:.1f} TFLOPS{}, peak {:.2f} GiB, loss {:.4f}",
-                                   cfg.seqlen, sum.steps, sum.median_ms, sum.median_tflops,
-                                   cfg.peak_tflops ? fmt::format(" (MFU {:.1f}%)", 100 * sum.mfu) : std::string(),
-                                   sum.peak_mem_gib, sum.last_loss));
-  }
   run->progress.line(fmt::format("records: {}", run->writer->path().string()));
   if (run->interrupted->load()) ctx.exit_code = kExitInterrupted;
-}
 #else
-void run(Context&, const TrainOptions&) {
   throw WorkError("train: this binary was built without CUDA (nvcc was not found at build time)");
-}
 #endif
+}
 
 }  // namespace
 

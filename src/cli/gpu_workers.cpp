@@ -9,7 +9,6 @@
 
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
-#include "cli/output.hpp"
 #include "cli/interrupt.hpp"
 #include "core/error.hpp"
 #include "gpu/device.hpp"
@@ -18,25 +17,26 @@
 
 namespace ub::cli {
 
-std::unique_ptr<GpuRun> start_gpu_run(Context& ctx, const std::string& command,
-                                      const std::string& devices, const std::string& out,
-                                      const nlohmann::json& config) {
+Fingerprint machine_fingerprint(Context& ctx, const std::vector<int>& devices) {
+  std::string why;
+  auto nvml = gpu::Nvml::open(&why);
+  Fingerprint fp = gpu::gather_fingerprint(devices, nvml.get());
+  for (GpuFacts& g : fp.gpus) {
+    if (const Accelerator* a = catalog_entry(ctx, g.name)) g.catalog_id = a->id;
+  }
+  if (!nvml) fp.nvml = why;
+  return fp;
+}
+
+std::unique_ptr<GpuRun> start_gpu_run(Context& ctx, const std::string& command, const std::string& devices,
+                                      const std::string& out, const nlohmann::json& config) {
   const gpu::DeviceList list = gpu::list_devices();
   if (list.devices.empty()) throw WorkError(fmt::format("{}: {}", command, list.why_none));
   auto run = std::make_unique<GpuRun>();
   run->devices = parse_devices(devices, static_cast<int>(list.devices.size()));
-  const std::string path =
-      out.empty() ? fmt::format("upgradebench-{}-{}.jsonl", command, utc_now_compact()) : out;
+  const std::string path = out.empty() ? fmt::format("upgradebench-{}-{}.jsonl", command, utc_now_compact()) : out;
   run->writer = std::make_unique<RecordWriter>(path);
-  std::string why;
-  auto nvml = gpu::Nvml::open(&why);
-  nlohmann::json fp = gpu::gather_fingerprint(run->devices, nvml.get());
-  for (auto& g : fp["gpus"]) {
-    const Accelerator* a = catalog_entry(ctx, g["name"].get<std::string>());
-    g["catalog_id"] = a ? nlohmann::json(a->id) : nlohmann::json();
-  }
-  if (!nvml) fp["nvml"] = why;
-  run->context = make_context_record(command, ctx.argv, fp, config);
+  run->context = make_context(command, ctx.argv, machine_fingerprint(ctx, run->devices), config);
   run->writer->write(run->context);
   run->progress.line(fmt::format("records: {}", path));
   run->interrupted = &install_interrupt_handler();
@@ -62,8 +62,8 @@ void for_each_device(GpuRun& run, const std::function<void(measure::DeviceRun&)>
   if (first) std::rethrow_exception(first);
 }
 
-void finish_gpu_run(Context& ctx, const GpuRun& run, report::Document& doc,
-                    const nlohmann::json& json, const OutputOptions& out) {
+void finish_gpu_run(Context& ctx, const GpuRun& run, report::Document& doc, const nlohmann::json& json,
+                    const OutputOptions& out) {
   if (doc.blocks.empty()) doc.add();
   doc.blocks.back().notes.push_back(fmt::format("records: {}", run.writer->path().string()));
   out.emit(doc, json);

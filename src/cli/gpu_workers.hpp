@@ -9,11 +9,10 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "measure/device_run.hpp"
 #include "cli/context.hpp"
 #include "cli/output.hpp"
+#include "core/records/context_record.hpp"
+#include "measure/device_run.hpp"
 
 namespace ub::cli {
 
@@ -22,14 +21,16 @@ struct GpuRun {
   std::unique_ptr<RecordWriter> writer;
   Progress progress;
   const std::atomic<bool>* interrupted = nullptr;
-  nlohmann::json context;  // the context record written first
+  ContextRecord context;  // the context record written first
 };
+
+// The fingerprint of this machine's GPUs (`devices`, all when empty) with each GPU's catalog id.
+Fingerprint machine_fingerprint(Context& ctx, const std::vector<int>& devices);
 
 // Resolves --devices, opens the records file (`out`, or upgradebench-<cmd>-<date>.jsonl) and
 // writes the context record with the fingerprint of the chosen GPUs and `config`.
-std::unique_ptr<GpuRun> start_gpu_run(Context& ctx, const std::string& command,
-                                      const std::string& devices, const std::string& out,
-                                      const nlohmann::json& config);
+std::unique_ptr<GpuRun> start_gpu_run(Context& ctx, const std::string& command, const std::string& devices,
+                                      const std::string& out, const nlohmann::json& config);
 
 // Runs `work` on every device of the run, one thread each; rethrows the first failure.
 void for_each_device(GpuRun& run, const std::function<void(measure::DeviceRun&)>& work);
@@ -40,20 +41,19 @@ std::vector<std::pair<measure::DeviceRun, Result>> measure_each_device(
     GpuRun& run, const std::function<Result(measure::DeviceRun&)>& measure) {
   std::mutex m;
   std::vector<std::pair<measure::DeviceRun, Result>> results;
-  for_each_device(run, [&](measure::DeviceRun& s) {
-    Result r = measure(s);
+  for_each_device(run, [&](measure::DeviceRun& d) {
+    Result r = measure(d);
     std::lock_guard lock(m);
-    results.emplace_back(s, std::move(r));
+    results.emplace_back(d, std::move(r));
   });
-  std::sort(results.begin(), results.end(),
-            [](const auto& a, const auto& b) { return a.first.device < b.first.device; });
+  std::sort(results.begin(), results.end(), [](const auto& a, const auto& b) { return a.first.device < b.first.device; });
   return results;
 }
 
 // What a GPU command ends with: the records path under the last block, the output in the chosen
 // format, and exit code 130 when Ctrl-C stopped the run.
-void finish_gpu_run(Context& ctx, const GpuRun& run, report::Document& doc,
-                    const nlohmann::json& json, const OutputOptions& out);
+void finish_gpu_run(Context& ctx, const GpuRun& run, report::Document& doc, const nlohmann::json& json,
+                    const OutputOptions& out);
 
 // The catalog entry for a device's reported name, or null (an unknown GPU is N/A, not an error).
 const Accelerator* catalog_entry(Context& ctx, const std::string& device_name);

@@ -7,10 +7,7 @@
 
 namespace ub {
 
-std::string MamfShape::shape() const { return fmt::format("{}x{}x{}", m, n, k); }
-
-namespace {
-double value(const MamfShape& s, MamfOutcome::By by) {
+double tflops_by(const MamfShape& s, MamfOutcome::By by) {
   switch (by) {
     case MamfOutcome::By::mean: return s.mean_tflops;
     case MamfOutcome::By::median: return s.median_tflops;
@@ -18,12 +15,11 @@ double value(const MamfShape& s, MamfOutcome::By by) {
   }
   return 0;
 }
-}  // namespace
 
 std::optional<MamfShape> MamfOutcome::best(By by) const {
   std::optional<MamfShape> b;
   for (const MamfShape& s : shapes) {
-    if (s.ok && (!b || value(s, by) > value(*b, by))) b = s;
+    if (s.ok && (!b || tflops_by(s, by) > tflops_by(*b, by))) b = s;
   }
   return b;
 }
@@ -33,7 +29,7 @@ std::optional<double> MamfOutcome::arithmetic_mean(By by) const {
   int n = 0;
   for (const MamfShape& s : shapes) {
     if (s.ok) {
-      sum += value(s, by);
+      sum += tflops_by(s, by);
       ++n;
     }
   }
@@ -44,8 +40,8 @@ std::optional<double> MamfOutcome::geometric_mean(By by) const {
   double log_sum = 0;
   int n = 0;
   for (const MamfShape& s : shapes) {
-    if (s.ok && value(s, by) > 0) {
-      log_sum += std::log(value(s, by));
+    if (s.ok && tflops_by(s, by) > 0) {
+      log_sum += std::log(tflops_by(s, by));
       ++n;
     }
   }
@@ -60,35 +56,34 @@ std::string MamfOutcome::footer() const {
                                              {By::max, "max:   "}};
   for (const auto& [by, name] : rows) {
     if (auto b = best(by)) {
-      out += fmt::format("{} {:.1f} TFLOPS @ {} (MxNxK)\n", name, value(*b, by), b->shape());
+      out += fmt::format("{} {:.1f} TFLOPS @ {} (MxNxK)\n", name, tflops_by(*b, by), b->shape());
     }
   }
   if (interrupted) out += "(interrupted: the best of the shapes measured so far)\n";
   return out;
 }
 
-nlohmann::json MamfOutcome::summary_json() const {
-  using nlohmann::json;
-  auto best_json = [&](By by) {
+MamfSummary MamfOutcome::summary(int device) const {
+  auto best_of = [&](By by) -> std::optional<MamfBest> {
     const auto b = best(by);
-    return b ? json{{"tflops", value(*b, by)}, {"shape", b->shape()}, {"device", b->device}}
-             : json();
+    if (!b) return std::nullopt;
+    return MamfBest{tflops_by(*b, by), b->shape(), b->device};
   };
-  auto opt = [](std::optional<double> v) { return v ? json(*v) : json(); };
-  int ok = 0;
-  for (const MamfShape& s : shapes) ok += s.ok;
-  return {{"type", "mamf_summary"},
-          {"shapes", ok},
-          {"shapes_failed", static_cast<int>(shapes.size()) - ok},
-          {"shapes_screened", shapes_screened},
-          {"best", {{"mean", best_json(By::mean)}, {"median", best_json(By::median)},
-                    {"max", best_json(By::max)}}},
-          {"arithmetic_mean_tflops", {{"mean", opt(arithmetic_mean(By::mean))},
-                                      {"median", opt(arithmetic_mean(By::median))}}},
-          {"geometric_mean_tflops", {{"mean", opt(geometric_mean(By::mean))},
-                                     {"median", opt(geometric_mean(By::median))}}},
-          {"elapsed_s", elapsed_s},
-          {"interrupted", interrupted}};
+  MamfSummary s;
+  s.device = device;
+  for (const MamfShape& x : shapes) s.shapes += x.ok;
+  s.shapes_failed = static_cast<int>(shapes.size()) - s.shapes;
+  s.shapes_screened = shapes_screened;
+  s.best_mean = best_of(By::mean);
+  s.best_median = best_of(By::median);
+  s.best_max = best_of(By::max);
+  s.arithmetic_of_means = arithmetic_mean(By::mean);
+  s.arithmetic_of_medians = arithmetic_mean(By::median);
+  s.geometric_of_means = geometric_mean(By::mean);
+  s.geometric_of_medians = geometric_mean(By::median);
+  s.elapsed_s = elapsed_s;
+  s.interrupted = interrupted;
+  return s;
 }
 
 }  // namespace ub

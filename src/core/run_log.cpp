@@ -9,9 +9,9 @@
 
 namespace ub {
 
-std::vector<const StepRecord*> RunPoint::steady() const {
-  std::vector<const StepRecord*> out;
-  for (const StepRecord& s : steps) {
+std::vector<const TrainStep*> RunPoint::steady() const {
+  std::vector<const TrainStep*> out;
+  for (const TrainStep& s : steps) {
     if (!s.warmup) out.push_back(&s);
   }
   return out;
@@ -33,13 +33,13 @@ PointStats point_stats(const RunLog& run, const RunPoint& p) {
   PointStats s;
   s.steady_steps = steady.size();
   std::vector<double> times, tflops;
-  for (const StepRecord* r : steady) {
+  for (const TrainStep* r : steady) {
     times.push_back(r->exec_time_ms);
     if (r->tflops) tflops.push_back(*r->tflops);
   }
   s.time_ms = summarize(times);
   if (tflops.size() == steady.size()) s.tflops = summarize(tflops);
-  for (const StepRecord& r : p.steps) {
+  for (const TrainStep& r : p.steps) {
     if (r.peak_mem_gib) s.peak_mem_gib = std::max(s.peak_mem_gib.value_or(0.0), *r.peak_mem_gib);
   }
   return s;

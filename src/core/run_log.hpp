@@ -1,5 +1,5 @@
-// A training-step run as the analysis side sees it, whatever wrote it: the seed's sweep logs
-// (benchmark.py via run_sweep.sh) or upgradebench's own records. One point per sequence length:
+// A training-step run as the analysis side sees it, whatever wrote it: the sweep logs of the
+// ml-engineering guide's benchmark.py (run by its run_sweep.sh) or upgradebench's own records. One point per sequence length:
 // its steps, or "out of memory" (which is a data point: this GPU cannot run it).
 #pragma once
 
@@ -9,16 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "core/records/train_records.hpp"
 #include "core/statistics.hpp"
 
 namespace ub {
-
-struct StepRecord {
-  int64_t step = 0;
-  bool warmup = false;
-  double exec_time_ms = 0;
-  std::optional<double> tflops, peak_mem_gib, loss;
-};
 
 enum class PointStatus { ok, oom };
 
@@ -26,16 +20,16 @@ struct RunPoint {
   int64_t seqlen = 0;
   PointStatus status = PointStatus::ok;
   std::string oom_message;             // the line that said so
-  std::vector<StepRecord> steps;
+  std::vector<TrainStep> steps;
   std::map<std::string, std::string> header;  // the block's `# gpu=` key=value pairs
   int line = 0;                        // where the point starts in the file
 
-  std::vector<const StepRecord*> steady() const;  // steps that are not warm-up
+  std::vector<const TrainStep*> steady() const;  // steps that are not warm-up
 };
 
 struct RunLog {
   std::string path;
-  std::string format;  // "seed-sweep" or "upgradebench"
+  std::string format;  // "benchmark.py" or "upgradebench"
   std::string gpu;     // as the GPU reported itself ("NVIDIA H200")
   std::map<std::string, std::string> software;  // name -> version (torch, cuda, cudnn, ...)
   std::map<std::string, std::string> config;    // everything else the header says

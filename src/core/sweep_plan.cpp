@@ -6,42 +6,30 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "core/error.hpp"
-#include "core/readers/text_lines.hpp"
-#include "core/text.hpp"
+#include "core/records/record_file.hpp"
+#include "core/records/train_records.hpp"
 
 namespace ub {
 
 std::map<int64_t, PointOutcome> sweep_outcomes(const std::filesystem::path& records) {
   std::map<int64_t, PointOutcome> out;
   if (!std::filesystem::exists(records)) return out;
-  const TextLines t = read_text_lines(records);
-  for (size_t i = 0; i < t.lines.size(); ++i) {
-    const std::string line = trim(t.lines[i]);
-    if (line.empty()) continue;
-    nlohmann::json r;
-    try {
-      r = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::exception&) {
-      if (t.is_last(i) && t.last_line_unterminated) continue;  // the point being written when stopped
-      throw WorkError(fmt::format("{}: a record that is not valid JSON", t.where(i)));
-    }
-    if (!r.is_object() || !r.contains("type") || !r.contains("seqlen") || !r.at("seqlen").is_number_integer()) continue;
-    const int64_t s = r.at("seqlen").get<int64_t>();
-    const std::string type = r.at("type").is_string() ? r.at("type").get<std::string>() : "";
+  std::vector<std::string> warnings;  // the point being written when stopped: a truncated last line
+  for_each_record(read_text_lines(records), [&](const RecordLine& r) {
+    const Fields f(r.json, r.where);
+    if (!f.has("seqlen") || !r.json.at("seqlen").is_number_integer()) return;
+    const int64_t s = f.count("seqlen");
     auto mark = [&](PointOutcome o) {
       auto it = out.find(s);
       // measured wins over anything; oom over failed
       if (it == out.end() || static_cast<int>(o) < static_cast<int>(it->second)) out[s] = o;
     };
-    if (type == "train_step") {
-      mark(r.value("warmup", false) ? PointOutcome::failed : PointOutcome::measured);
-    } else if (type == "train_oom") {
-      mark(PointOutcome::oom);
-    } else if (type == "train_error") {
-      mark(PointOutcome::failed);
+    if (r.type == "train_step") {
+      mark(read_train_step(f, 0).warmup ? PointOutcome::failed : PointOutcome::measured);
+    } else if (r.type == "train_oom" || r.type == "train_error") {
+      mark(read_train_failure(f).oom ? PointOutcome::oom : PointOutcome::failed);
     }
-  }
+  }, warnings);
   return out;
 }
 

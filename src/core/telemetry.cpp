@@ -5,22 +5,35 @@
 
 namespace ub {
 
+namespace {
+const std::pair<uint64_t, const char*> kNames[] = {
+    {clock_reason::gpu_idle, "gpu_idle"},
+    {clock_reason::applications_clocks, "applications_clocks"},
+    {clock_reason::sw_power_cap, "sw_power_cap"},
+    {clock_reason::hw_slowdown, "hw_slowdown"},
+    {clock_reason::sync_boost, "sync_boost"},
+    {clock_reason::sw_thermal, "sw_thermal"},
+    {clock_reason::hw_thermal, "hw_thermal"},
+    {clock_reason::hw_power_brake, "hw_power_brake"},
+    {clock_reason::display_clocks, "display_clocks"}};
+}  // namespace
+
 std::vector<std::string> clock_reason_names(uint64_t mask) {
-  static const std::pair<uint64_t, const char*> kNames[] = {
-      {clock_reason::gpu_idle, "gpu_idle"},
-      {clock_reason::applications_clocks, "applications_clocks"},
-      {clock_reason::sw_power_cap, "sw_power_cap"},
-      {clock_reason::hw_slowdown, "hw_slowdown"},
-      {clock_reason::sync_boost, "sync_boost"},
-      {clock_reason::sw_thermal, "sw_thermal"},
-      {clock_reason::hw_thermal, "hw_thermal"},
-      {clock_reason::hw_power_brake, "hw_power_brake"},
-      {clock_reason::display_clocks, "display_clocks"}};
   std::vector<std::string> out;
   for (const auto& [bit, name] : kNames) {
     if (mask & bit) out.emplace_back(name);
   }
   return out;
+}
+
+uint64_t clock_reason_mask(const std::vector<std::string>& names) {
+  uint64_t mask = 0;
+  for (const std::string& n : names) {
+    for (const auto& [bit, name] : kNames) {
+      if (n == name) mask |= bit;
+    }
+  }
+  return mask;
 }
 
 TelemetrySummary TelemetrySummary::of(const std::vector<TelemetrySample>& s, double power_limit_w) {

@@ -27,8 +27,9 @@ inline constexpr uint64_t throttling = sw_power_cap | hw_slowdown | sw_thermal |
                                        hw_power_brake;
 }  // namespace clock_reason
 
-// Names of the set bits ("sw_power_cap", ...).
+// Names of the set bits ("sw_power_cap", ...), and the mask back from names (unknown names: no bit).
 std::vector<std::string> clock_reason_names(uint64_t mask);
+uint64_t clock_reason_mask(const std::vector<std::string>& names);
 
 struct TelemetrySample {
   double sm_clock_mhz = 0, mem_clock_mhz = 0, power_w = 0, temperature_c = 0;

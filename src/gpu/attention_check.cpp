@@ -64,22 +64,6 @@ TensorCheck finish(const std::string& name, const CompareSums& c, double toleran
 
 }  // namespace
 
-double attention_tolerance(Dtype d) { return d == Dtype::fp16 ? 2.5e-4 : 1e-3; }
-
-bool AttentionCheck::ok() const {
-  return !tensors.empty() && std::all_of(tensors.begin(), tensors.end(), [](const auto& t) { return t.ok(); });
-}
-
-std::string AttentionCheck::summary() const {
-  for (const TensorCheck& t : tensors) {
-    if (t.non_finite) return fmt::format("{}: {} non-finite values", t.name, t.non_finite);
-    if (!t.ok()) return fmt::format("{}: NMSE {:.2e} above the tolerance {:.1e}", t.name, t.nmse, t.tolerance);
-  }
-  std::string s;
-  for (const TensorCheck& t : tensors) s += fmt::format("{}{} {:.1e}", s.empty() ? "" : ", ", t.name, t.nmse);
-  return s;
-}
-
 bool AttentionProblem::ragged() const { return !equal_lengths(doc_lens); }
 
 SdpaDims AttentionProblem::sdpa() const {

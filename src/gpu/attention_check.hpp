@@ -4,7 +4,7 @@
 // squared error (NMSE = sum (x - ref)^2 / sum ref^2, llama.cpp's test measure) and no non-finite
 // value anywhere it looked: a NaN never passes.
 //
-// Tolerances (NMSE): bf16 1e-3, fp16 2.5e-4. A correct kernel rounds its output and its
+// Tolerances (NMSE, core/records/attention_records.hpp): bf16 1e-3, fp16 2.5e-4. A correct kernel rounds its output and its
 // probabilities to 16 bits, which alone costs about 1e-5 (bf16, 8 significant bits) or 2e-7
 // (fp16); the margin covers the fp32 accumulation order and dS rounded to 16 bits in the
 // backward. A wrong mask, scale or head mapping gives NMSE near 1. The statistic (log-sum-exp,
@@ -18,27 +18,11 @@
 #include <cuda_runtime.h>
 
 #include "core/dtype.hpp"
+#include "core/records/attention_records.hpp"
 #include "core/reference/attention_cpu.hpp"
 #include "gpu/attention.hpp"
 
 namespace ub::gpu {
-
-struct TensorCheck {
-  std::string name;  // "O", "LSE", "dQ", "dK", "dV"
-  double nmse = 0, max_err = 0, max_ref = 0, tolerance = 0;
-  unsigned long long non_finite = 0;
-  bool ok() const { return non_finite == 0 && nmse <= tolerance; }
-};
-
-struct AttentionCheck {
-  std::vector<TensorCheck> tensors;
-  int rows = 0, cols = 0;  // positions sampled
-  bool ok() const;
-  // "O 3.1e-06, LSE ..., dQ ..." or the first failure in words.
-  std::string summary() const;
-};
-
-double attention_tolerance(Dtype d);
 
 // The problem in the caller's terms: one BSHD buffer of `seqlen` tokens per batch entry, packed
 // with the documents `doc_lens` (core/packed_docs.hpp; empty: one document). `t.stats` is in

@@ -7,6 +7,8 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/units.hpp"
 #include "gpu/build_info.hpp"
 #include "gpu/device.hpp"
@@ -66,42 +68,47 @@ LibraryVersion cublaslt_version() {
   return v;
 }
 
-nlohmann::json gather_fingerprint(const std::vector<int>& wanted, Nvml* nvml) {
-  using nlohmann::json;
+Fingerprint gather_fingerprint(const std::vector<int>& wanted, Nvml* nvml) {
   const DeviceList list = list_devices();
-  json gpus = json::array();
+  Fingerprint out;
   for (const DeviceInfo& d : list.devices) {
     if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), d.index) == wanted.end()) continue;
-    json g = {{"index", d.index},
-              {"name", d.name},
-              {"uuid", d.uuid},
-              {"pci_bus_id", d.pci_bus_id},
-              {"compute_capability", fmt::format("{}.{}", d.cc_major, d.cc_minor)},
-              {"sm_count", d.sm_count},
-              {"l2_mib", static_cast<double>(d.l2_bytes) / (1 << 20)},
-              {"memory_gib", to_gib(static_cast<size_t>(d.memory_bytes))}};
+    GpuFacts g;
+    g.index = d.index;
+    g.name = d.name;
+    g.uuid = d.uuid;
+    g.pci_bus_id = d.pci_bus_id;
+    g.compute_capability = fmt::format("{}.{}", d.cc_major, d.cc_minor);
+    g.sm_count = d.sm_count;
+    g.l2_mib = static_cast<double>(d.l2_bytes) / (1 << 20);
+    g.memory_gib = to_gib(static_cast<size_t>(d.memory_bytes));
     if (nvml && nvml->select(d.uuid)) {
-      g["max_sm_clock_mhz"] = nvml->max_sm_clock_mhz();
-      g["power_limit_w"] = nvml->power_limit_w();
+      g.max_sm_clock_mhz = nvml->max_sm_clock_mhz();
+      g.power_limit_w = nvml->power_limit_w();
     }
-    gpus.push_back(std::move(g));
+    out.gpus.push_back(std::move(g));
   }
-  auto lib_json = [](const LibraryVersion& v) {
-    return v.version.empty() ? json{{"version", nullptr}, {"absent", v.why_absent}}
-                             : json{{"version", v.version}, {"path", v.path}};
+  auto library = [](const LibraryVersion& v) {
+    StackEntry e;
+    if (v.version.empty()) {
+      e.absent = v.why_absent;
+    } else {
+      e.version = v.version;
+      e.path = v.path;
+    }
+    return e;
   };
-  json stack = {{"driver", nvml ? json(nvml->driver_version()) : json(nullptr)},
-                {"cuda_driver_api", cuda_driver_version()},
-                {"cuda_runtime", cuda_runtime_version()},
-                {"cublaslt", lib_json(cublaslt_version())},
-                {"cudnn", lib_json(cudnn_version())},
-                {"nccl", lib_json(nccl_version())}};
-  json build = {{"type", UB_BUILD_TYPE},
-                {"cxx_compiler", UB_CXX_COMPILER},
-                {"cuda_compiler", UB_CUDA_COMPILER},
-                {"cuda_architectures", UB_CUDA_ARCHS}};
-  json out = {{"gpus", gpus}, {"stack", stack}, {"build", build}};
-  if (list.devices.empty()) out["no_gpu"] = list.why_none;
+  out.stack["driver"].version = nvml ? std::optional<std::string>(nvml->driver_version()) : std::nullopt;
+  out.stack["cuda_driver_api"].version = cuda_driver_version();
+  out.stack["cuda_runtime"].version = cuda_runtime_version();
+  out.stack["cublaslt"] = library(cublaslt_version());
+  out.stack["cudnn"] = library(cudnn_version());
+  out.stack["nccl"] = library(nccl_version());
+  out.build = {{"type", UB_BUILD_TYPE},
+               {"cxx_compiler", UB_CXX_COMPILER},
+               {"cuda_compiler", UB_CUDA_COMPILER},
+               {"cuda_architectures", UB_CUDA_ARCHS}};
+  if (list.devices.empty()) out.no_gpu = list.why_none;
   return out;
 }
 

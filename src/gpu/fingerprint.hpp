@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "core/records/context_record.hpp"
 
 namespace ub::gpu {
 
@@ -20,8 +20,8 @@ LibraryVersion cudnn_version();
 LibraryVersion nccl_version();
 LibraryVersion cublaslt_version();
 
-// {"gpus": [...], "stack": {...}, "build": {...}} for the given device indices (all when empty).
-// `nvml` may be null.
-nlohmann::json gather_fingerprint(const std::vector<int>& devices, Nvml* nvml);
+// The GPUs (the given device indices, all when empty), the stack and the build. `nvml` may be
+// null.
+Fingerprint gather_fingerprint(const std::vector<int>& devices, Nvml* nvml);
 
 }  // namespace ub::gpu

@@ -28,11 +28,6 @@ size_t block_scale_bytes(Dtype d, int64_t rows, int64_t k) {
 // 1.0 in each scale encoding: ue8m0 exponent 127, e4m3 0x38.
 unsigned char scale_one(Dtype d) { return d == Dtype::nvfp4 ? 0x38 : 127; }
 
-template <class T>
-void set_attr(cublasLtMatmulDesc_t op, cublasLtMatmulDescAttributes_t a, const T& v) {
-  UB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op, a, &v, sizeof v));
-}
-
 }  // namespace
 
 std::optional<std::string> gemm_unsupported_reason(Dtype d, int major, int minor) {
@@ -128,89 +123,68 @@ void GemmOperands::randomise_output(uint64_t seed, cudaStream_t stream) const {
               stream);
 }
 
-std::string AlgoInfo::label() const {
-  return fmt::format("algo {} tile {} stages {} splitK {} swizzle {}", id, tile, stages, split_k,
-                     swizzle);
-}
+namespace {
 
-GemmPlan::GemmPlan(const CublasLt& lt, const GemmOperands& ops, size_t workspace_bytes, int top_k)
-    : lt_(lt) {
+MatmulProblem gemm_problem(const GemmOperands& ops) {
   const Dtype dt = ops.dtype;
   const GemmShape& s = ops.shape;
-  const cublasComputeType_t compute =
-      dt == Dtype::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-  UB_CUBLAS_CHECK(cublasLtMatmulDescCreate(&op_, compute, CUDA_R_32F));
-  set_attr(op_, CUBLASLT_MATMUL_DESC_TRANSA, CUBLAS_OP_T);
-  set_attr(op_, CUBLASLT_MATMUL_DESC_TRANSB, CUBLAS_OP_N);
+  const cudaDataType_t in = cuda_data_type(gemm_input_elem(dt)), out = cuda_data_type(gemm_output_elem(dt));
+  MatmulProblem p{MatmulDesc(dt == Dtype::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F),
+                  MatrixLayout(in, s.k, s.m, s.k), MatrixLayout(in, s.k, s.n, s.k), MatrixLayout(out, s.m, s.n, s.m),
+                  MatrixLayout(out, s.m, s.n, s.m)};
+  p.op.set(CUBLASLT_MATMUL_DESC_TRANSA, CUBLAS_OP_T);
+  p.op.set(CUBLASLT_MATMUL_DESC_TRANSB, CUBLAS_OP_N);
   if (dt == Dtype::fp8 || block_scaled(dt)) {
-    set_attr(op_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, ops.scale_a.get());
-    set_attr(op_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, ops.scale_b.get());
+    p.op.set(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, ops.scale_a.get());
+    p.op.set(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, ops.scale_b.get());
   }
   if (block_scaled(dt)) {
     const int32_t mode = dt == Dtype::nvfp4 ? CUBLASLT_MATMUL_MATRIX_SCALE_VEC16_UE4M3
                                             : CUBLASLT_MATMUL_MATRIX_SCALE_VEC32_UE8M0;
-    set_attr(op_, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, mode);
-    set_attr(op_, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, mode);
+    p.op.set(CUBLASLT_MATMUL_DESC_A_SCALE_MODE, mode);
+    p.op.set(CUBLASLT_MATMUL_DESC_B_SCALE_MODE, mode);
   }
-  const cudaDataType_t in = cuda_data_type(gemm_input_elem(dt)), out = cuda_data_type(gemm_output_elem(dt));
-  UB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&la_, in, static_cast<uint64_t>(s.k), static_cast<uint64_t>(s.m), s.k));
-  UB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&lb_, in, static_cast<uint64_t>(s.k), static_cast<uint64_t>(s.n), s.k));
-  UB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&lc_, out, static_cast<uint64_t>(s.m), static_cast<uint64_t>(s.n), s.m));
-  UB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&ld_, out, static_cast<uint64_t>(s.m), static_cast<uint64_t>(s.n), s.m));
-
-  cublasLtMatmulPreference_t pref = nullptr;
-  UB_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-  UB_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
-      pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes, sizeof workspace_bytes));
-  results_.resize(static_cast<size_t>(std::max(1, top_k)));
-  int found = 0;
-  const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(
-      lt_.get(), op_, la_, lb_, lc_, ld_, pref, static_cast<int>(results_.size()), results_.data(), &found);
-  cublasLtMatmulPreferenceDestroy(pref);
-  UB_CUBLAS_CHECK(st);
-  results_.resize(static_cast<size_t>(found));
-  if (results_.empty()) {
-    throw WorkError(fmt::format("cuBLASLt has no algorithm for {} {}x{}x{}", to_string(dt), s.m, s.n, s.k));
-  }
-  for (size_t i = 0; i < results_.size(); ++i) {
-    AlgoInfo info;
-    info.heuristic_rank = static_cast<int>(i);
-    info.workspace = results_[i].workspaceSize;
-    info.waves = results_[i].wavesCount;
-    auto get = [&](cublasLtMatmulAlgoConfigAttributes_t attr, int& v) {
-      int32_t x = -1;
-      size_t written = 0;
-      if (cublasLtMatmulAlgoConfigGetAttribute(&results_[i].algo, attr, &x, sizeof x, &written) ==
-          CUBLAS_STATUS_SUCCESS) {
-        v = x;
-      }
-    };
-    get(CUBLASLT_ALGO_CONFIG_ID, info.id);
-    get(CUBLASLT_ALGO_CONFIG_TILE_ID, info.tile);
-    get(CUBLASLT_ALGO_CONFIG_STAGES_ID, info.stages);
-    get(CUBLASLT_ALGO_CONFIG_SPLITK_NUM, info.split_k);
-    get(CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, info.reduction);
-    get(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, info.swizzle);
-    get(CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, info.custom);
-    infos_.push_back(info);
-  }
+  return p;
 }
 
-GemmPlan::~GemmPlan() {
-  if (ld_) cublasLtMatrixLayoutDestroy(ld_);
-  if (lc_) cublasLtMatrixLayoutDestroy(lc_);
-  if (lb_) cublasLtMatrixLayoutDestroy(lb_);
-  if (la_) cublasLtMatrixLayoutDestroy(la_);
-  if (op_) cublasLtMatmulDescDestroy(op_);
+AlgoInfo describe(const cublasLtMatmulHeuristicResult_t& r, int rank) {
+  AlgoInfo info;
+  info.heuristic_rank = rank;
+  info.workspace = r.workspaceSize;
+  info.waves = r.wavesCount;
+  auto get = [&](cublasLtMatmulAlgoConfigAttributes_t attr, int& v) {
+    int32_t x = -1;
+    size_t written = 0;
+    if (cublasLtMatmulAlgoConfigGetAttribute(&r.algo, attr, &x, sizeof x, &written) == CUBLAS_STATUS_SUCCESS) v = x;
+  };
+  get(CUBLASLT_ALGO_CONFIG_ID, info.id);
+  get(CUBLASLT_ALGO_CONFIG_TILE_ID, info.tile);
+  get(CUBLASLT_ALGO_CONFIG_STAGES_ID, info.stages);
+  get(CUBLASLT_ALGO_CONFIG_SPLITK_NUM, info.split_k);
+  get(CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, info.reduction);
+  get(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, info.swizzle);
+  get(CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, info.custom);
+  return info;
+}
+
+}  // namespace
+
+GemmPlan::GemmPlan(const CublasLt& lt, const GemmOperands& ops, size_t workspace_bytes, int top_k)
+    : lt_(lt), problem_(gemm_problem(ops)), results_(heuristic_algorithms(lt, problem_, workspace_bytes, top_k)) {
+  if (results_.empty()) {
+    throw WorkError(fmt::format("cuBLASLt has no algorithm for {} {}x{}x{}", to_string(ops.dtype), ops.shape.m,
+                                ops.shape.n, ops.shape.k));
+  }
+  for (size_t i = 0; i < results_.size(); ++i) infos_.push_back(describe(results_[i], static_cast<int>(i)));
 }
 
 void GemmPlan::run(int algo, const GemmOperands& ops, const DeviceBuffer& workspace,
                    cudaStream_t stream) const {
   const float alpha = 1.0f, beta = 0.0f;
   const auto& r = results_.at(static_cast<size_t>(algo));
-  UB_CUBLAS_CHECK(cublasLtMatmul(lt_.get(), op_, &alpha, ops.a.get(), la_, ops.b.get(), lb_, &beta,
-                                 ops.d.get(), lc_, ops.d.get(), ld_, &r.algo, workspace.get(),
-                                 workspace.bytes(), stream));
+  UB_CUBLAS_CHECK(cublasLtMatmul(lt_.get(), problem_.op.get(), &alpha, ops.a.get(), problem_.a.get(), ops.b.get(),
+                                 problem_.b.get(), &beta, ops.d.get(), problem_.c.get(), ops.d.get(), problem_.d.get(),
+                                 &r.algo, workspace.get(), workspace.bytes(), stream));
 }
 
 GemmCheck check_gemm(const GemmOperands& ops, int samples, uint64_t seed, cudaStream_t stream,

@@ -7,24 +7,17 @@
 
 #include "core/error.hpp"
 #include "gpu/cuda_elem.hpp"
-#include "gpu/gemm.hpp"
+#include "gpu/cublaslt.hpp"
 #include "gpu/timing.hpp"
 
 namespace ub::gpu {
 
 struct LinearPlan {
-  cublasLtMatmulDesc_t op = nullptr;
-  cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr, ld = nullptr;
+  MatmulProblem problem;
   std::vector<cublasLtMatmulAlgo_t> candidates;  // heuristic order
   cublasLtMatmulAlgo_t algo{};
   bool tuned = false;
-  LinearGemm::Choice choice;
-  ~LinearPlan() {
-    for (auto* l : {la, lb, lc, ld}) {
-      if (l) cublasLtMatrixLayoutDestroy(l);
-    }
-    if (op) cublasLtMatmulDescDestroy(op);
-  }
+  GemmChoice choice;
 };
 
 namespace {
@@ -34,8 +27,21 @@ cublasStatus_t launch(cublasLtHandle_t lt, const LinearPlan& p, const cublasLtMa
                       const DeviceBuffer& workspace, cudaStream_t s, const void* a, const void* b, const void* c,
                       void* d) {
   const float alpha = 1.0f, beta = c ? 1.0f : 0.0f;
-  return cublasLtMatmul(lt, p.op, &alpha, a, p.la, b, p.lb, &beta, c ? c : d, p.lc, d, p.ld, &algo, workspace.get(),
-                        workspace.bytes(), s);
+  const MatmulProblem& q = p.problem;
+  return cublasLtMatmul(lt, q.op.get(), &alpha, a, q.a.get(), b, q.b.get(), &beta, c ? c : d, q.c.get(), d, q.d.get(),
+                        &algo, workspace.get(), workspace.bytes(), s);
+}
+
+// The problem of one linear-layer GEMM: bf16 inputs, fp32 accumulation, `out` output.
+MatmulProblem linear_problem(bool ta, bool tb, int64_t m, int64_t n, int64_t k, Elem out) {
+  // Stored (column-major) shapes: op(A) is m x k, op(B) is k x n.
+  const cudaDataType_t dt = cuda_data_type(out);
+  MatmulProblem p{MatmulDesc(CUBLAS_COMPUTE_32F, CUDA_R_32F), MatrixLayout(CUDA_R_16BF, ta ? k : m, ta ? m : k, ta ? k : m),
+                  MatrixLayout(CUDA_R_16BF, tb ? n : k, tb ? k : n, tb ? n : k), MatrixLayout(dt, m, n, m),
+                  MatrixLayout(dt, m, n, m)};
+  p.op.set(CUBLASLT_MATMUL_DESC_TRANSA, ta ? CUBLAS_OP_T : CUBLAS_OP_N);
+  p.op.set(CUBLASLT_MATMUL_DESC_TRANSB, tb ? CUBLAS_OP_T : CUBLAS_OP_N);
+  return p;
 }
 
 }  // namespace
@@ -48,35 +54,13 @@ LinearPlan& LinearGemm::plan(const Key& key) {
   auto it = plans_.find(key);
   if (it != plans_.end()) return *it->second;
   const auto [ta, tb, m, n, k, out, with_c] = key;
-  auto p = std::make_unique<LinearPlan>();
-  UB_CUBLAS_CHECK(cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-  const cublasOperation_t opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
-  UB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof opa));
-  UB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof opb));
-  const auto u = [](int64_t x) { return static_cast<uint64_t>(x); };
-  // Stored (column-major) shapes: op(A) is m x k, op(B) is k x n.
-  UB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->la, CUDA_R_16BF, ta ? u(k) : u(m), ta ? u(m) : u(k), ta ? k : m));
-  UB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->lb, CUDA_R_16BF, tb ? u(n) : u(k), tb ? u(k) : u(n), tb ? n : k));
-  const cudaDataType_t dt = cuda_data_type(out);
-  UB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->lc, dt, u(m), u(n), m));
-  UB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&p->ld, dt, u(m), u(n), m));
-
-  cublasLtMatmulPreference_t pref = nullptr;
-  UB_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-  const size_t ws = workspace_.bytes();
-  UB_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
-  std::vector<cublasLtMatmulHeuristicResult_t> results(kTuneCandidates);
-  int found = 0;
-  const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lt_->get(), p->op, p->la, p->lb, p->lc, p->ld, pref,
-                                                           kTuneCandidates, results.data(), &found);
-  cublasLtMatmulPreferenceDestroy(pref);
-  if (st != CUBLAS_STATUS_SUCCESS || found == 0) {
-    throw WorkError(fmt::format("cuBLASLt has no algorithm for the linear GEMM m={} n={} k={} ({}{}, {} out{}): {}", m, n, k,
-                                ta ? "T" : "N", tb ? "T" : "N", to_string(out), with_c ? ", residual" : "",
-                                cublasLtGetStatusString(st)));
+  auto p = std::make_unique<LinearPlan>(LinearPlan{linear_problem(ta, tb, m, n, k, out), {}, {}, false, {}});
+  for (const auto& r : heuristic_algorithms(*lt_, p->problem, workspace_.bytes(), kTuneCandidates)) {
+    p->candidates.push_back(r.algo);
   }
-  for (int i = 0; i < found; ++i) {
-    if (results[static_cast<size_t>(i)].state == CUBLAS_STATUS_SUCCESS) p->candidates.push_back(results[static_cast<size_t>(i)].algo);
+  if (p->candidates.empty()) {
+    throw WorkError(fmt::format("cuBLASLt has no algorithm for the linear GEMM m={} n={} k={} ({}{}, {} out{})", m, n, k,
+                                ta ? "T" : "N", tb ? "T" : "N", to_string(out), with_c ? ", residual" : ""));
   }
   p->algo = p->candidates.at(0);
   p->choice.shape = fmt::format("{}x{}x{} ({}{}, {} out{})", m, n, k, ta ? "T" : "N", tb ? "T" : "N", to_string(out),
@@ -112,8 +96,8 @@ void LinearGemm::run(const Key& key, const void* a, const void* b, const void* c
   UB_CUBLAS_CHECK(launch(lt_->get(), p, p.algo, workspace_, stream_, a, b, c, d));
 }
 
-std::vector<LinearGemm::Choice> LinearGemm::choices() const {
-  std::vector<Choice> v;
+std::vector<GemmChoice> LinearGemm::choices() const {
+  std::vector<GemmChoice> v;
   for (const auto& [key, p] : plans_) v.push_back(p->choice);
   return v;
 }

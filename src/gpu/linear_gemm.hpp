@@ -25,6 +25,7 @@
 #include <tuple>
 #include <vector>
 
+#include "core/records/train_records.hpp"
 #include "gpu/cuda_raii.hpp"
 #include "gpu/elem.hpp"
 
@@ -51,15 +52,8 @@ class LinearGemm {
   void wgrad(const void* dy, const void* x, void* dw, Elem dw_elem, int64_t tokens, int64_t in, int64_t out,
              bool accumulate = false);
 
-  // What each plan chose, for the breakdown: "m x n x k (TN, bf16)" -> algorithm and timing.
-  struct Choice {
-    std::string shape;
-    int candidates = 0;     // algorithms timed (1: heuristic only)
-    int chosen_rank = 0;    // heuristic rank of the one kept
-    double best_ms = 0, first_ms = 0;  // tuned time of the kept one and of the heuristic's first
-    double flop = 0;
-  };
-  std::vector<Choice> choices() const;
+  // What each plan chose, for the breakdown: "m x n x k (TN, bf16 out)" -> algorithm and timing.
+  std::vector<GemmChoice> choices() const;
 
   size_t workspace_bytes() const { return workspace_.bytes(); }
 

@@ -24,15 +24,17 @@ void warm_up(cudaStream_t s, const Work& work, double seconds) {
 }
 
 Timing time_samples(cudaStream_t s, const Work& prepare, const Work& work, const TimingPolicy& p,
-                    const std::atomic<bool>* interrupted) {
+                    const std::atomic<bool>* interrupted, const SampleHook& on_sample) {
   using clock = std::chrono::steady_clock;
   const auto start_wall = clock::now();
   const int batch = std::max(1, p.batch);
+  const int discard = std::max(0, p.discard);
   std::vector<Event> starts(static_cast<size_t>(batch)), ends(static_cast<size_t>(batch));
   Timing t;
+  std::vector<double> kept;
   double gpu_seconds = 0;
   while (true) {
-    const int remaining = p.max_samples - static_cast<int>(t.ms.size());
+    const int remaining = discard + p.max_samples - static_cast<int>(t.ms.size());
     const int n = std::min(batch, remaining);
     for (int i = 0; i < n; ++i) {
       if (prepare) prepare(s);
@@ -44,16 +46,21 @@ Timing time_samples(cudaStream_t s, const Work& prepare, const Work& work, const
     UB_CUDA_CHECK(cudaStreamSynchronize(s));
     for (int i = 0; i < n; ++i) {
       const double ms = ends[static_cast<size_t>(i)].since(starts[static_cast<size_t>(i)]);
+      if (on_sample) on_sample(static_cast<int>(t.ms.size()), ms);
+      if (static_cast<int>(t.ms.size()) >= discard) {
+        kept.push_back(ms);
+        gpu_seconds += ms / 1e3;
+      }
       t.ms.push_back(ms);
-      gpu_seconds += ms / 1e3;
     }
-    t.summary = summarize(t.ms);
+    if (!kept.empty()) t.summary = summarize(kept);
+    const int count = static_cast<int>(kept.size());
     const double wall = std::chrono::duration<double>(clock::now() - start_wall).count();
-    const bool enough = static_cast<int>(t.ms.size()) >= p.min_samples && gpu_seconds >= p.min_seconds;
+    const bool enough = count >= p.min_samples && gpu_seconds >= p.min_seconds;
     if (interrupted && interrupted->load()) { t.stop_reason = "interrupted"; break; }
     if (enough && t.summary.relative_noise() <= p.target_noise) { t.stop_reason = "noise"; break; }
-    if (static_cast<int>(t.ms.size()) >= p.max_samples) { t.stop_reason = "max_samples"; break; }
-    if (wall >= p.max_seconds && static_cast<int>(t.ms.size()) >= std::min(p.min_samples, 3)) {
+    if (count >= p.max_samples) { t.stop_reason = "max_samples"; break; }
+    if (wall >= p.max_seconds && count >= std::min(p.min_samples, 3)) {
       t.stop_reason = "max_seconds";
       break;
     }

@@ -1,8 +1,8 @@
 // The timing protocol (nvbench's, in small): warm up by time; before each sample an untimed
 // `prepare` (L2 flush, re-randomised output); CUDA events around the work; samples enqueued in
-// batches and read after one synchronisation; stop when the median's 95% interval is within
-// `target_noise` of it and `min_samples` / `min_seconds` are met, or at `max_samples` /
-// `max_seconds`, or when interrupted. The stop reason travels with the result.
+// batches and read after one synchronisation; stop by the policy (core/timing_policy.hpp: the
+// median's 95% interval within `target_noise` once `min_samples` / `min_seconds` are met, or
+// `max_samples` / `max_seconds`), or when interrupted. The stop reason travels with the result.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -13,29 +13,13 @@
 #include <vector>
 
 #include "core/statistics.hpp"
+#include "core/timing_policy.hpp"
 #include "gpu/cuda_raii.hpp"
 
 namespace ub::gpu {
 
-struct TimingPolicy {
-  int min_samples = 10;
-  int max_samples = 500;
-  double min_seconds = 0.0;   // of measured GPU time
-  double max_seconds = 2.0;   // of wall time
-  double target_noise = 0.005;
-  int batch = 10;
-};
-
-// Exactly `n` samples in one batch, whatever their noise: for comparing candidate algorithms on
-// their first use (autotuning), where a handful of runs is what the choice may cost.
-inline TimingPolicy fixed_samples(int n) {
-  TimingPolicy p;
-  p.min_samples = p.max_samples = p.batch = n;
-  return p;
-}
-
 struct Timing {
-  std::vector<double> ms;
+  std::vector<double> ms;  // every sample, the discarded first ones included
   Summary summary;
   std::string stop_reason;  // "noise", "max_samples", "max_seconds", "interrupted"
 };
@@ -56,7 +40,11 @@ using Work = std::function<void(cudaStream_t)>;
 // Runs `work` back to back for `seconds` of wall time (clocks and power settle).
 void warm_up(cudaStream_t s, const Work& work, double seconds);
 
+// Called with each sample's index and time once it has been read (after its batch finished), in
+// order; what it throws ends the timing.
+using SampleHook = std::function<void(int index, double ms)>;
+
 Timing time_samples(cudaStream_t s, const Work& prepare, const Work& work, const TimingPolicy& p,
-                    const std::atomic<bool>* interrupted = nullptr);
+                    const std::atomic<bool>* interrupted = nullptr, const SampleHook& on_sample = {});
 
 }  // namespace ub::gpu

@@ -1,119 +1,145 @@
-// The bandwidth driver; see bandwidth.hpp.
+// The bandwidth benchmark's descriptor; see bandwidth.hpp.
 #include "measure/bandwidth.hpp"
 
 #include <fmt/format.h>
 
+#include "gpu/cuda_raii.hpp"
 #include "gpu/kernels/bandwidth.cuh"
-#include "gpu/telemetry_sampler.hpp"
-#include "gpu/timing.hpp"
 
 namespace ub::measure {
 
-using nlohmann::json;
+struct BandwidthBenchmark::Buffers {
+  size_t bytes;
+  gpu::DeviceBuffer src, dst, scratch;
+  Buffers(size_t b, cudaStream_t s) : bytes(b), src(b), dst(b), scratch(sizeof(unsigned long long)) {
+    gpu::fill_word_index(src.get(), bytes, s);
+  }
+};
 
-json BandwidthConfig::to_json() const {
-  return {{"sizes", sizes}, {"ops", ops}, {"kernel", kernel}, {"warmup_s", warmup_s}, {"min_samples", min_samples},
-          {"max_samples", max_samples}, {"max_seconds", max_seconds},
-          {"target_noise", target_noise}};
+namespace {
+
+// The checks read a count (or a sum) back from the device.
+unsigned long long read_back(const gpu::DeviceBuffer& b, cudaStream_t s) {
+  unsigned long long v = 0;
+  UB_CUDA_CHECK(cudaMemcpyAsync(&v, b.get(), sizeof v, cudaMemcpyDeviceToHost, s));
+  UB_CUDA_CHECK(cudaStreamSynchronize(s));
+  return v;
 }
 
-std::vector<BandwidthPoint> run_bandwidth(const BandwidthConfig& cfg, DeviceRun& run) {
-  for (const std::string& op : cfg.ops) {
-    if (op != "copy" && op != "read" && op != "write") {
-      throw UsageError(fmt::format("--ops: unknown operation '{}' (copy, read, write)", op));
+}  // namespace
+
+class BandwidthPoint : public Point {
+ public:
+  BandwidthPoint(BandwidthBenchmark& b, BandwidthRecord rec, cudaStream_t s)
+      : b_(b), rec_(std::move(rec)), buf_(*b.buffers_), s_(s), kernel_(gpu::parse_bandwidth_kernel(rec_.kernel)) {}
+
+  std::optional<std::string> check() override {
+    const size_t bytes = buf_.bytes;
+    auto* scratch = buf_.scratch.as<unsigned long long>();
+    if (rec_.op == "read") {
+      UB_CUDA_CHECK(cudaMemsetAsync(scratch, 0, sizeof(unsigned long long), s_));
+      work()(s_);
+      if (read_back(buf_.scratch, s_) != gpu::sum_of_word_indices(bytes / 4)) {
+        return "the sum of the words read is wrong";
+      }
+      return std::nullopt;
     }
+    const bool copy = rec_.op == "copy";
+    if (copy) UB_CUDA_CHECK(cudaMemsetAsync(buf_.dst.get(), 0xFF, bytes, s_));
+    work()(s_);
+    gpu::count_mismatches(buf_.dst.get(), bytes, copy, kPattern, scratch, s_);
+    if (const unsigned long long wrong = read_back(buf_.scratch, s_)) return fmt::format("{} words wrong", wrong);
+    return std::nullopt;
   }
-  const gpu::BandwidthKernel kernel = gpu::parse_bandwidth_kernel(cfg.kernel);
-  gpu::Stream stream;
-  const cudaStream_t st = stream.get();
-  gpu::DeviceBuffer scratch(sizeof(unsigned long long));
-  std::vector<BandwidthPoint> out;
-  bool warmed = false;
-  for (int64_t size : cfg.sizes) {
-    const size_t bytes = static_cast<size_t>(size) / 64 * 64;
-    if (bytes == 0) throw UsageError(fmt::format("--sizes: {} bytes is too small (64 at least)", size));
-    if (bytes > (size_t{16} << 30)) {
-      throw UsageError(fmt::format("--sizes: {} bytes is beyond the 16 GiB the checks support", size));
+
+  std::vector<TimedUnit> units() override { return {{rec_.op, work(), {}, std::nullopt, false}}; }
+
+  std::string record(const Measured& m) override {
+    rec_.ok = m.error.empty() && !m.timings.empty();
+    if (!m.error.empty()) rec_.error = "validation failed: " + m.error;
+    if (rec_.ok) {
+      const gpu::Timing& t = m.timings.front();
+      auto gbps = [&](double ms) { return rec_.moved() / (ms * 1e-3) / 1e9; };
+      rec_.median_gbps = gbps(t.summary.median);
+      rec_.mean_gbps = gbps(t.summary.mean);
+      rec_.max_gbps = gbps(t.summary.min);
+      rec_.time = TimeStats{t.summary, t.stop_reason};
+      rec_.telemetry = m.telemetry;
     }
-    gpu::DeviceBuffer src(bytes);
-    gpu::DeviceBuffer dst(bytes);
-    gpu::fill_word_index(src.get(), bytes, st);
-    if (!warmed) {
-      gpu::warm_up(st, [&](cudaStream_t s) { gpu::bandwidth_copy(dst.get(), src.get(), bytes, kernel, s); },
-                   cfg.warmup_s);
-      warmed = true;
-    }
-    for (const std::string& op : cfg.ops) {
-      if (run.stop_requested()) return out;
-      BandwidthPoint p;
-      p.op = op;
-      p.bytes = static_cast<int64_t>(bytes);
-      p.bytes_moved = op == "copy" ? 2.0 * static_cast<double>(bytes) : static_cast<double>(bytes);
-      p.in_l2 = (op == "copy" ? 2 * bytes : bytes) <= run.l2_bytes;
-      gpu::Work work;
-      // Validate first: the timed kernel must have done the whole job.
-      unsigned long long wrong = 0;
-      if (op == "copy") {
-        UB_CUDA_CHECK(cudaMemsetAsync(dst.get(), 0xFF, bytes, st));
-        work = [&](cudaStream_t s) { gpu::bandwidth_copy(dst.get(), src.get(), bytes, kernel, s); };
-        work(st);
-        gpu::count_mismatches(dst.get(), bytes, true, 0, scratch.as<unsigned long long>(), st);
-      } else if (op == "write") {
-        work = [&](cudaStream_t s) { gpu::bandwidth_write(dst.get(), bytes, 0xA5A5A5A5u, kernel, s); };
-        work(st);
-        gpu::count_mismatches(dst.get(), bytes, false, 0xA5A5A5A5u, scratch.as<unsigned long long>(), st);
-      } else {
-        auto* sum = scratch.as<unsigned long long>();
-        work = [&, sum](cudaStream_t s) { gpu::bandwidth_read(src.get(), bytes, sum, kernel, s); };
-        UB_CUDA_CHECK(cudaMemsetAsync(sum, 0, sizeof(unsigned long long), st));
-        work(st);
-        unsigned long long got = 0;
-        UB_CUDA_CHECK(cudaMemcpyAsync(&got, sum, sizeof got, cudaMemcpyDeviceToHost, st));
-        UB_CUDA_CHECK(cudaStreamSynchronize(st));
-        wrong = got != gpu::sum_of_word_indices(bytes / 4);
-      }
-      if (op != "read") {
-        UB_CUDA_CHECK(cudaMemcpyAsync(&wrong, scratch.get(), sizeof wrong, cudaMemcpyDeviceToHost, st));
-        UB_CUDA_CHECK(cudaStreamSynchronize(st));
-      }
-      json rec = {{"type", "bandwidth"}, {"device", run.device}, {"op", op}, {"kernel", cfg.kernel},
-                  {"bytes", bytes},      {"bytes_moved", p.bytes_moved}, {"in_l2", p.in_l2}};
-      if (wrong) {
-        p.error = op == "read" ? std::string("validation failed: the sum of the words read is wrong")
-                               : fmt::format("validation failed: {} words wrong", wrong);
-        rec["error"] = p.error;
-      } else {
-        gpu::TimingPolicy pol;
-        pol.min_samples = cfg.min_samples;
-        pol.max_samples = cfg.max_samples;
-        pol.max_seconds = cfg.max_seconds;
-        pol.target_noise = cfg.target_noise;
-        gpu::TelemetrySampler sampler(run.nvml.get());
-        sampler.start();
-        const gpu::Timing t = gpu::time_samples(st, {}, work, pol, run.interrupted);
-        const TelemetrySummary tel = sampler.stop();
-        p.ok = true;
-        p.median_gbps = p.bytes_moved / (t.summary.median * 1e-3) / 1e9;
-        p.mean_gbps = p.bytes_moved / (t.summary.mean * 1e-3) / 1e9;
-        p.max_gbps = p.bytes_moved / (t.summary.min * 1e-3) / 1e9;
-        rec["gbps"] = {{"median", p.median_gbps}, {"mean", p.mean_gbps}, {"max", p.max_gbps}};
-        rec["time_ms"] = {{"median", t.summary.median}, {"mean", t.summary.mean},
-                          {"min", t.summary.min}, {"max", t.summary.max}, {"n", t.summary.n},
-                          {"median_low", t.summary.median_low}, {"median_high", t.summary.median_high}};
-        rec["stop"] = t.stop_reason;
-        rec["telemetry"] = tel.to_json();
-        rec["check"] = "ok";
-      }
-      if (run.writer) run.writer->write(rec);
-      if (run.progress) {
-        run.progress->line(p.ok ? fmt::format("{:>5} {:>10} bytes: {:8.1f} GB/s{}", op, bytes,
-                                                  p.median_gbps, p.in_l2 ? " (in L2)" : "")
-                                    : fmt::format("{:>5} {:>10} bytes: {}", op, bytes, p.error));
-      }
-      out.push_back(std::move(p));
-    }
+    b_.run_.emit(rec_);
+    b_.results_.push_back(rec_);
+    return rec_.ok ? fmt::format("{:>5} {:>10} bytes: {:8.1f} GB/s{}", rec_.op, rec_.bytes, rec_.median_gbps,
+                                 rec_.in_l2 ? " (in L2)" : "")
+                   : fmt::format("{:>5} {:>10} bytes: {}", rec_.op, rec_.bytes, rec_.error);
   }
-  return out;
+
+ private:
+  static constexpr unsigned kPattern = 0xA5A5A5A5u;
+
+  gpu::Work work() const {
+    const size_t bytes = buf_.bytes;
+    void* dst = buf_.dst.get();
+    const void* src = buf_.src.get();
+    auto* sum = buf_.scratch.as<unsigned long long>();
+    const gpu::BandwidthKernel k = kernel_;
+    if (rec_.op == "copy") return [=](cudaStream_t s) { gpu::bandwidth_copy(dst, src, bytes, k, s); };
+    if (rec_.op == "write") return [=](cudaStream_t s) { gpu::bandwidth_write(dst, bytes, kPattern, k, s); };
+    return [=](cudaStream_t s) { gpu::bandwidth_read(src, bytes, sum, k, s); };
+  }
+
+  BandwidthBenchmark& b_;
+  BandwidthRecord rec_;
+  const BandwidthBenchmark::Buffers& buf_;
+  cudaStream_t s_;
+  gpu::BandwidthKernel kernel_;
+};
+
+BandwidthBenchmark::BandwidthBenchmark(const BandwidthConfig& config, DeviceRun& run)
+    : Benchmark(config.timing), cfg_(config), run_(run) {
+  cfg_.validate();
+  (void)gpu::parse_bandwidth_kernel(cfg_.kernel);  // an unknown kernel is a usage error before any work
+}
+
+BandwidthBenchmark::~BandwidthBenchmark() = default;
+
+bool BandwidthBenchmark::next() {
+  if (!started_) {
+    started_ = true;
+  } else if (++op_index_ == cfg_.ops.size()) {
+    op_index_ = 0;
+    ++size_index_;
+    buffers_.reset();
+  }
+  return size_index_ < cfg_.sizes.size();
+}
+
+BandwidthRecord BandwidthBenchmark::current() const {
+  BandwidthRecord r;
+  r.device = run_.device;
+  r.op = cfg_.ops[op_index_];
+  r.kernel = cfg_.kernel;
+  r.bytes = cfg_.sizes[size_index_] / 64 * 64;  // the kernels move whole 64-byte groups
+  r.in_l2 = r.moved() <= static_cast<double>(run_.l2_bytes);
+  return r;
+}
+
+std::string BandwidthBenchmark::label() const {
+  const BandwidthRecord r = current();
+  return fmt::format("{} {} bytes", r.op, r.bytes);
+}
+
+std::unique_ptr<Point> BandwidthBenchmark::prepare(cudaStream_t stream) {
+  BandwidthRecord r = current();
+  if (!buffers_) buffers_ = std::make_unique<Buffers>(static_cast<size_t>(r.bytes), stream);
+  return std::make_unique<BandwidthPoint>(*this, std::move(r), stream);
+}
+
+std::string BandwidthBenchmark::failed(const WorkError& error, bool) {
+  BandwidthRecord r = current();
+  r.error = error.what();
+  run_.emit(r);
+  results_.push_back(r);
+  return fmt::format("{:>5} {:>10} bytes: {}", r.op, r.bytes, r.error);
 }
 
 }  // namespace ub::measure

@@ -1,40 +1,40 @@
-// HBM bandwidth: copy, read and write kernels (16-byte accesses) over sizes from inside L2 to
-// several GiB, each validated before it is timed (gpu/kernels/bandwidth.cuh says how). GB/s
-// counts bytes read plus bytes written (a copy of B bytes moves 2B), as the peer's figure does.
+// The HBM bandwidth benchmark: copy, read and write kernels (16-byte accesses) over sizes from
+// inside L2 to several GiB, each result checked before it is timed (gpu/kernels/bandwidth.cuh
+// says how). A point is one operation at one size; the buffers of a size serve all its
+// operations. GB/s counts bytes read plus bytes written (core/records/bandwidth_records.hpp).
 #pragma once
 
-#include <cstdint>
-#include <optional>
-#include <string>
+#include <memory>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "measure/device_run.hpp"
+#include "core/records/bandwidth_records.hpp"
+#include "measure/driver.hpp"
 
 namespace ub::measure {
 
-struct BandwidthConfig {
-  std::vector<int64_t> sizes;  // bytes per buffer
-  std::vector<std::string> ops = {"copy", "read", "write"};
-  std::string kernel = "tiled8cs";  // a launch shape of gpu/kernels/bandwidth.cuh (the fastest copy measured)
-  double warmup_s = 2;
-  int min_samples = 20, max_samples = 500;
-  double max_seconds = 1.0;
-  double target_noise = 0.005;
-  nlohmann::json to_json() const;
-};
+class BandwidthBenchmark : public Benchmark {
+ public:
+  BandwidthBenchmark(const BandwidthConfig& config, DeviceRun& run);
+  ~BandwidthBenchmark() override;
 
-struct BandwidthPoint {
-  std::string op;
-  int64_t bytes = 0;
-  double bytes_moved = 0;
-  double median_gbps = 0, mean_gbps = 0, max_gbps = 0;
-  bool in_l2 = false;
-  bool ok = false;
-  std::string error;
-};
+  bool next() override;
+  std::string label() const override;
+  std::unique_ptr<Point> prepare(cudaStream_t stream) override;
+  std::string failed(const WorkError& error, bool out_of_memory) override;
 
-std::vector<BandwidthPoint> run_bandwidth(const BandwidthConfig& config, DeviceRun& run);
+  const std::vector<BandwidthRecord>& results() const { return results_; }
+
+ private:
+  friend class BandwidthPoint;
+  struct Buffers;
+  BandwidthRecord current() const;
+
+  BandwidthConfig cfg_;
+  DeviceRun& run_;
+  size_t size_index_ = 0, op_index_ = 0;
+  bool started_ = false;
+  std::unique_ptr<Buffers> buffers_;  // of the current size
+  std::vector<BandwidthRecord> results_;
+};
 
 }  // namespace ub::measure

@@ -1,8 +1,10 @@
-// Benchmark sessions; see run.hpp.
+// Opening a GPU for a benchmark run; see device_run.hpp.
 #include "measure/device_run.hpp"
 
 #include <cuda_runtime.h>
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "gpu/check.hpp"
 #include "gpu/device.hpp"
@@ -10,8 +12,20 @@
 
 namespace ub::measure {
 
-DeviceRun open_device_run(int device, RecordWriter* writer, Progress* progress,
-                     const std::atomic<bool>* interrupted) {
+void DeviceRun::emit(const nlohmann::json& record) const {
+  if (writer) writer->write(record);
+  if (echo) echo(record);
+}
+
+void DeviceRun::status(const std::string& line) const {
+  if (progress) progress->update(line);
+}
+
+void DeviceRun::say(const std::string& line) const {
+  if (progress) progress->line(line);
+}
+
+DeviceRun open_device_run(int device, RecordWriter* writer, Progress* progress, const std::atomic<bool>* interrupted) {
   const gpu::DeviceList list = gpu::list_devices();
   if (list.devices.empty()) throw WorkError(list.why_none);
   const auto it = std::find_if(list.devices.begin(), list.devices.end(),

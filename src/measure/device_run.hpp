@@ -1,17 +1,19 @@
-// What every GPU benchmark run shares: the device it runs on, NVML for telemetry, the record
-// writer, progress output and the interrupt flag. One per GPU worker; no globals.
+// What every benchmark run on one GPU shares: the device it runs on, NVML for telemetry, the
+// record writer, progress output and the interrupt flag. One per GPU worker; no globals.
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 
-#include "core/records.hpp"
+#include <nlohmann/json.hpp>
+
 #include "core/progress.hpp"
+#include "core/records/record_file.hpp"
 
 namespace ub::gpu {
 class Nvml;
-struct DeviceInfo;
 }  // namespace ub::gpu
 
 namespace ub::measure {
@@ -26,13 +28,17 @@ struct DeviceRun {
   RecordWriter* writer = nullptr;
   Progress* progress = nullptr;
   const std::atomic<bool>* interrupted = nullptr;
+  std::function<void(const nlohmann::json&)> echo;  // also shown each record (train prints them)
 
   bool stop_requested() const { return interrupted && interrupted->load(); }
+  // Appends a record to the run's file (nothing without a writer), and echoes it.
+  void emit(const nlohmann::json& record) const;
+  void status(const std::string& line) const;  // a transient progress line
+  void say(const std::string& line) const;     // a progress line that stays
 };
 
 // Sets the device current on this thread and fills the run's device facts and NVML.
-// Throws WorkError when the device does not exist.
-DeviceRun open_device_run(int device, RecordWriter* writer, Progress* progress,
-                     const std::atomic<bool>* interrupted);
+// Throws UsageError when the device does not exist.
+DeviceRun open_device_run(int device, RecordWriter* writer, Progress* progress, const std::atomic<bool>* interrupted);
 
 }  // namespace ub::measure

@@ -1,308 +1,255 @@
-// The matmul-ceiling driver; the method is stated in mamf.hpp.
+// The matmul-ceiling benchmark's descriptor; the method is stated in mamf.hpp.
 #include "measure/mamf.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
-#include <map>
-#include <set>
-#include <tuple>
 
+#include "core/error.hpp"
 #include "gpu/gemm.hpp"
-#include "gpu/nvml.hpp"
-#include "gpu/telemetry_sampler.hpp"
 #include "gpu/timing.hpp"
 
 namespace ub::measure {
 
-namespace {
-
-using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-// Timing for one shape: which algorithm won and its samples.
-struct ShapeTiming {
-  MamfShape result;
-  json record;
-};
-
-json summary_json(const Summary& s) {
-  return {{"n", s.n},           {"mean", s.mean},     {"median", s.median},
-          {"min", s.min},       {"max", s.max},       {"q1", s.q1},
-          {"q3", s.q3},         {"stddev", s.stddev}, {"median_low", s.median_low},
-          {"median_high", s.median_high}};
-}
-
-class ShapeRunner {
+class MamfPoint : public Point {
  public:
-  ShapeRunner(const MamfConfig& c, DeviceRun& s)
-      : cfg_(c), run_(s), flusher_(s.l2_bytes), workspace_(c.workspace_bytes) {}
+  MamfPoint(MamfBenchmark& b, MamfShape shape, cudaStream_t s)
+      : b_(b), rec_(std::move(shape)), s_(s), ops_(b.cfg_.dtype, {rec_.m, rec_.n, rec_.k}, b.cfg_.seed, s),
+        plan_(*b.lt_, ops_, b.workspace_->bytes(), b.cfg_.top_k) {}
 
-  // quick: screening timing only (search mode); full: the winner timed under the full policy.
-  ShapeTiming measure(const gpu::GemmShape& shape, bool quick) {
-    const auto started = Clock::now();
-    ShapeTiming out = measure_untimed(shape, quick);
-    out.record["elapsed_s"] = std::chrono::duration<double>(Clock::now() - started).count();
-    return out;
+  // Every candidate is checked before any of its timings counts.
+  std::optional<std::string> check() override {
+    const MamfConfig& c = b_.cfg_;
+    std::string first_failure;
+    for (size_t a = 0; a < plan_.algos().size(); ++a) {
+      ops_.randomise_output(c.seed + 7 + a, s_);
+      plan_.run(static_cast<int>(a), ops_, *b_.workspace_, s_);
+      GemmCheck check = gpu::check_gemm(ops_, c.check_samples, c.seed + a, s_);
+      check.rank = static_cast<int>(a);
+      if (check.ok) valid_.push_back(static_cast<int>(a));
+      else if (first_failure.empty()) first_failure = check.detail;
+      rec_.checks.push_back(std::move(check));
+    }
+    rec_.algos_tried = static_cast<int>(plan_.algos().size());
+    rec_.algos_valid = static_cast<int>(valid_.size());
+    if (valid_.empty()) return first_failure;
+    return std::nullopt;
   }
 
-  ShapeTiming measure_untimed(const gpu::GemmShape& shape, bool quick) {
-    ShapeTiming out;
-    out.result.device = run_.device;
-    out.result.m = shape.m;
-    out.result.n = shape.n;
-    out.result.k = shape.k;
-    out.record = {{"type", "mamf"},       {"device", run_.device},
-                  {"dtype", to_string(cfg_.dtype)}, {"m", shape.m},
-                  {"n", shape.n},          {"k", shape.k},
-                  {"flop", shape.flops()}, {"quick", quick}};
-    if (auto why = gpu::gemm_shape_problem(cfg_.dtype, shape)) {
-      out.result.error = *why;
-      out.record["error"] = *why;
-      return out;
-    }
-    const cudaStream_t st = stream_.get();
-    gpu::GemmOperands ops(cfg_.dtype, shape, cfg_.seed, st);
-    gpu::GemmPlan plan(lt_, ops, workspace_.bytes(), cfg_.top_k);
-
-    // Validate every candidate before any of its timings counts.
-    std::vector<int> valid;
-    json checks = json::array();
-    for (size_t a = 0; a < plan.algos().size(); ++a) {
-      ops.randomise_output(cfg_.seed + 7 + a, st);
-      plan.run(static_cast<int>(a), ops, workspace_, st);
-      const gpu::GemmCheck c = gpu::check_gemm(ops, cfg_.check_samples, cfg_.seed + a, st);
-      checks.push_back({{"rank", a}, {"ok", c.ok}, {"worst_ratio", c.worst_ratio},
-                        {"failures", c.failures}, {"nans", c.nans}});
-      if (c.ok) valid.push_back(static_cast<int>(a));
-      else if (out.result.error.empty()) out.result.error = "validation failed: " + c.detail;
-    }
-    out.record["checks"] = checks;
-    if (valid.empty()) {
-      out.record["error"] = out.result.error;
-      return out;
-    }
-    out.result.error.clear();
-
-    uint64_t salt = 100;
-    const gpu::Work prepare = [&](cudaStream_t s) {
-      flusher_.flush(s);
-      ops.randomise_output(cfg_.seed + salt++, s);
-    };
-    // Screening: a few samples of each valid algorithm, best median wins.
-    // Search's quick look at a shape takes fewer samples: it only ranks shapes, and the finalists
-    // are timed in full.
-    gpu::TimingPolicy screen;
-    screen.min_samples = quick ? 3 : 5;
-    screen.max_samples = quick ? 3 : 10;
+  // Screening: a few samples of each valid algorithm, the best median wins. A quick look at a shape
+  // (search) takes fewer: it only ranks shapes, and the finalists are timed in full.
+  void tune(const std::atomic<bool>* interrupted) override {
+    TimingPolicy screen;
+    screen.min_samples = screen.max_samples = screen.batch = rec_.quick ? 3 : 5;
+    if (!rec_.quick) screen.max_samples = 10;
     screen.max_seconds = 0.25;
     screen.target_noise = 0.02;
-    screen.batch = quick ? 3 : 5;
-    int best = valid.front();
-    gpu::Timing best_timing;
-    json screened = json::array();
-    for (int a : valid) {
-      const gpu::Work work = [&, a](cudaStream_t s) { plan.run(a, ops, workspace_, s); };
-      work(st);  // one untimed run: first-use costs stay out
-      gpu::Timing t = gpu::time_samples(st, prepare, work, screen, run_.interrupted);
-      screened.push_back({{"rank", a}, {"median_ms", t.summary.median}});
-      if (best_timing.ms.empty() || t.summary.median < best_timing.summary.median) {
-        best = a;
-        best_timing = std::move(t);
-      }
-      if (run_.stop_requested()) break;
+    for (int a : valid_) {
+      const gpu::Work work = [this, a](cudaStream_t s) { plan_.run(a, ops_, *b_.workspace_, s); };
+      work(s_);  // one untimed run: first-use costs stay out
+      gpu::Timing t = gpu::time_samples(s_, prepare(), work, screen, interrupted);
+      rec_.screened.push_back({a, t.summary.median});
+      if (screening_.ms.empty() || t.summary.median < screening_.summary.median) best_ = a, screening_ = std::move(t);
+      if (interrupted && interrupted->load()) break;
     }
-    out.record["screened"] = screened;
-
-    gpu::TelemetrySampler sampler(run_.nvml.get());
-    if (!quick && !run_.stop_requested()) {
-      gpu::TimingPolicy full;
-      full.min_samples = cfg_.min_samples;
-      full.max_samples = cfg_.max_samples;
-      full.max_seconds = cfg_.max_seconds_per_shape;
-      full.target_noise = cfg_.target_noise;
-      const gpu::Work work = [&](cudaStream_t s) { plan.run(best, ops, workspace_, s); };
-      sampler.start();
-      best_timing = gpu::time_samples(st, prepare, work, full, run_.interrupted);
-    }
-    const TelemetrySummary tel = quick ? TelemetrySummary{} : sampler.stop();
-    const Summary& s = best_timing.summary;
-    const double f = shape.flops();
-    out.result.ok = true;
-    out.result.mean_tflops = f / (s.mean * 1e-3) / 1e12;
-    out.result.median_tflops = f / (s.median * 1e-3) / 1e12;
-    out.result.max_tflops = f / (s.min * 1e-3) / 1e12;
-    const gpu::AlgoInfo& info = plan.algos()[static_cast<size_t>(best)];
-    out.record["algo"] = {{"rank", info.heuristic_rank}, {"id", info.id},
-                          {"tile", info.tile},           {"stages", info.stages},
-                          {"split_k", info.split_k},     {"reduction", info.reduction},
-                          {"swizzle", info.swizzle},     {"custom", info.custom},
-                          {"workspace", info.workspace}, {"waves", info.waves}};
-    out.record["algos_tried"] = plan.algos().size();
-    out.record["algos_valid"] = valid.size();
-    out.record["time_ms"] = summary_json(s);
-    out.record["cv"] = s.cv();
-    out.record["relative_noise"] = s.relative_noise();
-    out.record["stop"] = best_timing.stop_reason;
-    out.record["tflops"] = {{"mean", out.result.mean_tflops},
-                            {"median", out.result.median_tflops},
-                            {"max", out.result.max_tflops}};
-    out.record["telemetry"] = tel.to_json();
-    return out;
   }
 
-  // Runs the shape's first algorithm back to back for `seconds`.
-  void warm_up(const gpu::GemmShape& shape, double seconds) {
-    if (seconds <= 0 || gpu::gemm_shape_problem(cfg_.dtype, shape)) return;
-    gpu::GemmOperands ops(cfg_.dtype, shape, cfg_.seed, stream_.get());
-    gpu::GemmPlan plan(lt_, ops, workspace_.bytes(), 1);
-    gpu::warm_up(stream_.get(), [&](cudaStream_t s) { plan.run(0, ops, workspace_, s); }, seconds);
+  std::vector<TimedUnit> units() override {
+    if (rec_.quick) return {};
+    return {{"", [this](cudaStream_t s) { plan_.run(best_, ops_, *b_.workspace_, s); }, prepare(), std::nullopt, false}};
+  }
+
+  std::string record(const Measured& m) override {
+    rec_.elapsed_s = m.elapsed_s;
+    if (!m.error.empty()) {
+      rec_.error = "validation failed: " + m.error;
+    } else if (!screening_.ms.empty()) {
+      const gpu::Timing& t = m.timings.empty() ? screening_ : m.timings.front();
+      const double f = rec_.flops();
+      rec_.ok = true;
+      rec_.mean_tflops = f / (t.summary.mean * 1e-3) / 1e12;
+      rec_.median_tflops = f / (t.summary.median * 1e-3) / 1e12;
+      rec_.max_tflops = f / (t.summary.min * 1e-3) / 1e12;
+      rec_.algo = plan_.algos()[static_cast<size_t>(best_)];
+      rec_.time = TimeStats{t.summary, t.stop_reason};
+      if (!m.timings.empty()) rec_.telemetry = m.telemetry;
+    } else {
+      rec_.error = "interrupted before it was timed";
+    }
+    b_.run_.emit(rec_);
+    b_.measured(rec_);
+    return rec_.quick ? "" : b_.progress_line(rec_);
   }
 
  private:
-  const MamfConfig& cfg_;
-  DeviceRun& run_;
-  gpu::Stream stream_;
-  gpu::CublasLt lt_;
-  gpu::L2Flusher flusher_;
-  gpu::DeviceBuffer workspace_;
-};
-
-std::string progress_line(int index, const MamfShape& s, const MamfOutcome& so_far) {
-  if (!s.ok) return fmt::format("{:6} | {} failed: {}", index, s.shape(), s.error);
-  const auto best = so_far.best(MamfOutcome::By::median);
-  return fmt::format("{:6} | {:6.1f}(mean) {:6.1f}(median) {:6.1f}(max) @ {:<18} | best: {:.1f} @ {}",
-                     index, s.mean_tflops, s.median_tflops, s.max_tflops, s.shape(),
-                     best ? best->median_tflops : 0.0, best ? best->shape() : "-");
-}
-
-// Index-space search over the grid ms x ns x ks (see mamf.hpp).
-struct Lattice {
-  const std::vector<int64_t>& ms;
-  const std::vector<int64_t>& ns;
-  const std::vector<int64_t>& ks;
-  using Point = std::tuple<size_t, size_t, size_t>;
-  gpu::GemmShape shape(const Point& p) const {
-    return {ms[std::get<0>(p)], ns[std::get<1>(p)], ks[std::get<2>(p)]};
+  // Before each sample: evict L2 and re-randomise the output, as mamf-finder.py does.
+  gpu::Work prepare() {
+    return [this](cudaStream_t s) {
+      b_.flusher_->flush(s);
+      ops_.randomise_output(b_.cfg_.seed + salt_++, s);
+    };
   }
+
+  MamfBenchmark& b_;
+  MamfShape rec_;
+  cudaStream_t s_;
+  gpu::GemmOperands ops_;
+  gpu::GemmPlan plan_;
+  std::vector<int> valid_;
+  int best_ = 0;
+  gpu::Timing screening_;  // the winner's screening samples
+  uint64_t salt_ = 100;
 };
 
-}  // namespace
-
-json MamfConfig::to_json() const {
-  return {{"dtype", to_string(dtype)}, {"m", ms}, {"n", ns}, {"k", ks}, {"top_k", top_k},
-          {"warmup_s", warmup_s}, {"min_samples", min_samples}, {"max_samples", max_samples},
-          {"max_seconds_per_shape", max_seconds_per_shape}, {"target_noise", target_noise},
-          {"workspace_bytes", workspace_bytes}, {"check_samples", check_samples}, {"seed", seed},
-          {"search", search}, {"search_budget_s", search_budget_s},
-          {"l2_flush", "256 MiB memset before every sample"},
-          {"output", "re-randomised before every sample"}};
-}
-
-MamfOutcome run_mamf(const MamfConfig& cfg, DeviceRun& run) {
-  if (auto why = gpu::gemm_unsupported_reason(cfg.dtype, run.cc_major, run.cc_minor)) {
+MamfBenchmark::MamfBenchmark(const MamfConfig& config, DeviceRun& run)
+    : Benchmark(config.timing), cfg_(config), run_(run) {
+  cfg_.validate();
+  if (auto why = gpu::gemm_unsupported_reason(cfg_.dtype, run.cc_major, run.cc_minor)) {
     throw UsageError(fmt::format("{} (GPU {}: {})", *why, run.device, run.device_name));
   }
-  ShapeRunner runner(cfg, run);
-  MamfOutcome out;
-  int index = 0;
-  auto record_full = [&](const gpu::GemmShape& sh) {
-    ShapeTiming t = runner.measure(sh, false);
-    out.shapes.push_back(t.result);
-    if (run.writer) run.writer->write(t.record);
-    if (run.progress) run.progress->line(progress_line(++index, t.result, out));
-  };
-
-  const std::vector<int64_t>& ms = cfg.ms;
-  const std::vector<int64_t>& ns = cfg.ns;
-  const std::vector<int64_t>& ks = cfg.ks;
-  if (run.progress) {
-    run.progress->line(fmt::format("GPU {} ({}): warming up for {:.0f} s", run.device,
-                                       run.device_name, cfg.warmup_s));
-  }
-  runner.warm_up({ms.back(), ns.back(), ks.back()}, cfg.warmup_s);
-  const auto start = Clock::now();  // elapsed and the search budget count from here
-
-  if (!cfg.search) {
-    for (int64_t m : ms) {
-      for (int64_t n : ns) {
-        for (int64_t k : ks) {
-          if (run.stop_requested()) break;
-          if (run.progress) run.progress->update(fmt::format("GPU {}: {}x{}x{} ...", run.device, m, n, k));
-          record_full({m, n, k});
-        }
-      }
-    }
+  lt_ = std::make_unique<gpu::CublasLt>();
+  flusher_ = std::make_unique<gpu::L2Flusher>(run.l2_bytes);
+  workspace_ = std::make_unique<gpu::DeviceBuffer>(cfg_.workspace_bytes);
+  const size_t nm = cfg_.ms.size(), nn = cfg_.ns.size(), nk = cfg_.ks.size();
+  if (!cfg_.search) {
+    for (size_t i = 0; i < nm; ++i)
+      for (size_t j = 0; j < nn; ++j)
+        for (size_t l = 0; l < nk; ++l) queue_.push_back({{i, j, l}, false});
   } else {
-    // Search: quick-time a coarse sub-grid (every other index, and the last), then climb from
-    // the best three to their neighbours until the best three are all explored, then time the
-    // three best in full.
-    const Lattice lat{ms, ns, ks};
-    std::map<Lattice::Point, double> seen;  // point -> quick median TFLOPS
-    auto quick = [&](const Lattice::Point& p) {
-      if (seen.contains(p) || run.stop_requested()) return;
-      if (cfg.search_budget_s > 0 &&
-          std::chrono::duration<double>(Clock::now() - start).count() > cfg.search_budget_s) {
-        return;
-      }
-      const gpu::GemmShape sh = lat.shape(p);
-      if (run.progress) run.progress->update(fmt::format("search: {}x{}x{} ...", sh.m, sh.n, sh.k));
-      ShapeTiming t = runner.measure(sh, true);
-      seen[p] = t.result.ok ? t.result.median_tflops : 0.0;
-      if (run.writer) run.writer->write(t.record);
-    };
+    // A coarse sub-grid: every other index, and the last (the largest size is often the best).
     auto coarse = [](size_t n) {
       std::vector<size_t> idx;
       for (size_t i = 0; i < n; i += 2) idx.push_back(i);
-      if (idx.back() != n - 1) idx.push_back(n - 1);  // the largest size is often the best
+      if (idx.back() != n - 1) idx.push_back(n - 1);
       return idx;
     };
-    for (size_t i : coarse(ms.size()))
-      for (size_t j : coarse(ns.size()))
-        for (size_t l : coarse(ks.size())) quick({i, j, l});
-    auto top = [&](size_t count) {
-      std::vector<std::pair<double, Lattice::Point>> v;
-      for (const auto& [p, t] : seen) v.emplace_back(t, p);
-      std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-      if (v.size() > count) v.resize(count);
-      return v;
-    };
-    std::set<Lattice::Point> expanded;
-    while (!run.stop_requested()) {
-      bool expanded_any = false;
-      for (const auto& [t, p] : top(3)) {
-        if (!expanded.insert(p).second) continue;
-        expanded_any = true;
-        const auto [i, j, l] = p;
-        for (int di = -1; di <= 1; ++di)
-          for (int dj = -1; dj <= 1; ++dj)
-            for (int dl = -1; dl <= 1; ++dl) {
-              const long ni = static_cast<long>(i) + di, nj = static_cast<long>(j) + dj,
-                         nl = static_cast<long>(l) + dl;
-              if (ni < 0 || nj < 0 || nl < 0 || ni >= static_cast<long>(ms.size()) ||
-                  nj >= static_cast<long>(ns.size()) || nl >= static_cast<long>(ks.size())) {
-                continue;
-              }
-              quick({static_cast<size_t>(ni), static_cast<size_t>(nj), static_cast<size_t>(nl)});
-            }
-      }
-      if (!expanded_any) break;  // the best three are all explored: converged
-    }
-    out.shapes_screened = static_cast<int>(seen.size());
-    for (const auto& [t, p] : top(3)) {
-      if (run.stop_requested()) break;
-      record_full(lat.shape(p));
-    }
+    for (size_t i : coarse(nm))
+      for (size_t j : coarse(nn))
+        for (size_t l : coarse(nk)) queue_.push_back({{i, j, l}, true});
   }
-  out.elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
-  out.interrupted = run.stop_requested();
-  if (run.writer) {
-    json summary = out.summary_json();
-    summary["device"] = run.device;
-    run.writer->write(summary);
-  }
+  std::reverse(queue_.begin(), queue_.end());  // next at the back
+  start_ = Clock::now();
+}
+
+MamfBenchmark::~MamfBenchmark() = default;
+
+MamfShape MamfBenchmark::shape_at(const Lattice& p) const {
+  MamfShape s;
+  s.device = run_.device;
+  s.dtype = to_string(cfg_.dtype);
+  s.m = cfg_.ms[std::get<0>(p)], s.n = cfg_.ns[std::get<1>(p)], s.k = cfg_.ks[std::get<2>(p)];
+  return s;
+}
+
+std::vector<MamfBenchmark::Lattice> MamfBenchmark::best(size_t count) const {
+  std::vector<std::pair<double, Lattice>> v;
+  for (const auto& [p, t] : seen_) v.emplace_back(t, p);
+  std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<Lattice> out;
+  for (size_t i = 0; i < v.size() && i < count; ++i) out.push_back(v[i].second);
   return out;
+}
+
+bool MamfBenchmark::plan_search_step() {
+  if (!cfg_.search || finalists_queued_) return false;
+  // Climb from the best three to their grid neighbours until the best three are all explored.
+  while (true) {
+    bool expanded_any = false;
+    for (const Lattice& p : best(3)) {
+      if (!expanded_.insert(p).second) continue;
+      expanded_any = true;
+      const auto [i, j, l] = p;
+      for (int di = -1; di <= 1; ++di)
+        for (int dj = -1; dj <= 1; ++dj)
+          for (int dl = -1; dl <= 1; ++dl) {
+            const long ni = static_cast<long>(i) + di, nj = static_cast<long>(j) + dj, nl = static_cast<long>(l) + dl;
+            if (ni < 0 || nj < 0 || nl < 0 || ni >= static_cast<long>(cfg_.ms.size()) ||
+                nj >= static_cast<long>(cfg_.ns.size()) || nl >= static_cast<long>(cfg_.ks.size())) {
+              continue;
+            }
+            const Lattice q{static_cast<size_t>(ni), static_cast<size_t>(nj), static_cast<size_t>(nl)};
+            if (!seen_.contains(q)) queue_.push_back({q, true});
+          }
+    }
+    if (!queue_.empty()) return true;
+    if (!expanded_any) break;  // converged
+  }
+  // The three best, timed in full.
+  finalists_queued_ = true;
+  for (const Lattice& p : best(3)) queue_.insert(queue_.begin(), {p, false});
+  return !queue_.empty();
+}
+
+bool MamfBenchmark::next() {
+  while (true) {
+    if (queue_.empty() && !plan_search_step()) return false;
+    current_ = queue_.back();
+    queue_.pop_back();
+    if (!current_.quick) return true;
+    const bool over_budget = cfg_.search_budget_s > 0 &&
+                             std::chrono::duration<double>(Clock::now() - start_).count() > cfg_.search_budget_s;
+    if (!seen_.contains(current_.at) && !over_budget) return true;
+  }
+}
+
+std::string MamfBenchmark::label() const {
+  const MamfShape s = shape_at(current_.at);
+  return fmt::format("{}{}", current_.quick ? "search: " : "", s.shape());
+}
+
+std::unique_ptr<Point> MamfBenchmark::prepare(cudaStream_t stream) {
+  MamfShape s = shape_at(current_.at);
+  s.quick = current_.quick;
+  if (auto why = gpu::gemm_shape_problem(cfg_.dtype, {s.m, s.n, s.k})) throw WorkError(*why);
+  return std::make_unique<MamfPoint>(*this, std::move(s), stream);
+}
+
+std::string MamfBenchmark::failed(const WorkError& error, bool) {
+  MamfShape s = shape_at(current_.at);
+  s.quick = current_.quick;
+  s.error = error.what();
+  run_.emit(s);
+  measured(s);
+  return s.quick ? "" : progress_line(s);
+}
+
+void MamfBenchmark::measured(const MamfShape& s) {
+  if (s.quick) {
+    seen_[current_.at] = s.ok ? s.median_tflops : 0.0;
+  } else {
+    outcome_.shapes.push_back(s);
+  }
+}
+
+std::string MamfBenchmark::progress_line(const MamfShape& s) {
+  ++index_;
+  if (!s.ok) return fmt::format("{:6} | {} failed: {}", index_, s.shape(), s.error);
+  const auto b = outcome_.best(MamfOutcome::By::median);
+  return fmt::format("{:6} | {:6.1f}(mean) {:6.1f}(median) {:6.1f}(max) @ {:<18} | best: {:.1f} @ {}", index_,
+                     s.mean_tflops, s.median_tflops, s.max_tflops, s.shape(), b ? b->median_tflops : 0.0,
+                     b ? b->shape() : "-");
+}
+
+void MamfBenchmark::warm_up(Point&, cudaStream_t stream) {
+  if (timing().warmup_s > 0) {
+    run_.say(fmt::format("GPU {} ({}): warming up for {:.0f} s", run_.device, run_.device_name, timing().warmup_s));
+    const gpu::GemmShape largest{cfg_.ms.back(), cfg_.ns.back(), cfg_.ks.back()};
+    if (!gpu::gemm_shape_problem(cfg_.dtype, largest)) {
+      gpu::GemmOperands ops(cfg_.dtype, largest, cfg_.seed, stream);
+      gpu::GemmPlan plan(*lt_, ops, workspace_->bytes(), 1);
+      gpu::warm_up(stream, [&](cudaStream_t s) { plan.run(0, ops, *workspace_, s); }, timing().warmup_s);
+    }
+  }
+  start_ = Clock::now();  // elapsed and the search budget count from here
+}
+
+void MamfBenchmark::finish() {
+  outcome_.shapes_screened = static_cast<int>(seen_.size());
+  outcome_.elapsed_s = std::chrono::duration<double>(Clock::now() - start_).count();
+  outcome_.interrupted = run_.stop_requested();
+  run_.emit(outcome_.summary(run_.device));
 }
 
 }  // namespace ub::measure

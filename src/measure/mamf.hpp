@@ -1,42 +1,71 @@
-// The matmul ceiling (MAMF, maximum achievable matmul FLOPS): a superset of the peer
-// mamf-finder.py. Per shape, every one of cuBLASLt's top-K heuristic algorithms is validated
-// against a double-precision reference on sampled outputs, screened, and the fastest timed under
-// the noise-based protocol (gpu/timing.hpp) with an L2 flush and a re-randomised output before
-// each sample, as the peer does; clocks, power and throttle state are sampled throughout.
-// `search` finds the ceiling without the full grid: a coarse sub-grid (every other size), then
-// hill-climbing from the best shapes to their grid neighbours, each shape looked at quickly
-// (every algorithm validated, three samples each), then the three finalists timed in full.
+// The matmul ceiling (MAMF, maximum achievable matmul FLOPS): a superset of mamf-finder.py. A
+// point is one shape: every one of cuBLASLt's top-K heuristic algorithms is checked against a
+// double-precision reference on sampled outputs, the valid ones screened (a few samples each) and
+// the fastest timed under the benchmark's policy, with an L2 flush and a re-randomised output
+// before each sample, as mamf-finder.py does; clocks, power and throttle state are sampled
+// throughout. `search` finds the ceiling without the full grid: a coarse sub-grid (every other
+// size), then hill-climbing from the best shapes to their grid neighbours, each shape looked at
+// quickly (screening only), then the three finalists timed in full.
 #pragma once
 
-#include <cstdint>
-#include <string>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <set>
+#include <tuple>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "measure/device_run.hpp"
-#include "core/dtype.hpp"
 #include "core/mamf_result.hpp"
+#include "measure/driver.hpp"
+
+namespace ub::gpu {
+class CublasLt;
+class DeviceBuffer;
+class L2Flusher;
+}  // namespace ub::gpu
 
 namespace ub::measure {
 
-struct MamfConfig {
-  std::vector<int64_t> ms, ns, ks;  // the grid (all combinations)
-  Dtype dtype = Dtype::bf16;
-  int top_k = 8;                    // heuristic algorithms tried per shape
-  double warmup_s = 10;             // accelerator warm-up before the first shape
-  int min_samples = 20, max_samples = 300;
-  double max_seconds_per_shape = 1.0;
-  double target_noise = 0.005;
-  size_t workspace_bytes = size_t{64} << 20;
-  int check_samples = 256;
-  uint64_t seed = 1234;
-  bool search = false;
-  double search_budget_s = 0;       // 0: no limit beyond convergence
-  nlohmann::json to_json() const;
-};
+class MamfBenchmark : public Benchmark {
+ public:
+  MamfBenchmark(const MamfConfig& config, DeviceRun& run);
+  ~MamfBenchmark() override;
 
-// Runs on the run's device; writes a record per shape and a summary record.
-MamfOutcome run_mamf(const MamfConfig& config, DeviceRun& run);
+  bool next() override;
+  std::string label() const override;
+  std::unique_ptr<Point> prepare(cudaStream_t stream) override;
+  std::string failed(const WorkError& error, bool out_of_memory) override;
+  void warm_up(Point& first, cudaStream_t stream) override;  // on the largest shape, before the first
+  void finish() override;                                    // the mamf_summary record
+
+  const MamfOutcome& outcome() const { return outcome_; }
+
+ private:
+  friend class MamfPoint;
+  using Lattice = std::tuple<size_t, size_t, size_t>;  // indices into the m, n, k sizes
+  struct Current {
+    Lattice at;
+    bool quick = false;
+  };
+  MamfShape shape_at(const Lattice& p) const;
+  void measured(const MamfShape& s);  // a shape's result, for the search and the outcome
+  std::string progress_line(const MamfShape& s);  // mamf-finder.py's per-shape line
+  std::vector<Lattice> best(size_t count) const;
+  bool plan_search_step();            // refills the queue; false when the search is over
+
+  MamfConfig cfg_;
+  DeviceRun& run_;
+  std::unique_ptr<gpu::CublasLt> lt_;
+  std::unique_ptr<gpu::L2Flusher> flusher_;
+  std::unique_ptr<gpu::DeviceBuffer> workspace_;
+  std::vector<Current> queue_;  // the points still to measure, next at the back
+  Current current_;
+  std::map<Lattice, double> seen_;  // search: quick median TFLOPS per shape looked at
+  std::set<Lattice> expanded_;
+  bool finalists_queued_ = false;
+  std::chrono::steady_clock::time_point start_;  // after the warm-up: elapsed and the search budget
+  MamfOutcome outcome_;
+  int index_ = 0;
+};
 
 }  // namespace ub::measure

@@ -6,7 +6,7 @@ set -euo pipefail
 bin=$1 fixtures=$2 art=$3
 command -v chromium >/dev/null || { echo "chromium is not installed (Debian package chromium): install it to run this test" >&2; exit 1; }
 rm -rf "$art" && mkdir -p "$art"
-"$bin" report "$fixtures/seed_sweep_h200.log" "$fixtures/seed_sweep_b200.log" --price-old 3 --price-new 6 -o "$art/report" >/dev/null
+"$bin" report "$fixtures/sweep_h200.log" "$fixtures/sweep_b200.log" --price-old 3 --price-new 6 -o "$art/report" >/dev/null
 # Network off: every host resolves to nothing and every proxy connection fails.
 chrome=(chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run
         --disable-background-networking --disable-component-update --disable-sync

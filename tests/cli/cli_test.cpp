@@ -251,7 +251,7 @@ const std::string kFx = UB_FIXTURES_DIR;
 
 TEST(Golden, CompareAndMemfit) {
   // Run inside the fixtures folder: the file names in the output are relative.
-  const std::string logs = "seed_sweep_h200.log seed_sweep_b200.log";
+  const std::string logs = "sweep_h200.log sweep_b200.log";
   expect_golden("compare.txt", "compare " + logs, kFx);
   expect_golden("compare_priced.json", "compare " + logs + " --price-old 3.5 --price-new 6 --tokens 1e12 --gpus 8 --json", kFx);
   expect_golden("compare.csv", "compare " + logs + " --csv", kFx);
@@ -263,11 +263,11 @@ TEST(Golden, CompareAndMemfit) {
   expect_golden("compare_train_records.txt",
                 "compare train_records_h200_peer.jsonl train_records_h200_ours.jsonl --force", kFx);
   expect_golden("memfit_train_records.txt", "memfit train_records_h200_ours.jsonl", kFx);
-  expect_golden("memfit.txt", "memfit seed_sweep_b200.log", kFx);
+  expect_golden("memfit.txt", "memfit sweep_b200.log", kFx);
   // The bundled example: our measured sweep (H200, checkpointing + chunked loss, 4k to 320k).
   expect_golden("memfit_bundled_sweep.txt", "memfit sweep_h200_llama-3.1-8b-4layers.jsonl --for h200",
                 std::string(UB_DATA_DIR) + "/examples");
-  expect_golden("memfit_for.json", "memfit seed_sweep_h200.log --for h200 --json", kFx);
+  expect_golden("memfit_for.json", "memfit sweep_h200.log --for h200 --json", kFx);
   expect_golden("compare_attention.txt", "compare attention_h200.log attention_b200.log", kFx);
   expect_golden("compare_attention.json", "compare attention_h200.log attention_b200.log --json", kFx);
   expect_golden("compare_decomposition.txt", "compare decompose_h200.txt decompose_b200.txt", kFx);
@@ -276,18 +276,18 @@ TEST(Golden, CompareAndMemfit) {
 }
 
 TEST(BadInput, CompareAndMemfit) {
-  const std::string h200 = kFx + "/seed_sweep_h200.log";
-  expect_error("compare " + h200 + " " + kFx + "/seed_sweep_70b.log", 2, "not the same workload (different models");
-  expect_error("compare " + h200 + " " + kFx + "/seed_sweep_b200.log --strict", 1, "--strict: the runs differ in torch");
+  const std::string h200 = kFx + "/sweep_h200.log";
+  expect_error("compare " + h200 + " " + kFx + "/sweep_70b.log", 2, "not the same workload (different models");
+  expect_error("compare " + h200 + " " + kFx + "/sweep_b200.log --strict", 1, "--strict: the runs differ in torch");
   expect_error("compare " + h200 + " " + h200 + " --price-old 0 --price-new 2", 2, "--price-old: must be positive");
   expect_error("compare " + h200 + " " + h200 + " --price-old 2", 2, "give both --price-old and --price-new");
-  expect_error("compare " + h200 + " " + kFx + "/seed_sweep_bad_json.log", 1, "seed_sweep_bad_json.log:7: a step object that is not valid JSON");
-  expect_error("compare " + h200 + " " + kFx + "/seed_sweep_no_steady.log", 1, "has no steady steps");
-  expect_error("compare " + h200 + " " + kFx + "/seed_sweep_duplicate.log", 1, "seq_len=8192 appears twice");
-  expect_error("compare " + h200 + " " + kFx + "/seed_sweep_two_gpus.log", 1, "mismatched GPUs in one file");
+  expect_error("compare " + h200 + " " + kFx + "/sweep_bad_json.log", 1, "sweep_bad_json.log:7: a step object that is not valid JSON");
+  expect_error("compare " + h200 + " " + kFx + "/sweep_no_steady.log", 1, "has no steady steps");
+  expect_error("compare " + h200 + " " + kFx + "/sweep_duplicate.log", 1, "seq_len=8192 appears twice");
+  expect_error("compare " + h200 + " " + kFx + "/sweep_two_gpus.log", 1, "mismatched GPUs in one file");
   expect_error("compare " + h200 + " /nonexistent.log", 2, "/nonexistent.log: no such file");
-  expect_error("memfit " + kFx + "/seed_sweep_h200.log --capacity-gib=-5", 2, "--capacity-gib: must be positive");
-  expect_error("memfit " + kFx + "/seed_sweep_h200.log --for H2000", 2, "unknown GPU 'H2000'");
+  expect_error("memfit " + kFx + "/sweep_h200.log --capacity-gib=-5", 2, "--capacity-gib: must be positive");
+  expect_error("memfit " + kFx + "/sweep_h200.log --for H2000", 2, "unknown GPU 'H2000'");
   expect_error("report " + h200 + " " + h200 + " " + h200 + " -o /tmp/x", 2, "");
   expect_error("compare " + kFx + "/attention_h200.log " + kFx + "/decompose_b200.txt", 2,
                "compare needs two logs of one kind");

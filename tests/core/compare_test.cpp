@@ -21,8 +21,8 @@ const Catalog& catalog() {
 }
 
 Comparison h200_vs_b200(CompareOptions o = {}) {
-  return compare_runs(read_run_log(kFixtures + "/seed_sweep_h200.log"),
-                      read_run_log(kFixtures + "/seed_sweep_b200.log"), catalog(), kModels, o);
+  return compare_runs(read_run_log(kFixtures + "/sweep_h200.log"),
+                      read_run_log(kFixtures + "/sweep_b200.log"), catalog(), kModels, o);
 }
 
 Summary times(std::vector<double> v) { return summarize(std::move(v)); }
@@ -86,8 +86,8 @@ TEST(Compare, StackCheckNamesEachDifference) {
 }
 
 TEST(Compare, SameLogIsSameEverywhere) {
-  const Comparison c = compare_runs(read_run_log(kFixtures + "/seed_sweep_h200.log"),
-                                    read_run_log(kFixtures + "/seed_sweep_h200.log"), catalog(), kModels, {});
+  const Comparison c = compare_runs(read_run_log(kFixtures + "/sweep_h200.log"),
+                                    read_run_log(kFixtures + "/sweep_h200.log"), catalog(), kModels, {});
   EXPECT_FALSE(c.stack_mismatch);
   EXPECT_TRUE(c.stack.empty());
   for (const CompareRow& r : c.rows) {
@@ -103,8 +103,8 @@ TEST(Compare, DifferentModelsNeedForce) {
   auto run = [](bool force) {
     CompareOptions o;
     o.force = force;
-    return compare_runs(read_run_log(kFixtures + "/seed_sweep_h200.log"),
-                        read_run_log(kFixtures + "/seed_sweep_70b.log"), catalog(), kModels, o);
+    return compare_runs(read_run_log(kFixtures + "/sweep_h200.log"),
+                        read_run_log(kFixtures + "/sweep_70b.log"), catalog(), kModels, o);
   };
   EXPECT_THROW(run(false), UsageError);
   EXPECT_NO_THROW(run(true));

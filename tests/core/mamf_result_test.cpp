@@ -40,7 +40,7 @@ TEST(MamfResult, NothingMeasuredHasNoBest) {
 }
 
 TEST(MamfResult, SummaryRecord) {
-  const auto j = sample().summary_json();
+  const nlohmann::json j = sample().summary(0);
   EXPECT_EQ(j["type"], "mamf_summary");
   EXPECT_EQ(j["shapes"], 2);
   EXPECT_EQ(j["shapes_failed"], 1);

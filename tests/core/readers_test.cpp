@@ -1,13 +1,16 @@
-// The training-log readers on real-shaped files: the seed's sweep format and our records.
+// The training-log readers on real-shaped files: benchmark.py's sweep log and our records.
 #include <gtest/gtest.h>
 
 #include <fstream>
 
 #include "core/error.hpp"
 #include "core/key_values.hpp"
-#include "core/readers/other_logs.hpp"
+#include "core/readers/attention_log.hpp"
+#include "core/readers/decomposition_log.hpp"
+#include "core/readers/log_kind.hpp"
+#include "core/readers/mamf_log.hpp"
 #include "core/readers/read_run.hpp"
-#include "core/readers/seed_sweep.hpp"
+#include "core/readers/sweep_log.hpp"
 
 namespace ub {
 namespace {
@@ -33,9 +36,9 @@ TEST(KeyValues, ValuesMayContainSpaces) {
   EXPECT_EQ(env.at("flash-attn-3"), "3.0.0");
 }
 
-TEST(SeedSweep, ReadsTheH200Log) {
-  const RunLog r = read_run_log(kFixtures + "/seed_sweep_h200.log");
-  EXPECT_EQ(r.format, "seed-sweep");
+TEST(SweepLog, ReadsTheH200Log) {
+  const RunLog r = read_run_log(kFixtures + "/sweep_h200.log");
+  EXPECT_EQ(r.format, "benchmark.py");
   EXPECT_EQ(r.gpu, "NVIDIA H200");
   EXPECT_EQ(r.software.at("torch"), "2.13.0");
   EXPECT_EQ(r.config.at("attn_backend"), "flash_attention_3");
@@ -60,8 +63,8 @@ TEST(SeedSweep, ReadsTheH200Log) {
   EXPECT_TRUE(counted_other_lines);
 }
 
-TEST(SeedSweep, PlainNumbersAndATruncatedLastLine) {
-  const RunLog r = read_run_log(kFixtures + "/seed_sweep_b200.log");
+TEST(SweepLog, PlainNumbersAndATruncatedLastLine) {
+  const RunLog r = read_run_log(kFixtures + "/sweep_b200.log");
   EXPECT_EQ(r.gpu, "NVIDIA B200");
   ASSERT_EQ(r.points.size(), 4u);
   EXPECT_EQ(r.points[3].status, PointStatus::ok);
@@ -71,16 +74,16 @@ TEST(SeedSweep, PlainNumbersAndATruncatedLastLine) {
   EXPECT_TRUE(truncated);
 }
 
-TEST(SeedSweep, ErrorsNameFileLineAndProblem) {
-  EXPECT_NE(error_of("seed_sweep_bad_json.log").find("seed_sweep_bad_json.log:7: a step object that is not valid JSON"),
-            std::string::npos) << error_of("seed_sweep_bad_json.log");
-  EXPECT_NE(error_of("seed_sweep_two_gpus.log").find("mismatched GPUs in one file"), std::string::npos);
-  EXPECT_NE(error_of("seed_sweep_no_steady.log").find("seq_len=8192 has no steady steps"), std::string::npos);
-  EXPECT_NE(error_of("seed_sweep_duplicate.log").find("seq_len=8192 appears twice"), std::string::npos);
+TEST(SweepLog, ErrorsNameFileLineAndProblem) {
+  EXPECT_NE(error_of("sweep_bad_json.log").find("sweep_bad_json.log:7: a step object that is not valid JSON"),
+            std::string::npos) << error_of("sweep_bad_json.log");
+  EXPECT_NE(error_of("sweep_two_gpus.log").find("mismatched GPUs in one file"), std::string::npos);
+  EXPECT_NE(error_of("sweep_no_steady.log").find("seq_len=8192 has no steady steps"), std::string::npos);
+  EXPECT_NE(error_of("sweep_duplicate.log").find("seq_len=8192 appears twice"), std::string::npos);
   EXPECT_THROW(read_run_log(kFixtures + "/does-not-exist.log"), UsageError);
 }
 
-TEST(SeedSweep, StringThatIsNotANumberIsAnError) {
+TEST(SweepLog, StringThatIsNotANumberIsAnError) {
   const std::string path = ::testing::TempDir() + "/bad_number.log";
   std::ofstream(path) << "===== seq_len=8 =====\n# gpu=NVIDIA H200\n"
                          "{\"step\": 0, \"warmup\": false, \"exec_time_ms\": \"fast\"}\n";
@@ -92,10 +95,10 @@ TEST(SeedSweep, StringThatIsNotANumberIsAnError) {
   }
 }
 
-TEST(SeedSweep, ModelSizes) {
-  EXPECT_EQ(seed_model_preset("8b"), "llama-3.1-8b");
-  EXPECT_EQ(seed_model_preset("70B"), "llama-3.1-70b");
-  EXPECT_FALSE(seed_model_preset("13b").has_value());
+TEST(SweepLog, ModelSizes) {
+  EXPECT_EQ(guide_model_preset("8b"), "llama-3.1-8b");
+  EXPECT_EQ(guide_model_preset("70B"), "llama-3.1-70b");
+  EXPECT_FALSE(guide_model_preset("13b").has_value());
 }
 
 TEST(Records, ReadsContextStepsAndOom) {
@@ -122,8 +125,8 @@ TEST(Records, NotATrainingLogIsAnError) {
 
 TextLines fixture(const std::string& name) { return read_text_lines(kFixtures + "/" + name); }
 
-TEST(OtherLogs, KindsAreRecognisedByContent) {
-  EXPECT_EQ(detect_log_kind(fixture("seed_sweep_h200.log")), LogKind::training);
+TEST(MeasurementLogs, KindsAreRecognisedByContent) {
+  EXPECT_EQ(detect_log_kind(fixture("sweep_h200.log")), LogKind::training);
   EXPECT_EQ(detect_log_kind(fixture("records_h200.jsonl")), LogKind::training);
   EXPECT_EQ(detect_log_kind(fixture("attention_h200.log")), LogKind::attention);
   EXPECT_EQ(detect_log_kind(fixture("decompose_h200.txt")), LogKind::decomposition);
@@ -132,7 +135,7 @@ TEST(OtherLogs, KindsAreRecognisedByContent) {
   EXPECT_EQ(detect_log_kind(fixture("README.md")), LogKind::unknown);
 }
 
-TEST(OtherLogs, Attention) {
+TEST(MeasurementLogs, Attention) {
   const AttentionLog a = read_attention_log(fixture("attention_h200.log"));
   EXPECT_EQ(a.gpu, "NVIDIA H200");
   EXPECT_EQ(a.header.at("backend"), "fa3");
@@ -146,7 +149,7 @@ TEST(OtherLogs, Attention) {
                WorkError);  // the same length twice
 }
 
-TEST(OtherLogs, Decomposition) {
+TEST(MeasurementLogs, Decomposition) {
   const DecompositionLog d = read_decomposition_log(fixture("decompose_b200.txt"));
   EXPECT_EQ(d.gpu, "NVIDIA B200");
   EXPECT_EQ(d.summary.at("step"), "538.5");
@@ -157,7 +160,7 @@ TEST(OtherLogs, Decomposition) {
   EXPECT_THROW(read_decomposition_log(text_lines_from("# gpu=A\nnothing here\n", "t")), WorkError);
 }
 
-TEST(OtherLogs, MamfFinderOutputAndOurRecords) {
+TEST(MeasurementLogs, MamfFinderOutputAndOurRecords) {
   const MamfLog f = read_mamf_log(fixture("mamf_finder_h200.txt"));
   EXPECT_EQ(f.format, "mamf-finder");
   EXPECT_EQ(f.gpu, "NVIDIA H200");

@@ -1,33 +1,45 @@
-// The record writer: appends, one line per record, every line on disk before write() returns.
-#include "core/records.hpp"
-
+// The record layer: the writer appends whole lines (and repairs a line a hard stop cut short),
+// every typed record reads back what was written, and a record of the wrong shape is an error
+// naming the file, the line and the field.
 #include <gtest/gtest.h>
 
 #include <fstream>
 
 #include "core/error.hpp"
+#include "core/records/attention_records.hpp"
+#include "core/records/context_record.hpp"
+#include "core/records/mamf_records.hpp"
+#include "core/records/record_file.hpp"
+#include "core/records/train_records.hpp"
 #include "core/telemetry.hpp"
 
 namespace ub {
 namespace {
 
-std::vector<nlohmann::json> read_lines(const std::string& path) {
+using nlohmann::json;
+
+std::vector<json> read_lines(const std::string& path) {
   std::ifstream in(path);
-  std::vector<nlohmann::json> out;
-  for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
+  std::vector<json> out;
+  for (std::string line; std::getline(in, line);) out.push_back(json::parse(line));
   return out;
 }
 
-TEST(Records, EachRecordIsOnDiskAtOnceAndFilesAreAppended) {
-  const std::string path = ::testing::TempDir() + "/records_test.jsonl";
+std::string fresh(const std::string& name) {
+  const std::string path = ::testing::TempDir() + "/" + name;
   std::remove(path.c_str());
+  return path;
+}
+
+TEST(Records, EachRecordIsOnDiskAtOnceAndFilesAreAppended) {
+  const std::string path = fresh("records_test.jsonl");
   {
     RecordWriter w(path);
-    w.write(make_context_record("mamf", {"upgradebench", "mamf"}, {{"gpus", nlohmann::json::array()}},
-                                {{"dtype", "bf16"}}));
+    w.write(make_context("mamf", {"upgradebench", "mamf"}, {}, {{"dtype", "bf16"}}));
     EXPECT_EQ(read_lines(path).size(), 1u);  // readable while the writer is still open
     w.write({{"type", "mamf"}, {"m", 1}});
     EXPECT_EQ(read_lines(path).size(), 2u);
+    w.sync();
   }
   {
     RecordWriter w(path);
@@ -44,12 +56,137 @@ TEST(Records, EachRecordIsOnDiskAtOnceAndFilesAreAppended) {
   EXPECT_EQ(lines[2]["m"], 2);
 }
 
+TEST(Records, ALineCutShortByAHardStopDoesNotSwallowTheNextRecord) {
+  const std::string path = fresh("records_cut.jsonl");
+  {
+    std::ofstream out(path);
+    out << "{\"type\": \"context\"}\n{\"type\": \"train_st";  // killed mid-write
+  }
+  RecordWriter(path).write({{"type", "train_step"}, {"step", 1}});
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[1], "{\"type\": \"train_st");
+  EXPECT_EQ(json::parse(lines[2])["step"], 1);
+}
+
 TEST(Records, UnwritablePathIsAnError) {
   EXPECT_THROW(RecordWriter("/nonexistent/dir/records.jsonl"), WorkError);
 }
 
+TEST(Records, ContextRoundTripsWithItsFingerprint) {
+  Fingerprint fp;
+  GpuFacts g;
+  g.index = 1;
+  g.name = "NVIDIA H200";
+  g.uuid = "GPU-1";
+  g.sm_count = 132;
+  g.power_limit_w = 700;
+  g.catalog_id = "h200-sxm";
+  fp.gpus.push_back(g);
+  fp.stack["cudnn"] = {"9.19.0", "/lib/libcudnn.so.9", ""};
+  fp.stack["nccl"] = {std::nullopt, "", "libnccl.so.2 not found"};
+  fp.stack["torch"].version = "2.11.0";
+  fp.build["type"] = "Release";
+  const ContextRecord c = make_context("train", {"upgradebench", "train"}, fp, {{"model", "llama-3.1-8b"}});
+  const json j = c;
+  EXPECT_EQ(j["stack"]["torch"], "2.11.0");  // a plain version is a string, as peers write it
+  EXPECT_TRUE(j["stack"]["nccl"]["version"].is_null());
+  const ContextRecord back = read_context(Fields(j, "t:1"));
+  EXPECT_EQ(back.command, "train");
+  EXPECT_EQ(back.first_gpu("t:1").name, "NVIDIA H200");
+  EXPECT_EQ(back.first_gpu("t:1").sm_count, 132);
+  EXPECT_EQ(back.first_gpu("t:1").catalog_id, "h200-sxm");
+  EXPECT_EQ(back.fingerprint.stack.at("cudnn").path, "/lib/libcudnn.so.9");
+  EXPECT_EQ(back.fingerprint.stack.at("nccl").absent, "libnccl.so.2 not found");
+  EXPECT_EQ(back.config["model"], "llama-3.1-8b");
+  EXPECT_THROW((void)ContextRecord{}.first_gpu("t:1"), WorkError);
+}
+
+TEST(Records, TrainStepRoundTripsAndRefusesBadTimes) {
+  TrainStep s;
+  s.seqlen = 8192, s.step = 3, s.exec_time_ms = 120.5, s.tflops = 580, s.loss = 2.5;
+  TelemetrySummary t;
+  t.available = true, t.samples = 4, t.reasons = clock_reason::sw_power_cap;
+  s.telemetry = t;
+  const json j = s;
+  EXPECT_EQ(j["type"], "train_step");
+  EXPECT_TRUE(j["mfu"].is_null());
+  const TrainStep back = read_train_step(Fields(j, "t:2"), 0);
+  EXPECT_EQ(back.step, 3);
+  EXPECT_DOUBLE_EQ(back.exec_time_ms, 120.5);
+  EXPECT_EQ(back.tflops, 580);
+  EXPECT_TRUE(back.telemetry->throttled());
+  json bad = j;
+  bad["exec_time_ms"] = -1;
+  try {
+    (void)read_train_step(Fields(bad, "run.jsonl:7"), 0);
+    FAIL() << "a negative step time was read";
+  } catch (const WorkError& e) {
+    EXPECT_NE(std::string(e.what()).find("run.jsonl:7: exec_time_ms must be a positive finite number"), std::string::npos);
+  }
+  bad = j;
+  bad["step"] = 1.5;
+  EXPECT_THROW((void)read_train_step(Fields(bad, "t:3"), 0), WorkError);
+}
+
+TEST(Records, MamfShapeAndAttentionPointRoundTrip) {
+  MamfShape m;
+  m.m = 4096, m.n = 8192, m.k = 13312, m.ok = true, m.dtype = "bf16";
+  m.mean_tflops = 700, m.median_tflops = 710, m.max_tflops = 720;
+  m.time = TimeStats{summarize({1.0, 1.1, 1.2}), "noise"};
+  const MamfShape mb = read_mamf_shape(Fields(json(m), "t:1"));
+  EXPECT_TRUE(mb.ok);
+  EXPECT_EQ(mb.shape(), "4096x8192x13312");
+  EXPECT_DOUBLE_EQ(mb.median_tflops, 710);
+  EXPECT_EQ(mb.time->stop, "noise");
+  EXPECT_DOUBLE_EQ(mb.time->ms.median, 1.1);
+
+  AttentionRecord a;
+  a.seqlen = 16384, a.ok = true, a.fwd_ms = 2.0, a.fwd_tflops = 550, a.fwd_bwd_ms = 7.0, a.fwd_bwd_tflops = 540;
+  AttentionCheck c;
+  c.tensors.push_back({"O", 1e-6, 0.01, 3.0, 1e-3, 0});
+  a.check = c;
+  const json aj = a;
+  EXPECT_TRUE(aj["check"]["ok"].get<bool>());
+  const AttentionRecord ab = read_attention_point(Fields(aj, "t:1"));
+  EXPECT_EQ(ab.seqlen, 16384);
+  EXPECT_DOUBLE_EQ(*ab.fwd_bwd_tflops, 540);
+  EXPECT_EQ(flash_attn_line(ab)["fwd_tflops"], 550);
+  a.oom = true, a.ok = false, a.error = "out of memory";
+  EXPECT_EQ(json(a)["type"], "attention_oom");
+}
+
+TEST(Records, FieldsNameWhereAndWhat) {
+  const json j = {{"seqlen", "8k"}, {"n", -3}};
+  const Fields f(j, "file.jsonl:4");
+  try {
+    (void)f.count("seqlen");
+    FAIL();
+  } catch (const WorkError& e) {
+    EXPECT_STREQ(e.what(), "file.jsonl:4: record has no numeric \"seqlen\"");
+  }
+  EXPECT_THROW((void)f.count("n"), WorkError);
+  EXPECT_FALSE(f.optional_number("absent").has_value());
+  EXPECT_THROW(Fields(json::array(), "x:1"), WorkError);
+}
+
+TEST(Records, ATruncatedLastLineIsSkippedAnythingElseIsAnError) {
+  std::vector<std::string> warnings;
+  int seen = 0;
+  for_each_record(text_lines_from("{\"type\": \"a\"}\n\n{\"type\": \"b\"}\n{\"type\": \"c", "f"),
+                  [&](const RecordLine& r) { seen += r.type == "a" || r.type == "b"; }, warnings);
+  EXPECT_EQ(seen, 2);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("f:4: truncated last line"), std::string::npos);
+  EXPECT_THROW(for_each_record(text_lines_from("{\"type\": \"c\n{}\n", "f"), [](const RecordLine&) {}, warnings),
+               WorkError);
+}
+
 TEST(Telemetry, ThrottleReasonsAndSummary) {
   EXPECT_EQ(clock_reason_names(0x4 | 0x40), (std::vector<std::string>{"sw_power_cap", "hw_thermal"}));
+  EXPECT_EQ(clock_reason_mask({"sw_power_cap", "hw_thermal", "unknown"}), uint64_t{0x4 | 0x40});
   const TelemetrySummary t = TelemetrySummary::of(
       {{1980, 2619, 650, 60, 0}, {1755, 2619, 700, 66, clock_reason::sw_power_cap}}, 700);
   EXPECT_TRUE(t.throttled());
@@ -59,6 +196,9 @@ TEST(Telemetry, ThrottleReasonsAndSummary) {
   const auto j = t.to_json();
   EXPECT_EQ(j["throttled"], true);
   EXPECT_EQ(j["clock_event_reasons"][0], "sw_power_cap");
+  const TelemetrySummary back = read_telemetry(Fields(j, "t:1"));
+  EXPECT_DOUBLE_EQ(back.sm_clock_min, 1755);
+  EXPECT_TRUE(back.throttled());
   const TelemetrySummary idle = TelemetrySummary::of({{345, 3201, 80, 30, clock_reason::gpu_idle}}, 700);
   EXPECT_FALSE(idle.throttled());
   EXPECT_EQ(TelemetrySummary{}.to_json()["available"], false);

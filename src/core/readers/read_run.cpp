@@ -5,17 +5,18 @@
 
 #include "core/error.hpp"
 #include "core/readers/records_reader.hpp"
-#include "core/readers/seed_sweep.hpp"
+#include "core/readers/sweep_log.hpp"
 
 namespace ub {
 
-RunLog read_run_log(const std::filesystem::path& path) {
-  const TextLines t = read_text_lines(path);
+RunLog read_run_log(const TextLines& t) {
   if (looks_like_records(t)) return read_records(t);
-  if (looks_like_seed_sweep(t)) return read_seed_sweep(t);
-  throw WorkError(fmt::format("{}: not a training log: expected `===== seq_len=` blocks (the seed's "
-                              "sweep log) or upgradebench records (a context record first)",
-                              path.string()));
+  if (looks_like_sweep_log(t)) return read_sweep_log(t);
+  throw WorkError(fmt::format("{}: not a training log: expected `===== seq_len=` blocks (the sweep log of "
+                              "benchmark.py) or upgradebench records (a context record first)",
+                              t.path));
 }
+
+RunLog read_run_log(const std::filesystem::path& path) { return read_run_log(read_text_lines(path)); }
 
 }  // namespace ub

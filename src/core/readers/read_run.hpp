@@ -1,13 +1,15 @@
-// Opens a training-step log of either format (the seed's sweep log or our records), chosen by
-// its content, not its name.
+// Opens a training-step log of either format (benchmark.py's sweep log or our records), chosen
+// by its content, not its name.
 #pragma once
 
 #include <filesystem>
 
+#include "core/readers/text_lines.hpp"
 #include "core/run_log.hpp"
 
 namespace ub {
 
+RunLog read_run_log(const TextLines& t);
 RunLog read_run_log(const std::filesystem::path& path);
 
 }  // namespace ub

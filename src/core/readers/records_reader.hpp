@@ -1,5 +1,5 @@
 // upgradebench's own records (docs/records.md) as a training-step run: the context record gives
-// the GPU, the software stack and the configuration (model, layers, batch, dtype); `train_step`
+// the GPU, the software stack and the workload (model, layers, batch, dtype); `train_step`
 // records the steps and `train_oom` records the points that did not fit. Records of other
 // types are counted and skipped; a later context record (an appended run) must name the same GPU.
 #pragma once
@@ -7,18 +7,17 @@
 #include <map>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
 #include "core/readers/text_lines.hpp"
+#include "core/records/context_record.hpp"
+#include "core/records/record_file.hpp"
 #include "core/run_log.hpp"
 
 namespace ub {
 
-bool looks_like_records(const TextLines& t);
 RunLog read_records(const TextLines& t);
 
 // The scalar entries of a context record's `config` object (strings as they are, numbers and
-// booleans as JSON), into `out`; nothing when there is no such object.
-void read_config_text(const nlohmann::json& context, std::map<std::string, std::string>& out);
+// booleans as JSON), into `out`.
+void read_config_text(const ContextRecord& context, std::map<std::string, std::string>& out);
 
 }  // namespace ub

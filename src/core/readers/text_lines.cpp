@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -20,6 +22,16 @@ TextLines read_text_lines(const std::filesystem::path& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return text_lines_from(ss.str(), path.string());
+}
+
+double parse_decimal(const std::string& text, const std::string& where, const char* what) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size()) {
+    throw WorkError(fmt::format("{}: {} '{}' is not a number", where, what, text));
+  }
+  if (!std::isfinite(v) || v < 0) throw WorkError(fmt::format("{}: {} must be a finite non-negative number", where, what));
+  return v;
 }
 
 void expect_one_gpu(std::string& current, const std::string& seen, const std::string& where) {

@@ -23,6 +23,11 @@ TextLines read_text_lines(const std::filesystem::path& path);
 // The same from text in memory (`name` stands in for the path in messages).
 TextLines text_lines_from(const std::string& text, const std::string& name);
 
+// A plain decimal number as a log line prints it (what a `[\d.]+` pattern matched: "..5" and "."
+// match too): parsed, or a WorkError "<where>: <what> '<text>' is not a number"; negative or
+// non-finite values are refused as well.
+double parse_decimal(const std::string& text, const std::string& where, const char* what);
+
 // Every log holds one GPU: the first name seen is kept in `current`; a different one later is a
 // WorkError("<where>: mismatched GPUs in one file: 'seen' here, 'current' before").
 void expect_one_gpu(std::string& current, const std::string& seen, const std::string& where);

@@ -1,18 +1,18 @@
-// libFuzzer target for the seed sweep-log reader: any input must either read or be refused
+// libFuzzer target for the sweep-log reader (benchmark.py's format): any input must either read or be refused
 // with a WorkError / UsageError; a crash, a sanitizer report or any other exception is a bug.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include "core/error.hpp"
-#include "core/readers/seed_sweep.hpp"
+#include "core/readers/sweep_log.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const ub::TextLines t =
       ub::text_lines_from(std::string(reinterpret_cast<const char*>(data), size), "fuzz.log");
   try {
-    if (ub::looks_like_seed_sweep(t)) {
-      const ub::RunLog r = ub::read_seed_sweep(t);
+    if (ub::looks_like_sweep_log(t)) {
+      const ub::RunLog r = ub::read_sweep_log(t);
       for (const ub::RunPoint& p : r.points) {
         if (p.status == ub::PointStatus::ok) (void)ub::point_stats(r, p);
       }

@@ -1,5 +1,5 @@
-// The seed's training-step sweep log (run_sweep.sh around benchmark.py), exactly as
-// shared/reference/formats.md shows it:
+// The training-step sweep log of the ml-engineering guide (its run_sweep.sh around benchmark.py),
+// exactly as shared/reference/formats.md shows it:
 //
 //   ===== seq_len=8192 =====
 //   # env: python=3.12.12 torch=2.13.0 cuda=13.0 ...
@@ -17,10 +17,10 @@
 
 namespace ub {
 
-bool looks_like_seed_sweep(const TextLines& t);
-RunLog read_seed_sweep(const TextLines& t);
+bool looks_like_sweep_log(const TextLines& t);
+RunLog read_sweep_log(const TextLines& t);
 
-// model_size=8b -> llama-3.1-8b (the seed's naming); nullopt for sizes it does not name.
-std::optional<std::string> seed_model_preset(const std::string& model_size);
+// model_size=8b -> llama-3.1-8b (benchmark.py's naming); nullopt for sizes it does not name.
+std::optional<std::string> guide_model_preset(const std::string& model_size);
 
 }  // namespace ub

@@ -1,17 +1,15 @@
-// The seed's sweep-log reader; the format is stated in seed_sweep.hpp.
-#include "core/readers/seed_sweep.hpp"
+// The sweep-log reader; the format is stated in sweep_log.hpp.
+#include "core/readers/sweep_log.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <set>
-#include <cerrno>
-#include <cmath>
-#include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "core/error.hpp"
 #include "core/key_values.hpp"
+#include "core/records/fields.hpp"
 #include "core/text.hpp"
 
 namespace ub {
@@ -22,38 +20,6 @@ using nlohmann::json;
 
 constexpr std::string_view kBlockStart = "===== seq_len=";
 
-// A number that may be written as a JSON number or a JSON string ("140.60").
-std::optional<double> number(const json& obj, const char* key, const std::string& where,
-                             bool required) {
-  if (!obj.contains(key) || obj.at(key).is_null()) {
-    if (required) throw WorkError(fmt::format("{}: step has no \"{}\"", where, key));
-    return std::nullopt;
-  }
-  const json& v = obj.at(key);
-  if (v.is_number()) return v.get<double>();
-  if (v.is_string()) {
-    const std::string s = trim(v.get<std::string>());
-    char* end = nullptr;
-    errno = 0;
-    const double d = std::strtod(s.c_str(), &end);
-    if (!s.empty() && end == s.c_str() + s.size() && errno == 0 && std::isfinite(d)) return d;
-  }
-  throw WorkError(fmt::format("{}: \"{}\" is not a number: {}", where, key, v.dump()));
-}
-
-bool boolean(const json& obj, const char* key, const std::string& where) {
-  if (!obj.contains(key)) return false;
-  const json& v = obj.at(key);
-  if (v.is_boolean()) return v.get<bool>();
-  if (v.is_string()) {
-    const std::string s = to_lower(v.get<std::string>());
-    if (s == "true") return true;
-    if (s == "false") return false;
-  }
-  if (v.is_number_integer()) return v.get<int64_t>() != 0;
-  throw WorkError(fmt::format("{}: \"{}\" is not a boolean: {}", where, key, v.dump()));
-}
-
 bool says_out_of_memory(const std::string& line) {
   return to_lower(line).find("out of memory") != std::string::npos ||
          line.find("Error") != std::string::npos;
@@ -61,7 +27,7 @@ bool says_out_of_memory(const std::string& line) {
 
 }  // namespace
 
-std::optional<std::string> seed_model_preset(const std::string& size) {
+std::optional<std::string> guide_model_preset(const std::string& size) {
   const std::string s = to_lower(trim(size));
   if (s == "8b") return "llama-3.1-8b";
   if (s == "70b") return "llama-3.1-70b";
@@ -71,19 +37,19 @@ std::optional<std::string> seed_model_preset(const std::string& size) {
   return std::nullopt;
 }
 
-bool looks_like_seed_sweep(const TextLines& t) {
+bool looks_like_sweep_log(const TextLines& t) {
   return std::any_of(t.lines.begin(), t.lines.end(),
                      [](const std::string& l) { return trim(l).rfind(kBlockStart, 0) == 0; });
 }
 
-RunLog read_seed_sweep(const TextLines& t) {
+RunLog read_sweep_log(const TextLines& t) {
   RunLog run;
   run.path = t.path;
-  run.format = "seed-sweep";
+  run.format = "benchmark.py";
   size_t blank = 0, other = 0, unknown_keys = 0;
   int gpu_line = 0;
   static const std::set<std::string> kStepKeys = {"step", "warmup", "exec_time_ms", "tflops",
-                                                  "peak_mem_gib", "loss"};
+                                                  "peak_mem_gib", "loss"};  // what benchmark.py writes
   RunPoint* cur = nullptr;
   for (size_t i = 0; i < t.lines.size(); ++i) {
     const std::string line = trim(t.lines[i]);
@@ -149,18 +115,8 @@ RunLog read_seed_sweep(const TextLines& t) {
       }
       if (!cur) throw WorkError(fmt::format("{}: a step before any `===== seq_len=` block", where));
       if (!obj.is_object()) throw WorkError(fmt::format("{}: a step must be a JSON object", where));
-      StepRecord s;
-      const double step = number(obj, "step", where, false).value_or(static_cast<double>(cur->steps.size()));
-      if (!(step >= 0 && step <= 1e15)) throw WorkError(fmt::format("{}: \"step\" out of range", where));
-      s.step = static_cast<int64_t>(step);
-      s.warmup = boolean(obj, "warmup", where);
-      s.exec_time_ms = *number(obj, "exec_time_ms", where, true);
-      if (!(s.exec_time_ms > 0) || !std::isfinite(s.exec_time_ms)) {
-        throw WorkError(fmt::format("{}: exec_time_ms must be a positive finite number", where));
-      }
-      s.tflops = number(obj, "tflops", where, false);
-      s.peak_mem_gib = number(obj, "peak_mem_gib", where, false);
-      s.loss = number(obj, "loss", where, false);
+      TrainStep s = read_train_step(Fields(obj, where), static_cast<int64_t>(cur->steps.size()));
+      s.seqlen = cur->seqlen;
       for (const auto& [k, v] : obj.items()) unknown_keys += !kStepKeys.contains(k);
       cur->steps.push_back(s);
       continue;
@@ -197,8 +153,8 @@ RunLog read_seed_sweep(const TextLines& t) {
     break;
   }
   if (run.config.contains("model_size")) {
-    run.model = seed_model_preset(run.config["model_size"]);
-    if (!run.model) run.warnings.push_back(fmt::format("model_size={} is not a size the seed names; attention share unknown", run.config["model_size"]));
+    run.model = guide_model_preset(run.config["model_size"]);
+    if (!run.model) run.warnings.push_back(fmt::format("model_size={} is not a size benchmark.py names; attention share unknown", run.config["model_size"]));
   }
   if (run.config.contains("batch_size")) {
     const std::string& b = run.config["batch_size"];

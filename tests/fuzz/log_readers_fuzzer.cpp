@@ -6,7 +6,10 @@
 #include <string>
 
 #include "core/error.hpp"
-#include "core/readers/other_logs.hpp"
+#include "core/readers/attention_log.hpp"
+#include "core/readers/decomposition_log.hpp"
+#include "core/readers/log_kind.hpp"
+#include "core/readers/mamf_log.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const ub::TextLines t =

@@ -1,0 +1,159 @@
+// Comparisons of attention, decomposition and MAMF logs; see log_comparisons.hpp.
+#include "core/log_comparisons.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "core/records/fields.hpp"
+#include "core/spec_compare.hpp"
+
+namespace ub {
+
+using nlohmann::json;
+
+namespace {
+
+std::optional<double> div(std::optional<double> a, std::optional<double> b) {
+  if (!a || !b || *b == 0) return std::nullopt;
+  return *a / *b;
+}
+
+template <class T, class Pred>
+const T* find_if(const std::vector<T>& v, Pred pred) {
+  const auto it = std::find_if(v.begin(), v.end(), pred);
+  return it == v.end() ? nullptr : &*it;
+}
+
+std::string header_or(const AttentionLog& l, const char* key) {
+  return l.header.count(key) ? l.header.at(key) : "?";
+}
+
+}  // namespace
+
+HardwareRatios hardware_ratios(const std::string& old_gpu, const std::string& new_gpu, const Catalog& catalog) {
+  HardwareRatios h;
+  const Accelerator* a = catalog.try_find(old_gpu);
+  const Accelerator* b = catalog.try_find(new_gpu);
+  if (!a || !b) return h;
+  const SpecComparison sc = compare_specs(*a, *b);
+  h.known = true;
+  h.old_id = a->id;
+  h.new_id = b->id;
+  h.peak_bf16 = sc.ratios.peak.at(Dtype::bf16);
+  h.peak_fp8 = sc.ratios.peak.at(Dtype::fp8);
+  h.mamf_bf16 = sc.ratios.mamf_bf16;
+  h.mamf_fp8 = sc.ratios.mamf_fp8;
+  h.bandwidth = sc.ratios.bandwidth;
+  return h;
+}
+
+AttentionComparison compare_attention(const AttentionLog& o, const AttentionLog& n, const Catalog& catalog) {
+  AttentionComparison c;
+  c.old_gpu = o.gpu, c.new_gpu = n.gpu;
+  c.old_backend = header_or(o, "backend"), c.new_backend = header_or(n, "backend");
+  c.hardware = hardware_ratios(o.gpu, n.gpu, catalog);
+  std::set<int64_t> seqlens;
+  for (const auto& p : o.points) seqlens.insert(p.seqlen);
+  for (const auto& p : n.points) seqlens.insert(p.seqlen);
+  for (int64_t s : seqlens) {
+    auto at = [s](const AttentionRecord& p) { return p.seqlen == s; };
+    const AttentionRecord* a = find_if(o.points, at);
+    const AttentionRecord* b = find_if(n.points, at);
+    AttentionComparisonRow r;
+    r.seqlen = s;
+    if (a) r.old_fwd = a->fwd_tflops, r.old_fwd_bwd = a->fwd_bwd_tflops;
+    if (b) r.new_fwd = b->fwd_tflops, r.new_fwd_bwd = b->fwd_bwd_tflops;
+    r.fwd_speedup = div(r.new_fwd, r.old_fwd);
+    r.fwd_bwd_speedup = div(r.new_fwd_bwd, r.old_fwd_bwd);
+    c.rows.push_back(r);
+  }
+  return c;
+}
+
+DecompositionComparison compare_decomposition(const DecompositionLog& o, const DecompositionLog& n,
+                                              const Catalog& catalog) {
+  DecompositionComparison c;
+  c.old_gpu = o.gpu, c.new_gpu = n.gpu;
+  c.old_path = o.path, c.new_path = n.path;
+  if (o.summary.count("step")) c.old_step_ms = o.summary.at("step");
+  if (n.summary.count("step")) c.new_step_ms = n.summary.at("step");
+  c.hardware = hardware_ratios(o.gpu, n.gpu, catalog);
+  std::vector<std::string> names;
+  for (const auto* l : {&o, &n}) {
+    for (const auto& x : l->buckets) {
+      if (std::find(names.begin(), names.end(), x.name) == names.end()) names.push_back(x.name);
+    }
+  }
+  for (const std::string& name : names) {
+    auto named = [&](const DecompositionBucket& x) { return x.name == name; };
+    const DecompositionBucket* a = find_if(o.buckets, named);
+    const DecompositionBucket* b = find_if(n.buckets, named);
+    DecompositionComparisonRow r;
+    r.bucket = name;
+    if (a) r.old_ms = a->ms, r.old_tflops = a->tflops;
+    if (b) r.new_ms = b->ms, r.new_tflops = b->tflops;
+    r.speedup = div(r.old_ms, r.new_ms);
+    c.rows.push_back(r);
+  }
+  return c;
+}
+
+MamfComparison compare_mamf(const MamfLog& o, const MamfLog& n, const Catalog& catalog) {
+  MamfComparison c;
+  c.old_gpu = o.gpu, c.new_gpu = n.gpu;
+  c.old_format = o.format, c.new_format = n.format;
+  c.old_shapes = o.outcome.shapes.size(), c.new_shapes = n.outcome.shapes.size();
+  c.hardware = hardware_ratios(o.gpu, n.gpu, catalog);
+  const std::pair<MamfOutcome::By, const char*> kinds[] = {
+      {MamfOutcome::By::mean, "mean"}, {MamfOutcome::By::median, "median"}, {MamfOutcome::By::max, "max"}};
+  for (const auto& [by, name] : kinds) {
+    MamfComparisonRow r;
+    r.best = name;
+    if (const auto a = o.best(by)) r.old_tflops = tflops_by(*a, by), r.old_shape = a->shape();
+    if (const auto b = n.best(by)) r.new_tflops = tflops_by(*b, by), r.new_shape = b->shape();
+    r.ratio = div(r.new_tflops, r.old_tflops);
+    c.rows.push_back(r);
+  }
+  return c;
+}
+
+void to_json(json& j, const HardwareRatios& h) {
+  if (!h.known) {
+    j = nullptr;
+    return;
+  }
+  j = {{"peak_bf16", or_null(h.peak_bf16)}, {"peak_fp8", or_null(h.peak_fp8)}, {"mamf_bf16", or_null(h.mamf_bf16)},
+       {"mamf_fp8", or_null(h.mamf_fp8)}, {"bandwidth", or_null(h.bandwidth)}};
+}
+
+void to_json(json& j, const AttentionComparison& c) {
+  json rows = json::array();
+  for (const auto& r : c.rows) {
+    rows.push_back({{"seqlen", r.seqlen}, {"old_fwd_tflops", or_null(r.old_fwd)}, {"new_fwd_tflops", or_null(r.new_fwd)},
+                    {"fwd_speedup", or_null(r.fwd_speedup)}, {"old_fwd_bwd_tflops", or_null(r.old_fwd_bwd)},
+                    {"new_fwd_bwd_tflops", or_null(r.new_fwd_bwd)}, {"fwd_bwd_speedup", or_null(r.fwd_bwd_speedup)}});
+  }
+  j = {{"kind", "attention"}, {"old_gpu", c.old_gpu}, {"new_gpu", c.new_gpu}, {"hardware_ratios", c.hardware}, {"rows", rows}};
+}
+
+void to_json(json& j, const DecompositionComparison& c) {
+  json rows = json::array();
+  for (const auto& r : c.rows) {
+    rows.push_back({{"bucket", r.bucket}, {"old_ms", or_null(r.old_ms)}, {"new_ms", or_null(r.new_ms)},
+                    {"speedup", or_null(r.speedup)}, {"old_tflops", or_null(r.old_tflops)},
+                    {"new_tflops", or_null(r.new_tflops)}});
+  }
+  j = {{"kind", "decomposition"}, {"old_gpu", c.old_gpu}, {"new_gpu", c.new_gpu}, {"hardware_ratios", c.hardware},
+       {"rows", rows}};
+}
+
+void to_json(json& j, const MamfComparison& c) {
+  json rows = json::array();
+  for (const auto& r : c.rows) {
+    rows.push_back({{"best", r.best}, {"old_tflops", or_null(r.old_tflops)}, {"old_shape", or_null(r.old_shape)},
+                    {"new_tflops", or_null(r.new_tflops)}, {"new_shape", or_null(r.new_shape)}, {"ratio", or_null(r.ratio)}});
+  }
+  j = {{"kind", "mamf"}, {"old_gpu", c.old_gpu}, {"new_gpu", c.new_gpu}, {"hardware_ratios", c.hardware}, {"rows", rows}};
+}
+
+}  // namespace ub

@@ -1,0 +1,31 @@
+// A step decomposition as bench_decompose.py prints it: `# gpu=...` and `# wall step=... ms ...`
+// headers, then bucket lines `NAME  <x> TFLOP  <x> ms  <x> TFLOPS  MFU <x>%` (the name may have
+// spaces; `TOTAL` last). Errors name the file and line; other lines are counted in warnings.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/readers/text_lines.hpp"
+
+namespace ub {
+
+struct DecompositionBucket {
+  std::string name;
+  double tflop = 0, ms = 0, tflops = 0;
+  std::optional<double> mfu_percent;
+};
+
+struct DecompositionLog {
+  std::string path, gpu;
+  std::map<std::string, std::string> header;   // the `# gpu=` line
+  std::map<std::string, std::string> summary;  // the `# wall step=` line, as written
+  std::vector<DecompositionBucket> buckets;
+  std::vector<std::string> warnings;
+};
+
+DecompositionLog read_decomposition_log(const TextLines& t);
+
+}  // namespace ub

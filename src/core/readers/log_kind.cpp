@@ -1,0 +1,57 @@
+// Telling logs apart by content; see log_kind.hpp.
+#include "core/readers/log_kind.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <string>
+
+#include "core/records/record_file.hpp"
+#include "core/readers/sweep_log.hpp"
+#include "core/text.hpp"
+
+namespace ub {
+
+namespace {
+
+bool any_line(const TextLines& t, const std::function<bool(const std::string&)>& f) {
+  return std::any_of(t.lines.begin(), t.lines.end(), f);
+}
+
+// Whether a line holds a record whose type starts with `type` ("mamf" finds mamf_summary too).
+bool has_record_type(const TextLines& t, const std::string& type) {
+  const std::string compact = "\"type\":\"" + type, spaced = "\"type\": \"" + type;
+  return any_line(t, [&](const std::string& l) {
+    return l.find(compact) != std::string::npos || l.find(spaced) != std::string::npos;
+  });
+}
+
+}  // namespace
+
+std::string_view to_string(LogKind k) {
+  switch (k) {
+    case LogKind::training: return "a training log";
+    case LogKind::attention: return "an attention micro-benchmark log";
+    case LogKind::decomposition: return "a step decomposition";
+    case LogKind::mamf: return "a MAMF log";
+    case LogKind::unknown: return "not a log compare reads";
+  }
+  return "not a log compare reads";
+}
+
+LogKind detect_log_kind(const TextLines& t) {
+  if (looks_like_records(t)) {
+    if (has_record_type(t, "train_step") || has_record_type(t, "train_oom")) return LogKind::training;
+    if (has_record_type(t, "mamf")) return LogKind::mamf;
+    if (has_record_type(t, "attention")) return LogKind::attention;
+    return LogKind::unknown;
+  }
+  if (looks_like_sweep_log(t)) return LogKind::training;
+  if (any_line(t, [](const std::string& l) { return l.find("\"fwd_tflops\"") != std::string::npos; })) return LogKind::attention;
+  if (any_line(t, [](const std::string& l) { return trim(l).rfind("# wall step=", 0) == 0; })) return LogKind::decomposition;
+  if (any_line(t, [](const std::string& l) { return l.find("(median)") != std::string::npos || l.find("=> the best outcomes were") != std::string::npos; })) {
+    return LogKind::mamf;
+  }
+  return LogKind::unknown;
+}
+
+}  // namespace ub

@@ -1,0 +1,16 @@
+// What kind of measurement a log holds, told from its content (never its name), so `compare` and
+// `report` open two files of one kind: a training run, an attention micro-benchmark, a step
+// decomposition, or a matmul-ceiling (MAMF) run.
+#pragma once
+
+#include <string_view>
+
+#include "core/readers/text_lines.hpp"
+
+namespace ub {
+
+enum class LogKind { training, attention, decomposition, mamf, unknown };
+std::string_view to_string(LogKind k);
+LogKind detect_log_kind(const TextLines& t);
+
+}  // namespace ub

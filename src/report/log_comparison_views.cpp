@@ -1,0 +1,67 @@
+// Documents of the attention, decomposition and MAMF comparisons; see log_comparison_views.hpp.
+#include "report/log_comparison_views.hpp"
+
+#include <fmt/format.h>
+
+#include "report/format.hpp"
+
+namespace ub::report {
+
+namespace {
+
+// "Hardware ratios from the catalog" line, or why there is none.
+std::string hardware_line(const std::string& old_gpu, const std::string& new_gpu, const HardwareRatios& h) {
+  if (!h.known) return fmt::format("Hardware ratios: N/A ('{}' or '{}' is not in the catalog).", old_gpu, new_gpu);
+  return fmt::format("Hardware ratios from the catalog ({} -> {}): peak bf16 {}, fp8 {}; published MAMF bf16 {}, "
+                     "fp8 {}; HBM bandwidth {}.", h.old_id, h.new_id, ratio(h.peak_bf16), ratio(h.peak_fp8),
+                     ratio(h.mamf_bf16), ratio(h.mamf_fp8), ratio(h.bandwidth));
+}
+
+}  // namespace
+
+Document attention_comparison_document(const AttentionComparison& c) {
+  Document doc;
+  auto& b = doc.add(fmt::format("Attention: {} ({}) -> {} ({})", c.old_gpu, c.old_backend, c.new_gpu, c.new_backend));
+  b.notes.push_back(hardware_line(c.old_gpu, c.new_gpu, c.hardware));
+  b.table.columns = {{"seqlen"}, {"old fwd TFLOPS"}, {"new fwd TFLOPS"}, {"fwd speedup"},
+                     {"old fwd+bwd"}, {"new fwd+bwd"}, {"fwd+bwd speedup"}};
+  for (const auto& r : c.rows) {
+    b.table.add_row({fmt::format("{}", r.seqlen), num(r.old_fwd), num(r.new_fwd), ratio(r.fwd_speedup),
+                     num(r.old_fwd_bwd), num(r.new_fwd_bwd), ratio(r.fwd_bwd_speedup)});
+  }
+  b.notes.push_back("One figure per point in these logs: the ratios carry no interval.");
+  return doc;
+}
+
+Document decomposition_comparison_document(const DecompositionComparison& c) {
+  Document doc;
+  auto& b = doc.add(fmt::format("Step decomposition: {} -> {}", c.old_gpu, c.new_gpu));
+  b.notes.push_back(hardware_line(c.old_gpu, c.new_gpu, c.hardware));
+  if (c.old_step_ms) b.notes.push_back(fmt::format("{}: wall step {} ms", c.old_path, *c.old_step_ms));
+  if (c.new_step_ms) b.notes.push_back(fmt::format("{}: wall step {} ms", c.new_path, *c.new_step_ms));
+  b.table.columns = {{"bucket", Align::left}, {"old ms"}, {"new ms"}, {"speedup"}, {"old TFLOPS"}, {"new TFLOPS"}};
+  for (const auto& r : c.rows) {
+    b.table.add_row({r.bucket, num(r.old_ms), num(r.new_ms), ratio(r.speedup), num(r.old_tflops), num(r.new_tflops)});
+  }
+  b.notes.push_back("Buckets split one measured wall-clock step (bench_decompose.py's method): their speedups show "
+                    "which part follows compute and which follows bandwidth. No interval: one figure each.");
+  return doc;
+}
+
+Document mamf_comparison_document(const MamfComparison& c) {
+  Document doc;
+  auto& b = doc.add(fmt::format("MAMF: {} ({}) -> {} ({})", c.old_gpu.empty() ? "?" : c.old_gpu, c.old_format,
+                                c.new_gpu.empty() ? "?" : c.new_gpu, c.new_format));
+  b.notes.push_back(hardware_line(c.old_gpu, c.new_gpu, c.hardware));
+  b.table.columns = {{"best", Align::left}, {"old TFLOPS"}, {"@ old MxNxK", Align::left}, {"new TFLOPS"},
+                     {"@ new MxNxK", Align::left}, {"new/old"}};
+  for (const auto& r : c.rows) {
+    b.table.add_row({r.best, num(r.old_tflops), r.old_shape.value_or("-"), num(r.new_tflops), r.new_shape.value_or("-"),
+                     ratio(r.ratio)});
+  }
+  b.notes.push_back(fmt::format("{} shapes (old), {} shapes (new). Shapes differ between GPUs: the ceilings are "
+                                "compared, each at its own best shape.", c.old_shapes, c.new_shapes));
+  return doc;
+}
+
+}  // namespace ub::report

@@ -1,0 +1,14 @@
+// How `compare` presents two attention micro-benchmarks, two step decompositions or two MAMF runs
+// (core/log_comparisons.hpp computes them): a table with the catalog's hardware ratios above it.
+#pragma once
+
+#include "core/log_comparisons.hpp"
+#include "report/document.hpp"
+
+namespace ub::report {
+
+Document attention_comparison_document(const AttentionComparison& c);
+Document decomposition_comparison_document(const DecompositionComparison& c);
+Document mamf_comparison_document(const MamfComparison& c);
+
+}  // namespace ub::report
