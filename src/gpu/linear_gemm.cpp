@@ -102,19 +102,18 @@ std::vector<GemmChoice> LinearGemm::choices() const {
   return v;
 }
 
-void LinearGemm::forward(const void* x, const void* w, void* y, const void* residual, int64_t tokens, int64_t in,
+void LinearGemm::forward(const bf16* x, const bf16* w, bf16* y, const bf16* residual, int64_t tokens, int64_t in,
                          int64_t out) {
   run({true, false, out, tokens, in, Elem::bf16, residual != nullptr}, w, x, residual, y);
 }
 
-void LinearGemm::dgrad(const void* dy, const void* w, void* dx, int64_t tokens, int64_t in, int64_t out) {
+void LinearGemm::dgrad(const bf16* dy, const bf16* w, bf16* dx, int64_t tokens, int64_t in, int64_t out) {
   run({false, false, in, tokens, out, Elem::bf16, false}, w, dy, nullptr, dx);
 }
 
-void LinearGemm::wgrad(const void* dy, const void* x, void* dw, Elem dw_elem, int64_t tokens, int64_t in, int64_t out,
+void LinearGemm::wgrad(const bf16* dy, const bf16* x, Fp32OrBf16 dw, int64_t tokens, int64_t in, int64_t out,
                        bool accumulate) {
-  if (dw_elem != Elem::f32 && dw_elem != Elem::bf16) throw WorkError("wgrad: the gradient must be fp32 or bf16");
-  run({false, true, in, out, tokens, dw_elem, accumulate}, x, dy, accumulate ? dw : nullptr, dw);
+  run({false, true, in, out, tokens, dw.elem, accumulate}, x, dy, accumulate ? dw.data : nullptr, dw.data);
 }
 
 }  // namespace ub::gpu

@@ -28,6 +28,7 @@
 #include "core/records/train_records.hpp"
 #include "gpu/cuda_raii.hpp"
 #include "gpu/elem.hpp"
+#include "gpu/tensor_view.hpp"
 
 namespace ub::gpu {
 
@@ -43,13 +44,12 @@ class LinearGemm {
   LinearGemm& operator=(const LinearGemm&) = delete;
 
   void set_stream(cudaStream_t s) { stream_ = s; }
-  // y[T, out] = x[T, in] w[out, in]^T (+ residual[T, out] when not null); all bf16.
-  void forward(const void* x, const void* w, void* y, const void* residual, int64_t tokens, int64_t in, int64_t out);
-  // dx[T, in] = dy[T, out] w[out, in]; bf16.
-  void dgrad(const void* dy, const void* w, void* dx, int64_t tokens, int64_t in, int64_t out);
-  // dw[out, in] = dy[T, out]^T x[T, in]; dw of type dw_elem (f32 or bf16), written, or added to
-  // when `accumulate`.
-  void wgrad(const void* dy, const void* x, void* dw, Elem dw_elem, int64_t tokens, int64_t in, int64_t out,
+  // y[T, out] = x[T, in] w[out, in]^T (+ residual[T, out] when not null).
+  void forward(const bf16* x, const bf16* w, bf16* y, const bf16* residual, int64_t tokens, int64_t in, int64_t out);
+  // dx[T, in] = dy[T, out] w[out, in].
+  void dgrad(const bf16* dy, const bf16* w, bf16* dx, int64_t tokens, int64_t in, int64_t out);
+  // dw[out, in] = dy[T, out]^T x[T, in] (dw fp32 or bf16), written, or added to when `accumulate`.
+  void wgrad(const bf16* dy, const bf16* x, Fp32OrBf16 dw, int64_t tokens, int64_t in, int64_t out,
              bool accumulate = false);
 
   // What each plan chose, for the breakdown: "m x n x k (TN, bf16 out)" -> algorithm and timing.

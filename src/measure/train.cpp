@@ -12,7 +12,7 @@
 #include "gpu/cuda_raii.hpp"
 #include "gpu/device_arena.hpp"
 #include "gpu/linear_gemm.hpp"
-#include "gpu/llama_engine.hpp"
+#include "gpu/model/llama_engine.hpp"
 #include "gpu/step_profiler.hpp"
 #include "measure/train_breakdown.hpp"
 

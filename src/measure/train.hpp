@@ -1,4 +1,4 @@
-// The training-step benchmark: the Llama engine (gpu/llama_engine.hpp) at one sequence length, a
+// The training-step benchmark: the Llama engine (gpu/model/llama_engine.hpp) at one sequence length, a
 // point whose one timed unit is a step (forward + backward + optimizer step, CUDA events around
 // it), sampled a fixed number of times with the warm-up steps run first and left out of the
 // statistics. Each step is a record in benchmark.py's format plus our fields (docs/records.md,

@@ -3,7 +3,7 @@
 // gradients); the loss falls over steps on one fixed batch and follows the golden losses the CPU
 // reference keeps in tests/golden; memory is planned once (the peak does not move between steps);
 // a model that cannot fit is an OutOfMemory naming what was being allocated.
-#include "gpu/llama_engine.hpp"
+#include "gpu/model/llama_engine.hpp"
 
 #include <gtest/gtest.h>
 

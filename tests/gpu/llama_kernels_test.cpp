@@ -92,9 +92,9 @@ TEST_P(RmsNormKernels, ForwardAndBackward) {
   auto dx = upload_bf16(x), dw = upload_bf16(w), ddy = upload_bf16(dy), dd = upload_bf16(dres);
   DeviceBuffer y(T * H * 2), rstd(T * 4), gw(H * 4);
   UB_CUDA_CHECK(cudaMemset(gw.get(), 0, gw.bytes()));
-  rmsnorm_forward(dx.get(), dw.get(), y.get(), rstd.as<float>(), T, H, 1e-5, nullptr);
+  rmsnorm_forward(dx.as<bf16>(), dw.as<bf16>(), y.as<bf16>(), rstd.as<float>(), T, H, 1e-5, nullptr);
   // Residual gradient in place, as the engine runs it.
-  rmsnorm_backward(ddy.get(), dx.get(), dw.get(), rstd.as<float>(), dd.get(), dd.get(), gw.as<float>(), T, H, nullptr);
+  rmsnorm_backward(ddy.as<bf16>(), dx.as<bf16>(), dw.as<bf16>(), rstd.as<float>(), dd.as<bf16>(), dd.as<bf16>(), gw.as<float>(), T, H, nullptr);
   UB_CUDA_CHECK(cudaDeviceSynchronize());
   EXPECT_LT(rel_l2(download_bf16(y, T * H), ref.y), kBf16Out);
   EXPECT_LT(rel_l2(download_f32(rstd, T), ref.rstd), kF32Out);
@@ -123,9 +123,9 @@ TEST_P(RopeKernels, SplitAndJoinWithLlama3Scaling) {
 
   auto d_qkv = upload_bf16(qkv), c = upload(tab.cos), s = upload(tab.sin);
   DeviceBuffer q(ref.q.size() * 2), k(ref.k.size() * 2), v(ref.v.size() * 2), out(qkv.size() * 2);
-  rope_forward(d_qkv.get(), c.as<float>(), s.as<float>(), q.get(), k.get(), v.get(), h.T, h.S, h.nq, h.nk, h.d, nullptr);
+  rope_forward(d_qkv.as<bf16>(), c.as<float>(), s.as<float>(), q.as<bf16>(), k.as<bf16>(), v.as<bf16>(), h.T, h.S, h.nq, h.nk, h.d, nullptr);
   auto gq = upload_bf16(grad.q), gk = upload_bf16(grad.k), gv = upload_bf16(grad.v);
-  rope_backward(gq.get(), gk.get(), gv.get(), c.as<float>(), s.as<float>(), out.get(), h.T, h.S, h.nq, h.nk, h.d, nullptr);
+  rope_backward(gq.as<bf16>(), gk.as<bf16>(), gv.as<bf16>(), c.as<float>(), s.as<float>(), out.as<bf16>(), h.T, h.S, h.nq, h.nk, h.d, nullptr);
   UB_CUDA_CHECK(cudaDeviceSynchronize());
   EXPECT_LT(rel_l2(download_bf16(q, ref.q.size()), ref.q), kBf16Out);
   EXPECT_LT(rel_l2(download_bf16(k, ref.k.size()), ref.k), kBf16Out);
@@ -141,8 +141,8 @@ TEST_F(LlamaKernels, SwiGluForwardAndBackward) {
   const Vec h_ref = cpu_ops::swiglu(gu, T, I), dgu_ref = cpu_ops::swiglu_backward(dh, gu, T, I);
   auto d_gu = upload_bf16(gu), d_dh = upload_bf16(dh);
   DeviceBuffer h(T * I * 2), dgu(T * 2 * I * 2);
-  swiglu_forward(d_gu.get(), h.get(), T, I, nullptr);
-  swiglu_backward(d_dh.get(), d_gu.get(), dgu.get(), T, I, nullptr);
+  swiglu_forward(d_gu.as<bf16>(), h.as<bf16>(), T, I, nullptr);
+  swiglu_backward(d_dh.as<bf16>(), d_gu.as<bf16>(), dgu.as<bf16>(), T, I, nullptr);
   UB_CUDA_CHECK(cudaDeviceSynchronize());
   EXPECT_LT(rel_l2(download_bf16(h, h_ref.size()), h_ref), kBf16Out);
   EXPECT_LT(rel_l2(download_bf16(dgu, dgu_ref.size()), dgu_ref), kBf16Out);
@@ -162,9 +162,9 @@ TEST_P(CrossEntropyKernel, LossAndGradientInTwoChunks) {
   DeviceBuffer rows(T * 4), loss(sizeof(double));
   // In two chunks of rows, as the engine's chunked loss runs it (the split inside a sequence).
   const int64_t first = 240, count = B * (S - 1);
-  cross_entropy_forward_backward(z.get(), tok.as<int32_t>(), rows.as<float>(), 0, first, S, V, count, nullptr);
-  cross_entropy_forward_backward(static_cast<char*>(z.get()) + first * V * 2, tok.as<int32_t>(), rows.as<float>(), first,
-                                 T - first, S, V, count, nullptr);
+  cross_entropy_forward_backward(z.as<bf16>(), tok.as<int32_t>(), rows.as<float>(), 0, first, S, V, count, nullptr);
+  cross_entropy_forward_backward(z.as<bf16>() + first * V, tok.as<int32_t>(), rows.as<float>(), first, T - first, S, V,
+                                 count, nullptr);
   sum_loss(rows.as<float>(), T, static_cast<double>(count), loss.as<double>(), nullptr);
   double got = 0;
   UB_CUDA_CHECK(cudaMemcpy(&got, loss.get(), sizeof got, cudaMemcpyDeviceToHost));
@@ -191,9 +191,9 @@ void check_embedding(bool bf16_grad, bool accumulate) {
   auto order = upload(ix.order), starts = upload(ix.starts);
   DeviceBuffer x(T * H * 2);
   DeviceBuffer dt = bf16_grad ? upload_bf16(before) : upload_f32(before);
-  embedding_forward(tok.as<int32_t>(), d_table.get(), x.get(), T, H, nullptr);
-  embedding_backward(order.as<int32_t>(), starts.as<int32_t>(), d_dx.get(), dt.get(), bf16_grad, accumulate, V, H,
-                     nullptr);
+  embedding_forward(tok.as<int32_t>(), d_table.as<bf16>(), x.as<bf16>(), T, H, nullptr);
+  const Fp32OrBf16 table_grad{dt.get(), bf16_grad ? Elem::bf16 : Elem::f32};
+  embedding_backward(order.as<int32_t>(), starts.as<int32_t>(), d_dx.as<bf16>(), table_grad, accumulate, V, H, nullptr);
   UB_CUDA_CHECK(cudaDeviceSynchronize());
   EXPECT_EQ(download_bf16(x, x_ref.size()), x_ref);
   const Vec got = bf16_grad ? download_bf16(dt, dt_ref.size()) : download_f32(dt, dt_ref.size());
@@ -223,7 +223,7 @@ void check_adamw(bool master, bool bf16_grads) {
   o.lr = 1e-2, o.weight_decay = 0.1, o.max_grad_norm = 1.0;
   DeviceBuffer dp = upload_f32(p), w16(n * 2), mom(n * (master ? 4 : 2)), var(n * (master ? 4 : 2)), nsq(sizeof(double));
   if (master) {
-    cast_to_bf16(dp.as<float>(), w16.get(), n, nullptr);
+    cast_to_bf16(dp.as<float>(), w16.as<bf16>(), n, nullptr);
   } else {
     w16 = upload_bf16(p);
   }
@@ -233,8 +233,10 @@ void check_adamw(bool master, bool bf16_grads) {
     const Vec g = random_vec(n, 100 + static_cast<uint64_t>(step), 0.1);  // norm ~7: clipped; bf16 values
     auto dg = bf16_grads ? upload_bf16(g) : upload_f32(g);
     UB_CUDA_CHECK(cudaMemset(nsq.get(), 0, sizeof(double)));
-    accumulate_squares(dg.get(), bf16_grads, n, nsq.as<double>(), nullptr);
-    adamw_step(master ? dp.as<float>() : nullptr, w16.get(), dg.get(), bf16_grads, mom.get(), var.get(), !master, n,
+    const ConstFp32OrBf16 grad{dg.get(), bf16_grads ? Elem::bf16 : Elem::f32};
+    const Elem state = master ? Elem::f32 : Elem::bf16;
+    accumulate_squares(grad, n, nsq.as<double>(), nullptr);
+    adamw_step(master ? dp.as<float>() : nullptr, w16.as<bf16>(), grad, {mom.get(), state}, {var.get(), state}, n,
                nsq.as<double>(), o, step, nullptr);
     const double norm = adamw_cpu_step(p, m, v, g, o, step);
     double got_sq = 0;

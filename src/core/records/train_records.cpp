@@ -16,11 +16,7 @@ namespace ub {
 using nlohmann::json;
 
 void TrainConfig::validate() const {
-  check_trainable(model);
-  if (seqlen < 2 || seqlen > (int64_t{1} << 24)) {
-    throw UsageError(fmt::format("train: --seqlen {} is out of range (2..16M)", seqlen));
-  }
-  if (batch < 1 || batch > 4096) throw UsageError(fmt::format("train: --batch {} is out of range (1..4096)", batch));
+  check_training_step(model, batch, seqlen, loss_chunk);
   if (steps < 1 || steps > 100000) throw UsageError(fmt::format("train: --steps {} is out of range (1..100000)", steps));
   if (warmup < 0 || warmup > 100000) throw UsageError(fmt::format("train: --warmup {} is out of range (0..100000)", warmup));
   if (!(adam.lr >= 0 && adam.lr < 1)) throw UsageError(fmt::format("train: --lr {} is out of range [0, 1)", adam.lr));
@@ -30,9 +26,6 @@ void TrainConfig::validate() const {
   if (!(adam.eps > 0)) throw UsageError("train: --eps must be positive");
   if (!(adam.weight_decay >= 0)) throw UsageError("train: --weight-decay must not be negative");
   if (!(adam.max_grad_norm >= 0)) throw UsageError("train: --max-grad-norm must not be negative (0: no clipping)");
-  if (loss_chunk < 0 || loss_chunk > (int64_t{1} << 24)) {
-    throw UsageError(fmt::format("train: --loss-chunk {} is out of range (0..16M tokens; 0: no chunks)", loss_chunk));
-  }
 }
 
 void to_json(json& j, const TrainConfig& c) {

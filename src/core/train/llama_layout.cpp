@@ -83,4 +83,15 @@ void check_trainable(const ModelShape& m) {
   (void)rope_inverse_frequencies(m);  // an unsupported rope_scaling type is refused here
 }
 
+void check_training_step(const ModelShape& m, int64_t batch, int64_t seqlen, int64_t loss_chunk) {
+  check_trainable(m);
+  if (seqlen < 2 || seqlen > (int64_t{1} << 24)) {
+    throw UsageError(fmt::format("train: --seqlen {} is out of range (2..16M)", seqlen));
+  }
+  if (batch < 1 || batch > 4096) throw UsageError(fmt::format("train: --batch {} is out of range (1..4096)", batch));
+  if (loss_chunk < 0 || loss_chunk > (int64_t{1} << 24)) {
+    throw UsageError(fmt::format("train: --loss-chunk {} is out of range (0..16M tokens; 0: no chunks)", loss_chunk));
+  }
+}
+
 }  // namespace ub

@@ -53,13 +53,17 @@ float llama_init_value(const LlamaLayout& layout, uint64_t seed, size_t i);
 // The whole buffer on the host (for the CPU reference and small models).
 std::vector<float> llama_init_parameters(const LlamaLayout& layout, uint64_t seed);
 
-// Synthetic token ids for batch x seqlen: uniform below vocab - 256 as the seed's benchmark draws
-// them (below vocab for a vocabulary of 512 or fewer, where that would leave too few).
+// Synthetic token ids for batch x seqlen: uniform below vocab - 256 as benchmark.py draws them (below vocab for a vocabulary of 512 or fewer, where that would leave too few).
 int64_t synthetic_token_bound(int64_t vocab);
 std::vector<int32_t> synthetic_tokens(uint64_t seed, int64_t batch, int64_t seqlen, int64_t vocab);
 
 // Throws UsageError when the engine cannot run this shape (odd head_dim, heads not divisible by
 // kv_heads, ...), naming the model.
 void check_trainable(const ModelShape& m);
+
+// Throws UsageError when a training step of this shape cannot run: the model (check_trainable),
+// the batch (1..4096), the sequence length (2..16M) or the loss chunk (0..16M tokens). The one
+// check of a step's configuration, for the command line and the engine alike.
+void check_training_step(const ModelShape& m, int64_t batch, int64_t seqlen, int64_t loss_chunk);
 
 }  // namespace ub

@@ -74,10 +74,10 @@ __global__ void sum_loss_kernel(const float* row_loss, int64_t T, double inv_cou
 
 }  // namespace
 
-void cross_entropy_forward_backward(void* logits, const int32_t* tokens, float* row_loss, int64_t first, int64_t rows,
+void cross_entropy_forward_backward(bf16* logits, const int32_t* tokens, float* row_loss, int64_t first, int64_t rows,
                                     int64_t S, int64_t V, double count, cudaStream_t s) {
   const auto inv = static_cast<float>(1.0 / count);
-  auto* z = static_cast<bf16*>(logits);
+  bf16* z = logits;
   if (V % 8 == 0 && reinterpret_cast<uintptr_t>(z) % 16 == 0) {
     cross_entropy_kernel<8><<<static_cast<unsigned>(rows), kThreads, 0, s>>>(z, tokens, row_loss, first, S, V, inv);
   } else {

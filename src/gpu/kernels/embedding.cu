@@ -82,22 +82,17 @@ TokenIndex index_tokens(const std::vector<int32_t>& tokens, int64_t V) {
   return ix;
 }
 
-void embedding_forward(const int32_t* tokens, const void* table, void* x, int64_t T, int64_t H, cudaStream_t s) {
-  embedding_forward_kernel<<<static_cast<unsigned>(T), 256, 0, s>>>(tokens, static_cast<const bf16*>(table),
-                                                                   static_cast<bf16*>(x), H);
+void embedding_forward(const int32_t* tokens, const bf16* table, bf16* x, int64_t T, int64_t H, cudaStream_t s) {
+  embedding_forward_kernel<<<static_cast<unsigned>(T), 256, 0, s>>>(tokens, table, x, H);
   UB_CUDA_CHECK_LAUNCH();
 }
 
-void embedding_backward(const int32_t* order, const int32_t* starts, const void* dx, void* dtable, bool bf16_grad,
-                        bool accumulate, int64_t V, int64_t H, cudaStream_t s) {
+void embedding_backward(const int32_t* order, const int32_t* starts, const bf16* dx, Fp32OrBf16 dtable, bool accumulate,
+                        int64_t V, int64_t H, cudaStream_t s) {
   if (H % 8 != 0) throw WorkError("embedding_backward: the hidden size must be a multiple of 8");
-  const auto blocks = static_cast<unsigned>(V);
-  const auto* d = static_cast<const bf16*>(dx);
-  if (bf16_grad) {
-    embedding_backward_kernel<<<blocks, 128, 0, s>>>(order, starts, d, static_cast<bf16*>(dtable), accumulate, H);
-  } else {
-    embedding_backward_kernel<<<blocks, 128, 0, s>>>(order, starts, d, static_cast<float*>(dtable), accumulate, H);
-  }
+  visit(dtable, [&](auto* table) {
+    embedding_backward_kernel<<<static_cast<unsigned>(V), 128, 0, s>>>(order, starts, dx, table, accumulate, H);
+  });
   UB_CUDA_CHECK_LAUNCH();
 }
 

@@ -99,44 +99,24 @@ __global__ void adamw_kernel(float* master, bf16* w16, const G* g, State* m, Sta
 
 }  // namespace
 
-void init_parameters(float* master, void* w16, size_t offset, size_t count, uint64_t seed, float stddev, bool ones,
+void init_parameters(float* master, bf16* w16, size_t offset, size_t count, uint64_t seed, float stddev, bool ones,
                      cudaStream_t s) {
-  init_kernel<<<grid_for(count), 256, 0, s>>>(master, static_cast<bf16*>(w16), offset, count, seed, stddev, ones);
+  init_kernel<<<grid_for(count), 256, 0, s>>>(master, w16, offset, count, seed, stddev, ones);
   UB_CUDA_CHECK_LAUNCH();
 }
 
-void cast_to_bf16(const float* master, void* w16, size_t n, cudaStream_t s) {
-  cast_kernel<<<grid_for(n), 256, 0, s>>>(master, static_cast<bf16*>(w16), n);
+void cast_to_bf16(const float* master, bf16* w16, size_t n, cudaStream_t s) {
+  cast_kernel<<<grid_for(n), 256, 0, s>>>(master, w16, n);
   UB_CUDA_CHECK_LAUNCH();
 }
 
-void accumulate_squares(const void* g, bool bf16_grads, size_t n, double* norm_sq, cudaStream_t s) {
+void accumulate_squares(ConstFp32OrBf16 g, size_t n, double* norm_sq, cudaStream_t s) {
   if (n % 4 != 0) throw WorkError("accumulate_squares: n must be a multiple of 4");
-  if (bf16_grads) {
-    squares_kernel<<<grid_for4(n), 256, 0, s>>>(static_cast<const bf16*>(g), n, norm_sq);
-  } else {
-    squares_kernel<<<grid_for4(n), 256, 0, s>>>(static_cast<const float*>(g), n, norm_sq);
-  }
+  visit(g, [&](const auto* typed) { squares_kernel<<<grid_for4(n), 256, 0, s>>>(typed, n, norm_sq); });
   UB_CUDA_CHECK_LAUNCH();
 }
 
-namespace {
-
-template <class G>
-void launch_adamw(float* master, void* w16, const G* g, void* m, void* v, bool bf16_state, size_t n,
-                  const double* norm_sq, const StepScalars& k, cudaStream_t s) {
-  if (bf16_state) {
-    adamw_kernel<<<grid_for4(n), 256, 0, s>>>(master, static_cast<bf16*>(w16), g, static_cast<bf16*>(m),
-                                             static_cast<bf16*>(v), n, norm_sq, k);
-  } else {
-    adamw_kernel<<<grid_for4(n), 256, 0, s>>>(master, static_cast<bf16*>(w16), g, static_cast<float*>(m),
-                                             static_cast<float*>(v), n, norm_sq, k);
-  }
-}
-
-}  // namespace
-
-void adamw_step(float* master, void* w16, const void* g, bool bf16_grads, void* m, void* v, bool bf16_state, size_t n,
+void adamw_step(float* master, bf16* w16, ConstFp32OrBf16 g, Fp32OrBf16 m, Fp32OrBf16 v, size_t n,
                 const double* norm_sq, const AdamWParams& p, int64_t step, cudaStream_t s) {
   const double t = static_cast<double>(step);
   const StepScalars k{static_cast<float>(p.lr), static_cast<float>(p.beta1), static_cast<float>(p.beta2),
@@ -144,11 +124,13 @@ void adamw_step(float* master, void* w16, const void* g, bool bf16_grads, void* 
                       static_cast<float>(1 - std::pow(p.beta1, t)), static_cast<float>(1 - std::pow(p.beta2, t)),
                       static_cast<float>(p.max_grad_norm)};
   if (n % 4 != 0) throw WorkError("adamw_step: n must be a multiple of 4");
-  if (bf16_grads) {
-    launch_adamw(master, w16, static_cast<const bf16*>(g), m, v, bf16_state, n, norm_sq, k, s);
-  } else {
-    launch_adamw(master, w16, static_cast<const float*>(g), m, v, bf16_state, n, norm_sq, k, s);
-  }
+  if (m.elem != v.elem) throw WorkError("adamw_step: the two moments must have one type");
+  visit(g, [&](const auto* grad) {
+    visit(m, [&](auto* first) {
+      adamw_kernel<<<grid_for4(n), 256, 0, s>>>(master, w16, grad, first, static_cast<decltype(first)>(v.data), n,
+                                               norm_sq, k);
+    });
+  });
   UB_CUDA_CHECK_LAUNCH();
 }
 

@@ -122,17 +122,16 @@ __global__ void __launch_bounds__(kBackwardMaxThreads) rmsnorm_backward_kernel(c
 // P packs of 8 columns per thread, R rows per reduction; as many blocks as fit on the GPU at once
 // (one wave, each block a chunk of rows), no more: each block ends with H global atomics.
 template <int P, int R>
-void launch_backward(const void* dy, const void* x, const void* w, const float* rstd, const void* residual_grad,
-                     void* dx, float* dw, int64_t T, int64_t H, cudaStream_t s) {
+void launch_backward(const bf16* dy, const bf16* x, const bf16* w, const float* rstd, const bf16* residual_grad,
+                     bf16* dx, float* dw, int64_t T, int64_t H, cudaStream_t s) {
   const int64_t packs = H / 8;
   const int threads = static_cast<int>(((packs + P - 1) / P + 31) / 32 * 32);
   int per_sm = 0;
   UB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, rmsnorm_backward_kernel<P, R>, threads, 0));
   const int64_t blocks = std::max<int64_t>(1, std::min((T + R - 1) / R, int64_t{std::max(per_sm, 1)} * current_sm_count()));
   const int64_t rows_per_block = (T + blocks - 1) / blocks;
-  rmsnorm_backward_kernel<P, R><<<static_cast<unsigned>(blocks), threads, 0, s>>>(
-      static_cast<const bf16*>(dy), static_cast<const bf16*>(x), static_cast<const bf16*>(w), rstd,
-      static_cast<const bf16*>(residual_grad), static_cast<bf16*>(dx), dw, T, H, rows_per_block);
+  rmsnorm_backward_kernel<P, R><<<static_cast<unsigned>(blocks), threads, 0, s>>>(dy, x, w, rstd, residual_grad, dx, dw,
+                                                                                 T, H, rows_per_block);
   UB_CUDA_CHECK_LAUNCH();
 }
 
@@ -142,17 +141,16 @@ void require_multiple_of_8(int64_t H, const char* what) {
 
 }  // namespace
 
-void rmsnorm_forward(const void* x, const void* w, void* y, float* rstd, int64_t T, int64_t H, double eps,
+void rmsnorm_forward(const bf16* x, const bf16* w, bf16* y, float* rstd, int64_t T, int64_t H, double eps,
                      cudaStream_t s) {
   require_multiple_of_8(H, "rmsnorm_forward");
   const auto blocks = static_cast<unsigned>((T + kWarpsPerBlock - 1) / kWarpsPerBlock);
-  rmsnorm_forward_kernel<<<blocks, 32 * kWarpsPerBlock, 0, s>>>(static_cast<const bf16*>(x), static_cast<const bf16*>(w),
-                                                                static_cast<bf16*>(y), rstd, T, H, static_cast<float>(eps));
+  rmsnorm_forward_kernel<<<blocks, 32 * kWarpsPerBlock, 0, s>>>(x, w, y, rstd, T, H, static_cast<float>(eps));
   UB_CUDA_CHECK_LAUNCH();
 }
 
-void rmsnorm_backward(const void* dy, const void* x, const void* w, const float* rstd, const void* residual_grad,
-                      void* dx, float* dw, int64_t T, int64_t H, cudaStream_t s) {
+void rmsnorm_backward(const bf16* dy, const bf16* x, const bf16* w, const float* rstd, const bf16* residual_grad,
+                      bf16* dx, float* dw, int64_t T, int64_t H, cudaStream_t s) {
   require_multiple_of_8(H, "rmsnorm_backward");
   if (T <= 0) return;
   static_assert(kBackwardMaxThreads == 512, "the widths below assume 512 threads of 8 columns each");

@@ -99,26 +99,22 @@ __global__ void rope_backward_vec8(const bf16* dq, const bf16* dk, const bf16* d
 
 }  // namespace
 
-void rope_forward(const void* qkv, const float* cos, const float* sin, void* q, void* k, void* v, int64_t T, int64_t S,
+void rope_forward(const bf16* qkv, const float* cos, const float* sin, bf16* q, bf16* k, bf16* v, int64_t T, int64_t S,
                   int64_t nq, int64_t nk, int64_t d, cudaStream_t s) {
-  auto* src = static_cast<const bf16*>(qkv);
-  auto *dq = static_cast<bf16*>(q), *dk = static_cast<bf16*>(k), *dv = static_cast<bf16*>(v);
   if (d % 16 == 0) {
-    rope_forward_vec8<<<static_cast<unsigned>(T), 128, 0, s>>>(src, cos, sin, dq, dk, dv, S, nq, nk, d);
+    rope_forward_vec8<<<static_cast<unsigned>(T), 128, 0, s>>>(qkv, cos, sin, q, k, v, S, nq, nk, d);
   } else {
-    rope_forward_kernel<<<static_cast<unsigned>(T), 256, 0, s>>>(src, cos, sin, dq, dk, dv, S, nq, nk, d);
+    rope_forward_kernel<<<static_cast<unsigned>(T), 256, 0, s>>>(qkv, cos, sin, q, k, v, S, nq, nk, d);
   }
   UB_CUDA_CHECK_LAUNCH();
 }
 
-void rope_backward(const void* dq, const void* dk, const void* dv, const float* cos, const float* sin, void* dqkv,
+void rope_backward(const bf16* dq, const bf16* dk, const bf16* dv, const float* cos, const float* sin, bf16* dqkv,
                    int64_t T, int64_t S, int64_t nq, int64_t nk, int64_t d, cudaStream_t s) {
-  auto *gq = static_cast<const bf16*>(dq), *gk = static_cast<const bf16*>(dk), *gv = static_cast<const bf16*>(dv);
-  auto* out = static_cast<bf16*>(dqkv);
   if (d % 16 == 0) {
-    rope_backward_vec8<<<static_cast<unsigned>(T), 128, 0, s>>>(gq, gk, gv, cos, sin, out, S, nq, nk, d);
+    rope_backward_vec8<<<static_cast<unsigned>(T), 128, 0, s>>>(dq, dk, dv, cos, sin, dqkv, S, nq, nk, d);
   } else {
-    rope_backward_kernel<<<static_cast<unsigned>(T), 256, 0, s>>>(gq, gk, gv, cos, sin, out, S, nq, nk, d);
+    rope_backward_kernel<<<static_cast<unsigned>(T), 256, 0, s>>>(dq, dk, dv, cos, sin, dqkv, S, nq, nk, d);
   }
   UB_CUDA_CHECK_LAUNCH();
 }

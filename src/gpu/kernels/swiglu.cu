@@ -46,16 +46,15 @@ __global__ void swiglu_backward_kernel(const bf16* dh, const bf16* gu, bf16* dgu
 
 }  // namespace
 
-void swiglu_forward(const void* gu, void* h, int64_t T, int64_t I, cudaStream_t s) {
+void swiglu_forward(const bf16* gu, bf16* h, int64_t T, int64_t I, cudaStream_t s) {
   if (I % 8 != 0) throw WorkError("swiglu_forward: the intermediate size must be a multiple of 8");
-  swiglu_forward_kernel<<<grid_for(T * I / 8), 256, 0, s>>>(static_cast<const bf16*>(gu), static_cast<bf16*>(h), T, I);
+  swiglu_forward_kernel<<<grid_for(T * I / 8), 256, 0, s>>>(gu, h, T, I);
   UB_CUDA_CHECK_LAUNCH();
 }
 
-void swiglu_backward(const void* dh, const void* gu, void* dgu, int64_t T, int64_t I, cudaStream_t s) {
+void swiglu_backward(const bf16* dh, const bf16* gu, bf16* dgu, int64_t T, int64_t I, cudaStream_t s) {
   if (I % 8 != 0) throw WorkError("swiglu_backward: the intermediate size must be a multiple of 8");
-  swiglu_backward_kernel<<<grid_for(T * I / 8), 256, 0, s>>>(static_cast<const bf16*>(dh), static_cast<const bf16*>(gu),
-                                                            static_cast<bf16*>(dgu), T, I);
+  swiglu_backward_kernel<<<grid_for(T * I / 8), 256, 0, s>>>(dh, gu, dgu, T, I);
   UB_CUDA_CHECK_LAUNCH();
 }
 

@@ -9,14 +9,15 @@
 // pure bf16 keeps bf16 weights, bf16 gradients and bf16 moments (as PyTorch's AdamW on a bf16
 // model); sums across tokens (the norm weights', the embedding's) are fp32 before their rounding.
 //
-// Memory: one arena (gpu/device_arena.hpp) planned in the constructor: parameters, optimizer
-// state, gradients and every activation the backward pass reads are persistent; the logits and the
-// backward pass's temporaries share one scratch region. cuBLASLt's workspace and cuDNN's
-// workspace are the only other device allocations. Two options trade time for memory:
+// Memory: one arena planned in the constructor (gpu/model/llama_buffers.hpp says what lives
+// where); cuBLASLt's workspace and cuDNN's workspace are the only other device allocations. Two
+// options trade time for memory:
 //   activation checkpointing: only each layer's input is kept; the backward pass recomputes the
 //     layer's forward into one shared set of activation buffers before going back through it;
 //   loss chunks: the lm_head, the cross-entropy and their backward run `loss_chunk` tokens at a
-//     time, so the vocab x tokens logits tensor is never whole (the seed's fused cross-entropy).
+//     time, so the vocab x tokens logits tensor is never whole (the fused cross-entropy of the
+//     ml-engineering guide's recipe).
+// The passes (forward, loss, backward, optimizer) are gpu/model/llama_passes.hpp.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -54,8 +55,9 @@ struct MemorySnapshot {
 
 class LlamaEngine {
  public:
-  // Plans and allocates everything; throws OutOfMemory (gpu/device_arena.hpp) naming what did not
-  // fit, UsageError for a model the engine cannot run.
+  // Checks the configuration (core/train/llama_layout.hpp's check_training_step, cuDNN's support),
+  // then plans and allocates everything; throws OutOfMemory (gpu/device_arena.hpp) naming what did
+  // not fit, UsageError for a model or a step the engine cannot run.
   LlamaEngine(const ModelShape& m, const EngineOptions& o, cudaStream_t stream);
   ~LlamaEngine();
   LlamaEngine(const LlamaEngine&) = delete;

@@ -1,0 +1,34 @@
+# Sourced by the bench scripts: the toolchain and a build of a source tree. Works on any Linux
+# machine with CUDA (nvcc on the PATH or in /usr/local/cuda) and, for the peer scripts, a python3
+# with PyTorch (PYTHON to choose another interpreter).
+#   ub_build SRC BUILD [cmake args...]   configure and build SRC into BUILD (log: BUILD/build.log)
+#   ub_cudnn_dir                          the directory of PyTorch's cuDNN, to run against it
+#   ub_log DIR NAME                        a file under DIR for NAME's output
+set -o pipefail
+export PATH="$PATH:/usr/local/cuda/bin"
+export PYTHONUNBUFFERED=1
+PYTHON=${PYTHON:-python3}
+# NVLink multicast stays off (NCCL, PyTorch): it can take shared GPUs out of service.
+export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0} TORCH_SYMM_MEM_DISABLE_MULTICAST=${TORCH_SYMM_MEM_DISABLE_MULTICAST:-1}
+
+ub_build() {
+  local src=$1 build=$2
+  shift 2
+  mkdir -p "$build"
+  local gen=()
+  command -v ninja > /dev/null && gen=(-G Ninja)
+  if ! { cmake -S "$src" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release "$@" &&
+         cmake --build "$build" -j "$(nproc)"; } > "$build/build.log" 2>&1; then
+    tail -40 "$build/build.log"
+    echo "build of $src failed (log: $build/build.log)" >&2
+    return 1
+  fi
+}
+
+ub_cudnn_dir() {
+  "$PYTHON" -c "import nvidia.cudnn, os; print(os.path.join(list(nvidia.cudnn.__path__)[0], 'lib'))" 2> /dev/null
+}
+
+ub_arch() {
+  nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2> /dev/null | head -1 | tr -d .
+}

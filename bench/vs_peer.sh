@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# upgradebench against its PyTorch peer (bench/peers/), side by side on one machine, in one run:
+#   bench/vs_peer.sh mamf|bandwidth|attention|train OUT_DIR
+# Settings from the environment (defaults in brackets):
+#   UB          the upgradebench binary to measure [built from this tree into build-bench/]
+#   SEQLENS     attention and train lengths [attention 1k..32k; train 8192,16384]
+#   LAYERS      train: decoder layers kept [4]     PRECISIONS  train: bf16 and/or master [bf16]
+#   MODEL       train: preset or config.json [llama-3.1-8b]
+#   TORCH_CUDNN 1: run ours against PyTorch's cuDNN, so both sides use the same kernels [1]
+# Records of both sides go to OUT_DIR (ours.jsonl / ours_*.jsonl, peer.jsonl); the comparison is
+# printed and kept in OUT_DIR/compare.txt.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/lib.sh"
+what=${1:?usage: bench/vs_peer.sh mamf|bandwidth|attention|train OUT_DIR}
+out=${2:?usage: bench/vs_peer.sh mamf|bandwidth|attention|train OUT_DIR}
+mkdir -p "$out"
+if [ -z "${UB:-}" ]; then
+  ub_build "$here/.." "$here/../build-bench" -DCMAKE_CUDA_ARCHITECTURES="$(ub_arch)" || exit 1
+  UB=$here/../build-bench/upgradebench
+fi
+if [ "${TORCH_CUDNN:-1}" = 1 ] && dir=$(ub_cudnn_dir) && [ -n "$dir" ]; then
+  export LD_LIBRARY_PATH="$dir:${LD_LIBRARY_PATH:-}"
+fi
+"$UB" env --json > "$out/env.json"
+peers=$here/peers
+case $what in
+  mamf)
+    "$UB" mamf --out "$out/ours.jsonl" > "$out/ours.txt" 2> "$out/ours.stderr"
+    "$PYTHON" "$peers/mamf_peer.py" > "$out/peer.txt" 2> "$out/peer.stderr"
+    grep -E "^(mean|median|max):" "$out/ours.txt" | sed 's/^/ours /'
+    grep -E "^(mean|median|max):" "$out/peer.txt" | sed 's/^/peer /'
+    "$UB" compare "$out/peer.txt" "$out/ours.jsonl" > "$out/compare.txt" 2>&1 ;;
+  bandwidth)
+    "$UB" bandwidth --sizes 1G,4G --out "$out/ours.jsonl" > "$out/ours.txt" 2> "$out/ours.stderr"
+    "$PYTHON" "$peers/bandwidth_peer.py" > "$out/peer.json" 2> "$out/peer.stderr"
+    { cat "$out/ours.txt"; cat "$out/peer.json"; } | tee "$out/compare.txt" ;;
+  attention)
+    seqlens=${SEQLENS:-1024,2048,4096,8192,16384,32768}
+    "$UB" attention --seqlens "$seqlens" --warmup-s 5 --out "$out/ours.jsonl" --flash-attn-log "$out/ours_flash_attn.log" \
+      > "$out/ours.txt" 2> "$out/ours.stderr"
+    "$PYTHON" "$peers/attention_peer.py" --seqlens "$seqlens" --out "$out/peer.jsonl" > /dev/null 2> "$out/peer.stderr"
+    cat "$out/ours.txt"
+    "$PYTHON" - "$out" <<'PY' | tee "$out/compare.txt"
+import json, sys
+d = sys.argv[1]
+ours = {r["seqlen"]: r for r in map(json.loads, open(f"{d}/ours.jsonl")) if r.get("type") == "attention" and "fwd_tflops" in r}
+for p in map(json.loads, open(f"{d}/peer.jsonl")):
+    o = ours.get(p["seqlen"])
+    if o:
+        print(f"{p['backend']:>6} {p['seqlen']:>6}: fwd {o['fwd_tflops'] / p['fwd_tflops']:.2f}x"
+              + (f", fwd+bwd {o['fwd_bwd_tflops'] / p['fwd_bwd_tflops']:.2f}x" if o.get("fwd_bwd_tflops") and p.get("fwd_bwd_tflops") else ""))
+PY
+    ;;
+  train)
+    seqlens=${SEQLENS:-8192,16384} layers=${LAYERS:-4} model=${MODEL:-llama-3.1-8b}
+    for precision in ${PRECISIONS:-bf16}; do
+      for s in ${seqlens//,/ }; do
+        "$UB" train --model "$model" --layers "$layers" --seqlen "$s" --steps 6 --warmup 3 --precision "$precision" \
+          --out "$out/ours_$precision.jsonl" > /dev/null 2>> "$out/ours_$precision.stderr"
+      done
+      grep "median of" "$out/ours_$precision.stderr" | sed "s/^/ours $precision /"
+    done
+    "$PYTHON" "$peers/train_peer.py" --layers "$layers" --seqlens "$seqlens" --out "$out/peer.jsonl" > /dev/null 2> "$out/peer.stderr"
+    "$UB" compare "$out/peer.jsonl" "$out/ours_${PRECISIONS%% *}.jsonl" --force > "$out/compare.txt" 2>&1
+    grep -A8 "^Per sequence length" "$out/compare.txt" ;;
+  *) echo "vs_peer.sh: unknown benchmark '$what' (mamf, bandwidth, attention, train)" >&2; exit 2 ;;
+esac

@@ -1,0 +1,59 @@
+// The forward pass: embedding, each decoder layer, the final norm (llama_passes.hpp). Names
+// follow core/reference/llama_cpu.cpp.
+#include "gpu/kernels/llama_ops.cuh"
+#include "gpu/model/llama_passes.hpp"
+
+namespace ub::gpu {
+
+void LlamaPasses::forward() {
+  {
+    auto p = op_scope("norm/elementwise", "embedding fwd", 2 * act_bytes(D_.H));
+    embedding_forward(b_.tokens, b_.w(L_.embed), b_.x[0], D_.T, D_.H, s_);
+  }
+  for (size_t l = 0; l < static_cast<size_t>(m_.layers); ++l) forward_layer(l, b_.activations(l));
+  auto p = op_scope("norm/elementwise", "rmsnorm fwd", 2 * act_bytes(D_.H));
+  rmsnorm_forward(b_.x.back(), b_.w(L_.final_norm), b_.xf, b_.rstdf, D_.T, D_.H, m_.rms_norm_eps, s_);
+}
+
+void LlamaPasses::forward_layer(size_t l, const LayerActivations& A) {
+  const LayerParams& lp = L_.layers[l];
+  const int64_t T = D_.T, H = D_.H, I = D_.I;
+  {
+    auto p = op_scope("norm/elementwise", "rmsnorm fwd", 2 * act_bytes(H));
+    rmsnorm_forward(b_.x[l], b_.w(lp.attn_norm), A.xn1, A.rstd1, T, H, m_.rms_norm_eps, s_);
+  }
+  {
+    DeviceArena::Scratch scratch(b_.arena);
+    bf16* qkv = scratch.take<bf16>("qkv projection", static_cast<size_t>(T * D_.qkv_width()));
+    {
+      auto p = gemm_scope("qkv fwd", H, D_.qkv_width());
+      gemm.forward(A.xn1, b_.w(lp.qkv), qkv, nullptr, T, H, D_.qkv_width());
+    }
+    auto p = op_scope("norm/elementwise", "rope fwd", 2 * act_bytes(D_.qkv_width()));
+    rope_forward(qkv, b_.rope_cos, b_.rope_sin, A.q, A.k, A.v, T, D_.S, D_.nq, D_.nk, D_.d, s_);
+  }
+  {
+    ProfileScope p(profiler, "attention", "attention fwd", attn_fwd_flop_, 0, s_);
+    attention.forward(sdpa, {A.q, A.k, A.v, A.o, A.stats});
+  }
+  {
+    auto p = gemm_scope("o fwd (+residual)", D_.q_width(), H);
+    gemm.forward(A.o, b_.w(lp.o), A.a, b_.x[l], T, D_.q_width(), H);  // a = x + o_proj(o)
+  }
+  {
+    auto p = op_scope("norm/elementwise", "rmsnorm fwd", 2 * act_bytes(H));
+    rmsnorm_forward(A.a, b_.w(lp.mlp_norm), A.xn2, A.rstd2, T, H, m_.rms_norm_eps, s_);
+  }
+  {
+    auto p = gemm_scope("gate_up fwd", H, 2 * I);
+    gemm.forward(A.xn2, b_.w(lp.gate_up), A.gu, nullptr, T, H, 2 * I);
+  }
+  {
+    auto p = op_scope("norm/elementwise", "swiglu fwd", act_bytes(3 * I));
+    swiglu_forward(A.gu, A.h, T, I, s_);
+  }
+  auto p = gemm_scope("down fwd (+residual)", I, H);
+  gemm.forward(A.h, b_.w(lp.down), b_.x[l + 1], A.a, T, I, H);  // x = a + down_proj(h)
+}
+
+}  // namespace ub::gpu

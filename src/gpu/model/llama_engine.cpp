@@ -1,0 +1,149 @@
+// The training engine's façade: the configuration checked once, the buffers planned, the passes
+// built; parameters, tokens and results moved between host and device. See llama_engine.hpp.
+#include "gpu/model/llama_engine.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+#include "core/train/rope.hpp"
+#include "gpu/check.hpp"
+#include "gpu/kernels/llama_ops.cuh"
+#include "gpu/model/llama_buffers.hpp"
+#include "gpu/model/llama_passes.hpp"
+
+namespace ub::gpu {
+
+namespace {
+
+// `n` elements from the device, after everything queued on the stream (synchronises).
+template <class T>
+std::vector<T> download(const T* src, size_t n, cudaStream_t s) {
+  std::vector<T> host(n);
+  UB_CUDA_CHECK(cudaMemcpyAsync(host.data(), src, n * sizeof(T), cudaMemcpyDeviceToHost, s));
+  UB_CUDA_CHECK(cudaStreamSynchronize(s));
+  return host;
+}
+
+std::vector<float> widen(const std::vector<bf16>& v) {
+  std::vector<float> out(v.size());
+  std::transform(v.begin(), v.end(), out.begin(), [](bf16 x) { return __bfloat162float(x); });
+  return out;
+}
+
+template <class T>
+void upload(T* dst, const std::vector<T>& src, cudaStream_t s) {
+  UB_CUDA_CHECK(cudaMemcpyAsync(dst, src.data(), src.size() * sizeof(T), cudaMemcpyHostToDevice, s));
+}
+
+const ModelShape& checked(const ModelShape& m, const EngineOptions& o) {
+  check_training_step(m, o.batch, o.seqlen, o.loss_chunk);
+  check_sdpa_supported(SdpaDims{o.batch, o.seqlen, m.heads, m.kv_heads, m.head_dim, true, Dtype::bf16}, true);
+  return m;
+}
+
+}  // namespace
+
+struct LlamaEngine::Impl {
+  ModelShape m;
+  EngineOptions opt;
+  LlamaLayout L;
+  cudaStream_t s;
+  LlamaBuffers buffers;
+  LlamaPasses passes;
+
+  Impl(const ModelShape& model, const EngineOptions& o, cudaStream_t stream)
+      : m(checked(model, o)), opt(o), L(llama_layout(m)), s(stream), buffers(m, L, opt), passes(m, opt, buffers, s) {
+    const RopeTable tab = rope_table(m, opt.seqlen);
+    upload(buffers.rope_cos, tab.cos, s);
+    upload(buffers.rope_sin, tab.sin, s);
+    buffers.clear(s);
+    UB_CUDA_CHECK(cudaStreamSynchronize(s));
+  }
+};
+
+LlamaEngine::LlamaEngine(const ModelShape& m, const EngineOptions& o, cudaStream_t stream)
+    : impl_(std::make_unique<Impl>(m, o, stream)) {}
+LlamaEngine::~LlamaEngine() = default;
+
+const LlamaLayout& LlamaEngine::layout() const { return impl_->L; }
+int64_t LlamaEngine::steps_taken() const { return impl_->passes.steps; }
+void LlamaEngine::set_profiler(StepProfiler* p) { impl_->passes.profiler = p; }
+const LinearGemm& LlamaEngine::gemm() const { return impl_->passes.gemm; }
+
+void LlamaEngine::init_parameters(uint64_t seed) {
+  Impl& e = *impl_;
+  for (const ParamTensor& t : e.L.tensors) {
+    gpu::init_parameters(e.buffers.master, e.buffers.w16, t.offset, t.count(), seed, static_cast<float>(kInitStd),
+                         t.is_norm, e.s);
+  }
+  UB_CUDA_CHECK(cudaStreamSynchronize(e.s));
+}
+
+void LlamaEngine::set_parameters(const std::vector<float>& flat) {
+  Impl& e = *impl_;
+  if (flat.size() != e.L.total) throw WorkError(fmt::format("set_parameters: {} values for {}", flat.size(), e.L.total));
+  if (e.buffers.master) {
+    upload(e.buffers.master, flat, e.s);
+    cast_to_bf16(e.buffers.master, e.buffers.w16, flat.size(), e.s);
+  } else {
+    std::vector<bf16> h(flat.size());
+    std::transform(flat.begin(), flat.end(), h.begin(), [](float x) { return __float2bfloat16(x); });
+    upload(e.buffers.w16, h, e.s);
+    UB_CUDA_CHECK(cudaStreamSynchronize(e.s));  // `h` is about to go
+  }
+  UB_CUDA_CHECK(cudaStreamSynchronize(e.s));
+}
+
+void LlamaEngine::set_tokens(const std::vector<int32_t>& tokens) {
+  Impl& e = *impl_;
+  const StepDims& D = e.buffers.dims;
+  if (static_cast<int64_t>(tokens.size()) != D.T) {
+    throw WorkError(fmt::format("set_tokens: {} ids for batch {} x seqlen {}", tokens.size(), D.B, D.S));
+  }
+  const TokenIndex ix = index_tokens(tokens, D.V);  // checks every id against the vocabulary
+  upload(e.buffers.tokens, tokens, e.s);
+  upload(e.buffers.token_order, ix.order, e.s);
+  upload(e.buffers.token_starts, ix.starts, e.s);
+  UB_CUDA_CHECK(cudaStreamSynchronize(e.s));
+}
+
+void LlamaEngine::forward_backward(const PhaseHook& phase, std::vector<float>* logits) {
+  impl_->passes.forward_backward(phase, logits);
+}
+void LlamaEngine::optimizer_step() { impl_->passes.optimizer_step(); }
+double LlamaEngine::loss() const { return download(impl_->buffers.loss, 1, impl_->s)[0]; }
+double LlamaEngine::grad_norm() const { return std::sqrt(download(impl_->buffers.norm_sq, 1, impl_->s)[0]); }
+
+std::vector<float> LlamaEngine::parameters() const {
+  const Impl& e = *impl_;
+  const size_t n = e.L.total;
+  return e.buffers.master ? download(e.buffers.master, n, e.s) : widen(download(e.buffers.w16, n, e.s));
+}
+
+std::vector<float> LlamaEngine::gradients() const {
+  const Impl& e = *impl_;
+  const size_t n = e.L.total;
+  return visit(ConstFp32OrBf16(e.buffers.grads), [&](const auto* g) {
+    if constexpr (std::is_same_v<decltype(g), const bf16*>) return widen(download(g, n, e.s));
+    else return download(g, n, e.s);
+  });
+}
+
+MemorySnapshot LlamaEngine::memory() const {
+  const Impl& e = *impl_;
+  const DeviceArena& arena = e.buffers.arena;
+  const size_t lib = e.passes.gemm.workspace_bytes() + e.passes.attention.scratch_bytes(e.passes.sdpa, true);
+  MemorySnapshot m;
+  m.allocated = arena.persistent_bytes() + arena.scratch_in_use() + lib;
+  m.reserved = arena.reserved() + lib;
+  m.peak = arena.persistent_bytes() + arena.scratch_peak() + lib;
+  size_t free_b = 0, total_b = 0;
+  UB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  m.device_used = total_b - free_b;
+  return m;
+}
+
+}  // namespace ub::gpu

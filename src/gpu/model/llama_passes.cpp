@@ -1,0 +1,51 @@
+// The step's order: forward, the head and its backward, the layers back down, the embedding;
+// see llama_passes.hpp.
+#include "gpu/model/llama_passes.hpp"
+
+#include "core/reference/attention_cpu.hpp"
+#include "gpu/check.hpp"
+
+namespace ub::gpu {
+
+LlamaPasses::LlamaPasses(const ModelShape& m, const EngineOptions& o, LlamaBuffers& b, cudaStream_t s)
+    : gemm(o.autotune_gemm),
+      sdpa{b.dims.B, b.dims.S, b.dims.nq, b.dims.nk, b.dims.d, true, Dtype::bf16},
+      m_(m), opt_(o), L_(b.layout), b_(b), D_(b.dims), s_(s) {
+  attn_fwd_flop_ = attention_flops(AttentionShape{D_.B, D_.S, D_.nq, D_.nk, D_.d, true, {}}, false);
+  gemm.set_stream(s);
+  attention.set_stream(s);
+  attention.prepare(sdpa, true);
+}
+
+void LlamaPasses::forward_backward(const LlamaEngine::PhaseHook& phase, std::vector<float>* logits) {
+  UB_CUDA_CHECK(cudaStreamWaitEvent(s_, norm_done_.get()));  // the previous step's norm is summed
+  UB_CUDA_CHECK(cudaMemsetAsync(b_.norm_sq, 0, sizeof(double), s_));
+  zero_accumulated_gradients();
+  forward();
+  UB_CUDA_CHECK(cudaStreamWaitEvent(s_, grads_zeroed_.get()));  // before the first accumulation
+  loss_and_head_backward(phase, logits);
+  if (L_.lm_head != L_.embed) gradient_final(L_.lm_head);
+  gradient_final(L_.final_norm);
+  for (size_t l = static_cast<size_t>(m_.layers); l-- > 0;) {
+    if (opt_.checkpointing) forward_layer(l, b_.activations(l));  // recompute, then go back through it
+    backward_layer(l, b_.activations(l));
+  }
+  embedding_backward();
+  gradient_final(L_.embed);
+  norm_done_.record(side_.get());
+  if (phase) phase("backward");
+}
+
+double LlamaPasses::gemm_flop(int64_t rows, int64_t in, int64_t out) const {
+  return 2.0 * static_cast<double>(rows) * static_cast<double>(in) * static_cast<double>(out);
+}
+
+ProfileScope LlamaPasses::gemm_scope(const std::string& label, int64_t in, int64_t out, int64_t rows) const {
+  return ProfileScope(profiler, "gemm", label, gemm_flop(rows < 0 ? D_.T : rows, in, out), 0, s_);
+}
+
+ProfileScope LlamaPasses::op_scope(const char* cls, const std::string& label, double bytes) const {
+  return ProfileScope(profiler, cls, label, 0, bytes, s_);
+}
+
+}  // namespace ub::gpu

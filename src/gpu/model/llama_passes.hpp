@@ -1,0 +1,80 @@
+// The passes of a training step over the buffers (gpu/model/llama_buffers.hpp), in the order and
+// with the formulas of the CPU reference (core/reference/llama_cpu.hpp), which the GPU tests hold
+// them to; one file each:
+//
+//   forward.cpp    embedding, each decoder layer, the final norm; with activation checkpointing
+//                  the same layer forward is the backward pass's recompute
+//   loss.cpp       lm_head, cross-entropy and their backward, `chunk` tokens at a time (the logits
+//                  are never whole), then the loss
+//   backward.cpp   the layers in reverse (recomputed first when checkpointing), the embedding
+//   optimizer.cpp  the gradient norm, summed on a side stream as each gradient becomes final,
+//                  overlapping the backward GEMMs; clipping and AdamW
+//
+// Kernels are gpu/kernels/llama_ops.cuh, GEMMs gpu/linear_gemm.hpp, attention gpu/attention.hpp.
+// Every operation opens a profiling scope (gpu/step_profiler.hpp) naming its class and the
+// FLOPs or bytes it does; without a profiler the scopes record nothing.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <string>
+#include <vector>
+
+#include "core/model_shape.hpp"
+#include "gpu/attention.hpp"
+#include "gpu/cuda_raii.hpp"
+#include "gpu/linear_gemm.hpp"
+#include "gpu/model/llama_buffers.hpp"
+#include "gpu/model/llama_engine.hpp"
+#include "gpu/step_profiler.hpp"
+
+namespace ub::gpu {
+
+class LlamaPasses {
+ public:
+  LlamaPasses(const ModelShape& m, const EngineOptions& o, LlamaBuffers& b, cudaStream_t s);
+
+  void forward_backward(const LlamaEngine::PhaseHook& phase, std::vector<float>* logits);
+  void optimizer_step();
+
+  LinearGemm gemm;
+  CudnnAttention attention;
+  const SdpaDims sdpa;
+  StepProfiler* profiler = nullptr;
+  int64_t steps = 0;
+
+ private:
+  // forward.cpp
+  void forward();
+  void forward_layer(size_t l, const LayerActivations& a);
+  // loss.cpp: the head's forward and backward, leaving the final norm's input gradient in dx.
+  void loss_and_head_backward(const LlamaEngine::PhaseHook& phase, std::vector<float>* logits);
+  // backward.cpp
+  void backward_layer(size_t l, const LayerActivations& a);
+  void embedding_backward();
+  // optimizer.cpp
+  void zero_accumulated_gradients();
+  void gradient_final(size_t tensor);
+
+  double gemm_flop(int64_t rows, int64_t in, int64_t out) const;
+  // Profiling scopes: a GEMM over `rows` tokens (all when negative), attention, anything else.
+  ProfileScope gemm_scope(const std::string& label, int64_t in, int64_t out, int64_t rows = -1) const;
+  ProfileScope op_scope(const char* cls, const std::string& label, double bytes) const;
+  // Bytes of one bf16 activation of `width` per token (the traffic estimate of the element-wise ops).
+  double act_bytes(int64_t width) const { return static_cast<double>(b_.dims.activation_bytes(width)); }
+
+  const ModelShape& m_;
+  const EngineOptions& opt_;
+  const LlamaLayout& L_;
+  LlamaBuffers& b_;
+  const StepDims& D_;
+  cudaStream_t s_;
+  double attn_fwd_flop_ = 0;
+  // The gradient norm is summed on a side stream, tensor by tensor as each gradient becomes
+  // final (memory traffic beside compute-bound work); the side stream also zeroes what the
+  // backward pass accumulates into.
+  Stream side_;
+  Event grad_ready_, norm_done_, step_start_, grads_zeroed_;
+};
+
+}  // namespace ub::gpu
