@@ -3,7 +3,8 @@
 # (clocks and temperature drift over minutes; alternation spreads it over both):
 #   bench/ab.sh SRC_A SRC_B OUT_DIR [ROUNDS] -- [train options]
 # SRC_A and SRC_B are source trees (a `git worktree` or an unpacked `git archive` of each commit);
-# each is built into SRC/build-ab. Every run appends its records to OUT_DIR/{a,b}_<round>.jsonl;
+# each is built into SRC/build-ab, unless A_BIN / B_BIN name a binary already built from it.
+# Every run appends its records to OUT_DIR/{a,b}_<round>.jsonl;
 # the median step of each run is printed, then each side's median over its runs.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,14 +19,13 @@ train=("$@")
 [ ${#train[@]} -eq 0 ] && train=(--model llama-3.1-8b --layers 4 --seqlen 8k --steps 6 --warmup 2 --precision bf16)
 mkdir -p "$out"
 arch=$(ub_arch)
-for side in a b; do
-  src=$([ $side = a ] && echo "$a" || echo "$b")
-  ub_build "$src" "$src/build-ab" -DCMAKE_CUDA_ARCHITECTURES="$arch" || exit 1
-done
+bin_a=${A_BIN:-$a/build-ab/upgradebench} bin_b=${B_BIN:-$b/build-ab/upgradebench}
+[ -n "${A_BIN:-}" ] || ub_build "$a" "$a/build-ab" -DCMAKE_CUDA_ARCHITECTURES="$arch" || exit 1
+[ -n "${B_BIN:-}" ] || ub_build "$b" "$b/build-ab" -DCMAKE_CUDA_ARCHITECTURES="$arch" || exit 1
 for round in $(seq "$rounds"); do
   for side in a b; do
-    src=$([ $side = a ] && echo "$a" || echo "$b")
-    "$src/build-ab/upgradebench" train "${train[@]}" --out "$out/${side}_$round.jsonl" > /dev/null 2> "$out/${side}_$round.stderr"
+    bin=$([ $side = a ] && echo "$bin_a" || echo "$bin_b")
+    "$bin" train "${train[@]}" --out "$out/${side}_$round.jsonl" > /dev/null 2> "$out/${side}_$round.stderr"
     echo "$side round $round: $(grep 'median of' "$out/${side}_$round.stderr" || tail -1 "$out/${side}_$round.stderr")"
   done
 done

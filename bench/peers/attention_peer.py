@@ -4,7 +4,7 @@ the cuDNN backend and with the flash backend (FlashAttention-2 inside PyTorch), 
 timed the way our command times: inputs random normal in BSHD memory (the layout a Llama layer
 produces, seen as [batch, heads, seq, dim] through a transpose), an L2 flush (zeroing 256 MiB)
 before each sample, CUDA events around the forward, or around forward + backward, median of the
-samples after a warm-up. TFLOPS by the seed's convention: f = 4 * batch * s^2 * heads * head_dim,
+samples after a warm-up. TFLOPS by bench_flash_attn.py's convention: f = 4 * batch * s^2 * heads * head_dim,
 halved when causal; forward+backward 3.5 f. Packed documents (--doc-len L) are the same buffer
 seen as batch * s / L sequences of L, as ours.
 

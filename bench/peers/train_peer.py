@@ -3,7 +3,7 @@
 dimensions (a config.json of data/models, its first --layers layers), random initialisation,
 bf16 weights, sdpa attention, loss = model(ids, labels=ids).loss (the shift inside), backward,
 gradient clipping to global norm 1.0 (as ours), torch.optim.AdamW(fused=True) (bf16 state, as a
-bf16 model has), batch 1 by default, random token ids below vocab - 256 as the seed draws them.
+bf16 model has), batch 1 by default, random token ids below vocab - 256 as benchmark.py draws them.
 Each step is timed with CUDA events around forward + backward + clip + optimizer step.
 
 Writes our canonical records (docs/records.md): a context record, then one train_step per step

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Probe (issue 5): would causal attention run faster as blocks? Causal(s) equals two causal
+"""Probe: would causal attention run faster as blocks? Causal(s) equals two causal
 blocks of s/2 (batched) plus one non-causal block of s/2 x s/2 (the second half's queries on the
 first half's keys), merged through the softmax statistics. This times the pieces with torch's
 cuDNN backend (the same engines ours uses) to see what the decomposition could reach before it
-is built. Prints one line per piece: ms and TFLOPS by the seed's convention."""
+is built. Prints one line per piece: ms and TFLOPS by bench_flash_attn.py's convention."""
 import statistics
 import torch
 import torch.nn.functional as F

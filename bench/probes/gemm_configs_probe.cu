@@ -1,4 +1,4 @@
-// Probe (issue 7): is there a cuBLASLt configuration faster than the 8 its heuristic offers for the
+// Probe: is there a cuBLASLt configuration faster than the 8 its heuristic offers for the
 // training step's GEMM shapes? For each shape (the 16k step's, as LinearGemm issues them:
 // column-major, bf16 in, fp32 accumulate), times (1) the heuristic's offers, (2) the heuristic
 // limited to each algorithm id, (3) configurations enumerated from each offered id's capabilities
