@@ -1,4 +1,4 @@
-// `upgradebench decide`: the seed's two-part verdict from the catalog (core/decide.hpp), with
+// `upgradebench decide`: the ml-engineering guide's two-part verdict from the catalog (core/decide.hpp), with
 // every conclusion's reason. Measurements (`compare`) decide part 2; this says what specs can.
 #include <fmt/format.h>
 

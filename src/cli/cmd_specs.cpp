@@ -1,5 +1,5 @@
 // `upgradebench specs [ID...]` and `specs --compare OLD NEW`: the catalog as tables, and the
-// ratios between two GPUs (the seed's spec table, with every figure's source one command away).
+// ratios between two GPUs (the ml-engineering guide's spec table, with every figure's source one command away).
 #include <fmt/format.h>
 
 #include <set>

@@ -14,7 +14,7 @@ namespace ub {
 
 namespace {
 
-// The seed changes the attention backend with the GPU on purpose (FA3 on Hopper, FA4 on
+// The ml-engineering guide changes the attention backend with the GPU on purpose (FA3 on Hopper, FA4 on
 // Blackwell): those differences are expected, everything else is not.
 bool intended_difference(const std::string& key) {
   return key.find("flash-attn") != std::string::npos || key.find("flash_attn") != std::string::npos ||

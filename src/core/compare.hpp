@@ -1,8 +1,8 @@
-// Two training runs side by side (the seed's part 2, made a computation over the logs): per
+// Two training runs side by side (the ml-engineering guide's part 2, made a computation over the logs): per
 // sequence length the TFLOPS of each, the speedup with its interval and verdict, MFU against
 // each GPU's catalog peak, the attention share of FLOPs, peak memory, out-of-memory points, and
 // with prices $/token and time to train. Above it the catalog's hardware ratios, and the stack
-// check: software that differs between the runs is named, the seed's intended differences (the
+// check: software that differs between the runs is named, the guide's intended differences (the
 // attention backend) apart.
 #pragma once
 

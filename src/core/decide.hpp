@@ -1,4 +1,4 @@
-// The seed's two-part decision, from specs alone (part 2 proper needs measurements: `compare`).
+// The ml-engineering guide's two-part decision, from specs alone (part 2 proper needs measurements: `compare`).
 //
 // Part 1, capability: does the new GPU execute a dtype the old one cannot, that you need? If so
 // the old GPU scores zero, not "2x slower", and that decides (subject to software support).

@@ -1,5 +1,5 @@
-// FLOP accounting for one training step of a Llama-family model: the seed's estimate_tflos,
-// written once, here. Conventions (../shared/reference/formats.md):
+// FLOP accounting for one training step of a Llama-family model: benchmark.py's estimate_tflos,
+// written once, here (benchmark.py is the ml-engineering guide's training benchmark). Conventions:
 //
 //   dense_N = (3*h*I + h*(nq*d + 2*nkv*d + nq*d)) * L + V*h     embedding/lm_head counted once
 //   dense   = 6 * dense_N * B * s                                fwd (2) + bwd (4) per parameter
@@ -9,7 +9,7 @@
 //
 // HFU adds the forward pass that activation checkpointing recomputes in the backward pass: one
 // more 2*N_layers*tokens for the layers and one more attention forward (a third of the attention
-// term); the embedding/lm_head term is not recomputed. That is the seed's "about 1.3x".
+// term); the embedding/lm_head term is not recomputed. That is the guide's "about 1.3x".
 #pragma once
 
 #include <cstdint>

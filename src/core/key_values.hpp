@@ -1,5 +1,5 @@
 // "gpu=NVIDIA H200 attn_backend=flash_attention_3 zero=3" -> {gpu: "NVIDIA H200", ...}: a value
-// runs until the next ` key=`, so values may contain spaces, as the seed's headers do.
+// runs until the next ` key=`, so values may contain spaces, as benchmark.py's headers do.
 #pragma once
 
 #include <map>

@@ -1,7 +1,7 @@
 // Peak memory as a function of tokens: least squares peak_gib = a + b * tokens over the points
 // that ran (tokens = batch * seqlen), with R^2, and the longest sequence that fits a capacity:
 // floor((capacity - a) / b / batch). With activation checkpointing and fused cross-entropy the
-// seed measured 12.6 GiB + 0.00043 GiB/token: the fit is what makes "fits up to 256k" a number.
+// ml-engineering guide measured 12.6 GiB + 0.00043 GiB/token: the fit is what makes "fits up to 256k" a number.
 #pragma once
 
 #include <cstdint>

@@ -50,7 +50,7 @@ ModelShape load_model(const std::string& name, const std::filesystem::path& mode
 // The preset ids bundled in `models_dir`, sorted.
 std::vector<std::string> list_presets(const std::filesystem::path& models_dir);
 
-// The seed's advice for fitting a model on one node: keep the first `layers` layers.
+// The ml-engineering guide's advice for fitting a model on one node: keep the first `layers` layers.
 ModelShape with_layers(ModelShape m, int64_t layers);
 
 }  // namespace ub

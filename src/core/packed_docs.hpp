@@ -1,5 +1,5 @@
 // Packed documents: several sequences concatenated in one buffer, each token attending only to
-// the tokens of its own document (the seed's "packed vs unpacked" caveat, made measurable). The
+// the tokens of its own document (the ml-engineering guide's "packed vs unpacked" caveat, made measurable). The
 // attention work of a packed buffer is the sum over documents of len^2 instead of seqlen^2.
 //
 // A document list is given in buffer order; an empty list means one document (the whole

@@ -45,7 +45,7 @@ void check_sdpa_supported(const SdpaDims& d, bool backward) {
         "attention: head dim {} is not supported by cuDNN's fused attention (a multiple of 8, 8..256)",
         d.head_dim));
   }
-  // Measured on an H200 (bench/results/attention_h200_2026-11-30.md): cuDNN 9.14 returns wrong
+  // Measured on an H200 (results/2026-11-30-h200/attention.md): cuDNN 9.14 returns wrong
   // dQ (NMSE 0.05-0.5) for packed documents of different lengths at head dim 256, causal or not,
   // whatever the head grouping; 9.19 is right, and both are right at head dims 64 and 128.
   if (backward && d.ragged && d.head_dim > 128 && cudnnGetVersion() < kRaggedWideHeadsCudnn) {

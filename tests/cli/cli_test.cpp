@@ -76,7 +76,7 @@ TEST(Golden, Specs) {
   expect_golden("specs_compare.json", "specs --compare h200 b200 --json");
 }
 
-TEST(Golden, SpecsCompareJsonHasTheIssuesRatios) {
+TEST(Golden, SpecsCompareJsonHasTheDatasheetRatios) {
   const Result r = run("specs --compare h200 b200 --json");
   for (const char* want : {"\"bf16\": 2.2750", "\"fp8\": 2.2738", "\"memory\": 1.2765",
                            "\"bandwidth\": 1.666", "\"power\": 1.428", "\"mamf_bf16\": 2.196",
@@ -257,7 +257,7 @@ TEST(Golden, CompareAndMemfit) {
   expect_golden("compare.csv", "compare " + logs + " --csv", kFx);
   expect_golden("compare.md", "compare " + logs + " --price-old 3.5 --price-new 6 --md", kFx);
   expect_golden("compare_records.txt", "compare records_h200.jsonl records_h200.jsonl", kFx);
-  // Our attention records against the seed's attention lines.
+  // Our attention records against bench_flash_attn.py's lines.
   expect_golden("compare_attention_records.txt", "compare attention_b200.log attention_records_h200.jsonl", kFx);
   // The training engine's records (train, H200) against the Hugging Face peer's, and memfit on them.
   expect_golden("compare_train_records.txt",

@@ -140,7 +140,7 @@ TEST(Cost, Formulas) {
 }
 
 TEST(MemFit, RecoversALineAndItsLimit) {
-  // The seed's fit: 12.6 GiB + 0.00043 GiB per token.
+  // The ml-engineering guide's fit: 12.6 GiB + 0.00043 GiB per token.
   std::vector<std::pair<double, double>> pts;
   for (double t : {8192.0, 32768.0, 65536.0, 131072.0, 262144.0}) pts.emplace_back(t, 12.6 + 0.00043 * t);
   const MemoryFit f = fit_memory(pts);

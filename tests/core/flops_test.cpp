@@ -10,7 +10,7 @@ namespace {
 
 ModelShape preset(const std::string& id) { return load_model(id, std::string(UB_DATA_DIR) + "/models"); }
 
-TEST(Flops, Llama31_8bAt8kIsTheIssuesFigure) {
+TEST(Flops, Llama31_8bAt8kIsTheGuidesFigure) {
   const StepFlops f = step_flops(preset("llama-3.1-8b"), 8192, {});
   // dense_N = (3*4096*14336 + 4096*(4096+2*1024+4096))*32 + 128256*4096 = 7504658432
   EXPECT_DOUBLE_EQ(dense_matmul_params(preset("llama-3.1-8b")), 7504658432.0);

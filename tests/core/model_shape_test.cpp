@@ -14,7 +14,7 @@ namespace {
 using nlohmann::json;
 const std::string kModels = std::string(UB_DATA_DIR) + "/models";
 
-TEST(ModelShape, PresetsHaveTheIssuesShapes) {
+TEST(ModelShape, PresetsHaveTheHuggingFaceShapes) {
   struct Want { const char* id; int64_t h, i, l, nq, nkv, v; bool tied; };
   for (const Want& w : {Want{"llama-3.1-8b", 4096, 14336, 32, 32, 8, 128256, false},
                         Want{"llama-3.1-70b", 8192, 28672, 80, 64, 8, 128256, false},

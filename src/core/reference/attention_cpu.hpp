@@ -10,7 +10,7 @@
 //   S = scale * Q K^T (masked), P = softmax(S), O = P V, LSE = log sum exp S
 //   dV = P^T dO, dP = dO V^T, dS = P * (dP - rowsum(dO * O)), dQ = scale dS K, dK = scale dS^T Q
 //
-// FLOPs by the seed's convention (shared/reference/formats.md): f = 4 * batch * s^2 * heads *
+// FLOPs by bench_flash_attn.py's convention (shared/reference/formats.md): f = 4 * batch * s^2 * heads *
 // head_dim, halved when causal, sum of len^2 for packed documents; forward+backward counts 3.5 f.
 #pragma once
 
@@ -48,7 +48,7 @@ AttentionGrads attention_backward(const AttentionShape& s, const std::vector<dou
                                   const std::vector<double>& k, const std::vector<double>& v,
                                   const AttentionForward& fwd, const std::vector<double>& dout);
 
-// The seed's attention FLOPs (see above); forward+backward when `with_backward`.
+// bench_flash_attn.py's attention FLOPs (see above); forward+backward when `with_backward`.
 double attention_flops(const AttentionShape& s, bool with_backward);
 
 }  // namespace ub
