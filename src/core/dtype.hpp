@@ -18,7 +18,7 @@ inline constexpr std::array<Dtype, 11> kAllDtypes = {
     Dtype::fp6,  Dtype::fp4,  Dtype::nvfp4, Dtype::mxfp8, Dtype::mxfp4};
 
 std::string_view to_string(Dtype d);
-std::optional<Dtype> parse_dtype(std::string_view name);
+[[nodiscard]] std::optional<Dtype> parse_dtype(std::string_view name);
 
 // Parses "fp8,nvfp4"; throws UsageError naming `what` and the bad entry.
 std::vector<Dtype> parse_dtype_list(std::string_view text, std::string_view what);

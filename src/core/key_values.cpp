@@ -33,4 +33,11 @@ std::map<std::string, std::string> parse_key_values(std::string_view text) {
   return out;
 }
 
+std::optional<std::map<std::string, std::string>> gpu_header(std::string_view line) {
+  if (line.empty() || line[0] != '#') return std::nullopt;
+  auto kv = parse_key_values(line.substr(1));
+  if (!kv.contains("gpu")) return std::nullopt;
+  return kv;
+}
+
 }  // namespace ub

@@ -2,7 +2,6 @@
 #include "core/log_comparisons.hpp"
 
 #include <algorithm>
-#include <set>
 
 #include "core/records/fields.hpp"
 #include "core/spec_compare.hpp"
@@ -18,10 +17,22 @@ std::optional<double> div(std::optional<double> a, std::optional<double> b) {
   return *a / *b;
 }
 
-template <class T, class Pred>
-const T* find_if(const std::vector<T>& v, Pred pred) {
-  const auto it = std::find_if(v.begin(), v.end(), pred);
-  return it == v.end() ? nullptr : &*it;
+// Every key either list has (the old list's in order, then the new one's others), with the item
+// of each list that has it: f(old item or null, new item or null).
+template <class T, class KeyOf, class F>
+void pair_by(const std::vector<T>& o, const std::vector<T>& n, KeyOf key_of, F f) {
+  using Key = decltype(key_of(o.front()));
+  std::vector<Key> keys;
+  for (const auto* list : {&o, &n}) {
+    for (const T& x : *list) {
+      if (std::find(keys.begin(), keys.end(), key_of(x)) == keys.end()) keys.push_back(key_of(x));
+    }
+  }
+  auto find = [&](const std::vector<T>& v, const Key& k) -> const T* {
+    const auto it = std::find_if(v.begin(), v.end(), [&](const T& x) { return key_of(x) == k; });
+    return it == v.end() ? nullptr : &*it;
+  };
+  for (const Key& k : keys) f(find(o, k), find(n, k));
 }
 
 std::string header_or(const AttentionLog& l, const char* key) {
@@ -52,21 +63,17 @@ AttentionComparison compare_attention(const AttentionLog& o, const AttentionLog&
   c.old_gpu = o.gpu, c.new_gpu = n.gpu;
   c.old_backend = header_or(o, "backend"), c.new_backend = header_or(n, "backend");
   c.hardware = hardware_ratios(o.gpu, n.gpu, catalog);
-  std::set<int64_t> seqlens;
-  for (const auto& p : o.points) seqlens.insert(p.seqlen);
-  for (const auto& p : n.points) seqlens.insert(p.seqlen);
-  for (int64_t s : seqlens) {
-    auto at = [s](const AttentionRecord& p) { return p.seqlen == s; };
-    const AttentionRecord* a = find_if(o.points, at);
-    const AttentionRecord* b = find_if(n.points, at);
-    AttentionComparisonRow r;
-    r.seqlen = s;
-    if (a) r.old_fwd = a->fwd_tflops, r.old_fwd_bwd = a->fwd_bwd_tflops;
-    if (b) r.new_fwd = b->fwd_tflops, r.new_fwd_bwd = b->fwd_bwd_tflops;
-    r.fwd_speedup = div(r.new_fwd, r.old_fwd);
-    r.fwd_bwd_speedup = div(r.new_fwd_bwd, r.old_fwd_bwd);
-    c.rows.push_back(r);
-  }
+  pair_by(o.points, n.points, [](const AttentionRecord& p) { return p.seqlen; },
+          [&](const AttentionRecord* a, const AttentionRecord* b) {
+            AttentionComparisonRow r;
+            r.seqlen = a ? a->seqlen : b->seqlen;
+            if (a) r.old_fwd = a->fwd_tflops, r.old_fwd_bwd = a->fwd_bwd_tflops;
+            if (b) r.new_fwd = b->fwd_tflops, r.new_fwd_bwd = b->fwd_bwd_tflops;
+            r.fwd_speedup = div(r.new_fwd, r.old_fwd);
+            r.fwd_bwd_speedup = div(r.new_fwd_bwd, r.old_fwd_bwd);
+            c.rows.push_back(r);
+          });
+  std::sort(c.rows.begin(), c.rows.end(), [](const auto& x, const auto& y) { return x.seqlen < y.seqlen; });
   return c;
 }
 
@@ -78,23 +85,15 @@ DecompositionComparison compare_decomposition(const DecompositionLog& o, const D
   if (o.summary.count("step")) c.old_step_ms = o.summary.at("step");
   if (n.summary.count("step")) c.new_step_ms = n.summary.at("step");
   c.hardware = hardware_ratios(o.gpu, n.gpu, catalog);
-  std::vector<std::string> names;
-  for (const auto* l : {&o, &n}) {
-    for (const auto& x : l->buckets) {
-      if (std::find(names.begin(), names.end(), x.name) == names.end()) names.push_back(x.name);
-    }
-  }
-  for (const std::string& name : names) {
-    auto named = [&](const DecompositionBucket& x) { return x.name == name; };
-    const DecompositionBucket* a = find_if(o.buckets, named);
-    const DecompositionBucket* b = find_if(n.buckets, named);
-    DecompositionComparisonRow r;
-    r.bucket = name;
-    if (a) r.old_ms = a->ms, r.old_tflops = a->tflops;
-    if (b) r.new_ms = b->ms, r.new_tflops = b->tflops;
-    r.speedup = div(r.old_ms, r.new_ms);
-    c.rows.push_back(r);
-  }
+  pair_by(o.buckets, n.buckets, [](const DecompositionBucket& x) { return x.name; },
+          [&](const DecompositionBucket* a, const DecompositionBucket* b) {
+            DecompositionComparisonRow r;
+            r.bucket = a ? a->name : b->name;
+            if (a) r.old_ms = a->ms, r.old_tflops = a->tflops;
+            if (b) r.new_ms = b->ms, r.new_tflops = b->tflops;
+            r.speedup = div(r.old_ms, r.new_ms);
+            c.rows.push_back(r);
+          });
   return c;
 }
 

@@ -42,7 +42,7 @@ struct AttentionProblem {
   AttentionShape shape() const;
 };
 
-AttentionCheck check_attention(const AttentionProblem& p, const SdpaTensors& t, bool backward, int max_samples,
+[[nodiscard]] AttentionCheck check_attention(const AttentionProblem& p, const SdpaTensors& t, bool backward, int max_samples,
                                cudaStream_t s);
 
 }  // namespace ub::gpu

@@ -7,18 +7,9 @@ namespace ub::gpu {
 
 namespace {
 
-class Preference {
+class Preference : public LtOwner<cublasLtMatmulPreference_t, cublasLtMatmulPreferenceDestroy> {
  public:
-  Preference() { UB_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&p_)); }
-  ~Preference() {
-    if (p_) cublasLtMatmulPreferenceDestroy(p_);
-  }
-  Preference(const Preference&) = delete;
-  Preference& operator=(const Preference&) = delete;
-  cublasLtMatmulPreference_t get() const { return p_; }
-
- private:
-  cublasLtMatmulPreference_t p_ = nullptr;
+  Preference() { UB_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(out())); }
 };
 
 }  // namespace

@@ -14,56 +14,52 @@
 
 namespace ub::gpu {
 
-class CublasLt {
+// Owns one cuBLASLt object of type T, destroyed by `Destroy` (cuBLASLt's status ignored: a
+// destructor does not throw).
+template <class T, cublasStatus_t (*Destroy)(T)>
+class LtOwner {
  public:
-  CublasLt() { UB_CUBLAS_CHECK(cublasLtCreate(&h_)); }
-  ~CublasLt() {
-    if (h_) cublasLtDestroy(h_);
+  LtOwner() = default;
+  explicit LtOwner(T h) : h_(h) {}
+  ~LtOwner() {
+    if (h_) Destroy(h_);
   }
-  CublasLt(const CublasLt&) = delete;
-  CublasLt& operator=(const CublasLt&) = delete;
-  cublasLtHandle_t get() const { return h_; }
+  LtOwner(const LtOwner&) = delete;
+  LtOwner& operator=(const LtOwner&) = delete;
+  LtOwner(LtOwner&& o) noexcept : h_(std::exchange(o.h_, nullptr)) {}
+  T get() const { return h_; }
+
+ protected:
+  T* out() { return &h_; }  // for the create call
 
  private:
-  cublasLtHandle_t h_ = nullptr;
+  T h_ = nullptr;
+};
+
+class CublasLt : public LtOwner<cublasLtHandle_t, cublasLtDestroy> {
+ public:
+  CublasLt() { UB_CUBLAS_CHECK(cublasLtCreate(out())); }
 };
 
 // D = alpha op(A) op(B) + beta C with the given compute and scale types.
-class MatmulDesc {
+class MatmulDesc : public LtOwner<cublasLtMatmulDesc_t, cublasLtMatmulDescDestroy> {
  public:
-  MatmulDesc(cublasComputeType_t compute, cudaDataType_t scale) { UB_CUBLAS_CHECK(cublasLtMatmulDescCreate(&d_, compute, scale)); }
-  ~MatmulDesc() {
-    if (d_) cublasLtMatmulDescDestroy(d_);
+  MatmulDesc(cublasComputeType_t compute, cudaDataType_t scale) {
+    UB_CUBLAS_CHECK(cublasLtMatmulDescCreate(out(), compute, scale));
   }
-  MatmulDesc(const MatmulDesc&) = delete;
-  MatmulDesc& operator=(const MatmulDesc&) = delete;
-  MatmulDesc(MatmulDesc&& o) noexcept : d_(std::exchange(o.d_, nullptr)) {}
-  template <class T>
-  void set(cublasLtMatmulDescAttributes_t attr, const T& v) {
-    UB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d_, attr, &v, sizeof v));
+  template <class V>
+  void set(cublasLtMatmulDescAttributes_t attr, const V& v) {
+    UB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(get(), attr, &v, sizeof v));
   }
-  cublasLtMatmulDesc_t get() const { return d_; }
-
- private:
-  cublasLtMatmulDesc_t d_ = nullptr;
 };
 
 // A column-major matrix of `rows` x `cols` with leading dimension `ld`.
-class MatrixLayout {
+class MatrixLayout : public LtOwner<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy> {
  public:
   MatrixLayout(cudaDataType_t type, int64_t rows, int64_t cols, int64_t ld) {
-    UB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l_, type, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), ld));
+    UB_CUBLAS_CHECK(
+        cublasLtMatrixLayoutCreate(out(), type, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), ld));
   }
-  ~MatrixLayout() {
-    if (l_) cublasLtMatrixLayoutDestroy(l_);
-  }
-  MatrixLayout(const MatrixLayout&) = delete;
-  MatrixLayout& operator=(const MatrixLayout&) = delete;
-  MatrixLayout(MatrixLayout&& o) noexcept : l_(std::exchange(o.l_, nullptr)) {}
-  cublasLtMatrixLayout_t get() const { return l_; }
-
- private:
-  cublasLtMatrixLayout_t l_ = nullptr;
 };
 
 // The operation and its four layouts: what cuBLASLt's heuristic and every launch take.

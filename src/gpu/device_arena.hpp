@@ -29,7 +29,7 @@ class OutOfMemory : public WorkError {
 };
 
 // True for a CUDA / cuDNN / cuBLASLt error message that reports an allocation failure.
-bool is_out_of_memory_message(const std::string& message);
+[[nodiscard]] bool is_out_of_memory_message(const std::string& message);
 
 class DeviceArena {
  public:

@@ -14,14 +14,14 @@ namespace ub::gpu {
 class Nvml {
  public:
   // nullptr with `why` filled when the library or a needed symbol is missing, or init fails.
-  static std::unique_ptr<Nvml> open(std::string* why, const char* library = "libnvidia-ml.so.1");
+  [[nodiscard]] static std::unique_ptr<Nvml> open(std::string* why, const char* library = "libnvidia-ml.so.1");
   ~Nvml();
   Nvml(const Nvml&) = delete;
   Nvml& operator=(const Nvml&) = delete;
 
   std::string driver_version() const;
   // The device with this CUDA UUID ("GPU-..."); false when NVML does not know it.
-  bool select(const std::string& uuid);
+  [[nodiscard]] bool select(const std::string& uuid);
   TelemetrySample sample() const;
   double power_limit_w() const;
   double max_sm_clock_mhz() const;

@@ -8,11 +8,20 @@
 namespace ub {
 namespace {
 
+MamfShape shape(int64_t m, int64_t n, int64_t k, double mean, double median, double max, const char* error = "") {
+  MamfShape s;
+  s.m = m, s.n = n, s.k = k;
+  s.mean_tflops = mean, s.median_tflops = median, s.max_tflops = max;
+  s.error = error;
+  s.ok = s.error.empty();
+  return s;
+}
+
 MamfOutcome sample() {
   MamfOutcome o;
-  o.shapes.push_back({0, 2048, 2048, 13312, 799.5, 800.2, 805.0, true, ""});
-  o.shapes.push_back({0, 2048, 4096, 13312, 790.0, 795.0, 805.3, true, ""});
-  o.shapes.push_back({0, 4096, 4096, 4096, 0, 0, 0, false, "validation failed"});
+  o.shapes.push_back(shape(2048, 2048, 13312, 799.5, 800.2, 805.0));
+  o.shapes.push_back(shape(2048, 4096, 13312, 790.0, 795.0, 805.3));
+  o.shapes.push_back(shape(4096, 4096, 4096, 0, 0, 0, "validation failed"));
   return o;
 }
 

@@ -20,14 +20,12 @@ AttentionLog read_attention_log(const TextLines& t) {
     const std::string line = trim(t.lines[i]);
     const std::string where = t.where(i);
     if (line.empty()) continue;
-    if (line[0] == '#') {
-      auto kv = parse_key_values(line.substr(1));
-      if (kv.contains("gpu")) {
-        expect_one_gpu(log.gpu, kv["gpu"], where);
-        log.header = kv;
-      }
+    if (auto header = gpu_header(line)) {
+      expect_one_gpu(log.gpu, header->at("gpu"), where);
+      log.header = std::move(*header);
       continue;
     }
+    if (line[0] == '#') continue;
     if (line[0] != '{') {
       ++ignored;
       continue;

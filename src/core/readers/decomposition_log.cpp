@@ -37,14 +37,12 @@ DecompositionLog read_decomposition_log(const TextLines& t) {
       }
       continue;
     }
-    if (line[0] == '#') {
-      auto kv = parse_key_values(line.substr(1));
-      if (kv.contains("gpu")) {
-        log.gpu = kv["gpu"];
-        log.header = kv;
-      }
+    if (auto header = gpu_header(line)) {
+      log.gpu = header->at("gpu");
+      log.header = std::move(*header);
       continue;
     }
+    if (line[0] == '#') continue;
     std::smatch m;
     if (std::regex_match(line, m, kBucketLine)) {
       DecompositionBucket b;
