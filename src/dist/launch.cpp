@@ -1,0 +1,146 @@
+// Reading the launcher's variables; see launch.hpp.
+#include "dist/launch.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+
+#include "core/error.hpp"
+
+
+namespace ub::dist {
+
+namespace {
+
+std::optional<std::string> get(const Environment& env, const char* key) {
+  const auto it = env.find(key);
+  if (it == env.end() || it->second.empty()) return std::nullopt;
+  return it->second;
+}
+
+int number(const Environment& env, const char* key, int lo, int hi) {
+  const auto text = get(env, key);
+  if (!text) throw UsageError(fmt::format("launcher: {} is not set", key));
+  char* end = nullptr;
+  const long v = std::strtol(text->c_str(), &end, 10);
+  if (end == text->c_str() || *end != '\0' || v < lo || v > hi) {
+    throw UsageError(fmt::format("launcher: {}={} is not a whole number from {} to {}", key, *text, lo, hi));
+  }
+  return static_cast<int>(v);
+}
+
+int number_or(const Environment& env, const char* key, int fallback, int lo, int hi) {
+  return get(env, key) ? number(env, key, lo, hi) : fallback;
+}
+
+constexpr int kMaxRanks = 1 << 20;
+
+void check(const Launch& l) {
+  if (l.rank >= l.world_size) {
+    throw UsageError(fmt::format("launcher ({}): rank {} is outside a world of {}", l.launcher, l.rank, l.world_size));
+  }
+  if (l.local_rank >= l.local_world_size) {
+    throw UsageError(fmt::format("launcher ({}): local rank {} is outside {} ranks on this node", l.launcher,
+                                 l.local_rank, l.local_world_size));
+  }
+  if (l.master_addr.empty()) throw UsageError(fmt::format("launcher ({}): no master address", l.launcher));
+}
+
+}  // namespace
+
+std::string first_slurm_host(const std::string& nodelist) {
+  // The first entry is up to the first comma outside brackets.
+  size_t depth = 0, end = 0;
+  for (; end < nodelist.size(); ++end) {
+    const char c = nodelist[end];
+    if (c == '[') ++depth;
+    if (c == ']') {
+      if (depth == 0) break;
+      --depth;
+    }
+    if (c == ',' && depth == 0) break;
+  }
+  const std::string first = nodelist.substr(0, end);
+  const size_t open = first.find('[');
+  if (first.empty() || (open != std::string::npos && first.back() != ']')) {
+    throw UsageError(fmt::format("launcher (slurm): SLURM_JOB_NODELIST='{}' is not a node list", nodelist));
+  }
+  if (open == std::string::npos) return first;
+  // prefix[07-09,12]: the prefix and the first number of the first range, zero padding kept.
+  const std::string prefix = first.substr(0, open);
+  const std::string ranges = first.substr(open + 1, first.size() - open - 2);
+  const size_t stop = ranges.find_first_of("-,");
+  const std::string low = ranges.substr(0, stop);
+  if (low.empty() || low.find_first_not_of("0123456789") != std::string::npos) {
+    throw UsageError(fmt::format("launcher (slurm): SLURM_JOB_NODELIST='{}' is not a node list", nodelist));
+  }
+  return prefix + low;
+}
+
+Launch launch_from(const Environment& env) {
+  Launch l;
+  if (get(env, "RANK") && get(env, "WORLD_SIZE")) {
+    l.launcher = "torchrun";
+    l.world_size = number(env, "WORLD_SIZE", 1, kMaxRanks);
+    l.rank = number(env, "RANK", 0, kMaxRanks);
+    l.local_rank = number_or(env, "LOCAL_RANK", l.rank, 0, kMaxRanks);
+    l.local_world_size = number_or(env, "LOCAL_WORLD_SIZE", l.world_size, 1, kMaxRanks);
+    l.node_rank = number_or(env, "GROUP_RANK", 0, 0, kMaxRanks);
+    if (!get(env, "MASTER_ADDR")) throw UsageError("launcher (torchrun): MASTER_ADDR is not set");
+    l.master_addr = *get(env, "MASTER_ADDR");
+    l.master_port = number(env, "MASTER_PORT", 1, 65535);
+  } else if (get(env, "SLURM_PROCID") && get(env, "SLURM_NTASKS")) {
+    l.launcher = "slurm";
+    l.world_size = number(env, "SLURM_NTASKS", 1, kMaxRanks);
+    l.rank = number(env, "SLURM_PROCID", 0, kMaxRanks);
+    l.local_rank = number_or(env, "SLURM_LOCALID", 0, 0, kMaxRanks);
+    l.node_rank = number_or(env, "SLURM_NODEID", 0, 0, kMaxRanks);
+    if (const auto per_node = get(env, "SLURM_NTASKS_PER_NODE")) {
+      // "4" or "4(x2)": tasks per node as Slurm prints it.
+      const Environment first = {{"SLURM_NTASKS_PER_NODE", per_node->substr(0, per_node->find('('))}};
+      l.local_world_size = number(first, "SLURM_NTASKS_PER_NODE", 1, kMaxRanks);
+    } else {
+      const int nodes = number_or(env, "SLURM_NNODES", 1, 1, kMaxRanks);
+      l.local_world_size = (l.world_size + nodes - 1) / nodes;
+    }
+    if (auto addr = get(env, "MASTER_ADDR")) {
+      l.master_addr = *addr;
+    } else if (auto list = get(env, "SLURM_JOB_NODELIST")) {
+      l.master_addr = first_slurm_host(*list);
+    } else {
+      throw UsageError("launcher (slurm): neither MASTER_ADDR nor SLURM_JOB_NODELIST is set");
+    }
+    l.master_port = number_or(env, "MASTER_PORT", 29500, 1, 65535);
+  } else if (get(env, "OMPI_COMM_WORLD_RANK") && get(env, "OMPI_COMM_WORLD_SIZE")) {
+    l.launcher = "openmpi";
+    l.world_size = number(env, "OMPI_COMM_WORLD_SIZE", 1, kMaxRanks);
+    l.rank = number(env, "OMPI_COMM_WORLD_RANK", 0, kMaxRanks);
+    l.local_rank = number_or(env, "OMPI_COMM_WORLD_LOCAL_RANK", 0, 0, kMaxRanks);
+    l.local_world_size = number_or(env, "OMPI_COMM_WORLD_LOCAL_SIZE", l.world_size, 1, kMaxRanks);
+    l.node_rank = number_or(env, "OMPI_COMM_WORLD_NODE_RANK", 0, 0, kMaxRanks);
+    if (auto addr = get(env, "MASTER_ADDR")) {
+      l.master_addr = *addr;
+    } else if (l.local_world_size != l.world_size) {
+      throw UsageError("launcher (openmpi): MASTER_ADDR is not set (needed when the ranks span several nodes: "
+                       "mpirun -x MASTER_ADDR=<rank 0's host>)");
+    }
+    l.master_port = number_or(env, "MASTER_PORT", 29500, 1, 65535);
+  }
+  check(l);
+  return l;
+}
+
+Environment launch_environment() {
+  static const char* const kKeys[] = {
+      "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK", "MASTER_ADDR", "MASTER_PORT",
+      "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NODEID", "SLURM_NNODES", "SLURM_NTASKS_PER_NODE",
+      "SLURM_JOB_NODELIST", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
+      "OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_COMM_WORLD_NODE_RANK"};
+  Environment env;
+  for (const char* k : kKeys) {
+    if (const char* v = std::getenv(k)) env[k] = v;
+  }
+  return env;
+}
+
+}  // namespace ub::dist

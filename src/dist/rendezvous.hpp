@@ -1,0 +1,69 @@
+// How the ranks of a job meet, and how a failure anywhere reaches everyone: a small TCP
+// rendezvous at the launcher's MASTER_ADDR:MASTER_PORT. Rank 0 listens; every other rank
+// connects (retrying until the timeout: rank 0 may start last) and says who it is; rank 0 answers
+// everyone with what every rank said and one blob it made (NCCL's unique id), so each rank knows
+// the world before NCCL starts. Who did not arrive in time is named in the error.
+//
+// The connections then stay open as the job's watchdog: every rank sends a heartbeat each second;
+// rank 0 watches every other rank, the others watch rank 0. A rank that reports a failure, whose
+// connection closes without a goodbye (a crash, kill -9: the kernel closes its socket) or that is
+// silent for longer than the limit is a failure of the job: rank 0 tells every rank which rank
+// failed first and why, and each rank's handler aborts its work (its NCCL communicator) and exits.
+// Plain POSIX sockets: tested with local processes on any machine.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "dist/launch.hpp"
+
+namespace ub::dist {
+
+class Rendezvous {
+ public:
+  // Meets the other ranks of `launch`. `info`: what this rank says about itself (host, GPU), in
+  // any text; `make_blob`: rank 0 only, called once every rank has arrived. Throws WorkError on a
+  // timeout, naming the ranks that did not arrive (rank 0) or the address nobody answered at.
+  Rendezvous(const Launch& launch, std::string info, const std::function<std::string()>& make_blob, double timeout_s);
+  // Says goodbye (a clean end, not a failure) and closes the connections.
+  ~Rendezvous();
+  Rendezvous(const Rendezvous&) = delete;
+  Rendezvous& operator=(const Rendezvous&) = delete;
+
+  int rank() const { return launch_.rank; }
+  int world_size() const { return launch_.world_size; }
+  // What each rank said, in rank order, and rank 0's blob.
+  const std::vector<std::string>& infos() const { return infos_; }
+  const std::string& blob() const { return blob_; }
+
+  using FailureHandler = std::function<void(int failed_rank, const std::string& reason)>;
+  // From now on, the first failure anywhere in the job calls `on_failure` once, on the watchdog's
+  // thread (heartbeats each second; `silence_limit_s` without one from a watched rank is a failure).
+  void watch(FailureHandler on_failure, double silence_limit_s = 30);
+  // This rank failed: every rank is told (through rank 0) and its handler runs.
+  void report_failure(const std::string& reason);
+
+ private:
+  struct Connection;
+  void serve(const std::function<std::string()>& make_blob, double timeout_s);
+  void join(double timeout_s);
+  void watch_loop();
+  void fail(int rank, const std::string& reason);  // once: tell the others, call the handler
+
+  Launch launch_;
+  std::vector<std::unique_ptr<Connection>> peers_;  // rank 0: one per other rank (index = rank); others: rank 0
+  std::vector<std::string> infos_;
+  std::string blob_;
+  FailureHandler on_failure_;
+  double silence_limit_s_ = 30;
+  std::thread watchdog_;
+  std::atomic<bool> stopping_{false}, failed_{false};
+  std::mutex send_mutex_;
+};
+
+}  // namespace ub::dist

@@ -1,0 +1,97 @@
+// The launchers' variables read into one Launch: torchrun, srun, mpirun, none; errors name the
+// variable.
+#include "dist/launch.hpp"
+
+#include <gtest/gtest.h>
+
+#include "core/error.hpp"
+#include "dist/spawn.hpp"
+
+namespace ub::dist {
+namespace {
+
+std::string usage_error(const Environment& env) {
+  try {
+    launch_from(env);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Launch, NoLauncherIsAWorldOfOne) {
+  const Launch l = launch_from({});
+  EXPECT_EQ(l.launcher, "none");
+  EXPECT_EQ(l.world_size, 1);
+  EXPECT_EQ(l.rank, 0);
+}
+
+TEST(Launch, Torchrun) {
+  const Launch l = launch_from({{"RANK", "5"}, {"WORLD_SIZE", "16"}, {"LOCAL_RANK", "1"}, {"LOCAL_WORLD_SIZE", "8"},
+                                {"GROUP_RANK", "0"}, {"MASTER_ADDR", "node7"}, {"MASTER_PORT", "29501"}});
+  EXPECT_EQ(l.launcher, "torchrun");
+  EXPECT_EQ(l.rank, 5);
+  EXPECT_EQ(l.world_size, 16);
+  EXPECT_EQ(l.local_rank, 1);
+  EXPECT_EQ(l.local_world_size, 8);
+  EXPECT_EQ(l.master_addr, "node7");
+  EXPECT_EQ(l.master_port, 29501);
+  EXPECT_NE(usage_error({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "1"}}).find("MASTER_ADDR is not set"),
+            std::string::npos);
+  EXPECT_NE(usage_error({{"RANK", "2"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "a"}, {"MASTER_PORT", "1"}})
+                .find("rank 2 is outside a world of 2"),
+            std::string::npos);
+  EXPECT_NE(usage_error({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "a"}, {"MASTER_PORT", "99999"}})
+                .find("MASTER_PORT=99999"),
+            std::string::npos);
+}
+
+TEST(Launch, SlurmWithTheMasterFromTheNodeList) {
+  const Launch l = launch_from({{"SLURM_PROCID", "9"}, {"SLURM_NTASKS", "16"}, {"SLURM_LOCALID", "1"},
+                                {"SLURM_NODEID", "1"}, {"SLURM_NTASKS_PER_NODE", "8(x2)"},
+                                {"SLURM_JOB_NODELIST", "gpu[007-008],login1"}});
+  EXPECT_EQ(l.launcher, "slurm");
+  EXPECT_EQ(l.rank, 9);
+  EXPECT_EQ(l.local_rank, 1);
+  EXPECT_EQ(l.local_world_size, 8);
+  EXPECT_EQ(l.node_rank, 1);
+  EXPECT_EQ(l.master_addr, "gpu007");
+  EXPECT_EQ(l.master_port, 29500);
+  const Launch m = launch_from({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "4"}, {"SLURM_NNODES", "2"},
+                                {"MASTER_ADDR", "head"}, {"MASTER_PORT", "1234"}});
+  EXPECT_EQ(m.master_addr, "head");
+  EXPECT_EQ(m.local_world_size, 2);
+  EXPECT_NE(usage_error({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}}).find("SLURM_JOB_NODELIST"), std::string::npos);
+}
+
+TEST(Launch, SlurmNodeLists) {
+  EXPECT_EQ(first_slurm_host("node1"), "node1");
+  EXPECT_EQ(first_slurm_host("node1,node2"), "node1");
+  EXPECT_EQ(first_slurm_host("gpu[12,14-16]"), "gpu12");
+  EXPECT_EQ(first_slurm_host("a-b[0003-0005],c[1]"), "a-b0003");
+  EXPECT_THROW(first_slurm_host("gpu[x-3]"), UsageError);
+  EXPECT_THROW(first_slurm_host("gpu[1-3"), UsageError);
+  EXPECT_THROW(first_slurm_host(""), UsageError);
+}
+
+TEST(Launch, OpenMpi) {
+  const Launch l = launch_from({{"OMPI_COMM_WORLD_RANK", "3"}, {"OMPI_COMM_WORLD_SIZE", "4"},
+                                {"OMPI_COMM_WORLD_LOCAL_RANK", "3"}, {"OMPI_COMM_WORLD_LOCAL_SIZE", "4"}});
+  EXPECT_EQ(l.launcher, "openmpi");
+  EXPECT_EQ(l.rank, 3);
+  EXPECT_EQ(l.master_addr, "127.0.0.1");  // one node
+  EXPECT_NE(usage_error({{"OMPI_COMM_WORLD_RANK", "3"}, {"OMPI_COMM_WORLD_SIZE", "8"},
+                         {"OMPI_COMM_WORLD_LOCAL_RANK", "3"}, {"OMPI_COMM_WORLD_LOCAL_SIZE", "4"}})
+                .find("MASTER_ADDR is not set"),
+            std::string::npos);
+}
+
+TEST(Spawn, TheGpusOptionIsDroppedForTheChildren) {
+  EXPECT_EQ(without_gpus_option({"upgradebench", "nccl", "--gpus", "2", "-b", "8"}),
+            (std::vector<std::string>{"upgradebench", "nccl", "-b", "8"}));
+  EXPECT_EQ(without_gpus_option({"upgradebench", "nccl", "--gpus=all"}), (std::vector<std::string>{"upgradebench", "nccl"}));
+  EXPECT_GT(free_local_port(), 0);
+}
+
+}  // namespace
+}  // namespace ub::dist

@@ -1,0 +1,168 @@
+// The rendezvous and the watchdog with real processes on this machine: every rank learns the
+// world and rank 0's blob; a missing rank is named after the timeout; a rank that reports a
+// failure, exits or is killed makes every other rank's handler run, naming it, within seconds.
+#include "dist/rendezvous.hpp"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <thread>
+
+#include "core/error.hpp"
+#include "dist/spawn.hpp"
+
+namespace ub::dist {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Launch rank_of(int rank, int world, int port) {
+  Launch l;
+  l.launcher = "test";
+  l.rank = rank, l.world_size = world, l.local_rank = rank, l.local_world_size = world;
+  l.master_addr = "127.0.0.1", l.master_port = port;
+  return l;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Runs `body(rank)` in `world` child processes; each child's exit code is body's return value
+// (an exception: 99); a child still there after `kill_after_s` is killed. Returns the exit codes, in rank
+// order, and the seconds it took.
+std::pair<std::vector<int>, double> run_ranks(int world, const std::function<int(int)>& body, double kill_after_s = 20) {
+  const auto start = Clock::now();
+  std::vector<pid_t> pids;
+  for (int r = 0; r < world; ++r) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      int code = 99;
+      try {
+        code = body(r);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "rank %d: %s\n", r, e.what());
+      }
+      std::fflush(nullptr);
+      _exit(code);
+    }
+    pids.push_back(pid);
+  }
+  std::vector<int> codes(static_cast<size_t>(world), -1);
+  for (size_t left = pids.size(); left > 0;) {
+    int status = 0;
+    const pid_t pid = waitpid(-1, &status, WNOHANG);
+    for (size_t r = 0; r < pids.size(); ++r) {
+      if (pid > 0 && pids[r] == pid) {
+        codes[r] = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        --left;
+      }
+    }
+    if (pid <= 0) {
+      if (Clock::now() - start > std::chrono::duration<double>(kill_after_s)) {
+        for (size_t r = 0; r < pids.size(); ++r) {
+          if (codes[r] < 0) kill(pids[r], SIGKILL);
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  return {codes, std::chrono::duration<double>(Clock::now() - start).count()};
+}
+
+TEST(Rendezvous, EveryRankLearnsTheWorldAndTheBlob) {
+  const int port = free_local_port();
+  const std::string dir = ::testing::TempDir();
+  const auto [codes, seconds] = run_ranks(4, [&](int r) {
+    Rendezvous rv(rank_of(r, 4, port), "host-" + std::to_string(r), [] { return std::string("\x01\x02\xff unique", 10); },
+                  10);
+    std::ofstream(dir + "/rv_" + std::to_string(r)) << rv.infos()[0] << "," << rv.infos()[3] << "," << rv.blob().size()
+                                                    << "," << (rv.blob() == std::string("\x01\x02\xff unique", 10));
+    return 0;
+  });
+  EXPECT_EQ(codes, (std::vector<int>{0, 0, 0, 0}));
+  for (int r = 0; r < 4; ++r) EXPECT_EQ(slurp(dir + "/rv_" + std::to_string(r)), "host-0,host-3,10,1") << "rank " << r;
+}
+
+TEST(Rendezvous, AMissingRankIsNamedAfterTheTimeout) {
+  const int port = free_local_port();
+  try {
+    Rendezvous rv(rank_of(0, 3, port), "", {}, 1.0);
+    FAIL() << "a world of 3 met with one rank";
+  } catch (const WorkError& e) {
+    EXPECT_NE(std::string(e.what()).find("rank(s) 1, 2 of 3 did not arrive within 1 s"), std::string::npos) << e.what();
+  }
+  try {
+    Rendezvous rv(rank_of(2, 3, free_local_port()), "", {}, 1.0);
+    FAIL() << "joined nobody";
+  } catch (const WorkError& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 2: nobody answered at 127.0.0.1:"), std::string::npos) << e.what();
+  }
+}
+
+// Each rank meets, watches, and waits; `misbehave(rank, rendezvous)` makes one of them fail.
+// Every handler writes "rank <failed>: <reason>" to a file and exits 3.
+std::pair<std::vector<int>, double> failing_job(int world, int bad, const std::function<void(Rendezvous&)>& misbehave,
+                                                const std::string& tag, double kill_after_s = 20) {
+  const int port = free_local_port();
+  const std::string dir = ::testing::TempDir();
+  return run_ranks(world, [&](int r) {
+    Rendezvous rv(rank_of(r, world, port), "", {}, 10);
+    rv.watch(
+        [&, r](int failed, const std::string& reason) {
+          std::ofstream(dir + "/" + tag + "_" + std::to_string(r)) << "rank " << failed << ": " << reason;
+          std::fflush(nullptr);
+          _exit(3);
+        },
+        5);
+    if (r == bad) misbehave(rv);
+    std::this_thread::sleep_for(std::chrono::seconds(30));  // a hang, unless the watchdog ends it
+    return 0;
+  }, kill_after_s);
+}
+
+TEST(Rendezvous, AReportedFailureReachesEveryRank) {
+  const auto [codes, seconds] = failing_job(3, 2, [](Rendezvous& rv) { rv.report_failure("NCCL: unhandled error"); }, "report");
+  EXPECT_EQ(codes, (std::vector<int>{3, 3, 3}));
+  EXPECT_LT(seconds, 10);
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_EQ(slurp(::testing::TempDir() + "/report_" + std::to_string(r)), "rank 2: NCCL: unhandled error") << r;
+  }
+}
+
+TEST(Rendezvous, AKilledRankEndsTheJob) {
+  const auto [codes, seconds] = failing_job(3, 1, [](Rendezvous&) { ::kill(::getpid(), SIGKILL); }, "killed");
+  EXPECT_EQ(codes, (std::vector<int>{3, 128 + SIGKILL, 3}));
+  EXPECT_LT(seconds, 10);
+  for (int r : {0, 2}) {
+    const std::string said = slurp(::testing::TempDir() + "/killed_" + std::to_string(r));
+    EXPECT_NE(said.find("rank 1: rank 1's connection closed without a goodbye"), std::string::npos) << said;
+  }
+}
+
+TEST(Rendezvous, ADeadRankZeroEndsTheJob) {
+  const auto [codes, seconds] = failing_job(3, 0, [](Rendezvous&) { _exit(1); }, "root");
+  EXPECT_EQ(codes, (std::vector<int>{1, 3, 3}));
+  EXPECT_LT(seconds, 10);
+  EXPECT_NE(slurp(::testing::TempDir() + "/root_1").find("rank 0's connection closed"), std::string::npos);
+}
+
+TEST(Rendezvous, ASilentRankIsAFailureAfterTheLimit) {
+  // Rank 1 stops everything (SIGSTOP: alive, its socket open, no heartbeat): the limit is 5 s.
+  const auto [codes, seconds] = failing_job(2, 1, [](Rendezvous&) { ::kill(::getpid(), SIGSTOP); }, "silent", 8);
+  EXPECT_EQ(codes[0], 3);  // at ~5 s; the stopped rank is killed by the test at 8 s
+  EXPECT_NE(slurp(::testing::TempDir() + "/silent_0").find("no heartbeat from rank 1"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ub::dist
