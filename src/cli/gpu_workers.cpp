@@ -29,7 +29,7 @@ Fingerprint machine_fingerprint(Context& ctx, const std::vector<int>& devices) {
 }
 
 std::unique_ptr<GpuRun> start_gpu_run(Context& ctx, const std::string& command, const std::string& devices,
-                                      const std::string& out, const nlohmann::json& config) {
+                                      const std::string& out, const nlohmann::json& config, const nlohmann::json& world) {
   const gpu::DeviceList list = gpu::list_devices();
   if (list.devices.empty()) throw WorkError(fmt::format("{}: {}", command, list.why_none));
   auto run = std::make_unique<GpuRun>();
@@ -37,6 +37,7 @@ std::unique_ptr<GpuRun> start_gpu_run(Context& ctx, const std::string& command, 
   const std::string path = out.empty() ? fmt::format("upgradebench-{}-{}.jsonl", command, utc_now_compact()) : out;
   run->writer = std::make_unique<RecordWriter>(path);
   run->context = make_context(command, ctx.argv, machine_fingerprint(ctx, run->devices), config);
+  run->context.world = world;
   run->writer->write(run->context);
   run->progress.line(fmt::format("records: {}", path));
   run->interrupted = &install_interrupt_handler();

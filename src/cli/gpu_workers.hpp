@@ -28,9 +28,11 @@ struct GpuRun {
 Fingerprint machine_fingerprint(Context& ctx, const std::vector<int>& devices);
 
 // Resolves --devices, opens the records file (`out`, or upgradebench-<cmd>-<date>.jsonl) and
-// writes the context record with the fingerprint of the chosen GPUs and `config`.
+// writes the context record with the fingerprint of the chosen GPUs, `config` and, for a job of
+// several ranks, its `world` (core/records/nccl_records.hpp's WorldFacts).
 std::unique_ptr<GpuRun> start_gpu_run(Context& ctx, const std::string& command, const std::string& devices,
-                                      const std::string& out, const nlohmann::json& config);
+                                      const std::string& out, const nlohmann::json& config,
+                                      const nlohmann::json& world = nullptr);
 
 // Runs `work` on every device of the run, one thread each; rethrows the first failure.
 void for_each_device(GpuRun& run, const std::function<void(measure::DeviceRun&)>& work);

@@ -12,6 +12,14 @@ using nvmlDevice_t = void*;
 constexpr nvmlReturn_t kSuccess = 0;
 constexpr unsigned kClockSm = 1, kClockMem = 2;
 constexpr unsigned kTemperatureGpu = 0;
+constexpr unsigned kMaxNvLinks = 18;  // NVML_NVLINK_MAX_LINKS
+// nvmlPciInfo_t as NVML lays it out.
+struct PciInfo {
+  char bus_id_legacy[16];
+  unsigned domain, bus, device, device_id, subsystem_id;
+  char bus_id[32];
+};
+bool same_pci(const PciInfo& a, const PciInfo& b) { return a.domain == b.domain && a.bus == b.bus && a.device == b.device; }
 }  // namespace
 
 struct Nvml::Api {
@@ -26,6 +34,11 @@ struct Nvml::Api {
   nvmlReturn_t (*power_limit)(nvmlDevice_t, unsigned*) = nullptr;
   nvmlReturn_t (*temperature)(nvmlDevice_t, unsigned, unsigned*) = nullptr;
   nvmlReturn_t (*reasons)(nvmlDevice_t, unsigned long long*) = nullptr;
+  // Topology (optional: absent in old drivers, then links are "unknown").
+  nvmlReturn_t (*pci_info)(nvmlDevice_t, PciInfo*) = nullptr;
+  nvmlReturn_t (*nvlink_state)(nvmlDevice_t, unsigned, int*) = nullptr;
+  nvmlReturn_t (*nvlink_remote_pci)(nvmlDevice_t, unsigned, PciInfo*) = nullptr;
+  nvmlReturn_t (*common_ancestor)(nvmlDevice_t, nvmlDevice_t, int*) = nullptr;
 };
 
 std::unique_ptr<Nvml> Nvml::open(std::string* why, const char* library) {
@@ -61,6 +74,13 @@ std::unique_ptr<Nvml> Nvml::open(std::string* why, const char* library) {
     dlclose(lib);
     return nullptr;
   }
+  auto optional = [&](auto& fn, const char* name) {
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
+  };
+  optional(api->pci_info, "nvmlDeviceGetPciInfo_v3");
+  optional(api->nvlink_state, "nvmlDeviceGetNvLinkState");
+  optional(api->nvlink_remote_pci, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
+  optional(api->common_ancestor, "nvmlDeviceGetTopologyCommonAncestor");
   if (const int rc = api->init(); rc != kSuccess) {
     if (why) *why = fmt::format("nvmlInit failed with code {}", rc);
     dlclose(lib);
@@ -106,6 +126,36 @@ TelemetrySample Nvml::sample() const {
 double Nvml::power_limit_w() const {
   unsigned v = 0;
   return device_ && api_->power_limit(device_, &v) == kSuccess ? v / 1000.0 : 0.0;
+}
+
+std::string Nvml::link_between(const std::string& uuid_a, const std::string& uuid_b) const {
+  nvmlDevice_t a = nullptr, b = nullptr;
+  if (api_->by_uuid(uuid_a.c_str(), &a) != kSuccess || api_->by_uuid(uuid_b.c_str(), &b) != kSuccess) return "unknown";
+  if (a == b) return "self";
+  PciInfo other{};
+  if (api_->pci_info && api_->nvlink_state && api_->nvlink_remote_pci && api_->pci_info(b, &other) == kSuccess) {
+    int links = 0;
+    for (unsigned l = 0; l < kMaxNvLinks; ++l) {
+      int active = 0;
+      PciInfo remote{};
+      if (api_->nvlink_state(a, l, &active) == kSuccess && active && api_->nvlink_remote_pci(a, l, &remote) == kSuccess &&
+          same_pci(remote, other)) {
+        ++links;
+      }
+    }
+    if (links > 0) return fmt::format("NVLink x{}", links);
+  }
+  int level = -1;
+  if (!api_->common_ancestor || api_->common_ancestor(a, b, &level) != kSuccess) return "unknown";
+  switch (level) {
+    case 0: return "same board";
+    case 10: return "PCIe switch";
+    case 20: return "PCIe switches";
+    case 30: return "PCIe host bridge";
+    case 40: return "NUMA node";
+    case 50: return "across NUMA nodes";
+  }
+  return "unknown";
 }
 
 double Nvml::max_sm_clock_mhz() const {

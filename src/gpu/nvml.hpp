@@ -1,6 +1,7 @@
 // NVML, opened at run time (dlopen of libnvidia-ml.so.1) with the few functions we need declared
-// by us: clocks, power, temperature, the clocks-event-reasons bitmask, the driver version. No
-// nvml.h is needed to build, and a machine without the driver still runs everything else.
+// by us: clocks, power, temperature, the clocks-event-reasons bitmask, the driver version, how
+// GPUs are linked. No nvml.h is needed to build, and a machine without the driver still runs
+// everything else.
 #pragma once
 
 #include <memory>
@@ -25,6 +26,10 @@ class Nvml {
   TelemetrySample sample() const;
   double power_limit_w() const;
   double max_sm_clock_mhz() const;
+  // How two GPUs of this host are linked: "NVLink xN" (active links between them), else the
+  // closest PCIe / CPU ancestor ("PCIe switch", "PCIe host bridge", "NUMA node", "across NUMA
+  // nodes"), "self", or "unknown".
+  std::string link_between(const std::string& uuid_a, const std::string& uuid_b) const;
 
  private:
   struct Api;

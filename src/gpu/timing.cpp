@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <numeric>
+#include <string>
 
 namespace ub::gpu {
 
@@ -24,7 +25,7 @@ void warm_up(cudaStream_t s, const Work& work, double seconds) {
 }
 
 Timing time_samples(cudaStream_t s, const Work& prepare, const Work& work, const TimingPolicy& p,
-                    const std::atomic<bool>* interrupted, const SampleHook& on_sample) {
+                    const std::atomic<bool>* interrupted, const SampleHook& on_sample, const Agreement& agree) {
   using clock = std::chrono::steady_clock;
   const auto start_wall = clock::now();
   const int batch = std::max(1, p.batch);
@@ -57,11 +58,14 @@ Timing time_samples(cudaStream_t s, const Work& prepare, const Work& work, const
     const int count = static_cast<int>(kept.size());
     const double wall = std::chrono::duration<double>(clock::now() - start_wall).count();
     const bool enough = count >= p.min_samples && gpu_seconds >= p.min_seconds;
-    if (interrupted && interrupted->load()) { t.stop_reason = "interrupted"; break; }
-    if (enough && t.summary.relative_noise() <= p.target_noise) { t.stop_reason = "noise"; break; }
-    if (count >= p.max_samples) { t.stop_reason = "max_samples"; break; }
-    if (wall >= p.max_seconds && count >= std::min(p.min_samples, 3)) {
-      t.stop_reason = "max_seconds";
+    std::string reason;
+    if (interrupted && interrupted->load()) reason = "interrupted";
+    else if (enough && t.summary.relative_noise() <= p.target_noise) reason = "noise";
+    else if (count >= p.max_samples) reason = "max_samples";
+    else if (wall >= p.max_seconds && count >= std::min(p.min_samples, 3)) reason = "max_seconds";
+    const bool stop = agree ? agree(!reason.empty()) : !reason.empty();
+    if (stop) {
+      t.stop_reason = reason.empty() ? "another rank" : reason;
       break;
     }
   }

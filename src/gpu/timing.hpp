@@ -43,8 +43,12 @@ void warm_up(cudaStream_t s, const Work& work, double seconds);
 // Called with each sample's index and time once it has been read (after its batch finished), in
 // order; what it throws ends the timing.
 using SampleHook = std::function<void(int index, double ms)>;
+// Ranks of one job must stop sampling together (each sample is a collective): after every batch
+// `agree` gets this rank's decision and returns the job's (stop when any rank stops).
+using Agreement = std::function<bool(bool stop)>;
 
 Timing time_samples(cudaStream_t s, const Work& prepare, const Work& work, const TimingPolicy& p,
-                    const std::atomic<bool>* interrupted = nullptr, const SampleHook& on_sample = {});
+                    const std::atomic<bool>* interrupted = nullptr, const SampleHook& on_sample = {},
+                    const Agreement& agree = {});
 
 }  // namespace ub::gpu

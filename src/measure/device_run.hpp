@@ -29,8 +29,13 @@ struct DeviceRun {
   Progress* progress = nullptr;
   const std::atomic<bool>* interrupted = nullptr;
   std::function<void(const nlohmann::json&)> echo;  // also shown each record (train prints them)
+  // A rank of a job: the job's decision from this rank's (stop when any rank stops), so that all
+  // ranks run the same collectives. Empty on one GPU.
+  std::function<bool(bool)> agree;
 
   bool stop_requested() const { return interrupted && interrupted->load(); }
+  // Whether to stop before the next point: this rank's decision, agreed with the job's.
+  bool stop_agreed() const { return agree ? agree(stop_requested()) : stop_requested(); }
   // Appends a record to the run's file (nothing without a writer), and echoes it.
   void emit(const nlohmann::json& record) const;
   void status(const std::string& line) const;  // a transient progress line

@@ -41,8 +41,8 @@ Measured time_units(Point& p, const Benchmark& b, const DeviceRun& run, cudaStre
       const TelemetrySummary t = each.stop();
       p.sampled(u, index, ms, &t);
     };
-    m.timings.push_back(gpu::time_samples(stream, prepare, unit.work, policy, run.interrupted, hook));
-    if (run.stop_requested()) break;
+    m.timings.push_back(gpu::time_samples(stream, prepare, unit.work, policy, run.interrupted, hook, run.agree));
+    if (run.stop_agreed()) break;
   }
   m.telemetry = whole.stop();
   return m;
@@ -59,7 +59,7 @@ void Benchmark::warm_up(Point& first, cudaStream_t stream) {
 void run_benchmark(Benchmark& b, DeviceRun& run) {
   gpu::Stream stream;
   bool warmed = false;
-  while (!run.stop_requested() && b.next()) {
+  while (!run.stop_agreed() && b.next()) {
     run.status(fmt::format("GPU {}: {} ...", run.device, b.label()));
     const auto started = Clock::now();
     std::string line;

@@ -62,6 +62,7 @@ void to_json(json& j, const ContextRecord& c) {
   j["host"] = c.host;
   j["config"] = c.config;
   put(j, "provenance", c.provenance);
+  if (!c.world.is_null()) j["world"] = c.world;
 }
 
 Fingerprint read_fingerprint(const Fields& f) {
@@ -120,6 +121,7 @@ ContextRecord read_context(const Fields& f) {
   c.fingerprint = read_fingerprint(f);
   if (f.raw().contains("config") && f.raw().at("config").is_object()) c.config = f.raw().at("config");
   if (f.has("provenance") && f.raw().at("provenance").is_string()) c.provenance = f.string("provenance");
+  if (f.has("world") && f.raw().at("world").is_object()) c.world = f.raw().at("world");
   return c;
 }
 

@@ -46,6 +46,7 @@ struct ContextRecord {
   Fingerprint fingerprint;
   nlohmann::json config = nlohmann::json::object();  // the command's configuration record
   std::optional<std::string> provenance;             // what the numbers are, when not measurements
+  nlohmann::json world;                              // a job of several ranks: who ran where (WorldFacts)
 
   // The GPU of a one-GPU run (the first listed); throws WorkError at `where` when none is named.
   const GpuFacts& first_gpu(const std::string& where) const;

@@ -1,0 +1,39 @@
+// One rank of a job of GPUs, however it was started (dist/launch.hpp): the launch read from the
+// launcher's variables, the rendezvous with the other ranks, this rank's GPU (its local rank) and
+// the NCCL communicator. A failure anywhere ends every rank within seconds: the job's watchdog and
+// NCCL's asynchronous errors both land in one handler that prints which rank failed first and
+// why, aborts the communicator and exits with code 1. Records already written stay on disk.
+// Only compiled with CUDA.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "cli/context.hpp"
+#include "core/records/nccl_records.hpp"
+#include "dist/launch.hpp"
+#include "dist/rendezvous.hpp"
+#include "gpu/nccl_comm.hpp"
+
+namespace ub::cli {
+
+struct GpuJob {
+  dist::Launch launch;
+  int device = 0;
+  std::unique_ptr<dist::Rendezvous> rendezvous;
+  std::unique_ptr<gpu::NcclComm> comm;
+  WorldFacts world;  // what every rank said, with rank 0's host topology
+
+  bool leader() const { return launch.rank == 0; }
+  // Ends the job from this rank: every rank is told, this one exits 1.
+  [[noreturn]] void fail(const std::string& reason);
+};
+
+// Joins the job this process is a rank of (a world of one without a launcher).
+std::unique_ptr<GpuJob> join_gpu_job(double rendezvous_timeout_s);
+
+// `--gpus N` (or `all`) without a launcher: runs this command line as N ranks on this host and
+// returns the exit code for this process (the first failed rank's, named on stderr).
+int run_local_ranks(const std::string& gpus, const std::vector<std::string>& argv);
+
+}  // namespace ub::cli
