@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
 # upgradebench against its PyTorch peer (bench/peers/), side by side on one machine, in one run:
-#   bench/vs_peer.sh mamf|bandwidth|attention|train OUT_DIR
+#   bench/vs_peer.sh mamf|bandwidth|attention|train|nccl OUT_DIR
 # Settings from the environment (defaults in brackets):
 #   UB          the upgradebench binary to measure [built from this tree into build-bench/]
 #   SEQLENS     attention and train lengths [attention 1k..32k; train 8192,16384]
 #   LAYERS      train: decoder layers kept [4]     PRECISIONS  train: bf16 and/or master [bf16]
 #   MODEL       train: preset or config.json [llama-3.1-8b]
 #   TORCH_CUDNN 1: run ours against PyTorch's cuDNN, so both sides use the same kernels [1]
+#   GPUS        nccl: ranks on this host [all]       SIZES  nccl: sizes [1M..4G, factor 2]
 # Records of both sides go to OUT_DIR (ours.jsonl / ours_*.jsonl, peer.jsonl); the comparison is
 # printed and kept in OUT_DIR/compare.txt.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
-what=${1:?usage: bench/vs_peer.sh mamf|bandwidth|attention|train OUT_DIR}
-out=${2:?usage: bench/vs_peer.sh mamf|bandwidth|attention|train OUT_DIR}
+what=${1:?usage: bench/vs_peer.sh mamf|bandwidth|attention|train|nccl OUT_DIR}
+out=${2:?usage: bench/vs_peer.sh mamf|bandwidth|attention|train|nccl OUT_DIR}
 mkdir -p "$out"
 if [ -z "${UB:-}" ]; then
   ub_build "$here/.." "$here/../build-bench" -DCMAKE_CUDA_ARCHITECTURES="$(ub_arch)" || exit 1
@@ -64,5 +65,23 @@ PY
     "$PYTHON" "$peers/train_peer.py" --layers "$layers" --seqlens "$seqlens" --out "$out/peer.jsonl" > /dev/null 2> "$out/peer.stderr"
     "$UB" compare "$out/peer.jsonl" "$out/ours_${PRECISIONS%% *}.jsonl" --force > "$out/compare.txt" 2>&1
     grep -A8 "^Per sequence length" "$out/compare.txt" ;;
-  *) echo "vs_peer.sh: unknown benchmark '$what' (mamf, bandwidth, attention, train)" >&2; exit 2 ;;
+  nccl)
+    sizes=${SIZES:-1M,2M,4M,8M,16M,32M,64M,128M,256M,512M,1G,2G,4G}
+    n=${GPUS:-$(nvidia-smi -L | wc -l)}
+    "$UB" nccl --gpus "$n" --sizes "$sizes" --place out --out "$out/ours.jsonl" > "$out/ours.txt" 2> "$out/ours.stderr"
+    torchrun --nproc-per-node "$n" "$peers/nccl_peer.py" --sizes "$sizes" --out "$out/peer.jsonl" > /dev/null 2> "$out/peer.stderr"
+    cat "$out/ours.txt"
+    "$PYTHON" - "$out" <<'PY' | tee "$out/compare.txt"
+import json, sys
+d = sys.argv[1]
+ours = {(r["collective"], r["bytes"]): r for r in map(json.loads, open(f"{d}/ours.jsonl"))
+        if r.get("type") == "nccl" and "busbw_gbps" in r and not r["in_place"]}
+print(f"{'collective':<15}{'bytes':>12}{'ours busbw':>12}{'torch busbw':>13}{'ratio':>8}")
+for p in map(json.loads, open(f"{d}/peer.jsonl")):
+    o = ours.get((p["collective"], p["bytes"]))
+    if o:
+        print(f"{p['collective']:<15}{p['bytes']:>12}{o['busbw_gbps']:>12.1f}{p['busbw_gbps']:>13.1f}{o['busbw_gbps'] / p['busbw_gbps']:>7.2f}x")
+PY
+    ;;
+  *) echo "vs_peer.sh: unknown benchmark '$what' (mamf, bandwidth, attention, train, nccl)" >&2; exit 2 ;;
 esac

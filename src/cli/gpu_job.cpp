@@ -139,7 +139,7 @@ int run_local_ranks(const std::string& gpus, const std::vector<std::string>& arg
   }
   const dist::SpawnResult r = dist::spawn_local_ranks(n, dist::without_gpus_option(argv));
   if (r.first_failed_rank >= 0) {
-    std::fprintf(stderr, "upgradebench: --gpus %d: rank %d failed first (%s)\n", n, r.first_failed_rank, r.how.c_str());
+    std::fprintf(stderr, "upgradebench: --gpus %d: rank %d ended first, with %s\n", n, r.first_failed_rank, r.how.c_str());
   }
   return r.exit_code;
 }
