@@ -2,7 +2,7 @@
 # machine with CUDA (nvcc on the PATH or in /usr/local/cuda) and, for the peer scripts, a python3
 # with PyTorch (PYTHON to choose another interpreter).
 #   ub_build SRC BUILD [cmake args...]   configure and build SRC into BUILD (log: BUILD/build.log)
-#   ub_cudnn_dir                          the directory of PyTorch's cuDNN, to run against it
+#   ub_cudnn_dir, ub_nccl_dir             the directory of PyTorch's cuDNN / NCCL, to run against it
 #   ub_log DIR NAME                        a file under DIR for NAME's output
 set -o pipefail
 export PATH="$PATH:/usr/local/cuda/bin"
@@ -23,6 +23,11 @@ ub_build() {
     echo "build of $src failed (log: $build/build.log)" >&2
     return 1
   fi
+}
+
+# The directory of PyTorch's NCCL, to run ours against the same NCCL as the peer.
+ub_nccl_dir() {
+  "$PYTHON" -c "import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], 'lib'))" 2> /dev/null
 }
 
 ub_cudnn_dir() {

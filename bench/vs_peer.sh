@@ -6,7 +6,7 @@
 #   SEQLENS     attention and train lengths [attention 1k..32k; train 8192,16384]
 #   LAYERS      train: decoder layers kept [4]     PRECISIONS  train: bf16 and/or master [bf16]
 #   MODEL       train: preset or config.json [llama-3.1-8b]
-#   TORCH_CUDNN 1: run ours against PyTorch's cuDNN, so both sides use the same kernels [1]
+#   TORCH_CUDNN 1: run ours against PyTorch's cuDNN and NCCL, so both sides use the same libraries [1]
 #   GPUS        nccl: ranks on this host [all]       SIZES  nccl: sizes [1M..4G, factor 2]
 # Records of both sides go to OUT_DIR (ours.jsonl / ours_*.jsonl, peer.jsonl); the comparison is
 # printed and kept in OUT_DIR/compare.txt.
@@ -20,8 +20,8 @@ if [ -z "${UB:-}" ]; then
   ub_build "$here/.." "$here/../build-bench" -DCMAKE_CUDA_ARCHITECTURES="$(ub_arch)" || exit 1
   UB=$here/../build-bench/upgradebench
 fi
-if [ "${TORCH_CUDNN:-1}" = 1 ] && dir=$(ub_cudnn_dir) && [ -n "$dir" ]; then
-  export LD_LIBRARY_PATH="$dir:${LD_LIBRARY_PATH:-}"
+if [ "${TORCH_CUDNN:-1}" = 1 ]; then
+  for dir in $(ub_cudnn_dir) $(ub_nccl_dir); do export LD_LIBRARY_PATH="$dir:${LD_LIBRARY_PATH:-}"; done
 fi
 "$UB" env --json > "$out/env.json"
 peers=$here/peers

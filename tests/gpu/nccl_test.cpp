@@ -116,10 +116,18 @@ TEST(Nccl, AFailedRankEndsTheJobNamingIt) {
 
 TEST(Nccl, TwoRanksOffNvlinkGoThroughTheNetworkTransport) {
   UB_REQUIRE_TWO_GPUS();
-  const CliRun r = run("NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_SOCKET_IFNAME=lo NCCL_DEBUG=INFO",
+  // NCCL's log (one file per process) says which transport each connection took.
+  const std::string logs = temp_path("nccl-debug");
+  std::filesystem::create_directories(logs);
+  const CliRun r = run("NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_SOCKET_IFNAME=lo NCCL_DEBUG=INFO NCCL_DEBUG_FILE=" +
+                           logs + "/%p.log",
                        std::string("nccl --gpus 2 --ops all_reduce,all_gather --sizes 4099,1M ") + kQuick + " --json");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.err.find("NET/Socket"), std::string::npos) << "NCCL did not report its socket transport";
+  std::string log;
+  for (const auto& f : std::filesystem::directory_iterator(logs)) log += slurp(f.path().string());
+  std::filesystem::remove_all(logs);
+  EXPECT_NE(log.find("via NET/Socket"), std::string::npos) << "NCCL did not report its socket transport:\n" << log.substr(0, 2000);
+  EXPECT_EQ(log.find("via P2P"), std::string::npos) << "a connection went through P2P";
   for (const auto& p : nlohmann::json::parse(r.out)) EXPECT_TRUE(p["ok"].get<bool>()) << p.dump();
 }
 

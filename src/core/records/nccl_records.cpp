@@ -28,7 +28,7 @@ void NcclConfig::validate(int world) const {
 }
 
 int calls_per_sample(int64_t bytes) {
-  const int64_t calls = (int64_t{64} << 20) / std::max<int64_t>(bytes, 1);
+  const int64_t calls = (int64_t{4} << 30) / std::max<int64_t>(bytes, 1);
   return static_cast<int>(std::clamp<int64_t>(calls, 1, 64));
 }
 

@@ -31,8 +31,9 @@ struct NcclConfig {
   void validate(int world) const;
 };
 
-// Calls of a collective timed together as one sample: enough that per-call overhead and the
-// events' resolution do not dominate small sizes (64 calls at 1 MiB and below, 1 call from 64 MiB).
+// Calls of a collective timed together as one sample, back to back as a training step issues
+// them: 4 GiB of it, 64 calls at most (64 up to 64 MiB, 4 at 1 GiB, 1 from 4 GiB), so that launch
+// gaps and the events' resolution do not dominate and the GPUs stay busy between calls.
 int calls_per_sample(int64_t bytes);
 
 // One rank of the job, as it said at the rendezvous.
