@@ -156,6 +156,7 @@ void register_nccl(CLI::App& app, Context& ctx) {
   cmd->add_option("--sizes", o->sizes, "Or a list of sizes (e.g. 1M,256M,4G)");
   cmd->add_option("--place", o->placement, "both, in (in-place) or out (out-of-place)")->capture_default_str();
   cmd->add_option("--root", o->config.root, "Root rank of broadcast and reduce")->capture_default_str();
+  cmd->add_flag("--graph", o->config.graph, "Capture each sample's calls once in a CUDA graph and replay it");
   add_timing_flags(*cmd, o->config.timing);
   cmd->add_option("--gpus", o->gpus, "Without a launcher: run N ranks on this host (N or 'all')");
   cmd->add_option("--rendezvous-timeout", o->rendezvous_timeout_s, "Seconds the ranks wait for each other")

@@ -79,4 +79,29 @@ class Event {
   cudaEvent_t e_ = nullptr;
 };
 
+// Work captured once from a stream into a CUDA graph and replayed: one launch for many kernels
+// (the launches' own cost leaves the timed region).
+class Graph {
+ public:
+  template <class Capture>
+  Graph(cudaStream_t s, Capture capture) {
+    cudaGraph_t graph = nullptr;
+    UB_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    capture(s);
+    UB_CUDA_CHECK(cudaStreamEndCapture(s, &graph));
+    const cudaError_t rc = cudaGraphInstantiate(&exec_, graph, 0);
+    cudaGraphDestroy(graph);
+    UB_CUDA_CHECK(rc);
+  }
+  ~Graph() {
+    if (exec_) cudaGraphExecDestroy(exec_);
+  }
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+  void launch(cudaStream_t s) const { UB_CUDA_CHECK(cudaGraphLaunch(exec_, s)); }
+
+ private:
+  cudaGraphExec_t exec_ = nullptr;
+};
+
 }  // namespace ub::gpu

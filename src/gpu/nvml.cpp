@@ -13,6 +13,7 @@ constexpr nvmlReturn_t kSuccess = 0;
 constexpr unsigned kClockSm = 1, kClockMem = 2;
 constexpr unsigned kTemperatureGpu = 0;
 constexpr unsigned kMaxNvLinks = 18;  // NVML_NVLINK_MAX_LINKS
+constexpr int kP2pNvlink = 2, kP2pOk = 0;  // NVML_P2P_CAPS_INDEX_NVLINK, NVML_P2P_STATUS_OK
 // nvmlPciInfo_t as NVML lays it out.
 struct PciInfo {
   char bus_id_legacy[16];
@@ -39,6 +40,7 @@ struct Nvml::Api {
   nvmlReturn_t (*nvlink_state)(nvmlDevice_t, unsigned, int*) = nullptr;
   nvmlReturn_t (*nvlink_remote_pci)(nvmlDevice_t, unsigned, PciInfo*) = nullptr;
   nvmlReturn_t (*common_ancestor)(nvmlDevice_t, nvmlDevice_t, int*) = nullptr;
+  nvmlReturn_t (*p2p_status)(nvmlDevice_t, nvmlDevice_t, int, int*) = nullptr;
 };
 
 std::unique_ptr<Nvml> Nvml::open(std::string* why, const char* library) {
@@ -81,6 +83,7 @@ std::unique_ptr<Nvml> Nvml::open(std::string* why, const char* library) {
   optional(api->nvlink_state, "nvmlDeviceGetNvLinkState");
   optional(api->nvlink_remote_pci, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
   optional(api->common_ancestor, "nvmlDeviceGetTopologyCommonAncestor");
+  optional(api->p2p_status, "nvmlDeviceGetP2PStatus");
   if (const int rc = api->init(); rc != kSuccess) {
     if (why) *why = fmt::format("nvmlInit failed with code {}", rc);
     dlclose(lib);
@@ -132,18 +135,24 @@ std::string Nvml::link_between(const std::string& uuid_a, const std::string& uui
   nvmlDevice_t a = nullptr, b = nullptr;
   if (api_->by_uuid(uuid_a.c_str(), &a) != kSuccess || api_->by_uuid(uuid_b.c_str(), &b) != kSuccess) return "unknown";
   if (a == b) return "self";
+  // NVLink: the active links whose far end is the other GPU; where the remote's PCI address is not
+  // the one the GPU reports (virtual machines), NVML's NVLink peer-to-peer status and the count of
+  // active links say it.
   PciInfo other{};
-  if (api_->pci_info && api_->nvlink_state && api_->nvlink_remote_pci && api_->pci_info(b, &other) == kSuccess) {
-    int links = 0;
+  int links = 0, active_links = 0;
+  if (api_->nvlink_state && api_->nvlink_remote_pci && api_->pci_info && api_->pci_info(b, &other) == kSuccess) {
     for (unsigned l = 0; l < kMaxNvLinks; ++l) {
       int active = 0;
       PciInfo remote{};
-      if (api_->nvlink_state(a, l, &active) == kSuccess && active && api_->nvlink_remote_pci(a, l, &remote) == kSuccess &&
-          same_pci(remote, other)) {
-        ++links;
-      }
+      if (api_->nvlink_state(a, l, &active) != kSuccess || !active) continue;
+      ++active_links;
+      if (api_->nvlink_remote_pci(a, l, &remote) == kSuccess && same_pci(remote, other)) ++links;
     }
-    if (links > 0) return fmt::format("NVLink x{}", links);
+  }
+  if (links > 0) return fmt::format("NVLink x{}", links);
+  int p2p = -1;
+  if (active_links > 0 && api_->p2p_status && api_->p2p_status(a, b, kP2pNvlink, &p2p) == kSuccess && p2p == kP2pOk) {
+    return fmt::format("NVLink ({} links active)", active_links);
   }
   int level = -1;
   if (!api_->common_ancestor || api_->common_ancestor(a, b, &level) != kSuccess) return "unknown";

@@ -83,9 +83,12 @@ class NcclPoint : public Point {
   std::vector<TimedUnit> units() override {
     TimedUnit u;
     u.name = to_string(rec_.collective);
-    u.work = [this](cudaStream_t s) {
-      for (int i = 0; i < rec_.calls_per_sample; ++i) collective(s);
-    };
+    if (b_.cfg_.graph) {
+      graph_ = std::make_unique<gpu::Graph>(s_, [this](cudaStream_t s) { calls(s); });
+      u.work = [this](cudaStream_t s) { graph_->launch(s); };
+    } else {
+      u.work = [this](cudaStream_t s) { calls(s); };
+    }
     return {u};
   }
 
@@ -134,6 +137,10 @@ class NcclPoint : public Point {
       case Collective::alltoall: return static_cast<size_t>(rec_.send_count) / n;
       default: return static_cast<size_t>(rec_.recv_count);
     }
+  }
+
+  void calls(cudaStream_t s) {
+    for (int i = 0; i < rec_.calls_per_sample; ++i) collective(s);
   }
 
   void collective(cudaStream_t s) {

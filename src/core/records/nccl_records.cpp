@@ -37,7 +37,8 @@ void to_json(json& j, const NcclConfig& c) {
   for (Collective x : c.collectives) names.push_back(to_string(x));
   for (Dtype d : c.dtypes) dtypes.push_back(to_string(d));
   j = {{"collectives", names}, {"dtypes", dtypes}, {"sizes", c.sizes}, {"in_place", c.in_place},
-       {"out_of_place", c.out_of_place}, {"root", c.root}, {"check", "every point, exact, before it is timed"}};
+       {"out_of_place", c.out_of_place}, {"root", c.root}, {"graph", c.graph},
+       {"check", "every point, exact, before it is timed"}};
   put_timing(j, c.timing);
 }
 

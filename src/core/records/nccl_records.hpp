@@ -26,6 +26,7 @@ struct NcclConfig {
   std::vector<int64_t> sizes;  // bytes, as nccl-tests names a point (core/collectives.hpp)
   bool in_place = true, out_of_place = true;
   int root = 0;  // broadcast and reduce
+  bool graph = false;  // each sample's calls captured once in a CUDA graph and replayed
   BenchmarkTiming timing{1, {10, 200, 0.0, 1.0, 0.01, 5, 0}};
   // UsageError for what cannot run on `world` ranks (a root outside it, a dtype NCCL lacks).
   void validate(int world) const;
