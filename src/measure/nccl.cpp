@@ -179,6 +179,7 @@ class NcclPoint : public Point {
   cudaStream_t s_;
   void* send_ = nullptr;
   void* recv_ = nullptr;
+  std::unique_ptr<gpu::Graph> graph_;
 };
 
 NcclBenchmark::NcclBenchmark(const NcclConfig& config, DeviceRun& run, gpu::NcclComm& comm)
