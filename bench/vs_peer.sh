@@ -8,7 +8,7 @@
 #   MODEL       train: preset or config.json [llama-3.1-8b]
 #   TORCH_CUDNN 1: run ours against PyTorch's cuDNN and NCCL, so both sides use the same libraries [1]
 #   GPUS        nccl: ranks on this host [all]       SIZES  nccl: sizes [1M..4G, factor 2]
-#   NCCL_OPTIONS nccl: more options for ours (e.g. --graph)
+#   UB_NCCL_OPTIONS nccl: more options for ours (e.g. --graph)
 # Records of both sides go to OUT_DIR (ours.jsonl / ours_*.jsonl, peer.jsonl); the comparison is
 # printed and kept in OUT_DIR/compare.txt.
 set -u
@@ -69,7 +69,7 @@ PY
   nccl)
     sizes=${SIZES:-1M,2M,4M,8M,16M,32M,64M,128M,256M,512M,1G,2G,4G}
     n=${GPUS:-$(nvidia-smi -L | wc -l)}
-    "$UB" nccl --gpus "$n" --sizes "$sizes" --place out ${NCCL_OPTIONS:-} --out "$out/ours.jsonl" > "$out/ours.txt" 2> "$out/ours.stderr"
+    "$UB" nccl --gpus "$n" --sizes "$sizes" --place out ${UB_NCCL_OPTIONS:-} --out "$out/ours.jsonl" > "$out/ours.txt" 2> "$out/ours.stderr"
     torchrun --nproc-per-node "$n" "$peers/nccl_peer.py" --sizes "$sizes" --out "$out/peer.jsonl" > /dev/null 2> "$out/peer.stderr"
     cat "$out/ours.txt"
     "$PYTHON" - "$out" <<'PY' | tee "$out/compare.txt"

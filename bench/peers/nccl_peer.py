@@ -79,7 +79,8 @@ def main():
             algbw = bytes_ / (ms * 1e-3) / 1e9
             rec = {"collective": op, "dtype": "bf16", "bytes": bytes_, "world_size": n, "time_us": ms * 1e3,
                    "algbw_gbps": algbw, "busbw_gbps": algbw * FACTOR[op](n), "torch": torch.__version__,
-                   "nccl": ".".join(map(str, torch.cuda.nccl.version()))}
+                   "nccl": ".".join(map(str, torch.cuda.nccl.version())),
+                   "gpu": torch.cuda.get_device_name()}
             if rank == 0:
                 print(json.dumps(rec), flush=True)
                 if out:

@@ -1,6 +1,7 @@
 // `upgradebench compare OLD NEW`: two logs of one kind side by side: training runs (benchmark.py's
 // sweep logs or our records) per sequence length (core/compare.hpp), attention micro-benchmarks,
-// step decompositions or MAMF runs (core/log_comparisons.hpp). Each file is read once.
+// step decompositions or MAMF runs (core/log_comparisons.hpp), collective benchmarks
+// (core/nccl_comparison.hpp). Each file is read once.
 #include <fmt/format.h>
 
 #include "cli/arguments.hpp"
@@ -9,10 +10,12 @@
 #include "cli/output.hpp"
 #include "core/error.hpp"
 #include "core/log_comparisons.hpp"
+#include "core/nccl_comparison.hpp"
 #include "core/readers/log_kind.hpp"
 #include "core/readers/read_run.hpp"
 #include "report/comparison_view.hpp"
 #include "report/log_comparison_views.hpp"
+#include "report/nccl_views.hpp"
 
 namespace ub::cli {
 
@@ -46,14 +49,16 @@ struct CompareCliOptions {
 
 void register_compare(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<CompareCliOptions>();
-  auto* cmd = app.add_subcommand("compare", "Two training runs side by side: speedup per sequence "
-                                            "length with intervals, MFU, memory, $/token, stack check");
+  auto* cmd = app.add_subcommand("compare", "Two runs of one kind side by side: training (speedup per "
+                                            "sequence length with intervals, MFU, memory, $/token, stack check), "
+                                            "attention, decomposition, MAMF, collectives (size by size)");
   cmd->add_option("OLD", o->old_path, "Log of the GPU you have")->required();
   cmd->add_option("NEW", o->new_path, "Log of the GPU you consider")->required();
   o->flags.add_to(*cmd);
   o->out.add_to(*cmd);
   cmd->callback([&ctx, o] {
-    // Two of a kind: training logs, attention micro-benchmarks, step decompositions or MAMF runs.
+    // Two of a kind: training logs, attention micro-benchmarks, step decompositions, MAMF runs or
+    // collective benchmarks.
     const TextLines old_text = read_text_lines(o->old_path), new_text = read_text_lines(o->new_path);
     const LogKind kind = detect_log_kind(old_text), new_kind = detect_log_kind(new_text);
     if (kind != new_kind || kind == LogKind::unknown) {
@@ -72,6 +77,9 @@ void register_compare(CLI::App& app, Context& ctx) {
       const DecompositionComparison c =
           compare_decomposition(read_decomposition_log(old_text), read_decomposition_log(new_text), cat);
       o->out.emit(report::decomposition_comparison_document(c), c);
+    } else if (kind == LogKind::nccl) {
+      const NcclComparison c = compare_nccl(read_nccl_log(old_text), read_nccl_log(new_text), cat);
+      o->out.emit(report::nccl_comparison_document(c), c);
     } else {
       const MamfComparison c = compare_mamf(read_mamf_log(old_text), read_mamf_log(new_text), cat);
       o->out.emit(report::mamf_comparison_document(c), c);

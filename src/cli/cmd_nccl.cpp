@@ -44,13 +44,6 @@ struct NcclOptions {
   OutputOptions output;
 };
 
-std::string size_text(int64_t bytes) {
-  if (bytes >= (int64_t{1} << 30) && bytes % (int64_t{1} << 30) == 0) return fmt::format("{}G", bytes >> 30);
-  if (bytes >= (int64_t{1} << 20) && bytes % (int64_t{1} << 20) == 0) return fmt::format("{}M", bytes >> 20);
-  if (bytes >= 1024 && bytes % 1024 == 0) return fmt::format("{}K", bytes >> 10);
-  return std::to_string(bytes);
-}
-
 void configure(NcclOptions& o) {
   NcclConfig& c = o.config;
   c.collectives = parse_collective_list(o.collectives, "--ops");
@@ -98,7 +91,7 @@ void run(Context& ctx, NcclOptions& o) {
     // The table and --json, from the records (rank 0).
     const WorldFacts& w = job->world;
     const Accelerator* a = catalog_entry(ctx, d.device_name);
-    const double one_way = a && a->interconnect_gbps.known() ? a->interconnect_gbps.value / 2 : 0;  // 0: unknown
+    const double one_way = a ? busbw_spec_gbps(*a).value_or(0) : 0;  // 0: unknown
     report::Document doc;
     auto& block = doc.add(fmt::format("{} rank(s) on {} host(s), {}; NCCL {}; {}", w.size, w.hosts, d.device_name,
                                       w.nccl_version, w.topology.size() > 1 ? "GPU 0 to 1: " + w.topology[0][1] : "one GPU per host"));
@@ -111,7 +104,7 @@ void run(Context& ctx, NcclOptions& o) {
           r.ok && one_way > 0 && r.world_size > 1 ? std::optional<double>(r.busbw_gbps / one_way) : std::nullopt;
       const std::string interval =
           r.time ? fmt::format("{:.1f}-{:.1f}", r.time->ms.median_low * 1e3, r.time->ms.median_high * 1e3) : "-";
-      block.table.add_row({std::string(to_string(r.collective)), r.dtype, size_text(r.bytes),
+      block.table.add_row({std::string(to_string(r.collective)), r.dtype, binary_size_text(r.bytes),
                            r.in_place ? "in" : "out", r.ok ? report::num(r.time_us(), 2) : "-", interval,
                            r.ok ? report::num(r.algbw_gbps, 2) : "-", r.ok ? report::num(r.busbw_gbps, 2) : "-",
                            report::percent(of_spec), std::to_string(r.wrong), r.ok ? "" : r.error});

@@ -1,7 +1,8 @@
 // `upgradebench report OLD [NEW] -o DIR`: the HTML (self-contained, offline) and markdown report
 // with its four charts as PNG and SVG, from the logs themselves (never from numbers typed into
-// code). One log: the run by sequence length, its memory fit and the longest sequence each GPU
-// holds. Two logs: the comparison, both stacks and the decision.
+// code). One training log: the run by sequence length, its memory fit and the longest sequence
+// each GPU holds; two: the comparison, both stacks and the decision. Collective benchmarks
+// (`nccl` records): busbw and time per call by size for one run, the comparison for two.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -11,7 +12,10 @@
 #include "cli/compare_options.hpp"
 #include "core/decide.hpp"
 #include "core/error.hpp"
+#include "core/nccl_comparison.hpp"
+#include "core/readers/log_kind.hpp"
 #include "core/readers/read_run.hpp"
+#include "report/nccl_views.hpp"
 #include "report/run_reports.hpp"
 
 namespace ub::cli {
@@ -44,13 +48,24 @@ void run(Context& ctx, const ReportOptions& o) {
   if (o.logs.empty() || o.logs.size() > 2) throw UsageError("report takes one log, or two (OLD NEW)");
   const fs::path web = report::find_web_modules(o.web_dir, web_candidates(ctx));
   report::ReportContent content;
-  if (o.logs.size() == 1) {
-    const RunLog run = read_run_log(o.logs[0]);
+  std::vector<TextLines> texts;
+  for (const std::string& path : o.logs) texts.push_back(read_text_lines(path));
+  const bool nccl = detect_log_kind(texts[0]) == LogKind::nccl;
+  if (nccl != (detect_log_kind(texts.back()) == LogKind::nccl)) {
+    throw UsageError(fmt::format("report needs two logs of one kind: {} is {}, {} is {}", o.logs[0],
+                                 to_string(detect_log_kind(texts[0])), o.logs.back(), to_string(detect_log_kind(texts.back()))));
+  }
+  if (nccl && o.logs.size() == 1) {
+    content = report::nccl_run_report(read_nccl_log(texts[0]), ctx.catalog());
+  } else if (nccl) {
+    content = report::nccl_comparison_report(compare_nccl(read_nccl_log(texts[0]), read_nccl_log(texts[1]), ctx.catalog()));
+  } else if (o.logs.size() == 1) {
+    const RunLog run = read_run_log(texts[0]);
     std::vector<std::string> warnings;
     content = report::single_run_report(run, ctx.catalog(), run_model(run, ctx.data_dir() / "models", warnings));
   } else {
     const CompareOptions opts = o.flags.parse();
-    const Comparison c = compare_runs(read_run_log(o.logs[0]), read_run_log(o.logs[1]), ctx.catalog(),
+    const Comparison c = compare_runs(read_run_log(texts[0]), read_run_log(texts[1]), ctx.catalog(),
                                       ctx.data_dir() / "models", opts);
     std::vector<std::string> reasons;
     if (c.old_gpu && c.new_gpu) {
@@ -75,7 +90,7 @@ void run(Context& ctx, const ReportOptions& o) {
 void register_report(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<ReportOptions>();
   auto* cmd = app.add_subcommand("report", "HTML + markdown report with charts (PNG, SVG) from one "
-                                           "training log, or two compared");
+                                           "training or collective log, or two compared");
   cmd->add_option("LOGS", o->logs, "One log, or OLD NEW")->required()->expected(1, 2);
   cmd->add_option("-o,--out", o->out_dir, "Folder to write into (created)")->required();
   cmd->add_option("--web-dir", o->web_dir, "node_modules holding vega, vega-lite, vega-embed");

@@ -20,6 +20,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/catalog.hpp"
+
 namespace ub {
 
 enum class Collective { all_reduce, all_gather, reduce_scatter, broadcast, reduce, alltoall, sendrecv };
@@ -46,5 +48,9 @@ CollectiveCounts collective_counts(Collective c, size_t bytes, size_t element_by
 double bus_factor(Collective c, int world);
 // GB/s (1e9 bytes per second) of `bytes` moved in `seconds`.
 double gbps(double bytes, double seconds);
+
+// What busbw is held against ("of spec"): one direction of the catalog's bidirectional
+// interconnect figure for the GPU, when the catalog has one.
+std::optional<double> busbw_spec_gbps(const Accelerator& gpu);
 
 }  // namespace ub

@@ -65,4 +65,12 @@ std::vector<std::string> closest(std::string_view name, const std::vector<std::s
   return out;
 }
 
+std::string binary_size_text(int64_t bytes) {
+  for (const auto& [shift, unit] : {std::pair{30, 'G'}, std::pair{20, 'M'}, std::pair{10, 'K'}}) {
+    const int64_t one = int64_t{1} << shift;
+    if (bytes >= one && bytes % one == 0) return std::to_string(bytes >> shift) + unit;
+  }
+  return std::to_string(bytes);
+}
+
 }  // namespace ub

@@ -292,12 +292,9 @@ void Rendezvous::watch_loop() {
     ::poll(fds.data(), fds.size(), 200);
     for (size_t i = 0; i < fds.size(); ++i) {
       Connection& c = *who[i];
-      if ((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) && !c.receive(0)) {
-        c.open = false;
-        if (!c.said_goodbye) {
-          return fail(c.rank, fmt::format("rank {}'s connection closed without a goodbye (the process died?)", c.rank));
-        }
-      }
+      // What arrived before a close is read first: a rank that relays a failure and exits leaves
+      // the failure and the end of its connection in one read.
+      const bool closed = (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) && !c.receive(0);
       while (auto m = c.next()) {
         c.last_heard = Clock::now();
         if (m->kind == Kind::goodbye) {
@@ -311,6 +308,12 @@ void Rendezvous::watch_loop() {
           } catch (const std::exception&) {
           }
           return fail(r, nl == std::string::npos ? m->payload : m->payload.substr(nl + 1));
+        }
+      }
+      if (closed) {
+        c.open = false;
+        if (!c.said_goodbye) {
+          return fail(c.rank, fmt::format("rank {}'s connection closed without a goodbye (the process died?)", c.rank));
         }
       }
       if (c.open && Clock::now() - c.last_heard > std::chrono::duration<double>(silence_limit_s_)) {
@@ -333,10 +336,20 @@ void Rendezvous::fail(int rank, const std::string& reason) {
     // Rank 0 tells every other rank; another rank tells rank 0 of its own failure.
     std::lock_guard lock(send_mutex_);
     const std::string payload = std::to_string(rank) + "\n" + reason;
+    std::vector<Connection*> told;
     for (auto& p : peers_) {
       if (p && p->open && p->rank != rank && (launch_.rank == 0 || rank == launch_.rank)) {
         send_message(p->fd, Kind::failure, payload);
+        told.push_back(p.get());
       }
+    }
+    // The handler usually exits. A socket closed with unread input is reset, and a reset drops
+    // what was not yet delivered: end our side, then read until each peer closes (it exits on the
+    // news) or 2 s pass, so the failure reaches it.
+    for (Connection* c : told) ::shutdown(c->fd, SHUT_WR);
+    const auto deadline = Clock::now() + std::chrono::seconds(2);
+    for (Connection* c : told) {
+      while (Clock::now() < deadline && c->receive(std::max(1, remaining_ms(deadline)))) c->inbox.clear();
     }
   }
   if (on_failure_) on_failure_(rank, reason);

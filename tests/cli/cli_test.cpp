@@ -273,6 +273,11 @@ TEST(Golden, CompareAndMemfit) {
   expect_golden("compare_decomposition.txt", "compare decompose_h200.txt decompose_b200.txt", kFx);
   expect_golden("compare_mamf.txt", "compare mamf_finder_h200.txt mamf_records_h200_a.jsonl", kFx);
   expect_golden("compare_mamf.json", "compare mamf_records_h200_a.jsonl mamf_records_h200_b.jsonl --json", kFx);
+  // Two real `nccl` runs (calls one by one, then replayed from a CUDA graph), and the
+  // torch.distributed peer's lines against ours.
+  expect_golden("compare_nccl.txt", "compare nccl_records_h200x2_plain.jsonl nccl_records_h200x2_graph.jsonl", kFx);
+  expect_golden("compare_nccl.json", "compare nccl_records_h200x2_plain.jsonl nccl_records_h200x2_graph.jsonl --json", kFx);
+  expect_golden("compare_nccl_peer.csv", "compare nccl_peer_h200x2.jsonl nccl_records_h200x2_graph.jsonl --csv", kFx);
 }
 
 TEST(BadInput, CompareAndMemfit) {
@@ -291,6 +296,9 @@ TEST(BadInput, CompareAndMemfit) {
   expect_error("report " + h200 + " " + h200 + " " + h200 + " -o /tmp/x", 2, "");
   expect_error("compare " + kFx + "/attention_h200.log " + kFx + "/decompose_b200.txt", 2,
                "compare needs two logs of one kind");
+  expect_error("compare " + kFx + "/nccl_peer_h200x2.jsonl " + h200, 2,
+               "nccl_peer_h200x2.jsonl is a collective benchmark log");
+  expect_error("report " + kFx + "/nccl_peer_h200x2.jsonl " + h200 + " -o /tmp/x", 2, "report needs two logs of one kind");
 }
 
 TEST(Cli, ReportWritesEveryFile) {
@@ -309,6 +317,24 @@ TEST(Cli, ReportWritesEveryFile) {
   const std::string md = slurp(dir + "/report.md");
   EXPECT_NE(md.find("Memory fit and the longest sequence per GPU"), std::string::npos);
   EXPECT_NE(md.find("| h200-sxm |"), std::string::npos);
+}
+
+TEST(Cli, ReportOfCollectives) {
+  for (const std::string& logs : {kFx + "/nccl_records_h200x2_graph.jsonl",
+                                  kFx + "/nccl_peer_h200x2.jsonl " + kFx + "/nccl_records_h200x2_graph.jsonl"}) {
+    const std::string dir = ::testing::TempDir() + "/cli_report_nccl";
+    std::filesystem::remove_all(dir);
+    const Result r = run("report " + logs + " -o " + dir);
+    if (r.code != 0 && (r.err.find("gnuplot is not installed") != std::string::npos ||
+                        r.err.find("npm ci") != std::string::npos)) {
+      GTEST_SKIP() << r.err;
+    }
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_TRUE(std::filesystem::exists(dir + "/charts/busbw.svg")) << logs;
+    const std::string md = slurp(dir + "/report.md");
+    EXPECT_NE(md.find("reduce_scatter"), std::string::npos) << logs;
+    EXPECT_NE(md.find("4G"), std::string::npos) << logs;
+  }
 }
 
 }  // namespace

@@ -10,8 +10,10 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <stdexcept>
 #include <sstream>
 #include <thread>
 
@@ -20,6 +22,16 @@
 
 namespace ub::dist {
 namespace {
+
+// A folder of this process's own (tests may run in parallel, copies of one test too), made once.
+const std::string& scratch() {
+  static const std::string dir = [] {
+    std::string pattern = ::testing::TempDir() + "/rendezvous_XXXXXX";
+    if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
+    return pattern;
+  }();
+  return dir;
+}
 
 using Clock = std::chrono::steady_clock;
 
@@ -82,7 +94,7 @@ std::pair<std::vector<int>, double> run_ranks(int world, const std::function<int
 
 TEST(Rendezvous, EveryRankLearnsTheWorldAndTheBlob) {
   const int port = free_local_port();
-  const std::string dir = ::testing::TempDir();
+  const std::string dir = scratch();
   const auto [codes, seconds] = run_ranks(4, [&](int r) {
     Rendezvous rv(rank_of(r, 4, port), "host-" + std::to_string(r), [] { return std::string("\x01\x02\xff unique", 10); },
                   10);
@@ -115,7 +127,7 @@ TEST(Rendezvous, AMissingRankIsNamedAfterTheTimeout) {
 std::pair<std::vector<int>, double> failing_job(int world, int bad, const std::function<void(Rendezvous&)>& misbehave,
                                                 const std::string& tag, double kill_after_s = 20) {
   const int port = free_local_port();
-  const std::string dir = ::testing::TempDir();
+  const std::string dir = scratch();
   return run_ranks(world, [&](int r) {
     Rendezvous rv(rank_of(r, world, port), "", {}, 10);
     rv.watch(
@@ -136,7 +148,7 @@ TEST(Rendezvous, AReportedFailureReachesEveryRank) {
   EXPECT_EQ(codes, (std::vector<int>{3, 3, 3}));
   EXPECT_LT(seconds, 10);
   for (int r = 0; r < 3; ++r) {
-    EXPECT_EQ(slurp(::testing::TempDir() + "/report_" + std::to_string(r)), "rank 2: NCCL: unhandled error") << r;
+    EXPECT_EQ(slurp(scratch() + "/report_" + std::to_string(r)), "rank 2: NCCL: unhandled error") << r;
   }
 }
 
@@ -145,7 +157,7 @@ TEST(Rendezvous, AKilledRankEndsTheJob) {
   EXPECT_EQ(codes, (std::vector<int>{3, 128 + SIGKILL, 3}));
   EXPECT_LT(seconds, 10);
   for (int r : {0, 2}) {
-    const std::string said = slurp(::testing::TempDir() + "/killed_" + std::to_string(r));
+    const std::string said = slurp(scratch() + "/killed_" + std::to_string(r));
     EXPECT_NE(said.find("rank 1: rank 1's connection closed without a goodbye"), std::string::npos) << said;
   }
 }
@@ -154,14 +166,14 @@ TEST(Rendezvous, ADeadRankZeroEndsTheJob) {
   const auto [codes, seconds] = failing_job(3, 0, [](Rendezvous&) { _exit(1); }, "root");
   EXPECT_EQ(codes, (std::vector<int>{1, 3, 3}));
   EXPECT_LT(seconds, 10);
-  EXPECT_NE(slurp(::testing::TempDir() + "/root_1").find("rank 0's connection closed"), std::string::npos);
+  EXPECT_NE(slurp(scratch() + "/root_1").find("rank 0's connection closed"), std::string::npos);
 }
 
 TEST(Rendezvous, ASilentRankIsAFailureAfterTheLimit) {
   // Rank 1 stops everything (SIGSTOP: alive, its socket open, no heartbeat): the limit is 5 s.
   const auto [codes, seconds] = failing_job(2, 1, [](Rendezvous&) { ::kill(::getpid(), SIGSTOP); }, "silent", 8);
   EXPECT_EQ(codes[0], 3);  // at ~5 s; the stopped rank is killed by the test at 8 s
-  EXPECT_NE(slurp(::testing::TempDir() + "/silent_0").find("no heartbeat from rank 1"), std::string::npos);
+  EXPECT_NE(slurp(scratch() + "/silent_0").find("no heartbeat from rank 1"), std::string::npos);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
-// libFuzzer targets for the attention, decomposition and MAMF readers (built three times, the
-// reader chosen by UB_FUZZ_READER = 1, 2, 3): any input must either read or be refused with a
-// WorkError / UsageError.
+// libFuzzer targets for the attention, decomposition, MAMF and collective readers (built four
+// times, the reader chosen by UB_FUZZ_READER = 1, 2, 3, 4): any input must either read or be
+// refused with a WorkError / UsageError.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -10,6 +10,7 @@
 #include "core/readers/decomposition_log.hpp"
 #include "core/readers/log_kind.hpp"
 #include "core/readers/mamf_log.hpp"
+#include "core/readers/nccl_log.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const ub::TextLines t =
@@ -20,6 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)ub::read_attention_log(t);
 #elif UB_FUZZ_READER == 2
     (void)ub::read_decomposition_log(t);
+#elif UB_FUZZ_READER == 4
+    (void)ub::read_nccl_log(t);
 #else
     const ub::MamfLog m = ub::read_mamf_log(t);
     (void)m.outcome.footer();

@@ -33,6 +33,7 @@ std::string_view to_string(LogKind k) {
     case LogKind::attention: return "an attention micro-benchmark log";
     case LogKind::decomposition: return "a step decomposition";
     case LogKind::mamf: return "a MAMF log";
+    case LogKind::nccl: return "a collective benchmark log";
     case LogKind::unknown: return "not a log compare reads";
   }
   return "not a log compare reads";
@@ -43,10 +44,12 @@ LogKind detect_log_kind(const TextLines& t) {
     if (has_record_type(t, "train_step") || has_record_type(t, "train_oom")) return LogKind::training;
     if (has_record_type(t, "mamf")) return LogKind::mamf;
     if (has_record_type(t, "attention")) return LogKind::attention;
+    if (has_record_type(t, "nccl")) return LogKind::nccl;
     return LogKind::unknown;
   }
   if (looks_like_sweep_log(t)) return LogKind::training;
   if (any_line(t, [](const std::string& l) { return l.find("\"fwd_tflops\"") != std::string::npos; })) return LogKind::attention;
+  if (any_line(t, [](const std::string& l) { return l.find("\"busbw_gbps\"") != std::string::npos; })) return LogKind::nccl;
   if (any_line(t, [](const std::string& l) { return trim(l).rfind("# wall step=", 0) == 0; })) return LogKind::decomposition;
   if (any_line(t, [](const std::string& l) { return l.find("(median)") != std::string::npos || l.find("=> the best outcomes were") != std::string::npos; })) {
     return LogKind::mamf;

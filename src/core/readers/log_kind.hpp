@@ -1,6 +1,6 @@
 // What kind of measurement a log holds, told from its content (never its name), so `compare` and
 // `report` open two files of one kind: a training run, an attention micro-benchmark, a step
-// decomposition, or a matmul-ceiling (MAMF) run.
+// decomposition, a matmul-ceiling (MAMF) run or a collective benchmark.
 #pragma once
 
 #include <string_view>
@@ -9,7 +9,7 @@
 
 namespace ub {
 
-enum class LogKind { training, attention, decomposition, mamf, unknown };
+enum class LogKind { training, attention, decomposition, mamf, nccl, unknown };
 std::string_view to_string(LogKind k);
 LogKind detect_log_kind(const TextLines& t);
 
