@@ -72,17 +72,7 @@ PY
     "$UB" nccl --gpus "$n" --sizes "$sizes" --place out ${UB_NCCL_OPTIONS:-} --out "$out/ours.jsonl" > "$out/ours.txt" 2> "$out/ours.stderr"
     torchrun --nproc-per-node "$n" "$peers/nccl_peer.py" --sizes "$sizes" --out "$out/peer.jsonl" > /dev/null 2> "$out/peer.stderr"
     cat "$out/ours.txt"
-    "$PYTHON" - "$out" <<'PY' | tee "$out/compare.txt"
-import json, sys
-d = sys.argv[1]
-ours = {(r["collective"], r["bytes"]): r for r in map(json.loads, open(f"{d}/ours.jsonl"))
-        if r.get("type") == "nccl" and "busbw_gbps" in r and not r["in_place"]}
-print(f"{'collective':<15}{'bytes':>12}{'ours busbw':>12}{'torch busbw':>13}{'ratio':>8}")
-for p in map(json.loads, open(f"{d}/peer.jsonl")):
-    o = ours.get((p["collective"], p["bytes"]))
-    if o:
-        print(f"{p['collective']:<15}{p['bytes']:>12}{o['busbw_gbps']:>12.1f}{p['busbw_gbps']:>13.1f}{o['busbw_gbps'] / p['busbw_gbps']:>7.2f}x")
-PY
+    "$UB" compare "$out/peer.jsonl" "$out/ours.jsonl" | tee "$out/compare.txt"
     ;;
   *) echo "vs_peer.sh: unknown benchmark '$what' (mamf, bandwidth, attention, train, nccl)" >&2; exit 2 ;;
 esac
