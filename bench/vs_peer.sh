@@ -69,7 +69,7 @@ PY
   nccl)
     sizes=${SIZES:-1M,2M,4M,8M,16M,32M,64M,128M,256M,512M,1G,2G,4G}
     n=${GPUS:-$(nvidia-smi -L | wc -l)}
-    "$UB" nccl --gpus "$n" --sizes "$sizes" --place out ${UB_NCCL_OPTIONS:-} --out "$out/ours.jsonl" > "$out/ours.txt" 2> "$out/ours.stderr"
+    "$UB" nccl --gpus "$n" --sizes "$sizes" --place both ${UB_NCCL_OPTIONS:-} --out "$out/ours.jsonl" > "$out/ours.txt" 2> "$out/ours.stderr"
     torchrun --nproc-per-node "$n" "$peers/nccl_peer.py" --sizes "$sizes" --out "$out/peer.jsonl" > /dev/null 2> "$out/peer.stderr"
     cat "$out/ours.txt"
     "$UB" compare "$out/peer.jsonl" "$out/ours.jsonl" | tee "$out/compare.txt"

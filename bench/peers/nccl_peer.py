@@ -6,6 +6,7 @@ reduce_scatter, one process per GPU, started by torchrun:
 
 Sizes name a point as nccl-tests and `upgradebench nccl` do: all_reduce the buffer, all_gather the
 gathered output (each rank sends size / n), reduce_scatter the input (each rank receives size / n).
+all_reduce runs in place (dist.all_reduce), the other two out of place, and each line says which.
 Per size: 5 warm-up calls, then --iters calls between two CUDA events; time per call is the
 slowest rank's. algbw = size / time; busbw = algbw x 2(n-1)/n (all_reduce) or (n-1)/n. The result
 of the first call is checked (integers, exact in bf16). Rank 0 prints one JSON line per point.
@@ -77,7 +78,8 @@ def main():
             ms = t.item()
             bytes_ = elems * 2
             algbw = bytes_ / (ms * 1e-3) / 1e9
-            rec = {"collective": op, "dtype": "bf16", "bytes": bytes_, "world_size": n, "time_us": ms * 1e3,
+            rec = {"collective": op, "dtype": "bf16", "bytes": bytes_, "world_size": n, "in_place": op == "all_reduce",
+                   "time_us": ms * 1e3,
                    "algbw_gbps": algbw, "busbw_gbps": algbw * FACTOR[op](n), "torch": torch.__version__,
                    "nccl": ".".join(map(str, torch.cuda.nccl.version())),
                    "gpu": torch.cuda.get_device_name()}
