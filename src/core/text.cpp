@@ -73,4 +73,13 @@ std::string binary_size_text(int64_t bytes) {
   return std::to_string(bytes);
 }
 
+std::string printable(std::string_view s, bool keep_newlines) {
+  std::string out(s);
+  for (char& c : out) {
+    const auto u = static_cast<unsigned char>(c);
+    if ((u < 0x20 || u == 0x7f) && !(keep_newlines && c == '\n')) c = ' ';
+  }
+  return out;
+}
+
 }  // namespace ub

@@ -18,6 +18,10 @@ size_t edit_distance(std::string_view a, std::string_view b);
 // The `count` candidates closest to `name`, best first.
 std::vector<std::string> closest(std::string_view name, const std::vector<std::string>& candidates,
                                  size_t count);
+// `s` safe to print: control characters (an escape sequence, a carriage return; newlines too
+// unless `keep_newlines`) become spaces, so text read from a file cannot drive the terminal or
+// break a line-based format.
+std::string printable(std::string_view s, bool keep_newlines = false);
 // A byte count as sizes are written on the command line: "4G", "16M", "8K" when it is a whole
 // number of them, else the number.
 std::string binary_size_text(int64_t bytes);

@@ -1,6 +1,8 @@
 // Renderers for report::Document.
 #include "report/document.hpp"
 
+#include "core/text.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -74,7 +76,22 @@ void Table::add_row(std::vector<std::string> row) {
   rows.push_back(std::move(row));
 }
 
-std::string render_text(const Document& doc) {
+// The document with every text printable (core/text.hpp): names read from files reach it.
+static Document printable_copy(const Document& in) {
+  Document doc = in;
+  for (Block& b : doc.blocks) {
+    b.title = ub::printable(b.title);
+    for (auto& c : b.table.columns) c.name = ub::printable(c.name);
+    for (auto& r : b.table.rows) {
+      for (auto& cell : r) cell = ub::printable(cell);
+    }
+    for (auto& n : b.notes) n = ub::printable(n, true);
+  }
+  return doc;
+}
+
+std::string render_text(const Document& in) {
+  const Document doc = printable_copy(in);
   std::string out;
   bool first = true;
   for (const Block& b : doc.blocks) {
@@ -110,7 +127,8 @@ std::string render_text(const Document& doc) {
   return out;
 }
 
-std::string render_markdown(const Document& doc) {
+std::string render_markdown(const Document& in) {
+  const Document doc = printable_copy(in);
   std::string out;
   bool first = true;
   for (const Block& b : doc.blocks) {

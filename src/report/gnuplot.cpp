@@ -1,10 +1,24 @@
 // PNG and SVG charts through gnuplot (Debian's gnuplot-nox); see chart.hpp. The data goes inline
 // in the script ($data heredocs), one block per series.
+//
+// Text from the logs (GPU and model names, paths) reaches gnuplot's script, and gnuplot runs
+// backtick commands inside double-quoted strings: every string goes in single quotes (no
+// substitution, a quote written twice), control characters become spaces (a newline would start
+// a command), the terminals are `noenhanced` (no markup either). gnuplot is started without a
+// shell, its errors go to a file in a private folder made for the run.
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <fmt/format.h>
 
-#include <cstdio>
-#include <cstdlib>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "core/error.hpp"
 #include "report/chart.hpp"
@@ -13,20 +27,30 @@ namespace ub::report {
 
 namespace {
 
+// A gnuplot string literal that is only text.
 std::string quoted(const std::string& s) {
-  std::string out = "\"";
+  std::string out = "'";
   for (char ch : s) {
-    if (ch == '"' || ch == '\\') out += '\\';
-    out += ch;
+    if (ch == '\'') out += "''";
+    else if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) out += ' ';
+    else out += ch;
   }
-  return out + "\"";
+  return out + "'";
 }
 
 std::string script(const Chart& c, const std::string& terminal, const std::string& path) {
   std::string s = fmt::format("set terminal {}\nset output {}\n", terminal, quoted(path));
   s += fmt::format("set title {}\nset xlabel {}\nset ylabel {}\nset grid\nset key top left\n",
                    quoted(c.title), quoted(c.x_label), quoted(c.y_label));
-  if (c.log2_x) s += "set logscale x 2\n";
+  bool any_point = false;
+  for (const Series& x : c.series) any_point = any_point || !x.points.empty();
+  if (!any_point) {
+    // Nothing measured to draw (a GPU the catalog does not know has no MFU): an empty frame.
+    s += "set xrange [0:1]\nset label 'no data' at graph 0.5, graph 0.5 center\n";
+    if (c.lines.empty()) s += "set yrange [0:1]\n";
+  } else if (c.log2_x) {
+    s += "set logscale x 2\n";
+  }
   for (size_t i = 0; i < c.series.size(); ++i) {
     s += fmt::format("$s{} << EOD\n", i);
     for (const auto& [x, y] : c.series[i].points) s += fmt::format("{} {}\n", x, y);
@@ -34,6 +58,7 @@ std::string script(const Chart& c, const std::string& terminal, const std::strin
   }
   std::vector<std::string> plots;
   for (size_t i = 0; i < c.series.size(); ++i) {
+    if (c.series[i].points.empty()) continue;
     plots.push_back(fmt::format("$s{} using 1:2 with linespoints lw 2 title {}", i, quoted(c.series[i].name)));
   }
   static const char* kLineColours[] = {"#7f7f7f", "#bcbd22", "#17becf", "#d62728", "#9467bd"};
@@ -46,16 +71,83 @@ std::string script(const Chart& c, const std::string& terminal, const std::strin
   return s;
 }
 
-void run_gnuplot(const std::string& text, const std::string& what) {
-  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
-    throw WorkError("gnuplot is not installed (Debian package gnuplot-nox): cannot draw the PNG/SVG charts");
+// A folder only this process can use, removed with everything in it when it goes.
+class PrivateDir {
+ public:
+  PrivateDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "upgradebench-XXXXXX").string();
+    if (!::mkdtemp(pattern.data())) {
+      throw WorkError(fmt::format("cannot make a private temporary folder in {}: {}",
+                                  std::filesystem::temp_directory_path().string(), std::strerror(errno)));
+    }
+    path_ = pattern;
   }
-  const std::string err = std::filesystem::temp_directory_path() / "upgradebench-gnuplot.err";
-  FILE* p = popen(fmt::format("gnuplot 2>{}", err).c_str(), "w");
-  if (!p) throw WorkError("cannot start gnuplot");
-  std::fwrite(text.data(), 1, text.size(), p);
-  const int rc = pclose(p);
-  if (rc != 0) throw WorkError(fmt::format("gnuplot failed drawing {} (see {})", what, err));
+  ~PrivateDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  PrivateDir(const PrivateDir&) = delete;
+  PrivateDir& operator=(const PrivateDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Runs `gnuplot` (found on PATH, no shell) with `text` on its standard input.
+void run_gnuplot(const std::string& text, const std::string& what) {
+  const PrivateDir dir;
+  const std::string err_path = (dir.path() / "gnuplot.err").string();
+  int in[2];
+  if (::pipe2(in, O_CLOEXEC) != 0) throw WorkError(fmt::format("cannot start gnuplot: {}", std::strerror(errno)));
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
+  char arg0[] = "gnuplot";
+  char* argv[] = {arg0, nullptr};
+  pid_t pid = 0;
+  const int rc = ::posix_spawnp(&pid, "gnuplot", &actions, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(in[0]);
+  if (rc != 0) {
+    ::close(in[1]);
+    if (rc == ENOENT) throw WorkError("gnuplot is not installed (Debian package gnuplot-nox): cannot draw the PNG/SVG charts");
+    throw WorkError(fmt::format("cannot start gnuplot: {}", std::strerror(rc)));
+  }
+  // gnuplot may stop reading early on an error: a broken pipe is then its error, not ours, and
+  // SIGPIPE is held back while writing (and taken off if it came).
+  sigset_t pipe_signal, before;
+  sigemptyset(&pipe_signal);
+  sigaddset(&pipe_signal, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_signal, &before);
+  bool broken = false;
+  for (size_t done = 0; done < text.size();) {
+    const ssize_t k = ::write(in[1], text.data() + done, text.size() - done);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) {
+      broken = true;
+      break;
+    }
+    done += static_cast<size_t>(k);
+  }
+  ::close(in[1]);
+  if (broken) {
+    const timespec now{0, 0};
+    sigtimedwait(&pipe_signal, nullptr, &now);
+  }
+  pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::ifstream err(err_path);
+    std::string line, last;
+    while (std::getline(err, line)) {
+      if (!line.empty()) last = line;
+    }
+    throw WorkError(fmt::format("gnuplot failed drawing {}: {}", what, last.empty() ? "no message" : last));
+  }
 }
 
 }  // namespace
@@ -63,8 +155,8 @@ void run_gnuplot(const std::string& text, const std::string& what) {
 void render_with_gnuplot(const Chart& c, const std::string& dir) {
   const std::string png = (std::filesystem::path(dir) / (c.id + ".png")).string();
   const std::string svg = (std::filesystem::path(dir) / (c.id + ".svg")).string();
-  run_gnuplot(script(c, "pngcairo size 900,540 font 'sans,10'", png), png);
-  run_gnuplot(script(c, "svg size 900,540 dynamic font 'sans,10'", svg), svg);
+  run_gnuplot(script(c, "pngcairo noenhanced size 900,540 font 'sans,10'", png), png);
+  run_gnuplot(script(c, "svg noenhanced size 900,540 dynamic font 'sans,10'", svg), svg);
 }
 
 }  // namespace ub::report

@@ -1,6 +1,8 @@
 // Report writing; see html_report.hpp.
 #include "report/html_report.hpp"
 
+#include "core/text.hpp"
+
 #include <fmt/format.h>
 
 #include <fstream>
@@ -117,8 +119,8 @@ void write_report(const ReportContent& r_in, const fs::path& dir, const fs::path
   // Charts as files first: a missing gnuplot stops here, before anything half-written.
   for (const Chart& c : r.charts) render_with_gnuplot(c, (dir / "charts").string());
 
-  std::string md = "# " + r.title + "\n\n";
-  if (!r.banner.empty()) md += "> **" + r.banner + "**\n\n";
+  std::string md = "# " + printable(r.title) + "\n\n";
+  if (!r.banner.empty()) md += "> **" + printable(r.banner) + "**\n\n";
   for (const Chart& c : r.charts) md += fmt::format("![{}](charts/{}.png)\n", c.title, c.id);
   md += "\n" + render_markdown(r.body);
   write_file(dir / "report.md", md);

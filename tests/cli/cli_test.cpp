@@ -319,6 +319,60 @@ TEST(Cli, ReportWritesEveryFile) {
   EXPECT_NE(md.find("| h200-sxm |"), std::string::npos);
 }
 
+// One argument for the shell, whatever it holds.
+std::string shell_quoted(const std::string& s) {
+  std::string out = "'";
+  for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return out + "'";
+}
+
+TEST(Cli, TextFromLogsAndPathsNeverRuns) {
+  // A GPU name and an output folder holding backticks, $(...), quotes and a newline reach the
+  // chart titles and gnuplot's script; TMPDIR holds a planted symlink where a fixed error file
+  // name would be. Nothing may run and the symlink's target must stay as it is.
+  const std::filesystem::path dir = ::testing::TempDir() + "/hostile_" + std::to_string(getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "tmp");
+  const std::string d = dir.string();
+  const std::string evil = "NVIDIA H200 `touch " + d + "/backtick` $(touch " + d + "/dollar) ' \\\" \\nsystem('touch " +
+                           d + "/system')";
+  std::string records = slurp(kFx + "/records_h200.jsonl");
+  for (size_t at = records.find("NVIDIA H200"); at != std::string::npos; at = records.find("NVIDIA H200", at + evil.size())) {
+    records.replace(at, 11, evil);
+  }
+  std::ofstream(dir / "hostile.jsonl") << records;
+  std::ofstream(dir / "victim") << "keep";
+  for (const char* name : {"upgradebench-gnuplot.err", "gnuplot.err"}) {
+    std::filesystem::create_symlink(dir / "victim", dir / "tmp" / name);
+  }
+  const std::string out = d + "/out `touch " + d + "/out_backtick` $(touch " + d + "/out_dollar) 'q";
+  const Result r = run("report " + shell_quoted(d + "/hostile.jsonl") + " -o " + shell_quoted(out),
+                       "");
+  (void)r;
+  const Result t = run("report " + shell_quoted(d + "/hostile.jsonl") + " -o " + shell_quoted(out + "2"));
+  for (const Result* x : {&r, &t}) {
+    if (x->code != 0 && (x->err.find("gnuplot is not installed") != std::string::npos || x->err.find("npm ci") != std::string::npos)) {
+      GTEST_SKIP() << x->err;
+    }
+  }
+  // The same again with TMPDIR pointing at the planted symlinks.
+  const std::string with_tmpdir = fmt::format("cd {} && TMPDIR={} {} report {} -o {} 2>{}", shell_quoted(d),
+                                              shell_quoted(d + "/tmp"), UB_BINARY, shell_quoted(d + "/hostile.jsonl"),
+                                              shell_quoted(out + "3"), shell_quoted(d + "/stderr3"));
+  const int rc = std::system(with_tmpdir.c_str());
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(rc, 0) << slurp(d + "/stderr3");
+  for (const char* planted : {"backtick", "dollar", "system", "out_backtick", "out_dollar"}) {
+    EXPECT_FALSE(std::filesystem::exists(dir / planted)) << planted << " was created: a command ran";
+  }
+  EXPECT_EQ(slurp(d + "/victim"), "keep");
+  EXPECT_TRUE(std::filesystem::exists(out + "/charts/tflops.svg"));
+  // The name is in the report as text, on one line.
+  const std::string md = slurp(out + "/report.md");
+  EXPECT_NE(md.find("$(touch " + d + "/dollar) ' \"  system('touch"), std::string::npos) << md.substr(0, 400);
+  if (!HasFailure()) std::filesystem::remove_all(dir);
+}
+
 TEST(Cli, ReportOfCollectives) {
   for (const std::string& logs : {kFx + "/nccl_records_h200x2_graph.jsonl",
                                   kFx + "/nccl_peer_h200x2.jsonl " + kFx + "/nccl_records_h200x2_graph.jsonl"}) {

@@ -26,6 +26,21 @@ TEST(Document, TextAlignsColumns) {
             "a note\n");
 }
 
+TEST(Document, TextFromFilesCannotDriveTheTerminalOrBreakLines) {
+  Document d;
+  auto& b = d.add("GPU \x1b]0;title\x07 X\r\nnext");
+  b.table.columns = {{"gpu", Align::left}};
+  b.table.add_row({"A\x1b[2J\nB|C"});
+  b.notes.push_back("two\nlines\x1b[31m");
+  for (const std::string& out : {render_text(d), render_markdown(d)}) {
+    EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
+    EXPECT_EQ(out.find('\r'), std::string::npos) << out;
+    EXPECT_NE(out.find("A [2J B"), std::string::npos) << out;  // the cell stays on its line
+    EXPECT_NE(out.find("two\nlines"), std::string::npos) << out;  // a note keeps its own newlines
+  }
+  EXPECT_NE(render_markdown(d).find("### GPU  ]0;title  X  next\n"), std::string::npos) << render_markdown(d);
+}
+
 TEST(Document, Markdown) {
   EXPECT_EQ(render_markdown(sample()),
             "### Title\n\n| name | value |\n|---|--:|\n| a | 1.0 |\n| b, \"quoted\" | 22.5 |\n\n"
