@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "core/text.hpp"
 
 namespace ub {
@@ -89,12 +91,9 @@ std::optional<double> Accelerator::capacity_gib() const {
 Catalog Catalog::load(const std::filesystem::path& file) {
   std::ifstream in(file);
   if (!in) throw WorkError(fmt::format("{}: cannot open the accelerator catalog", file.string()));
-  json root;
-  try {
-    root = json::parse(in);
-  } catch (const json::exception& e) {
-    throw WorkError(fmt::format("{}: not valid JSON: {}", file.string(), e.what()));
-  }
+  std::stringstream text;
+  text << in.rdbuf();
+  const json root = parse_json_text(text.str(), file.string());
   Catalog cat;
   try {
     for (const auto& [k, v] : root.at("sources").items()) cat.sources_[k] = v.get<std::string>();

@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "core/text.hpp"
 
 namespace ub {
@@ -124,12 +126,9 @@ ModelShape load_model(const std::string& name, const std::filesystem::path& mode
   }
   std::ifstream in(file);
   if (!in) throw UsageError(fmt::format("{}: cannot read", file.string()));
-  json root;
-  try {
-    root = json::parse(in);
-  } catch (const json::exception& e) {
-    throw WorkError(fmt::format("{}: not valid JSON: {}", file.string(), e.what()));
-  }
+  std::stringstream text;
+  text << in.rdbuf();
+  const json root = parse_json_text(text.str(), file.string());
   ModelShape m = parse_hf_config(root, file.string());
   m.id = looks_like_path ? file.string() : to_lower(name);
   return m;

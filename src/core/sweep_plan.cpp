@@ -14,7 +14,7 @@ namespace ub {
 std::map<int64_t, PointOutcome> sweep_outcomes(const std::filesystem::path& records) {
   std::map<int64_t, PointOutcome> out;
   if (!std::filesystem::exists(records)) return out;
-  std::vector<std::string> warnings;  // the point being written when stopped: a truncated last line
+  std::vector<std::string> warnings;  // damaged lines: the points they held are run again
   for_each_record(read_text_lines(records), [&](const RecordLine& r) {
     const Fields f(r.json, r.where);
     if (!f.has("seqlen") || !r.json.at("seqlen").is_number_integer()) return;

@@ -15,7 +15,7 @@ enum class PointOutcome { measured, oom, failed };
 
 // Per sequence length, what the records file says: measured (a steady train_step), oom
 // (train_oom), or failed (train_error, or only warm-up steps: an interrupted point). A missing
-// file is empty; a truncated last line is ignored; any other malformed line is a WorkError.
+// file is empty; a damaged line (a hard stop mid-write) is skipped, the points around it kept.
 std::map<int64_t, PointOutcome> sweep_outcomes(const std::filesystem::path& records);
 
 // Bisection between the longest length known to fit and the shortest known not to, to a

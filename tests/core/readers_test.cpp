@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "core/key_values.hpp"
 #include "core/readers/attention_log.hpp"
 #include "core/readers/decomposition_log.hpp"
@@ -158,6 +159,33 @@ TEST(MeasurementLogs, Decomposition) {
   EXPECT_DOUBLE_EQ(d.buckets[1].ms, 481.1);
   EXPECT_DOUBLE_EQ(*d.buckets[2].mfu_percent, 34.8);
   EXPECT_THROW(read_decomposition_log(text_lines_from("# gpu=A\nnothing here\n", "t")), WorkError);
+}
+
+TEST(MeasurementLogs, HostileLinesAreRefusedOrSkippedNeverACrash) {
+  // Tens of kB of digits where a pattern is matched (std::regex recursed on them).
+  const std::string digits(80000, '7');
+  const MamfLog m = read_mamf_log(text_lines_from("     3 | " + digits + "(mean) 1(median) 1(max) @ 1x1x1\n"
+                                                  "     4 |  799.5(mean)  800.2(median)  805.0(max) @ 2048x2048x13312\n", "m"));
+  EXPECT_EQ(m.outcome.shapes.size(), 1u);
+  EXPECT_THROW(read_decomposition_log(text_lines_from("# gpu=A\nattention " + digits + " TFLOP 1 ms 1 TFLOPS\n", "d")),
+               WorkError);  // no bucket line left: refused, not a crash
+  // A line past the bound is refused, naming it, from memory and from a file.
+  try {
+    text_lines_from("a\n" + std::string(kMaxLineBytes + 1, 'x'), "big");
+    FAIL() << "an over-long line was accepted";
+  } catch (const WorkError& e) {
+    EXPECT_NE(std::string(e.what()).find("big:2: a line longer than 1 MiB"), std::string::npos) << e.what();
+  }
+  try {
+    read_text_lines("/dev/zero");  // never ends, has no newline: stops at the bound
+    FAIL() << "/dev/zero was read";
+  } catch (const WorkError& e) {
+    EXPECT_NE(std::string(e.what()).find("/dev/zero:1: a line longer than 1 MiB"), std::string::npos) << e.what();
+  }
+  // A config.json nested a million deep is refused before the parser sees it.
+  EXPECT_FALSE(json_depth_within(std::string(1000000, '[')));
+  EXPECT_TRUE(json_depth_within(R"({"a": [[1, "[[[[["], {"b": {}}]})", 4));
+  EXPECT_FALSE(json_depth_within(R"({"a": [[1], {"b": {}}]})", 3));
 }
 
 TEST(MeasurementLogs, MamfFinderOutputAndOurRecords) {

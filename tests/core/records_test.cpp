@@ -172,16 +172,21 @@ TEST(Records, FieldsNameWhereAndWhat) {
   EXPECT_THROW(Fields(json::array(), "x:1"), WorkError);
 }
 
-TEST(Records, ATruncatedLastLineIsSkippedAnythingElseIsAnError) {
+TEST(Records, DamagedLinesAnywhereAreSkippedAndNamed) {
   std::vector<std::string> warnings;
   int seen = 0;
-  for_each_record(text_lines_from("{\"type\": \"a\"}\n\n{\"type\": \"b\"}\n{\"type\": \"c", "f"),
+  // A line cut short by a hard stop in the middle (the next record appended after it), a value
+  // nested too deep, and the truncated last line of a file still being written.
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  for_each_record(text_lines_from("{\"type\": \"a\"}\n{\"type\": \"x\", \"st\n{\"type\": \"b\"}\n" + deep +
+                                      "\n{\"type\": \"c", "f"),
                   [&](const RecordLine& r) { seen += r.type == "a" || r.type == "b"; }, warnings);
   EXPECT_EQ(seen, 2);
-  ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_NE(warnings[0].find("f:4: truncated last line"), std::string::npos);
-  EXPECT_THROW(for_each_record(text_lines_from("{\"type\": \"c\n{}\n", "f"), [](const RecordLine&) {}, warnings),
-               WorkError);
+  ASSERT_EQ(warnings.size(), 3u);
+  EXPECT_NE(warnings[0].find("f:2: a damaged line skipped"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[1].find("f:4: a damaged line skipped"), std::string::npos) << warnings[1];
+  EXPECT_NE(warnings[1].find("nested deeper than 64 levels"), std::string::npos) << warnings[1];
+  EXPECT_NE(warnings[2].find("f:5: truncated last line"), std::string::npos) << warnings[2];
 }
 
 TEST(Telemetry, ThrottleReasonsAndSummary) {

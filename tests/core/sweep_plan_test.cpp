@@ -36,9 +36,12 @@ TEST(SweepOutcomes, MeasuredOomFailedAndATruncatedLastLine) {
   EXPECT_TRUE(sweep_outcomes(std::filesystem::path(::testing::TempDir()) / "nonexistent.jsonl").empty());
 }
 
-TEST(SweepOutcomes, AMalformedLineInsideIsAnError) {
-  const auto p = write("sweep_bad.jsonl", "{\"type\":\"context\"}\nnot json\n{\"type\":\"train_oom\",\"seqlen\":8}\n");
-  EXPECT_THROW(sweep_outcomes(p), WorkError);
+TEST(SweepOutcomes, ADamagedLineInsideIsSkippedThePointsAroundItKept) {
+  const auto p = write("sweep_bad.jsonl", "{\"type\":\"context\"}\n{\"type\":\"train_step\",\"seq\n"
+                                          "{\"type\":\"train_oom\",\"seqlen\":8}\n");
+  const auto o = sweep_outcomes(p);
+  ASSERT_EQ(o.size(), 1u);
+  EXPECT_EQ(o.at(8), PointOutcome::oom);
 }
 
 TEST(MaxFitSearch, BisectsToTheGranularity) {

@@ -44,7 +44,8 @@ DecompositionLog read_decomposition_log(const TextLines& t) {
     }
     if (line[0] == '#') continue;
     std::smatch m;
-    if (std::regex_match(line, m, kBucketLine)) {
+    // std::regex backtracks recursively: a line far longer than any bucket line is not tried.
+    if (line.size() <= kMaxPatternLine && std::regex_match(line, m, kBucketLine)) {
       DecompositionBucket b;
       b.name = trim(m[1].str());
       b.tflop = parse_decimal(m[2].str(), where, "TFLOP");

@@ -64,6 +64,8 @@ MamfLog read_mamf_log(const TextLines& t) {
       const std::string trimmed = trim(line);
       const std::string where = t.where(i);
       std::smatch m;
+      // std::regex backtracks recursively: a line far longer than any shape line is not tried.
+      if (line.size() > kMaxPatternLine) continue;
       if (std::regex_search(line, m, kShapeLine)) {
         MamfShape s;
         s.mean_tflops = parse_decimal(m[2].str(), where, "mean");

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "core/key_values.hpp"
 #include "core/records/fields.hpp"
 #include "core/text.hpp"
@@ -104,8 +105,8 @@ RunLog read_sweep_log(const TextLines& t) {
     if (line[0] == '{') {
       json obj;
       try {
-        obj = json::parse(line);
-      } catch (const json::exception&) {
+        obj = parse_json_text(line, where);
+      } catch (const WorkError&) {
         if (t.is_last(i) && t.last_line_unterminated) {
           run.warnings.push_back(fmt::format("{}: truncated last line ignored", where));
           continue;

@@ -3,10 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
 
 #include "core/error.hpp"
 
@@ -19,9 +19,24 @@ TextLines read_text_lines(const std::filesystem::path& path) {
   if (std::filesystem::is_directory(path)) throw UsageError(fmt::format("{}: is a directory", path.string()));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UsageError(fmt::format("{}: cannot be read", path.string()));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return text_lines_from(ss.str(), path.string());
+  // Read in blocks, the line being read never past its bound (a device such as /dev/zero, or a
+  // file that is not text, stops at the first over-long line instead of filling memory).
+  std::string text, block(1 << 16, '\0');
+  size_t line_start = 0;
+  while (in) {
+    in.read(block.data(), static_cast<std::streamsize>(block.size()));
+    const auto got = static_cast<size_t>(in.gcount());
+    if (got == 0) break;
+    const size_t from = text.size();
+    text.append(block.data(), got);
+    for (size_t nl = text.find('\n', from); nl != std::string::npos; nl = text.find('\n', nl + 1)) line_start = nl + 1;
+    if (text.size() - line_start > kMaxLineBytes) {
+      const size_t line = static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(line_start), '\n'));
+      throw WorkError(fmt::format("{}:{}: a line longer than {} MiB: not a log upgradebench reads", path.string(),
+                                  line + 1, kMaxLineBytes >> 20));
+    }
+  }
+  return text_lines_from(text, path.string());
 }
 
 double parse_decimal(const std::string& text, const std::string& where, const char* what) {
@@ -47,6 +62,10 @@ TextLines text_lines_from(const std::string& text, const std::string& name) {
   size_t start = 0;
   while (start < text.size()) {
     size_t end = text.find('\n', start);
+    if ((end == std::string::npos ? text.size() : end) - start > kMaxLineBytes) {
+      throw WorkError(fmt::format("{}:{}: a line longer than {} MiB: not a log upgradebench reads", name,
+                                  t.lines.size() + 1, kMaxLineBytes >> 20));
+    }
     if (end == std::string::npos) {
       t.lines.push_back(text.substr(start));
       t.last_line_unterminated = true;

@@ -2,11 +2,20 @@
 // which every reader tolerates for a log that was still being written.
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 namespace ub {
+
+// No log line comes near this; a longer one is a file that is not a log (or an attack on the
+// readers): read_text_lines refuses it, naming the line.
+inline constexpr size_t kMaxLineBytes = size_t{1} << 20;
+
+// Lines matched against a regular expression are at most this long (std::regex recurses per
+// character: tens of kB of digits exhaust the stack); longer ones are other lines.
+inline constexpr size_t kMaxPatternLine = 1024;
 
 struct TextLines {
   std::string path;

@@ -11,6 +11,7 @@
 #include <ctime>
 
 #include "core/error.hpp"
+#include "core/json_text.hpp"
 #include "core/text.hpp"
 
 namespace ub {
@@ -85,13 +86,15 @@ void RecordWriter::sync() {
 std::optional<json> parse_record_line(const TextLines& t, size_t i, std::vector<std::string>& warnings,
                                       const char* what) {
   try {
-    return json::parse(trim(t.lines[i]));
-  } catch (const json::exception&) {
+    return parse_json_text(trim(t.lines[i]), t.where(i));
+  } catch (const WorkError& e) {
     if (t.is_last(i) && t.last_line_unterminated) {
       warnings.push_back(fmt::format("{}: truncated last line ignored", t.where(i)));
-      return std::nullopt;
+    } else {
+      warnings.push_back(fmt::format("{}: a damaged line skipped ({} expected; {})", t.where(i), what,
+                                     std::string(e.what()).substr(t.where(i).size() + 2, 120)));
     }
-    throw WorkError(fmt::format("{}: {} that is not valid JSON", t.where(i), what));
+    return std::nullopt;
   }
 }
 

@@ -7,7 +7,7 @@
 // the kernel's own limits, never two records glued); a file that does not end in a newline gets
 // one before the first record. sync() (fsync) ends a measured point.
 // Reading: every reader goes through for_each_record, which parses each line and tolerates a
-// truncated last line (a run still being written, or stopped mid-line).
+// damaged line anywhere (a run still being written, or stopped mid-line) with a warning.
 #pragma once
 
 #include <filesystem>
@@ -53,14 +53,15 @@ struct RecordLine {
   size_t index = 0;   // 0-based line index
 };
 
-// Line `i` of `t` parsed as JSON; nullopt for the truncated last line of a file without a final
-// newline (with a warning); a WorkError naming the line for anything else that is not JSON.
+// Line `i` of `t` parsed as JSON (core/json_text.hpp's bounds); a line that is not (the truncated
+// last line of a file still being written, a line a hard stop damaged) is nullopt, with a warning
+// naming it: the records around it are kept.
 std::optional<nlohmann::json> parse_record_line(const TextLines& t, size_t i, std::vector<std::string>& warnings,
                                                 const char* what = "a record");
 
-// Calls `each` for every non-blank line that is a JSON object. A line that is not JSON is a
-// WorkError naming it, except the last line of a file without a final newline, which is skipped
-// with a warning. `what` names the expected content in that error ("a record", "a result line").
+// Calls `each` for every non-blank line that is a JSON object; a line that is not JSON is skipped
+// with a warning (parse_record_line). `what` names the expected content in the warnings and
+// errors ("a record", "a result line").
 void for_each_record(const TextLines& t, const std::function<void(const RecordLine&)>& each,
                      std::vector<std::string>& warnings, const char* what = "a record");
 
