@@ -1,8 +1,9 @@
 # Third-party libraries, all from Debian packages (see the README's set-up commands):
-#   libcli11-dev, nlohmann-json3-dev, libfmt-dev, libgtest-dev (tests only).
+#   libcli11-dev, nlohmann-json3-dev, libfmt-dev, zlib1g-dev (gzip traces), libgtest-dev (tests only).
 find_package(CLI11 CONFIG REQUIRED)
 find_package(nlohmann_json CONFIG REQUIRED)
 find_package(fmt CONFIG REQUIRED)
+find_package(ZLIB REQUIRED)
 find_package(Threads REQUIRED)
 
 # Warnings shared by every target of ours.

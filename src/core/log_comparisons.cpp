@@ -77,14 +77,57 @@ AttentionComparison compare_attention(const AttentionLog& o, const AttentionLog&
   return c;
 }
 
-DecompositionComparison compare_decomposition(const DecompositionLog& o, const DecompositionLog& n,
+namespace {
+
+bool in_guide_buckets(const DecompositionLog& l) {
+  return std::any_of(l.buckets.begin(), l.buckets.end(), [](const DecompositionBucket& b) { return b.name == "attention(FA)"; });
+}
+
+// `decompose`'s buckets folded into bench_decompose.py's three, by its method: the step split by
+// the attention share of compute kernel time (collectives, copies and idle follow that split).
+DecompositionLog as_guide_buckets(const DecompositionLog& l) {
+  double step = 0, attention = 0, compute = 0;
+  std::optional<double> attention_tflop, dense_tflop;
+  for (const DecompositionBucket& b : l.buckets) {
+    step += b.ms;
+    if (b.name == "communication" || b.name == "memory copies" || b.name == "idle") continue;
+    compute += b.ms;
+    if (b.name == "attention") attention = b.ms, attention_tflop = b.tflop;
+    if (b.name == "gemm") dense_tflop = b.tflop;
+  }
+  DecompositionLog out = l;
+  out.buckets.clear();
+  const double t_att = compute > 0 ? step * attention / compute : 0;
+  auto rate = [](std::optional<double> tflop, double ms) -> std::optional<double> {
+    if (!tflop || ms <= 0) return std::nullopt;
+    return *tflop / (ms / 1e3);
+  };
+  std::optional<double> total_tflop;
+  if (attention_tflop && dense_tflop) total_tflop = *attention_tflop + *dense_tflop;
+  out.buckets.push_back({"attention(FA)", t_att, attention_tflop, rate(attention_tflop, t_att), std::nullopt});
+  out.buckets.push_back({"everything else", step - t_att, dense_tflop, rate(dense_tflop, step - t_att), std::nullopt});
+  out.buckets.push_back({"TOTAL", step, total_tflop, rate(total_tflop, step), std::nullopt});
+  out.warnings.push_back("buckets folded into bench_decompose.py's three (attention by its share of compute kernel "
+                         "time) to compare with its printout");
+  return out;
+}
+
+}  // namespace
+
+DecompositionComparison compare_decomposition(const DecompositionLog& old_log, const DecompositionLog& new_log,
                                               const Catalog& catalog) {
+  const bool fold = in_guide_buckets(old_log) != in_guide_buckets(new_log);
+  const DecompositionLog o = fold && !in_guide_buckets(old_log) ? as_guide_buckets(old_log) : old_log;
+  const DecompositionLog n = fold && !in_guide_buckets(new_log) ? as_guide_buckets(new_log) : new_log;
   DecompositionComparison c;
   c.old_gpu = o.gpu, c.new_gpu = n.gpu;
   c.old_path = o.path, c.new_path = n.path;
   if (o.summary.count("step")) c.old_step_ms = o.summary.at("step");
   if (n.summary.count("step")) c.new_step_ms = n.summary.at("step");
   c.hardware = hardware_ratios(o.gpu, n.gpu, catalog);
+  for (const DecompositionLog* l : {&o, &n}) {
+    for (const std::string& w : l->warnings) c.warnings.push_back(l->path + ": " + w);
+  }
   pair_by(o.buckets, n.buckets, [](const DecompositionBucket& x) { return x.name; },
           [&](const DecompositionBucket* a, const DecompositionBucket* b) {
             DecompositionComparisonRow r;
@@ -143,7 +186,7 @@ void to_json(json& j, const DecompositionComparison& c) {
                     {"new_tflops", or_null(r.new_tflops)}});
   }
   j = {{"kind", "decomposition"}, {"old_gpu", c.old_gpu}, {"new_gpu", c.new_gpu}, {"hardware_ratios", c.hardware},
-       {"rows", rows}};
+       {"rows", rows}, {"warnings", c.warnings}};
 }
 
 void to_json(json& j, const MamfComparison& c) {

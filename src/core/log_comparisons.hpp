@@ -48,6 +48,7 @@ struct DecompositionComparison {
   std::optional<std::string> old_step_ms, new_step_ms;  // the wall step as each printout says it
   HardwareRatios hardware;
   std::vector<DecompositionComparisonRow> rows;  // the old log's buckets in order, then the new one's others
+  std::vector<std::string> warnings;             // each log's, named
 };
 DecompositionComparison compare_decomposition(const DecompositionLog& o, const DecompositionLog& n,
                                               const Catalog& catalog);

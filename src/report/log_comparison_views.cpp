@@ -45,6 +45,7 @@ Document decomposition_comparison_document(const DecompositionComparison& c) {
   }
   b.notes.push_back("Buckets split one measured wall-clock step (bench_decompose.py's method): their speedups show "
                     "which part follows compute and which follows bandwidth. No interval: one figure each.");
+  for (const std::string& w : c.warnings) b.notes.push_back(w);
   return doc;
 }
 

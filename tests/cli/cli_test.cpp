@@ -277,6 +277,9 @@ TEST(Golden, CompareAndMemfit) {
   // torch.distributed peer's lines against ours.
   expect_golden("compare_nccl.txt", "compare nccl_records_h200x2_plain.jsonl nccl_records_h200x2_graph.jsonl", kFx);
   expect_golden("compare_nccl.json", "compare nccl_records_h200x2_plain.jsonl nccl_records_h200x2_graph.jsonl --json", kFx);
+  // A torch.profiler trace in Kineto's layout decomposed, with the model's FLOPs.
+  expect_golden("decompose.txt", "decompose trace_kineto_small.json", kFx);
+  expect_golden("decompose.json", "decompose trace_kineto_small.json --model llama-3.1-8b --layers 1 --seqlen 128 --json", kFx);
   expect_golden("compare_nccl_peer.csv", "compare nccl_peer_h200x2.jsonl nccl_records_h200x2_graph.jsonl --csv", kFx);
 }
 
@@ -299,6 +302,12 @@ TEST(BadInput, CompareAndMemfit) {
   expect_error("compare " + kFx + "/nccl_peer_h200x2.jsonl " + h200, 2,
                "nccl_peer_h200x2.jsonl is a collective benchmark log");
   expect_error("report " + kFx + "/nccl_peer_h200x2.jsonl " + h200 + " -o /tmp/x", 2, "report needs two logs of one kind");
+  expect_error("decompose", 2, "decompose: give torch.profiler traces");
+  expect_error("decompose /nonexistent.json", 2, "/nonexistent.json: no such file or folder");
+  expect_error("decompose " + h200, 1, "sweep_h200.log: not a JSON object or array");
+  expect_error("decompose " + kFx + "/trace_kineto_small.json --step-name '^TrainStep'", 1, "give --step-name");
+  expect_error("decompose " + kFx + "/trace_kineto_small.json --seqlen 8k", 2, "--seqlen needs --model");
+  expect_error("decompose " + kFx + "/trace_kineto_small.json --classes " + h200, 1, "not valid JSON");
 }
 
 TEST(Cli, ReportWritesEveryFile) {

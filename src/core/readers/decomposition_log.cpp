@@ -7,6 +7,8 @@
 
 #include "core/error.hpp"
 #include "core/key_values.hpp"
+#include "core/records/decomposition_records.hpp"
+#include "core/records/record_file.hpp"
 #include "core/text.hpp"
 
 namespace ub {
@@ -17,7 +19,39 @@ const std::regex kBucketLine(R"(^(.+?)\s+([\d.]+)\s+TFLOP\s+([\d.]+)\s+ms\s+([\d
 
 }  // namespace
 
+namespace {
+
+// `decompose`'s records: the first decomposition.
+DecompositionLog read_decomposition_records(const TextLines& t) {
+  DecompositionLog log;
+  log.path = t.path;
+  size_t seen = 0;
+  for_each_record(t, [&](const RecordLine& r) {
+    if (r.type != "decomposition" || seen++ > 0) return;
+    const DecompositionRecord d = read_decomposition_record(Fields(r.json, r.where));
+    log.gpu = d.gpu;
+    log.header["source"] = d.source;
+    log.header["file"] = d.file;
+    log.header["steps"] = d.steps_from;
+    log.summary["step"] = fmt::format("{:.2f}", d.step_ms);
+    for (const DecompositionBucketRecord& b : d.buckets) {
+      DecompositionBucket x;
+      x.name = b.name;
+      x.ms = b.ms;
+      x.tflop = b.tflop;
+      x.tflops = b.tflops;
+      log.buckets.push_back(x);
+    }
+  }, log.warnings, "a record");
+  if (seen == 0) throw WorkError(fmt::format("{}: no decomposition records", t.path));
+  if (seen > 1) log.warnings.push_back(fmt::format("{} decompositions in the file (several GPUs or runs): the first is compared", seen));
+  return log;
+}
+
+}  // namespace
+
 DecompositionLog read_decomposition_log(const TextLines& t) {
+  if (looks_like_records(t)) return read_decomposition_records(t);
   DecompositionLog log;
   log.path = t.path;
   size_t ignored = 0;

@@ -1,6 +1,8 @@
 // A step decomposition as bench_decompose.py prints it: `# gpu=...` and `# wall step=... ms ...`
 // headers, then bucket lines `NAME  <x> TFLOP  <x> ms  <x> TFLOPS  MFU <x>%` (the name may have
-// spaces; `TOTAL` last). Errors name the file and line; other lines are counted in warnings.
+// spaces; `TOTAL` last); or `decompose`'s records (core/records/decomposition_records.hpp), the
+// first decomposition of the file (a file of several GPUs says so in warnings). Errors name the
+// file and line; other lines are counted in warnings.
 #pragma once
 
 #include <map>
@@ -14,7 +16,8 @@ namespace ub {
 
 struct DecompositionBucket {
   std::string name;
-  double tflop = 0, ms = 0, tflops = 0;
+  double ms = 0;
+  std::optional<double> tflop, tflops;  // absent where the FLOPs were not known
   std::optional<double> mfu_percent;
 };
 

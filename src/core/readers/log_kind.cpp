@@ -45,6 +45,7 @@ LogKind detect_log_kind(const TextLines& t) {
     if (has_record_type(t, "mamf")) return LogKind::mamf;
     if (has_record_type(t, "attention")) return LogKind::attention;
     if (has_record_type(t, "nccl")) return LogKind::nccl;
+    if (has_record_type(t, "decomposition")) return LogKind::decomposition;
     return LogKind::unknown;
   }
   if (looks_like_sweep_log(t)) return LogKind::training;

@@ -1,0 +1,410 @@
+// One-pass JSON for large documents; see json_stream.hpp.
+#include "core/trace/json_stream.hpp"
+
+#include <fmt/format.h>
+#include <zlib.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/json_text.hpp"
+
+namespace ub::trace {
+
+namespace {
+
+bool is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+bool is_delimiter(char c) { return is_ws(c) || c == ',' || c == ']' || c == '}' || c == ':'; }
+
+constexpr size_t npos = static_cast<size_t>(-1);
+
+// The index one past the end of the value starting at b[i], or npos when b[0, n) holds only its
+// beginning (`eof`: nothing more will come, so a scalar ends at n).
+size_t value_end(const char* b, size_t i, size_t n, bool eof) {
+  const char c = b[i];
+  if (c == '"') {
+    for (size_t j = i + 1; j < n; ++j) {
+      if (b[j] == '\\') ++j;
+      else if (b[j] == '"') return j + 1;
+    }
+    return npos;
+  }
+  if (c == '{' || c == '[') {
+    size_t depth = 0;
+    for (size_t j = i; j < n; ++j) {
+      const char ch = b[j];
+      if (ch == '"') {
+        for (++j; j < n && b[j] != '"'; ++j) {
+          if (b[j] == '\\') ++j;
+        }
+        if (j >= n) return npos;
+      } else if (ch == '{' || ch == '[') {
+        ++depth;
+      } else if (ch == '}' || ch == ']') {
+        if (--depth == 0) return j + 1;
+      }
+    }
+    return npos;
+  }
+  size_t j = i;
+  while (j < n && !is_delimiter(b[j])) ++j;
+  return j == n && !eof ? npos : j;
+}
+
+void append_utf8(std::string& out, uint32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+}  // namespace
+
+// ---- ByteSource ----
+
+ByteSource::ByteSource(const std::string& path) : path_(path) {
+  file_ = gzopen(path.c_str(), "rb");
+  if (!file_) throw UsageError(fmt::format("{}: cannot be read: {}", path, std::strerror(errno)));
+  gzbuffer(static_cast<gzFile>(file_), 1 << 18);
+}
+
+ByteSource::~ByteSource() {
+  if (file_) gzclose(static_cast<gzFile>(file_));
+}
+
+size_t ByteSource::read(char* out, size_t n) {
+  const int got = gzread(static_cast<gzFile>(file_), out, static_cast<unsigned>(std::min<size_t>(n, 1u << 30)));
+  if (got < 0) {
+    int code = 0;
+    const char* msg = gzerror(static_cast<gzFile>(file_), &code);
+    throw WorkError(fmt::format("{}: cannot be read: {}", path_, msg ? msg : "read error"));
+  }
+  bytes_ += static_cast<uint64_t>(got);
+  return static_cast<size_t>(got);
+}
+
+// ---- JsonSpan ----
+
+void JsonSpan::fail(const char* what) const { throw WorkError(fmt::format("{}: {}", where_, what)); }
+
+void JsonSpan::ws() {
+  while (p_ < end_ && is_ws(*p_)) ++p_;
+}
+
+char JsonSpan::peek() {
+  ws();
+  return p_ < end_ ? *p_ : '\0';
+}
+
+void JsonSpan::read_string_into(std::string& out) {
+  ws();
+  if (p_ >= end_ || *p_ != '"') fail("a string was expected");
+  ++p_;
+  const char* run = p_;
+  while (true) {
+    if (p_ >= end_) fail("a string does not end");
+    const char c = *p_;
+    if (c == '"') {
+      out.append(run, static_cast<size_t>(p_ - run));
+      ++p_;
+      return;
+    }
+    if (c != '\\') {
+      ++p_;
+      continue;
+    }
+    out.append(run, static_cast<size_t>(p_ - run));
+    if (p_ + 1 >= end_) fail("a string does not end");
+    const char e = p_[1];
+    p_ += 2;
+    switch (e) {
+      case '"': out += '"'; break;
+      case '\\': out += '\\'; break;
+      case '/': out += '/'; break;
+      case 'b': out += '\b'; break;
+      case 'f': out += '\f'; break;
+      case 'n': out += '\n'; break;
+      case 'r': out += '\r'; break;
+      case 't': out += '\t'; break;
+      case 'u': {
+        auto hex4 = [&]() -> uint32_t {
+          if (end_ - p_ < 4) fail("a \\u escape is cut short");
+          uint32_t v = 0;
+          const auto r = std::from_chars(p_, p_ + 4, v, 16);
+          if (r.ptr != p_ + 4) fail("a \\u escape is not hexadecimal");
+          p_ += 4;
+          return v;
+        };
+        uint32_t cp = hex4();
+        if (cp >= 0xD800 && cp < 0xDC00 && end_ - p_ >= 6 && p_[0] == '\\' && p_[1] == 'u') {
+          p_ += 2;
+          const uint32_t low = hex4();
+          cp = (low >= 0xDC00 && low < 0xE000) ? 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00) : 0xFFFD;
+        } else if (cp >= 0xD800 && cp < 0xE000) {
+          cp = 0xFFFD;
+        }
+        append_utf8(out, cp);
+        break;
+      }
+      default: fail("an unknown escape in a string");
+    }
+    run = p_;
+  }
+}
+
+std::string JsonSpan::string() {
+  std::string out;
+  read_string_into(out);
+  return out;
+}
+
+std::optional<double> JsonSpan::number() {
+  const char c = peek();
+  if (c != '-' && (c < '0' || c > '9')) {
+    skip();
+    return std::nullopt;
+  }
+  double v = 0;
+  const auto r = std::from_chars(p_, end_, v);
+  if (r.ec != std::errc()) fail("a number out of range");
+  p_ = r.ptr;
+  return v;
+}
+
+std::optional<int64_t> JsonSpan::integer() {
+  const char c = peek();
+  if (c == '"') {
+    const std::string s = string();
+    int64_t v = 0;
+    const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (r.ec != std::errc() || r.ptr != s.data() + s.size()) return std::nullopt;
+    return v;
+  }
+  const std::optional<double> d = number();
+  if (!d || *d != static_cast<double>(static_cast<int64_t>(*d))) return std::nullopt;
+  return static_cast<int64_t>(*d);
+}
+
+void JsonSpan::skip() {
+  ws();
+  if (p_ >= end_) fail("a value was expected");
+  const size_t e = value_end(p_, 0, static_cast<size_t>(end_ - p_), true);
+  if (e == npos || e == 0) fail("a value does not end");
+  p_ += e;
+}
+
+void JsonSpan::for_each_member(const std::function<bool(std::string_view, JsonSpan&)>& f) {
+  if (peek() != '{') fail("an object was expected");
+  if (++depth_ > static_cast<int>(kMaxJsonDepth)) fail("nested too deep");
+  ++p_;
+  std::string key;
+  if (peek() == '}') {
+    ++p_;
+    --depth_;
+    return;
+  }
+  while (true) {
+    key.clear();
+    read_string_into(key);
+    if (peek() != ':') fail("':' was expected after a key");
+    ++p_;
+    ws();
+    JsonSpan value = *this;
+    const bool go_on = f(key, value);
+    if (value.p_ == p_) skip();
+    else p_ = value.p_;
+    const char c = peek();
+    if (c == ',') {
+      ++p_;
+      if (!go_on) {
+        // The caller has what it wanted: the rest of the object is not read.
+        while (peek() != '}') {
+          key.clear();
+          read_string_into(key);
+          if (peek() != ':') fail("':' was expected after a key");
+          ++p_;
+          skip();
+          if (peek() == ',') ++p_;
+        }
+        ++p_;
+        --depth_;
+        return;
+      }
+      continue;
+    }
+    if (c == '}') {
+      ++p_;
+      --depth_;
+      return;
+    }
+    fail("',' or '}' was expected in an object");
+  }
+}
+
+void JsonSpan::for_each_element(const std::function<bool(JsonSpan&)>& f) {
+  if (peek() != '[') fail("an array was expected");
+  if (++depth_ > static_cast<int>(kMaxJsonDepth)) fail("nested too deep");
+  ++p_;
+  if (peek() == ']') {
+    ++p_;
+    --depth_;
+    return;
+  }
+  bool go_on = true;
+  while (true) {
+    ws();
+    JsonSpan value = *this;
+    if (go_on) go_on = f(value);
+    if (value.p_ == p_) skip();
+    else p_ = value.p_;
+    const char c = peek();
+    if (c == ',') {
+      ++p_;
+      continue;
+    }
+    if (c == ']') {
+      ++p_;
+      --depth_;
+      return;
+    }
+    fail("',' or ']' was expected in an array");
+  }
+}
+
+// ---- stream_document ----
+
+namespace {
+
+// The window of the file being read: bytes [pos, end) of `buf` are unread.
+class Window {
+ public:
+  Window(ByteSource& src, size_t block, size_t max_value) : src_(src), buf_(block), max_value_(max_value) {}
+
+  // The next character that is not white space, reading more as needed; '\0' at the end.
+  char next() {
+    while (true) {
+      while (pos_ < end_ && is_ws(buf_[pos_])) ++pos_;
+      if (pos_ < end_) return buf_[pos_];
+      if (!fill()) return '\0';
+    }
+  }
+  void advance() { ++pos_; }
+
+  // The value starting at the next character, whole in memory.
+  std::string_view value() {
+    if (next() == '\0') fail("the document ends where a value was expected");
+    while (true) {
+      const size_t e = value_end(buf_.data(), pos_, end_, eof_);
+      if (e != npos) {
+        const std::string_view v(buf_.data() + pos_, e - pos_);
+        pos_ = e;
+        return v;
+      }
+      if (eof_) fail("the document ends inside a value");
+      if (end_ - pos_ >= max_value_) {
+        fail(fmt::format("a value larger than {} MiB: not a trace this reads", max_value_ >> 20).c_str());
+      }
+      fill();
+    }
+  }
+
+  const std::string& path() const { return src_.path(); }
+  [[noreturn]] void fail(const char* what) const {
+    throw WorkError(fmt::format("{}: {} (at byte {})", src_.path(), what, src_.bytes_read() - (end_ - pos_)));
+  }
+
+ private:
+  // Moves the unread bytes to the front and reads more behind them (growing the buffer when a
+  // value fills it). False at the end of the file.
+  bool fill() {
+    if (eof_) return false;
+    if (pos_ > 0) {
+      std::memmove(buf_.data(), buf_.data() + pos_, end_ - pos_);
+      end_ -= pos_;
+      pos_ = 0;
+    }
+    if (end_ == buf_.size()) buf_.resize(std::min(buf_.size() * 2, max_value_ + 1));
+    const size_t got = src_.read(buf_.data() + end_, buf_.size() - end_);
+    if (got == 0) {
+      eof_ = true;
+      return false;
+    }
+    end_ += got;
+    return true;
+  }
+
+  ByteSource& src_;
+  std::vector<char> buf_;
+  size_t max_value_;
+  size_t pos_ = 0, end_ = 0;
+  bool eof_ = false;
+};
+
+void stream_array(Window& w, const StreamHandlers& h, size_t& index) {
+  w.advance();  // '['
+  if (w.next() == ']') {
+    w.advance();
+    return;
+  }
+  while (true) {
+    const std::string_view v = w.value();
+    JsonSpan span(v, w.path());
+    if (h.on_element) h.on_element(span);
+    ++index;
+    const char c = w.next();
+    w.advance();
+    if (c == ']') return;
+    if (c != ',') w.fail("',' or ']' was expected in the streamed array");
+  }
+}
+
+}  // namespace
+
+void stream_document(ByteSource& source, std::string_view streamed, const StreamHandlers& handlers, size_t block_bytes,
+                     size_t max_value_bytes) {
+  Window w(source, block_bytes, max_value_bytes);
+  size_t index = 0;
+  const char first = w.next();
+  if (first == '[') {
+    stream_array(w, handlers, index);
+    return;
+  }
+  if (first != '{') w.fail(first == '\0' ? "empty: not a JSON document" : "not a JSON object or array");
+  w.advance();
+  if (w.next() == '}') return;
+  while (true) {
+    const std::string_view key_text = w.value();
+    JsonSpan key_span(key_text, source.path());
+    const std::string key = key_span.string();
+    if (w.next() != ':') w.fail("':' was expected after a key");
+    w.advance();
+    if (key == streamed && w.next() == '[') {
+      stream_array(w, handlers, index);
+    } else {
+      const std::string_view v = w.value();
+      const std::string where = fmt::format("{}: \"{}\"", source.path(), key);
+      JsonSpan span(v, where);
+      if (handlers.on_member) handlers.on_member(key, span);
+    }
+    const char c = w.next();
+    w.advance();
+    if (c == '}') return;
+    if (c != ',') w.fail("',' or '}' was expected at the top level");
+  }
+}
+
+}  // namespace ub::trace

@@ -1,0 +1,241 @@
+// `decompose` of torch.profiler traces: the streaming JSON layer (escapes, numbers, values split
+// across any block boundary, gzip), kernel names of real stacks into buckets, the split of a step
+// (buckets adding up to it, overlap, clipping), and a trace in Kineto's layout decomposed end to end.
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <cmath>
+#include <fstream>
+#include <numeric>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "core/records/decomposition_records.hpp"
+#include "core/trace/decomposition_summary.hpp"
+#include "core/trace/json_stream.hpp"
+#include "core/trace/kineto_trace.hpp"
+#include "core/trace/trace_decomposition.hpp"
+
+namespace ub::trace {
+namespace {
+
+const std::string kFixtures = UB_FIXTURES_DIR;
+const std::string kSmall = kFixtures + "/trace_kineto_small.json";
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string temp_file(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+KernelClasses bundled_classes() {
+  KernelClasses k;
+  k.add_file(std::string(UB_DATA_DIR) + "/kernel_classes.json", false);
+  return k;
+}
+
+TEST(JsonSpan, StringsNumbersAndSkipping) {
+  const std::string text =
+      R"({"s": "a\"b\\c\u00e9\ud83d\ude00\n", "n": -1.5e3, "i": 7, "q": "42", "deep": [[{"x": [1, "]"]}]], "t": true})";
+  JsonSpan span(text, "t");
+  std::string s;
+  double n = 0;
+  int64_t i = 0, q = 0;
+  span.for_each_member([&](std::string_view k, JsonSpan& v) {
+    if (k == "s") s = v.string();
+    if (k == "n") n = *v.number();
+    if (k == "i") i = *v.integer();
+    if (k == "q") q = *v.integer();
+    return true;  // "deep" and "t" are skipped unread
+  });
+  EXPECT_EQ(s, "a\"b\\c\xc3\xa9\xf0\x9f\x98\x80\n");
+  EXPECT_DOUBLE_EQ(n, -1500);
+  EXPECT_EQ(i, 7);
+  EXPECT_EQ(q, 42);
+  for (const char* bad : {R"({"a": "x)", R"({"a" 1})", R"({"a": 1 "b": 2})", R"({"a": "\q"})"}) {
+    JsonSpan b(bad, "bad");
+    EXPECT_THROW(b.for_each_member([](std::string_view, JsonSpan& v) {
+      (void)v.string();
+      return true;
+    }), WorkError) << bad;
+  }
+}
+
+// Every element of the streamed array, whatever the block size: values straddle block boundaries.
+std::vector<std::string> names_streamed(const std::string& path, size_t block) {
+  ByteSource src(path);
+  std::vector<std::string> names;
+  StreamHandlers h;
+  h.on_element = [&](JsonSpan& e) {
+    e.for_each_member([&](std::string_view k, JsonSpan& v) {
+      if (k == "name") names.push_back(v.string());
+      return true;
+    });
+  };
+  stream_document(src, "traceEvents", h, block);
+  return names;
+}
+
+TEST(JsonStream, AnyBlockSizeReadsTheSameAndGzipToo) {
+  const std::vector<std::string> whole = names_streamed(kSmall, size_t{1} << 22);
+  ASSERT_EQ(whole.size(), 114u);
+  for (size_t block : {1, 7, 64, 1000}) EXPECT_EQ(names_streamed(kSmall, block), whole) << block;
+  const std::string gz = ::testing::TempDir() + "/trace_small.json.gz";
+  gzFile f = gzopen(gz.c_str(), "wb");
+  const std::string text = slurp(kSmall);
+  ASSERT_EQ(gzwrite(f, text.data(), static_cast<unsigned>(text.size())), static_cast<int>(text.size()));
+  gzclose(f);
+  EXPECT_EQ(names_streamed(gz, 4096), whole);
+  // A bare array of events is a trace too.
+  EXPECT_EQ(names_streamed(temp_file("bare.json", R"([{"name": "a"}, {"name": "b"}])"), 3),
+            (std::vector<std::string>{"a", "b"}));
+}
+
+TEST(JsonStream, BrokenDocumentsAreErrorsNamingTheFile) {
+  const std::string text = slurp(kSmall);
+  for (const auto& [name, body] : std::vector<std::pair<std::string, std::string>>{
+           {"cut.json", text.substr(0, text.size() / 2)},
+           {"empty.json", ""},
+           {"text.json", "hello"},
+           {"comma.json", R"({"traceEvents": [{"a": 1} {"b": 2}]})"}}) {
+    try {
+      names_streamed(temp_file(name, body), 4096);
+      FAIL() << name << " was read";
+    } catch (const WorkError& e) {
+      EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(ByteSource("/nonexistent/trace.json"), UsageError);
+}
+
+TEST(KernelClasses, NamesRealStacksEmit) {
+  KernelClasses k = bundled_classes();
+  const std::pair<const char*, Bucket> cases[] = {
+      {"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas", Bucket::gemm},
+      {"nvjet_tst_192x192_64x4_2x1_v_bz_coopB_TNT", Bucket::gemm},
+      {"ampere_bf16_s16816gemm_bf16_256x128_ldg8_f2f_stages_64x3_tn", Bucket::gemm},
+      {"void cutlass::Kernel2<cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_16x16_128x2_tn_align8>(cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_16x16_128x2_tn_align8::Params)", Bucket::gemm},
+      {"triton_tem_fused_mm_0", Bucket::gemm},
+      {"void flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4> >(flash::Flash_fwd_params)", Bucket::attention},
+      {"void cutlass::device_kernel<flash::enable_sm90_or_later<flash::FlashAttnFwdSm90<cutlass::bfloat16_t> > >(flash::Params)", Bucket::attention},
+      {"cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_3_64x64x128_4x1x1_kernel0_0", Bucket::attention},
+      {"fmha_cutlassF_bf16_aligned_64x128_rf_sm80(PyTorchMemEffAttention::AttentionKernel<cutlass::bfloat16_t>::Params)", Bucket::attention},
+      {"triton_per_fused__to_copy_add_mean_mul_pow_rsqrt_0", Bucket::elementwise},
+      {"void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, std::array<char*, 1ul> >(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)", Bucket::elementwise},
+      {"_rms_norm_forward_kernel", Bucket::elementwise},
+      {"void transformer_engine::normalization::rmsnorm_fwd_tuned_kernel<float>(transformer_engine::normalization::LaunchParams<transformer_engine::normalization::FwdParams>)", Bucket::elementwise},
+      {"void cuApplyRMSNorm<c10::BFloat16, float, c10::BFloat16>(c10::BFloat16*, float*, c10::BFloat16 const*, int, int, float, c10::BFloat16 const*)", Bucket::elementwise},
+      {"_swiglu_forward_kernel", Bucket::elementwise},
+      {"void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, at::native::(anonymous namespace)::LogSoftMaxForwardEpilogue>(float*, float const*, int)", Bucket::loss},
+      {"void at::native::nll_loss_forward_reduce_cuda_kernel_2d<float, long>(float*, float*, float const*, long const*, float const*, bool, long, long, long)", Bucket::loss},
+      {"liger_cross_entropy_kernel", Bucket::loss},
+      {"void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous namespace)::TensorListMetadata<4>, at::native::(anonymous namespace)::FusedAdamMathFunctor<float, 4, (at::native::ADAM_MODE)1, false>, bool, float, float, float, float, float, float const*, float const*>(...)", Bucket::optimizer},
+      {"ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)", Bucket::communication},
+      {"ncclKernel_ReduceScatter_RING_LL_Sum_bfloat16(ncclDevComm*, unsigned long, ncclWork*)", Bucket::communication},
+      {"my_custom_kernel", Bucket::other},
+  };
+  for (const auto& [name, bucket] : cases) EXPECT_EQ(k.classify(name), bucket) << name;
+  // A user's rules come first.
+  const std::string mine = temp_file("mine.json", R"({"rules": [{"bucket": "loss", "pattern": "^my_custom"}]})");
+  k.add_file(mine, true);
+  EXPECT_EQ(k.classify("my_custom_kernel"), Bucket::loss);
+  KernelClasses bad;
+  EXPECT_THROW(bad.add_file(temp_file("bad1.json", R"({"rules": [{"bucket": "idle", "pattern": "x"}]})"), true), UsageError);
+  EXPECT_THROW(bad.add_file(temp_file("bad2.json", R"({"rules": [{"bucket": "gemm", "pattern": "(("}]})"), true), UsageError);
+  EXPECT_THROW(bad.add_file(temp_file("bad3.json", R"({"rule": []})"), true), UsageError);
+}
+
+double sum(const StepDecomposition& d) { return std::accumulate(d.us.begin(), d.us.end(), 0.0); }
+
+TEST(StepDecomposition, BucketsAddUpOverlapIsSeenAndWindowsClip) {
+  // 100 us step: a GEMM on two streams at once, attention, a collective half under compute, a copy.
+  const std::vector<GpuActivity> acts = {
+      {0, 40, Bucket::gemm, 0},         {20, 40, Bucket::gemm, 1},  {40, 60, Bucket::attention, 2},
+      {50, 80, Bucket::communication, 3}, {85, 90, Bucket::memcpy, 4}, {95, 130, Bucket::elementwise, 5},
+      {200, 300, Bucket::gemm, 6}};
+  const StepDecomposition d = decompose_step({"s", 0, 100}, acts);
+  EXPECT_DOUBLE_EQ(d.step_us, 100);
+  EXPECT_NEAR(sum(d), 100, 1e-9);
+  // busy = [0,60) and [95,100): 65 us, shared by kernel time 60 + 20 + 5 (clipped).
+  EXPECT_NEAR(d.of(Bucket::gemm), 60.0 * 65 / 85, 1e-9);
+  EXPECT_NEAR(d.of(Bucket::attention), 20.0 * 65 / 85, 1e-9);
+  EXPECT_NEAR(d.of(Bucket::elementwise), 5.0 * 65 / 85, 1e-9);
+  EXPECT_DOUBLE_EQ(d.communication_us, 30);
+  EXPECT_DOUBLE_EQ(d.communication_overlapped_us, 10);
+  EXPECT_DOUBLE_EQ(d.of(Bucket::communication), 20);
+  EXPECT_DOUBLE_EQ(d.of(Bucket::memcpy), 5);
+  EXPECT_DOUBLE_EQ(d.of(Bucket::idle), 10);
+  EXPECT_EQ(d.activities, 6u);
+  const StepDecomposition empty = decompose_step({"e", 500, 600}, acts);
+  EXPECT_DOUBLE_EQ(empty.of(Bucket::idle), 100);
+}
+
+TEST(TraceDecomposition, KinetoTraceEndToEnd) {
+  KernelClasses k = bundled_classes();
+  const auto ds = decompose_trace(kSmall, k, {});
+  ASSERT_EQ(ds.size(), 1u);
+  const TraceDecomposition& d = ds[0];
+  EXPECT_EQ(d.gpu, "NVIDIA H200");
+  EXPECT_EQ(d.events, 114u);
+  ASSERT_EQ(d.steps.size(), 3u);
+  for (const auto& s : d.steps) EXPECT_NEAR(sum(s), s.step_us, 1e-6) << s.name;
+  const StepDecomposition& m = d.median_step();
+  EXPECT_EQ(m.name, "ProfilerStep#2");
+  // The fixture's step: compute busy 660 us of 760 us kernel time (two GEMM streams overlap),
+  // a 200 us all-reduce 120 us under compute, a 20 us copy, the rest idle.
+  EXPECT_NEAR(m.of(Bucket::gemm), 400.0 * 660 / 760, 1e-6);
+  EXPECT_NEAR(m.of(Bucket::attention), 200.0 * 660 / 760, 1e-6);
+  EXPECT_NEAR(m.of(Bucket::other), 20.0 * 660 / 760, 1e-6);
+  EXPECT_NEAR(m.communication_us, 200, 1e-6);
+  EXPECT_NEAR(m.communication_overlapped_us, 120, 1e-6);
+  EXPECT_NEAR(m.of(Bucket::communication), 80, 1e-6);
+  EXPECT_NEAR(m.of(Bucket::memcpy), 20, 1e-6);
+  EXPECT_NEAR(m.of(Bucket::idle), 240, 1e-6);
+  ASSERT_EQ(d.unclassified.size(), 1u);
+  EXPECT_EQ(d.unclassified[0].name, "my_custom_kernel<\"quoted\">");
+  EXPECT_EQ(d.unclassified[0].count, 3u);
+  // The record: buckets add up, the range over steps, FLOPs give rates.
+  const DecompositionRecord r = summarize(d, StepFlops{1e12, 2e11}, nullptr);
+  double total = 0;
+  for (const auto& b : r.buckets) total += b.ms;
+  EXPECT_NEAR(total, r.step_ms, 1e-9);
+  EXPECT_NEAR(r.buckets[8].max_ms, 0.44, 1e-9);  // idle: the third step is 200 us longer
+  ASSERT_TRUE(r.buckets[0].tflops.has_value());
+  EXPECT_NEAR(*r.buckets[0].tflops, 1.0 / (0.4 * 660 / 760 / 1e3), 1e-6);
+  const nlohmann::json j = r;
+  const DecompositionRecord back = read_decomposition_record(Fields(j, "t:1"));
+  EXPECT_EQ(back.buckets.size(), r.buckets.size());
+  EXPECT_DOUBLE_EQ(back.step_ms, r.step_ms);
+  EXPECT_EQ(back.unclassified[0].name, r.unclassified[0].name);
+}
+
+TEST(TraceDecomposition, StepsFromAnnotationsOrCutAndErrors) {
+  KernelClasses k = bundled_classes();
+  // No annotation of that name: an error saying what to give, or --steps.
+  DecomposeOptions none;
+  none.step_pattern = "^TrainStep";
+  try {
+    decompose_trace(kSmall, k, none);
+    FAIL();
+  } catch (const WorkError& e) {
+    EXPECT_NE(std::string(e.what()).find("--steps N"), std::string::npos) << e.what();
+  }
+  none.steps = 2;
+  const auto cut = decompose_trace(kSmall, k, none);
+  ASSERT_EQ(cut[0].steps.size(), 2u);
+  for (const auto& s : cut[0].steps) EXPECT_NEAR(sum(s), s.step_us, 1e-6);
+  const std::string no_gpu = temp_file("cpu_only.json", R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 2}]})");
+  EXPECT_THROW(decompose_trace(no_gpu, k, {}), WorkError);
+  EXPECT_THROW(trace_files({"/nonexistent"}), UsageError);
+  EXPECT_EQ(trace_files({kFixtures + "/trace_kineto_small.json"}).size(), 1u);
+}
+
+}  // namespace
+}  // namespace ub::trace
