@@ -5,7 +5,9 @@
 #include <zlib.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -21,26 +23,34 @@ bool is_delimiter(char c) { return is_ws(c) || c == ',' || c == ']' || c == '}' 
 
 constexpr size_t npos = static_cast<size_t>(-1);
 
+// The index one past the closing quote of the string whose opening quote is b[i], or npos.
+size_t string_end(const char* b, size_t i, size_t n) {
+  const char* q = b + i + 1;
+  const char* const e = b + n;
+  while (q < e) {
+    q = static_cast<const char*>(std::memchr(q, '"', static_cast<size_t>(e - q)));
+    if (!q) return npos;
+    size_t backslashes = 0;
+    while (q - 1 - backslashes > b + i && q[-1 - static_cast<std::ptrdiff_t>(backslashes)] == '\\') ++backslashes;
+    if (backslashes % 2 == 0) return static_cast<size_t>(q - b) + 1;
+    ++q;
+  }
+  return npos;
+}
+
 // The index one past the end of the value starting at b[i], or npos when b[0, n) holds only its
 // beginning (`eof`: nothing more will come, so a scalar ends at n).
 size_t value_end(const char* b, size_t i, size_t n, bool eof) {
   const char c = b[i];
-  if (c == '"') {
-    for (size_t j = i + 1; j < n; ++j) {
-      if (b[j] == '\\') ++j;
-      else if (b[j] == '"') return j + 1;
-    }
-    return npos;
-  }
+  if (c == '"') return string_end(b, i, n);
   if (c == '{' || c == '[') {
     size_t depth = 0;
     for (size_t j = i; j < n; ++j) {
       const char ch = b[j];
       if (ch == '"') {
-        for (++j; j < n && b[j] != '"'; ++j) {
-          if (b[j] == '\\') ++j;
-        }
-        if (j >= n) return npos;
+        const size_t e = string_end(b, j, n);
+        if (e == npos) return npos;
+        j = e - 1;
       } else if (ch == '{' || ch == '[') {
         ++depth;
       } else if (ch == '}' || ch == ']') {
@@ -101,22 +111,70 @@ size_t ByteSource::read(char* out, size_t n) {
 
 void JsonSpan::fail(const char* what) const { throw WorkError(fmt::format("{}: {}", where_, what)); }
 
-void JsonSpan::ws() {
-  while (p_ < end_ && is_ws(*p_)) ++p_;
+void JsonSpan::ran_out() const {
+  if (!complete_) throw Truncated{};
+  fail("the value ends early");
 }
 
 char JsonSpan::peek() {
   ws();
-  return p_ < end_ ? *p_ : '\0';
+  if (p_ < end_) return *p_;
+  if (!complete_) throw Truncated{};
+  return '\0';
 }
 
-void JsonSpan::read_string_into(std::string& out) {
-  ws();
-  if (p_ >= end_ || *p_ != '"') fail("a string was expected");
+void JsonSpan::enter(char open) {
+  if (peek() != open) fail(open == '{' ? "an object was expected" : "an array was expected");
+  if (++depth_ > static_cast<int>(kMaxJsonDepth)) fail("nested too deep");
   ++p_;
+}
+
+bool JsonSpan::close_or_next(char close) {
+  const char c = peek();
+  ++p_;
+  if (c == close) {
+    --depth_;
+    return true;
+  }
+  if (c != ',') fail(close == '}' ? "',' or '}' was expected in an object" : "',' or ']' was expected in an array");
+  return false;
+}
+
+void JsonSpan::key_into(std::string_view& key, std::string& scratch) {
+  key = string_view(scratch);
+  if (peek() != ':') fail("':' was expected after a key");
+  ++p_;
+}
+
+std::string_view JsonSpan::string_view(std::string& scratch) {
+  if (peek() != '"') fail("a string was expected");
+  const char* start = p_ + 1;
+  // Keys and short values end within a few bytes: a plain loop; long ones (kernel names) by memchr.
+  const char* q = start;
+  const char* const near_end = std::min(end_, start + 24);
+  while (q < near_end && *q != '"' && *q != '\\') ++q;
+  if (q == near_end && q < end_) {
+    q = static_cast<const char*>(std::memchr(q, '"', static_cast<size_t>(end_ - q)));
+    if (!q) ran_out();
+    if (std::memchr(start, '\\', static_cast<size_t>(q - start))) q = start - 1;  // escaped: decode below
+  } else if (q == end_) {
+    ran_out();
+  }
+  if (q >= start && *q == '"') {
+    p_ = q + 1;
+    return {start, static_cast<size_t>(q - start)};
+  }
+  // A backslash in it: decode (rare in traces).
+  scratch.clear();
+  decode_string(scratch);
+  return scratch;
+}
+
+void JsonSpan::decode_string(std::string& out) {
+  ++p_;  // the opening quote
   const char* run = p_;
   while (true) {
-    if (p_ >= end_) fail("a string does not end");
+    if (p_ >= end_) ran_out();
     const char c = *p_;
     if (c == '"') {
       out.append(run, static_cast<size_t>(p_ - run));
@@ -128,7 +186,7 @@ void JsonSpan::read_string_into(std::string& out) {
       continue;
     }
     out.append(run, static_cast<size_t>(p_ - run));
-    if (p_ + 1 >= end_) fail("a string does not end");
+    if (p_ + 1 >= end_) ran_out();
     const char e = p_[1];
     p_ += 2;
     switch (e) {
@@ -142,7 +200,7 @@ void JsonSpan::read_string_into(std::string& out) {
       case 't': out += '\t'; break;
       case 'u': {
         auto hex4 = [&]() -> uint32_t {
-          if (end_ - p_ < 4) fail("a \\u escape is cut short");
+          if (end_ - p_ < 4) ran_out();
           uint32_t v = 0;
           const auto r = std::from_chars(p_, p_ + 4, v, 16);
           if (r.ptr != p_ + 4) fail("a \\u escape is not hexadecimal");
@@ -166,9 +224,16 @@ void JsonSpan::read_string_into(std::string& out) {
   }
 }
 
+void JsonSpan::string_into(std::string& out) {
+  std::string scratch;
+  const std::string_view v = string_view(scratch);
+  if (v.data() == scratch.data() && !scratch.empty()) out.swap(scratch);
+  else out.assign(v.data(), v.size());
+}
+
 std::string JsonSpan::string() {
   std::string out;
-  read_string_into(out);
+  string_into(out);
   return out;
 }
 
@@ -181,6 +246,7 @@ std::optional<double> JsonSpan::number() {
   double v = 0;
   const auto r = std::from_chars(p_, end_, v);
   if (r.ec != std::errc()) fail("a number out of range");
+  if (r.ptr == end_ && !complete_) throw Truncated{};  // more digits may follow in the file
   p_ = r.ptr;
   return v;
 }
@@ -188,101 +254,24 @@ std::optional<double> JsonSpan::number() {
 std::optional<int64_t> JsonSpan::integer() {
   const char c = peek();
   if (c == '"') {
-    const std::string s = string();
+    std::string scratch;
+    const std::string_view s = string_view(scratch);
     int64_t v = 0;
     const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
     if (r.ec != std::errc() || r.ptr != s.data() + s.size()) return std::nullopt;
     return v;
   }
   const std::optional<double> d = number();
-  if (!d || *d != static_cast<double>(static_cast<int64_t>(*d))) return std::nullopt;
+  if (!d || !(std::fabs(*d) < 9e15) || *d != static_cast<double>(static_cast<int64_t>(*d))) return std::nullopt;
   return static_cast<int64_t>(*d);
 }
 
 void JsonSpan::skip() {
-  ws();
-  if (p_ >= end_) fail("a value was expected");
-  const size_t e = value_end(p_, 0, static_cast<size_t>(end_ - p_), true);
-  if (e == npos || e == 0) fail("a value does not end");
+  if (peek() == '\0') fail("a value was expected");
+  const size_t e = value_end(p_, 0, static_cast<size_t>(end_ - p_), complete_);
+  if (e == npos) ran_out();
+  if (e == 0) fail("a value was expected");
   p_ += e;
-}
-
-void JsonSpan::for_each_member(const std::function<bool(std::string_view, JsonSpan&)>& f) {
-  if (peek() != '{') fail("an object was expected");
-  if (++depth_ > static_cast<int>(kMaxJsonDepth)) fail("nested too deep");
-  ++p_;
-  std::string key;
-  if (peek() == '}') {
-    ++p_;
-    --depth_;
-    return;
-  }
-  while (true) {
-    key.clear();
-    read_string_into(key);
-    if (peek() != ':') fail("':' was expected after a key");
-    ++p_;
-    ws();
-    JsonSpan value = *this;
-    const bool go_on = f(key, value);
-    if (value.p_ == p_) skip();
-    else p_ = value.p_;
-    const char c = peek();
-    if (c == ',') {
-      ++p_;
-      if (!go_on) {
-        // The caller has what it wanted: the rest of the object is not read.
-        while (peek() != '}') {
-          key.clear();
-          read_string_into(key);
-          if (peek() != ':') fail("':' was expected after a key");
-          ++p_;
-          skip();
-          if (peek() == ',') ++p_;
-        }
-        ++p_;
-        --depth_;
-        return;
-      }
-      continue;
-    }
-    if (c == '}') {
-      ++p_;
-      --depth_;
-      return;
-    }
-    fail("',' or '}' was expected in an object");
-  }
-}
-
-void JsonSpan::for_each_element(const std::function<bool(JsonSpan&)>& f) {
-  if (peek() != '[') fail("an array was expected");
-  if (++depth_ > static_cast<int>(kMaxJsonDepth)) fail("nested too deep");
-  ++p_;
-  if (peek() == ']') {
-    ++p_;
-    --depth_;
-    return;
-  }
-  bool go_on = true;
-  while (true) {
-    ws();
-    JsonSpan value = *this;
-    if (go_on) go_on = f(value);
-    if (value.p_ == p_) skip();
-    else p_ = value.p_;
-    const char c = peek();
-    if (c == ',') {
-      ++p_;
-      continue;
-    }
-    if (c == ']') {
-      ++p_;
-      --depth_;
-      return;
-    }
-    fail("',' or ']' was expected in an array");
-  }
 }
 
 // ---- stream_document ----
@@ -323,6 +312,21 @@ class Window {
   }
 
   const std::string& path() const { return src_.path(); }
+  // The unread bytes, from the next value on; whether the file has no more.
+  std::string_view rest() {
+    next();
+    return {buf_.data() + pos_, end_ - pos_};
+  }
+  bool at_end() const { return eof_; }
+  void consume(size_t n) { pos_ += n; }
+  // Reads more behind what is unread (a value straddles the window's end).
+  void more() {
+    if (eof_) fail("the document ends inside a value");
+    if (end_ - pos_ >= max_value_) {
+      fail(fmt::format("a value larger than {} MiB: not a trace this reads", max_value_ >> 20).c_str());
+    }
+    fill();
+  }
   [[noreturn]] void fail(const char* what) const {
     throw WorkError(fmt::format("{}: {} (at byte {})", src_.path(), what, src_.bytes_read() - (end_ - pos_)));
   }
@@ -361,9 +365,20 @@ void stream_array(Window& w, const StreamHandlers& h, size_t& index) {
     return;
   }
   while (true) {
-    const std::string_view v = w.value();
-    JsonSpan span(v, w.path());
-    if (h.on_element) h.on_element(span);
+    // The element is parsed where it lies; if the window ends inside it, more is read and it is
+    // parsed again (once per window at most).
+    while (true) {
+      JsonSpan span(w.rest(), w.path(), w.at_end());
+      try {
+        if (h.on_element) h.on_element(span);
+        else span.skip();
+        if (span.consumed() == 0) span.skip();
+        w.consume(span.consumed());
+        break;
+      } catch (const JsonSpan::Truncated&) {
+        w.more();
+      }
+    }
     ++index;
     const char c = w.next();
     w.advance();

@@ -36,39 +36,104 @@ class ByteSource {
   uint64_t bytes_ = 0;
 };
 
-// A parser over the bytes of one JSON value, in memory. Every error is a WorkError with `where`.
+// A parser over the bytes of JSON values in memory, reading only what is asked of it: members and
+// elements are visited (a visitor that does not read a value leaves it to be skipped), strings
+// are handed out as views where they hold no escape. Errors are WorkErrors naming `where`. When
+// the bytes may stop short of the value's end (`complete` false: a window of a streamed file),
+// running out throws Truncated instead, so the caller can read more and parse again.
 class JsonSpan {
  public:
-  // `where` names the value in errors; it must outlive the span.
-  JsonSpan(std::string_view text, std::string_view where) : p_(text.data()), end_(text.data() + text.size()), where_(where) {}
+  struct Truncated {};
 
-  // Calls f(key, span) for each member of an object (span: the member's value); false from f
-  // stops early.
-  void for_each_member(const std::function<bool(std::string_view key, JsonSpan& value)>& f);
-  // Calls f(span) for each element of an array.
-  void for_each_element(const std::function<bool(JsonSpan& value)>& f);
+  JsonSpan(std::string_view text, std::string_view where, bool complete = true)
+      : begin_(text.data()), p_(text.data()), end_(text.data() + text.size()), where_(where), complete_(complete) {}
 
-  std::string string();                   // a string value, unescaped
-  std::optional<double> number();         // a number value (or null / another type: nullopt)
-  std::optional<int64_t> integer();       // a number with no fraction, or a string of digits
-  void skip();                            // any value
-  char peek();                            // the first character of the value ('\0' at the end)
+  // f(std::string_view key, JsonSpan& value) -> bool for each member of an object; false stops
+  // the visits (the rest is skipped).
+  template <class F>
+  void for_each_member(F&& f);
+  // f(JsonSpan& value) -> bool for each element of an array.
+  template <class F>
+  void for_each_element(F&& f);
+
+  std::string string();                                  // a string value, unescaped
+  void string_into(std::string& out);                    // the same into `out` (replacing it)
+  std::string_view string_view(std::string& scratch);    // a view of it (into `scratch` if escaped)
+  std::optional<double> number();                        // a number (another value: skipped, nullopt)
+  std::optional<int64_t> integer();                      // a number with no fraction, or a string of digits
+  void skip();                                           // any value
+  char peek();                                           // the next character ('\0' at the end)
+  size_t consumed() const { return static_cast<size_t>(p_ - begin_); }
   std::string_view where() const { return where_; }
 
  private:
-  void ws();
+  void ws() {
+    while (p_ < end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
+  }
   [[noreturn]] void fail(const char* what) const;
-  void read_string_into(std::string& out);
+  [[noreturn]] void ran_out() const;
+  void enter(char open);     // expects `open`, counts the depth
+  bool close_or_next(char close);  // after a value: true at `close` (consumed), false after ','
+  void key_into(std::string_view& key, std::string& scratch);
+  void decode_string(std::string& out);  // at the opening quote; appends
+
+  const char* begin_;
   const char* p_;
   const char* end_;
   std::string_view where_;
+  bool complete_;
   int depth_ = 0;
 };
+
+template <class F>
+void JsonSpan::for_each_member(F&& f) {
+  enter('{');
+  if (peek() == '}') {
+    ++p_;
+    --depth_;
+    return;
+  }
+  std::string scratch;
+  bool go_on = true;
+  while (true) {
+    std::string_view key;
+    key_into(key, scratch);
+    ws();
+    const char* at = p_;
+    JsonSpan value = *this;
+    if (go_on) go_on = f(key, value);
+    if (value.p_ == at) skip();
+    else p_ = value.p_;
+    if (close_or_next('}')) return;
+  }
+}
+
+template <class F>
+void JsonSpan::for_each_element(F&& f) {
+  enter('[');
+  if (peek() == ']') {
+    ++p_;
+    --depth_;
+    return;
+  }
+  bool go_on = true;
+  while (true) {
+    ws();
+    const char* at = p_;
+    JsonSpan value = *this;
+    if (go_on) go_on = f(value);
+    if (value.p_ == at) skip();
+    else p_ = value.p_;
+    if (close_or_next(']')) return;
+  }
+}
 
 // Walks a document of the shape {"key": value, ..., "streamed": [v, v, ...], ...} (or a bare
 // array [v, v, ...]) from a ByteSource: `on_member` gets every top-level member other than the
 // streamed array whole; `on_element` gets each element of the array named `streamed`.
 // A value larger than `max_value_bytes` is refused (not a trace this reads).
+// `on_element` may be called again for the same element when its bytes straddled the window (it
+// throws JsonSpan::Truncated from the first attempt): it must not act before the element is read.
 struct StreamHandlers {
   std::function<void(std::string_view key, JsonSpan& value)> on_member;
   std::function<void(JsonSpan& element)> on_element;

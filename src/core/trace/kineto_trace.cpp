@@ -36,7 +36,7 @@ TraceInfo read_kineto_trace(const std::string& path, const std::function<void(co
   info.path = path;
   ByteSource source(path);
   TraceEvent ev;
-  std::string cat;
+  std::string scratch, pending_name;
   StreamHandlers h;
   h.on_member = [&](std::string_view key, JsonSpan& value) {
     if (key != "deviceProperties" || value.peek() != '[') return;
@@ -54,32 +54,33 @@ TraceInfo read_kineto_trace(const std::string& path, const std::function<void(co
     });
   };
   h.on_element = [&](JsonSpan& e) {
-    ++info.events;
-    if (e.peek() != '{') return;
+    // Called again for an event that straddled the read window: nothing is kept before the end.
+    if (e.peek() != '{') {
+      e.skip();
+      ++info.events;
+      return;
+    }
     ev.ph = 0;
     ev.kind = EventKind::other;
     ev.name.clear();
     ev.ts = ev.dur = 0;
     ev.device = ev.stream = -1;
     bool cat_seen = false, name_pending = false;
-    std::string pending_name;
     e.for_each_member([&](std::string_view k, JsonSpan& v) {
       if (k == "ph") {
-        const std::string ph = v.string();
+        const std::string_view ph = v.string_view(scratch);
         ev.ph = ph.empty() ? 0 : ph[0];
       } else if (k == "cat") {
-        cat.clear();
-        cat = v.string();
-        ev.kind = kind_of(cat);
+        ev.kind = kind_of(v.string_view(scratch));
         cat_seen = true;
-        if (name_pending && ev.kind != EventKind::other) ev.name = std::move(pending_name);
+        if (name_pending && ev.kind != EventKind::other) ev.name.swap(pending_name);
       } else if (k == "name") {
         // Names are long (templated kernels): read only for the kinds that use them.
         if (!cat_seen) {
-          pending_name = v.string();
+          v.string_into(pending_name);
           name_pending = true;
         } else if (ev.kind != EventKind::other) {
-          ev.name = v.string();
+          v.string_into(ev.name);
         }
       } else if (k == "ts") {
         ev.ts = v.number().value_or(0);
@@ -95,6 +96,7 @@ TraceInfo read_kineto_trace(const std::string& path, const std::function<void(co
       }
       return true;
     });
+    ++info.events;
     if (ev.ph == 'X' && ev.kind != EventKind::other) each(ev);
   };
   stream_document(source, "traceEvents", h);
