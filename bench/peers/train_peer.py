@@ -9,15 +9,27 @@ Each step is timed with CUDA events around forward + backward + clip + optimizer
 Writes our canonical records (docs/records.md): a context record, then one train_step per step
 (step, warmup, exec_time_ms, tflops, mfu, peak_mem_gib = torch.cuda.max_memory_reserved, loss),
 so `upgradebench compare peer.jsonl ours.jsonl` compares the two directly. A length that runs
-out of memory is a train_oom record. TFLOPS by the MFU convention of core/flops.hpp:
+out of memory is a train_oom record.
+
+With --profile DIR, after the timed steps of each length, torch.profiler records one warm-up and
+--profile-steps active steps (CPU and CUDA activity, each step a ProfilerStep#N annotation) into
+DIR/hf_llama_<layers>l_<seqlen>.pt.trace.json.gz (export_chrome_trace, then gzip), and prints one
+JSON line per length with what torch's own key_averages says of its kernels: total kernel time,
+attention kernel time (names matching flash|fmha|sdpa|attn|attention, case-insensitive, NCCL
+excluded) and the attention share of kernel time: what `upgradebench decompose` must agree with.
+
+TFLOPS by the MFU convention of core/flops.hpp:
 6 * dense_N * tokens + 6 * s^2 * head_dim * heads * layers per sequence (causal),
 dense_N = (3 h I + h (2 q + 2 kv)) L + V h.
 """
 import argparse
 import datetime
+import gzip
 import json
 import math
 import os
+import re
+import shutil
 import socket
 import sys
 import time
@@ -47,6 +59,8 @@ def main():
     ap.add_argument("--lr", type=float, default=3e-4)
     ap.add_argument("--peak-tflops", type=float, default=989.0, help="bf16 dense peak of the GPU (H200: 989)")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--profile", default=None, help="folder for torch.profiler traces of each length")
+    ap.add_argument("--profile-steps", type=int, default=3)
     a = ap.parse_args()
     with open(a.config) as f:
         c = json.load(f)
@@ -102,10 +116,52 @@ def main():
                 emit({"type": "train_step", "seqlen": s, "batch": a.batch, "step": step, "warmup": step < a.warmup,
                       "exec_time_ms": ms, "tflops": tf, "mfu": tf / a.peak_tflops,
                       "peak_mem_gib": torch.cuda.max_memory_reserved() / 2**30, "loss": loss.item()})
+            if a.profile:
+                profile_length(a, model, opt, ids, s, emit)
         except torch.OutOfMemoryError as e:
             emit({"type": "train_oom", "seqlen": s, "batch": a.batch, "what": str(e).splitlines()[0]})
             opt.zero_grad(set_to_none=True)
             torch.cuda.empty_cache()
+
+
+ATTENTION = re.compile("flash|fmha|sdpa|attn|attention", re.IGNORECASE)
+
+
+def profile_length(a, model, opt, ids, s, emit):
+    """torch.profiler over one warm-up and a.profile_steps steps; the trace gzipped into a.profile."""
+    os.makedirs(a.profile, exist_ok=True)
+    from torch.profiler import ProfilerActivity, profile, schedule
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+                 schedule=schedule(wait=0, warmup=1, active=a.profile_steps)) as prof:
+        for _ in range(1 + a.profile_steps):
+            loss = model(input_ids=ids, labels=ids).loss
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            torch.cuda.synchronize()
+            prof.step()
+    name = os.path.join(a.profile, f"hf_llama_{a.layers}l_{s}.pt.trace.json")
+    prof.export_chrome_trace(name)
+    with open(name, "rb") as src, gzip.open(name + ".gz", "wb", compresslevel=6) as dst:
+        shutil.copyfileobj(src, dst)
+    os.remove(name)
+    total = attention = 0.0
+    for k in prof.key_averages():
+        dev = getattr(k, "device_type", None)
+        if dev is None or "CUDA" not in str(dev):
+            continue
+        t = getattr(k, "self_device_time_total", None)
+        if t is None:
+            t = k.self_cuda_time_total
+        if "nccl" in k.key.lower():
+            continue
+        total += t
+        if ATTENTION.search(k.key):
+            attention += t
+    emit({"type": "profile", "seqlen": s, "trace": os.path.basename(name) + ".gz", "steps": a.profile_steps,
+          "key_averages_kernel_us": total, "key_averages_attention_us": attention,
+          "attention_share_of_kernels": attention / total if total else None})
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ using nlohmann::json;
 void to_json(json& j, const DecompositionRecord& r) {
   json buckets = json::array(), unclassified = json::array();
   for (const auto& b : r.buckets) {
-    json x = {{"name", b.name}, {"ms", b.ms}, {"share", b.share}, {"min_ms", b.min_ms}, {"max_ms", b.max_ms}};
+    json x = {{"name", b.name}, {"ms", b.ms}, {"share", b.share}, {"min_ms", b.min_ms}, {"max_ms", b.max_ms},
+              {"kernel_ms", b.kernel_ms}};
     if (b.tflops) {
       x["tflop"] = or_null(b.tflop);
       x["tflops"] = *b.tflops;
@@ -51,6 +52,7 @@ DecompositionRecord read_decomposition_record(const Fields& f) {
     x.share = bf.optional_number("share").value_or(0);
     x.min_ms = bf.optional_number("min_ms").value_or(x.ms);
     x.max_ms = bf.optional_number("max_ms").value_or(x.ms);
+    x.kernel_ms = bf.optional_number("kernel_ms").value_or(0);
     x.tflop = bf.optional_number("tflop");
     x.tflops = bf.optional_number("tflops");
     x.of_ceiling = bf.optional_number("of_ceiling");

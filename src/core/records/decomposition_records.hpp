@@ -19,6 +19,7 @@ struct DecompositionBucketRecord {
   std::string name;
   double ms = 0, share = 0;    // of the median step
   double min_ms = 0, max_ms = 0;  // over the steps
+  double kernel_ms = 0;           // its kernels' (copies', collectives') own time in the median step
   std::optional<double> tflop, tflops, of_ceiling;  // where the model's FLOPs are known
   std::string ceiling;                              // what of_ceiling is against
 };

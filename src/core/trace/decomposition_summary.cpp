@@ -25,6 +25,7 @@ DecompositionRecord summarize(const TraceDecomposition& d, const std::optional<S
     x.ms = m.of(b) / 1e3;
     x.share = m.step_us > 0 ? m.of(b) / m.step_us : 0;
     x.min_ms = x.max_ms = x.ms;
+    x.kernel_ms = m.kernel_us[static_cast<size_t>(b)] / 1e3;
     for (const StepDecomposition& s : d.steps) {
       x.min_ms = std::min(x.min_ms, s.of(b) / 1e3);
       x.max_ms = std::max(x.max_ms, s.of(b) / 1e3);

@@ -51,7 +51,7 @@ StepDecomposition decompose_step(const StepWindow& w, const std::vector<GpuActiv
   d.name = w.name;
   d.step_us = std::max(0.0, w.end - w.start);
   Intervals compute, copies, comm;
-  std::array<double, kBuckets> kernel_us{};
+  std::array<double, kBuckets>& kernel_us = d.kernel_us;
   for (const GpuActivity& a : acts) {
     const double s = std::max(a.start, w.start), e = std::min(a.end, w.end);
     if (e <= s) continue;
@@ -62,8 +62,10 @@ StepDecomposition decompose_step(const StepWindow& w, const std::vector<GpuActiv
       d.compute_kernel_us += e - s;
     } else if (a.bucket == Bucket::communication) {
       comm.emplace_back(s, e);
+      kernel_us[static_cast<size_t>(a.bucket)] += e - s;
     } else {
       copies.emplace_back(s, e);
+      kernel_us[static_cast<size_t>(a.bucket)] += e - s;
     }
   }
   compute = merged(std::move(compute));

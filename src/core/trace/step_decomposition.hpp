@@ -30,7 +30,8 @@ struct StepWindow {
 struct StepDecomposition {
   std::string name;
   double step_us = 0;
-  std::array<double, kBuckets> us{};  // by Bucket; sums to step_us
+  std::array<double, kBuckets> us{};         // by Bucket; sums to step_us
+  std::array<double, kBuckets> kernel_us{};  // the activities' own durations, clipped (idle: 0)
   double communication_us = 0, communication_overlapped_us = 0;
   double compute_kernel_us = 0;  // compute kernels' summed durations (before the overlap scaling)
   size_t activities = 0;
