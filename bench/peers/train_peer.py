@@ -14,9 +14,11 @@ out of memory is a train_oom record.
 With --profile DIR, after the timed steps of each length, torch.profiler records one warm-up and
 --profile-steps active steps (CPU and CUDA activity, each step a ProfilerStep#N annotation) into
 DIR/hf_llama_<layers>l_<seqlen>.pt.trace.json.gz (export_chrome_trace, then gzip), and prints one
-JSON line per length with what torch's own key_averages says of its kernels: total kernel time,
-attention kernel time (names matching flash|fmha|sdpa|attn|attention, case-insensitive, NCCL
-excluded) and the attention share of kernel time: what `upgradebench decompose` must agree with.
+JSON line per length with what torch's own key_averages says of its kernels: total kernel time
+(NCCL excluded), attention time (the device time of the aten::_scaled_dot_product_*attention ops and
+their backward: the kernels torch itself attributes to attention, whatever their names; beside it the
+kernels whose names match flash|fmha|sdpa|attn|attention) and the attention share of kernel time:
+what `upgradebench decompose` must agree with.
 
 TFLOPS by the MFU convention of core/flops.hpp:
 6 * dense_N * tokens + 6 * s^2 * head_dim * heads * layers per sequence (causal),
@@ -125,14 +127,46 @@ def main():
 
 
 ATTENTION = re.compile("flash|fmha|sdpa|attn|attention", re.IGNORECASE)
+SDPA_OP = re.compile(r"^aten::_scaled_dot_product_\w*attention(_backward)?$")
+
+
+def device_time(k, name, old_name):
+    t = getattr(k, name, None)
+    return t if t is not None else getattr(k, old_name)
 
 
 def profile_length(a, model, opt, ids, s, emit):
-    """torch.profiler over one warm-up and a.profile_steps steps; the trace gzipped into a.profile."""
+    """torch.profiler over one warm-up and a.profile_steps steps; the trace gzipped into a.profile.
+
+    The trace is exported from on_trace_ready, at the end of the active steps: the profiler clears
+    its events when its cycle ends, so an export after the `with` block finds none."""
     os.makedirs(a.profile, exist_ok=True)
     from torch.profiler import ProfilerActivity, profile, schedule
+    name = os.path.join(a.profile, f"hf_llama_{a.layers}l_{s}.pt.trace.json")
+    seen = {}
+
+    def ready(prof):
+        prof.export_chrome_trace(name)
+        avgs = prof.key_averages()
+        # GPU-side annotations (ProfilerStep#N, Optimizer.step...) are CUDA rows too, named like
+        # the CPU annotations they mirror: kernels are the CUDA rows no CPU row shares a name with.
+        cpu = {k.key for k in avgs if "CUDA" not in str(getattr(k, "device_type", ""))}
+        total = by_name = by_op = 0.0
+        for k in avgs:
+            if k.key in cpu:
+                if SDPA_OP.match(k.key):  # torch's own attribution: the kernels the attention ops launched
+                    by_op += device_time(k, "device_time_total", "cuda_time_total")
+                continue
+            if "nccl" in k.key.lower():
+                continue
+            t = device_time(k, "self_device_time_total", "self_cuda_time_total")
+            total += t
+            if ATTENTION.search(k.key):
+                by_name += t
+        seen.update(total=total, by_name=by_name, by_op=by_op)
+
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
-                 schedule=schedule(wait=0, warmup=1, active=a.profile_steps)) as prof:
+                 schedule=schedule(wait=0, warmup=1, active=a.profile_steps, repeat=1), on_trace_ready=ready) as prof:
         for _ in range(1 + a.profile_steps):
             loss = model(input_ids=ids, labels=ids).loss
             loss.backward()
@@ -141,28 +175,16 @@ def profile_length(a, model, opt, ids, s, emit):
             opt.zero_grad(set_to_none=True)
             torch.cuda.synchronize()
             prof.step()
-    name = os.path.join(a.profile, f"hf_llama_{a.layers}l_{s}.pt.trace.json")
-    prof.export_chrome_trace(name)
+    if not seen:
+        raise RuntimeError("torch.profiler produced no trace")
     with open(name, "rb") as src, gzip.open(name + ".gz", "wb", compresslevel=6) as dst:
         shutil.copyfileobj(src, dst)
     os.remove(name)
-    total = attention = 0.0
-    for k in prof.key_averages():
-        dev = getattr(k, "device_type", None)
-        if dev is None or "CUDA" not in str(dev):
-            continue
-        t = getattr(k, "self_device_time_total", None)
-        if t is None:
-            t = k.self_cuda_time_total
-        if "nccl" in k.key.lower():
-            continue
-        total += t
-        if ATTENTION.search(k.key):
-            attention += t
+    total, by_op = seen["total"], seen["by_op"]
     emit({"type": "profile", "seqlen": s, "trace": os.path.basename(name) + ".gz", "steps": a.profile_steps,
-          "key_averages_kernel_us": total, "key_averages_attention_us": attention,
-          "attention_share_of_kernels": attention / total if total else None})
-
+          "key_averages_kernel_us": total, "key_averages_attention_us": by_op,
+          "key_averages_attention_kernels_by_name_us": seen["by_name"],
+          "attention_share_of_kernels": by_op / total if total else None})
 
 if __name__ == "__main__":
     main()

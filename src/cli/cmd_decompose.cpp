@@ -1,6 +1,9 @@
-// `upgradebench decompose TRACE...`: where a training step's time goes, from torch.profiler traces
-// people already have (one file, or a folder with one per rank): every step of every GPU split into
-// buckets that add up to the step (core/trace/), the median step printed and recorded.
+// `upgradebench decompose`: where a training step's time goes, split into buckets that add up to
+// the step (core/trace/), the median step printed and recorded.
+//   decompose TRACE...   torch.profiler traces people already have (one file, or a folder with
+//                        one per rank), every step of every GPU;
+//   decompose [train options]   our engine's step: timed with profiling off, then more steps
+//                        profiled under CUPTI (measure/engine_decomposition.hpp).
 #include <fmt/format.h>
 
 #include <chrono>
@@ -9,12 +12,18 @@
 #include "cli/commands.hpp"
 #include "cli/context.hpp"
 #include "cli/output.hpp"
+#include "cli/train_options.hpp"
 #include "core/error.hpp"
 #include "core/progress.hpp"
 #include "core/records/context_record.hpp"
 #include "core/records/record_file.hpp"
 #include "core/trace/decomposition_summary.hpp"
 #include "report/format.hpp"
+
+#ifdef UB_HAVE_CUDA
+#include "cli/gpu_workers.hpp"
+#include "measure/train.hpp"
+#endif
 
 namespace ub::cli {
 
@@ -25,10 +34,13 @@ using report::Align;
 
 struct DecomposeOptions {
   std::vector<std::string> inputs;
-  std::string classes, step_name = "^ProfilerStep#", out;
-  int steps = 0;
-  std::string model, seqlen, batch = "1";
-  int64_t layers = 0;
+  std::string classes, step_name = "^ProfilerStep#";
+  int steps = 0;  // traces: equal parts of the timeline; the engine: timed steps
+  int profile_steps = 3;
+  std::string trace_out;
+  TrainOptions train;
+  std::vector<std::string> engine_only;  // options that run the engine, refused with traces
+  bool model_given = false;
   OutputOptions output;
 };
 
@@ -37,13 +49,18 @@ std::string ms(double v) { return report::num(v, 2); }
 void add_block(report::Document& doc, const DecompositionRecord& r) {
   auto& b = doc.add(fmt::format("{} (GPU {}{}): step {} of {}, {:.2f} ms", r.file, r.device,
                                 r.gpu.empty() ? "" : ", " + r.gpu, r.step, r.steps, r.step_ms));
-  b.table.columns = {{"bucket", Align::left}, {"ms"}, {"share"}, {"over the steps", Align::left}, {"TFLOPS"},
+  b.table.columns = {{"bucket", Align::left}, {"ms"}, {"share"}, {"over the steps", Align::left}, {"achieved"},
                      {"of ceiling"}};
   for (const DecompositionBucketRecord& x : r.buckets) {
-    b.table.add_row({x.name, ms(x.ms), report::percent(x.share), fmt::format("{}-{}", ms(x.min_ms), ms(x.max_ms)),
-                     x.tflops ? report::num(x.tflops) : "-", x.of_ceiling ? report::percent(x.of_ceiling) + " " + x.ceiling : "-"});
+    const std::string rate = x.tflops ? report::num(x.tflops) + " TFLOPS" : x.gbps ? report::num(x.gbps, 0) + " GB/s" : "-";
+    b.table.add_row({x.name, ms(x.ms), report::percent(x.share), fmt::format("{}-{}", ms(x.min_ms), ms(x.max_ms)), rate,
+                     x.of_ceiling ? report::percent(x.of_ceiling) + " " + x.ceiling : "-"});
   }
   b.table.add_row({"step", ms(r.step_ms), "100.0%", "", "", ""});
+  if (r.wall_step_ms) {
+    b.notes.push_back(fmt::format("The same step with profiling off: {} ms (median of the timed steps); profiling "
+                                  "added {:+.1f}%.", ms(*r.wall_step_ms), 100 * (r.step_ms / *r.wall_step_ms - 1)));
+  }
   b.notes.push_back(fmt::format("Steps: {}; the median step is shown, each bucket's range over the steps beside it.",
                                 r.steps_from));
   b.notes.push_back(fmt::format("Collectives ran {} ms in that step, {} ms of it under compute kernels; the exposed "
@@ -61,36 +78,83 @@ void add_block(report::Document& doc, const DecompositionRecord& r) {
   }
 }
 
-void run(Context& ctx, const DecomposeOptions& o) {
-  if (o.inputs.empty()) {
-    throw UsageError("decompose: give torch.profiler traces (.json or .json.gz, or a folder with one per rank); "
-                     "the decomposition of upgradebench's own step is `train --breakdown`");
-  }
+trace::KernelClasses kernel_classes(Context& ctx, const DecomposeOptions& o) {
   trace::KernelClasses classes;
   classes.add_file(ctx.data_dir() / "kernel_classes.json", false);
   if (!o.classes.empty()) classes.add_file(o.classes, true);
+  return classes;
+}
+
+// Our engine's step: the timed steps, then the profiled ones.
+void run_engine(Context& ctx, const DecomposeOptions& o) {
+  TrainConfig cfg = train_config(ctx, o.train);
+  cfg.decompose = true;
+  cfg.profile_steps = o.profile_steps;
+  cfg.trace_out = o.trace_out;
+  if (o.steps < 0) throw UsageError("--steps: must be positive");
+  if (o.steps > 0) cfg.steps = o.steps;
+  cfg.validate();
+  trace::KernelClasses classes = kernel_classes(ctx, o);
+#ifdef UB_HAVE_CUDA
+  auto run = start_gpu_run(ctx, "decompose", std::to_string(o.train.device), o.train.out, cfg);
+  report::Document doc;
+  json j = json::array();
+  std::string error;
+  bool oom = false;
+  for_each_device(*run, [&](measure::DeviceRun& d) {
+    const Accelerator* gpu = catalog_entry(ctx, d.device_name);
+    if (gpu) cfg.peak_tflops = gpu->peak(Dtype::bf16).get();
+    measure::TrainBenchmark b(cfg, d, &classes, gpu);
+    measure::run_benchmark(b, d);
+    if (b.decomposition()) {
+      add_block(doc, *b.decomposition());
+      j.push_back(*b.decomposition());
+    }
+    error = b.summary().error, oom = b.summary().oom;
+  });
+  if (oom) {
+    run->progress.line(fmt::format("decompose: did not fit: {}", error));
+    ctx.exit_code = kExitOutOfMemory;
+    return;
+  }
+  if (doc.blocks.empty() && !run->interrupted->load()) throw WorkError(fmt::format("decompose: {}", error));
+  finish_gpu_run(ctx, *run, doc, j, o.output);
+#else
+  throw WorkError("decompose: running our engine needs CUDA, and this binary was built without it (nvcc was not "
+                  "found at build time); traces (decompose TRACE...) are read without a GPU");
+#endif
+}
+
+void run(Context& ctx, const DecomposeOptions& o, const CLI::App& cmd) {
+  if (o.inputs.empty()) return run_engine(ctx, o);
+  for (const std::string& name : o.engine_only) {
+    if (cmd.count(name)) throw UsageError(fmt::format("decompose: {} runs our engine; it does not apply to traces", name));
+  }
+  trace::KernelClasses classes = kernel_classes(ctx, o);
   trace::DecomposeOptions opts;
   opts.step_pattern = o.step_name;
   if (o.steps < 0) throw UsageError("--steps: must be positive");
   if (o.steps > 0) opts.steps = o.steps;
-  std::optional<StepFlops> flops;
-  if (!o.model.empty()) {
-    if (o.seqlen.empty()) throw UsageError("--model needs --seqlen (and --batch) to count the step's FLOPs");
-    const ModelShape m = ctx.model(o.model, o.layers);
+  std::optional<trace::BucketWork> work;
+  if (cmd.count("--model")) {
+    if (!cmd.count("--seqlen")) throw UsageError("--model needs --seqlen (and --batch) to count the step's FLOPs");
+    const ModelShape m = ctx.model(o.train.model, o.train.layers);
     FlopOptions fo;
-    fo.batch = parse_size(o.batch, "--batch");
-    flops = step_flops(m, parse_size(o.seqlen, "--seqlen"), fo);
-  } else if (!o.seqlen.empty()) {
-    throw UsageError("--seqlen needs --model");
+    fo.batch = o.train.batch;
+    work = trace::model_work(step_flops(m, parse_size(o.train.seqlen, "--seqlen"), fo));
+  } else if (cmd.count("--seqlen") || cmd.count("--layers") || cmd.count("--batch")) {
+    throw UsageError("--seqlen, --layers and --batch describe the traced model: give --model too");
   }
   const std::vector<std::string> files = trace::trace_files(o.inputs);
+  const std::string& out = o.train.out;
   std::unique_ptr<RecordWriter> writer;
-  if (!o.out.empty()) {
-    writer = std::make_unique<RecordWriter>(o.out);
+  if (!out.empty()) {
+    writer = std::make_unique<RecordWriter>(out);
     writer->write(make_context("decompose", ctx.argv, Fingerprint{},
                                {{"inputs", o.inputs}, {"classes", o.classes}, {"step_name", o.step_name},
-                                {"steps", o.steps}, {"model", o.model}, {"seqlen", o.seqlen}, {"batch", o.batch},
-                                {"layers", o.layers}}));
+                                {"steps", o.steps}, {"model", work ? json(o.train.model) : json()},
+                                {"seqlen", work ? json(o.train.seqlen) : json()}, {"batch", o.train.batch},
+                                {"layers", o.train.layers}}));
   }
   Progress progress;
   report::Document doc;
@@ -106,7 +170,7 @@ void run(Context& ctx, const DecomposeOptions& o) {
                                 static_cast<double>(ds.front().bytes) / 1e6 / seconds));
     }
     for (const trace::TraceDecomposition& d : ds) {
-      const DecompositionRecord r = trace::summarize(d, flops, d.gpu.empty() ? nullptr : ctx.catalog().try_find(d.gpu));
+      const DecompositionRecord r = trace::summarize(d, work, d.gpu.empty() ? nullptr : ctx.catalog().try_find(d.gpu));
       add_block(doc, r);
       j.push_back(r);
       if (writer) {
@@ -115,7 +179,7 @@ void run(Context& ctx, const DecomposeOptions& o) {
       }
     }
   }
-  if (writer) doc.blocks.back().notes.push_back("records: " + o.out);
+  if (writer) doc.blocks.back().notes.push_back("records: " + out);
   o.output.emit(doc, j);
 }
 
@@ -123,20 +187,31 @@ void run(Context& ctx, const DecomposeOptions& o) {
 
 void register_decompose(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<DecomposeOptions>();
-  auto* cmd = app.add_subcommand("decompose", "Where a training step's time goes, from torch.profiler traces: "
-                                              "buckets that add up to the step");
-  cmd->add_option("TRACES", o->inputs, "torch.profiler traces (.json, .json.gz), or folders of them (one per rank)");
+  auto* cmd = app.add_subcommand("decompose", "Where a training step's time goes, in buckets that add up to the step: "
+                                              "from torch.profiler traces, or our engine's step under CUPTI");
+  cmd->add_option("TRACES", o->inputs,
+                  "torch.profiler traces (.json, .json.gz), or folders of them (one per rank); none: run our engine");
   cmd->add_option("--classes", o->classes, "More kernel-name rules, ahead of data/kernel_classes.json");
-  cmd->add_option("--step-name", o->step_name, "Annotations that mark a step (extended regular expression)")
+  cmd->add_option("--step-name", o->step_name, "Traces: annotations that mark a step (extended regular expression)")
       ->capture_default_str();
-  cmd->add_option("--steps", o->steps, "Without step annotations: cut the GPU timeline into N equal steps");
-  cmd->add_option("--model", o->model, "The model traced (preset or config.json): achieved TFLOPS per bucket");
-  cmd->add_option("--seqlen", o->seqlen, "Its sequence length");
-  cmd->add_option("--batch", o->batch, "Its micro-batch per GPU")->capture_default_str();
-  cmd->add_option("--layers", o->layers, "Keep only the first N layers of the model");
-  cmd->add_option("--out", o->out, "Append the decomposition records to this file (JSON lines)");
+  cmd->add_option("--steps", o->steps,
+                  "Traces without step annotations: cut the GPU timeline into N equal steps. Our engine: timed steps "
+                  "with profiling off (default 10)");
+  add_workload_options(*cmd, o->train);
+  o->engine_only = add_engine_options(*cmd, o->train, false);
+  o->engine_only.push_back(
+      cmd->add_option("--profile-steps", o->profile_steps, "Our engine: steps profiled after the timed ones")
+          ->capture_default_str()
+          ->get_name());
+  o->engine_only.push_back(
+      cmd->add_option("--trace-out", o->trace_out,
+                      "Our engine: write the profiled steps as a Chrome trace (torch.profiler's format: Perfetto "
+                      "shows it, decompose reads it)")
+          ->get_name());
+  cmd->add_option("--out", o->train.out,
+                  "Append the records to this file (JSON lines; our engine: default upgradebench-decompose-<date>.jsonl)");
   o->output.add_to(*cmd);
-  cmd->callback([&ctx, o] { run(ctx, *o); });
+  cmd->callback([&ctx, o, cmd] { run(ctx, *o, *cmd); });
 }
 
 }  // namespace ub::cli

@@ -1,15 +1,19 @@
-// Where a training step's time goes: CUDA events around each operation, tagged with its class
-// (gemm, attention, norm/elementwise, cross-entropy, optimizer, other) and a label, plus the
-// FLOPs or bytes it does, so each class can be set against its ceiling (GEMM and attention in
-// TFLOPS, the rest in GB/s of HBM traffic). Events are read after the step has finished; with no
-// profiler attached the engine records nothing.
+// Where a training step's time goes: each operation the engine runs (a GEMM, attention, a norm,
+// the optimizer, ...) is tagged with its class, a label and the FLOPs or bytes it does, and the
+// kernels launched inside it are recorded by CUPTI (gpu/activity_trace.hpp) with their own start
+// and end on the GPU's clock: an operation's time is its kernels' time, not the span between two
+// events (which counts launch gaps), and every kernel of the step is on one timeline for the
+// decomposition (measure/engine_decomposition.hpp). With no profiler attached the engine records
+// nothing and CUPTI is off.
 #pragma once
 
 #include <cuda_runtime.h>
 
-#include <memory>
+#include <cstdint>
 #include <string>
 #include <vector>
+
+#include "gpu/activity_trace.hpp"
 
 namespace ub::gpu {
 
@@ -18,27 +22,34 @@ class StepProfiler {
   struct Op {
     std::string cls, label;
     double flop = 0, bytes = 0;
-    float ms = 0;
+    double ms = 0;       // its kernels' summed time
+    size_t kernels = 0;  // how many ran
+    int step = 0;        // which profiled step it ran in
   };
-  StepProfiler() = default;
-  ~StepProfiler();
-  StepProfiler(const StepProfiler&) = delete;
-  StepProfiler& operator=(const StepProfiler&) = delete;
+  struct Step {
+    uint64_t start = 0, end = 0;  // nanoseconds, on the activity records' clock
+    double ms() const { return static_cast<double>(end - start) / 1e6; }
+  };
+  struct Profile {
+    std::vector<Op> ops;
+    std::vector<Step> steps;
+    ActivityLog log;  // each record's `operation` is 1 + its op's index in `ops` (0: launched outside any)
+  };
 
-  // Marks the start / end of an operation on `s`.
+  // Marks the start / end of an operation; `s` is the stream it runs on.
   void begin(const std::string& cls, const std::string& label, double flop, double bytes, cudaStream_t s);
   void end(cudaStream_t s);
-  // After the stream has finished: every operation with its time, in order.
-  std::vector<Op> collect();
+  // Around each profiled step: the stream is synchronised and the clock read, so the step's window
+  // holds its kernels and whatever idle time the GPU had between them.
+  void step_begin(cudaStream_t s);
+  void step_end(cudaStream_t s);
+  // After the last step_end: every operation with its kernels' time, the steps, the raw records.
+  Profile collect();
 
  private:
-  struct Pending {
-    Op op;
-    cudaEvent_t start = nullptr, stop = nullptr;
-  };
-  cudaEvent_t event();  // a new event, destroyed with the profiler
-  std::vector<Pending> ops_;
-  std::vector<cudaEvent_t> events_;
+  ActivityTrace trace_;
+  std::vector<Op> ops_;
+  std::vector<Step> steps_;
 };
 
 // RAII: begin in the constructor, end in the destructor; nothing without a profiler.

@@ -14,7 +14,8 @@
 #include "gpu/linear_gemm.hpp"
 #include "gpu/model/llama_engine.hpp"
 #include "gpu/step_profiler.hpp"
-#include "measure/train_breakdown.hpp"
+#include "measure/engine_decomposition.hpp"
+#include "measure/engine_trace.hpp"
 
 namespace ub::measure {
 
@@ -118,7 +119,7 @@ class TrainPoint : public Point {
         if (cfg_.peak_tflops) sum.mfu = sum.median_tflops / *cfg_.peak_tflops;
       }
     }
-    if (cfg_.breakdown && !m.interrupted) breakdown();
+    if ((cfg_.decompose || cfg_.breakdown) && !m.interrupted) profile();
     if (sum.steps == 0) return "";
     return fmt::format("seqlen {}: median of {} steps {:.2f} ms, {:.1f} TFLOPS{}, peak {:.2f} GiB, loss {:.4f}",
                        cfg_.seqlen, sum.steps, sum.median_ms, sum.median_tflops,
@@ -139,22 +140,36 @@ class TrainPoint : public Point {
     b_.run_.emit(TrainMemory{cfg_.seqlen, step, phase, gib(engine_.memory())});
   }
 
-  // One more step, every operation timed (train_breakdown).
-  void breakdown() {
+  // More steps under CUPTI: the decomposition record, and the breakdown of the median step.
+  void profile() {
     gpu::StepProfiler profiler;
-    gpu::Event start, stop;
     engine_.set_profiler(&profiler);
-    start.record(s_);
-    engine_.forward_backward();
-    engine_.optimizer_step();
-    stop.record(s_);
-    UB_CUDA_CHECK(cudaStreamSynchronize(s_));
+    for (int i = 0; i < cfg_.profile_steps; ++i) {
+      b_.run_.status(fmt::format("seqlen {}: profiled step {}/{}", cfg_.seqlen, i + 1, cfg_.profile_steps));
+      profiler.step_begin(s_);
+      engine_.forward_backward();
+      engine_.optimizer_step();
+      profiler.step_end(s_);
+    }
     engine_.set_profiler(nullptr);
-    TrainBreakdown b = make_breakdown(profiler.collect(), stop.since(start), engine_.gemm().choices());
-    b.device = b_.run_.device;
-    b.seqlen = cfg_.seqlen;
-    b_.run_.emit(b);
-    b_.run_.say(b.table());
+    gpu::StepProfiler::Profile p = profiler.collect();
+    if (!cfg_.trace_out.empty()) {
+      write_chrome_trace(p, b_.run_.device_name, b_.run_.device, cfg_.trace_out);
+      b_.run_.say(fmt::format("seqlen {}: the profiled steps as a Chrome trace: {}", cfg_.seqlen, cfg_.trace_out));
+    }
+    trace::KernelClasses none;
+    EngineProfile e = analyse_profile(std::move(p), b_.classes_ ? *b_.classes_ : none, b_.run_.device_name,
+                                      b_.run_.device, engine_.gemm().choices());
+    if (cfg_.breakdown) {
+      e.breakdown.seqlen = cfg_.seqlen;
+      b_.run_.emit(e.breakdown);
+      b_.run_.say(e.breakdown.table());
+    }
+    DecompositionRecord r = trace::summarize(e.decomposition, e.work, b_.gpu_, "upgradebench engine (CUPTI)");
+    r.file = fmt::format("{} layers, seqlen {}, batch {}", cfg_.model.layers, cfg_.seqlen, cfg_.batch);
+    if (b_.summary_.steps > 0) r.wall_step_ms = b_.summary_.median_ms;
+    b_.run_.emit(r);
+    b_.decomposition_ = std::move(r);
   }
 
   TrainBenchmark& b_;
@@ -165,8 +180,9 @@ class TrainPoint : public Point {
   int step_ = 0;  // steps taken
 };
 
-TrainBenchmark::TrainBenchmark(const TrainConfig& config, DeviceRun& run)
-    : Benchmark(BenchmarkTiming{0, {}}), cfg_(config), run_(run) {
+TrainBenchmark::TrainBenchmark(const TrainConfig& config, DeviceRun& run, trace::KernelClasses* classes,
+                               const Accelerator* gpu)
+    : Benchmark(BenchmarkTiming{0, {}}), cfg_(config), run_(run), classes_(classes), gpu_(gpu) {
   cfg_.validate();
 }
 

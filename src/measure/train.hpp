@@ -8,14 +8,20 @@
 // The engine is held to the CPU reference by the GPU tests; at run time every step's loss must be
 // finite, and the first one near what random initialisation gives (ln vocab + sigma^2 / 2, see
 // train.cpp): a step that fails that is a train_error record. Out of memory is a train_oom
-// record naming what did not fit. `--breakdown` profiles one more step (train_breakdown).
+// record naming what did not fit. With `decompose` (or `breakdown`) set, more steps run after the
+// timed ones under CUPTI (gpu/step_profiler.hpp) and become a decomposition record (and a
+// train_breakdown record of the median one): measure/engine_decomposition.hpp.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/catalog.hpp"
+#include "core/records/decomposition_records.hpp"
 #include "core/records/train_records.hpp"
+#include "core/trace/kernel_classes.hpp"
 #include "measure/driver.hpp"
 
 namespace ub::measure {
@@ -29,7 +35,10 @@ struct TrainSummary {
 
 class TrainBenchmark : public Benchmark {
  public:
-  TrainBenchmark(const TrainConfig& config, DeviceRun& run);
+  // `classes` name the kernels launched outside the engine's operations and `gpu` gives the
+  // ceilings the decomposition's rates are set against (either may be null).
+  TrainBenchmark(const TrainConfig& config, DeviceRun& run, trace::KernelClasses* classes = nullptr,
+                 const Accelerator* gpu = nullptr);
   ~TrainBenchmark() override;
 
   bool next() override;
@@ -38,6 +47,8 @@ class TrainBenchmark : public Benchmark {
   std::string failed(const WorkError& error, bool out_of_memory) override;
 
   const TrainSummary& summary() const { return summary_; }
+  // The decomposition of the profiled steps, once made.
+  const std::optional<DecompositionRecord>& decomposition() const { return decomposition_; }
 
  private:
   friend class TrainPoint;
@@ -45,6 +56,9 @@ class TrainBenchmark : public Benchmark {
   DeviceRun& run_;
   bool done_ = false;
   TrainSummary summary_;
+  trace::KernelClasses* classes_;
+  const Accelerator* gpu_;
+  std::optional<DecompositionRecord> decomposition_;
 };
 
 }  // namespace ub::measure

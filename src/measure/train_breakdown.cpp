@@ -31,11 +31,12 @@ TrainBreakdown make_breakdown(const std::vector<gpu::StepProfiler::Op>& ops, dou
   }
   double profiled = 0;
   for (const BreakdownRow& r : b.classes) profiled += r.ms;
-  // Time between the profiled operations (launch gaps, host work) is the "other" class's too.
+  // The rest of the step (idle time between kernels, kernels launched outside any operation) is
+  // the "other" class's too.
   if (step_ms > profiled) {
     BreakdownRow& gap = row_for(b.classes, "other", "");
     gap.ms += step_ms - profiled;
-    row_for(b.ops, "other", "gaps between operations").ms += step_ms - profiled;
+    row_for(b.ops, "other", "idle and kernels outside operations").ms += step_ms - profiled;
   }
   std::sort(b.classes.begin(), b.classes.end(), [](const BreakdownRow& x, const BreakdownRow& y) { return x.ms > y.ms; });
   std::sort(gemms.begin(), gemms.end(), [](const auto& x, const auto& y) { return x.flop > y.flop; });

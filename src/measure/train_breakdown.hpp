@@ -1,4 +1,5 @@
-// The per-kernel-class breakdown of one profiled training step (gpu/step_profiler.hpp): time per
+// The per-kernel-class breakdown of one profiled training step (gpu/step_profiler.hpp: each
+// operation's kernels' time, from CUPTI): time per
 // class (gemm, attention, norm/elementwise, cross_entropy, optimizer, other) and per operation
 // label, each with its achieved rate (TFLOPS for GEMMs and attention, GB/s of estimated HBM
 // traffic for the rest), so it can be set against the class's ceiling (`mamf` at the GEMM

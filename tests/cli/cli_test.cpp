@@ -302,11 +302,12 @@ TEST(BadInput, CompareAndMemfit) {
   expect_error("compare " + kFx + "/nccl_peer_h200x2.jsonl " + h200, 2,
                "nccl_peer_h200x2.jsonl is a collective benchmark log");
   expect_error("report " + kFx + "/nccl_peer_h200x2.jsonl " + h200 + " -o /tmp/x", 2, "report needs two logs of one kind");
-  expect_error("decompose", 2, "decompose: give torch.profiler traces");
+  expect_error("decompose --profile-steps 0", 2, "--profile-steps 0 is out of range");  // before any GPU
+  expect_error("decompose " + kFx + "/trace_kineto_small.json --checkpointing", 2, "--checkpointing runs our engine");
   expect_error("decompose /nonexistent.json", 2, "/nonexistent.json: no such file or folder");
   expect_error("decompose " + h200, 1, "sweep_h200.log: not a JSON object or array");
   expect_error("decompose " + kFx + "/trace_kineto_small.json --step-name '^TrainStep'", 1, "give --step-name");
-  expect_error("decompose " + kFx + "/trace_kineto_small.json --seqlen 8k", 2, "--seqlen needs --model");
+  expect_error("decompose " + kFx + "/trace_kineto_small.json --seqlen 8k", 2, "give --model too");
   expect_error("decompose " + kFx + "/trace_kineto_small.json --classes " + h200, 1, "not valid JSON");
 }
 

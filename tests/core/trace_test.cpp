@@ -9,6 +9,8 @@
 #include <numeric>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "core/error.hpp"
 #include "core/records/decomposition_records.hpp"
 #include "core/trace/decomposition_summary.hpp"
@@ -205,7 +207,7 @@ TEST(TraceDecomposition, KinetoTraceEndToEnd) {
   EXPECT_EQ(d.unclassified[0].name, "my_custom_kernel<\"quoted\">");
   EXPECT_EQ(d.unclassified[0].count, 3u);
   // The record: buckets add up, the range over steps, FLOPs give rates.
-  const DecompositionRecord r = summarize(d, StepFlops{1e12, 2e11}, nullptr);
+  const DecompositionRecord r = summarize(d, model_work(StepFlops{1e12, 2e11}), nullptr);
   double total = 0;
   for (const auto& b : r.buckets) total += b.ms;
   EXPECT_NEAR(total, r.step_ms, 1e-9);
@@ -217,6 +219,31 @@ TEST(TraceDecomposition, KinetoTraceEndToEnd) {
   EXPECT_EQ(back.buckets.size(), r.buckets.size());
   EXPECT_DOUBLE_EQ(back.step_ms, r.step_ms);
   EXPECT_EQ(back.unclassified[0].name, r.unclassified[0].name);
+}
+
+// A real torch.profiler trace of the Hugging Face Llama step (2 layers, 4096 tokens, sdpa on cuDNN,
+// fused AdamW; recorded on an H200 by bench/peers/train_peer.py --profile) beside what torch's own
+// key_averages said of the same profile: the attention share of kernel time must agree, every
+// kernel must be classified, and the buckets add up to the step.
+TEST(TraceDecomposition, HuggingFaceTraceAgreesWithTorchsKeyAverages) {
+  const nlohmann::json torch_says = nlohmann::json::parse(slurp(kFixtures + "/hf_llama_2l_4096.key_averages.json"));
+  KernelClasses k = bundled_classes();
+  const auto ds = decompose_trace(kFixtures + "/" + torch_says["trace"].get<std::string>(), k, {});
+  ASSERT_EQ(ds.size(), 1u);
+  const TraceDecomposition& d = ds[0];
+  EXPECT_EQ(d.gpu, "NVIDIA H200");
+  ASSERT_EQ(d.steps.size(), torch_says["steps"].get<size_t>());
+  EXPECT_TRUE(d.unclassified.empty()) << d.unclassified.front().name;
+  const StepDecomposition& m = d.median_step();
+  EXPECT_NEAR(sum(m), m.step_us, 1e-6);
+  double kernels = 0;
+  for (Bucket b : kAllBuckets) {
+    if (is_compute(b) || b == Bucket::memcpy) kernels += m.kernel_us[static_cast<size_t>(b)];
+  }
+  const double share = m.kernel_us[static_cast<size_t>(Bucket::attention)] / kernels;
+  EXPECT_NEAR(share, torch_says["attention_share_of_kernels"].get<double>(), 0.002);
+  // Kernel time: ours counts copies too, torch's kernels only: within 1%.
+  EXPECT_NEAR(kernels, torch_says["key_averages_kernel_us"].get<double>(), 0.01 * kernels);
 }
 
 TEST(TraceDecomposition, StepsFromAnnotationsOrCutAndErrors) {

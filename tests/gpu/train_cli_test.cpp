@@ -60,7 +60,7 @@ TEST(TrainCli, PrintsContextThenOneRecordPerStepAndCompareReadsThem) {
   EXPECT_EQ(recs[0]["type"], "context");
   EXPECT_EQ(recs[0]["config"]["model"], "llama-tiny");
   EXPECT_EQ(recs[0]["config"]["seqlen"], 128);
-  int steps = 0, probes = 0, breakdowns = 0;
+  int steps = 0, probes = 0, breakdowns = 0, decompositions = 0;
   for (const auto& rec : recs) {
     if (rec["type"] == "train_step") {
       EXPECT_EQ(rec["step"], steps);
@@ -76,6 +76,15 @@ TEST(TrainCli, PrintsContextThenOneRecordPerStepAndCompareReadsThem) {
       for (const auto& c : rec["classes"]) sum += c["ms"].get<double>();
       EXPECT_NEAR(sum, rec["step_ms"].get<double>(), 0.05 * rec["step_ms"].get<double>());
       EXPECT_FALSE(rec["gemm_algorithms"].empty());
+    } else if (rec["type"] == "decomposition") {
+      ++decompositions;
+      EXPECT_EQ(rec["source"], "upgradebench engine (CUPTI)");
+      EXPECT_EQ(rec["steps"], 3);  // --profile-steps' default
+      double sum = 0;
+      for (const auto& b : rec["buckets"]) sum += b["ms"].get<double>();
+      EXPECT_NEAR(sum, rec["step_ms"].get<double>(), 1e-6 * rec["step_ms"].get<double>());
+      EXPECT_GT(rec["buckets"][0]["kernel_ms"].get<double>(), 0);  // the GEMMs
+      EXPECT_GT(rec["wall_step_ms"].get<double>(), 0);
     } else if (rec["type"] == "train_memory") {
       EXPECT_GT(rec["memory"]["peak_gib"].get<double>(), 0);
       ++probes;
@@ -84,6 +93,7 @@ TEST(TrainCli, PrintsContextThenOneRecordPerStepAndCompareReadsThem) {
   EXPECT_EQ(steps, 4);
   EXPECT_EQ(probes, 3);  // after forward, backward, step
   EXPECT_EQ(breakdowns, 1);
+  EXPECT_EQ(decompositions, 1);
   // The file holds the same records.
   std::ifstream f(out);
   std::stringstream ss;
@@ -93,6 +103,53 @@ TEST(TrainCli, PrintsContextThenOneRecordPerStepAndCompareReadsThem) {
   EXPECT_EQ(c.code, 0) << c.out;
   EXPECT_NE(c.out.find("128"), std::string::npos) << c.out;
   std::filesystem::remove(out);
+}
+
+// `decompose` with no trace runs our engine: the step timed, then profiled under CUPTI; the table
+// and --json say where the time went, the buckets add up, the GEMMs and attention have rates.
+TEST(DecomposeCli, OurEngineUnderCupti) {
+  UB_REQUIRE_GPU();
+  const std::string out = temp_path("decompose");
+  const std::string trace = temp_path("decompose-trace") + ".json";
+  const CliRun r = run("decompose --model llama-tiny --seqlen 256 --steps 2 --warmup 1 --profile-steps 2 --json --out " +
+                       out + " --trace-out " + trace);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.size(), 1u) << r.out;
+  EXPECT_EQ(j[0]["steps"], 2);
+  double sum = 0;
+  for (const auto& b : j[0]["buckets"]) {
+    sum += b["ms"].get<double>();
+    EXPECT_GE(b["ms"].get<double>(), 0);
+  }
+  EXPECT_NEAR(sum, j[0]["step_ms"].get<double>(), 1e-6 * j[0]["step_ms"].get<double>());
+  EXPECT_GT(j[0]["buckets"][0]["tflops"].get<double>(), 0);  // gemm
+  EXPECT_GT(j[0]["buckets"][1]["tflops"].get<double>(), 0);  // attention
+  EXPECT_GT(j[0]["buckets"][2]["gbps"].get<double>(), 0);    // element-wise
+  // The records file: the context, the steps, the decomposition; compare reads it.
+  std::ifstream f(out);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const auto recs = json_lines(ss.str());
+  EXPECT_EQ(recs.front()["type"], "context");
+  EXPECT_EQ(recs.back()["type"], "decomposition");
+  const CliRun c = run("compare " + out + " " + out);
+  EXPECT_EQ(c.code, 0) << c.out;
+  // The profiled steps as a Chrome trace, read back: the same steps on the same clock.
+  const CliRun t = run("decompose " + trace + " --json");
+  ASSERT_EQ(t.code, 0) << t.out;
+  const auto back = nlohmann::json::parse(t.out);
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0]["steps"], 2);
+  EXPECT_NEAR(back[0]["step_ms"].get<double>(), j[0]["step_ms"].get<double>(), 1e-3);
+  // Kernel names (demangled, as Kineto writes them) put every kernel in its operation's bucket.
+  for (size_t b = 0; b < 9; ++b) {
+    EXPECT_NEAR(back[0]["buckets"][b]["ms"].get<double>(), j[0]["buckets"][b]["ms"].get<double>(), 1e-3)
+        << back[0]["buckets"][b]["name"];
+  }
+  EXPECT_TRUE(back[0]["unclassified"].empty()) << back[0]["unclassified"].dump();
+  std::filesystem::remove(out);
+  std::filesystem::remove(trace);
 }
 
 TEST(TrainCli, OutOfMemoryIsARecordAndExitCode3) {

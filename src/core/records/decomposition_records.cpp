@@ -17,6 +17,12 @@ void to_json(json& j, const DecompositionRecord& r) {
     if (b.tflops) {
       x["tflop"] = or_null(b.tflop);
       x["tflops"] = *b.tflops;
+    }
+    if (b.gbps) {
+      x["gbytes"] = or_null(b.gbytes);
+      x["gbps"] = *b.gbps;
+    }
+    if (b.tflops || b.gbps) {
       x["of_ceiling"] = or_null(b.of_ceiling);
       x["ceiling"] = b.ceiling;
     }
@@ -25,7 +31,7 @@ void to_json(json& j, const DecompositionRecord& r) {
   for (const auto& k : r.unclassified) unclassified.push_back({{"name", k.name}, {"ms", k.ms}, {"count", k.count}});
   j = {{"type", "decomposition"}, {"source", r.source}, {"file", r.file}, {"gpu", r.gpu}, {"device", r.device},
        {"steps_from", r.steps_from}, {"steps", r.steps}, {"step", r.step}, {"step_ms", r.step_ms},
-       {"buckets", buckets}, {"communication_ms", r.communication_ms},
+       {"wall_step_ms", or_null(r.wall_step_ms)}, {"buckets", buckets}, {"communication_ms", r.communication_ms},
        {"communication_overlapped_ms", r.communication_overlapped_ms}, {"unclassified", unclassified}};
 }
 
@@ -39,6 +45,7 @@ DecompositionRecord read_decomposition_record(const Fields& f) {
   r.steps = static_cast<size_t>(f.optional_count("steps").value_or(0));
   r.step = f.string_or("step", "");
   r.step_ms = f.positive("step_ms");
+  r.wall_step_ms = f.optional_number("wall_step_ms");
   r.communication_ms = f.optional_number("communication_ms").value_or(0);
   r.communication_overlapped_ms = f.optional_number("communication_overlapped_ms").value_or(0);
   const json& buckets = f.raw().contains("buckets") ? f.raw().at("buckets") : json();
@@ -55,6 +62,8 @@ DecompositionRecord read_decomposition_record(const Fields& f) {
     x.kernel_ms = bf.optional_number("kernel_ms").value_or(0);
     x.tflop = bf.optional_number("tflop");
     x.tflops = bf.optional_number("tflops");
+    x.gbytes = bf.optional_number("gbytes");
+    x.gbps = bf.optional_number("gbps");
     x.of_ceiling = bf.optional_number("of_ceiling");
     x.ceiling = bf.string_or("ceiling", "");
     r.buckets.push_back(std::move(x));

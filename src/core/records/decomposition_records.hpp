@@ -20,7 +20,9 @@ struct DecompositionBucketRecord {
   double ms = 0, share = 0;    // of the median step
   double min_ms = 0, max_ms = 0;  // over the steps
   double kernel_ms = 0;           // its kernels' (copies', collectives') own time in the median step
-  std::optional<double> tflop, tflops, of_ceiling;  // where the model's FLOPs are known
+  std::optional<double> tflop, tflops;              // where the bucket's FLOPs are known
+  std::optional<double> gbytes, gbps;               // where only its bytes are (element-wise work)
+  std::optional<double> of_ceiling;                 // the rate against the GPU's ceiling for that work
   std::string ceiling;                              // what of_ceiling is against
 };
 
@@ -31,13 +33,14 @@ struct UnclassifiedKernel {
 };
 
 struct DecompositionRecord {
-  std::string source;  // "torch.profiler trace"
+  std::string source;  // "torch.profiler trace", "upgradebench engine (CUPTI)"
   std::string file, gpu;
   int64_t device = 0;
   std::string steps_from;
   size_t steps = 0;
   std::string step;  // the median step's name
   double step_ms = 0;
+  std::optional<double> wall_step_ms;              // the same step timed with profiling off, where measured
   std::vector<DecompositionBucketRecord> buckets;  // add up to step_ms
   double communication_ms = 0, communication_overlapped_ms = 0;
   std::vector<UnclassifiedKernel> unclassified;    // the 20 with most time

@@ -25,6 +25,9 @@ void TrainConfig::validate() const {
   }
   if (!(adam.eps > 0)) throw UsageError("train: --eps must be positive");
   if (!(adam.weight_decay >= 0)) throw UsageError("train: --weight-decay must not be negative");
+  if (profile_steps < 1 || profile_steps > 1000) {
+    throw UsageError(fmt::format("train: --profile-steps {} is out of range (1..1000)", profile_steps));
+  }
   if (!(adam.max_grad_norm >= 0)) throw UsageError("train: --max-grad-norm must not be negative (0: no clipping)");
 }
 
@@ -58,6 +61,9 @@ void to_json(json& j, const TrainConfig& c) {
        {"fused_cross_entropy", c.loss_chunk > 0},
        {"gemm_autotune", c.autotune_gemm},
        {"breakdown", c.breakdown},
+       {"decompose", c.decompose || c.breakdown},
+       {"profile_steps", c.decompose || c.breakdown ? json(c.profile_steps) : json()},
+       {"trace_out", c.trace_out.empty() ? json() : json(c.trace_out)},
        {"seed", c.seed},
        {"tokens", fmt::format("synthetic, uniform below {}", synthetic_token_bound(m.vocab))}};
 }
@@ -202,7 +208,7 @@ void to_json(json& j, const TrainBreakdown& b) {
 }
 
 std::string TrainBreakdown::table() const {
-  std::string t = fmt::format("breakdown of one profiled step: {:.2f} ms\n", step_ms);
+  std::string t = fmt::format("breakdown of the median profiled step (its kernels' time, CUPTI): {:.2f} ms\n", step_ms);
   for (const BreakdownRow& r : classes) {
     t += fmt::format("  {:<18} {:9.2f} ms {:5.1f}%  {}\n", r.cls, r.ms, 100 * r.ms / step_ms, rate(r));
   }

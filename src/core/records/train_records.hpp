@@ -28,7 +28,10 @@ struct TrainConfig {
   bool checkpointing = false;  // recompute each layer's forward in backward
   int64_t loss_chunk = 0;      // tokens per lm_head + cross-entropy chunk (0: all at once)
   bool autotune_gemm = true;
-  bool breakdown = false;      // one more, profiled step: a train_breakdown record
+  bool decompose = false;      // after the timed steps, profiled ones: a decomposition record
+  bool breakdown = false;      // ... and a train_breakdown record of the median one
+  int profile_steps = 3;       // how many profiled steps
+  std::string trace_out;       // where to write them as a Chrome trace ("" : nowhere)
   AdamWParams adam;
   uint64_t seed = 1234;
   bool mem_debug = false;

@@ -21,10 +21,15 @@ void LlamaPasses::zero_accumulated_gradients() {
 // Tensor `t`'s gradient is final on the main stream: add its squares to the norm, on the side.
 void LlamaPasses::gradient_final(size_t t) {
   const Fp32OrBf16 g = b_.g(t);
-  if (g.is_bf16() && L_[t].is_norm) cast_to_bf16(b_.norm_grad(t), static_cast<bf16*>(g.data), L_[t].count(), s_);
+  const auto count = static_cast<double>(L_[t].count());
+  if (g.is_bf16() && L_[t].is_norm) {
+    auto p = op_scope("norm/elementwise", "norm gradient to bf16", count * (4 + 2));
+    cast_to_bf16(b_.norm_grad(t), static_cast<bf16*>(g.data), L_[t].count(), s_);
+  }
   grad_ready_.record(s_);
   UB_CUDA_CHECK(cudaStreamWaitEvent(side_.get(), grad_ready_.get()));
   const size_t padded = (L_[t].count() + kParamAlign - 1) / kParamAlign * kParamAlign;  // zeros beyond
+  auto p = op_scope("optimizer", "gradient norm (side stream)", count * static_cast<double>(g.element_bytes()));
   accumulate_squares(g, padded, b_.norm_sq, side_.get());
 }
 
