@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # upgradebench against its PyTorch peer (bench/peers/), side by side on one machine, in one run:
-#   bench/vs_peer.sh mamf|bandwidth|attention|train|nccl OUT_DIR
+#   bench/vs_peer.sh mamf|bandwidth|attention|train|decompose|nccl OUT_DIR
 # Settings from the environment (defaults in brackets):
 #   UB          the upgradebench binary to measure [built from this tree into build-bench/]
-#   SEQLENS     attention and train lengths [attention 1k..32k; train 8192,16384]
-#   LAYERS      train: decoder layers kept [4]     PRECISIONS  train: bf16 and/or master [bf16]
-#   MODEL       train: preset or config.json [llama-3.1-8b]
+#   SEQLENS     attention, train and decompose lengths [attention 1k..32k; train, decompose 8192,16384]
+#   LAYERS      train, decompose: decoder layers kept [4]
+#   PRECISIONS  train: bf16 and/or master; decompose: the first of them [bf16]
+#   MODEL       train, decompose: preset or config.json [llama-3.1-8b]
 #   TORCH_CUDNN 1: run ours against PyTorch's cuDNN and NCCL, so both sides use the same libraries [1]
 #   GPUS        nccl: ranks on this host [all]       SIZES  nccl: sizes [1M..4G, factor 2]
 #   UB_NCCL_OPTIONS nccl: more options for ours (e.g. --graph)
@@ -14,8 +15,9 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
-what=${1:?usage: bench/vs_peer.sh mamf|bandwidth|attention|train|nccl OUT_DIR}
-out=${2:?usage: bench/vs_peer.sh mamf|bandwidth|attention|train|nccl OUT_DIR}
+usage="usage: bench/vs_peer.sh mamf|bandwidth|attention|train|decompose|nccl OUT_DIR"
+what=${1:?$usage}
+out=${2:?$usage}
 mkdir -p "$out"
 if [ -z "${UB:-}" ]; then
   ub_build "$here/.." "$here/../build-bench" -DCMAKE_CUDA_ARCHITECTURES="$(ub_arch)" || exit 1
@@ -66,6 +68,35 @@ PY
     "$PYTHON" "$peers/train_peer.py" --layers "$layers" --seqlens "$seqlens" --out "$out/peer.jsonl" > /dev/null 2> "$out/peer.stderr"
     "$UB" compare "$out/peer.jsonl" "$out/ours_${PRECISIONS%% *}.jsonl" --force > "$out/compare.txt" 2>&1
     grep -A8 "^Per sequence length" "$out/compare.txt" ;;
+  decompose)
+    # Each side's step decomposed on the same GPU: ours under CUPTI (its trace kept), the Hugging
+    # Face step from torch.profiler traces; torch's key_averages beside our reading of its trace.
+    seqlens=${SEQLENS:-8192,16384} layers=${LAYERS:-4} model=${MODEL:-llama-3.1-8b} precision=${PRECISIONS:-bf16}
+    "$PYTHON" "$peers/train_peer.py" --layers "$layers" --seqlens "$seqlens" --steps 4 --warmup 3 --profile "$out" \
+      --out "$out/peer.jsonl" > /dev/null 2> "$out/peer.stderr"
+    for s in ${seqlens//,/ }; do
+      "$UB" decompose --model "$model" --layers "$layers" --seqlen "$s" --steps 6 --warmup 3 --precision "${precision%% *}" \
+        --out "$out/ours_$s.jsonl" --trace-out "$out/ours_llama_${layers}l_$s.pt.trace.json" >> "$out/ours.txt" 2>> "$out/ours.stderr"
+      gzip -f "$out/ours_llama_${layers}l_$s.pt.trace.json"
+      "$UB" decompose "$out/hf_llama_${layers}l_$s.pt.trace.json.gz" --model "$model" --layers "$layers" --seqlen "$s" \
+        --out "$out/peer_$s.jsonl" >> "$out/peer.txt" 2>> "$out/peer.stderr"
+      { echo "== $s tokens: Hugging Face (old) -> upgradebench (new), same GPU"
+        "$UB" compare "$out/peer_$s.jsonl" "$out/ours_$s.jsonl" --force 2>&1; } >> "$out/compare.txt"
+    done
+    "$PYTHON" - "$out" <<'PY' | tee -a "$out/compare.txt"
+import json, sys
+d = sys.argv[1]
+for p in map(json.loads, open(f"{d}/peer.jsonl")):
+    if p.get("type") != "profile":
+        continue
+    r = [x for x in map(json.loads, open(f"{d}/peer_{p['seqlen']}.jsonl")) if x.get("type") == "decomposition"][0]
+    k = {b["name"]: b["kernel_ms"] for b in r["buckets"]}
+    kernels = sum(v for n, v in k.items() if n not in ("idle", "communication"))
+    print(f"{p['seqlen']:>6}: attention share of Hugging Face's kernel time: torch key_averages "
+          f"{100 * p['attention_share_of_kernels']:.2f}% (over {p['steps']} steps), upgradebench decompose "
+          f"{100 * k['attention'] / kernels:.2f}% (median step)")
+PY
+    cat "$out/ours.txt" ;;
   nccl)
     sizes=${SIZES:-1M,2M,4M,8M,16M,32M,64M,128M,256M,512M,1G,2G,4G}
     n=${GPUS:-$(nvidia-smi -L | wc -l)}
@@ -74,5 +105,5 @@ PY
     cat "$out/ours.txt"
     "$UB" compare "$out/peer.jsonl" "$out/ours.jsonl" | tee "$out/compare.txt"
     ;;
-  *) echo "vs_peer.sh: unknown benchmark '$what' (mamf, bandwidth, attention, train, nccl)" >&2; exit 2 ;;
+  *) echo "vs_peer.sh: unknown benchmark '$what' (mamf, bandwidth, attention, train, decompose, nccl)" >&2; exit 2 ;;
 esac

@@ -131,6 +131,8 @@ TEST(MeasurementLogs, KindsAreRecognisedByContent) {
   EXPECT_EQ(detect_log_kind(fixture("records_h200.jsonl")), LogKind::training);
   EXPECT_EQ(detect_log_kind(fixture("attention_h200.log")), LogKind::attention);
   EXPECT_EQ(detect_log_kind(fixture("decompose_h200.txt")), LogKind::decomposition);
+  // `decompose` of our engine records its timed steps too; the decomposition is what it is about.
+  EXPECT_EQ(detect_log_kind(fixture("engine_llama_2l_4096.jsonl")), LogKind::decomposition);
   EXPECT_EQ(detect_log_kind(fixture("mamf_finder_h200.txt")), LogKind::mamf);
   EXPECT_EQ(detect_log_kind(fixture("mamf_records_h200_a.jsonl")), LogKind::mamf);
   EXPECT_EQ(detect_log_kind(fixture("README.md")), LogKind::unknown);

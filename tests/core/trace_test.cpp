@@ -246,6 +246,31 @@ TEST(TraceDecomposition, HuggingFaceTraceAgreesWithTorchsKeyAverages) {
   EXPECT_NEAR(kernels, torch_says["key_averages_kernel_us"].get<double>(), 0.01 * kernels);
 }
 
+// Our engine's profiled steps as `decompose --trace-out` wrote them on an H200 (Llama-3.1-8B, 2
+// layers, 4096 tokens), read back by the trace reader: the same steps and the same buckets as the
+// decomposition record the engine wrote beside it, to the microsecond: kernel names alone put
+// every kernel in the bucket of the operation that launched it.
+TEST(TraceDecomposition, OurEngineTraceReadsBackAsItsOwnDecomposition) {
+  DecompositionRecord engine;
+  std::istringstream lines(slurp(kFixtures + "/engine_llama_2l_4096.jsonl"));
+  for (std::string line; std::getline(lines, line);) {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    if (j["type"] == "decomposition") engine = read_decomposition_record(Fields(j, "engine_llama_2l_4096.jsonl"));
+  }
+  ASSERT_EQ(engine.source, "upgradebench engine (CUPTI)");
+  KernelClasses k = bundled_classes();
+  const auto ds = decompose_trace(kFixtures + "/engine_llama_2l_4096.pt.trace.json.gz", k, {});
+  ASSERT_EQ(ds.size(), 1u);
+  const DecompositionRecord back = summarize(ds[0], std::nullopt, nullptr);
+  EXPECT_EQ(back.steps, engine.steps);
+  EXPECT_NEAR(back.step_ms, engine.step_ms, 1e-3);
+  ASSERT_EQ(back.buckets.size(), engine.buckets.size());
+  for (size_t b = 0; b < back.buckets.size(); ++b) {
+    EXPECT_NEAR(back.buckets[b].ms, engine.buckets[b].ms, 1e-3) << back.buckets[b].name;
+  }
+  EXPECT_TRUE(back.unclassified.empty()) << back.unclassified.front().name;
+}
+
 TEST(TraceDecomposition, StepsFromAnnotationsOrCutAndErrors) {
   KernelClasses k = bundled_classes();
   // No annotation of that name: an error saying what to give, or --steps.

@@ -17,13 +17,16 @@ bool any_line(const TextLines& t, const std::function<bool(const std::string&)>&
   return std::any_of(t.lines.begin(), t.lines.end(), f);
 }
 
-// Whether a line holds a record whose type starts with `type` ("mamf" finds mamf_summary too).
-bool has_record_type(const TextLines& t, const std::string& type) {
-  const std::string compact = "\"type\":\"" + type, spaced = "\"type\": \"" + type;
+// Whether a line holds `key` with a string value starting with `value`.
+bool has_string_field(const TextLines& t, const std::string& key, const std::string& value) {
+  const std::string compact = "\"" + key + "\":\"" + value, spaced = "\"" + key + "\": \"" + value;
   return any_line(t, [&](const std::string& l) {
     return l.find(compact) != std::string::npos || l.find(spaced) != std::string::npos;
   });
 }
+
+// Whether a line holds a record whose type starts with `type` ("mamf" finds mamf_summary too).
+bool has_record_type(const TextLines& t, const std::string& type) { return has_string_field(t, "type", type); }
 
 }  // namespace
 
@@ -41,6 +44,8 @@ std::string_view to_string(LogKind k) {
 
 LogKind detect_log_kind(const TextLines& t) {
   if (looks_like_records(t)) {
+    // `decompose` of our engine records the timed steps too: its decomposition is what it is about.
+    if (has_record_type(t, "decomposition") && has_string_field(t, "command", "decompose")) return LogKind::decomposition;
     if (has_record_type(t, "train_step") || has_record_type(t, "train_oom")) return LogKind::training;
     if (has_record_type(t, "mamf")) return LogKind::mamf;
     if (has_record_type(t, "attention")) return LogKind::attention;
