@@ -9,6 +9,7 @@
 
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
+#include "cli/gpu_binary.hpp"
 #include "cli/output.hpp"
 #include "cli/timing_flags.hpp"
 #include "core/error.hpp"
@@ -40,6 +41,7 @@ struct AttentionOptions {
   OutputOptions output;
 };
 
+#ifdef UB_HAVE_CUDA
 // ", packed documents of 8192" or ", 32 packed documents (longest 12288)" for the heading.
 std::string packing(const AttentionConfig& c) {
   if (!c.docs.empty()) {
@@ -62,6 +64,7 @@ json point_json(const AttentionRecord& p, bool fwd_only) {
   pj["record"] = p;
   return pj;
 }
+#endif
 
 void run(Context& ctx, AttentionOptions& o) {
   AttentionConfig& cfg = o.config;
@@ -102,7 +105,7 @@ void run(Context& ctx, AttentionOptions& o) {
 #else
   cfg.validate();
   (void)ctx;
-  throw WorkError("attention: this binary was built without CUDA (nvcc was not found at build time)");
+  run_in_gpu_binary(ctx, "attention");
 #endif
 }
 

@@ -4,6 +4,7 @@
 
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
+#include "cli/gpu_binary.hpp"
 #include "cli/output.hpp"
 #include "cli/timing_flags.hpp"
 #include "core/error.hpp"
@@ -71,7 +72,7 @@ void run(Context& ctx, BandwidthOptions& o) {
   finish_gpu_run(ctx, *run, doc, j, o.output);
 #else
   (void)ctx;
-  throw WorkError("bandwidth: this binary was built without CUDA (nvcc was not found at build time)");
+  run_in_gpu_binary(ctx, "bandwidth");
 #endif
 }
 

@@ -10,6 +10,7 @@
 
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
+#include "cli/gpu_binary.hpp"
 #include "cli/context.hpp"
 #include "cli/output.hpp"
 #include "cli/train_options.hpp"
@@ -120,8 +121,7 @@ void run_engine(Context& ctx, const DecomposeOptions& o) {
   if (doc.blocks.empty() && !run->interrupted->load()) throw WorkError(fmt::format("decompose: {}", error));
   finish_gpu_run(ctx, *run, doc, j, o.output);
 #else
-  throw WorkError("decompose: running our engine needs CUDA, and this binary was built without it (nvcc was not "
-                  "found at build time); traces (decompose TRACE...) are read without a GPU");
+  run_in_gpu_binary(ctx, "decompose");
 #endif
 }
 

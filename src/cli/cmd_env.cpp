@@ -2,7 +2,10 @@
 // every record carries. Without a GPU or driver it says so plainly and exits 0.
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include "cli/commands.hpp"
+#include "cli/gpu_binary.hpp"
 #include "cli/output.hpp"
 #include "report/format.hpp"
 
@@ -54,8 +57,8 @@ void run(Context& ctx, const OutputOptions& out) {
   for (const auto& [k, v] : fp.build) bld.table.add_row({k, v});
   out.emit(doc, fp);
 #else
-  (void)ctx;
-  doc.add().notes.push_back("This binary was built without CUDA (nvcc was not found at build time): "
+  if (std::filesystem::exists(Context::exe_dir() / "upgradebench-gpu")) run_in_gpu_binary(ctx, "env");
+  doc.add().notes.push_back("This build has no GPU side (nvcc was not found at build time): "
                             "no GPU can be measured with it.");
   out.emit(doc, nlohmann::json{{"gpus", nlohmann::json::array()}, {"no_gpu", "built without CUDA"}});
 #endif

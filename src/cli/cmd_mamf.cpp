@@ -7,6 +7,7 @@
 
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
+#include "cli/gpu_binary.hpp"
 #include "cli/output.hpp"
 #include "cli/timing_flags.hpp"
 #include "core/error.hpp"
@@ -106,8 +107,8 @@ void run(Context& ctx, MamfOptions& o) {
   finish_gpu_run(ctx, *run, doc, j, o.output);
 }
 #else
-void run(Context&, MamfOptions&) {
-  throw WorkError("mamf: this binary was built without CUDA (nvcc was not found at build time)");
+void run(Context& ctx, MamfOptions&) {
+  run_in_gpu_binary(ctx, "mamf");
 }
 #endif
 

@@ -9,6 +9,7 @@
 
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
+#include "cli/gpu_binary.hpp"
 #include "cli/output.hpp"
 #include "cli/timing_flags.hpp"
 #include "core/error.hpp"
@@ -126,9 +127,9 @@ void run(Context& ctx, NcclOptions& o) {
   }
 }
 #else
-void run(Context&, NcclOptions& o) {
+void run(Context& ctx, NcclOptions& o) {
   configure(o);
-  throw WorkError("nccl: this binary was built without CUDA (nvcc was not found at build time)");
+  run_in_gpu_binary(ctx, "nccl");
 }
 #endif
 

@@ -9,6 +9,7 @@
 
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
+#include "cli/gpu_binary.hpp"
 #include "cli/context.hpp"
 #include "core/error.hpp"
 
@@ -62,7 +63,7 @@ void run(Context& ctx, const TrainCommand& c) {
   run->progress.line(fmt::format("records: {}", run->writer->path().string()));
   if (run->interrupted->load()) ctx.exit_code = kExitInterrupted;
 #else
-  throw WorkError("train: this binary was built without CUDA (nvcc was not found at build time)");
+  run_in_gpu_binary(ctx, "train");
 #endif
 }
 

@@ -13,18 +13,18 @@ namespace ub::cli {
 
 namespace {
 
-std::filesystem::path exe_dir() {
-  std::array<char, 4096> buf{};
-  const ssize_t n = readlink("/proc/self/exe", buf.data(), buf.size() - 1);
-  if (n <= 0) return {};
-  return std::filesystem::path(std::string(buf.data(), static_cast<size_t>(n))).parent_path();
-}
-
 bool has_catalog(const std::filesystem::path& dir) {
   return !dir.empty() && std::filesystem::exists(dir / "accelerators.json");
 }
 
 }  // namespace
+
+std::filesystem::path Context::exe_dir() {
+  std::array<char, 4096> buf{};
+  const ssize_t n = readlink("/proc/self/exe", buf.data(), buf.size() - 1);
+  if (n <= 0) return {};
+  return std::filesystem::path(std::string(buf.data(), static_cast<size_t>(n))).parent_path();
+}
 
 std::filesystem::path Context::data_dir() const {
   if (!data_dir_flag.empty()) {

@@ -25,6 +25,9 @@ class Context {
   // Preset id or config.json path, with --layers applied when layers > 0 (negative: UsageError).
   ModelShape model(const std::string& name, int64_t layers = 0) const;
 
+  // The folder of the running executable.
+  static std::filesystem::path exe_dir();
+
  private:
   std::unique_ptr<Catalog> catalog_;
 };
