@@ -81,7 +81,7 @@ void register_compare(CLI::App& app, Context& ctx) {
       const NcclComparison c = compare_nccl(read_nccl_log(old_text), read_nccl_log(new_text), cat);
       o->out.emit(report::nccl_comparison_document(c), c);
     } else {
-      const MamfComparison c = compare_mamf(read_mamf_log(old_text), read_mamf_log(new_text), cat);
+      const MamfComparison c = compare_mamf(read_mamf_log(old_text), read_mamf_log(new_text), cat, o->flags.force);
       o->out.emit(report::mamf_comparison_document(c), c);
     }
   });

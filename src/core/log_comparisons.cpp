@@ -1,6 +1,10 @@
 // Comparisons of attention, decomposition and MAMF logs; see log_comparisons.hpp.
 #include "core/log_comparisons.hpp"
 
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
 #include <algorithm>
 
 #include "core/records/fields.hpp"
@@ -140,11 +144,44 @@ DecompositionComparison compare_decomposition(const DecompositionLog& old_log, c
   return c;
 }
 
-MamfComparison compare_mamf(const MamfLog& o, const MamfLog& n, const Catalog& catalog) {
+namespace {
+
+std::string versions(const MamfLog& l) {
+  std::string out;
+  for (const auto& [name, version] : l.stack) out += (out.empty() ? "" : ", ") + name + "=" + version;
+  return out.empty() ? "not recorded" : out;
+}
+
+}  // namespace
+
+MamfComparison compare_mamf(const MamfLog& o, const MamfLog& n, const Catalog& catalog, bool force) {
   MamfComparison c;
   c.old_gpu = o.gpu, c.new_gpu = n.gpu;
   c.old_format = o.format, c.new_format = n.format;
+  c.old_dtype = o.dtype, c.new_dtype = n.dtype;
   c.old_shapes = o.outcome.shapes.size(), c.new_shapes = n.outcome.shapes.size();
+  if (!o.dtype.empty() && !n.dtype.empty() && o.dtype != n.dtype) {
+    if (!force) {
+      throw UsageError(fmt::format("compare: {} measured {} and {} measured {}: the matmul ceiling of one dtype "
+                                   "against another's is not a speedup (--force compares them anyway)",
+                                   o.path, o.dtype, n.path, n.dtype));
+    }
+    c.notes.push_back(fmt::format("DIFFERENT DTYPES: {} (old) against {} (new), compared because of --force: the "
+                                  "ratios mix the GPU and the dtype.", o.dtype, n.dtype));
+  }
+  for (const MamfLog* l : {&o, &n}) {
+    if (l->dtype.empty()) c.notes.push_back(fmt::format("{}: the dtype is not said; assumed the same.", l->path));
+  }
+  c.same_gpu = !o.gpu_uuid.empty() && o.gpu_uuid == n.gpu_uuid;
+  if (c.same_gpu) {
+    c.notes.push_back(fmt::format("Same GPU ({}): both runs measured one device, so the ratios are the run-to-run "
+                                  "and software differences, not a hardware one.", o.gpu_uuid));
+  }
+  c.notes.push_back(fmt::format("Software: old {}; new {}.", versions(o), versions(n)));
+  if (!o.ranges.empty() || !n.ranges.empty()) {
+    c.notes.push_back(fmt::format("Shapes: old {}; new {}.", o.ranges.empty() ? "as listed" : o.ranges,
+                                  n.ranges.empty() ? "as listed" : n.ranges));
+  }
   c.hardware = hardware_ratios(o.gpu, n.gpu, catalog);
   const std::pair<MamfOutcome::By, const char*> kinds[] = {
       {MamfOutcome::By::mean, "mean"}, {MamfOutcome::By::median, "median"}, {MamfOutcome::By::max, "max"}};
@@ -153,6 +190,17 @@ MamfComparison compare_mamf(const MamfLog& o, const MamfLog& n, const Catalog& c
     r.best = name;
     if (const auto a = o.best(by)) r.old_tflops = tflops_by(*a, by), r.old_shape = a->shape();
     if (const auto b = n.best(by)) r.new_tflops = tflops_by(*b, by), r.new_shape = b->shape();
+    r.ratio = div(r.new_tflops, r.old_tflops);
+    c.rows.push_back(r);
+  }
+  // mamf-finder's means over every shape (of each shape's mean TFLOPS): how the GPU does across
+  // the range, not only at its best shape.
+  const std::pair<std::optional<double> MamfLog::*, const char*> means[] = {
+      {&MamfLog::arithmetic_mean, "arithmetic mean"}, {&MamfLog::geometric_mean, "geometric mean"}};
+  for (const auto& [field, name] : means) {
+    MamfComparisonRow r;
+    r.best = name;
+    r.old_tflops = o.*field, r.new_tflops = n.*field;
     r.ratio = div(r.new_tflops, r.old_tflops);
     c.rows.push_back(r);
   }
@@ -195,7 +243,9 @@ void to_json(json& j, const MamfComparison& c) {
     rows.push_back({{"best", r.best}, {"old_tflops", or_null(r.old_tflops)}, {"old_shape", or_null(r.old_shape)},
                     {"new_tflops", or_null(r.new_tflops)}, {"new_shape", or_null(r.new_shape)}, {"ratio", or_null(r.ratio)}});
   }
-  j = {{"kind", "mamf"}, {"old_gpu", c.old_gpu}, {"new_gpu", c.new_gpu}, {"hardware_ratios", c.hardware}, {"rows", rows}};
+  j = {{"kind", "mamf"},        {"old_gpu", c.old_gpu},     {"new_gpu", c.new_gpu},   {"old_dtype", c.old_dtype},
+       {"new_dtype", c.new_dtype}, {"same_gpu", c.same_gpu},  {"hardware_ratios", c.hardware}, {"rows", rows},
+       {"notes", c.notes}};
 }
 
 }  // namespace ub

@@ -54,17 +54,21 @@ DecompositionComparison compare_decomposition(const DecompositionLog& o, const D
                                               const Catalog& catalog);
 
 struct MamfComparisonRow {
-  std::string best;  // mean, median, max
+  std::string best;  // mean, median, max; then the arithmetic and geometric means over the shapes
   std::optional<double> old_tflops, new_tflops, ratio;
   std::optional<std::string> old_shape, new_shape;
 };
 struct MamfComparison {
-  std::string old_gpu, new_gpu, old_format, new_format;
+  std::string old_gpu, new_gpu, old_format, new_format, old_dtype, new_dtype;
   size_t old_shapes = 0, new_shapes = 0;
+  bool same_gpu = false;  // both files name the same device (its UUID)
   HardwareRatios hardware;
   std::vector<MamfComparisonRow> rows;
+  std::vector<std::string> notes;  // what differs or is unknown, in words
 };
-MamfComparison compare_mamf(const MamfLog& o, const MamfLog& n, const Catalog& catalog);
+// UsageError when the two runs measured different dtypes (a ceiling of one against another is not
+// a speedup), unless `force`; then it is said in the notes.
+MamfComparison compare_mamf(const MamfLog& o, const MamfLog& n, const Catalog& catalog, bool force = false);
 
 void to_json(nlohmann::json& j, const HardwareRatios& h);
 void to_json(nlohmann::json& j, const AttentionComparison& c);

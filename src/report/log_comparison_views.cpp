@@ -51,8 +51,11 @@ Document decomposition_comparison_document(const DecompositionComparison& c) {
 
 Document mamf_comparison_document(const MamfComparison& c) {
   Document doc;
-  auto& b = doc.add(fmt::format("MAMF: {} ({}) -> {} ({})", c.old_gpu.empty() ? "?" : c.old_gpu, c.old_format,
-                                c.new_gpu.empty() ? "?" : c.new_gpu, c.new_format));
+  const auto side = [](const std::string& gpu, const std::string& dtype, const std::string& format) {
+    return fmt::format("{} ({}{})", gpu.empty() ? "?" : gpu, dtype.empty() ? "" : dtype + ", ", format);
+  };
+  auto& b = doc.add(fmt::format("MAMF: {} -> {}{}", side(c.old_gpu, c.old_dtype, c.old_format),
+                                side(c.new_gpu, c.new_dtype, c.new_format), c.same_gpu ? ", same GPU" : ""));
   b.notes.push_back(hardware_line(c.old_gpu, c.new_gpu, c.hardware));
   b.table.columns = {{"best", Align::left}, {"old TFLOPS"}, {"@ old MxNxK", Align::left}, {"new TFLOPS"},
                      {"@ new MxNxK", Align::left}, {"new/old"}};
@@ -61,7 +64,9 @@ Document mamf_comparison_document(const MamfComparison& c) {
                      ratio(r.ratio)});
   }
   b.notes.push_back(fmt::format("{} shapes (old), {} shapes (new). Shapes differ between GPUs: the ceilings are "
-                                "compared, each at its own best shape.", c.old_shapes, c.new_shapes));
+                                "compared, each at its own best shape; the means are over every shape of each run.",
+                                c.old_shapes, c.new_shapes));
+  for (const std::string& n : c.notes) b.notes.push_back(n);
   return doc;
 }
 

@@ -12,6 +12,8 @@
 #include "core/readers/mamf_log.hpp"
 #include "core/readers/read_run.hpp"
 #include "core/readers/sweep_log.hpp"
+#include "core/log_comparisons.hpp"
+#include "core/catalog.hpp"
 
 namespace ub {
 namespace {
@@ -202,6 +204,49 @@ TEST(MeasurementLogs, MamfFinderOutputAndOurRecords) {
   EXPECT_EQ(r.dtype, "bf16");
   EXPECT_EQ(r.outcome.shapes.size(), 6u);
   EXPECT_NEAR(r.outcome.best(MamfOutcome::By::median)->median_tflops, 824.9, 0.05);
+}
+
+// A real mamf-finder.py output (its documented quick run on an H200): the header as torch writes
+// it (`** Dtype: torch.bfloat16`, the device's properties, the software versions), 79 shapes, the
+// footer, the ranges and the two means.
+TEST(MeasurementLogs, MamfFinderRealHeader) {
+  const MamfLog f = read_mamf_log(fixture("mamf_finder_real_h200.txt"));
+  EXPECT_EQ(f.gpu, "NVIDIA H200");
+  EXPECT_EQ(f.dtype, "bf16");
+  EXPECT_EQ(f.gpu_uuid, "GPU-95b16759-3c59-5d0f-3356-d1b94b44b94b");
+  EXPECT_EQ(f.stack, (std::vector<std::pair<std::string, std::string>>{{"torch", "2.11.0+cu130"}, {"cuda", "13.0"}}));
+  EXPECT_EQ(f.ranges, "m=[0, 20480, 256] | n=[4096] | k=[4096]");
+  EXPECT_EQ(f.outcome.shapes.size(), 79u);
+  EXPECT_DOUBLE_EQ(*f.arithmetic_mean, 689.6);
+  EXPECT_DOUBLE_EQ(*f.geometric_mean, 687.3);
+  // What the file says agrees with its shapes (means of the per-shape mean TFLOPS).
+  EXPECT_NEAR(*f.outcome.arithmetic_mean(MamfOutcome::By::mean), 689.6, 0.05);
+  EXPECT_NEAR(*f.outcome.geometric_mean(MamfOutcome::By::mean), 687.3, 0.05);
+  EXPECT_EQ(f.best(MamfOutcome::By::median)->shape(), "2816x4096x4096");
+}
+
+// Two MAMF runs of different dtypes are not compared without --force; the same device is said.
+TEST(MeasurementLogs, MamfComparisonRefusesMixedDtypesAndNamesTheSameGpu) {
+  const Catalog cat = Catalog::load(std::string(UB_DATA_DIR) + "/accelerators.json");
+  const MamfLog bf16 = read_mamf_log(fixture("mamf_finder_real_h200.txt"));
+  const MamfComparison same = compare_mamf(bf16, bf16, cat);
+  EXPECT_TRUE(same.same_gpu);
+  ASSERT_EQ(same.rows.size(), 5u);  // mean, median, max, then the arithmetic and geometric means
+  EXPECT_EQ(same.rows[3].best, "arithmetic mean");
+  EXPECT_DOUBLE_EQ(*same.rows[4].ratio, 1.0);
+  std::string text;
+  for (const std::string& l : fixture("mamf_finder_real_h200.txt").lines) text += l + "\n";
+  const auto replace = [](std::string s, const std::string& from, const std::string& to) {
+    return s.replace(s.find(from), from.size(), to);
+  };
+  MamfLog fp8 = read_mamf_log(text_lines_from(
+      replace(replace(text, "torch.bfloat16", "torch.float8_e4m3fn"), "95b16759", "11111111"), "fp8.txt"));
+  EXPECT_EQ(fp8.dtype, "fp8");
+  EXPECT_THROW(compare_mamf(bf16, fp8, cat), UsageError);
+  const MamfComparison forced = compare_mamf(bf16, fp8, cat, true);
+  EXPECT_FALSE(forced.same_gpu);
+  ASSERT_FALSE(forced.notes.empty());
+  EXPECT_NE(forced.notes.front().find("DIFFERENT DTYPES"), std::string::npos);
 }
 
 }  // namespace

@@ -103,6 +103,40 @@ TEST(JsonStream, AnyBlockSizeReadsTheSameAndGzipToo) {
             (std::vector<std::string>{"a", "b"}));
 }
 
+// gzip is decompressed on a thread of its own, blocks ahead: a trace larger than the blocks held
+// ahead reads whole; a damaged one, or one the parser gives up on early, ends in an error naming
+// the file, and no thread is left waiting.
+TEST(JsonStream, GzipReadAheadOverManyBlocksAndItsErrors) {
+  std::string text = R"({"traceEvents": [)";
+  std::vector<std::string> names;
+  for (int i = 0; text.size() < (size_t{9} << 20); ++i) {
+    names.push_back("kernel_" + std::to_string(i) + std::string(64, 'x'));
+    text += (i ? "," : "") + std::string(R"({"ph": "X", "name": ")") + names.back() + R"("})";
+  }
+  text += "]}";
+  const auto gzip_file = [](const std::string& name, const std::string& body) {
+    const std::string path = ::testing::TempDir() + "/" + name;
+    gzFile f = gzopen(path.c_str(), "wb1");
+    gzwrite(f, body.data(), static_cast<unsigned>(body.size()));
+    gzclose(f);
+    return path;
+  };
+  const std::string big = gzip_file("big.json.gz", text);
+  EXPECT_EQ(names_streamed(big, 1 << 16), names);
+  // Cut in the middle of the compressed stream.
+  const std::string bytes = slurp(big);
+  const std::string cut = temp_file("cut.json.gz", bytes.substr(0, bytes.size() / 2));
+  try {
+    names_streamed(cut, 1 << 16);
+    FAIL() << "a cut gzip file was read";
+  } catch (const WorkError& e) {
+    EXPECT_NE(std::string(e.what()).find("cut.json.gz"), std::string::npos) << e.what();
+  }
+  // Broken at its start: the parser stops while the thread has blocks ahead to hand over.
+  const std::string early = gzip_file("early.json.gz", R"({"traceEvents": [{"a": 1} {"b": 2})" + text.substr(17));
+  EXPECT_THROW(names_streamed(early, 1 << 16), WorkError);
+}
+
 TEST(JsonStream, BrokenDocumentsAreErrorsNamingTheFile) {
   const std::string text = slurp(kSmall);
   for (const auto& [name, body] : std::vector<std::pair<std::string, std::string>>{

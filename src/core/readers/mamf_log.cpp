@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <regex>
 
 #include "core/error.hpp"
@@ -16,6 +17,32 @@ namespace {
 
 const std::regex kShapeLine(R"(^\s*(\d+)\s*\|\s*([\d.]+)\(mean\)\s+([\d.]+)\(median\)\s+([\d.]+)\(max\)\s*@\s*(\d+)x(\d+)x(\d+))");
 const std::regex kFooterLine(R"(^(mean|median|max):\s+([\d.]+)\s+TFLOPS\s+@\s+(\d+)x(\d+)x(\d+))");
+const std::regex kMeanLine(R"(^(arithmetic|geometric) mean:\s+([\d.]+)\s+TFLOPS)");
+const std::regex kDeviceName(R"(name='([^']+)')");
+const std::regex kDeviceUuid(R"(uuid=(?:GPU-)?([0-9a-fA-F-]{36}))");
+const std::regex kVersion(R"(^-\s*([A-Za-z_][\w.-]*)=(\S+)$)");
+const std::regex kRanges(R"(^Across \d+ shapes in range:\s*(.*?)\s*in this run:?$)");
+
+// mamf-finder writes torch's dtype names; ours where there is one.
+std::string dtype_name(std::string d) {
+  if (d.rfind("torch.", 0) == 0) d = d.substr(6);
+  static const std::pair<const char*, const char*> names[] = {
+      {"bfloat16", "bf16"}, {"float16", "fp16"}, {"half", "fp16"}, {"float32", "fp32"}, {"float", "fp32"},
+      {"float8_e4m3fn", "fp8"}, {"float8_e4m3fnuz", "fp8"}, {"float8_e5m2", "fp8 (e5m2)"}};
+  for (const auto& [torch, ours] : names) {
+    if (d == torch) return ours;
+  }
+  return d;
+}
+
+bool starts_with_lower(const std::string& line, const char* head) {
+  const std::string h(head);
+  if (line.size() < h.size()) return false;
+  for (size_t i = 0; i < h.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(line[i])) != h[i]) return false;
+  }
+  return true;
+}
 
 int64_t count(const std::string& digits, const std::string& where) {
   if (digits.size() > 15) throw WorkError(fmt::format("{}: {} is too large", where, digits));
@@ -42,6 +69,10 @@ MamfLog read_mamf_log(const TextLines& t) {
         if (c.fingerprint.gpus.empty()) return;
         expect_one_gpu(log.gpu, c.fingerprint.gpus.front().name, r.where);
         log.dtype = to_string(read_mamf_config(Fields(c.config, r.where)).dtype);
+        if (const auto& uuid = c.fingerprint.gpus.front().uuid) log.gpu_uuid = *uuid;
+        for (const auto& [name, entry] : c.fingerprint.stack) {
+          if (entry.version) log.stack.emplace_back(name, *entry.version);
+        }
       } else if (r.type == "mamf") {
         MamfShape s = read_mamf_shape(f);
         if (!s.ok || s.quick) return;
@@ -59,6 +90,7 @@ MamfLog read_mamf_log(const TextLines& t) {
     }
   } else {
     log.format = "mamf-finder";
+    std::string section;  // the header section a line is in ("critical software versions", ...)
     for (size_t i = 0; i < t.lines.size(); ++i) {
       const std::string line = t.lines[i];
       const std::string trimmed = trim(line);
@@ -86,17 +118,26 @@ MamfLog read_mamf_log(const TextLines& t) {
         if (m[1] == "mean") { s.mean_tflops = v; log.footer_mean = s; }
         if (m[1] == "median") { s.median_tflops = v; log.footer_median = s; }
         if (m[1] == "max") { s.max_tflops = v; log.footer_max = s; }
-      } else if (line.find("device") != std::string::npos && log.gpu.empty()) {
-        // mamf-finder's header names the device: "device: NVIDIA H200" or "... on NVIDIA H200".
-        const size_t at = line.find("NVIDIA");
-        if (at != std::string::npos) log.gpu = trim(line.substr(at));
-      } else if (line.find("dtype") != std::string::npos && log.dtype.empty()) {
-        for (const char* d : {"bfloat16", "float8_e4m3fn", "float16", "float32"}) {
-          if (line.find(d) != std::string::npos) log.dtype = d;
-        }
+      } else if (std::regex_search(trimmed, m, kMeanLine)) {
+        (m[1] == "arithmetic" ? log.arithmetic_mean : log.geometric_mean) = parse_decimal(m[2].str(), where, "TFLOPS");
+      } else if (std::regex_search(trimmed, m, kRanges)) {
+        log.ranges = m[1].str();
+      } else if (starts_with_lower(trimmed, "** dtype:")) {
+        log.dtype = dtype_name(trim(trimmed.substr(9)));
+      } else if (trimmed.find("DeviceProperties(") != std::string::npos && std::regex_search(trimmed, m, kDeviceName)) {
+        // "- _CudaDeviceProperties(name='NVIDIA H200', major=9, ..., uuid=95b16759-..., ...)"
+        if (log.gpu.empty()) log.gpu = m[1].str();
+        if (std::regex_search(trimmed, m, kDeviceUuid)) log.gpu_uuid = "GPU-" + m[1].str();
+      } else if (starts_with_lower(trimmed, "device:") && log.gpu.empty()) {
+        log.gpu = trim(trimmed.substr(7));
+      } else if (section == "critical software versions" && std::regex_search(trimmed, m, kVersion)) {
+        log.stack.emplace_back(m[1].str(), m[2].str());
       }
+      if (trimmed.rfind("** ", 0) == 0) section = to_lower(trim(trimmed.substr(3, trimmed.find(':') - 3)));
     }
   }
+  if (!log.arithmetic_mean) log.arithmetic_mean = log.outcome.arithmetic_mean(MamfOutcome::By::mean);
+  if (!log.geometric_mean) log.geometric_mean = log.outcome.geometric_mean(MamfOutcome::By::mean);
   if (log.outcome.shapes.empty() && !log.footer_median) {
     throw WorkError(fmt::format("{}: no MAMF results (per-shape lines, a footer, or mamf records)", t.path));
   }

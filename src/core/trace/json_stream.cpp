@@ -8,7 +8,12 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "core/error.hpp"
@@ -86,25 +91,97 @@ void append_utf8(std::string& out, uint32_t cp) {
 
 // ---- ByteSource ----
 
+// Decompressed blocks, filled by a thread of their own and taken by the reader in order.
+struct ByteSource::ReadAhead {
+  static constexpr size_t kBlock = 1 << 20, kBlocks = 4;  // 4 MiB decompressed ahead at most
+  std::mutex m;
+  std::condition_variable changed;
+  std::deque<std::vector<char>> full;
+  bool done = false, stop = false;
+  std::exception_ptr error;
+  std::vector<char> current;
+  size_t pos = 0;
+  std::thread thread;
+};
+
 ByteSource::ByteSource(const std::string& path) : path_(path) {
   file_ = gzopen(path.c_str(), "rb");
   if (!file_) throw UsageError(fmt::format("{}: cannot be read: {}", path, std::strerror(errno)));
   gzbuffer(static_cast<gzFile>(file_), 1 << 18);
+  if (gzdirect(static_cast<gzFile>(file_))) return;  // plain: read where it is asked
+  ahead_ = std::make_unique<ReadAhead>();
+  ahead_->thread = std::thread([this] {
+    ReadAhead& a = *ahead_;
+    try {
+      for (;;) {
+        {
+          std::unique_lock lock(a.m);
+          a.changed.wait(lock, [&] { return a.stop || a.full.size() < ReadAhead::kBlocks; });
+          if (a.stop) return;
+        }
+        std::vector<char> block(ReadAhead::kBlock);
+        block.resize(read_file(block.data(), block.size()));
+        std::lock_guard lock(a.m);
+        if (block.empty()) a.done = true;
+        else a.full.push_back(std::move(block));
+        a.changed.notify_all();
+        if (a.done) return;
+      }
+    } catch (...) {
+      std::lock_guard lock(a.m);
+      a.error = std::current_exception();
+      a.done = true;
+      a.changed.notify_all();
+    }
+  });
 }
 
 ByteSource::~ByteSource() {
+  if (ahead_) {
+    {
+      std::lock_guard lock(ahead_->m);
+      ahead_->stop = true;
+    }
+    ahead_->changed.notify_all();
+    ahead_->thread.join();
+  }
   if (file_) gzclose(static_cast<gzFile>(file_));
 }
 
-size_t ByteSource::read(char* out, size_t n) {
+size_t ByteSource::read_file(char* out, size_t n) {
   const int got = gzread(static_cast<gzFile>(file_), out, static_cast<unsigned>(std::min<size_t>(n, 1u << 30)));
   if (got < 0) {
     int code = 0;
     const char* msg = gzerror(static_cast<gzFile>(file_), &code);
     throw WorkError(fmt::format("{}: cannot be read: {}", path_, msg ? msg : "read error"));
   }
-  bytes_ += static_cast<uint64_t>(got);
   return static_cast<size_t>(got);
+}
+
+size_t ByteSource::read(char* out, size_t n) {
+  if (!ahead_) {
+    const size_t got = read_file(out, n);
+    bytes_ += got;
+    return got;
+  }
+  ReadAhead& a = *ahead_;
+  if (a.pos == a.current.size()) {
+    std::unique_lock lock(a.m);
+    a.changed.wait(lock, [&] { return !a.full.empty() || a.done; });
+    if (a.full.empty()) {
+      if (a.error) std::rethrow_exception(a.error);
+      return 0;
+    }
+    a.current = std::move(a.full.front());
+    a.full.pop_front();
+    a.pos = 0;
+    a.changed.notify_all();
+  }
+  const size_t got = std::min(n, a.current.size() - a.pos);
+  std::memcpy(out, a.current.data() + a.pos, got);
+  a.pos += got;
+  bytes_ += got;
+  return got;
 }
 
 // ---- JsonSpan ----
