@@ -170,7 +170,8 @@ void run(Context& ctx, const DecomposeOptions& o, const CLI::App& cmd) {
                                 static_cast<double>(ds.front().bytes) / 1e6 / seconds));
     }
     for (const trace::TraceDecomposition& d : ds) {
-      const DecompositionRecord r = trace::summarize(d, work, d.gpu.empty() ? nullptr : ctx.catalog().try_find(d.gpu));
+      DecompositionRecord r = trace::summarize(d, work, d.gpu.empty() ? nullptr : ctx.catalog().try_find(d.gpu));
+      if (work) r.seqlen = parse_size(o.train.seqlen, "--seqlen"), r.batch = o.train.batch;
       add_block(doc, r);
       j.push_back(r);
       if (writer) {

@@ -167,6 +167,7 @@ class TrainPoint : public Point {
     }
     DecompositionRecord r = trace::summarize(e.decomposition, e.work, b_.gpu_, "upgradebench engine (CUPTI)");
     r.file = fmt::format("{} layers, seqlen {}, batch {}", cfg_.model.layers, cfg_.seqlen, cfg_.batch);
+    r.seqlen = cfg_.seqlen, r.batch = cfg_.batch;
     if (b_.summary_.steps > 0) r.wall_step_ms = b_.summary_.median_ms;
     b_.run_.emit(r);
     b_.decomposition_ = std::move(r);

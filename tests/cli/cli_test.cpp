@@ -281,6 +281,23 @@ TEST(Golden, CompareAndMemfit) {
   expect_golden("decompose.txt", "decompose trace_kineto_small.json", kFx);
   expect_golden("decompose.json", "decompose trace_kineto_small.json --model llama-3.1-8b --layers 1 --seqlen 128 --json", kFx);
   expect_golden("compare_nccl_peer.csv", "compare nccl_peer_h200x2.jsonl nccl_records_h200x2_graph.jsonl --csv", kFx);
+  // The guide's H200 decomposition predicted onto the B200 with both GPUs' attention runs.
+  expect_golden("predict.txt", "predict --to b200 decompose_h200.txt --measured attention_h200.log attention_b200.log "
+                "--price-from 3.5 --price-to 6", kFx);
+  expect_golden("predict.json", "predict --to b200 decompose_h200.txt --json", kFx);
+}
+
+TEST(BadInput, Predict) {
+  expect_error("predict decompose_h200.txt", 2, "--to is required");
+  expect_error("predict --to h2000 " + kFx + "/decompose_h200.txt", 2, "unknown GPU 'h2000'");
+  expect_error("predict --to b200 " + kFx + "/attention_h200.log", 2, "give a decomposition");
+  expect_error("predict --to b200 " + kFx + "/decompose_h200.txt --price-from 3", 2, "go together");
+  expect_error("predict --to b200 " + kFx + "/decompose_h200.txt --price-from 0 --price-to 3", 2, "must be positive");
+  expect_error("predict --to b200 " + kFx + "/decompose_h200.txt --measured " + kFx + "/decompose_b200.txt", 2,
+               "not a micro-benchmark predict reads");
+  expect_error("predict --to b200 " + kFx + "/decompose_h200.txt --measured " + kFx + "/attention_h200.log --from mi300x", 2,
+               "");
+  expect_error("predict --to b200 " + kFx + "/records_h200.jsonl", 1, "no measured point to predict from");
 }
 
 TEST(BadInput, CompareAndMemfit) {

@@ -30,7 +30,7 @@ void to_json(json& j, const DecompositionRecord& r) {
   }
   for (const auto& k : r.unclassified) unclassified.push_back({{"name", k.name}, {"ms", k.ms}, {"count", k.count}});
   j = {{"type", "decomposition"}, {"source", r.source}, {"file", r.file}, {"gpu", r.gpu}, {"device", r.device},
-       {"steps_from", r.steps_from}, {"steps", r.steps}, {"step", r.step}, {"step_ms", r.step_ms},
+       {"seqlen", or_null(r.seqlen)}, {"batch", r.batch}, {"steps_from", r.steps_from}, {"steps", r.steps}, {"step", r.step}, {"step_ms", r.step_ms},
        {"wall_step_ms", or_null(r.wall_step_ms)}, {"buckets", buckets}, {"communication_ms", r.communication_ms},
        {"communication_overlapped_ms", r.communication_overlapped_ms}, {"unclassified", unclassified}};
 }
@@ -41,6 +41,8 @@ DecompositionRecord read_decomposition_record(const Fields& f) {
   r.file = f.string_or("file", "");
   r.gpu = f.string_or("gpu", "");
   r.device = f.optional_count("device").value_or(0);
+  r.seqlen = f.optional_count("seqlen");
+  r.batch = f.optional_count("batch").value_or(1);
   r.steps_from = f.string_or("steps_from", "");
   r.steps = static_cast<size_t>(f.optional_count("steps").value_or(0));
   r.step = f.string_or("step", "");

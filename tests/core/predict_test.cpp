@@ -1,0 +1,125 @@
+// `predict`'s model: the ml-engineering guide's H200 -> B200 decomposition reproduced from its
+// bucket shares and the two GPUs' attention measurements; ratios from measurements over the
+// catalog; N/A for an unknown figure rather than another GPU's; intervals that hold the point;
+// the cost verdict against the break-even; a training log split by its attention share.
+#include "core/predict/prediction.hpp"
+
+#include <gtest/gtest.h>
+
+#include "core/error.hpp"
+#include "core/predict/step_inputs.hpp"
+#include "core/readers/decomposition_log.hpp"
+
+namespace ub {
+namespace {
+
+const std::string kFixtures = UB_FIXTURES_DIR;
+
+TextLines fixture(const std::string& name) { return read_text_lines(kFixtures + "/" + name); }
+
+struct Gpus {
+  Catalog cat = Catalog::load(std::string(UB_DATA_DIR) + "/accelerators.json");
+  const Accelerator& h200 = cat.find("h200-sxm");
+  const Accelerator& b200 = cat.find("b200-sxm");
+};
+
+MeasuredRates attention_of(const std::string& name) { return read_measured(fixture(name)).rates; }
+
+TEST(Predict, TheGuidesB200StepFromItsH200DecompositionAndAttentionRuns) {
+  Gpus g;
+  const std::vector<StepInput> in = steps_from_decompositions(fixture("decompose_h200.txt"));
+  ASSERT_EQ(in.size(), 1u);
+  EXPECT_EQ(in[0].seqlen, 8192);
+  const Prediction p = predict_step(in[0], g.h200, g.b200, attention_of("attention_h200.log"),
+                                    attention_of("attention_b200.log"), {});
+  // What the guide measured on the B200, read from its printout: the step and each bucket.
+  const DecompositionLog b200 = read_decomposition_log(fixture("decompose_b200.txt"));
+  ASSERT_TRUE(p.step_ms.has_value());
+  EXPECT_NEAR(*p.step_ms, b200.buckets.back().ms, 0.01 * b200.buckets.back().ms);  // TOTAL within 1%
+  EXPECT_NEAR(*p.buckets[0].ms, b200.buckets[0].ms, 0.02 * b200.buckets[0].ms);    // attention
+  EXPECT_NEAR(*p.buckets[1].ms, b200.buckets[1].ms, 0.01 * b200.buckets[1].ms);    // everything else
+  // Attention scaled by the measured kernels, everything else by HBM bandwidth.
+  EXPECT_NE(p.buckets[0].ratio->source.find("measured attention at 8192"), std::string::npos);
+  EXPECT_NEAR(p.buckets[1].ratio->point, 8.0 / 4.8, 1e-9);
+  EXPECT_LE(*p.speedup_low, *p.speedup);
+  EXPECT_GE(*p.speedup_high, *p.speedup);
+  EXPECT_NE(p.limiting.find("everything else"), std::string::npos);
+  EXPECT_EQ(p.fits, true);  // 99 GiB measured, the B200's capacity is larger
+}
+
+TEST(Predict, CatalogFiguresWhereNothingIsMeasuredAndNaForAnUnknownOne) {
+  Gpus g;
+  StepInput in;
+  in.path = "t", in.seqlen = 8192, in.step_ms = 100;
+  in.buckets = {{"gemm", 60, WorkKind::matmul}, {"attention", 20, WorkKind::attention},
+                {"optimizer", 10, WorkKind::memory}, {"idle", 10, WorkKind::unscaled}};
+  const Prediction p = predict_step(in, g.h200, g.b200, {}, {}, {});
+  ASSERT_TRUE(p.step_ms.has_value());
+  EXPECT_NE(p.buckets[0].ratio->source.find("published"), std::string::npos);
+  EXPECT_NE(p.buckets[1].ratio->source.find("peak ratio"), std::string::npos);
+  EXPECT_DOUBLE_EQ(*p.buckets[3].ms, 10);  // idle is not scaled
+  for (const PredictedBucket& b : p.buckets) {
+    EXPECT_LE(b.ratio->low, b.ratio->point) << b.name;
+    EXPECT_GE(b.ratio->high, b.ratio->point) << b.name;
+  }
+  // A GPU whose HBM bandwidth the catalog does not know: the memory-bound bucket and the total are N/A.
+  Accelerator unknown = g.b200;
+  unknown.bandwidth_tbps = Figure{};
+  const Prediction q = predict_step(in, g.h200, unknown, {}, {}, {});
+  EXPECT_FALSE(q.buckets[2].ratio.has_value());
+  EXPECT_FALSE(q.step_ms.has_value());
+  EXPECT_FALSE(q.speedup.has_value());
+  ASSERT_FALSE(q.notes.empty());
+  EXPECT_NE(q.notes.front().find("N/A"), std::string::npos);
+}
+
+TEST(Predict, TheCostVerdictComparesTheIntervalWithTheBreakEven) {
+  Gpus g;
+  StepInput in;
+  in.path = "t", in.seqlen = 4096, in.step_ms = 100;
+  in.buckets = {{"optimizer", 100, WorkKind::memory}};  // 1.67x (1.58-1.75x) from HBM
+  PredictOptions cheap{3.0, 4.0}, dear{3.0, 6.0}, close{3.0, 5.0};
+  EXPECT_EQ(predict_step(in, g.h200, g.b200, {}, {}, cheap).cost_verdict, "CHEAPER per token");      // break-even 1.33x
+  EXPECT_EQ(predict_step(in, g.h200, g.b200, {}, {}, dear).cost_verdict, "COSTLIER per token");      // 2.00x
+  EXPECT_EQ(predict_step(in, g.h200, g.b200, {}, {}, close).cost_verdict.rfind("AMBIGUOUS", 0), 0u);  // 1.67x
+  const Prediction p = predict_step(in, g.h200, g.b200, {}, {}, cheap);
+  EXPECT_NEAR(*p.usd_per_mtoken_new / *p.usd_per_mtoken_old, (4.0 / 3.0) / *p.speedup, 1e-9);
+}
+
+TEST(Predict, ATrainingLogIsSplitByItsAttentionShareOfFlops) {
+  std::vector<std::string> warnings;
+  const auto none = [](int64_t) { return std::optional<double>(); };
+  const std::vector<StepInput> in = steps_from_training_log(
+      read_text_lines(std::string(UB_DATA_DIR) + "/examples/sweep_h200_llama-3.1-8b-4layers.jsonl"), none, none, warnings);
+  ASSERT_FALSE(in.empty());
+  for (const StepInput& s : in) {
+    ASSERT_EQ(s.buckets.size(), 2u);
+    EXPECT_EQ(s.buckets[0].kind, WorkKind::attention);
+    EXPECT_EQ(s.buckets[1].kind, WorkKind::dense_mixed);
+    EXPECT_NEAR(s.buckets[0].ms + s.buckets[1].ms, s.step_ms, 1e-9);
+    EXPECT_GT(s.buckets[0].ms, 0);
+  }
+  // Records without the share (benchmark.py's logs, older records): without the model's FLOPs each
+  // point is left out, said so; with them it is split.
+  EXPECT_THROW(steps_from_training_log(fixture("records_h200.jsonl"), none, none, warnings), WorkError);
+  EXPECT_FALSE(warnings.empty());
+  const auto quarter = [](int64_t) { return std::optional<double>(0.25); };
+  const auto split = steps_from_training_log(fixture("records_h200.jsonl"), quarter, none, warnings);
+  ASSERT_FALSE(split.empty());
+  EXPECT_NEAR(split[0].buckets[0].ms, 0.25 * split[0].step_ms, 1e-9);
+}
+
+TEST(Predict, MeasuredFilesSayWhichGpuAndWhat) {
+  const MeasuredFile m = read_measured(fixture("mamf_finder_real_h200.txt"));
+  EXPECT_EQ(m.gpu, "NVIDIA H200");
+  EXPECT_NEAR(*m.rates.mamf_tflops, 768.2, 1e-9);
+  const MeasuredFile a = read_measured(fixture("attention_b200.log"));
+  EXPECT_EQ(a.gpu, "NVIDIA B200");
+  ASSERT_EQ(a.rates.attention_tflops.size(), 3u);
+  const MeasuredFile n = read_measured(fixture("nccl_records_h200x2_plain.jsonl"));
+  EXPECT_GT(*n.rates.busbw_gbps, 300);
+  EXPECT_THROW(read_measured(fixture("decompose_h200.txt")), UsageError);
+}
+
+}  // namespace
+}  // namespace ub
