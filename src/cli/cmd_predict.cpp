@@ -4,12 +4,16 @@
 // --measured, else the catalog), with intervals, cost against the break-even and memory fit.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/context.hpp"
 #include "cli/output.hpp"
 #include "core/error.hpp"
 #include "core/flops.hpp"
+#include "core/predict/projection.hpp"
 #include "core/predict/step_inputs.hpp"
 #include "core/readers/log_kind.hpp"
 #include "core/records/context_record.hpp"
@@ -23,7 +27,7 @@ namespace {
 
 struct PredictCommand {
   std::vector<std::string> inputs, measured;
-  std::string to, from, model, out;
+  std::string to, from, model, out, seqlens, carry_from;
   int64_t layers = 0;
   std::optional<double> price_from, price_to;
   OutputOptions output;
@@ -104,6 +108,30 @@ void run(Context& ctx, const PredictCommand& o) {
                                 {"model", o.model}, {"layers", o.layers}, {"price_from", or_null(o.price_from)},
                                 {"price_to", or_null(o.price_to)}}));
   }
+  if (!o.seqlens.empty()) {
+    // Each length from the measured step nearest to it (by the ratio of lengths).
+    if (!model) throw UsageError("--seqlen carries a measured step to other lengths by the model's FLOPs: give --model");
+    std::vector<StepInput> measured;
+    const std::optional<int64_t> only =
+        o.carry_from.empty() ? std::nullopt : std::optional<int64_t>(parse_size(o.carry_from, "--carry-from"));
+    for (StepInput& s : steps) {
+      if (s.seqlen && (!only || *s.seqlen == *only)) measured.push_back(std::move(s));
+    }
+    if (measured.empty()) {
+      throw UsageError(only ? fmt::format("--carry-from {}: no input measured that length", *only)
+                            : std::string("--seqlen: no input says its sequence length"));
+    }
+    steps.clear();
+    for (const int64_t target : parse_size_list(o.seqlens, "--seqlen")) {
+      const auto distance = [&](const StepInput& s) {
+        return std::abs(std::log(static_cast<double>(*s.seqlen) / static_cast<double>(target)));
+      };
+      const StepInput& nearest = *std::min_element(measured.begin(), measured.end(), [&](const auto& x, const auto& y) {
+        return distance(x) < distance(y);
+      });
+      steps.push_back(*nearest.seqlen == target ? nearest : project_to_seqlen(nearest, target, *model, from_rates));
+    }
+  }
   for (StepInput& s : steps) {
     if (model && !s.step_tflop && s.seqlen) {
       FlopOptions fo;
@@ -138,6 +166,10 @@ void register_predict(CLI::App& app, Context& ctx) {
   cmd->add_option("--model", o->model, "The model (preset or config.json): FLOPs for TFLOPS and MFU, and the "
                                        "attention share of a training log that does not record it");
   cmd->add_option("--layers", o->layers, "Keep only the first N layers of the model");
+  cmd->add_option("--seqlen", o->seqlens,
+                  "Predict at these lengths (k = 1024), each carried from the measured step nearest to it by the "
+                  "model's FLOPs (needs --model); --to the same GPU checks the carrying against a measured curve");
+  cmd->add_option("--carry-from", o->carry_from, "With --seqlen: carry from this measured length only");
   cmd->add_option("--price-from", o->price_from, "USD per GPU-hour of the old GPU");
   cmd->add_option("--price-to", o->price_to, "USD per GPU-hour of the new GPU");
   cmd->add_option("--out", o->out, "Append the prediction records to this file (JSON lines)");

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "report/format.hpp"
 
 namespace ub::report {
@@ -26,17 +28,22 @@ Document prediction_document(const std::vector<Prediction>& ps) {
   if (ps.empty()) return doc;
   const Prediction& first = ps.front();
   auto& s = doc.add(fmt::format("PREDICTED: {} -> {} (not measured on the {})", first.old_id, first.new_id, first.new_id));
-  s.table.columns = {{"seqlen"},         {"measured ms"}, {"PREDICTED ms"}, {"interval"},      {"speedup"},
+  s.table.columns = {{"seqlen"},         {"old GPU ms"}, {"PREDICTED ms"}, {"interval"},      {"speedup"},
                      {"interval"},       {"TFLOPS"},      {"MFU"},          {"limited by", Align::left},
                      {"$/Mtok old"},     {"$/Mtok new"},  {"per token", Align::left}, {"fits", Align::left}};
   for (const Prediction& p : ps) {
-    s.table.add_row({p.input.seqlen ? std::to_string(*p.input.seqlen) : "-", num(p.input.step_ms, 2), num(p.step_ms, 2),
+    s.table.add_row({p.input.seqlen ? std::to_string(*p.input.seqlen) : "-",
+                     p.input.carried_from ? num(p.input.step_ms, 2) + " *" : num(p.input.step_ms, 2), num(p.step_ms, 2),
                      interval(p.step_low_ms, p.step_high_ms, 2), ratio(p.speedup),
                      ratio_interval(p.speedup_low, p.speedup_high), num(p.tflops), percent(p.mfu), p.limiting.empty() ? "-" : p.limiting,
                      num(p.usd_per_mtoken_old, 3), num(p.usd_per_mtoken_new, 3),
                      p.cost_verdict.empty() ? "-" : p.cost_verdict,
                      !p.fits ? "-" : *p.fits ? fmt::format("yes ({:.1f} of {:.0f} GiB)", *p.input.peak_memory_gib, *p.new_capacity_gib)
                                              : fmt::format("NO ({:.1f} > {:.0f} GiB)", *p.input.peak_memory_gib, *p.new_capacity_gib)});
+  }
+  if (std::any_of(ps.begin(), ps.end(), [](const Prediction& p) { return p.input.carried_from.has_value(); })) {
+    s.notes.push_back("* the old GPU's step at that length is itself carried from a measured length by the model's "
+                      "FLOPs (--seqlen): not measured.");
   }
   if (first.break_even) {
     s.notes.push_back(fmt::format("Break-even speedup (price ratio new / old): {:.2f}x: above it the {} costs less per "
@@ -47,7 +54,7 @@ Document prediction_document(const std::vector<Prediction>& ps) {
   for (const Prediction& p : ps) {
     auto& b = doc.add(fmt::format("PREDICTED buckets: {}{} ({})", p.input.path,
                                   p.input.seqlen ? fmt::format(", seqlen {}", *p.input.seqlen) : "", p.input.from));
-    b.table.columns = {{"bucket", Align::left}, {"work", Align::left}, {"measured ms"}, {"ratio"}, {"interval"},
+    b.table.columns = {{"bucket", Align::left}, {"work", Align::left}, {"old GPU ms"}, {"ratio"}, {"interval"},
                        {"PREDICTED ms"}, {"ratio from", Align::left}};
     for (const PredictedBucket& x : p.buckets) {
       b.table.add_row({x.name, std::string(to_string(x.kind)), num(x.old_ms, 2), x.ratio ? ratio(x.ratio->point) : "N/A",

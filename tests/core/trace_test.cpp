@@ -157,6 +157,9 @@ TEST(JsonStream, BrokenDocumentsAreErrorsNamingTheFile) {
 TEST(KernelClasses, NamesRealStacksEmit) {
   KernelClasses k = bundled_classes();
   const std::pair<const char*, Bucket> cases[] = {
+      // PyTorch's element-wise kernels carry `lambda` in their names: not the LAMB optimizer.
+      {"void at::native::unrolled_elementwise_kernel<at::native::direct_copy_kernel_cuda(at::TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda()#7}::operator()() const::{lambda(c10::BFloat16)#1}, at::detail::Array<char*, 2> >(int, ...)", Bucket::elementwise},
+      {"void multi_tensor_apply_kernel<TensorListMetadata<4>, LAMBStage1Functor<float> >(long, int volatile*, ...)", Bucket::optimizer},
       {"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas", Bucket::gemm},
       {"nvjet_tst_192x192_64x4_2x1_v_bz_coopB_TNT", Bucket::gemm},
       {"ampere_bf16_s16816gemm_bf16_256x128_ldg8_f2f_stages_64x3_tn", Bucket::gemm},

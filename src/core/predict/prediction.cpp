@@ -138,7 +138,8 @@ Prediction predict_step(const StepInput& in, const Accelerator& a, const Acceler
   for (const StepInput::Bucket& x : in.buckets) {
     PredictedBucket pb;
     pb.name = x.name, pb.kind = x.kind, pb.old_ms = x.ms;
-    pb.ratio = work_ratio(x.kind, a, b, ma, mb, in.seqlen);
+    // The same GPU (a step carried to another length, checked against a measured curve): nothing to scale.
+    pb.ratio = a.id == b.id ? std::optional<Ratio>(Ratio::one("the same GPU")) : work_ratio(x.kind, a, b, ma, mb, in.seqlen);
     if (pb.ratio) {
       pb.ms = x.ms / pb.ratio->point, pb.ms_low = x.ms / pb.ratio->high, pb.ms_high = x.ms / pb.ratio->low;
       step += *pb.ms, low += *pb.ms_low, high += *pb.ms_high;
@@ -203,6 +204,7 @@ void to_json(nlohmann::json& j, const Prediction& p) {
        {"seqlen", or_null(p.input.seqlen)},
        {"batch", p.input.batch},
        {"old_step_ms", p.input.step_ms},
+       {"carried_from", or_null(p.input.carried_from)},
        {"step_ms", or_null(p.step_ms)},
        {"step_ms_interval", p.step_ms ? nlohmann::json{*p.step_low_ms, *p.step_high_ms} : nlohmann::json()},
        {"speedup", or_null(p.speedup)},

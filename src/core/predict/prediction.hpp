@@ -48,6 +48,7 @@ struct StepInput {
   std::string path, from;  // from: how the buckets were obtained, in words
   std::string old_gpu;     // as the input names it
   std::optional<int64_t> seqlen;
+  std::optional<int64_t> carried_from;  // the measured length this step was carried from (then it is predicted too)
   int64_t batch = 1;
   double step_ms = 0;
   struct Bucket {

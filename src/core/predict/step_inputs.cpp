@@ -82,8 +82,28 @@ std::vector<StepInput> steps_from_decompositions(const TextLines& t) {
     return out;
   }
   std::vector<std::string> warnings;
+  // Records written before decompositions carried their length: the run's context says it.
+  std::optional<int64_t> context_seqlen, context_batch;
   for_each_record(t, [&](const RecordLine& r) {
-    if (r.type == "decomposition") out.push_back(from_record(read_decomposition_record(Fields(r.json, r.where)), t.path));
+    if (r.type == "context" && r.json.contains("config") && r.json["config"].is_object()) {
+      const nlohmann::json& c = r.json["config"];
+      const auto count = [](const nlohmann::json& v) -> std::optional<int64_t> {
+        if (v.is_number_integer() && v.get<int64_t>() > 0) return v.get<int64_t>();
+        if (!v.is_string()) return std::nullopt;
+        const std::string x = v.get<std::string>();
+        const bool k = !x.empty() && (x.back() == 'k' || x.back() == 'K');
+        const std::string digits = k ? x.substr(0, x.size() - 1) : x;
+        if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+        return std::stoll(digits) * (k ? 1024 : 1);
+      };
+      if (c.contains("seqlen")) context_seqlen = count(c["seqlen"]);
+      if (c.contains("batch")) context_batch = count(c["batch"]);
+    } else if (r.type == "decomposition") {
+      StepInput in = from_record(read_decomposition_record(Fields(r.json, r.where)), t.path);
+      if (!in.seqlen) in.seqlen = context_seqlen;
+      if (!r.json.contains("batch") && context_batch) in.batch = *context_batch;
+      out.push_back(std::move(in));
+    }
   }, warnings);
   if (out.empty()) throw WorkError(fmt::format("{}: no decomposition records", t.path));
   return out;

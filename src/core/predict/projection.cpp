@@ -1,0 +1,57 @@
+// Carrying a step to another length; see projection.hpp.
+#include "core/predict/projection.hpp"
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/flops.hpp"
+
+namespace ub {
+
+namespace {
+
+std::optional<double> attention_tflops_at(const MeasuredRates& m, int64_t seqlen) {
+  for (const auto& [s, t] : m.attention_tflops) {
+    if (s == seqlen) return t;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+StepInput project_to_seqlen(const StepInput& in, int64_t seqlen, const ModelShape& model,
+                            const MeasuredRates& measured) {
+  if (!in.seqlen) throw UsageError(fmt::format("{}: its sequence length is not known, so it cannot be carried to "
+                                               "another one", in.path));
+  FlopOptions fo;
+  fo.batch = in.batch;
+  const StepFlops a = step_flops(model, *in.seqlen, fo), b = step_flops(model, seqlen, fo);
+  const double tokens = static_cast<double>(seqlen) / static_cast<double>(*in.seqlen);
+  const auto ta = attention_tflops_at(measured, *in.seqlen), tb = attention_tflops_at(measured, seqlen);
+  const double attention_speed = ta && tb ? *ta / *tb : 1.0;  // time per FLOP at b over a
+  StepInput out = in;
+  out.seqlen = seqlen;
+  out.carried_from = in.carried_from ? in.carried_from : in.seqlen;
+  out.step_ms = 0;
+  for (StepInput::Bucket& x : out.buckets) {
+    double growth = 1;
+    switch (x.kind) {
+      case WorkKind::matmul: growth = b.dense / a.dense; break;
+      case WorkKind::attention: growth = b.attention / a.attention * attention_speed; break;
+      case WorkKind::memory: growth = x.name == "optimizer" ? 1.0 : tokens; break;
+      case WorkKind::dense_mixed:
+      case WorkKind::unknown: growth = b.dense / a.dense; break;
+      case WorkKind::communication:
+      case WorkKind::unscaled: growth = 1; break;
+    }
+    x.ms *= growth;
+    out.step_ms += x.ms;
+  }
+  if (in.step_tflop) out.step_tflop = b.total() / 1e12;
+  out.peak_memory_gib.reset();  // memory does not carry over: memfit's line does that
+  out.from = fmt::format("{}, carried from {} to {} tokens by the model's FLOPs{}", in.from, *in.seqlen, seqlen,
+                         ta && tb ? " and the old GPU's attention runs at both lengths" : "");
+  return out;
+}
+
+}  // namespace ub
