@@ -1,12 +1,15 @@
 // `upgradebench decide`: the ml-engineering guide's two-part verdict from the catalog (core/decide.hpp), with
-// every conclusion's reason. Measurements (`compare`) decide part 2; this says what specs can.
+// every conclusion's reason. Measurements of both GPUs (`compare`) decide part 2; this says what specs
+// can, and with --old-run (a measurement of the old GPU only) what `predict` gives for part 2.
 #include <fmt/format.h>
 
 #include "cli/arguments.hpp"
 #include "cli/catalog_json.hpp"
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
+#include "cli/prediction_inputs.hpp"
 #include "core/decide.hpp"
+#include "core/error.hpp"
 #include "report/format.hpp"
 
 namespace ub::cli {
@@ -21,6 +24,9 @@ struct DecideOptions {
   std::string model = "llama-3.1-8b";
   std::string need;
   std::string price_from, price_to;
+  std::vector<std::string> old_runs, measured;
+  std::string seqlens;
+  int64_t layers = 0;
   OutputOptions out;
 };
 
@@ -33,6 +39,17 @@ void run(Context& ctx, const DecideOptions& o) {
   if (!o.need.empty()) in.need = parse_dtype_list(o.need, "--need-dtype");
   in.price_from = parse_optional_positive(o.price_from, "--price-from");
   in.price_to = parse_optional_positive(o.price_to, "--price-to");
+  if (!o.old_runs.empty()) {
+    PredictionRequest r;
+    r.inputs = o.old_runs, r.measured = o.measured, r.seqlens = o.seqlens;
+    r.from = in.from->id, r.to = in.to->id;
+    r.model = o.model == "none" ? "" : o.model;
+    r.layers = o.layers;
+    r.price_from = in.price_from, r.price_to = in.price_to;
+    in.predicted = run_predictions(ctx, r).predictions;
+  } else if (!o.measured.empty() || !o.seqlens.empty()) {
+    throw UsageError("--measured and --seqlen go with --old-run (the old GPU's decomposition or training log)");
+  }
   const Decision d = decide(in);
   const SpecRatios& r = d.specs.ratios;
 
@@ -77,6 +94,7 @@ void run(Context& ctx, const DecideOptions& o) {
             {"new_dtypes", added},
             {"reasons", d.reasons},
             {"break_even_speedup", optional_json(d.break_even_speedup)},
+            {"predicted", in.predicted},
             {"ratios",
              {{"bf16", optional_json(r.peak.at(Dtype::bf16))},
               {"fp8", optional_json(r.peak.at(Dtype::fp8))},
@@ -101,6 +119,12 @@ void register_decide(CLI::App& app, Context& ctx) {
   cmd->add_option("--need-dtype", o->need, "Dtypes your recipe needs, e.g. fp8,nvfp4");
   cmd->add_option("--price-from", o->price_from, "USD per GPU-hour of the GPU you have");
   cmd->add_option("--price-to", o->price_to, "USD per GPU-hour of the GPU you consider");
+  cmd->add_option("--old-run", o->old_runs,
+                  "A measurement of the GPU you have (decomposition or training log): part 2 PREDICTED from it "
+                  "(docs/predict.md)");
+  cmd->add_option("--measured", o->measured, "With --old-run: micro-benchmarks of either GPU (as predict)");
+  cmd->add_option("--seqlen", o->seqlens, "With --old-run: predict at these lengths (as predict)");
+  cmd->add_option("--layers", o->layers, "With --old-run: the layers the run kept of --model");
   o->out.add_to(*cmd);
   cmd->callback([&ctx, o] { run(ctx, *o); });
 }

@@ -2,6 +2,8 @@
 //   upgrade-for-capability    a needed dtype runs on the new GPU only
 //   new-gpu-lacks-capability  a needed dtype does not run on the new GPU either / at all
 //   costlier-per-token        even the best spec ceiling is below the break-even speedup
+//   predicted-costlier-per-token  every PREDICTED speedup interval is below the break-even
+//   predicted-cheaper-per-token   every PREDICTED speedup interval is above it (measure to confirm)
 //   measure                   specs cannot decide; measure both (`compare`)
 #include "core/decide.hpp"
 
@@ -100,6 +102,8 @@ void memory_part(const DecideInput& in, Decision& out) {
   out.reasons.push_back(line);
 }
 
+void predicted_part(const DecideInput& in, Decision& out);
+
 void performance_part(const DecideInput& in, Decision& out) {
   const SpecRatios& r = out.specs.ratios;
   out.reasons.push_back(fmt::format(
@@ -137,10 +141,41 @@ void performance_part(const DecideInput& in, Decision& out) {
   out.reasons.push_back(
       "Time: a faster GPU also shortens wall-clock time, which $/token does not price; weigh it "
       "on its own axis.");
+  if (!in.predicted.empty()) {
+    predicted_part(in, out);
+    return;
+  }
   out.reasons.push_back(
       "Part 2 is decided by measurement: run your workload on both GPUs with the same software "
       "stack, sweeping what moves the attention/dense balance (sequence length), and compare the "
       "measured runs point by point.");
+}
+
+// Part 2 PREDICTED from the old GPU's measurement (docs/predict.md): each length's speedup interval
+// against the break-even.
+void predicted_part(const DecideInput& in, Decision& out) {
+  size_t cheaper = 0, costlier = 0, known = 0;
+  for (const Prediction& p : in.predicted) {
+    const std::string at = p.input.seqlen ? fmt::format(" at {} tokens", *p.input.seqlen) : "";
+    if (!p.speedup) {
+      out.reasons.push_back(fmt::format("PREDICTED{} (from {}): N/A, a figure it needs is unknown.", at, p.input.path));
+      continue;
+    }
+    ++known;
+    cheaper += p.cost_verdict.rfind("CHEAPER", 0) == 0;
+    costlier += p.cost_verdict.rfind("COSTLIER", 0) == 0;
+    out.reasons.push_back(fmt::format("PREDICTED{} (from {} measured on the {}): {:.2f}x ({:.2f}-{:.2f}x), limited by "
+                                      "{}{}.", at, p.input.path, p.old_id, *p.speedup, *p.speedup_low,
+                                      *p.speedup_high, p.limiting,
+                                      p.cost_verdict.empty() ? "" : "; " + p.cost_verdict));
+  }
+  if (out.verdict.empty() && known == in.predicted.size() && known > 0) {
+    if (costlier == known) out.verdict = "predicted-costlier-per-token";
+    else if (cheaper == known) out.verdict = "predicted-cheaper-per-token";
+  }
+  out.reasons.push_back(
+      "Part 2 here is PREDICTED from a measurement of the old GPU only: measure your workload on the new GPU "
+      "(an hour of `mamf`, `attention` and `bandwidth` there sharpens the prediction; `compare` decides).");
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// The ml-engineering guide's two-part decision, from specs alone (part 2 proper needs measurements: `compare`).
+// The ml-engineering guide's two-part decision, from specs (part 2 proper needs measurements of
+// both GPUs: `compare`; from a measurement of the old GPU alone, part 2 is PREDICTED).
 //
 // Part 1, capability: does the new GPU execute a dtype the old one cannot, that you need? If so
 // the old GPU scores zero, not "2x slower", and that decides (subject to software support).
@@ -13,6 +14,7 @@
 
 #include "core/catalog.hpp"
 #include "core/model_shape.hpp"
+#include "core/predict/prediction.hpp"
 #include "core/spec_compare.hpp"
 
 namespace ub {
@@ -23,6 +25,8 @@ struct DecideInput {
   std::optional<ModelShape> model;
   std::vector<Dtype> need;  // dtypes the user's recipe needs
   std::optional<double> price_from, price_to;  // USD per GPU-hour
+  // Part 2 PREDICTED (core/predict/) from a measurement of the old GPU only, when given.
+  std::vector<Prediction> predicted;
 };
 
 struct Decision {

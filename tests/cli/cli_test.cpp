@@ -285,6 +285,9 @@ TEST(Golden, CompareAndMemfit) {
   expect_golden("predict.txt", "predict --to b200 decompose_h200.txt --measured attention_h200.log attention_b200.log "
                 "--price-from 3.5 --price-to 6", kFx);
   expect_golden("predict.json", "predict --to b200 decompose_h200.txt --json", kFx);
+  // decide's part 2 PREDICTED from the old GPU's decomposition alone.
+  expect_golden("decide_predicted.txt", "decide --from h200 --to b200 --old-run decompose_h200.txt --measured "
+                "attention_h200.log attention_b200.log --price-from 3.5 --price-to 4", kFx);
 }
 
 TEST(BadInput, Predict) {
@@ -298,6 +301,9 @@ TEST(BadInput, Predict) {
   expect_error("predict --to b200 " + kFx + "/decompose_h200.txt --measured " + kFx + "/attention_h200.log --from mi300x", 2,
                "");
   expect_error("predict --to b200 " + kFx + "/records_h200.jsonl", 1, "no measured point to predict from");
+  expect_error("decide --measured " + kFx + "/attention_h200.log", 2, "go with --old-run");
+  expect_error("decide --from h100 --to b200 --old-run " + kFx + "/decompose_h200.txt", 2,
+               "decompose_h200.txt measured the NVIDIA H200, not the h100-sxm (--from)");
 }
 
 TEST(BadInput, CompareAndMemfit) {

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/error.hpp"
 
 namespace ub {
@@ -96,6 +98,33 @@ TEST(Decide, PriceAboveEveryCeilingIsCostlierPerToken) {
   in.price_from = 2.0;
   in.price_to = 5.0;  // 2.5x > 2.28x compute and 1.67x bandwidth
   EXPECT_EQ(decide(in).verdict, "costlier-per-token");
+}
+
+// With a measurement of the old GPU only, part 2 is PREDICTED: each length's speedup interval
+// against the break-even decides the verdict when every length agrees, and the reasons say so.
+TEST(Decide, PredictedPartTwoFromTheOldGpuAlone) {
+  const auto prediction = [](double low, double point, double high, const char* verdict) {
+    Prediction p;
+    p.input.path = "h200.jsonl", p.input.seqlen = 8192, p.old_id = "h200-sxm";
+    p.speedup = point, p.speedup_low = low, p.speedup_high = high;
+    p.limiting = "gemm (70% of the predicted step, 2.20x)";
+    p.cost_verdict = verdict;
+    return p;
+  };
+  DecideInput in = input("h200", "b200");
+  in.price_from = 3.5, in.price_to = 4.0;  // break-even 1.14x, below every ceiling
+  in.predicted = {prediction(1.6, 1.7, 2.2, "CHEAPER per token"), prediction(1.7, 1.9, 2.3, "CHEAPER per token")};
+  Decision d = decide(in);
+  EXPECT_EQ(d.verdict, "predicted-cheaper-per-token");
+  const auto predicted = std::count_if(d.reasons.begin(), d.reasons.end(),
+                                       [](const std::string& r) { return r.rfind("PREDICTED at 8192", 0) == 0; });
+  EXPECT_EQ(predicted, 2);
+  in.predicted[1].cost_verdict = "AMBIGUOUS (the break-even is inside the interval)";
+  EXPECT_EQ(decide(in).verdict, "measure");  // the lengths disagree
+  in.predicted = {prediction(1.1, 1.2, 1.3, "COSTLIER per token")};
+  EXPECT_EQ(decide(in).verdict, "predicted-costlier-per-token");
+  in.predicted[0].speedup.reset();  // N/A: no verdict from it
+  EXPECT_EQ(decide(in).verdict, "measure");
 }
 
 TEST(Decide, BadPricesAreUsageErrors) {

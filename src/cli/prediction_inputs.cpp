@@ -1,0 +1,126 @@
+// Reading the inputs of a prediction and predicting; see prediction_inputs.hpp.
+#include "cli/prediction_inputs.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "cli/arguments.hpp"
+#include "core/error.hpp"
+#include "core/flops.hpp"
+#include "core/predict/projection.hpp"
+#include "core/predict/step_inputs.hpp"
+#include "core/readers/log_kind.hpp"
+
+namespace ub::cli {
+
+PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
+  PredictionRun out;
+  const Catalog& cat = ctx.catalog();
+  const Accelerator& to = cat.find(o.to);
+  if ((o.price_from.has_value()) != (o.price_to.has_value())) {
+    throw UsageError("--price-from and --price-to go together (USD per GPU-hour of each GPU)");
+  }
+  for (const auto& p : {o.price_from, o.price_to}) {
+    if (p && !(*p > 0)) throw UsageError("prices must be positive (USD per GPU-hour)");
+  }
+  std::optional<ModelShape> model;
+  if (!o.model.empty()) model = ctx.model(o.model, o.layers);
+  std::vector<std::string>& warnings = out.warnings;
+  std::vector<StepInput> steps;
+  for (const std::string& path : o.inputs) {
+    const TextLines t = read_text_lines(path);
+    const LogKind kind = detect_log_kind(t);
+    // A training log with `train --breakdown`'s decompositions in it: those, not the FLOP split.
+    const bool decomposed = kind == LogKind::training && std::any_of(t.lines.begin(), t.lines.end(), [](const std::string& l) {
+      return l.find("\"type\":\"decomposition\"") != std::string::npos || l.find("\"type\": \"decomposition\"") != std::string::npos;
+    });
+    if (kind == LogKind::decomposition || decomposed) {
+      for (StepInput& s : steps_from_decompositions(t)) steps.push_back(std::move(s));
+    } else if (kind == LogKind::training) {
+      const auto flops = [&](int64_t seqlen, int64_t batch) -> std::optional<StepFlops> {
+        if (!model) return std::nullopt;
+        FlopOptions fo;
+        fo.batch = batch;
+        return step_flops(*model, seqlen, fo);
+      };
+      auto share = [&](int64_t s) -> std::optional<double> {
+        const auto f = flops(s, 1);
+        return f ? std::optional<double>(f->attention_share()) : std::nullopt;
+      };
+      auto tflop = [&](int64_t s) -> std::optional<double> {
+        const auto f = flops(s, 1);
+        return f ? std::optional<double>(f->total() / 1e12) : std::nullopt;
+      };
+      for (StepInput& s : steps_from_training_log(t, share, tflop, warnings)) steps.push_back(std::move(s));
+    } else {
+      throw UsageError(fmt::format("{} is {}; give a decomposition (decompose records, bench_decompose.py's "
+                                   "printout) or a training log (train / sweep records, benchmark.py's sweep log)",
+                                   path, to_string(kind)));
+    }
+  }
+  // The old GPU: what the inputs name (one GPU for all of them), which --from must agree with; --from
+  // alone for inputs that do not name it.
+  std::string old_name = o.from;
+  for (const StepInput& s : steps) {
+    if (s.old_gpu.empty()) continue;
+    if (!old_name.empty() && cat.find(old_name).id != cat.find(s.old_gpu).id) {
+      throw UsageError(o.from.empty() ? fmt::format("the inputs measured different GPUs ({} and {}): one old GPU at a "
+                                                    "time", old_name, s.old_gpu)
+                                      : fmt::format("{} measured the {}, not the {} (--from)", s.path, s.old_gpu,
+                                                    cat.find(o.from).id));
+    }
+    old_name = s.old_gpu;
+  }
+  if (old_name.empty()) throw UsageError("the inputs do not name their GPU: give --from GPU");
+  const Accelerator& from = cat.find(old_name);
+  MeasuredRates from_rates, to_rates;
+  for (const std::string& path : o.measured) {
+    const MeasuredFile m = read_measured(read_text_lines(path));
+    const Accelerator* g = m.gpu.empty() ? nullptr : cat.try_find(m.gpu);
+    if (!g || (g->id != from.id && g->id != to.id)) {
+      throw UsageError(fmt::format("--measured {}: measured {}, neither {} nor {}", path,
+                                   m.gpu.empty() ? "an unnamed GPU" : m.gpu, from.id, to.id));
+    }
+    merge(g->id == from.id ? from_rates : to_rates, m.rates);
+  }
+  PredictOptions po;
+  po.price_from = o.price_from, po.price_to = o.price_to;
+  if (!o.seqlens.empty()) {
+    // Each length from the measured step nearest to it (by the ratio of lengths).
+    if (!model) throw UsageError("--seqlen carries a measured step to other lengths by the model's FLOPs: give --model");
+    std::vector<StepInput> measured;
+    const std::optional<int64_t> only =
+        o.carry_from.empty() ? std::nullopt : std::optional<int64_t>(parse_size(o.carry_from, "--carry-from"));
+    for (StepInput& s : steps) {
+      if (s.seqlen && (!only || *s.seqlen == *only)) measured.push_back(std::move(s));
+    }
+    if (measured.empty()) {
+      throw UsageError(only ? fmt::format("--carry-from {}: no input measured that length", *only)
+                            : std::string("--seqlen: no input says its sequence length"));
+    }
+    steps.clear();
+    for (const int64_t target : parse_size_list(o.seqlens, "--seqlen")) {
+      const auto distance = [&](const StepInput& s) {
+        return std::abs(std::log(static_cast<double>(*s.seqlen) / static_cast<double>(target)));
+      };
+      const StepInput& nearest = *std::min_element(measured.begin(), measured.end(), [&](const auto& x, const auto& y) {
+        return distance(x) < distance(y);
+      });
+      steps.push_back(*nearest.seqlen == target ? nearest : project_to_seqlen(nearest, target, *model, from_rates));
+    }
+  }
+  for (StepInput& s : steps) {
+    if (model && !s.step_tflop && s.seqlen) {
+      FlopOptions fo;
+      fo.batch = s.batch;
+      s.step_tflop = step_flops(*model, *s.seqlen, fo).total() / 1e12;
+    }
+    out.predictions.push_back(predict_step(s, from, to, from_rates, to_rates, po));
+  }
+  out.from = &from, out.to = &to;
+  return out;
+}
+
+}  // namespace ub::cli

@@ -1,0 +1,33 @@
+// From the files a user gives to the predictions: what `predict` prints and what `decide` folds
+// into its Part 2 when only the old GPU was measured. One place reads the inputs (decompositions,
+// training logs, micro-benchmarks of either GPU), finds the old GPU, carries steps to other
+// lengths and predicts.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/context.hpp"
+#include "core/predict/prediction.hpp"
+
+namespace ub::cli {
+
+struct PredictionRequest {
+  std::vector<std::string> inputs, measured;
+  std::string to, from, model, seqlens, carry_from;
+  int64_t layers = 0;
+  std::optional<double> price_from, price_to;
+};
+
+struct PredictionRun {
+  const Accelerator* from = nullptr;
+  const Accelerator* to = nullptr;
+  std::vector<Prediction> predictions;
+  std::vector<std::string> warnings;
+};
+
+// UsageError for bad input (an unreadable kind of file, GPUs that do not match, prices).
+PredictionRun run_predictions(Context& ctx, const PredictionRequest& r);
+
+}  // namespace ub::cli
