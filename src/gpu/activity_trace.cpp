@@ -71,6 +71,14 @@ uint32_t intern(Gathered& g, const char* name) {
   return it->second;
 }
 
+// A copy's or a fill's record (the two have the same fields); returns its API call's correlation id.
+template <class Record>
+uint32_t copy_or_fill(GpuActivityRecord& r, const Record* m, GpuActivityRecord::Kind kind) {
+  r.kind = kind;
+  r.start = m->start, r.end = m->end, r.device = m->deviceId, r.stream = m->streamId, r.bytes = m->bytes;
+  return m->correlationId;
+}
+
 void add(Gathered& g, const CUpti_Activity* a) {
   GpuActivityRecord r;
   uint32_t correlation = 0;
@@ -84,20 +92,12 @@ void add(Gathered& g, const CUpti_Activity* a) {
       correlation = k->correlationId;
       break;
     }
-    case CUPTI_ACTIVITY_KIND_MEMCPY: {
-      const auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(a);
-      r.kind = GpuActivityRecord::Kind::memcpy;
-      r.start = m->start, r.end = m->end, r.device = m->deviceId, r.stream = m->streamId, r.bytes = m->bytes;
-      correlation = m->correlationId;
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+      correlation = copy_or_fill(r, reinterpret_cast<const CUpti_ActivityMemcpy6*>(a), GpuActivityRecord::Kind::memcpy);
       break;
-    }
-    case CUPTI_ACTIVITY_KIND_MEMSET: {
-      const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(a);
-      r.kind = GpuActivityRecord::Kind::memset;
-      r.start = m->start, r.end = m->end, r.device = m->deviceId, r.stream = m->streamId, r.bytes = m->bytes;
-      correlation = m->correlationId;
+    case CUPTI_ACTIVITY_KIND_MEMSET:
+      correlation = copy_or_fill(r, reinterpret_cast<const CUpti_ActivityMemset4*>(a), GpuActivityRecord::Kind::memset);
       break;
-    }
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
       const auto* e = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(a);
       if (e->externalKind == kOurs) g.operation_of[e->correlationId] = e->externalId;

@@ -49,15 +49,22 @@ std::optional<Ratio> matmul_ratio(const Accelerator& a, const Accelerator& b, co
   return spread(*y / *x, kPublishedSpread, fmt::format("MAMF {:.1f} -> {:.1f} TFLOPS (published where not measured)", *x, *y));
 }
 
+// Measured on both GPUs where given (`what` and the unit name it), else the two catalog figures.
+std::optional<Ratio> measured_or_catalog(std::optional<double> ma, std::optional<double> mb, const Figure& a,
+                                         const Figure& b, double catalog_spread, const char* what, const char* unit,
+                                         const char* catalog_what, const char* catalog_unit, int digits) {
+  if (ma && mb) {
+    return spread(*mb / *ma, kMeasuredSpread, fmt::format("measured {} {:.0f} -> {:.0f} {}", what, *ma, *mb, unit));
+  }
+  if (!a.known() || !b.known()) return std::nullopt;
+  return spread(b.value / a.value, catalog_spread,
+                fmt::format("catalog {} {:.{}f} -> {:.{}f} {}", catalog_what, a.value, digits, b.value, digits, catalog_unit));
+}
+
 std::optional<Ratio> memory_ratio(const Accelerator& a, const Accelerator& b, const MeasuredRates& ma,
                                   const MeasuredRates& mb) {
-  if (ma.hbm_gbps && mb.hbm_gbps) {
-    return spread(*mb.hbm_gbps / *ma.hbm_gbps, kMeasuredSpread,
-                  fmt::format("measured HBM copy {:.0f} -> {:.0f} GB/s", *ma.hbm_gbps, *mb.hbm_gbps));
-  }
-  if (!a.bandwidth_tbps.known() || !b.bandwidth_tbps.known()) return std::nullopt;
-  return spread(b.bandwidth_tbps.value / a.bandwidth_tbps.value, kPublishedSpread,
-                fmt::format("catalog HBM {:.2f} -> {:.2f} TB/s", a.bandwidth_tbps.value, b.bandwidth_tbps.value));
+  return measured_or_catalog(ma.hbm_gbps, mb.hbm_gbps, a.bandwidth_tbps, b.bandwidth_tbps, kPublishedSpread,
+                             "HBM copy", "GB/s", "HBM", "TB/s", 2);
 }
 
 std::optional<Ratio> attention_ratio(const Accelerator& a, const Accelerator& b, const MeasuredRates& ma,
@@ -80,14 +87,8 @@ std::optional<Ratio> attention_ratio(const Accelerator& a, const Accelerator& b,
 
 std::optional<Ratio> interconnect_ratio(const Accelerator& a, const Accelerator& b, const MeasuredRates& ma,
                                         const MeasuredRates& mb) {
-  if (ma.busbw_gbps && mb.busbw_gbps) {
-    return spread(*mb.busbw_gbps / *ma.busbw_gbps, kMeasuredSpread,
-                  fmt::format("measured all_reduce busbw {:.0f} -> {:.0f} GB/s", *ma.busbw_gbps, *mb.busbw_gbps));
-  }
-  if (!a.interconnect_gbps.known() || !b.interconnect_gbps.known()) return std::nullopt;
-  return spread(b.interconnect_gbps.value / a.interconnect_gbps.value, kInterconnectSpread,
-                fmt::format("catalog interconnect {:.0f} -> {:.0f} GB/s", a.interconnect_gbps.value,
-                            b.interconnect_gbps.value));
+  return measured_or_catalog(ma.busbw_gbps, mb.busbw_gbps, a.interconnect_gbps, b.interconnect_gbps,
+                             kInterconnectSpread, "all_reduce busbw", "GB/s", "interconnect", "GB/s", 0);
 }
 
 }  // namespace
