@@ -83,6 +83,10 @@ void run(Context& ctx, const ReportOptions& o) {
   std::printf("report: %s/report.html, %s/report.md, charts in %s/charts (PNG, SVG)\n", o.out_dir.c_str(),
               o.out_dir.c_str(), o.out_dir.c_str());
   if (!content.banner.empty()) std::printf("%s\n", content.banner.c_str());
+  if (!content.alert.empty()) std::printf("%s\n", content.alert.c_str());
+  if (content.lead_block && !content.body.blocks.empty()) {
+    for (const std::string& line : content.body.blocks.front().notes) std::printf("- %s\n", line.c_str());
+  }
 }
 
 }  // namespace

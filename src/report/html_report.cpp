@@ -61,6 +61,7 @@ table{border-collapse:collapse;font-size:.85em;margin:.6em 0}
 th,td{border:1px solid #ccc;padding:.25em .5em;text-align:right} th{background:#f3f3f3}
 td.l,th.l{text-align:left}
 .banner{background:#fff3cd;border:1px solid #e0c36a;padding:.6em 1em;font-weight:600}
+.alert{background:#fde2e1;border:1px solid #c0392b;color:#8b1a10;padding:.6em 1em;font-weight:600}
 .charts{display:flex;flex-wrap:wrap;gap:1em} .chart{min-width:560px}
 )";
 
@@ -121,8 +122,16 @@ void write_report(const ReportContent& r_in, const fs::path& dir, const fs::path
 
   std::string md = "# " + printable(r.title) + "\n\n";
   if (!r.banner.empty()) md += "> **" + printable(r.banner) + "**\n\n";
+  if (!r.alert.empty()) md += "> **" + printable(r.alert) + "**\n\n";
+  Document md_rest = r.body;
+  if (r.lead_block && !md_rest.blocks.empty()) {
+    Document head;
+    head.blocks.push_back(md_rest.blocks.front());
+    md_rest.blocks.erase(md_rest.blocks.begin());
+    md += render_markdown(head) + "\n";
+  }
   for (const Chart& c : r.charts) md += fmt::format("![{}](charts/{}.png)\n", c.title, c.id);
-  md += "\n" + render_markdown(r.body);
+  md += "\n" + render_markdown(md_rest);
   write_file(dir / "report.md", md);
 
   std::string html = "<!doctype html>\n<html><head><meta charset=\"utf-8\">\n<title>" + escape(r.title) +
@@ -130,9 +139,17 @@ void write_report(const ReportContent& r_in, const fs::path& dir, const fs::path
   for (const char* s : kScripts) html += "<script>\n" + slurp(web_modules / s) + "\n</script>\n";
   html += "</head><body>\n<h1>" + escape(r.title) + "</h1>\n";
   if (!r.banner.empty()) html += "<p class=\"banner\">" + escape(r.banner) + "</p>\n";
+  if (!r.alert.empty()) html += "<p class=\"alert\" id=\"stack-alert\">" + escape(r.alert) + "</p>\n";
+  // The answer first: the report's first block (the decision at a glance), above the charts.
+  Document head, rest = r.body;
+  if (r.lead_block && !rest.blocks.empty()) {
+    head.blocks.push_back(rest.blocks.front());
+    rest.blocks.erase(rest.blocks.begin());
+    html += "<div id=\"decision\">\n" + render_html(head) + "</div>\n";
+  }
   html += "<div class=\"charts\">\n";
   for (const Chart& c : r.charts) html += fmt::format("<div class=\"chart\" id=\"chart-{}\"></div>\n", c.id);
-  html += "</div>\n" + render_html(r.body);
+  html += "</div>\n" + render_html(rest);
   html += "<script>\nconst specs = {\n";
   for (const Chart& c : r.charts) {
     std::string spec = vega_lite_spec(c).dump();

@@ -15,7 +15,9 @@ namespace ub::report {
 struct ReportContent {
   std::string title;
   std::string banner;  // shown above everything when not empty (e.g. "not measurements")
+  std::string alert;   // shown in red under it when not empty (the runs' software differs)
   Document body;
+  bool lead_block = false;  // the body's first block goes above the charts (the decision at a glance)
   std::vector<Chart> charts;
 };
 

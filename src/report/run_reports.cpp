@@ -3,6 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <set>
+
+#include "core/decision_summary.hpp"
 #include "core/flops.hpp"
 #include "core/memfit.hpp"
 #include "report/comparison_view.hpp"
@@ -41,13 +44,70 @@ void append(Document& to, const Document& from) {
   for (const Block& b : from.blocks) to.blocks.push_back(b);
 }
 
+// A run's (tokens, peak GiB) points: what memfit fits.
+std::vector<std::pair<double, double>> memory_points(const RunLog& run) {
+  std::vector<std::pair<double, double>> out;
+  for (const RunPoint& p : run.points) {
+    if (p.status != PointStatus::ok || p.steady().empty()) continue;
+    if (const auto gib = point_stats(run, p).peak_mem_gib) out.emplace_back(static_cast<double>(p.seqlen * run.batch), *gib);
+  }
+  return out;
+}
+
+// The usable budget where the catalog has one; else the marketing capacity (an upper bound).
+std::pair<std::optional<double>, std::string> capacity_of(const Accelerator& a) {
+  if (const auto cap = a.capacity_gib()) return {cap, "usable"};
+  if (a.memory_gb.known()) return {a.memory_gb.value * 1e9 / (1024.0 * 1024 * 1024), "marketing GB (upper bound)"};
+  return {std::nullopt, ""};
+}
+
+// Each run's memory line and the longest sequence it gives on each GPU of the comparison.
+void two_run_memory_fit(const Comparison& c, Document& body) {
+  auto& f = body.add("Memory fit and the longest sequence per GPU");
+  f.table.columns = {{"run", Align::left}, {"peak GiB = a + b x tokens", Align::left}, {"R^2"}};
+  std::vector<const Accelerator*> gpus;
+  for (const Accelerator* g : {c.old_gpu, c.new_gpu}) {
+    if (g && capacity_of(*g).first) {
+      gpus.push_back(g);
+      f.table.columns.push_back({fmt::format("longest on {} ({:.0f} GiB)", g->id, *capacity_of(*g).first)});
+    }
+  }
+  for (const auto& [run, who] : {std::pair{&c.old_run, "old"}, std::pair{&c.new_run, "new"}}) {
+    const auto pts = memory_points(*run);
+    std::set<double> distinct;
+    for (const auto& p : pts) distinct.insert(p.first);
+    if (distinct.size() < 2) {
+      f.notes.push_back(fmt::format("{} ({}): fewer than two measured lengths with memory: no fit.", run->path, who));
+      continue;
+    }
+    const MemoryFit fit = fit_memory(pts);
+    std::vector<std::string> row = {fmt::format("{} ({})", run->gpu, who),
+                                    fmt::format("{:.2f} + {:.6f} x tokens", fit.intercept_gib, fit.slope_gib_per_token),
+                                    fmt::format("{:.4f}", fit.r2)};
+    for (const Accelerator* g : gpus) {
+      const auto s = fit.max_seqlen(*capacity_of(*g).first, run->batch);
+      row.push_back(s ? fmt::format("{}", *s) : "no limit");
+    }
+    f.table.add_row(row);
+  }
+  f.notes.push_back("Each run's line extended to each GPU's capacity: memory per token differs between stacks, so "
+                    "the new run's line on the new GPU is the one to plan with.");
+}
+
 }  // namespace
 
 ReportContent comparison_report(const Comparison& c, const std::vector<std::string>& reasons) {
   ReportContent r;
   r.title = fmt::format("{} vs {}: training step by sequence length", c.old_run.gpu, c.new_run.gpu);
   r.banner = banner_of({&c.old_run, &c.new_run});
-  r.body = comparison_document(c);
+  const DecisionSummary summary = decision_summary(c);
+  auto& glance = r.body.add("Decision at a glance");
+  glance.notes = summary.lines;
+  glance.bulleted = true;
+  r.lead_block = true;
+  r.alert = summary.stack_alert;
+  append(r.body, comparison_document(c));
+  two_run_memory_fit(c, r.body);
   append(r.body, stack_document(c.old_run, c.new_run));
   auto& dec = r.body.add("Decision");
   dec.notes = measured_conclusions(c);
@@ -88,12 +148,13 @@ ReportContent comparison_report(const Comparison& c, const std::vector<std::stri
 
 ReportContent single_run_report(const RunLog& run, const Catalog& catalog, const std::optional<ModelShape>& model) {
   ReportContent r;
-  r.title = fmt::format("{}: training step by sequence length", run.gpu);
+  r.title = fmt::format("{}: {}{} training step by sequence length", run.gpu, model ? model->id : "model unknown",
+                        run.layers ? fmt::format(" ({} layers)", *run.layers) : "");
   r.banner = banner_of({&run});
   const Accelerator* gpu = catalog.try_find(run.gpu);
   const auto dt = parse_dtype(run.dtype);
-  auto& t = r.body.add(fmt::format("{} ({}{})", run.path, model ? model->id : "model unknown",
-                                   run.layers ? fmt::format(", {} layers", *run.layers) : ""));
+  auto& t = r.body.add("Per sequence length");
+  t.notes.push_back("Records: " + run.path);
   t.table.columns = {{"seqlen"}, {"step ms"}, {"TFLOPS"}, {"MFU"}, {"attn share"}, {"peak GiB"}, {"status", Align::left}};
   Series tf{run.gpu, {}}, mfu{run.gpu, {}}, attn{"attention", {}}, mem{"measured", {}};
   std::vector<std::pair<double, double>> mem_points;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The HTML report renders its four charts in a real headless Chromium with the network off (the
-# page must be self-contained). Usage: report_renders.sh UPGRADEBENCH FIXTURES ARTEFACT_DIR
+# page must be self-contained), with the decision at a glance above them and the alert naming the
+# software that differs. Usage: report_renders.sh UPGRADEBENCH FIXTURES ARTEFACT_DIR
 # Keeps report.html and a screenshot in ARTEFACT_DIR.
 set -euo pipefail
 bin=$1 fixtures=$2 art=$3
@@ -21,6 +22,13 @@ echo "charts rendered: $rendered of 4; line marks: $marks; screenshot: $art/repo
 [ "$rendered" -eq 4 ] || { echo "FAIL: not every chart rendered" >&2; grep -o 'chart failed[^<]*' "$art/dom.html" >&2 || true; exit 1; }
 [ "$marks" -ge 4 ] || { echo "FAIL: charts without lines" >&2; exit 1; }
 [ -s "$art/report.png" ] || { echo "FAIL: no screenshot" >&2; exit 1; }
+# The answer first: the decision block comes before the charts, and the runs' differing software
+# (torch differs between these fixtures) is named in the red alert.
+decision=$(grep -bo 'id="decision"' "$art/dom.html" | head -1 | cut -d: -f1)
+charts=$(grep -bo 'class="charts"' "$art/dom.html" | head -1 | cut -d: -f1)
+[ -n "$decision" ] && [ -n "$charts" ] && [ "$decision" -lt "$charts" ] || { echo "FAIL: no decision block above the charts" >&2; exit 1; }
+grep -q 'CHEAPER per token\|COSTS MORE per token' "$art/dom.html" || { echo "FAIL: the decision says nothing of cost" >&2; exit 1; }
+grep -q 'id="stack-alert"[^>]*>SOFTWARE DIFFERS[^<]*torch' "$art/dom.html" || { echo "FAIL: no alert naming the software that differs" >&2; exit 1; }
 for c in tflops speedup attention_share memory; do
   [ -s "$art/report/charts/$c.png" ] && [ -s "$art/report/charts/$c.svg" ] || { echo "FAIL: $c.png/.svg missing" >&2; exit 1; }
 done

@@ -1,8 +1,11 @@
 // Comparison of two runs: speedups with intervals and verdicts, OOM points, MFU, the stack
 // check, costs; and the memory fit on known points.
 #include "core/compare.hpp"
+#include "core/decision_summary.hpp"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "core/cost.hpp"
 #include "core/error.hpp"
@@ -129,6 +132,58 @@ TEST(Compare, CostsAndTimeToTrain) {
   bad.price_old = -1.0;
   bad.price_new = 2.0;
   EXPECT_THROW(h200_vs_b200(bad), UsageError);
+}
+
+// The decision in plain words: each length falls in exactly one cost verdict by its interval against
+// the break-even; the crossover sits between the two measured lengths around it; the lengths only
+// the new GPU runs are named; differing software is named in the alert.
+TEST(Compare, DecisionSummaryInPlainWords) {
+  CompareOptions o;
+  o.price_old = 3.0;
+  const Comparison probe = h200_vs_b200();
+  // A break-even inside the measured speedups, so that both verdicts appear.
+  double lo = 1e9, hi = 0;
+  for (const CompareRow& r : probe.rows) {
+    if (r.speedup) lo = std::min(lo, r.speedup->ratio), hi = std::max(hi, r.speedup->ratio);
+  }
+  ASSERT_LT(lo, hi);
+  o.price_new = 3.0 * (lo + hi) / 2;
+  const Comparison c = h200_vs_b200(o);
+  const DecisionSummary d = decision_summary(c);
+  const auto said = [&](const std::string& what) {
+    return std::any_of(d.lines.begin(), d.lines.end(), [&](const std::string& l) { return l.find(what) != std::string::npos; });
+  };
+  size_t cheaper = 0, costlier = 0;
+  for (const CompareRow& r : c.rows) {
+    if (!r.speedup) continue;
+    cheaper += r.speedup->low > *c.break_even;
+    costlier += r.speedup->high < *c.break_even;
+  }
+  EXPECT_EQ(said("CHEAPER per token"), cheaper > 0);
+  EXPECT_EQ(said("COSTS MORE per token"), costlier > 0);
+  if (d.crossover_seqlen) {
+    // Between two neighbouring measured lengths whose speedups lie on either side of the break-even.
+    bool bracketed = false;
+    const CompareRow* prev = nullptr;
+    for (const CompareRow& r : c.rows) {
+      if (!r.speedup) continue;
+      if (prev && prev->seqlen < *d.crossover_seqlen && *d.crossover_seqlen < r.seqlen) {
+        bracketed = (prev->speedup->ratio - *c.break_even) * (r.speedup->ratio - *c.break_even) < 0;
+      }
+      prev = &r;
+    }
+    EXPECT_TRUE(bracketed) << *d.crossover_seqlen;
+    EXPECT_TRUE(said("interpolated"));
+  }
+  for (const CompareRow& r : c.rows) {
+    if (r.note == "old cannot run this") EXPECT_TRUE(said("Only the b200-sxm fits")) << r.seqlen;
+  }
+  EXPECT_NE(d.stack_alert.find("torch"), std::string::npos) << d.stack_alert;
+  EXPECT_TRUE(said("Wall clock"));
+  // Without prices: no cost verdict, the wall clock still.
+  const DecisionSummary plain = decision_summary(probe);
+  EXPECT_TRUE(std::none_of(plain.lines.begin(), plain.lines.end(),
+                           [](const std::string& l) { return l.find("per token") != std::string::npos; }));
 }
 
 TEST(Cost, Formulas) {
