@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -86,7 +87,11 @@ std::vector<int> parse_devices(const std::string& text, int available) {
     if (item.find_first_not_of("0123456789") != std::string::npos) {
       throw UsageError(fmt::format("--devices: '{}' is not a GPU index (or 'all')", item));
     }
+    if (item.empty() || item.size() > 6) throw UsageError(fmt::format("--devices: '{}' is not a GPU index", item));
     const int d = std::stoi(item);
+    if (std::find(out.begin(), out.end(), d) != out.end()) {
+      throw UsageError(fmt::format("--devices: GPU {} is named twice", d));
+    }
     if (d >= available) {
       throw UsageError(fmt::format("--devices: GPU {} does not exist (this machine has {})", d,
                                    available));

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
@@ -33,6 +35,20 @@ int main(int argc, char** argv) {
   ub::cli::register_compare(app, ctx);
   ub::cli::register_memfit(app, ctx);
   ub::cli::register_report(app, ctx);
+  // A first word that is not an option and not a command is a mistyped command: name it.
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    std::string names;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      known = known || sub->check_name(argv[1]);
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) {
+      std::fprintf(stderr, "upgradebench: error: unknown command '%s'; the commands are %s (see --help)\n", argv[1],
+                   names.c_str());
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -50,6 +66,11 @@ int main(int argc, char** argv) {
     return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "upgradebench: error: %s\n", e.what());
+    return 1;
+  }
+  // Output that did not reach its destination (a full disk, a closed stdout) is a failure, not a success.
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::fprintf(stderr, "upgradebench: error: writing the output failed: %s\n", std::strerror(errno));
     return 1;
   }
   return ctx.exit_code;

@@ -16,8 +16,13 @@ double dense_matmul_params(const ModelShape& m) {
   return per_layer * static_cast<double>(m.layers) + static_cast<double>(m.vocab) * h;
 }
 
+// Whole documents of doc_len and one shorter rest: computed, never materialised (a 1G-token
+// sequence of 1-token documents is a billion documents).
 double sum_of_squared_doc_lengths(int64_t seqlen, std::optional<int64_t> doc_len) {
-  return sum_of_squares(split_documents(seqlen, doc_len.value_or(0)));
+  if (!doc_len || *doc_len <= 0 || *doc_len >= seqlen) return static_cast<double>(seqlen) * static_cast<double>(seqlen);
+  const int64_t whole = seqlen / *doc_len, rest = seqlen % *doc_len;
+  const double len = static_cast<double>(*doc_len);
+  return static_cast<double>(whole) * len * len + static_cast<double>(rest) * static_cast<double>(rest);
 }
 
 StepFlops step_flops(const ModelShape& m, int64_t seqlen, const FlopOptions& opt) {

@@ -3,6 +3,8 @@
 // Regenerate the golden files after an intended change with UB_UPDATE_GOLDEN=1.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
 #include <unistd.h>
 #include <sys/wait.h>
 
@@ -288,6 +290,18 @@ TEST(Golden, CompareAndMemfit) {
   // decide's part 2 PREDICTED from the old GPU's decomposition alone.
   expect_golden("decide_predicted.txt", "decide --from h200 --to b200 --old-run decompose_h200.txt --measured "
                 "attention_h200.log attention_b200.log --price-from 3.5 --price-to 4", kFx);
+}
+
+// A mistyped command is named; output that cannot be written is a failure; a huge count of tiny
+// packed documents is counted, not materialised.
+TEST(BadInput, CommandsAndOutput) {
+  expect_error("specz", 2, "unknown command 'specz'; the commands are specs,");
+  expect_error("specs > /dev/full", 1, "writing the output failed: No space left on device");
+  const Result r = run("flops --seqlen 1G --doc-len 1 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  // 2^30 documents of one token: sum of squares 2^30; 6 x that x head_dim x heads x layers.
+  EXPECT_DOUBLE_EQ(j["points"][0]["attention_tflop"].get<double>(), 6.0 * 1073741824.0 * 128 * 32 * 32 / 1e12);
 }
 
 TEST(BadInput, Predict) {

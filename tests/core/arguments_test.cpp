@@ -50,6 +50,8 @@ TEST(Arguments, Devices) {
   EXPECT_EQ(parse_devices("all", 2), (std::vector<int>{0, 1}));
   EXPECT_EQ(parse_devices("1", 2), (std::vector<int>{1}));
   EXPECT_THROW(parse_devices("2", 2), UsageError);
+  EXPECT_THROW(parse_devices("0,0", 2), UsageError);  // the same GPU twice
+  EXPECT_THROW(parse_devices("99999999999", 2), UsageError);  // not std::stoi's out_of_range
   EXPECT_THROW(parse_devices("gpu0", 2), UsageError);
 }
 
