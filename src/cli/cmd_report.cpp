@@ -12,9 +12,12 @@
 #include "cli/compare_options.hpp"
 #include "core/decide.hpp"
 #include "core/error.hpp"
+#include "core/log_comparisons.hpp"
 #include "core/nccl_comparison.hpp"
+#include "core/readers/decomposition_log.hpp"
 #include "core/readers/log_kind.hpp"
 #include "core/readers/read_run.hpp"
+#include "report/decomposition_report.hpp"
 #include "report/nccl_views.hpp"
 #include "report/run_reports.hpp"
 
@@ -55,7 +58,18 @@ void run(Context& ctx, const ReportOptions& o) {
     throw UsageError(fmt::format("report needs two logs of one kind: {} is {}, {} is {}", o.logs[0],
                                  to_string(detect_log_kind(texts[0])), o.logs.back(), to_string(detect_log_kind(texts.back()))));
   }
-  if (nccl && o.logs.size() == 1) {
+  const bool decomposition = detect_log_kind(texts[0]) == LogKind::decomposition;
+  if (decomposition != (detect_log_kind(texts.back()) == LogKind::decomposition)) {
+    throw UsageError(fmt::format("report needs two logs of one kind: {} is {}, {} is {}", o.logs[0],
+                                 to_string(detect_log_kind(texts[0])), o.logs.back(), to_string(detect_log_kind(texts.back()))));
+  }
+  if (decomposition) {
+    std::vector<DecompositionLog> logs;
+    for (const TextLines& t : texts) logs.push_back(read_decomposition_log(t));
+    std::optional<DecompositionComparison> c;
+    if (logs.size() == 2) c = compare_decomposition(logs[0], logs[1], ctx.catalog());
+    content = report::decomposition_report(logs, c);
+  } else if (nccl && o.logs.size() == 1) {
     content = report::nccl_run_report(read_nccl_log(texts[0]), ctx.catalog());
   } else if (nccl) {
     content = report::nccl_comparison_report(compare_nccl(read_nccl_log(texts[0]), read_nccl_log(texts[1]), ctx.catalog()));

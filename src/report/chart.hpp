@@ -1,4 +1,6 @@
-// A line chart as data: series of (x, y) points and horizontal reference lines. One model, two
+// A chart as data: series of (x, y) points and horizontal reference lines, drawn as lines; or, with
+// `categories`, one stacked bar per category (x = the category's index) whose segments are the
+// series (a step's buckets, one bar per run). One model, two
 // renderers that are well-kept libraries, not drawing code of ours: a Vega-Lite spec for the
 // HTML page (vega_lite.cpp) and a gnuplot script for PNG and SVG files (gnuplot.cpp).
 #pragma once
@@ -28,6 +30,7 @@ struct Chart {
   bool log2_x = true;  // sequence lengths double
   std::vector<Series> series;
   std::vector<ReferenceLine> lines;
+  std::vector<std::string> categories;  // non-empty: stacked bars, one per category
 };
 
 nlohmann::json vega_lite_spec(const Chart& c);

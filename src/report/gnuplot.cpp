@@ -38,10 +38,41 @@ std::string quoted(const std::string& s) {
   return out + "'";
 }
 
+// One stacked bar per category: a row of the data block per category (its segments' values), the
+// category names as tic labels (single-quoted: data, not script).
+std::string stacked_bars(const Chart& c, std::string s) {
+  s += "set style data histograms\nset style histogram rowstacked\nset style fill solid 0.85 border -1\n"
+       "set boxwidth 0.6\nset key outside right\nset yrange [0:*]\n";
+  std::vector<std::string> tics;
+  for (size_t k = 0; k < c.categories.size(); ++k) tics.push_back(fmt::format("{} {}", quoted(c.categories[k]), k));
+  s += "set xtics (" + fmt::format("{}", fmt::join(tics, ", ")) + ")\n";
+  s += "$bars << EOD\n";
+  for (size_t k = 0; k < c.categories.size(); ++k) {
+    std::string row = std::to_string(k);
+    for (const Series& x : c.series) {
+      double v = 0;
+      for (const auto& [cat, y] : x.points) {
+        if (static_cast<size_t>(cat) == k) v = y;
+      }
+      row += fmt::format(" {}", v);
+    }
+    s += row + "\n";
+  }
+  s += "EOD\n";
+  std::vector<std::string> plots;
+  for (size_t i = 0; i < c.series.size(); ++i) {
+    plots.push_back(fmt::format("$bars using {} title {}", i + 2, quoted(c.series[i].name)));
+  }
+  if (plots.empty()) plots.push_back("NaN notitle");
+  s += "plot " + fmt::format("{}", fmt::join(plots, ", \\\n     ")) + "\n";
+  return s;
+}
+
 std::string script(const Chart& c, const std::string& terminal, const std::string& path) {
   std::string s = fmt::format("set terminal {}\nset output {}\n", terminal, quoted(path));
   s += fmt::format("set title {}\nset xlabel {}\nset ylabel {}\nset grid\nset key top left\n",
                    quoted(c.title), quoted(c.x_label), quoted(c.y_label));
+  if (!c.categories.empty()) return stacked_bars(c, s);
   bool any_point = false;
   for (const Series& x : c.series) any_point = any_point || !x.points.empty();
   if (!any_point) {

@@ -6,8 +6,41 @@
 
 namespace ub::report {
 
+namespace {
+
+// One bar per category, its segments the series stacked in their order.
+nlohmann::json stacked_bars(const Chart& c) {
+  using nlohmann::json;
+  json values = json::array(), order = json::array(), categories = json::array();
+  for (size_t i = 0; i < c.series.size(); ++i) {
+    order.push_back(c.series[i].name);
+    for (const auto& [x, y] : c.series[i].points) {
+      const auto k = static_cast<size_t>(x);
+      if (k < c.categories.size()) values.push_back({{"category", c.categories[k]}, {"y", y}, {"series", c.series[i].name}, {"order", i}});
+    }
+  }
+  for (const std::string& k : c.categories) categories.push_back(k);
+  return {{"$schema", "https://vega.github.io/schema/vega-lite/v6.json"},
+          {"title", c.title},
+          {"width", 520},
+          {"height", 300},
+          {"data", {{"values", values}}},
+          {"mark", {{"type", "bar"}}},
+          {"encoding",
+           {{"x", {{"field", "category"}, {"type", "nominal"}, {"title", c.x_label}, {"sort", categories},
+                   {"axis", {{"labelAngle", 0}, {"labelLimit", 240}}}}},
+            {"y", {{"field", "y"}, {"type", "quantitative"}, {"title", c.y_label}, {"stack", "zero"}}},
+            {"color", {{"field", "series"}, {"type", "nominal"}, {"title", nullptr}, {"sort", order}}},
+            {"order", {{"field", "order"}, {"type", "quantitative"}}},
+            {"tooltip", json::array({{{"field", "category"}}, {{"field", "series"}},
+                                     {{"field", "y"}, {"title", c.y_label}, {"format", ".3~f"}}})}}}};
+}
+
+}  // namespace
+
 nlohmann::json vega_lite_spec(const Chart& c) {
   using nlohmann::json;
+  if (!c.categories.empty()) return stacked_bars(c);
   json values = json::array();
   for (const Series& s : c.series) {
     for (const auto& [x, y] : s.points) values.push_back({{"x", x}, {"y", y}, {"series", s.name}});

@@ -420,6 +420,29 @@ TEST(Cli, TextFromLogsAndPathsNeverRuns) {
   if (!HasFailure()) std::filesystem::remove_all(dir);
 }
 
+// Step decompositions: one stacked bar per run (its buckets), each run's table, and for two the
+// bucket-by-bucket speedups; the real engine decomposition reads as well as bench_decompose.py's.
+TEST(Cli, ReportOfDecompositions) {
+  for (const std::string& logs : {kFx + "/decompose_h200.txt " + kFx + "/decompose_b200.txt",
+                                  kFx + "/engine_llama_2l_4096.jsonl"}) {
+    const std::string dir = ::testing::TempDir() + "/cli_report_decomposition";
+    std::filesystem::remove_all(dir);
+    const Result r = run("report " + logs + " -o " + dir);
+    if (r.code != 0 && (r.err.find("gnuplot is not installed") != std::string::npos ||
+                        r.err.find("npm ci") != std::string::npos)) {
+      GTEST_SKIP() << r.err;
+    }
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_TRUE(std::filesystem::exists(dir + "/charts/decomposition.svg")) << logs;
+    const std::string html = slurp(dir + "/report.html");
+    EXPECT_NE(html.find("\"type\":\"bar\""), std::string::npos) << logs;  // the stacked bars' spec
+    const std::string md = slurp(dir + "/report.md");
+    EXPECT_NE(md.find("| step |"), std::string::npos) << logs;
+  }
+  const std::string md = slurp(::testing::TempDir() + "/cli_report_decomposition/report.md");
+  EXPECT_NE(md.find("| gemm |"), std::string::npos);  // the engine's nine buckets
+}
+
 TEST(Cli, ReportOfCollectives) {
   for (const std::string& logs : {kFx + "/nccl_records_h200x2_graph.jsonl",
                                   kFx + "/nccl_peer_h200x2.jsonl " + kFx + "/nccl_records_h200x2_graph.jsonl"}) {
