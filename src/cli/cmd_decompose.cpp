@@ -6,6 +6,7 @@
 //                        profiled under CUPTI (measure/engine_decomposition.hpp).
 #include <fmt/format.h>
 
+#include <cctype>
 #include <chrono>
 
 #include "cli/arguments.hpp"
@@ -18,7 +19,11 @@
 #include "core/progress.hpp"
 #include "core/records/context_record.hpp"
 #include "core/records/record_file.hpp"
+#include "core/readers/decomposition_log.hpp"
+#include "core/readers/log_kind.hpp"
+#include "core/records/decomposition_records.hpp"
 #include "core/trace/decomposition_summary.hpp"
+#include "core/trace/json_stream.hpp"
 #include "report/format.hpp"
 
 #ifdef UB_HAVE_CUDA
@@ -77,6 +82,16 @@ void add_block(report::Document& doc, const DecompositionRecord& r) {
     }
     b.notes.push_back("Kernels no rule classified (in \"other compute\"; classify them with --classes FILE): " + list);
   }
+}
+
+// A trace starts with `{` or `[` (after gzip, which zlib undoes); a printout does not.
+bool looks_like_json_file(const std::string& path) {
+  trace::ByteSource src(path);
+  char c = 0;
+  while (src.read(&c, 1) == 1) {
+    if (!std::isspace(static_cast<unsigned char>(c))) return c == '{' || c == '[';
+  }
+  return false;
 }
 
 trace::KernelClasses kernel_classes(Context& ctx, const DecomposeOptions& o) {
@@ -160,6 +175,18 @@ void run(Context& ctx, const DecomposeOptions& o, const CLI::App& cmd) {
   report::Document doc;
   json j = json::array();
   for (const std::string& f : files) {
+    // bench_decompose.py's printout (text, not a trace): the same record, from what it printed.
+    if (!looks_like_json_file(f)) {
+      const TextLines t = read_text_lines(f);
+      if (detect_log_kind(t) != LogKind::decomposition) {
+        throw UsageError(fmt::format("{}: neither a torch.profiler trace nor bench_decompose.py's printout", f));
+      }
+      const DecompositionRecord r = printout_record(read_decomposition_log(t));
+      add_block(doc, r);
+      j.push_back(r);
+      if (writer) writer->write(r), writer->sync();
+      continue;
+    }
     progress.update(fmt::format("decompose: reading {}", f));
     const auto start = std::chrono::steady_clock::now();
     const std::vector<trace::TraceDecomposition> ds = trace::decompose_trace(f, classes, opts);

@@ -342,7 +342,7 @@ TEST(BadInput, CompareAndMemfit) {
   expect_error("decompose --profile-steps 0", 2, "--profile-steps 0 is out of range");  // before any GPU
   expect_error("decompose " + kFx + "/trace_kineto_small.json --checkpointing", 2, "--checkpointing runs our engine");
   expect_error("decompose /nonexistent.json", 2, "/nonexistent.json: no such file or folder");
-  expect_error("decompose " + h200, 1, "sweep_h200.log: not a JSON object or array");
+  expect_error("decompose " + h200, 2, "sweep_h200.log: neither a torch.profiler trace nor bench_decompose.py's printout");
   expect_error("decompose " + kFx + "/trace_kineto_small.json --step-name '^TrainStep'", 1, "give --step-name");
   expect_error("decompose " + kFx + "/trace_kineto_small.json --seqlen 8k", 2, "give --model too");
   expect_error("decompose " + kFx + "/trace_kineto_small.json --classes " + h200, 1, "not valid JSON");
@@ -441,6 +441,20 @@ TEST(Cli, ReportOfDecompositions) {
   }
   const std::string md = slurp(::testing::TempDir() + "/cli_report_decomposition/report.md");
   EXPECT_NE(md.find("| gemm |"), std::string::npos);  // the engine's nine buckets
+}
+
+// bench_decompose.py's printout lands in the same decomposition record as a trace's.
+TEST(Cli, DecomposeReadsBenchDecomposePrintout) {
+  const Result r = run("decompose " + kFx + "/decompose_h200.txt --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.size(), 1u);
+  EXPECT_EQ(j[0]["source"], "bench_decompose.py");
+  EXPECT_EQ(j[0]["seqlen"], 8192);
+  EXPECT_DOUBLE_EQ(j[0]["step_ms"].get<double>(), 910.0);
+  ASSERT_EQ(j[0]["buckets"].size(), 2u);
+  EXPECT_EQ(j[0]["buckets"][0]["name"], "attention(FA)");
+  EXPECT_NEAR(j[0]["buckets"][0]["share"].get<double>(), 107.4 / 910.0, 1e-12);
 }
 
 TEST(Cli, ReportOfCollectives) {

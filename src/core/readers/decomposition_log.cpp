@@ -99,3 +99,39 @@ DecompositionLog read_decomposition_log(const TextLines& t) {
 }
 
 }  // namespace ub
+
+namespace ub {
+
+DecompositionRecord printout_record(const DecompositionLog& d) {
+  DecompositionRecord r;
+  r.source = "bench_decompose.py";
+  r.file = d.path;
+  r.gpu = d.gpu;
+  r.steps_from = "the printout's measured wall step";
+  r.steps = 1;
+  r.step = "wall step";
+  if (auto it = d.header.find("seq"); it != d.header.end() && !it->second.empty() &&
+                                       it->second.find_first_not_of("0123456789") == std::string::npos &&
+                                       it->second.size() < 10) {
+    r.seqlen = std::stoll(it->second);
+  }
+  for (const DecompositionBucket& b : d.buckets) {
+    if (b.name == "TOTAL") {
+      r.step_ms = b.ms;
+      continue;
+    }
+    DecompositionBucketRecord x;
+    x.name = b.name;
+    x.ms = x.min_ms = x.max_ms = b.ms;
+    x.tflop = b.tflop;
+    x.tflops = b.tflops;
+    r.buckets.push_back(std::move(x));
+  }
+  if (r.step_ms <= 0) {
+    for (const auto& x : r.buckets) r.step_ms += x.ms;
+  }
+  for (auto& x : r.buckets) x.share = r.step_ms > 0 ? x.ms / r.step_ms : 0;
+  return r;
+}
+
+}  // namespace ub

@@ -14,6 +14,8 @@
 
 namespace ub {
 
+struct DecompositionRecord;
+
 struct DecompositionBucket {
   std::string name;
   double ms = 0;
@@ -30,5 +32,9 @@ struct DecompositionLog {
 };
 
 DecompositionLog read_decomposition_log(const TextLines& t);
+
+// bench_decompose.py's printout as a `decomposition` record (source "bench_decompose.py"): its
+// buckets with their shares of the TOTAL, the length from its header.
+DecompositionRecord printout_record(const DecompositionLog& d);
 
 }  // namespace ub
