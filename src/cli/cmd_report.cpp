@@ -19,6 +19,7 @@
 #include "core/readers/read_run.hpp"
 #include "report/decomposition_report.hpp"
 #include "report/nccl_views.hpp"
+#include "report/prediction_report.hpp"
 #include "report/run_reports.hpp"
 
 namespace ub::cli {
@@ -57,6 +58,12 @@ void run(Context& ctx, const ReportOptions& o) {
   if (nccl != (detect_log_kind(texts.back()) == LogKind::nccl)) {
     throw UsageError(fmt::format("report needs two logs of one kind: {} is {}, {} is {}", o.logs[0],
                                  to_string(detect_log_kind(texts[0])), o.logs.back(), to_string(detect_log_kind(texts.back()))));
+  }
+  if (detect_log_kind(texts[0]) == LogKind::prediction) {
+    if (texts.size() != 1) throw UsageError("report of predictions takes one file (predict --out)");
+    report::write_report(report::prediction_report(texts[0]), o.out_dir, web);
+    std::printf("report: %s/report.html, %s/report.md (PREDICTED, not measured)\n", o.out_dir.c_str(), o.out_dir.c_str());
+    return;
   }
   const bool decomposition = detect_log_kind(texts[0]) == LogKind::decomposition;
   if (decomposition != (detect_log_kind(texts.back()) == LogKind::decomposition)) {

@@ -457,6 +457,31 @@ TEST(Cli, DecomposeReadsBenchDecomposePrintout) {
   EXPECT_NEAR(j[0]["buckets"][0]["share"].get<double>(), 107.4 / 910.0, 1e-12);
 }
 
+// predict's records as a report: every page and chart marked PREDICTED, not measured.
+TEST(Cli, ReportOfPredictions) {
+  const std::string dir = ::testing::TempDir() + "/cli_report_prediction";
+  std::filesystem::remove_all(dir);
+  const std::string records = dir + ".jsonl";
+  std::filesystem::remove(records);
+  const Result p = run("predict --to b200 " + kFx + "/decompose_h200.txt --measured " + kFx + "/attention_h200.log " +
+                       kFx + "/attention_b200.log --price-from 3.5 --price-to 6 --out " + records);
+  ASSERT_EQ(p.code, 0) << p.err;
+  const Result r = run("report " + records + " -o " + dir);
+  if (r.code != 0 && (r.err.find("gnuplot is not installed") != std::string::npos ||
+                      r.err.find("npm ci") != std::string::npos)) {
+    GTEST_SKIP() << r.err;
+  }
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const char* f : {"charts/speedup.svg", "charts/step.svg", "charts/cost.svg"}) {
+    EXPECT_TRUE(std::filesystem::exists(dir + "/" + f)) << f;
+  }
+  const std::string md = slurp(dir + "/report.md");
+  EXPECT_NE(md.find("PREDICTED, NOT MEASURED on the b200-sxm"), std::string::npos);
+  EXPECT_NE(md.find("[NOT MEASUREMENTS]"), std::string::npos);  // each chart carries it
+  EXPECT_NE(md.find("| 8192 |"), std::string::npos);
+  std::filesystem::remove(records);
+}
+
 TEST(Cli, ReportOfCollectives) {
   for (const std::string& logs : {kFx + "/nccl_records_h200x2_graph.jsonl",
                                   kFx + "/nccl_peer_h200x2.jsonl " + kFx + "/nccl_records_h200x2_graph.jsonl"}) {

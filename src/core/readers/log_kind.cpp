@@ -37,6 +37,7 @@ std::string_view to_string(LogKind k) {
     case LogKind::decomposition: return "a step decomposition";
     case LogKind::mamf: return "a MAMF log";
     case LogKind::nccl: return "a collective benchmark log";
+    case LogKind::prediction: return "a prediction (predict's records)";
     case LogKind::unknown: return "not a log compare reads";
   }
   return "not a log compare reads";
@@ -46,6 +47,7 @@ LogKind detect_log_kind(const TextLines& t) {
   if (looks_like_records(t)) {
     // `decompose` of our engine records the timed steps too: its decomposition is what it is about.
     if (has_record_type(t, "decomposition") && has_string_field(t, "command", "decompose")) return LogKind::decomposition;
+    if (has_record_type(t, "prediction")) return LogKind::prediction;
     if (has_record_type(t, "train_step") || has_record_type(t, "train_oom")) return LogKind::training;
     if (has_record_type(t, "mamf")) return LogKind::mamf;
     if (has_record_type(t, "attention")) return LogKind::attention;

@@ -9,7 +9,7 @@
 
 namespace ub {
 
-enum class LogKind { training, attention, decomposition, mamf, nccl, unknown };
+enum class LogKind { training, attention, decomposition, mamf, nccl, prediction, unknown };
 std::string_view to_string(LogKind k);
 LogKind detect_log_kind(const TextLines& t);
 
