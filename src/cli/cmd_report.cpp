@@ -50,7 +50,8 @@ std::vector<fs::path> web_candidates(const Context& ctx) {
 
 void run(Context& ctx, const ReportOptions& o) {
   if (o.logs.empty() || o.logs.size() > 2) throw UsageError("report takes one log, or two (OLD NEW)");
-  const fs::path web = report::find_web_modules(o.web_dir, web_candidates(ctx));
+  // The inputs are read and checked first: a bad input is named whatever is installed.
+  const auto web = [&] { return report::find_web_modules(o.web_dir, web_candidates(ctx)); };
   report::ReportContent content;
   std::vector<TextLines> texts;
   for (const std::string& path : o.logs) texts.push_back(read_text_lines(path));
@@ -61,7 +62,7 @@ void run(Context& ctx, const ReportOptions& o) {
   }
   if (detect_log_kind(texts[0]) == LogKind::prediction) {
     if (texts.size() != 1) throw UsageError("report of predictions takes one file (predict --out)");
-    report::write_report(report::prediction_report(texts[0]), o.out_dir, web);
+    report::write_report(report::prediction_report(texts[0]), o.out_dir, web());
     std::printf("report: %s/report.html, %s/report.md (PREDICTED, not measured)\n", o.out_dir.c_str(), o.out_dir.c_str());
     return;
   }
@@ -100,7 +101,7 @@ void run(Context& ctx, const ReportOptions& o) {
     }
     content = report::comparison_report(c, reasons);
   }
-  report::write_report(content, o.out_dir, web);
+  report::write_report(content, o.out_dir, web());
   std::printf("report: %s/report.html, %s/report.md, charts in %s/charts (PNG, SVG)\n", o.out_dir.c_str(),
               o.out_dir.c_str(), o.out_dir.c_str());
   if (!content.banner.empty()) std::printf("%s\n", content.banner.c_str());
