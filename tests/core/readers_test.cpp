@@ -206,6 +206,41 @@ TEST(MeasurementLogs, MamfFinderOutputAndOurRecords) {
   EXPECT_NEAR(r.outcome.best(MamfOutcome::By::median)->median_tflops, 824.9, 0.05);
 }
 
+// Values no measurement can have are refused with the file, the line and the field; a second
+// context record for another workload is an error, not "the last one wins".
+TEST(MeasurementLogs, ImpossibleValuesAndTwoWorkloadsInOneFile) {
+  std::string text;
+  for (const std::string& l : fixture("records_h200.jsonl").lines) text += l + "\n";
+  const auto with = [&](const std::string& extra) {
+    // The first steady step of the fixture gets the field last (a repeated key: the last one counts).
+    std::string t = text;
+    const size_t at = t.find('}', t.find("\"warmup\": false"));
+    EXPECT_NE(at, std::string::npos);
+    return t.insert(at, ", " + extra);
+  };
+  for (const auto& [extra, field] : std::vector<std::pair<std::string, std::string>>{
+           {R"("tflops": -5)", "\"tflops\""}, {R"("peak_mem_gib": -1)", "\"peak_mem_gib\""},
+           {R"("batch": 0)", "\"batch\""}, {R"("attention_share": 1.5)", "\"attention_share\""}}) {
+    try {
+      read_run_log(text_lines_from(with(extra), "bad.jsonl"));
+      ADD_FAILURE() << extra << " was read";
+    } catch (const WorkError& e) {
+      EXPECT_NE(std::string(e.what()).find("bad.jsonl:"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+    }
+  }
+  std::string second = fixture("records_h200.jsonl").lines.front();
+  second.replace(second.find("llama-3.1-8b"), 12, "llama-3.1-70b");
+  try {
+    read_run_log(text_lines_from(text + second + "\n", "two.jsonl"));
+    ADD_FAILURE() << "two workloads were read as one";
+  } catch (const WorkError& e) {
+    EXPECT_NE(std::string(e.what()).find("a second context record for another workload"), std::string::npos) << e.what();
+  }
+  // The same workload's context again (a sweep's next point) is fine.
+  EXPECT_NO_THROW(read_run_log(text_lines_from(text + fixture("records_h200.jsonl").lines.front() + "\n", "again.jsonl")));
+}
+
 // A real mamf-finder.py output (its documented quick run on an H200): the header as torch writes
 // it (`** Dtype: torch.bfloat16`, the device's properties, the software versions), 79 shapes, the
 // footer, the ranges and the two means.

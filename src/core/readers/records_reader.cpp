@@ -14,15 +14,27 @@ namespace {
 
 using nlohmann::json;
 
-void take_context(const ContextRecord& c, RunLog& run, const std::string& where) {
+std::string describe(const std::optional<std::string>& model, const std::optional<int64_t>& layers, int64_t batch,
+                     const std::string& dtype) {
+  return fmt::format("{}{}, batch {}, {}", model.value_or("model unknown"),
+                     layers ? fmt::format(" ({} layers)", *layers) : "", batch, dtype);
+}
+
+// A later context record (a sweep's next point) must describe the same workload: one per file.
+void take_context(const ContextRecord& c, RunLog& run, const std::string& where, bool first) {
   expect_one_gpu(run.gpu, c.first_gpu(where).name, where);
+  const TrainWorkload w = read_train_workload(Fields(c.config, where));
+  if (!first && (w.model != run.model || w.layers != run.layers || w.batch != run.batch || w.dtype != run.dtype)) {
+    throw WorkError(fmt::format("{}: a second context record for another workload ({} vs {}): one workload per file",
+                                where, describe(w.model, w.layers, w.batch, w.dtype),
+                                describe(run.model, run.layers, run.batch, run.dtype)));
+  }
   for (const auto& [name, entry] : c.fingerprint.stack) {
     if (entry.version) run.software[name] = *entry.version;
   }
   if (!c.tool.empty()) run.software["upgradebench"] = c.tool;
   if (c.provenance) run.provenance = *c.provenance;
   read_config_text(c, run.config);
-  const TrainWorkload w = read_train_workload(Fields(c.config, where));
   run.model = w.model;
   run.layers = w.layers;
   run.batch = w.batch;
@@ -57,7 +69,7 @@ RunLog read_records(const TextLines& t) {
     const Fields f(r.json, r.where);
     if (r.type.empty()) throw WorkError(fmt::format("{}: a record must be a JSON object with a \"type\"", r.where));
     if (r.type == "context") {
-      take_context(read_context(f), run, r.where);
+      take_context(read_context(f), run, r.where, !seen_context);
       seen_context = true;
       return;
     }

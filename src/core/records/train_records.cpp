@@ -138,6 +138,7 @@ TrainStep read_train_step(const Fields& f, int64_t index) {
   s.exec_time_ms = *t;
   s.device = static_cast<int>(f.optional_count("device").value_or(0));
   s.batch = f.optional_count("batch").value_or(1);
+  if (s.batch < 1) throw WorkError(fmt::format("{}: \"batch\" must be at least 1, got {}", f.where(), s.batch));
   s.tflops = loose_number(f, "tflops");
   s.mfu = loose_number(f, "mfu");
   s.hfu = loose_number(f, "hfu");
@@ -148,6 +149,19 @@ TrainStep read_train_step(const Fields& f, int64_t index) {
   s.grad_norm = loose_number(f, "grad_norm");
   s.flop = loose_number(f, "flop");
   s.attention_share = loose_number(f, "attention_share");
+  // A rate, a size or a share below zero is a damaged record, not a measurement.
+  const std::pair<const char*, const std::optional<double>*> non_negative[] = {
+      {"tflops", &s.tflops}, {"mfu", &s.mfu}, {"hfu", &s.hfu}, {"peak_mem_gib", &s.peak_mem_gib},
+      {"peak_allocated_gib", &s.peak_allocated_gib}, {"device_used_gib", &s.device_used_gib}, {"flop", &s.flop},
+      {"attention_share", &s.attention_share}};
+  for (const auto& [name, v] : non_negative) {
+    if (*v && (!(**v >= 0) || !std::isfinite(**v))) {
+      throw WorkError(fmt::format("{}: \"{}\" must be a finite number not below zero, got {}", f.where(), name, **v));
+    }
+  }
+  if (s.attention_share && *s.attention_share > 1) {
+    throw WorkError(fmt::format("{}: \"attention_share\" is a fraction of the FLOPs, got {}", f.where(), *s.attention_share));
+  }
   if (auto tel = f.optional_object("telemetry")) s.telemetry = read_telemetry(*tel);
   return s;
 }
