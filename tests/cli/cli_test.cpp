@@ -46,6 +46,11 @@ Result run(const std::string& args, const std::string& cwd = "") {
   return r;
 }
 
+// `report` failed for want of gnuplot or the npm libraries (not for what the test checks).
+bool report_tools_missing(const Result& r) {
+  return r.code != 0 && (r.err.find("gnuplot is not installed") != std::string::npos || r.err.find("npm ci") != std::string::npos);
+}
+
 void expect_golden(const std::string& name, const std::string& args, const std::string& cwd = "") {
   const Result r = run(args, cwd);
   ASSERT_EQ(r.code, 0) << args << "\n" << r.err;
@@ -352,10 +357,7 @@ TEST(Cli, ReportWritesEveryFile) {
   const std::string dir = ::testing::TempDir() + "/cli_report";
   std::filesystem::remove_all(dir);
   const Result r = run("report " + kFx + "/records_h200.jsonl -o " + dir);
-  if (r.code != 0 && (r.err.find("gnuplot is not installed") != std::string::npos ||
-                      r.err.find("npm ci") != std::string::npos)) {
-    GTEST_SKIP() << r.err;  // the README's test command installs both
-  }
+  if (report_tools_missing(r)) GTEST_SKIP() << r.err;  // the README's test command installs them
   ASSERT_EQ(r.code, 0) << r.err;
   for (const char* f : {"report.html", "report.md", "charts/tflops.png", "charts/tflops.svg", "charts/mfu.svg",
                         "charts/attention_share.png", "charts/memory.svg"}) {
@@ -428,10 +430,7 @@ TEST(Cli, ReportOfDecompositions) {
     const std::string dir = ::testing::TempDir() + "/cli_report_decomposition";
     std::filesystem::remove_all(dir);
     const Result r = run("report " + logs + " -o " + dir);
-    if (r.code != 0 && (r.err.find("gnuplot is not installed") != std::string::npos ||
-                        r.err.find("npm ci") != std::string::npos)) {
-      GTEST_SKIP() << r.err;
-    }
+    if (report_tools_missing(r)) GTEST_SKIP() << r.err;  // the README's test command installs them
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_TRUE(std::filesystem::exists(dir + "/charts/decomposition.svg")) << logs;
     const std::string html = slurp(dir + "/report.html");
@@ -467,10 +466,7 @@ TEST(Cli, ReportOfPredictions) {
                        kFx + "/attention_b200.log --price-from 3.5 --price-to 6 --out " + records);
   ASSERT_EQ(p.code, 0) << p.err;
   const Result r = run("report " + records + " -o " + dir);
-  if (r.code != 0 && (r.err.find("gnuplot is not installed") != std::string::npos ||
-                      r.err.find("npm ci") != std::string::npos)) {
-    GTEST_SKIP() << r.err;
-  }
+  if (report_tools_missing(r)) GTEST_SKIP() << r.err;  // the README's test command installs them
   ASSERT_EQ(r.code, 0) << r.err;
   for (const char* f : {"charts/speedup.svg", "charts/step.svg", "charts/cost.svg"}) {
     EXPECT_TRUE(std::filesystem::exists(dir + "/" + f)) << f;
@@ -488,10 +484,7 @@ TEST(Cli, ReportOfCollectives) {
     const std::string dir = ::testing::TempDir() + "/cli_report_nccl";
     std::filesystem::remove_all(dir);
     const Result r = run("report " + logs + " -o " + dir);
-    if (r.code != 0 && (r.err.find("gnuplot is not installed") != std::string::npos ||
-                        r.err.find("npm ci") != std::string::npos)) {
-      GTEST_SKIP() << r.err;
-    }
+    if (report_tools_missing(r)) GTEST_SKIP() << r.err;  // the README's test command installs them
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_TRUE(std::filesystem::exists(dir + "/charts/busbw.svg")) << logs;
     const std::string md = slurp(dir + "/report.md");
