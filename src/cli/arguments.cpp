@@ -107,7 +107,9 @@ double parse_positive(const std::string& text_in, const std::string& what) {
   char* end = nullptr;
   errno = 0;
   const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(v)) {
+  // ERANGE also flags an underflow (1e-308 parses to a tiny number, which is a number): only
+  // overflow is refused, through isfinite.
+  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v)) {
     throw UsageError(fmt::format("{}: '{}' is not a number", what, text));
   }
   if (!(v > 0)) throw UsageError(fmt::format("{}: must be positive, got '{}'", what, text));

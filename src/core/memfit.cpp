@@ -35,8 +35,11 @@ MemoryFit fit_memory(const std::vector<std::pair<double, double>>& pts) {
 std::optional<int64_t> MemoryFit::max_seqlen(double capacity_gib, int64_t batch) const {
   if (!(slope_gib_per_token > 0)) return std::nullopt;
   const double tokens = (capacity_gib - intercept_gib) / slope_gib_per_token;
-  if (tokens <= 0) return int64_t{0};
-  return static_cast<int64_t>(std::floor(tokens / static_cast<double>(batch)));
+  if (!(tokens > 0)) return int64_t{0};
+  const double per_sequence = std::floor(tokens / static_cast<double>(batch));
+  // A near-flat line gives lengths no int64 holds (and a cast out of range is undefined): no limit.
+  if (!(per_sequence < 9.0e18)) return std::nullopt;
+  return static_cast<int64_t>(per_sequence);
 }
 
 }  // namespace ub

@@ -14,7 +14,8 @@ struct MemoryFit {
   double intercept_gib = 0, slope_gib_per_token = 0, r2 = 0;
   size_t points = 0;
   // The longest sequence whose predicted peak is within `capacity_gib`; nullopt when the slope is
-  // not positive (memory does not grow: no limit can be read off the fit).
+  // not positive (memory does not grow: no limit can be read off the fit) or the limit is beyond
+  // what a 64-bit count holds.
   std::optional<int64_t> max_seqlen(double capacity_gib, int64_t batch) const;
 };
 

@@ -58,6 +58,7 @@ TEST(Arguments, Devices) {
 TEST(Arguments, PositiveNumbers) {
   EXPECT_DOUBLE_EQ(parse_positive("3.5", "--price"), 3.5);
   EXPECT_DOUBLE_EQ(parse_positive("1e12", "--tokens"), 1e12);
+  EXPECT_DOUBLE_EQ(parse_positive("1e-308", "--price"), 1e-308);  // tiny, but a number
   for (const char* bad : {"0", "-2", "x", "nan", "inf", "3x", ""}) {
     EXPECT_THROW(parse_positive(bad, "--price"), UsageError) << bad;
   }

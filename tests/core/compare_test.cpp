@@ -206,6 +206,10 @@ TEST(MemFit, RecoversALineAndItsLimit) {
   EXPECT_EQ(f.max_seqlen(130.0, 2), static_cast<int64_t>((130.0 - 12.6) / 0.00043 / 2));
   EXPECT_THROW(fit_memory({{8192, 20}}), WorkError);
   EXPECT_THROW(fit_memory({{8192, 20}, {8192, 21}}), WorkError);
+  // A line so nearly flat that its limit is beyond any int64: no limit, not a wrapped negative.
+  MemoryFit nearly_flat;
+  nearly_flat.intercept_gib = 1, nearly_flat.slope_gib_per_token = 1e-300;
+  EXPECT_FALSE(nearly_flat.max_seqlen(130.0, 1).has_value());
   const MemoryFit flat = fit_memory({{1, 5}, {2, 5}});
   EXPECT_FALSE(flat.max_seqlen(100, 1).has_value());
 }
