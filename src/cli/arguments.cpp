@@ -30,8 +30,11 @@ int64_t parse_size(const std::string& text_in, const std::string& what) {
   }
   errno = 0;
   const long long v = std::strtoll(digits.c_str(), nullptr, 10);
-  if (errno == ERANGE || v > std::numeric_limits<int64_t>::max() / mult) {
-    throw UsageError(fmt::format("{}: '{}' is too large", what, text));
+  // Sizes (tokens, sequences, bytes) stop at 2^40: their products with each other and with a
+  // model's dimensions stay inside 64 bits.
+  constexpr long long kMaxSize = 1LL << 40;
+  if (errno == ERANGE || v > kMaxSize / mult) {
+    throw UsageError(fmt::format("{}: '{}' is too large (at most 2^40 = 1T)", what, text));
   }
   if (v <= 0) throw UsageError(fmt::format("{}: '{}' must be positive", what, text));
   return static_cast<int64_t>(v) * mult;

@@ -28,7 +28,7 @@ void run(Context& ctx, const MemfitOptions& o) {
   for (const RunPoint& p : log.points) {
     if (p.status != PointStatus::ok) continue;
     const PointStats st = point_stats(log, p);
-    if (st.peak_mem_gib) pts.emplace_back(static_cast<double>(p.seqlen * log.batch), *st.peak_mem_gib);
+    if (st.peak_mem_gib) pts.emplace_back(static_cast<double>(p.seqlen) * static_cast<double>(log.batch), *st.peak_mem_gib);
   }
   const MemoryFit fit = fit_memory(pts);
   // Capacity: --capacity-gib, else the --for GPU's, else the log's GPU's (budget, else usable).
@@ -50,7 +50,7 @@ void run(Context& ctx, const MemfitOptions& o) {
   if (!log.provenance.empty()) b.notes.push_back("NOT MEASUREMENTS: " + log.provenance);
   b.table.columns = {{"seqlen"}, {"tokens"}, {"measured GiB"}, {"fitted GiB"}, {"status", Align::left}};
   for (const RunPoint& p : log.points) {
-    const double tokens = static_cast<double>(p.seqlen * log.batch);
+    const double tokens = static_cast<double>(p.seqlen) * static_cast<double>(log.batch);
     const double fitted = fit.intercept_gib + fit.slope_gib_per_token * tokens;
     std::string measured = "-";
     if (p.status == PointStatus::ok) {

@@ -18,11 +18,15 @@ namespace {
 
 using nlohmann::json;
 
+// Every dimension of a model is at most 2^24 (the largest vocabularies are ~2^18): products of a
+// few of them (parameters, activations per token) then stay far inside 64 bits and exact in a double.
+constexpr int64_t kMaxDimension = int64_t{1} << 24;
+
 int64_t required_positive(const json& c, const char* key, const std::string& where) {
   if (!c.contains(key)) throw WorkError(fmt::format("{}: missing required key \"{}\"", where, key));
   const json& v = c.at(key);
-  if (!v.is_number_integer() || v.get<int64_t>() <= 0) {
-    throw WorkError(fmt::format("{}: \"{}\" must be a positive integer, got {}", where, key,
+  if (!v.is_number_integer() || v.get<int64_t>() <= 0 || v.get<int64_t>() > kMaxDimension) {
+    throw WorkError(fmt::format("{}: \"{}\" must be a positive integer up to {}, got {}", where, key, kMaxDimension,
                                 v.dump()));
   }
   return v.get<int64_t>();

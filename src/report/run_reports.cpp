@@ -49,7 +49,7 @@ std::vector<std::pair<double, double>> memory_points(const RunLog& run) {
   std::vector<std::pair<double, double>> out;
   for (const RunPoint& p : run.points) {
     if (p.status != PointStatus::ok || p.steady().empty()) continue;
-    if (const auto gib = point_stats(run, p).peak_mem_gib) out.emplace_back(static_cast<double>(p.seqlen * run.batch), *gib);
+    if (const auto gib = point_stats(run, p).peak_mem_gib) out.emplace_back(static_cast<double>(p.seqlen) * static_cast<double>(run.batch), *gib);
   }
   return out;
 }
@@ -186,7 +186,7 @@ ReportContent single_run_report(const RunLog& run, const Catalog& catalog, const
     if (m) mfu.points.emplace_back(x, *m * 100);
     if (st.peak_mem_gib) {
       mem.points.emplace_back(x, *st.peak_mem_gib);
-      mem_points.emplace_back(static_cast<double>(p.seqlen * run.batch), *st.peak_mem_gib);
+      mem_points.emplace_back(static_cast<double>(p.seqlen) * static_cast<double>(run.batch), *st.peak_mem_gib);
     }
     t.table.add_row({fmt::format("{}", p.seqlen), num(st.time_ms.median), num(tflops), percent(m), percent(share),
                      num(st.peak_mem_gib), "ok"});

@@ -13,6 +13,9 @@ TEST(Arguments, Sizes) {
   EXPECT_EQ(parse_size("8192", "--seqlen"), 8192);
   EXPECT_EQ(parse_size("8k", "--seqlen"), 8192);
   EXPECT_EQ(parse_size("256K", "--seqlen"), 262144);
+  EXPECT_EQ(parse_size("1024G", "--sizes"), int64_t{1} << 40);
+  EXPECT_THROW(parse_size("1025G", "--sizes"), UsageError);  // beyond 2^40: products would overflow
+  EXPECT_THROW(parse_size("4611686018427387904", "--batch"), UsageError);
   EXPECT_EQ(parse_size("1M", "--seqlen"), 1048576);
   EXPECT_EQ(parse_size("4G", "--sizes"), int64_t{4} << 30);
   EXPECT_EQ(parse_size_list("4096, 8k,32k", "--seqlen"), (std::vector<int64_t>{4096, 8192, 32768}));

@@ -93,6 +93,9 @@ TEST(ModelShape, BadValuesAreErrors) {
   c["hidden_size"] = "64";
   EXPECT_THROW(parse_hf_config(c, "t"), WorkError);
   c = minimal();
+  c["intermediate_size"] = int64_t{1} << 42;  // sizes whose products would leave 64 bits
+  EXPECT_THROW(parse_hf_config(c, "t"), WorkError);
+  c = minimal();
   c["num_key_value_heads"] = 3;  // 4 heads are not a multiple of 3
   EXPECT_THROW(parse_hf_config(c, "t"), WorkError);
   c = minimal();
