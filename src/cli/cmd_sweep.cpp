@@ -99,7 +99,21 @@ void run(Context& ctx, const SweepOptions& o) {
   const std::string out = o.out.empty() ? fmt::format("upgradebench-sweep-{}.jsonl", utc_now_compact()) : o.out;
   const std::atomic<bool>& interrupted = install_interrupt_handler();
 
-  std::map<int64_t, PointOutcome> done = o.resume ? sweep_outcomes(out) : std::map<int64_t, PointOutcome>{};
+  if (o.resume) {
+    // The file must hold this workload: the keys the child's context writes that decide it.
+    const ModelShape m = ctx.model(o.model, o.layers);
+    const nlohmann::json expected = {{"model", o.model},
+                                     {"layers", m.layers},
+                                     {"batch", o.batch},
+                                     {"master_weights", parse_master_weights(o.precision)},
+                                     {"activation_checkpointing", o.checkpointing},
+                                     {"loss_chunk", o.loss_chunk == "0" ? 0 : parse_size(o.loss_chunk, "--loss-chunk")}};
+    if (const std::string why = resume_mismatch(out, expected); !why.empty()) {
+      throw UsageError(fmt::format("--resume: {} holds another workload ({}): resume with the same options, or "
+                                   "write to another --out", out, why));
+    }
+  }
+  std::map<int64_t, PointOutcome> done = o.resume ? sweep_outcomes(out, o.steps) : std::map<int64_t, PointOutcome>{};
   auto measure = [&](int64_t s) -> PointOutcome {
     if (auto it = done.find(s); it != done.end() && it->second != PointOutcome::failed) {
       std::fprintf(stderr, "seqlen %lld: %s already in %s\n", static_cast<long long>(s), outcome_name(it->second), out.c_str());

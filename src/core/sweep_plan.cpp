@@ -11,8 +11,9 @@
 
 namespace ub {
 
-std::map<int64_t, PointOutcome> sweep_outcomes(const std::filesystem::path& records) {
+std::map<int64_t, PointOutcome> sweep_outcomes(const std::filesystem::path& records, int steps) {
   std::map<int64_t, PointOutcome> out;
+  std::map<int64_t, int> steady;  // steady steps seen per length
   if (!std::filesystem::exists(records)) return out;
   std::vector<std::string> warnings;  // damaged lines: the points they held are run again
   for_each_record(read_text_lines(records), [&](const RecordLine& r) {
@@ -25,7 +26,8 @@ std::map<int64_t, PointOutcome> sweep_outcomes(const std::filesystem::path& reco
       if (it == out.end() || static_cast<int>(o) < static_cast<int>(it->second)) out[s] = o;
     };
     if (r.type == "train_step") {
-      mark(read_train_step(f, 0).warmup ? PointOutcome::failed : PointOutcome::measured);
+      const bool counts = !read_train_step(f, 0).warmup && ++steady[s] >= steps;
+      mark(counts ? PointOutcome::measured : PointOutcome::failed);
     } else if (r.type == "train_oom" || r.type == "train_error") {
       mark(read_train_failure(f).oom ? PointOutcome::oom : PointOutcome::failed);
     }
@@ -58,6 +60,27 @@ std::optional<int64_t> MaxFitSearch::next() const {
     return down >= *fail_ ? std::nullopt : std::optional<int64_t>(down);
   }
   return std::nullopt;
+}
+
+}  // namespace ub
+
+namespace ub {
+
+std::string resume_mismatch(const std::filesystem::path& records, const nlohmann::json& expected) {
+  if (!std::filesystem::exists(records)) return "";
+  std::string found;
+  std::vector<std::string> warnings;
+  for_each_record(read_text_lines(records), [&](const RecordLine& r) {
+    if (r.type != "context" || !found.empty() || !r.json.contains("config") || !r.json["config"].is_object()) return;
+    const nlohmann::json& c = r.json["config"];
+    for (const auto& [key, want] : expected.items()) {
+      if (c.contains(key) && c[key] != want) {
+        found = fmt::format("{}: {} is {} there, {} here", r.where, key, c[key].dump(), want.dump());
+        return;
+      }
+    }
+  }, warnings);
+  return found;
 }
 
 }  // namespace ub

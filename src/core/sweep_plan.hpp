@@ -9,14 +9,23 @@
 #include <optional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 namespace ub {
 
 enum class PointOutcome { measured, oom, failed };
 
-// Per sequence length, what the records file says: measured (a steady train_step), oom
-// (train_oom), or failed (train_error, or only warm-up steps: an interrupted point). A missing
-// file is empty; a damaged line (a hard stop mid-write) is skipped, the points around it kept.
-std::map<int64_t, PointOutcome> sweep_outcomes(const std::filesystem::path& records);
+// Per sequence length, what the records file says: measured (at least `steps` steady train_step
+// records), oom (train_oom), or failed (train_error, or fewer steady steps than asked for: a
+// point stopped before it finished is run again). A missing file is empty; a damaged line (a hard
+// stop mid-write) is skipped, the points around it kept.
+std::map<int64_t, PointOutcome> sweep_outcomes(const std::filesystem::path& records, int steps = 1);
+
+// What in the records file's context records differs from the sweep about to continue it
+// (`expected`: the configuration keys that decide the workload, as the train context writes
+// them: model, layers, batch, master_weights, activation_checkpointing, loss_chunk); "" when
+// nothing does. `sweep --resume` refuses to mix two workloads in one file.
+std::string resume_mismatch(const std::filesystem::path& records, const nlohmann::json& expected);
 
 // Bisection between the longest length known to fit and the shortest known not to, to a
 // multiple of `granularity` tokens. Without a known fit it halves from the failure; without a

@@ -198,7 +198,11 @@ TEST(Sweep, ResumeSkipsWhatTheFileHolds) {
   const std::string out = ::testing::TempDir() + "/sweep_resume.jsonl";
   std::filesystem::copy_file(std::string(UB_FIXTURES_DIR) + "/train_records_h200_ours.jsonl", out,
                              std::filesystem::copy_options::overwrite_existing);
-  const Result r = run("sweep --model llama-3.1-8b --layers 4 --seqlens 4096,8192 --resume --device 7 --out " + out);
+  // Resuming with another workload (fp32 master weights; the file holds a pure bf16 run) is refused.
+  expect_error("sweep --model llama-3.1-8b --layers 4 --seqlens 4096,8192 --resume --device 7 --out " + out, 2,
+               "master_weights is false there, true here");
+  const Result r = run("sweep --model llama-3.1-8b --layers 4 --seqlens 4096,8192 --precision bf16 --resume --device 7 "
+                       "--out " + out);
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("measured"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("526.3"), std::string::npos) << r.out;  // 8k's median TFLOPS in the file

@@ -36,6 +36,34 @@ TEST(SweepOutcomes, MeasuredOomFailedAndATruncatedLastLine) {
   EXPECT_TRUE(sweep_outcomes(std::filesystem::path(::testing::TempDir()) / "nonexistent.jsonl").empty());
 }
 
+// A point stopped before its steps were done is run again, not counted as measured.
+TEST(SweepOutcomes, APointShortOfItsStepsIsRetried) {
+  const auto p = write("sweep_short.jsonl",
+                       "{\"type\":\"context\",\"gpus\":[{\"name\":\"NVIDIA H200\"}]}\n"
+                       "{\"type\":\"train_step\",\"seqlen\":4096,\"step\":1,\"warmup\":false,\"exec_time_ms\":1}\n"
+                       "{\"type\":\"train_step\",\"seqlen\":4096,\"step\":2,\"warmup\":false,\"exec_time_ms\":1}\n"
+                       "{\"type\":\"train_step\",\"seqlen\":8192,\"step\":1,\"warmup\":false,\"exec_time_ms\":1}\n");
+  const auto o = sweep_outcomes(p, 2);
+  EXPECT_EQ(o.at(4096), PointOutcome::measured);
+  EXPECT_EQ(o.at(8192), PointOutcome::failed);
+}
+
+// --resume into a file of another workload is refused, naming the key and the line.
+TEST(SweepOutcomes, ResumeChecksTheWorkload) {
+  const auto p = write("sweep_ctx.jsonl",
+                       "{\"type\":\"context\",\"config\":{\"model\":\"llama-3.1-8b\",\"layers\":4,\"batch\":1,"
+                       "\"master_weights\":true,\"activation_checkpointing\":false,\"loss_chunk\":0}}\n");
+  nlohmann::json same = {{"model", "llama-3.1-8b"}, {"layers", 4}, {"batch", 1}, {"master_weights", true},
+                         {"activation_checkpointing", false}, {"loss_chunk", 0}};
+  EXPECT_EQ(resume_mismatch(p, same), "");
+  nlohmann::json other = same;
+  other["activation_checkpointing"] = true;
+  const std::string why = resume_mismatch(p, other);
+  EXPECT_NE(why.find("activation_checkpointing is false there, true here"), std::string::npos) << why;
+  EXPECT_NE(why.find("sweep_ctx.jsonl:1"), std::string::npos) << why;
+  EXPECT_EQ(resume_mismatch(std::filesystem::path(::testing::TempDir()) / "none.jsonl", other), "");
+}
+
 TEST(SweepOutcomes, ADamagedLineInsideIsSkippedThePointsAroundItKept) {
   const auto p = write("sweep_bad.jsonl", "{\"type\":\"context\"}\n{\"type\":\"train_step\",\"seq\n"
                                           "{\"type\":\"train_oom\",\"seqlen\":8}\n");
