@@ -124,6 +124,11 @@ ModelShape load_model(const std::string& name, const std::filesystem::path& mode
     file = models_dir / (to_lower(name) + ".json");
     if (!std::filesystem::exists(file)) {
       auto presets = list_presets(models_dir);
+      if (presets.empty()) {
+        throw UsageError(fmt::format("unknown model '{}': the data directory has no model presets ({} is missing or "
+                                     "empty; give a path to a config.json, or a --data-dir with models/)",
+                                     name, models_dir.string()));
+      }
       throw UsageError(fmt::format("unknown model '{}'; closest presets: {} (or give a path to a "
                                    "config.json)", name, fmt::join(closest(name, presets, 3), ", ")));
     }

@@ -305,6 +305,12 @@ TEST(Golden, CompareAndMemfit) {
 // packed documents is counted, not materialised.
 TEST(BadInput, CommandsAndOutput) {
   expect_error("specz", 2, "unknown command 'specz'; the commands are specs,");
+  // A data directory with a catalog but no model presets says so.
+  const std::string bare = ::testing::TempDir() + "/bare_data";
+  std::filesystem::create_directories(bare);
+  std::filesystem::copy_file(std::string(UB_DATA_DIR) + "/accelerators.json", bare + "/accelerators.json",
+                             std::filesystem::copy_options::overwrite_existing);
+  expect_error("--data-dir " + bare + " flops --seqlen 8k", 2, "the data directory has no model presets");
   expect_error("specs > /dev/full", 1, "writing the output failed: No space left on device");
   const Result r = run("flops --seqlen 1G --doc-len 1 --json");
   ASSERT_EQ(r.code, 0) << r.err;
