@@ -93,7 +93,11 @@ Catalog Catalog::load(const std::filesystem::path& file) {
   if (!in) throw WorkError(fmt::format("{}: cannot open the accelerator catalog", file.string()));
   std::stringstream text;
   text << in.rdbuf();
-  const json root = parse_json_text(text.str(), file.string());
+  return parse(text.str(), file);
+}
+
+Catalog Catalog::parse(const std::string& text, const std::filesystem::path& file) {
+  const json root = parse_json_text(text, file.string());
   Catalog cat;
   try {
     for (const auto& [k, v] : root.at("sources").items()) cat.sources_[k] = v.get<std::string>();

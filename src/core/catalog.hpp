@@ -43,6 +43,8 @@ struct Accelerator {
 class Catalog {
  public:
   static Catalog load(const std::filesystem::path& file);
+  // The same from the file's text (`file` names it in errors).
+  static Catalog parse(const std::string& text, const std::filesystem::path& file);
 
   const std::vector<Accelerator>& all() const { return accelerators_; }
   const Accelerator* try_find(std::string_view name) const;
