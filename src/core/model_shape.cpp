@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <type_traits>
+
 #include <algorithm>
 #include <fstream>
 #include <sstream>
@@ -30,6 +32,26 @@ int64_t required_positive(const json& c, const char* key, const std::string& whe
                                 v.dump()));
   }
   return v.get<int64_t>();
+}
+
+// An optional field of one JSON type: `fallback` when absent or null, a WorkError naming the file
+// and the field when it holds another type (nlohmann's own error names neither).
+template <class T>
+T optional_typed(const json& c, const char* key, T fallback, const std::string& where) {
+  if (!c.contains(key) || c.at(key).is_null()) return fallback;
+  const json& v = c.at(key);
+  const bool ok = std::is_same_v<T, bool>          ? v.is_boolean()
+                  : std::is_same_v<T, std::string> ? v.is_string()
+                  : std::is_integral_v<T>          ? v.is_number_integer()
+                                                   : v.is_number();
+  if (!ok) {
+    const char* kind = std::is_same_v<T, bool>          ? "true or false"
+                       : std::is_same_v<T, std::string> ? "a string"
+                       : std::is_integral_v<T>          ? "an integer"
+                                                        : "a number";
+    throw WorkError(fmt::format("{}: \"{}\" must be {}, got {}", where, key, kind, v.dump()));
+  }
+  return v.get<T>();
 }
 
 int64_t optional_positive(const json& c, const char* key, int64_t fallback,
@@ -76,7 +98,7 @@ ModelShape parse_hf_config(const json& root, const std::string& where) {
   }
   // tie_word_embeddings may sit at the top level of a multimodal config.
   const json& tie_src = c.contains("tie_word_embeddings") ? c : root;
-  m.tied_embeddings = tie_src.value("tie_word_embeddings", false);
+  m.tied_embeddings = optional_typed(tie_src, "tie_word_embeddings", false, w);
   if (c.contains("rope_theta") && c.at("rope_theta").is_number()) {
     m.rope_theta = c.at("rope_theta").get<double>();
   }
@@ -89,11 +111,12 @@ ModelShape parse_hf_config(const json& root, const std::string& where) {
   if (c.contains("rope_scaling") && c.at("rope_scaling").is_object()) {
     const json& r = c.at("rope_scaling");
     RopeScaling s;
-    s.type = r.value("rope_type", r.value("type", std::string{"default"}));
-    s.factor = r.value("factor", 1.0);
-    s.low_freq_factor = r.value("low_freq_factor", 1.0);
-    s.high_freq_factor = r.value("high_freq_factor", 4.0);
-    s.original_max_position = r.value("original_max_position_embeddings", int64_t{8192});
+    const std::string rw = w + ": rope_scaling";
+    s.type = optional_typed(r, "rope_type", optional_typed(r, "type", std::string{"default"}, rw), rw);
+    s.factor = optional_typed(r, "factor", 1.0, rw);
+    s.low_freq_factor = optional_typed(r, "low_freq_factor", 1.0, rw);
+    s.high_freq_factor = optional_typed(r, "high_freq_factor", 4.0, rw);
+    s.original_max_position = optional_typed(r, "original_max_position_embeddings", int64_t{8192}, rw);
     m.rope_scaling = s;
   }
   m.config_layers = m.layers;

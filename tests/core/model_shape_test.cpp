@@ -93,6 +93,18 @@ TEST(ModelShape, BadValuesAreErrors) {
   c["hidden_size"] = "64";
   EXPECT_THROW(parse_hf_config(c, "t"), WorkError);
   c = minimal();
+  c["tie_word_embeddings"] = "yes";  // a wrongly typed field: named, not nlohmann's type_error
+  try {
+    parse_hf_config(c, "cfg.json");
+    ADD_FAILURE() << "read";
+  } catch (const WorkError& e) {
+    EXPECT_NE(std::string(e.what()).find("cfg.json: \"tie_word_embeddings\" must be true or false"), std::string::npos)
+        << e.what();
+  }
+  c = minimal();
+  c["rope_scaling"] = {{"rope_type", 5}};  // what the fuzzer found
+  EXPECT_THROW(parse_hf_config(c, "t"), WorkError);
+  c = minimal();
   c["intermediate_size"] = int64_t{1} << 42;  // sizes whose products would leave 64 bits
   EXPECT_THROW(parse_hf_config(c, "t"), WorkError);
   c = minimal();
