@@ -47,11 +47,12 @@ void run(Context& ctx, const TrainCommand& c) {
   echo(run->context);
   measure::TrainSummary sum;
   for_each_device(*run, [&](measure::DeviceRun& d) {
-    if (const Accelerator* a = catalog_entry(ctx, d.device_name)) cfg.peak_tflops = a->peak(Dtype::bf16).get();
+    const Accelerator* gpu = catalog_entry(ctx, d.device_name);
+    if (gpu) cfg.peak_tflops = gpu->peak(Dtype::bf16).get();
     d.echo = echo;
     trace::KernelClasses classes;
     if (cfg.breakdown) classes.add_file(ctx.data_dir() / "kernel_classes.json", false);
-    measure::TrainBenchmark b(cfg, d, &classes, catalog_entry(ctx, d.device_name));
+    measure::TrainBenchmark b(cfg, d, &classes, gpu);
     measure::run_benchmark(b, d);
     sum = b.summary();
   });

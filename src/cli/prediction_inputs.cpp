@@ -33,9 +33,7 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
     const TextLines t = read_text_lines(path);
     const LogKind kind = detect_log_kind(t);
     // A training log with `train --breakdown`'s decompositions in it: those, not the FLOP split.
-    const bool decomposed = kind == LogKind::training && std::any_of(t.lines.begin(), t.lines.end(), [](const std::string& l) {
-      return l.find("\"type\":\"decomposition\"") != std::string::npos || l.find("\"type\": \"decomposition\"") != std::string::npos;
-    });
+    const bool decomposed = kind == LogKind::training && has_record_type(t, "decomposition");
     if (kind == LogKind::decomposition || decomposed) {
       for (StepInput& s : steps_from_decompositions(t)) steps.push_back(std::move(s));
     } else if (kind == LogKind::training) {

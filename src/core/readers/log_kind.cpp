@@ -25,10 +25,9 @@ bool has_string_field(const TextLines& t, const std::string& key, const std::str
   });
 }
 
-// Whether a line holds a record whose type starts with `type` ("mamf" finds mamf_summary too).
-bool has_record_type(const TextLines& t, const std::string& type) { return has_string_field(t, "type", type); }
-
 }  // namespace
+
+bool has_record_type(const TextLines& t, const std::string& type) { return has_string_field(t, "type", type); }
 
 std::string_view to_string(LogKind k) {
   switch (k) {

@@ -12,5 +12,7 @@ namespace ub {
 enum class LogKind { training, attention, decomposition, mamf, nccl, prediction, unknown };
 std::string_view to_string(LogKind k);
 LogKind detect_log_kind(const TextLines& t);
+// Whether a line holds a record whose type starts with `type` ("mamf" finds mamf_summary too).
+bool has_record_type(const TextLines& t, const std::string& type);
 
 }  // namespace ub
