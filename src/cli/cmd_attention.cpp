@@ -11,6 +11,7 @@
 #include "cli/commands.hpp"
 #include "cli/gpu_binary.hpp"
 #include "cli/output.hpp"
+#include "cli/run_inputs.hpp"
 #include "cli/timing_flags.hpp"
 #include "core/error.hpp"
 #include "core/records/attention_records.hpp"
@@ -140,6 +141,7 @@ void register_attention(CLI::App& app, Context& ctx) {
   cmd->add_option("--out", o->out, "Records file (JSON lines; default upgradebench-attention-<date>.jsonl)");
   cmd->add_option("--flash-attn-log", c.flash_attn_log, "Also append the points in bench_flash_attn.py's format here");
   o->output.add_to(*cmd);
+  add_record_db_flag(*cmd, ctx);
   cmd->callback([&ctx, o, seqlens] {
     o->seqlens_given = seqlens->count() > 0;
     run(ctx, *o);

@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/compare_options.hpp"
 #include "cli/output.hpp"
+#include "cli/run_inputs.hpp"
 #include "core/error.hpp"
 #include "core/log_comparisons.hpp"
 #include "core/nccl_comparison.hpp"
@@ -43,6 +44,7 @@ namespace {
 struct CompareCliOptions {
   std::string old_path, new_path;
   CompareFlags flags;
+  LogInputs inputs;
   OutputOptions out;
 };
 }  // namespace
@@ -52,14 +54,15 @@ void register_compare(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand("compare", "Two runs of one kind side by side: training (speedup per "
                                             "sequence length with intervals, MFU, memory, $/token, stack check), "
                                             "attention, decomposition, MAMF, collectives (size by size)");
-  cmd->add_option("OLD", o->old_path, "Log of the GPU you have")->required();
-  cmd->add_option("NEW", o->new_path, "Log of the GPU you consider")->required();
+  cmd->add_option("OLD", o->old_path, "Log of the GPU you have (a file, or run:ID of the history)")->required();
+  cmd->add_option("NEW", o->new_path, "Log of the GPU you consider (a file, or run:ID of the history)")->required();
   o->flags.add_to(*cmd);
+  o->inputs.add_to(*cmd);
   o->out.add_to(*cmd);
   cmd->callback([&ctx, o] {
     // Two of a kind: training logs, attention micro-benchmarks, step decompositions, MAMF runs or
     // collective benchmarks.
-    const TextLines old_text = read_text_lines(o->old_path), new_text = read_text_lines(o->new_path);
+    const TextLines old_text = o->inputs.read(o->old_path), new_text = o->inputs.read(o->new_path);
     const LogKind kind = detect_log_kind(old_text), new_kind = detect_log_kind(new_text);
     if (kind != new_kind || kind == LogKind::unknown) {
       throw UsageError(fmt::format("compare needs two logs of one kind: {} is {}, {} is {}", o->old_path,

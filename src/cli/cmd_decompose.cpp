@@ -14,6 +14,7 @@
 #include "cli/gpu_binary.hpp"
 #include "cli/context.hpp"
 #include "cli/output.hpp"
+#include "cli/run_inputs.hpp"
 #include "cli/train_options.hpp"
 #include "core/error.hpp"
 #include "core/progress.hpp"
@@ -239,6 +240,7 @@ void register_decompose(CLI::App& app, Context& ctx) {
   cmd->add_option("--out", o->train.out,
                   "Append the records to this file (JSON lines; our engine: default upgradebench-decompose-<date>.jsonl)");
   o->output.add_to(*cmd);
+  add_record_db_flag(*cmd, ctx);
   cmd->callback([&ctx, o, cmd] { run(ctx, *o, *cmd); });
 }
 

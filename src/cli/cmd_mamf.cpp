@@ -9,6 +9,7 @@
 #include "cli/commands.hpp"
 #include "cli/gpu_binary.hpp"
 #include "cli/output.hpp"
+#include "cli/run_inputs.hpp"
 #include "cli/timing_flags.hpp"
 #include "core/error.hpp"
 #include "core/mamf_result.hpp"
@@ -135,6 +136,7 @@ void register_mamf(CLI::App& app, Context& ctx) {
   cmd->add_option("--devices", o->devices, "GPU indices, or 'all' (measured at the same time)")->capture_default_str();
   cmd->add_option("--out", o->out, "Records file (JSON lines; default upgradebench-mamf-<date>.jsonl)");
   o->output.add_to(*cmd);
+  add_record_db_flag(*cmd, ctx);
   cmd->callback([&ctx, o] { run(ctx, *o); });
 }
 

@@ -11,6 +11,7 @@
 #include "cli/commands.hpp"
 #include "cli/gpu_binary.hpp"
 #include "cli/output.hpp"
+#include "cli/run_inputs.hpp"
 #include "cli/timing_flags.hpp"
 #include "core/error.hpp"
 #include "core/records/nccl_records.hpp"
@@ -157,6 +158,7 @@ void register_nccl(CLI::App& app, Context& ctx) {
       ->capture_default_str();
   cmd->add_option("--out", o->out, "Records file (rank 0; JSON lines; default upgradebench-nccl-<date>.jsonl)");
   o->output.add_to(*cmd);
+  add_record_db_flag(*cmd, ctx);
   cmd->callback([&ctx, o] { run(ctx, *o); });
 }
 

@@ -10,6 +10,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/compare_options.hpp"
+#include "cli/run_inputs.hpp"
 #include "core/decide.hpp"
 #include "core/error.hpp"
 #include "core/log_comparisons.hpp"
@@ -33,6 +34,7 @@ struct ReportOptions {
   std::string out_dir;
   std::string web_dir;
   CompareFlags flags;
+  LogInputs inputs;
 };
 
 std::vector<fs::path> web_candidates(const Context& ctx) {
@@ -54,7 +56,7 @@ void run(Context& ctx, const ReportOptions& o) {
   const auto web = [&] { return report::find_web_modules(o.web_dir, web_candidates(ctx)); };
   report::ReportContent content;
   std::vector<TextLines> texts;
-  for (const std::string& path : o.logs) texts.push_back(read_text_lines(path));
+  for (const std::string& path : o.logs) texts.push_back(o.inputs.read(path));
   const bool nccl = detect_log_kind(texts[0]) == LogKind::nccl;
   if (nccl != (detect_log_kind(texts.back()) == LogKind::nccl)) {
     throw UsageError(fmt::format("report needs two logs of one kind: {} is {}, {} is {}", o.logs[0],
@@ -117,10 +119,11 @@ void register_report(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<ReportOptions>();
   auto* cmd = app.add_subcommand("report", "HTML + markdown report with charts (PNG, SVG) from one "
                                            "training or collective log, or two compared");
-  cmd->add_option("LOGS", o->logs, "One log, or OLD NEW")->required()->expected(1, 2);
+  cmd->add_option("LOGS", o->logs, "One log, or OLD NEW (files, or run:ID selections of the history)")->required()->expected(1, 2);
   cmd->add_option("-o,--out", o->out_dir, "Folder to write into (created)")->required();
   cmd->add_option("--web-dir", o->web_dir, "node_modules holding vega, vega-lite, vega-embed");
   o->flags.add_to(*cmd);
+  o->inputs.add_to(*cmd);
   cmd->callback([&ctx, o] { run(ctx, *o); });
 }
 

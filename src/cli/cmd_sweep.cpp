@@ -19,6 +19,7 @@
 #include "cli/context.hpp"
 #include "cli/interrupt.hpp"
 #include "cli/output.hpp"
+#include "cli/run_inputs.hpp"
 #include "core/error.hpp"
 #include "core/readers/read_run.hpp"
 #include "core/records/record_file.hpp"
@@ -50,7 +51,7 @@ struct SweepOptions {
 };
 
 // Runs `train` for one length; returns its exit code (130: interrupted).
-int run_point(const SweepOptions& o, int64_t seqlen, const std::string& out) {
+int run_point(const SweepOptions& o, int64_t seqlen, const std::string& out, const std::string& db) {
   // This very binary (argv[0] its real path, so the child's context record names it).
   std::error_code ec;
   const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
@@ -62,6 +63,7 @@ int run_point(const SweepOptions& o, int64_t seqlen, const std::string& out) {
   if (o.checkpointing) args.push_back("--checkpointing");
   if (o.no_autotune) args.push_back("--no-autotune");
   if (o.breakdown) args.push_back("--breakdown");
+  if (!db.empty()) args.insert(args.end(), {"--db", db});  // each length's run goes in as it is measured
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -120,7 +122,7 @@ void run(Context& ctx, const SweepOptions& o) {
       return it->second;
     }
     std::fprintf(stderr, "seqlen %lld: train\n", static_cast<long long>(s));
-    const int rc = run_point(o, s, out);
+    const int rc = run_point(o, s, out, ctx.history_db);
     if (rc == 130 || interrupted.load()) return done[s] = PointOutcome::failed;
     return done[s] = rc == 0 ? PointOutcome::measured : rc == kExitOutOfMemory ? PointOutcome::oom : PointOutcome::failed;
   };
@@ -214,6 +216,7 @@ void register_sweep(CLI::App& app, Context& ctx) {
   cmd->add_option("--device", o->device, "GPU index")->capture_default_str();
   cmd->add_option("--out", o->out, "Records file (appended; default upgradebench-sweep-<date>.jsonl)");
   o->output.add_to(*cmd);
+  add_record_db_flag(*cmd, ctx);
   cmd->callback([&ctx, o] { run(ctx, *o); });
 }
 

@@ -11,9 +11,9 @@
 #include "cli/commands.hpp"
 #include "cli/gpu_binary.hpp"
 #include "cli/context.hpp"
-#include "core/error.hpp"
-
+#include "cli/run_inputs.hpp"
 #include "cli/train_options.hpp"
+#include "core/error.hpp"
 #include "core/records/train_records.hpp"
 #include "core/trace/kernel_classes.hpp"
 
@@ -81,6 +81,7 @@ void register_train(CLI::App& app, Context& ctx) {
                 "one (train_breakdown record) and the step's decomposition (decomposition record)");
   cmd->add_option("--profile-steps", c->profile_steps, "How many steps --breakdown profiles")->capture_default_str();
   cmd->add_option("--out", c->train.out, "Records file (JSON lines, appended; default upgradebench-train-<date>.jsonl)");
+  add_record_db_flag(*cmd, ctx);
   cmd->callback([&ctx, c] { run(ctx, *c); });
 }
 

@@ -19,6 +19,8 @@ class Context {
   std::string data_dir_flag;
   std::vector<std::string> argv;  // the command line, for context records
   int exit_code = 0;              // set by a command that finished but must not exit 0
+  // --db of a measuring command: the history database its records also go to as they are written.
+  std::string history_db;
 
   std::filesystem::path data_dir() const;
   const Catalog& catalog();

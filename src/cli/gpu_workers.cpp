@@ -14,6 +14,7 @@
 #include "gpu/device.hpp"
 #include "gpu/fingerprint.hpp"
 #include "gpu/nvml.hpp"
+#include "history/record_sink.hpp"
 
 namespace ub::cli {
 
@@ -36,6 +37,7 @@ std::unique_ptr<GpuRun> start_gpu_run(Context& ctx, const std::string& command, 
   run->devices = parse_devices(devices, static_cast<int>(list.devices.size()));
   const std::string path = out.empty() ? fmt::format("upgradebench-{}-{}.jsonl", command, utc_now_compact()) : out;
   run->writer = std::make_unique<RecordWriter>(path);
+  if (!ctx.history_db.empty()) history::record_into_history(*run->writer, ctx.history_db);
   run->context = make_context(command, ctx.argv, machine_fingerprint(ctx, run->devices), config);
   run->context.world = world;
   run->writer->write(run->context);

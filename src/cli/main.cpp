@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   ub::cli::register_compare(app, ctx);
   ub::cli::register_memfit(app, ctx);
   ub::cli::register_report(app, ctx);
+  ub::cli::register_history(app, ctx);
   // A first word that is not an option and not a command is a mistyped command: name it.
   if (argc > 1 && argv[1][0] != '-') {
     bool known = false;

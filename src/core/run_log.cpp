@@ -24,6 +24,19 @@ const RunPoint* RunLog::point(int64_t seqlen) const {
   return nullptr;
 }
 
+void leave_out_warmup_only(RunLog& run, WarmupOnly warmup_only, const std::function<std::string(const RunPoint&)>& message) {
+  std::vector<RunPoint> kept;
+  for (RunPoint& p : run.points) {
+    if (!p.steady().empty() || !p.oom_message.empty()) {
+      kept.push_back(std::move(p));
+      continue;
+    }
+    if (warmup_only == WarmupOnly::refuse) throw WorkError(message(p));
+    run.warnings.push_back(message(p) + ": left out (warm-up only)");
+  }
+  run.points = std::move(kept);
+}
+
 PointStats point_stats(const RunLog& run, const RunPoint& p) {
   const auto steady = p.steady();
   if (steady.empty()) {

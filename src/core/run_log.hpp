@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -15,6 +16,11 @@
 namespace ub {
 
 enum class PointStatus { ok, oom };
+
+// A length with warm-up steps only and no out-of-memory message: an error in a finished log, the
+// state of a run still being written (or stopped) for the history, which leaves it out with a
+// warning.
+enum class WarmupOnly { refuse, leave_out };
 
 struct RunPoint {
   int64_t seqlen = 0;
@@ -43,6 +49,10 @@ struct RunLog {
 
   const RunPoint* point(int64_t seqlen) const;
 };
+
+// The points with warm-up steps only and no out-of-memory message: refused (a WorkError with
+// `message(point)`) or left out with that message as a warning.
+void leave_out_warmup_only(RunLog& run, WarmupOnly warmup_only, const std::function<std::string(const RunPoint&)>& message);
 
 // Steady-state figures of one point (warm-up excluded). Throws WorkError when there is none.
 struct PointStats {

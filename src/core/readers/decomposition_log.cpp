@@ -33,6 +33,7 @@ DecompositionLog read_decomposition_records(const TextLines& t) {
     log.header["source"] = d.source;
     log.header["file"] = d.file;
     log.header["steps"] = d.steps_from;
+    if (d.seqlen) log.header["seq"] = std::to_string(*d.seqlen);
     log.summary["step"] = fmt::format("{:.2f}", d.step_ms);
     for (const DecompositionBucketRecord& b : d.buckets) {
       DecompositionBucket x;

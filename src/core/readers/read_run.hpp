@@ -9,7 +9,7 @@
 
 namespace ub {
 
-RunLog read_run_log(const TextLines& t);
+RunLog read_run_log(const TextLines& t, WarmupOnly warmup_only = WarmupOnly::refuse);
 RunLog read_run_log(const std::filesystem::path& path);
 
 }  // namespace ub

@@ -59,7 +59,7 @@ void read_config_text(const ContextRecord& context, std::map<std::string, std::s
   }
 }
 
-RunLog read_records(const TextLines& t) {
+RunLog read_records(const TextLines& t, WarmupOnly warmup_only) {
   RunLog run;
   run.path = t.path;
   run.format = "upgradebench";
@@ -87,13 +87,11 @@ RunLog read_records(const TextLines& t) {
   }, run.warnings);
   if (!seen_context) throw WorkError(fmt::format("{}: no context record: not an upgradebench records file", t.path));
   if (run.points.empty()) throw WorkError(fmt::format("{}: no train_step or train_oom records", t.path));
+  leave_out_warmup_only(run, warmup_only, [&](const RunPoint& p) {
+    return fmt::format("{}:{}: seqlen {} has no steady steps", t.path, p.line, p.seqlen);
+  });
   for (RunPoint& p : run.points) {
-    if (p.steady().empty()) {
-      if (p.oom_message.empty()) {
-        throw WorkError(fmt::format("{}:{}: seqlen {} has no steady steps", t.path, p.line, p.seqlen));
-      }
-      p.status = PointStatus::oom;
-    }
+    if (p.steady().empty()) p.status = PointStatus::oom;
   }
   std::sort(run.points.begin(), run.points.end(),
             [](const RunPoint& a, const RunPoint& b) { return a.seqlen < b.seqlen; });

@@ -14,7 +14,7 @@
 
 namespace ub {
 
-RunLog read_records(const TextLines& t);
+RunLog read_records(const TextLines& t, WarmupOnly warmup_only = WarmupOnly::refuse);
 
 // The scalar entries of a context record's `config` object (strings as they are, numbers and
 // booleans as JSON), into `out`.

@@ -43,7 +43,7 @@ bool looks_like_sweep_log(const TextLines& t) {
                      [](const std::string& l) { return trim(l).rfind(kBlockStart, 0) == 0; });
 }
 
-RunLog read_sweep_log(const TextLines& t) {
+RunLog read_sweep_log(const TextLines& t, WarmupOnly warmup_only) {
   RunLog run;
   run.path = t.path;
   run.format = "benchmark.py";
@@ -131,12 +131,11 @@ RunLog read_sweep_log(const TextLines& t) {
   if (run.points.empty()) {
     throw WorkError(fmt::format("{}: no `===== seq_len=<n> =====` block: not a sweep log", t.path));
   }
+  leave_out_warmup_only(run, warmup_only, [&](const RunPoint& p) {
+    return fmt::format("{}:{}: seq_len={} has no steady steps and no out-of-memory line", t.path, p.line, p.seqlen);
+  });
   for (RunPoint& p : run.points) {
     if (p.steady().empty()) {
-      if (p.oom_message.empty()) {
-        throw WorkError(fmt::format("{}:{}: seq_len={} has no steady steps and no out-of-memory line",
-                                    t.path, p.line, p.seqlen));
-      }
       p.status = PointStatus::oom;
     } else if (!p.oom_message.empty()) {
       run.warnings.push_back(fmt::format("{}:{}: seq_len={} has steps and an error line; its steps are kept",

@@ -18,7 +18,7 @@
 namespace ub {
 
 bool looks_like_sweep_log(const TextLines& t);
-RunLog read_sweep_log(const TextLines& t);
+RunLog read_sweep_log(const TextLines& t, WarmupOnly warmup_only = WarmupOnly::refuse);
 
 // model_size=8b -> llama-3.1-8b (benchmark.py's naming); nullopt for sizes it does not name.
 std::optional<std::string> guide_model_preset(const std::string& model_size);

@@ -50,4 +50,25 @@ void to_json(json& j, const BandwidthRecord& r) {
   j["check"] = "ok";
 }
 
+BandwidthRecord read_bandwidth_record(const Fields& f) {
+  BandwidthRecord r;
+  r.device = static_cast<int>(f.optional_count("device").value_or(0));
+  r.op = f.string("op");
+  r.kernel = f.string_or("kernel", "");
+  r.bytes = f.count("bytes");
+  r.in_l2 = f.boolean_or("in_l2", false);
+  r.ok = !f.has("error");
+  if (!r.ok) {
+    r.error = f.string("error");
+    return r;
+  }
+  const Fields gbps = f.object("gbps");
+  r.median_gbps = gbps.positive("median");
+  r.mean_gbps = gbps.optional_number("mean").value_or(r.median_gbps);
+  r.max_gbps = gbps.optional_number("max").value_or(r.median_gbps);
+  if (f.has("time_ms")) r.time = read_time_stats(f.object("time_ms"));
+  if (f.has("telemetry")) r.telemetry = read_telemetry(f.object("telemetry"));
+  return r;
+}
+
 }  // namespace ub

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/records/fields.hpp"
+
 #include "core/records/timing_record.hpp"
 #include "core/timing_policy.hpp"
 
@@ -43,5 +45,7 @@ struct BandwidthRecord {
 
 void to_json(nlohmann::json& j, const BandwidthConfig& c);
 void to_json(nlohmann::json& j, const BandwidthRecord& r);
+// A `bandwidth` record as written (errors name the file, line and field).
+BandwidthRecord read_bandwidth_record(const Fields& f);
 
 }  // namespace ub

@@ -74,6 +74,12 @@ void RecordWriter::write(const json& record) {
   if (!write_all(fd_, line.data(), line.size())) {
     throw WorkError(fmt::format("{}: writing a record failed: {}", path_.string(), std::strerror(errno)));
   }
+  if (sink_) sink_(line.substr(0, line.size() - 1));
+}
+
+void RecordWriter::also_to(std::function<void(const std::string& line)> sink) {
+  std::lock_guard lock(mutex_);
+  sink_ = std::move(sink);
 }
 
 void RecordWriter::sync() {

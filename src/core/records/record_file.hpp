@@ -37,12 +37,17 @@ class RecordWriter {
   void write(const nlohmann::json& record);
   // Flushes what was written to the disk (the end of a measured point).
   void sync();
+  // Also hands every line written from now on (without its newline) to `sink`, in the order
+  // written, under the same lock (`--db`: the history database). The file is written first: a
+  // sink that fails cannot lose a record; it reports its own errors and must not throw.
+  void also_to(std::function<void(const std::string& line)> sink);
   const std::filesystem::path& path() const { return path_; }
 
  private:
   std::filesystem::path path_;
   int fd_ = -1;
   std::mutex mutex_;  // one writer may serve several GPU workers
+  std::function<void(const std::string&)> sink_;
 };
 
 // One parsed line of a record file.

@@ -1,0 +1,34 @@
+// What `history` prints: the documents (text, markdown, CSV) and JSON of its subcommands.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/history/fleet.hpp"
+#include "core/history/trend.hpp"
+#include "history/history_store.hpp"
+#include "report/document.hpp"
+
+namespace ub::cli {
+
+using FileOutcomes = std::vector<std::pair<std::string, std::vector<history::AddOutcome>>>;
+
+report::Document added_document(const FileOutcomes& files, const std::string& db);
+nlohmann::json added_json(const FileOutcomes& files, const std::string& db);
+report::Document list_document(const std::vector<history::RunSummary>& runs, size_t limit);
+nlohmann::json list_json(const std::vector<history::RunSummary>& runs);
+report::Document show_document(const history::RunDetail& d);
+nlohmann::json show_json(const history::RunDetail& d);
+report::Document metrics_document(const std::vector<history::MetricInfo>& metrics);
+nlohmann::json metrics_json(const std::vector<history::MetricInfo>& metrics);
+report::Document trend_document(const Trend& t);
+nlohmann::json trend_json(const Trend& t);
+report::Document fleet_document(const Fleet& f);
+nlohmann::json fleet_json(const Fleet& f);
+
+// "+16.3% [+15.1%, +17.5%]"
+std::string change_text(const Change& c);
+
+}  // namespace ub::cli

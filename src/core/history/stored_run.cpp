@@ -1,0 +1,223 @@
+// Splitting a file into the runs a history stores; see stored_run.hpp.
+#include "core/history/stored_run.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <regex>
+
+#include "core/error.hpp"
+#include "core/readers/attention_log.hpp"
+#include "core/readers/decomposition_log.hpp"
+#include "core/readers/log_kind.hpp"
+#include "core/readers/mamf_log.hpp"
+#include "core/readers/nccl_log.hpp"
+#include "core/readers/read_run.hpp"
+#include "core/records/context_record.hpp"
+#include "core/records/record_file.hpp"
+
+namespace ub {
+
+namespace {
+
+bool is_context_line(const std::string& line) {
+  if (line.find("\"context\"") == std::string::npos) return false;  // cheap test first
+  try {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    return j.is_object() && j.value("type", std::string()) == "context";
+  } catch (const nlohmann::json::exception&) {
+    return false;
+  }
+}
+
+void append(std::vector<MetricPoint>& to, std::vector<MetricPoint> from) {
+  to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
+}
+
+std::vector<BandwidthRecord> bandwidth_records(const TextLines& t, std::vector<std::string>& warnings) {
+  std::vector<BandwidthRecord> out;
+  for_each_record(t, [&](const RecordLine& r) {
+    if (r.type == "bandwidth") out.push_back(read_bandwidth_record(Fields(r.json, r.where)));
+  }, warnings);
+  return out;
+}
+
+std::string kind_name(LogKind k) {
+  switch (k) {
+    case LogKind::training: return "training";
+    case LogKind::attention: return "attention";
+    case LogKind::decomposition: return "decomposition";
+    case LogKind::mamf: return "mamf";
+    case LogKind::nccl: return "nccl";
+    case LogKind::prediction: return "prediction";
+    case LogKind::unknown: return "other";
+  }
+  return "other";
+}
+
+// The figures of one run, by what it holds.
+void read_figures(const TextLines& t, LogKind kind, StoredRun& run) {
+  switch (kind) {
+    case LogKind::training: {
+      // A run still being written (or stopped) may hold a length with warm-up steps only.
+      const RunLog log = read_run_log(t, WarmupOnly::leave_out);
+      append(run.metrics, training_metrics(log));
+      run.warnings.insert(run.warnings.end(), log.warnings.begin(), log.warnings.end());
+      if (run.format != "upgradebench") {
+        if (!log.gpu.empty()) run.gpus.push_back({0, log.gpu, ""});
+        run.stack.insert(log.software.begin(), log.software.end());
+        if (log.model) run.model = *log.model;
+        run.provenance = log.provenance;
+      }
+      return;
+    }
+    case LogKind::attention: {
+      const AttentionLog log = read_attention_log(t);
+      append(run.metrics, attention_metrics(log));
+      run.warnings.insert(run.warnings.end(), log.warnings.begin(), log.warnings.end());
+      if (run.format != "upgradebench" && !log.gpu.empty()) run.gpus.push_back({0, log.gpu, ""});
+      return;
+    }
+    case LogKind::decomposition: {
+      const DecompositionLog log = read_decomposition_log(t);
+      append(run.metrics, decomposition_metrics(log));
+      run.warnings.insert(run.warnings.end(), log.warnings.begin(), log.warnings.end());
+      if (run.format != "upgradebench" && !log.gpu.empty()) run.gpus.push_back({0, log.gpu, ""});
+      if (run.format == "upgradebench" && has_record_type(t, "train_step")) append(run.metrics, training_metrics(read_run_log(t, WarmupOnly::leave_out)));
+      return;
+    }
+    case LogKind::mamf: {
+      const MamfLog log = read_mamf_log(t);
+      append(run.metrics, mamf_metrics(log));
+      run.warnings.insert(run.warnings.end(), log.warnings.begin(), log.warnings.end());
+      if (run.format != "upgradebench") {
+        if (!log.gpu.empty()) run.gpus.push_back({0, log.gpu, log.gpu_uuid});
+        for (const auto& [name, version] : log.stack) run.stack[name] = version;
+      }
+      return;
+    }
+    case LogKind::nccl: {
+      const NcclLog log = read_nccl_log(t);
+      append(run.metrics, nccl_metrics(log));
+      run.warnings.insert(run.warnings.end(), log.warnings.begin(), log.warnings.end());
+      if (run.format != "upgradebench") {
+        if (!log.gpu.empty()) run.gpus.push_back({0, log.gpu, ""});
+        if (auto it = log.details.find("torch"); it != log.details.end()) run.stack["torch"] = it->second;
+      }
+      return;
+    }
+    case LogKind::prediction:
+    case LogKind::unknown: return;
+  }
+}
+
+// Our records: the context record says what ran, where and on what.
+StoredRun records_run(const TextLines& t) {
+  StoredRun run;
+  run.format = "upgradebench";
+  run.lines = t.lines;
+  run.key = fnv1a_hex(t.lines.front());
+  const nlohmann::json j = nlohmann::json::parse(t.lines.front());
+  const ContextRecord c = read_context(Fields(j, t.where(0)));
+  run.command = c.command;
+  run.date = c.date;
+  run.host = c.host;
+  run.provenance = c.provenance.value_or("");
+  if (c.config.contains("model") && c.config.at("model").is_string()) run.model = c.config.at("model").get<std::string>();
+  for (const GpuFacts& g : c.fingerprint.gpus) run.gpus.push_back({g.index, g.name, g.uuid.value_or("")});
+  for (const auto& [name, entry] : c.fingerprint.stack) {
+    if (entry.version) run.stack[name] = *entry.version;
+  }
+  if (!c.tool.empty()) run.stack["upgradebench"] = c.tool;
+  const LogKind kind = detect_log_kind(t);
+  run.kind = kind == LogKind::unknown && has_record_type(t, "bandwidth") ? "bandwidth" : kind_name(kind);
+  if (run.kind == "bandwidth") {
+    append(run.metrics, bandwidth_metrics(bandwidth_records(t, run.warnings)));
+  } else {
+    read_figures(t, kind, run);
+  }
+  return run;
+}
+
+std::string peer_script(LogKind k) {
+  switch (k) {
+    case LogKind::training: return "benchmark.py";
+    case LogKind::attention: return "bench_flash_attn.py";
+    case LogKind::decomposition: return "bench_decompose.py";
+    case LogKind::mamf: return "mamf-finder.py";
+    case LogKind::nccl: return "torch.distributed";
+    default: return "";
+  }
+}
+
+// The first date and time the log prints ("[2026-11-30 10:00:00]", "2026-11-30T10:00:00").
+std::string first_date(const TextLines& t) {
+  static const std::regex date(R"((\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2}))");
+  for (const std::string& line : t.lines) {
+    if (line.size() > kMaxPatternLine) continue;
+    std::smatch m;
+    if (std::regex_search(line, m, date)) return m[1].str() + "T" + m[2].str();
+  }
+  return "";
+}
+
+StoredRun peer_run(const TextLines& t) {
+  const LogKind kind = detect_log_kind(t);
+  if (kind == LogKind::unknown || kind == LogKind::prediction) {
+    throw WorkError(fmt::format("{}: not a log the history reads (our records, or the output of benchmark.py, "
+                                "mamf-finder.py, bench_flash_attn.py, bench_decompose.py or the collective script)",
+                                t.path));
+  }
+  StoredRun run;
+  run.kind = kind_name(kind);
+  run.command = run.format = peer_script(kind);
+  run.lines = t.lines;
+  std::string all = run.format + "\n";
+  for (const std::string& line : t.lines) all += line + "\n";
+  run.key = fnv1a_hex(all);
+  run.date = first_date(t);
+  read_figures(t, kind, run);
+  return run;
+}
+
+}  // namespace
+
+std::string fnv1a_hex(const std::string& text) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return fmt::format("{:016x}", h);
+}
+
+StoredRun run_of_records(const std::vector<std::string>& lines, const std::string& name) {
+  TextLines t;
+  t.path = name;
+  t.lines = lines;
+  if (lines.empty() || !is_context_line(lines.front())) {
+    throw WorkError(fmt::format("{}: a run of records starts with its context record", name));
+  }
+  return records_run(t);
+}
+
+std::vector<StoredRun> runs_of_file(const TextLines& t) {
+  size_t first = 0;
+  while (first < t.lines.size() && t.lines[first].find_first_not_of(" \t\r") == std::string::npos) ++first;
+  if (first == t.lines.size()) throw WorkError(fmt::format("{}: empty: no run to add", t.path));
+  if (!looks_like_records(t)) return {peer_run(t)};
+  std::vector<StoredRun> runs;
+  size_t begin = first;
+  for (size_t i = first + 1; i <= t.lines.size(); ++i) {
+    if (i < t.lines.size() && !is_context_line(t.lines[i])) continue;
+    TextLines segment;
+    segment.path = begin == first ? t.path : fmt::format("{} (the run from line {})", t.path, begin + 1);
+    segment.lines.assign(t.lines.begin() + static_cast<std::ptrdiff_t>(begin), t.lines.begin() + static_cast<std::ptrdiff_t>(i));
+    segment.last_line_unterminated = i == t.lines.size() && t.last_line_unterminated;
+    runs.push_back(records_run(segment));
+    begin = i;
+  }
+  return runs;
+}
+
+}  // namespace ub

@@ -1,0 +1,242 @@
+// What the history keeps of a file and computes from it, without a database: runs split at their
+// context records, keys, figures with their intervals, version order, trends and fleets.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "core/history/fleet.hpp"
+#include "core/history/stored_run.hpp"
+#include "core/history/trend.hpp"
+#include "core/error.hpp"
+
+namespace ub {
+namespace {
+
+const std::string kFixtures = UB_FIXTURES_DIR;
+const std::string kExamples = std::string(UB_DATA_DIR) + "/examples";
+
+const MetricPoint* find_metric(const StoredRun& run, const std::string& metric, double x, int gpu = 0) {
+  for (const MetricPoint& m : run.metrics) {
+    if (m.metric == metric && m.x == x && m.gpu == gpu) return &m;
+  }
+  return nullptr;
+}
+
+TEST(HistoryRuns, ASweepFileIsOneRunPerContextRecord) {
+  const TextLines t = read_text_lines(kExamples + "/sweep_h200_llama-3.1-8b-4layers.jsonl");
+  const std::vector<StoredRun> runs = runs_of_file(t);
+  ASSERT_EQ(runs.size(), 10u);
+  size_t lines = 0;
+  for (const StoredRun& r : runs) {
+    EXPECT_EQ(r.format, "upgradebench");
+    EXPECT_EQ(r.command, "train");
+    EXPECT_EQ(r.kind, "training");
+    EXPECT_EQ(r.model, "llama-3.1-8b");
+    ASSERT_FALSE(r.gpus.empty());
+    EXPECT_EQ(r.gpus[0].name, "NVIDIA H200");
+    EXPECT_FALSE(r.gpus[0].uuid.empty());
+    EXPECT_EQ(r.key.size(), 16u);
+    EXPECT_TRUE(r.stack.count("cublaslt")) << "the context's stack is kept";
+    lines += r.lines.size();
+  }
+  EXPECT_EQ(lines, t.lines.size()) << "every line belongs to one run";
+  EXPECT_NE(runs[0].key, runs[1].key);
+  EXPECT_EQ(runs_of_file(t)[3].key, runs[3].key) << "keys are stable";
+}
+
+TEST(HistoryRuns, TrainingFiguresAreTheSteadyStepsMedianWithItsInterval) {
+  const TextLines t = read_text_lines(kFixtures + "/torch_versions/h200_torch2.12.0_cu130.log");
+  const std::vector<StoredRun> runs = runs_of_file(t);
+  ASSERT_EQ(runs.size(), 1u);
+  const StoredRun& r = runs[0];
+  EXPECT_EQ(r.format, "benchmark.py");
+  EXPECT_EQ(r.stack.at("torch"), "2.12.0");
+  EXPECT_EQ(r.stack.at("cuda"), "13.0");
+  EXPECT_EQ(r.date, "2026-11-22T09:00:00");
+  const MetricPoint* m = find_metric(r, "train.tflops", 8192);
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->n, 6u) << "warm-up steps left out";
+  EXPECT_DOUBLE_EQ(m->median, 140.1);
+  EXPECT_LE(m->low, 140.0);
+  EXPECT_GE(m->high, 140.2);
+  EXPECT_GE(m->low, 139.8);
+  ASSERT_NE(find_metric(r, "train.step_ms", 8192), nullptr);
+}
+
+TEST(HistoryRuns, PeerLogsAreKeyedByTheirWholeContent) {
+  TextLines a = read_text_lines(kFixtures + "/torch_versions/h200_torch2.12.0_cu130.log");
+  const std::string key = runs_of_file(a)[0].key;
+  a.lines.back() += " ";
+  EXPECT_NE(runs_of_file(a)[0].key, key);
+}
+
+TEST(HistoryRuns, MamfRecordsGiveEachGpusBestShape) {
+  const std::vector<StoredRun> runs = runs_of_file(read_text_lines(kFixtures + "/mamf_records_h200_a.jsonl"));
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].kind, "mamf");
+  ASSERT_FALSE(runs[0].metrics.empty());
+  const MetricPoint& m = runs[0].metrics[0];
+  EXPECT_EQ(m.metric.rfind("mamf.tflops.", 0), 0u) << m.metric;
+  EXPECT_GT(m.median, 100);
+  EXPECT_LE(m.low, m.median);
+  EXPECT_GE(m.high, m.median);
+}
+
+TEST(HistoryRuns, MamfFinderOutputIsOnePeerRun) {
+  const std::vector<StoredRun> runs = runs_of_file(read_text_lines(kFixtures + "/mamf_finder_real_h200.txt"));
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].format, "mamf-finder.py");
+  EXPECT_EQ(runs[0].metrics.size(), 1u);
+  ASSERT_FALSE(runs[0].gpus.empty());
+  EXPECT_FALSE(runs[0].gpus[0].uuid.empty()) << "the device line's UUID";
+}
+
+TEST(HistoryRuns, CollectiveRecordsGiveBusbwPerSize) {
+  const std::vector<StoredRun> runs = runs_of_file(read_text_lines(kFixtures + "/nccl_records_h200x2_plain.jsonl"));
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].kind, "nccl");
+  bool any = false;
+  for (const MetricPoint& m : runs[0].metrics) {
+    any = any || m.metric.rfind("nccl.busbw.all_reduce.", 0) == 0;
+    EXPECT_GT(m.x, 0);
+  }
+  EXPECT_TRUE(any);
+}
+
+TEST(HistoryRuns, AFileNoReaderKnowsIsRefusedByName) {
+  const TextLines t = text_lines_from("hello\nworld\n", "notes.txt");
+  try {
+    runs_of_file(t);
+    FAIL() << "expected a WorkError";
+  } catch (const WorkError& e) {
+    EXPECT_NE(std::string(e.what()).find("notes.txt"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(runs_of_file(text_lines_from("\n\n", "empty.log")), WorkError);
+}
+
+TEST(HistoryRuns, RecordsWrittenSoFarAreARun) {
+  const TextLines t = read_text_lines(kExamples + "/sweep_h200_llama-3.1-8b-4layers.jsonl");
+  const std::vector<std::string> first(t.lines.begin(), t.lines.begin() + 2);
+  const StoredRun r = run_of_records(first, "x.jsonl");
+  EXPECT_EQ(r.key, runs_of_file(t)[0].key) << "the key is the context's: the same as the run grows";
+  EXPECT_THROW(run_of_records({t.lines[1]}, "x.jsonl"), WorkError) << "a run starts with its context";
+}
+
+TEST(HistoryVersions, NumbersCompareAsNumbers) {
+  EXPECT_TRUE(version_less("2.9.0", "2.10.0"));
+  EXPECT_FALSE(version_less("2.10.0", "2.9.0"));
+  EXPECT_TRUE(version_less("2.10.0", "2.10.1"));
+  EXPECT_TRUE(version_less("12.9", "13.0"));
+  EXPECT_FALSE(version_less("2.12.0", "2.12.0"));
+  EXPECT_TRUE(version_less("2.12.0", "2.12.0+cu130"));
+  EXPECT_TRUE(version_less("2.12.0a", "2.12.0b"));
+  EXPECT_TRUE(version_less("2.09", "2.10")) << "leading zeros";
+}
+
+TEST(HistoryIntervals, PoolingAndChange) {
+  const Estimate a{100, 98, 102, 5}, b{110, 108, 113, 5};
+  const Estimate p = pooled({a, b});
+  EXPECT_DOUBLE_EQ(p.median, 105);
+  EXPECT_DOUBLE_EQ(p.low, 98);
+  EXPECT_DOUBLE_EQ(p.high, 113);
+  EXPECT_EQ(p.n, 10u);
+  const Change c = change_between(a, b);
+  EXPECT_NEAR(c.change, 0.10, 1e-12);
+  EXPECT_NEAR(c.low, 108.0 / 102 - 1, 1e-12);
+  EXPECT_NEAR(c.high, 113.0 / 98 - 1, 1e-12);
+  EXPECT_TRUE(c.significant());
+  EXPECT_FALSE(change_between(a, Estimate{101, 97, 104, 5}).significant());
+  EXPECT_THROW(pooled({}), std::invalid_argument);
+}
+
+TEST(HistoryTrend, GroupsByVersionInVersionOrder) {
+  std::vector<TrendRun> runs = {
+      {1, "2026-11-23", "2.12.0", "H200", "a", {140.1, 139.8, 140.4, 6}},
+      {2, "2026-11-20", "2.9.0", "H200", "a", {110, 109, 111, 6}},
+      {3, "2026-11-21", "2.11.0", "H200", "a", {120.5, 120.2, 120.8, 6}},
+      {4, "2026-11-24", "2.12.0", "H200", "b", {139.9, 139.5, 140.3, 6}},
+  };
+  const Trend t = trend_of("train.tflops", 8192, "torch", runs);
+  ASSERT_EQ(t.groups.size(), 3u);
+  EXPECT_EQ(t.groups[0].label, "2.9.0");
+  EXPECT_EQ(t.groups[1].label, "2.11.0");
+  EXPECT_EQ(t.groups[2].label, "2.12.0");
+  EXPECT_EQ(t.groups[2].run_ids.size(), 2u);
+  ASSERT_EQ(t.steps.size(), 2u);
+  EXPECT_NEAR(t.steps[1].change.change, 140.0 / 120.5 - 1, 1e-9);
+  EXPECT_TRUE(t.steps[1].change.significant());
+  ASSERT_TRUE(t.overall);
+  EXPECT_EQ(t.overall->from, "2.9.0");
+  EXPECT_EQ(t.runs.front().run_id, 2) << "runs in date order";
+  const Trend by_date = trend_of("train.tflops", 8192, "", runs);
+  EXPECT_EQ(by_date.groups.size(), 4u);
+  EXPECT_EQ(by_date.groups[0].label, "2026-11-20");
+}
+
+TEST(HistoryTrend, LowerIsBetterForTimes) {
+  const Trend t = trend_of("train.step_ms", 8192, "", {{1, "d1", "", "", "", {100, 99, 101, 5}}});
+  EXPECT_FALSE(t.higher_is_better);
+  EXPECT_EQ(t.unit, "ms");
+  EXPECT_TRUE(t.steps.empty());
+  EXPECT_FALSE(t.overall);
+}
+
+FleetSample gpu_sample(int index, double tflops, double spread, double clock, uint64_t reasons = 0, double temp = 60) {
+  FleetSample s;
+  s.run_id = 1;
+  s.host = "node1";
+  s.gpu_name = "NVIDIA H200";
+  s.uuid = fmt::format("GPU-{}", index);
+  s.gpu_index = index;
+  s.point.metric = "mamf.tflops.bf16";
+  s.point.gpu = index;
+  s.point.n = 50;
+  s.point.median = tflops;
+  s.point.low = tflops - spread;
+  s.point.high = tflops + spread;
+  s.point.sm_clock_mhz = clock;
+  s.point.power_w = 690;
+  s.point.temperature_c = temp;
+  s.point.throttle = reasons;
+  return s;
+}
+
+TEST(HistoryFleet, FlagsTheSlowAndThrottledCard) {
+  std::vector<FleetSample> samples;
+  for (int i = 0; i < 7; ++i) samples.push_back(gpu_sample(i, 790 + i, 2, 1980));
+  samples.push_back(gpu_sample(7, 720, 2, 1750, clock_reason::sw_thermal, 84));
+  const Fleet f = fleet_of("mamf.tflops.bf16", 0, 0.03, samples);
+  ASSERT_EQ(f.gpus.size(), 8u);
+  EXPECT_DOUBLE_EQ(f.median.median, 792.5);
+  EXPECT_EQ(f.gpus.front().id, "GPU-7") << "worst first";
+  EXPECT_EQ(f.gpus.front().status, FleetStatus::slow);
+  EXPECT_NE(f.gpus.front().why.find("sw_thermal"), std::string::npos) << f.gpus.front().why;
+  EXPECT_NE(f.gpus.front().why.find("1750"), std::string::npos) << f.gpus.front().why;
+  EXPECT_NE(f.gpus.front().why.find("84"), std::string::npos) << f.gpus.front().why;
+  for (size_t i = 1; i < f.gpus.size(); ++i) EXPECT_EQ(f.gpus[i].status, FleetStatus::typical) << f.gpus[i].id;
+  EXPECT_NEAR(f.gpus.front().deviation, 720 / 792.5 - 1, 1e-12);
+}
+
+TEST(HistoryFleet, AWideIntervalIsNotAnOutlier) {
+  std::vector<FleetSample> samples;
+  for (int i = 0; i < 4; ++i) samples.push_back(gpu_sample(i, 800, 2, 1980));
+  samples.push_back(gpu_sample(4, 770, 40, 1980));  // 4% low but its interval reaches the median
+  const Fleet f = fleet_of("mamf.tflops.bf16", 0, 0.03, samples);
+  for (const FleetGpu& g : f.gpus) EXPECT_EQ(g.status, FleetStatus::typical) << g.id;
+}
+
+TEST(HistoryFleet, RunsOfOneGpuArePooled) {
+  std::vector<FleetSample> samples = {gpu_sample(0, 800, 1, 1980), gpu_sample(0, 810, 1, 1980), gpu_sample(1, 805, 1, 1980)};
+  samples[1].run_id = 2;
+  const Fleet f = fleet_of("mamf.tflops.bf16", 0, 0.03, samples);
+  ASSERT_EQ(f.gpus.size(), 2u);
+  for (const FleetGpu& g : f.gpus) {
+    if (g.id == "GPU-0") {
+      EXPECT_EQ(g.run_ids.size(), 2u);
+      EXPECT_DOUBLE_EQ(g.figure.median, 805);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ub

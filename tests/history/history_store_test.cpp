@@ -1,0 +1,316 @@
+// The history database, for real: every test runs against an SQLite file and against a
+// PostgreSQL server started from Debian's packages (skipped with a message where none is
+// installed). Idempotent adds, a file all-or-nothing, runs that grow, filters, trends from the
+// guide's torch versions, concurrent writers in separate processes, a writer killed mid-file, the
+// schema's version, and records added as a command writes them.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.hpp"
+#include "core/history/trend.hpp"
+#include "core/readers/text_lines.hpp"
+#include "core/records/record_file.hpp"
+#include "history/history_store.hpp"
+#include "history/record_sink.hpp"
+#include "history/schema.hpp"
+#include "postgres_server.hpp"
+
+namespace ub::history {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kFixtures = UB_FIXTURES_DIR;
+const std::string kSweep = std::string(UB_DATA_DIR) + "/examples/sweep_h200_llama-3.1-8b-4layers.jsonl";
+
+std::vector<std::string> torch_logs() {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(kFixtures + "/torch_versions")) out.push_back(e.path().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+class HistoryStoreTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(::testing::TempDir()) / fmt::format("ub-history-{}-{}", getpid(), ++counter_);
+    fs::create_directories(dir_);
+    if (GetParam() == "sqlite") {
+      spec_ = (dir_ / "history.sqlite").string();
+    } else {
+      std::string why;
+      spec_ = ub::testing::fresh_postgres_database(why);
+      if (spec_.empty()) GTEST_SKIP() << why;
+    }
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  std::string write_file(const std::string& name, const std::vector<std::string>& lines) const {
+    const std::string path = (dir_ / name).string();
+    std::ofstream out(path);
+    for (const std::string& l : lines) out << l << "\n";
+    return path;
+  }
+
+  // Runs `work` in a child process with its own connection; returns its wait status.
+  template <class F>
+  static pid_t spawn(F work) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      int code = 0;
+      try {
+        work();
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "child: %s\n", e.what());
+        code = 1;
+      }
+      std::fflush(stderr);
+      _exit(code);
+    }
+    return pid;
+  }
+
+  fs::path dir_;
+  std::string spec_;
+  static inline int counter_ = 0;
+};
+
+TEST_P(HistoryStoreTest, AFileAddedTwiceIsStoredOnce) {
+  HistoryStore store(spec_);
+  const auto first = store.add_file(kSweep);
+  ASSERT_EQ(first.size(), 10u);
+  for (const AddOutcome& o : first) EXPECT_EQ(o.status, AddStatus::added);
+  const auto second = store.add_file(kSweep);
+  for (const AddOutcome& o : second) EXPECT_EQ(o.status, AddStatus::unchanged);
+  EXPECT_EQ(second[4].run_id, first[4].run_id);
+  EXPECT_EQ(store.list({}, 1000).size(), 10u);
+}
+
+TEST_P(HistoryStoreTest, StoredRunsReadBackAsTheFile) {
+  HistoryStore store(spec_);
+  const auto added = store.add_file(kSweep);
+  std::vector<int64_t> ids;
+  for (const AddOutcome& o : added) ids.push_back(o.run_id);
+  const TextLines original = read_text_lines(kSweep);
+  EXPECT_EQ(store.run_text(ids, "run:all").lines, original.lines);
+  EXPECT_THROW(store.run_text({ids.back() + 100}, "run:x"), UsageError);
+}
+
+TEST_P(HistoryStoreTest, ARunThatGrewGetsItsNewLines) {
+  const TextLines full = read_text_lines(kFixtures + "/mamf_records_h200_a.jsonl");
+  ASSERT_GT(full.lines.size(), 4u);
+  const std::vector<std::string> part(full.lines.begin(), full.lines.begin() + 3);
+  HistoryStore store(spec_);
+  const auto a = store.add_file(write_file("part.jsonl", part));
+  ASSERT_EQ(a.size(), 1u);
+  const auto b = store.add_file(kFixtures + "/mamf_records_h200_a.jsonl");
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0].status, AddStatus::grown);
+  EXPECT_EQ(b[0].run_id, a[0].run_id);
+  EXPECT_EQ(store.run_text({a[0].run_id}, "r").lines, full.lines);
+  const auto detail = store.show(a[0].run_id);
+  ASSERT_TRUE(detail);
+  EXPECT_EQ(detail->run.lines, static_cast<int64_t>(full.lines.size()));
+  EXPECT_FALSE(detail->metrics.empty());
+  EXPECT_EQ(store.add_file(write_file("part2.jsonl", part))[0].status, AddStatus::unchanged) << "fewer lines: kept";
+}
+
+TEST_P(HistoryStoreTest, ABadFileAddsNothing) {
+  TextLines t = read_text_lines(kSweep);
+  // The last run's step with a negative time: its reader refuses the file after two good runs.
+  std::string& bad = t.lines.back();
+  for (size_t i = t.lines.size(); i-- > 0;) {
+    if (t.lines[i].find("\"train_step\"") != std::string::npos) {
+      const size_t at = t.lines[i].find("\"exec_time_ms\":");
+      ASSERT_NE(at, std::string::npos);
+      t.lines[i].insert(at + 15, "-");
+      break;
+    }
+  }
+  (void)bad;
+  HistoryStore store(spec_);
+  const std::string path = write_file("bad.jsonl", t.lines);
+  try {
+    store.add_file(path);
+    FAIL() << "expected the file to be refused";
+  } catch (const WorkError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.jsonl"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(store.list({}, 100).empty());
+  EXPECT_THROW(store.add_file((dir_ / "missing.jsonl").string()), UsageError);
+}
+
+TEST_P(HistoryStoreTest, FiltersSelectRuns) {
+  HistoryStore store(spec_);
+  store.add_file(kSweep);
+  for (const std::string& f : torch_logs()) store.add_file(f);
+  store.add_file(kFixtures + "/mamf_finder_real_h200.txt");
+  EXPECT_EQ(store.list({}, 100).size(), 17u);
+  RunFilter f;
+  f.command = "benchmark.py";
+  EXPECT_EQ(store.list(f, 100).size(), 6u);
+  f.stack = {{"torch", "2.13.0"}};
+  EXPECT_EQ(store.list(f, 100).size(), 2u);
+  f.stack.push_back({"cuda", "12.9"});
+  EXPECT_EQ(store.list(f, 100).size(), 1u);
+  RunFilter g;
+  g.gpu = "h200";
+  EXPECT_EQ(store.list(g, 100).size(), 17u);
+  g.gpu = "b200";
+  EXPECT_TRUE(store.list(g, 100).empty());
+  RunFilter d;
+  d.since = "2026-11-21";
+  d.until = "2026-11-22";
+  EXPECT_EQ(store.list(d, 100).size(), 2u) << "dates are inclusive, by their beginning";
+  RunFilter k;
+  k.kind = "mamf";
+  const auto mamf = store.list(k, 100);
+  ASSERT_EQ(mamf.size(), 1u);
+  EXPECT_EQ(mamf[0].format, "mamf-finder.py");
+  EXPECT_EQ(store.list({}, 3).size(), 3u);
+}
+
+TEST_P(HistoryStoreTest, TrendShowsTheGuidesTorchJump) {
+  HistoryStore store(spec_);
+  for (const std::string& f : torch_logs()) store.add_file(f);
+  RunFilter cu130;
+  cu130.stack = {{"cuda", "13.0"}};
+  const Trend t = trend_of("train.tflops", 8192, "torch", store.trend_rows("train.tflops", 8192, "torch", cu130));
+  ASSERT_EQ(t.groups.size(), 4u);
+  EXPECT_EQ(t.groups[0].label, "2.10.0");
+  EXPECT_EQ(t.groups[3].label, "2.13.0");
+  ASSERT_EQ(t.steps.size(), 3u);
+  EXPECT_EQ(t.steps[1].from, "2.11.0");
+  EXPECT_EQ(t.steps[1].to, "2.12.0");
+  EXPECT_NEAR(t.steps[1].change.change * 100, 16.3, 0.05);  // the guide: +16% (120.5 -> 140.1)
+  EXPECT_TRUE(t.steps[1].change.significant());
+  EXPECT_FALSE(t.steps[2].change.significant()) << "2.12.0 -> 2.13.0 is noise";
+  ASSERT_TRUE(t.overall);
+  EXPECT_NEAR(t.overall->change.change * 100, 19.0, 0.05);  // the guide: +19% (117.8 -> 140.2)
+  const Trend cuda = trend_of("train.tflops", 8192, "cuda", store.trend_rows("train.tflops", 8192, "cuda", {}));
+  EXPECT_EQ(cuda.groups.size(), 2u);
+  EXPECT_EQ(cuda.groups[0].label, "12.9");
+}
+
+TEST_P(HistoryStoreTest, FleetRowsCarryEachGpusIdentity) {
+  HistoryStore store(spec_);
+  store.add_file(kFixtures + "/mamf_records_h200_a.jsonl");
+  store.add_file(kFixtures + "/mamf_finder_real_h200.txt");
+  const auto metrics = store.metrics({});
+  ASSERT_FALSE(metrics.empty());
+  const std::string metric = metrics[0].metric;
+  const auto rows = store.fleet_rows(metric, 0, {});
+  ASSERT_FALSE(rows.empty());
+  for (const FleetSample& s : rows) {
+    EXPECT_EQ(s.gpu_name, "NVIDIA H200");
+    EXPECT_FALSE(s.uuid.empty());
+  }
+}
+
+TEST_P(HistoryStoreTest, ConcurrentWritersLoseNothing) {
+  { HistoryStore create(spec_); }
+  const std::vector<std::string> logs = torch_logs();
+  std::vector<pid_t> children;
+  for (int w = 0; w < 4; ++w) {
+    children.push_back(spawn([&, w] {
+      HistoryStore store(spec_);
+      store.add_file(kSweep);  // all four add the same file: stored once
+      store.add_file(logs[static_cast<size_t>(w)]);
+    }));
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "a writer failed";
+  }
+  HistoryStore store(spec_);
+  EXPECT_EQ(store.list({}, 100).size(), 14u);
+}
+
+TEST_P(HistoryStoreTest, AWriterKilledMidFileLeavesTheDatabaseAsItWas) {
+  { HistoryStore(spec_).add_file(torch_logs()[0]); }
+  const pid_t pid = spawn([&] {
+    setenv("UB_FAULT", "0:history_add:kill", 1);  // SIGKILL after the first run of the file
+    HistoryStore(spec_).add_file(kSweep);
+  });
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  HistoryStore store(spec_);
+  EXPECT_EQ(store.list({}, 100).size(), 1u) << "none of the killed file's runs";
+  EXPECT_EQ(store.add_file(kSweep).size(), 10u);
+  EXPECT_EQ(store.list({}, 100).size(), 11u);
+}
+
+TEST_P(HistoryStoreTest, ADatabaseOfANewerSchemaIsRefused) {
+  { HistoryStore store(spec_); store.database().query("INSERT INTO schema_version (version) VALUES ($1)", {int64_t{kSchemaVersion + 1}}); }
+  try {
+    HistoryStore again(spec_);
+    FAIL() << "expected a WorkError";
+  } catch (const WorkError& e) {
+    EXPECT_NE(std::string(e.what()).find("newer"), std::string::npos) << e.what();
+  }
+}
+
+TEST_P(HistoryStoreTest, RecordsGoInAsTheyAreWritten) {
+  const TextLines source = read_text_lines(kFixtures + "/mamf_records_h200_a.jsonl");
+  const std::string path = (dir_ / "live.jsonl").string();
+  {
+    RecordWriter writer(path);
+    record_into_history(writer, spec_);
+    for (size_t i = 0; i < source.lines.size(); ++i) {
+      writer.write(nlohmann::json::parse(source.lines[i]));
+      if (i == 1) {
+        HistoryStore look(spec_);
+        const auto runs = look.list({}, 10);
+        ASSERT_EQ(runs.size(), 1u) << "the run is there from its first records";
+        EXPECT_EQ(runs[0].lines, 2);
+      }
+    }
+  }
+  HistoryStore store(spec_);
+  const auto runs = store.list({}, 10);
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].lines, static_cast<int64_t>(source.lines.size()));
+  EXPECT_GT(runs[0].metrics, 0);
+  EXPECT_EQ(store.add_file(path)[0].status, AddStatus::unchanged) << "the file adds nothing more";
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, HistoryStoreTest, ::testing::Values("sqlite", "postgresql"),
+                         [](const ::testing::TestParamInfo<std::string>& p) { return p.param == "sqlite" ? "SQLite" : "PostgreSQL"; });
+
+TEST(HistoryDatabase, AnUnreachableServerIsAUsageError) {
+  try {
+    open_database("postgresql:///nope?host=/nonexistent-dir&port=1&user=x&password=secret");
+    FAIL() << "expected a UsageError";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot connect"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("secret"), std::string::npos) << "the password is not printed: " << e.what();
+  }
+}
+
+TEST(HistoryDatabase, AFileThatIsNotSQLiteIsNamed) {
+  const std::string path = (fs::path(::testing::TempDir()) / fmt::format("not-sqlite-{}.txt", getpid())).string();
+  std::ofstream(path) << std::string(4096, 'x');
+  try {
+    HistoryStore store(path);
+    FAIL() << "expected an error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+  }
+  fs::remove(path);
+}
+
+}  // namespace
+}  // namespace ub::history
