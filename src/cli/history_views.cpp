@@ -2,6 +2,7 @@
 #include "cli/history_views.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/text.hpp"
 
@@ -229,13 +230,14 @@ Document fleet_document(const Fleet& f) {
                                 f.higher_is_better ? "higher" : "lower"));
   b.table.columns = {{"GPU", Align::left}, {"name", Align::left}, {"host", Align::left}, {"runs"}, {"median"},
                      {"95% interval", Align::left}, {"vs fleet"}, {"status", Align::left}, {"SM MHz"}, {"W"}, {"C"},
-                     {"why", Align::left}};
+                     {"clock events", Align::left}, {"why", Align::left}};
   for (const FleetGpu& g : f.gpus) {
     b.table.add_row({printable(g.id), printable(g.name), printable(g.host), std::to_string(g.run_ids.size()),
                      figure_text(g.figure.median), interval_text(g.figure), fmt::format("{:+.1f}%", g.deviation * 100),
                      std::string(to_string(g.status)), g.sm_clock_mhz ? fmt::format("{:.0f}", *g.sm_clock_mhz) : "-",
                      g.power_w ? fmt::format("{:.0f}", *g.power_w) : "-",
-                     g.temperature_c ? fmt::format("{:.0f}", *g.temperature_c) : "-", g.why});
+                     g.temperature_c ? fmt::format("{:.0f}", *g.temperature_c) : "-",
+                     fmt::format("{}", fmt::join(clock_reason_names(g.throttle & clock_reason::throttling), " ")), g.why});
   }
   b.notes.push_back(fmt::format("fleet median {} {} {}, over {} GPUs", figure_text(f.median.median), f.unit,
                                 interval_text(f.median), f.gpus.size()));

@@ -50,6 +50,26 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  // The same one level down: `history frobnicate`.
+  if (argc > 2 && argv[2][0] != '-') {
+    const CLI::App* cmd = nullptr;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      if (sub->check_name(argv[1])) cmd = sub;
+    }
+    if (cmd && !cmd->get_subcommands({}).empty()) {
+      std::string names;
+      bool known = false;
+      for (const CLI::App* sub : cmd->get_subcommands({})) {
+        known = known || sub->check_name(argv[2]);
+        names += (names.empty() ? "" : ", ") + sub->get_name();
+      }
+      if (!known) {
+        std::fprintf(stderr, "upgradebench: error: unknown %s command '%s'; the %s commands are %s (see %s --help)\n",
+                     argv[1], argv[2], argv[1], names.c_str(), argv[1]);
+        return 2;
+      }
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

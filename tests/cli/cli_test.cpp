@@ -504,3 +504,110 @@ TEST(Cli, ReportOfCollectives) {
 }
 
 }  // namespace
+
+// `history` end to end on an SQLite file: add, list, show, metrics, trend and fleet in every
+// format, compare and report of stored runs, and its errors.
+std::string fresh_db(const std::string& name) {
+  const std::string db = ::testing::TempDir() + "/" + name + ".sqlite";
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db + suffix);
+  return db;
+}
+
+std::string torch_logs() {
+  std::string all;
+  for (const char* v : {"2.10.0_cu129", "2.10.0_cu130", "2.11.0_cu130", "2.12.0_cu130", "2.13.0_cu129", "2.13.0_cu130"}) {
+    all += fmt::format(" torch_versions/h200_torch{}.log", v);
+  }
+  return all;
+}
+
+TEST(History, AddListShowAndTrendOfTheGuidesTorchVersions) {
+  const std::string db = fresh_db("history_cli");
+  const Result add = run("history add --db " + db + torch_logs() + " --json", kFx);
+  ASSERT_EQ(add.code, 0) << add.err;
+  const auto added = nlohmann::json::parse(add.out);
+  ASSERT_EQ(added["files"].size(), 6u);
+  EXPECT_EQ(added["files"][0]["runs"][0]["status"], "added");
+  const Result again = run("history add --db " + db + torch_logs(), kFx);
+  ASSERT_EQ(again.code, 0) << again.err;
+  EXPECT_NE(again.out.find("0 runs added, 0 grown, 6 already stored"), std::string::npos) << again.out;
+  expect_golden("history_trend_torch.txt", "history trend train.tflops --at 8k --by torch --stack cuda=13.0 --db " + db);
+  expect_golden("history_trend_torch.md", "history trend train.tflops --at 8k --by torch --stack cuda=13.0 --md --db " + db);
+  expect_golden("history_trend_torch.csv", "history trend train.tflops --at 8k --by torch --stack cuda=13.0 --csv --db " + db);
+  const Result json = run("history trend train.tflops --at 8192 --by torch --stack cuda=13.0 --json --db " + db);
+  ASSERT_EQ(json.code, 0) << json.err;
+  const auto t = nlohmann::json::parse(json.out);
+  ASSERT_EQ(t["steps"].size(), 3u);
+  EXPECT_EQ(t["steps"][1]["from"], "2.11.0");
+  EXPECT_NEAR(t["steps"][1]["change"]["change"].get<double>(), 0.163, 0.001);
+  EXPECT_TRUE(t["steps"][1]["change"]["significant"].get<bool>());
+  const Result list = run("history list --json --command benchmark.py --stack torch=2.13.0 --db " + db);
+  ASSERT_EQ(list.code, 0) << list.err;
+  EXPECT_EQ(nlohmann::json::parse(list.out)["runs"].size(), 2u);
+  const Result show = run("history show 4 --db " + db);
+  ASSERT_EQ(show.code, 0) << show.err;
+  EXPECT_NE(show.out.find("torch         2.12.0"), std::string::npos) << show.out;
+  EXPECT_NE(show.out.find("train.tflops"), std::string::npos) << show.out;
+  const Result metrics = run("history metrics --json --db " + db);
+  ASSERT_EQ(metrics.code, 0) << metrics.err;
+  EXPECT_EQ(nlohmann::json::parse(metrics.out)["metrics"][0]["metric"], "train.step_ms");
+}
+
+TEST(History, FleetOfRealMamfRecords) {
+  const std::string db = fresh_db("history_fleet");
+  ASSERT_EQ(run("history add --db " + db + " mamf_records_h200_a.jsonl mamf_records_h200_b.jsonl", kFx).code, 0);
+  expect_golden("history_fleet_mamf.txt", "history fleet mamf.tflops.bf16 --db " + db);
+  const Result json = run("history fleet mamf.tflops.bf16 --json --gpu h200 --db " + db);
+  ASSERT_EQ(json.code, 0) << json.err;
+  const auto f = nlohmann::json::parse(json.out);
+  EXPECT_EQ(f["gpus"].size(), 3u) << "three H200s: one in the first file, two in the second";
+}
+
+TEST(History, CompareAndReportReadStoredRuns) {
+  const std::string db = fresh_db("history_compare");
+  ASSERT_EQ(run("history add --db " + db + torch_logs(), kFx).code, 0);
+  const Result from_db = run("compare run:3 run:4 --db " + db);
+  const Result from_files = run("compare torch_versions/h200_torch2.11.0_cu130.log torch_versions/h200_torch2.12.0_cu130.log", kFx);
+  ASSERT_EQ(from_db.code, 0) << from_db.err;
+  ASSERT_EQ(from_files.code, 0) << from_files.err;
+  EXPECT_NE(from_db.out.find("1.16"), std::string::npos) << from_db.out;
+  const Result ids = run("compare run:3 run:99 --db " + db);
+  EXPECT_EQ(ids.code, 2);
+  EXPECT_NE(ids.err.find("no run 99"), std::string::npos) << ids.err;
+  const std::string dir = ::testing::TempDir() + "/history_report";
+  std::filesystem::remove_all(dir);
+  const Result r = run("report run:4 -o " + dir + " --db " + db);
+  if (report_tools_missing(r)) GTEST_SKIP() << r.err;
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/report.html"));
+}
+
+TEST(History, AGzippedRecordFileIsReadLikeAPlainOne) {
+  const std::string gz = ::testing::TempDir() + "/mamf_a.jsonl.gz";
+  ASSERT_EQ(std::system(fmt::format("gzip -c {}/mamf_records_h200_a.jsonl > {}", kFx, gz).c_str()), 0);
+  const std::string db = fresh_db("history_gz");
+  const Result r = run("history add --json --db " + db + " " + gz + " " + kFx + "/mamf_records_h200_a.jsonl");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["files"][0]["runs"][0]["status"], "added");
+  EXPECT_EQ(j["files"][1]["runs"][0]["status"], "already stored") << "the same run, compressed or not";
+}
+
+TEST(BadInput, History) {
+  const std::string db = fresh_db("history_bad");
+  expect_error("history list --db " + ::testing::TempDir() + "/nowhere/none.sqlite", 2, "no history database there yet");
+  expect_error("history add --db " + db + " " + kFx + "/no-such-file.jsonl", 2, "no-such-file.jsonl: no such file");
+  expect_error("history add --db " + db + " " + kFx + "/sweep_bad_json.log", 1, "sweep_bad_json.log");
+  expect_error("history add --db " + db + " " + kFx + "/README.md", 1, "not a log the history reads");
+  ASSERT_EQ(run("history add --db " + db + " " + kFx + "/sweep_h200.log").code, 0);
+  expect_error("history trend train.flops --db " + db, 2, "no run with the metric 'train.flops' matches; stored: ");
+  expect_error("history trend train.tflops --db " + db, 2, "choose one with --at");
+  expect_error("history trend train.tflops --at 5 --db " + db, 2, "--at 5: no figure of train.tflops there");
+  expect_error("history trend train.tflops --at 8k --gpu b200 --db " + db, 2, "no run with the metric 'train.tflops' matches");
+  expect_error("history show 42 --db " + db, 2, "no run 42");
+  expect_error("history show x --db " + db, 2, "'x' is not a run id");
+  expect_error("history list --stack torch --db " + db, 2, "--stack: 'torch' is not COMPONENT=VERSION");
+  expect_error("history fleet train.tflops --at 8k --tolerance 150 --db " + db, 2, "--tolerance");
+  expect_error("history add --db 'postgresql:///x?host=/nonexistent&port=1' " + kFx + "/sweep_h200.log", 2, "cannot connect to PostgreSQL");
+  expect_error("history frobnicate", 2, "unknown history command 'frobnicate'");
+}

@@ -42,6 +42,17 @@ std::vector<BandwidthRecord> bandwidth_records(const TextLines& t, std::vector<s
   return out;
 }
 
+// Every GPU's measured shapes of a `mamf --devices ...` run (--search's quick looks left out).
+std::vector<MamfShape> all_gpus_shapes(const TextLines& t, std::vector<std::string>& warnings) {
+  std::vector<MamfShape> out;
+  for_each_record(t, [&](const RecordLine& r) {
+    if (r.type != "mamf") return;
+    MamfShape s = read_mamf_shape(Fields(r.json, r.where));
+    if (!s.quick) out.push_back(std::move(s));
+  }, warnings);
+  return out;
+}
+
 std::string kind_name(LogKind k) {
   switch (k) {
     case LogKind::training: return "training";
@@ -87,7 +98,8 @@ void read_figures(const TextLines& t, LogKind kind, StoredRun& run) {
       return;
     }
     case LogKind::mamf: {
-      const MamfLog log = read_mamf_log(t);
+      MamfLog log = read_mamf_log(t);
+      if (run.format == "upgradebench") log.outcome.shapes = all_gpus_shapes(t, run.warnings);  // the reader keeps the first GPU's
       append(run.metrics, mamf_metrics(log));
       run.warnings.insert(run.warnings.end(), log.warnings.begin(), log.warnings.end());
       if (run.format != "upgradebench") {

@@ -2,11 +2,12 @@
 #include "core/readers/text_lines.hpp"
 
 #include <fmt/format.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
+#include <memory>
 
 #include "core/error.hpp"
 
@@ -17,15 +18,21 @@ std::string TextLines::where(size_t index) const { return fmt::format("{}:{}", p
 TextLines read_text_lines(const std::filesystem::path& path) {
   if (!std::filesystem::exists(path)) throw UsageError(fmt::format("{}: no such file", path.string()));
   if (std::filesystem::is_directory(path)) throw UsageError(fmt::format("{}: is a directory", path.string()));
-  std::ifstream in(path, std::ios::binary);
+  // zlib reads a gzip file decompressed and any other as it is: records kept as .jsonl.gz read
+  // like the plain ones.
+  const std::unique_ptr<gzFile_s, int (*)(gzFile)> in(gzopen(path.c_str(), "rb"), gzclose);
   if (!in) throw UsageError(fmt::format("{}: cannot be read", path.string()));
   // Read in blocks, the line being read never past its bound (a device such as /dev/zero, or a
   // file that is not text, stops at the first over-long line instead of filling memory).
   std::string text, block(1 << 16, '\0');
   size_t line_start = 0;
-  while (in) {
-    in.read(block.data(), static_cast<std::streamsize>(block.size()));
-    const auto got = static_cast<size_t>(in.gcount());
+  for (;;) {
+    const int n = gzread(in.get(), block.data(), static_cast<unsigned>(block.size()));
+    if (n < 0) {
+      int code = 0;
+      throw WorkError(fmt::format("{}: cannot be read: {}", path.string(), gzerror(in.get(), &code)));
+    }
+    const auto got = static_cast<size_t>(n);
     if (got == 0) break;
     const size_t from = text.size();
     text.append(block.data(), got);
