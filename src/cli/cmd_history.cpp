@@ -4,7 +4,7 @@
 // (fleet). docs/history.md is the manual.
 #include <fmt/format.h>
 
-#include <charconv>
+#include <algorithm>
 
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
@@ -65,27 +65,21 @@ struct HistoryOptions {
 
 // The point of `metric` asked for, or the only one stored; else a UsageError listing them.
 double choose_point(const history::HistoryStore& store, const HistoryOptions& o, const history::RunFilter& f) {
-  const std::vector<history::MetricInfo> all = store.metrics(f);
-  const history::MetricInfo* info = nullptr;
-  std::vector<std::string> names;
-  for (const history::MetricInfo& m : all) {
-    if (m.metric == o.metric) info = &m;
-    names.push_back(m.metric);
-  }
-  if (info == nullptr) {
+  const std::vector<double> points = store.points(o.metric, f);
+  if (points.empty()) {
+    std::vector<std::string> names;
+    for (const history::MetricInfo& m : store.metrics(f)) names.push_back(m.metric);
     throw UsageError(fmt::format("no run with the metric '{}' matches; stored: {} (see history metrics)", o.metric,
                                  names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "))));
   }
   if (!o.at.empty()) {
     const double x = static_cast<double>(parse_size(o.at, "--at"));
-    for (double p : info->points) {
-      if (p == x) return x;
-    }
-    throw UsageError(fmt::format("--at {}: no figure of {} there; its points: {}", o.at, o.metric, fmt::join(info->points, " ")));
+    if (std::find(points.begin(), points.end(), x) != points.end()) return x;
+    throw UsageError(fmt::format("--at {}: no figure of {} there; its points: {}", o.at, o.metric, fmt::join(points, " ")));
   }
-  if (info->points.size() == 1) return info->points.front();
+  if (points.size() == 1) return points.front();
   throw UsageError(fmt::format("{} has figures at several points: choose one with --at ({})", o.metric,
-                               fmt::join(info->points, " ")));
+                               fmt::join(points, " ")));
 }
 
 double parse_tolerance(const std::string& text) {

@@ -301,6 +301,17 @@ std::vector<MetricInfo> HistoryStore::metrics(const RunFilter& f) const {
   return out;
 }
 
+std::vector<double> HistoryStore::points(const std::string& metric, const RunFilter& f) const {
+  std::vector<Value> params{metric};
+  Where where(params, f, nullptr);
+  std::vector<double> out;
+  for (const Row& row : db_->query(fmt::format("SELECT DISTINCT m.x FROM run_metrics m JOIN runs r ON r.id = m.run_id{} "
+                                               "ORDER BY m.x", where.sql("m.metric = $1")), params)) {
+    out.push_back(row.real(0));
+  }
+  return out;
+}
+
 std::vector<TrendRun> HistoryStore::trend_rows(const std::string& metric, double x, const std::string& by,
                                                const RunFilter& f) const {
   std::vector<Value> params{metric, x, by};

@@ -73,6 +73,8 @@ class HistoryStore {
   std::vector<RunSummary> list(const RunFilter& f, size_t limit) const;
   std::optional<RunDetail> show(int64_t id) const;
   std::vector<MetricInfo> metrics(const RunFilter& f) const;
+  // The points (x values) at which `metric` is stored in runs matching `f`, ascending.
+  std::vector<double> points(const std::string& metric, const RunFilter& f) const;
   // One row per run and GPU holding `metric` at `x`; `by`: the stack component whose version
   // labels each row.
   std::vector<TrendRun> trend_rows(const std::string& metric, double x, const std::string& by, const RunFilter& f) const;
