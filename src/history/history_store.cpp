@@ -75,7 +75,7 @@ class Where {
 // Rows inserted by multi-row INSERTs of up to `batch` rows: one statement (prepared once) per
 // full batch, far fewer round trips than a row at a time.
 void insert_rows(Database& db, const std::string& table_and_columns, size_t columns,
-                 const std::vector<std::vector<Value>>& rows, size_t batch) {
+                 std::vector<std::vector<Value>> rows, size_t batch) {
   for (size_t begin = 0; begin < rows.size(); begin += batch) {
     const size_t end = std::min(rows.size(), begin + batch);
     std::string sql = "INSERT INTO " + table_and_columns + " VALUES ";
@@ -84,7 +84,7 @@ void insert_rows(Database& db, const std::string& table_and_columns, size_t colu
     for (size_t i = begin; i < end; ++i) {
       sql += i == begin ? "(" : ",(";
       for (size_t c = 0; c < columns; ++c) {
-        params.push_back(rows[i][c]);
+        params.push_back(std::move(rows[i][c]));
         sql += fmt::format("{}${}", c == 0 ? "" : ",", params.size());
       }
       sql += ")";
@@ -97,7 +97,7 @@ void insert_lines(Database& db, int64_t id, const std::vector<std::string>& line
   std::vector<std::vector<Value>> rows;
   rows.reserve(lines.size() - from);
   for (size_t i = from; i < lines.size(); ++i) rows.push_back({id, static_cast<int64_t>(i), lines[i]});
-  insert_rows(db, "run_lines (run_id, line_no, text)", 3, rows, 256);
+  insert_rows(db, "run_lines (run_id, line_no, text)", 3, std::move(rows), 256);
 }
 
 void insert_metrics(Database& db, int64_t id, const std::vector<MetricPoint>& metrics) {
@@ -113,7 +113,7 @@ void insert_metrics(Database& db, int64_t id, const std::vector<MetricPoint>& me
   insert_rows(db,
               "run_metrics (run_id, gpu_index, metric, x, n, median, low, high, sm_clock_mhz, power_w, "
               "temperature_c, throttle)",
-              12, rows, 64);
+              12, std::move(rows), 64);
 }
 
 MetricPoint metric_of(const Row& row, size_t first) {
@@ -151,8 +151,7 @@ HistoryStore::HistoryStore(const std::string& spec) : HistoryStore(open_database
 HistoryStore::HistoryStore(std::unique_ptr<Database> db) : db_(std::move(db)) { migrate(*db_); }
 
 std::vector<AddOutcome> HistoryStore::add_file(const std::string& path) {
-  const TextLines t = read_text_lines(path);
-  return add_runs(runs_of_file(t), path);
+  return add_runs(runs_of_file(read_text_lines(path)), path);
 }
 
 std::vector<AddOutcome> HistoryStore::add_runs(const std::vector<StoredRun>& runs, const std::string& source) {
@@ -184,8 +183,8 @@ AddOutcome HistoryStore::add_run(const StoredRun& run, const std::string& source
       std::vector<std::vector<Value>> gpus, stack;
       for (const StoredGpu& g : run.gpus) gpus.push_back({o.run_id, int64_t{g.index}, g.name, text_or_null(g.uuid)});
       for (const auto& [component, version] : run.stack) stack.push_back({o.run_id, component, version});
-      insert_rows(*db_, "run_gpus (run_id, gpu_index, name, uuid)", 4, gpus, 64);
-      insert_rows(*db_, "run_stack (run_id, component, version)", 3, stack, 64);
+      insert_rows(*db_, "run_gpus (run_id, gpu_index, name, uuid)", 4, std::move(gpus), 64);
+      insert_rows(*db_, "run_stack (run_id, component, version)", 3, std::move(stack), 64);
       insert_lines(*db_, o.run_id, run.lines, 0);
       insert_metrics(*db_, o.run_id, run.metrics);
       return o;

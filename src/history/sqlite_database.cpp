@@ -69,7 +69,7 @@ class SqliteDatabase final : public Database {
       int rc = SQLITE_OK;
       if (const auto* v = std::get_if<int64_t>(&params[i])) rc = sqlite3_bind_int64(stmt, index, *v);
       else if (const auto* d = std::get_if<double>(&params[i])) rc = sqlite3_bind_double(stmt, index, *d);
-      else if (const auto* s = std::get_if<std::string>(&params[i])) rc = sqlite3_bind_text(stmt, index, s->data(), static_cast<int>(s->size()), SQLITE_TRANSIENT);
+      else if (const auto* s = std::get_if<std::string>(&params[i])) rc = sqlite3_bind_text(stmt, index, s->data(), static_cast<int>(s->size()), SQLITE_STATIC);  // `params` outlives the steps
       else rc = sqlite3_bind_null(stmt, index);
       if (rc != SQLITE_OK) fail(sql);
     }
@@ -96,6 +96,7 @@ class SqliteDatabase final : public Database {
       rows.push_back(std::move(row));
     }
     sqlite3_reset(stmt);
+    sqlite3_clear_bindings(stmt);  // no binding outlives `params`
     return rows;
   }
 

@@ -3,7 +3,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <exception>
+#include <thread>
 #include <regex>
 
 #include "core/error.hpp"
@@ -123,11 +127,10 @@ void read_figures(const TextLines& t, LogKind kind, StoredRun& run) {
   }
 }
 
-// Our records: the context record says what ran, where and on what.
-StoredRun records_run(const TextLines& t) {
+// Our records: the context record says what ran, where and on what. The lines move into the run.
+StoredRun records_run(TextLines&& t) {
   StoredRun run;
   run.format = "upgradebench";
-  run.lines = t.lines;
   run.key = fnv1a_hex(t.lines.front());
   const nlohmann::json j = nlohmann::json::parse(t.lines.front());
   const ContextRecord c = read_context(Fields(j, t.where(0)));
@@ -148,6 +151,7 @@ StoredRun records_run(const TextLines& t) {
   } else {
     read_figures(t, kind, run);
   }
+  run.lines = std::move(t.lines);
   return run;
 }
 
@@ -210,24 +214,48 @@ StoredRun run_of_records(const std::vector<std::string>& lines, const std::strin
   if (lines.empty() || !is_context_line(lines.front())) {
     throw WorkError(fmt::format("{}: a run of records starts with its context record", name));
   }
-  return records_run(t);
+  return records_run(std::move(t));
 }
 
-std::vector<StoredRun> runs_of_file(const TextLines& t) {
+std::vector<StoredRun> runs_of_file(TextLines t) {
   size_t first = 0;
   while (first < t.lines.size() && t.lines[first].find_first_not_of(" \t\r") == std::string::npos) ++first;
   if (first == t.lines.size()) throw WorkError(fmt::format("{}: empty: no run to add", t.path));
   if (!looks_like_records(t)) return {peer_run(t)};
-  std::vector<StoredRun> runs;
+  // The runs, split at their context records (their lines moved out of `t`)...
+  std::vector<TextLines> segments;
   size_t begin = first;
   for (size_t i = first + 1; i <= t.lines.size(); ++i) {
     if (i < t.lines.size() && !is_context_line(t.lines[i])) continue;
     TextLines segment;
     segment.path = begin == first ? t.path : fmt::format("{} (the run from line {})", t.path, begin + 1);
-    segment.lines.assign(t.lines.begin() + static_cast<std::ptrdiff_t>(begin), t.lines.begin() + static_cast<std::ptrdiff_t>(i));
+    segment.lines.assign(std::make_move_iterator(t.lines.begin() + static_cast<std::ptrdiff_t>(begin)),
+                         std::make_move_iterator(t.lines.begin() + static_cast<std::ptrdiff_t>(i)));
     segment.last_line_unterminated = i == t.lines.size() && t.last_line_unterminated;
-    runs.push_back(records_run(segment));
+    segments.push_back(std::move(segment));
     begin = i;
+  }
+  // ...read on every core (parsing the JSON is most of an ingest); the first failure in file
+  // order is the one reported.
+  std::vector<StoredRun> runs(segments.size());
+  std::vector<std::exception_ptr> errors(segments.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < segments.size(); i = next++) {
+      try {
+        runs[i] = records_run(std::move(segments[i]));
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  const size_t threads = std::min<size_t>(segments.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (size_t i = 1; i < threads; ++i) pool.emplace_back(work);
+  work();
+  for (std::thread& th : pool) th.join();
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
   }
   return runs;
 }

@@ -36,9 +36,10 @@ struct StoredRun {
   std::vector<std::string> warnings;         // what the reader tolerated
 };
 
-// The runs of a file of our records or of a peer's log. Throws WorkError naming the file (and
-// line) when it is neither, or when a reader refuses it.
-std::vector<StoredRun> runs_of_file(const TextLines& t);
+// The runs of a file of our records or of a peer's log (its lines move into the runs; the runs
+// are read in parallel). Throws WorkError naming the file (and line) when it is neither, or when
+// a reader refuses it.
+std::vector<StoredRun> runs_of_file(TextLines t);
 
 // One run of our records from its lines so far (the context record first): what `--db` stores
 // after each record a measuring command writes. `name` stands for the file in messages.

@@ -25,6 +25,8 @@ TextLines read_text_lines(const std::filesystem::path& path) {
   // Read in blocks, the line being read never past its bound (a device such as /dev/zero, or a
   // file that is not text, stops at the first over-long line instead of filling memory).
   std::string text, block(1 << 16, '\0');
+  std::error_code ec;
+  if (const auto size = std::filesystem::file_size(path, ec); !ec && gzdirect(in.get()) == 1) text.reserve(size);
   size_t line_start = 0;
   for (;;) {
     const int n = gzread(in.get(), block.data(), static_cast<unsigned>(block.size()));
