@@ -132,6 +132,27 @@ MetricPoint metric_of(const Row& row, size_t first) {
   return m;
 }
 
+// A run's own columns, read by summary_of; queries add theirs after them.
+constexpr const char* kRunColumns =
+    "r.id, r.run_key, r.kind, r.command, r.format, r.date, r.host, r.model, r.source, r.added, r.line_count";
+constexpr size_t kRunColumnCount = 11;
+
+RunSummary summary_of(const Row& row) {
+  RunSummary s;
+  s.id = row.integer(0);
+  s.key = row.text(1);
+  s.kind = row.text(2);
+  s.command = row.text(3);
+  s.format = row.text(4);
+  s.date = row.text(5);
+  s.host = row.text(6);
+  s.model = row.text(7);
+  s.source = row.text(8);
+  s.added = row.text(9);
+  s.lines = row.integer(10);
+  return s;
+}
+
 constexpr const char* kMetricColumns =
     "m.gpu_index, m.metric, m.x, m.n, m.median, m.low, m.high, m.sm_clock_mhz, m.power_w, m.temperature_c, m.throttle";
 
@@ -217,72 +238,42 @@ std::vector<RunSummary> HistoryStore::list(const RunFilter& f, size_t limit) con
   std::vector<Value> params;
   Where where(params, f, nullptr);
   const std::string sql = fmt::format(
-      "SELECT r.id, r.run_key, r.kind, r.command, r.format, r.date, r.host, r.model, r.source, r.added, r.line_count, "
-      "(SELECT COUNT(*) FROM run_gpus g WHERE g.run_id = r.id), (SELECT MIN(g.name) FROM run_gpus g WHERE g.run_id = r.id), "
+      "SELECT {}, (SELECT COUNT(*) FROM run_gpus g WHERE g.run_id = r.id), "
+      "(SELECT MIN(g.name) FROM run_gpus g WHERE g.run_id = r.id), "
       "(SELECT COUNT(*) FROM run_metrics m WHERE m.run_id = r.id) FROM runs r{} ORDER BY r.date, r.id LIMIT {}",
-      where.sql(), where.bind(static_cast<int64_t>(limit)));
+      kRunColumns, where.sql(), where.bind(static_cast<int64_t>(limit)));
   std::vector<RunSummary> out;
   for (const Row& row : db_->query(sql, params)) {
-    RunSummary s;
-    s.id = row.integer(0);
-    s.key = row.text(1);
-    s.kind = row.text(2);
-    s.command = row.text(3);
-    s.format = row.text(4);
-    s.date = row.text(5);
-    s.host = row.text(6);
-    s.model = row.text(7);
-    s.source = row.text(8);
-    s.added = row.text(9);
-    s.lines = row.integer(10);
-    s.gpus = row.integer(11);
-    s.gpu = row.text(12);
-    s.metrics = row.integer(13);
+    RunSummary s = summary_of(row);
+    s.gpus = row.integer(kRunColumnCount);
+    s.gpu = row.text(kRunColumnCount + 1);
+    s.metrics = row.integer(kRunColumnCount + 2);
     out.push_back(std::move(s));
   }
   return out;
 }
 
 std::optional<RunDetail> HistoryStore::show(int64_t id) const {
-  RunFilter none;
-  std::vector<Value> params;
-  Where where(params, none, nullptr);
-  const std::string first = "r.id = " + where.bind(id);
-  {
-    const std::string sql = fmt::format(
-        "SELECT r.id, r.run_key, r.kind, r.command, r.format, r.date, r.host, r.model, r.source, r.added, r.line_count, "
-        "r.provenance FROM runs r{}", where.sql(first));
-    const std::vector<Row> rows = db_->query(sql, params);
-    if (rows.empty()) return std::nullopt;
-    RunDetail d;
-    const Row& row = rows.front();
-    d.run.id = row.integer(0);
-    d.run.key = row.text(1);
-    d.run.kind = row.text(2);
-    d.run.command = row.text(3);
-    d.run.format = row.text(4);
-    d.run.date = row.text(5);
-    d.run.host = row.text(6);
-    d.run.model = row.text(7);
-    d.run.source = row.text(8);
-    d.run.added = row.text(9);
-    d.run.lines = row.integer(10);
-    d.provenance = row.text(11);
-    for (const Row& g : db_->query("SELECT gpu_index, name, uuid FROM run_gpus WHERE run_id = $1 ORDER BY gpu_index", {id})) {
-      d.gpus.push_back({static_cast<int>(g.integer(0)), g.text(1), g.text(2)});
-    }
-    for (const Row& s : db_->query("SELECT component, version FROM run_stack WHERE run_id = $1 ORDER BY component", {id})) {
-      d.stack.emplace_back(s.text(0), s.text(1));
-    }
-    for (const Row& m : db_->query(fmt::format("SELECT {} FROM run_metrics m WHERE m.run_id = $1 ORDER BY m.metric, m.x, m.gpu_index",
-                                               kMetricColumns), {id})) {
-      d.metrics.push_back(metric_of(m, 0));
-    }
-    d.run.gpus = static_cast<int64_t>(d.gpus.size());
-    d.run.gpu = d.gpus.empty() ? "" : d.gpus.front().name;
-    d.run.metrics = static_cast<int64_t>(d.metrics.size());
-    return d;
+  const std::vector<Row> rows =
+      db_->query(fmt::format("SELECT {}, r.provenance FROM runs r WHERE r.id = $1", kRunColumns), {id});
+  if (rows.empty()) return std::nullopt;
+  RunDetail d;
+  d.run = summary_of(rows.front());
+  d.provenance = rows.front().text(kRunColumnCount);
+  for (const Row& g : db_->query("SELECT gpu_index, name, uuid FROM run_gpus WHERE run_id = $1 ORDER BY gpu_index", {id})) {
+    d.gpus.push_back({static_cast<int>(g.integer(0)), g.text(1), g.text(2)});
   }
+  for (const Row& s : db_->query("SELECT component, version FROM run_stack WHERE run_id = $1 ORDER BY component", {id})) {
+    d.stack.emplace_back(s.text(0), s.text(1));
+  }
+  for (const Row& m : db_->query(fmt::format("SELECT {} FROM run_metrics m WHERE m.run_id = $1 ORDER BY m.metric, m.x, m.gpu_index",
+                                             kMetricColumns), {id})) {
+    d.metrics.push_back(metric_of(m, 0));
+  }
+  d.run.gpus = static_cast<int64_t>(d.gpus.size());
+  d.run.gpu = d.gpus.empty() ? "" : d.gpus.front().name;
+  d.run.metrics = static_cast<int64_t>(d.metrics.size());
+  return d;
 }
 
 std::vector<MetricInfo> HistoryStore::metrics(const RunFilter& f) const {

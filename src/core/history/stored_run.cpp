@@ -57,17 +57,22 @@ std::vector<MamfShape> all_gpus_shapes(const TextLines& t, std::vector<std::stri
   return out;
 }
 
-std::string kind_name(LogKind k) {
+// What a log of each kind is called in the history, and which peer script writes it.
+struct KindNames {
+  const char* kind;
+  const char* peer;
+};
+KindNames names_of(LogKind k) {
   switch (k) {
-    case LogKind::training: return "training";
-    case LogKind::attention: return "attention";
-    case LogKind::decomposition: return "decomposition";
-    case LogKind::mamf: return "mamf";
-    case LogKind::nccl: return "nccl";
-    case LogKind::prediction: return "prediction";
-    case LogKind::unknown: return "other";
+    case LogKind::training: return {"training", "benchmark.py"};
+    case LogKind::attention: return {"attention", "bench_flash_attn.py"};
+    case LogKind::decomposition: return {"decomposition", "bench_decompose.py"};
+    case LogKind::mamf: return {"mamf", "mamf-finder.py"};
+    case LogKind::nccl: return {"nccl", "torch.distributed"};
+    case LogKind::prediction: return {"prediction", ""};
+    case LogKind::unknown: return {"other", ""};
   }
-  return "other";
+  return {"other", ""};
 }
 
 // The figures of one run, by what it holds.
@@ -145,7 +150,7 @@ StoredRun records_run(TextLines&& t) {
   }
   if (!c.tool.empty()) run.stack["upgradebench"] = c.tool;
   const LogKind kind = detect_log_kind(t);
-  run.kind = kind == LogKind::unknown && has_record_type(t, "bandwidth") ? "bandwidth" : kind_name(kind);
+  run.kind = kind == LogKind::unknown && has_record_type(t, "bandwidth") ? "bandwidth" : names_of(kind).kind;
   if (run.kind == "bandwidth") {
     append(run.metrics, bandwidth_metrics(bandwidth_records(t, run.warnings)));
   } else {
@@ -155,16 +160,6 @@ StoredRun records_run(TextLines&& t) {
   return run;
 }
 
-std::string peer_script(LogKind k) {
-  switch (k) {
-    case LogKind::training: return "benchmark.py";
-    case LogKind::attention: return "bench_flash_attn.py";
-    case LogKind::decomposition: return "bench_decompose.py";
-    case LogKind::mamf: return "mamf-finder.py";
-    case LogKind::nccl: return "torch.distributed";
-    default: return "";
-  }
-}
 
 // The first date and time the log prints ("[2026-11-30 10:00:00]", "2026-11-30T10:00:00").
 std::string first_date(const TextLines& t) {
@@ -185,8 +180,8 @@ StoredRun peer_run(const TextLines& t) {
                                 t.path));
   }
   StoredRun run;
-  run.kind = kind_name(kind);
-  run.command = run.format = peer_script(kind);
+  run.kind = names_of(kind).kind;
+  run.command = run.format = names_of(kind).peer;
   run.lines = t.lines;
   std::string all = run.format + "\n";
   for (const std::string& line : t.lines) all += line + "\n";
