@@ -226,7 +226,8 @@ json trend_json(const Trend& t) {
 Document fleet_document(const Fleet& f) {
   Document doc;
   const std::string at = f.x == 0 ? "" : " at " + point_text(f.metric, f.x);
-  auto& b = doc.add(fmt::format("{}{} across {} GPUs ({}, {} is better)", f.metric, at, f.gpus.size(), f.unit,
+  const char* gpus = f.gpus.size() == 1 ? "GPU" : "GPUs";
+  auto& b = doc.add(fmt::format("{}{} across {} {} ({}, {} is better)", f.metric, at, f.gpus.size(), gpus, f.unit,
                                 f.higher_is_better ? "higher" : "lower"));
   b.table.columns = {{"GPU", Align::left}, {"name", Align::left}, {"host", Align::left}, {"runs"}, {"median"},
                      {"95% interval", Align::left}, {"vs fleet"}, {"status", Align::left}, {"SM MHz"}, {"W"}, {"C"},
@@ -239,8 +240,8 @@ Document fleet_document(const Fleet& f) {
                      g.temperature_c ? fmt::format("{:.0f}", *g.temperature_c) : "-",
                      fmt::format("{}", fmt::join(clock_reason_names(g.throttle & clock_reason::throttling), " ")), g.why});
   }
-  b.notes.push_back(fmt::format("fleet median {} {} {}, over {} GPUs", figure_text(f.median.median), f.unit,
-                                interval_text(f.median), f.gpus.size()));
+  b.notes.push_back(fmt::format("fleet median {} {} {}, over {} {}", figure_text(f.median.median), f.unit,
+                                interval_text(f.median), f.gpus.size(), gpus));
   size_t flagged = 0;
   for (const FleetGpu& g : f.gpus) flagged += g.status != FleetStatus::typical;
   b.notes.push_back(fmt::format("{} GPUs flagged: a GPU's whole 95% interval beyond {:.1f}% of the fleet's median", flagged,

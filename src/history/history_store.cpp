@@ -230,7 +230,9 @@ AddOutcome HistoryStore::add_run(const StoredRun& run, const std::string& source
   insert_lines(*db_, o.run_id, run.lines, from);
   db_->query("DELETE FROM run_metrics WHERE run_id = $1", {o.run_id});
   insert_metrics(*db_, o.run_id, run.metrics);
-  db_->query("UPDATE runs SET line_count = $1 WHERE id = $2", {static_cast<int64_t>(run.lines.size()), o.run_id});
+  // Its kind too: a run stored from its context record alone becomes what its records say.
+  db_->query("UPDATE runs SET line_count = $1, kind = $2 WHERE id = $3",
+             {static_cast<int64_t>(run.lines.size()), run.kind, o.run_id});
   return o;
 }
 

@@ -282,9 +282,28 @@ TEST_P(HistoryStoreTest, RecordsGoInAsTheyAreWritten) {
   HistoryStore store(spec_);
   const auto runs = store.list({}, 10);
   ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].kind, "mamf") << "no longer the context alone";
   EXPECT_EQ(runs[0].lines, static_cast<int64_t>(source.lines.size()));
   EXPECT_GT(runs[0].metrics, 0);
   EXPECT_EQ(store.add_file(path)[0].status, AddStatus::unchanged) << "the file adds nothing more";
+}
+
+TEST_P(HistoryStoreTest, ADatabaseThatFailsMidRunLosesNoRecord) {
+  const TextLines source = read_text_lines(kFixtures + "/mamf_records_h200_a.jsonl");
+  const std::string path = (dir_ / "kept.jsonl").string();
+  ::testing::internal::CaptureStderr();
+  {
+    RecordWriter writer(path);
+    record_into_history(writer, spec_);
+    for (size_t i = 0; i < source.lines.size(); ++i) {
+      if (i == 2) HistoryStore(spec_).database().execute("DROP TABLE run_lines");  // the database breaks
+      writer.write(nlohmann::json::parse(source.lines[i]));
+    }
+  }
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(read_text_lines(path).lines, source.lines) << "every record is in the file";
+  EXPECT_NE(err.find("history add " + path), std::string::npos) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << "said once: " << err;
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, HistoryStoreTest, ::testing::Values("sqlite", "postgresql"),
