@@ -50,6 +50,18 @@ struct SweepOptions {
   OutputOptions output;
 };
 
+// "" when `out` holds steady steps of `seqlen`, else why not.
+std::string unreadable_point(const std::string& out, int64_t seqlen) {
+  try {
+    const RunLog log = read_run_log(read_text_lines(out), WarmupOnly::leave_out);
+    const RunPoint* p = log.point(seqlen);
+    if (!p || p->steady().empty()) return fmt::format("{} holds no steady step of it", out);
+    return "";
+  } catch (const std::exception& e) {
+    return fmt::format("its records cannot be read back ({})", e.what());
+  }
+}
+
 // Runs `train` for one length; returns its exit code (130: interrupted).
 int run_point(const SweepOptions& o, int64_t seqlen, const std::string& out, const std::string& db) {
   // This very binary (argv[0] its real path, so the child's context record names it).
@@ -124,7 +136,15 @@ void run(Context& ctx, const SweepOptions& o) {
     std::fprintf(stderr, "seqlen %lld: train\n", static_cast<long long>(s));
     const int rc = run_point(o, s, out, ctx.history_db);
     if (rc == 130 || interrupted.load()) return done[s] = PointOutcome::failed;
-    return done[s] = rc == 0 ? PointOutcome::measured : rc == kExitOutOfMemory ? PointOutcome::oom : PointOutcome::failed;
+    if (rc == 0) {
+      // Measured only when the file holds its steps: `sweep` never reports a point it cannot read.
+      if (const std::string why = unreadable_point(out, s); !why.empty()) {
+        std::fprintf(stderr, "seqlen %lld: train finished but %s: counted as failed\n", static_cast<long long>(s), why.c_str());
+        return done[s] = PointOutcome::failed;
+      }
+      return done[s] = PointOutcome::measured;
+    }
+    return done[s] = rc == kExitOutOfMemory ? PointOutcome::oom : PointOutcome::failed;
   };
   for (int64_t s : lengths) {
     if (interrupted.load()) break;
@@ -156,7 +176,7 @@ void run(Context& ctx, const SweepOptions& o) {
   std::optional<RunLog> log;
   if (std::filesystem::exists(out)) {
     try {
-      log = read_run_log(out);
+      log = read_run_log(read_text_lines(out), WarmupOnly::leave_out);
     } catch (const WorkError&) {
       // nothing measured yet (every point failed): the table says so below
     }

@@ -29,6 +29,7 @@ struct RunPoint {
   std::vector<TrainStep> steps;
   std::map<std::string, std::string> header;  // the block's `# gpu=` key=value pairs
   int line = 0;                        // where the point starts in the file
+  size_t run = 0;                      // our records: which context record (run) of the file it is in
 
   std::vector<const TrainStep*> steady() const;  // steps that are not warm-up
 };

@@ -154,12 +154,14 @@ TEST(NcclLogs, OurRecordsAndThePeersLines) {
 TEST(NcclLogs, BadLinesAreErrorsNamingTheLine) {
   const std::string point = R"({"collective": "all_reduce", "dtype": "bf16", "bytes": 1024, "world_size": 2, )"
                             R"("time_us": 10, "algbw_gbps": 0.1, "busbw_gbps": 0.1})";
-  try {
-    read_nccl_log(text_lines_from(point + "\n" + point + "\n", "t.jsonl"));
-    FAIL() << "a point twice was accepted";
-  } catch (const WorkError& e) {
-    EXPECT_NE(std::string(e.what()).find("t.jsonl:2: all_reduce bf16 1024 B (out of place) appears twice"), std::string::npos);
-  }
+  std::string later = point;
+  later.replace(later.find("\"time_us\": 10"), 13, "\"time_us\": 20");
+  const NcclLog twice = read_nccl_log(text_lines_from(point + "\n" + later + "\n", "t.jsonl"));
+  ASSERT_EQ(twice.points.size(), 1u) << "a point measured twice: the later one is kept";
+  EXPECT_DOUBLE_EQ(twice.points[0].time_us, 20);
+  ASSERT_FALSE(twice.warnings.empty());
+  EXPECT_NE(twice.warnings.back().find("t.jsonl:2: all_reduce bf16 1024 B (out of place) measured again"), std::string::npos)
+      << twice.warnings.back();
   std::string other = point;
   other.replace(other.find("\"world_size\": 2"), 15, "\"world_size\": 4");
   other.replace(other.find("1024"), 4, "2048");

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
 #include "core/json_text.hpp"
@@ -82,7 +83,6 @@ TEST(SweepLog, ErrorsNameFileLineAndProblem) {
             std::string::npos) << error_of("sweep_bad_json.log");
   EXPECT_NE(error_of("sweep_two_gpus.log").find("mismatched GPUs in one file"), std::string::npos);
   EXPECT_NE(error_of("sweep_no_steady.log").find("seq_len=8192 has no steady steps"), std::string::npos);
-  EXPECT_NE(error_of("sweep_duplicate.log").find("seq_len=8192 appears twice"), std::string::npos);
   EXPECT_THROW(read_run_log(kFixtures + "/does-not-exist.log"), UsageError);
 }
 
@@ -149,9 +149,6 @@ TEST(MeasurementLogs, Attention) {
   EXPECT_DOUBLE_EQ(a.points[1].fwd_tflops, 596.3);
   EXPECT_DOUBLE_EQ(*a.points[1].fwd_bwd_tflops, 515.1);
   EXPECT_THROW(read_attention_log(text_lines_from("{\"seqlen\": 8, \"fwd_ms\": \"x\"}\n", "t")), WorkError);
-  EXPECT_THROW(read_attention_log(text_lines_from("# gpu=A\n{\"seqlen\": 8, \"fwd_ms\": 1, \"fwd_tflops\": 2}\n"
-                                                  "{\"seqlen\": 8, \"fwd_ms\": 1, \"fwd_tflops\": 2}\n", "t")),
-               WorkError);  // the same length twice
 }
 
 TEST(MeasurementLogs, Decomposition) {
@@ -282,6 +279,46 @@ TEST(MeasurementLogs, MamfComparisonRefusesMixedDtypesAndNamesTheSameGpu) {
   EXPECT_FALSE(forced.same_gpu);
   ASSERT_FALSE(forced.notes.empty());
   EXPECT_NE(forced.notes.front().find("DIFFERENT DTYPES"), std::string::npos);
+}
+
+// A point measured twice in one file (a re-run appended, a retried length): every format keeps
+// the later measurement and says so.
+bool warned_again(const std::vector<std::string>& warnings, const std::string& what) {
+  for (const std::string& w : warnings) {
+    if (w.find(what + " measured again") != std::string::npos && w.find("the later one is kept") != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(RepeatedPoints, TheLaterMeasurementIsKeptInEveryFormat) {
+  const RunLog sweep = read_run_log(kFixtures + "/sweep_duplicate.log");
+  ASSERT_EQ(sweep.points.size(), 1u);
+  EXPECT_DOUBLE_EQ(sweep.points[0].steady().front()->exec_time_ms, 70.0);
+  EXPECT_TRUE(warned_again(sweep.warnings, "seq_len=8192"));
+
+  // Our records: the same length in a second run of the file (a retried point).
+  TextLines records = read_text_lines(kFixtures + "/records_h200.jsonl");
+  const std::vector<std::string> again = records.lines;
+  records.lines.insert(records.lines.end(), again.begin(), again.end());
+  for (size_t i = again.size(); i < records.lines.size(); ++i) {
+    nlohmann::json j = nlohmann::json::parse(records.lines[i]);
+    if (j.contains("exec_time_ms")) j["exec_time_ms"] = j["exec_time_ms"].get<double>() + 1000;  // the later run's
+    records.lines[i] = j.dump();
+  }
+  const RunLog ours = read_run_log(records);
+  const RunLog once = read_run_log(read_text_lines(kFixtures + "/records_h200.jsonl"));
+  ASSERT_EQ(ours.points.size(), once.points.size());
+  for (size_t i = 0; i < ours.points.size(); ++i) {
+    EXPECT_EQ(ours.points[i].steps.size(), once.points[i].steps.size()) << "not merged: " << ours.points[i].seqlen;
+    for (const TrainStep& s : ours.points[i].steps) EXPECT_GE(s.exec_time_ms, 1000) << "the later run's steps";
+  }
+  EXPECT_TRUE(warned_again(ours.warnings, "seqlen " + std::to_string(once.points[0].seqlen)));
+
+  const AttentionLog attention = read_attention_log(text_lines_from(
+      "# gpu=A\n{\"seqlen\": 8, \"fwd_ms\": 1, \"fwd_tflops\": 2}\n{\"seqlen\": 8, \"fwd_ms\": 1, \"fwd_tflops\": 3}\n", "t"));
+  ASSERT_EQ(attention.points.size(), 1u);
+  EXPECT_DOUBLE_EQ(attention.points[0].fwd_tflops, 3);
+  EXPECT_TRUE(warned_again(attention.warnings, "seqlen 8"));
 }
 
 }  // namespace

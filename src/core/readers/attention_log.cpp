@@ -4,8 +4,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "core/error.hpp"
+#include "core/readers/repeated_points.hpp"
 #include "core/key_values.hpp"
 #include "core/readers/records_reader.hpp"
 #include "core/text.hpp"
@@ -15,7 +17,8 @@ namespace ub {
 AttentionLog read_attention_log(const TextLines& t) {
   AttentionLog log;
   log.path = t.path;
-  size_t ignored = 0;
+  size_t ignored = 0, other_devices = 0;
+  std::optional<int> first_device;
   for (size_t i = 0; i < t.lines.size(); ++i) {
     const std::string line = trim(t.lines[i]);
     const std::string where = t.where(i);
@@ -52,14 +55,23 @@ AttentionLog read_attention_log(const TextLines& t) {
       }
     }
     AttentionRecord p = read_attention_point(f);
-    for (const AttentionRecord& q : log.points) {
-      if (q.seqlen == p.seqlen) throw WorkError(fmt::format("{}: seqlen {} appears twice", where, p.seqlen));
+    // Several GPUs measured at once (--devices all): the first GPU's points are read.
+    if (!first_device) first_device = p.device;
+    if (p.device != *first_device) {
+      ++other_devices;
+      continue;
     }
-    log.points.push_back(std::move(p));
+    const std::string what = fmt::format("seqlen {}", p.seqlen);
+    keep_later(log.points, std::move(p), [](const AttentionRecord& a, const AttentionRecord& b) { return a.seqlen == b.seqlen; },
+               [&](const AttentionRecord&) { return "first on an earlier line"; }, where, what, log.warnings);
   }
   if (log.points.empty()) throw WorkError(fmt::format("{}: no attention results", t.path));
   std::sort(log.points.begin(), log.points.end(), [](const auto& a, const auto& b) { return a.seqlen < b.seqlen; });
   if (ignored) log.warnings.push_back(fmt::format("{} other lines ignored", ignored));
+  if (other_devices) {
+    log.warnings.push_back(fmt::format("{} points of other GPUs measured at the same time left out: GPU {} is read",
+                                       other_devices, *first_device));
+  }
   return log;
 }
 

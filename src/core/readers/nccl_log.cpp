@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "core/readers/repeated_points.hpp"
 #include "core/records/context_record.hpp"
 #include "core/records/record_file.hpp"
 #include "core/text.hpp"
@@ -125,13 +126,10 @@ NcclLog read_nccl_log(const TextLines& t) {
                                   log.world_size));
     }
     const NcclPointKey k = key_of(p.record);
-    for (const NcclPoint& q : log.points) {
-      if (key_of(q.record) == k) {
-        throw WorkError(fmt::format("{}: {} {} {} B ({}) appears twice", where, to_string(k.collective), k.dtype,
-                                    k.bytes, k.in_place ? "in place" : "out of place"));
-      }
-    }
-    log.points.push_back(std::move(p));
+    const std::string what = fmt::format("{} {} {} B ({})", to_string(k.collective), k.dtype, k.bytes,
+                                         k.in_place ? "in place" : "out of place");
+    keep_later(log.points, std::move(p), [](const NcclPoint& a, const NcclPoint& b) { return key_of(a.record) == key_of(b.record); },
+               [&](const NcclPoint&) { return "first on an earlier line"; }, where, what, log.warnings);
   }
   if (log.points.empty()) throw WorkError(fmt::format("{}: no collective results", t.path));
   std::stable_sort(log.points.begin(), log.points.end(),

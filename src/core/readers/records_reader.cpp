@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "core/readers/repeated_points.hpp"
 #include "core/records/train_records.hpp"
 
 namespace ub {
@@ -41,13 +42,20 @@ void take_context(const ContextRecord& c, RunLog& run, const std::string& where,
   run.dtype = w.dtype;
 }
 
-RunPoint& point_for(RunLog& run, int64_t seqlen, int line) {
+// The point of `seqlen` in the run of context record `run_index`: a length measured again by a
+// later run of the same file (a re-run, a retried length) starts afresh
+// (core/readers/repeated_points.hpp).
+RunPoint& point_for(RunLog& run, int64_t seqlen, int line, size_t run_index, const std::string& where) {
   for (RunPoint& p : run.points) {
-    if (p.seqlen == seqlen) return p;
+    if (p.seqlen == seqlen && p.run == run_index) return p;
   }
-  run.points.push_back(RunPoint{});
-  run.points.back().seqlen = seqlen;
-  run.points.back().line = line;
+  RunPoint point;
+  point.seqlen = seqlen;
+  point.line = line;
+  point.run = run_index;
+  keep_later(run.points, std::move(point), [](const RunPoint& x, const RunPoint& y) { return x.seqlen == y.seqlen; },
+             [](const RunPoint& x) { return fmt::format("first at line {}", x.line); }, where,
+             fmt::format("seqlen {}", seqlen), run.warnings);
   return run.points.back();
 }
 
@@ -64,6 +72,7 @@ RunLog read_records(const TextLines& t, WarmupOnly warmup_only) {
   run.path = t.path;
   run.format = "upgradebench";
   bool seen_context = false;
+  size_t contexts = 0;  // context records so far: which run of the file a record belongs to
   size_t skipped = 0;
   for_each_record(t, [&](const RecordLine& r) {
     const Fields f(r.json, r.where);
@@ -71,16 +80,17 @@ RunLog read_records(const TextLines& t, WarmupOnly warmup_only) {
     if (r.type == "context") {
       take_context(read_context(f), run, r.where, !seen_context);
       seen_context = true;
+      ++contexts;
       return;
     }
     if (!seen_context) throw WorkError(fmt::format("{}: the first record must be the context record", r.where));
     const int line = static_cast<int>(r.index + 1);
     if (r.type == "train_step") {
-      RunPoint& p = point_for(run, f.count("seqlen"), line);
+      RunPoint& p = point_for(run, f.count("seqlen"), line, contexts, r.where);
       p.steps.push_back(read_train_step(f, static_cast<int64_t>(p.steps.size())));
     } else if (r.type == "train_oom") {
       const TrainFailure oom = read_train_failure(f);
-      point_for(run, oom.seqlen, line).oom_message = oom.what;
+      point_for(run, oom.seqlen, line, contexts, r.where).oom_message = oom.what;
     } else {
       ++skipped;
     }

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "core/readers/repeated_points.hpp"
 #include "core/json_text.hpp"
 #include "core/key_values.hpp"
 #include "core/records/fields.hpp"
@@ -66,16 +67,13 @@ RunLog read_sweep_log(const TextLines& t, WarmupOnly warmup_only) {
       if (digits.empty() || digits.size() > 15 || digits.find_first_not_of("0123456789") != std::string::npos) {
         throw WorkError(fmt::format("{}: expected `===== seq_len=<integer> =====`, got \"{}\"", where, line));
       }
-      const int64_t s = std::stoll(digits);
-      for (const RunPoint& p : run.points) {
-        if (p.seqlen == s) {
-          throw WorkError(fmt::format("{}: seq_len={} appears twice (first at line {})", where, s, p.line));
-        }
-      }
-      run.points.push_back(RunPoint{});
+      RunPoint point;
+      point.seqlen = std::stoll(digits);
+      point.line = static_cast<int>(i + 1);
+      keep_later(run.points, std::move(point), [](const RunPoint& a, const RunPoint& b) { return a.seqlen == b.seqlen; },
+                 [&](const RunPoint& a) { return fmt::format("first at line {}", a.line); }, where,
+                 fmt::format("seq_len={}", digits), run.warnings);
       cur = &run.points.back();
-      cur->seqlen = s;
-      cur->line = static_cast<int>(i + 1);
       continue;
     }
     if (line.rfind("# env:", 0) == 0) {

@@ -1,0 +1,28 @@
+// One rule for a point measured twice in one file, in every reader: the later measurement is
+// kept and the warnings say so, naming where each stands. A file gets a point twice when a run is
+// re-run into the same log (benchmark.py's run_sweep.sh, our --out appends) or a sweep retries a
+// length that stopped short; the later one is the one its author meant.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace ub {
+
+// Adds `point` to `points`, first removing an earlier one for which `same(earlier, point)` holds
+// (with a warning: "<where>: <what> measured again (<before>): the later one is kept").
+template <class Point, class Same, class Where>
+void keep_later(std::vector<Point>& points, Point point, Same same, Where before, const std::string& where,
+                const std::string& what, std::vector<std::string>& warnings) {
+  const auto it = std::find_if(points.begin(), points.end(), [&](const Point& p) { return same(p, point); });
+  if (it != points.end()) {
+    warnings.push_back(fmt::format("{}: {} measured again ({}): the later one is kept", where, what, before(*it)));
+    points.erase(it);
+  }
+  points.push_back(std::move(point));
+}
+
+}  // namespace ub
