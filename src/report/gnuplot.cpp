@@ -70,7 +70,8 @@ std::string stacked_bars(const Chart& c, std::string s) {
 
 std::string script(const Chart& c, const std::string& terminal, const std::string& path) {
   std::string s = fmt::format("set terminal {}\nset output {}\n", terminal, quoted(path));
-  s += fmt::format("set title {}\nset xlabel {}\nset ylabel {}\nset grid\nset key top left\n",
+  // The key below the plot: its names never cover the data or each other.
+  s += fmt::format("set title {}\nset xlabel {}\nset ylabel {}\nset grid\nset key below\n",
                    quoted(c.title), quoted(c.x_label), quoted(c.y_label));
   if (!c.categories.empty()) return stacked_bars(c, s);
   bool any_point = false;
@@ -82,20 +83,40 @@ std::string script(const Chart& c, const std::string& terminal, const std::strin
   } else if (c.log2_x) {
     s += "set logscale x 2\n";
   }
+  if (any_point && c.x_min && c.x_max) s += fmt::format("set xrange [{}:{}]\n", *c.x_min, *c.x_max);
   for (size_t i = 0; i < c.series.size(); ++i) {
     s += fmt::format("$s{} << EOD\n", i);
     for (const auto& [x, y] : c.series[i].points) s += fmt::format("{} {}\n", x, y);
+    s += fmt::format("EOD\n$b{} << EOD\n", i);
+    for (const auto& [x, low, high] : c.series[i].band) s += fmt::format("{} {} {}\n", x, low, high);
     s += "EOD\n";
   }
+  // Series i in line type i+1 (its band too); reference lines in grey, each its own dash, named
+  // in the key (vertical ones drawn as arrows, keyed by a NaN line of the same style).
   std::vector<std::string> plots;
   for (size_t i = 0; i < c.series.size(); ++i) {
-    if (c.series[i].points.empty()) continue;
-    plots.push_back(fmt::format("$s{} using 1:2 with linespoints lw 2 title {}", i, quoted(c.series[i].name)));
+    if (!c.series[i].band.empty()) {
+      plots.push_back(fmt::format("$b{} using 1:2:3 with filledcurves fs transparent solid 0.2 noborder lt {} notitle", i, i + 1));
+    }
   }
-  static const char* kLineColours[] = {"#7f7f7f", "#bcbd22", "#17becf", "#d62728", "#9467bd"};
+  for (size_t i = 0; i < c.series.size(); ++i) {
+    if (c.series[i].points.empty()) continue;
+    plots.push_back(fmt::format("$s{} using 1:2 with {} lt {} title {}", i,
+                                c.series[i].style == SeriesStyle::markers ? "points pt 2 ps 2 lw 2"
+                                : c.series[i].style == SeriesStyle::line  ? "lines lw 1.5"
+                                                                          : "linespoints lw 2",
+                                i + 1,
+                                quoted(c.series[i].name)));
+  }
+  static const char* kLineColours[] = {"#7f7f7f", "#bcbd22", "#17becf", "#d62728", "#9467bd", "#8c564b"};
   for (size_t i = 0; i < c.lines.size(); ++i) {
-    plots.push_back(fmt::format("{} with lines dashtype {} lw 1.5 lc rgb '{}' title {}", c.lines[i].y, 2 + i % 3,
-                                kLineColours[i % 5], quoted(c.lines[i].name)));
+    const std::string style = fmt::format("dashtype {} lw 1.5 lc rgb '{}'", 2 + i % 4, kLineColours[i % 6]);
+    if (c.lines[i].vertical) {
+      s += fmt::format("set arrow from {}, graph 0 to {}, graph 1 nohead {}\n", c.lines[i].at, c.lines[i].at, style);
+      plots.push_back(fmt::format("NaN with lines {} title {}", style, quoted(c.lines[i].name)));
+    } else {
+      plots.push_back(fmt::format("{} with lines {} title {}", c.lines[i].at, style, quoted(c.lines[i].name)));
+    }
   }
   if (plots.empty()) plots.push_back("NaN notitle");
   s += "plot " + fmt::format("{}", fmt::join(plots, ", \\\n     ")) + "\n";

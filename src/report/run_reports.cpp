@@ -3,7 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
+#include <tuple>
 
 #include "core/decision_summary.hpp"
 #include "core/flops.hpp"
@@ -94,6 +96,97 @@ void two_run_memory_fit(const Comparison& c, Document& body) {
                     "the new run's line on the new GPU is the one to plan with.");
 }
 
+// The charts of two runs, on one x range (the measured lengths, and the longest that fits where
+// it lies beyond them): TFLOPS, the speedup with its interval band, the hardware ratios, the
+// break-even and the crossover; $/Mtoken per GPU when priced; the attention share; memory
+// against tokens on a linear axis with each run's fitted line extended to the larger capacity,
+// its out-of-memory lengths marked at its GPU's capacity, and the longest sequence each GPU holds.
+std::vector<Chart> comparison_charts(const Comparison& c, const DecisionSummary& summary) {
+  Chart tflops{"tflops", "TFLOPS per GPU", "sequence length", "TFLOPS per GPU", true, {}, {}, {}};
+  Chart speed{"speedup", "Speedup new/old (band: 95% interval)", "sequence length", "speedup (x)", true, {}, {}, {}};
+  Chart cost{"cost", "Cost per million tokens", "sequence length", "USD per million tokens", true, {}, {}, {}};
+  Chart attn{"attention_share", "Attention share of model FLOPs", "sequence length", "% of FLOPs", true, {}, {}, {}};
+  Chart mem{"memory", "Peak memory against tokens", "tokens (sequence length x batch)", "GiB", false, {}, {}, {}};
+  const std::string old_name = c.old_run.gpu + " (old)", new_name = c.new_run.gpu + " (new)";
+  Series so{old_name, {}}, sn{new_name, {}}, ss{"measured", {}}, sa{"attention", {}};
+  Series co{old_name, {}}, cn{new_name, {}}, mo{old_name, {}}, mn{new_name, {}};
+  Series oom_old{old_name + " out of memory", {}, {}, SeriesStyle::markers};
+  Series oom_new{new_name + " out of memory", {}, {}, SeriesStyle::markers};
+  const auto cap_old = c.old_gpu ? capacity_of(*c.old_gpu).first : std::nullopt;
+  const auto cap_new = c.new_gpu ? capacity_of(*c.new_gpu).first : std::nullopt;
+  double x_lo = 0, x_hi = 0;
+  for (const CompareRow& row : c.rows) {
+    const double x = static_cast<double>(row.seqlen);
+    x_lo = x_lo == 0 ? x : std::min(x_lo, x);
+    x_hi = std::max(x_hi, x);
+    if (row.old_side.tflops) so.points.emplace_back(x, *row.old_side.tflops);
+    if (row.new_side.tflops) sn.points.emplace_back(x, *row.new_side.tflops);
+    if (row.speedup) {
+      ss.points.emplace_back(x, row.speedup->ratio);
+      ss.band.push_back({x, row.speedup->low, row.speedup->high});
+    }
+    if (row.old_side.usd_per_mtok) co.points.emplace_back(x, *row.old_side.usd_per_mtok);
+    if (row.new_side.usd_per_mtok) cn.points.emplace_back(x, *row.new_side.usd_per_mtok);
+    if (row.attention_share) sa.points.emplace_back(x, *row.attention_share * 100);
+    if (row.old_side.peak_gib) mo.points.emplace_back(x * static_cast<double>(c.old_run.batch), *row.old_side.peak_gib);
+    if (row.new_side.peak_gib) mn.points.emplace_back(x * static_cast<double>(c.new_run.batch), *row.new_side.peak_gib);
+    if (row.old_side.status == "oom" && cap_old) oom_old.points.emplace_back(x * static_cast<double>(c.old_run.batch), *cap_old);
+    if (row.new_side.status == "oom" && cap_new) oom_new.points.emplace_back(x * static_cast<double>(c.new_run.batch), *cap_new);
+  }
+  tflops.series = {so, sn};
+  speed.series = {ss};
+  if (c.peak_ratio) speed.lines.push_back({fmt::format("peak {} ratio {:.2f}x", c.old_run.dtype, *c.peak_ratio), *c.peak_ratio});
+  if (c.mamf_ratio) speed.lines.push_back({fmt::format("published MAMF ratio {:.2f}x", *c.mamf_ratio), *c.mamf_ratio});
+  if (c.bandwidth_ratio) speed.lines.push_back({fmt::format("HBM bandwidth ratio {:.2f}x", *c.bandwidth_ratio), *c.bandwidth_ratio});
+  if (c.break_even) speed.lines.push_back({fmt::format("break-even {:.2f}x", *c.break_even), *c.break_even});
+  if (summary.crossover_seqlen) {
+    speed.lines.push_back({fmt::format("crossover ~{:.0f} tokens (interpolated)", *summary.crossover_seqlen),
+                           *summary.crossover_seqlen, true});
+  }
+  cost.series = {co, cn};
+  attn.series = {sa};
+  mem.series = {mo, mn};
+  const double cap_top = std::max(cap_old.value_or(0), cap_new.value_or(0));
+  for (const auto& [run, series, gpu, cap] : {std::tuple{&c.old_run, &mo, c.old_gpu, cap_old},
+                                             std::tuple{&c.new_run, &mn, c.new_gpu, cap_new}}) {
+    const auto pts = memory_points(*run);
+    std::set<double> distinct;
+    for (const auto& p : pts) distinct.insert(p.first);
+    if (distinct.size() < 2 || cap_top <= 0) continue;
+    const MemoryFit fit = fit_memory(pts);
+    if (fit.slope_gib_per_token <= 0) continue;
+    const double reach = (cap_top - fit.intercept_gib) / fit.slope_gib_per_token;  // tokens at the larger capacity
+    if (reach <= *distinct.begin()) continue;
+    mem.series.push_back({series->name + " fit",
+                          {{*distinct.begin(), fit.intercept_gib + fit.slope_gib_per_token * *distinct.begin()}, {reach, cap_top}},
+                          {},
+                          SeriesStyle::line});
+    if (gpu && cap) {
+      if (const auto longest = fit.max_seqlen(*cap, run->batch)) {
+        mem.lines.push_back({fmt::format("longest on {}: {} tokens", gpu->id, *longest),
+                             static_cast<double>(*longest * run->batch), true});
+        x_hi = std::max(x_hi, static_cast<double>(*longest));
+      }
+    }
+  }
+  if (!oom_old.points.empty()) mem.series.push_back(oom_old);
+  if (!oom_new.points.empty()) mem.series.push_back(oom_new);
+  for (const auto& [gpu, cap, who] : {std::tuple{c.old_gpu, cap_old, "old"}, std::tuple{c.new_gpu, cap_new, "new"}}) {
+    if (gpu && cap) mem.lines.push_back({fmt::format("{} usable {:.0f} GiB ({})", gpu->id, *cap, who), *cap});
+  }
+  std::vector<Chart> charts = {tflops, speed};
+  if (!co.points.empty() || !cn.points.empty()) charts.push_back(cost);
+  charts.push_back(attn);
+  charts.push_back(mem);
+  for (Chart& ch : charts) {  // one x range for all (memory: tokens, the same span at batch 1)
+    if (x_lo <= 0 || x_hi <= x_lo) continue;
+    const double batch = ch.id == "memory" ? static_cast<double>(std::max(c.old_run.batch, c.new_run.batch)) : 1.0;
+    ch.x_min = ch.log2_x ? x_lo / 1.15 : 0.0;
+    ch.x_max = (ch.log2_x ? x_hi * 1.15 : x_hi * 1.05) * batch;
+  }
+  return charts;
+}
+
 }  // namespace
 
 ReportContent comparison_report(const Comparison& c, const std::vector<std::string>& reasons) {
@@ -114,35 +207,7 @@ ReportContent comparison_report(const Comparison& c, const std::vector<std::stri
   for (const std::string& s : reasons) dec.notes.push_back(s);
   dec.bulleted = true;
 
-  Chart tflops{"tflops", "TFLOPS per GPU", "sequence length", "TFLOPS per GPU", true, {}, {}};
-  Chart speed{"speedup", "Speedup new/old", "sequence length", "speedup (x)", true, {}, {}};
-  Chart attn{"attention_share", "Attention share of model FLOPs", "sequence length", "% of FLOPs", true, {}, {}};
-  Chart mem{"memory", "Peak memory", "sequence length", "GiB", true, {}, {}};
-  Series so{c.old_run.gpu + " (old)", {}}, sn{c.new_run.gpu + " (new)", {}}, ss{"measured", {}}, sa{"attention", {}};
-  Series mo{c.old_run.gpu + " (old)", {}}, mn{c.new_run.gpu + " (new)", {}};
-  for (const CompareRow& row : c.rows) {
-    const double x = static_cast<double>(row.seqlen);
-    if (row.old_side.tflops) so.points.emplace_back(x, *row.old_side.tflops);
-    if (row.new_side.tflops) sn.points.emplace_back(x, *row.new_side.tflops);
-    if (row.speedup) ss.points.emplace_back(x, row.speedup->ratio);
-    if (row.attention_share) sa.points.emplace_back(x, *row.attention_share * 100);
-    if (row.old_side.peak_gib) mo.points.emplace_back(x, *row.old_side.peak_gib);
-    if (row.new_side.peak_gib) mn.points.emplace_back(x, *row.new_side.peak_gib);
-  }
-  tflops.series = {so, sn};
-  speed.series = {ss};
-  if (c.peak_ratio) speed.lines.push_back({fmt::format("peak {} ratio {:.2f}x", c.old_run.dtype, *c.peak_ratio), *c.peak_ratio});
-  if (c.mamf_ratio) speed.lines.push_back({fmt::format("published MAMF ratio {:.2f}x", *c.mamf_ratio), *c.mamf_ratio});
-  if (c.bandwidth_ratio) speed.lines.push_back({fmt::format("HBM bandwidth ratio {:.2f}x", *c.bandwidth_ratio), *c.bandwidth_ratio});
-  if (c.break_even) speed.lines.push_back({fmt::format("break-even {:.2f}x", *c.break_even), *c.break_even});
-  attn.series = {sa};
-  mem.series = {mo, mn};
-  for (const auto& [gpu, who] : {std::pair{c.old_gpu, "old"}, std::pair{c.new_gpu, "new"}}) {
-    if (gpu && gpu->capacity_gib()) {
-      mem.lines.push_back({fmt::format("{} capacity {:.0f} GiB ({})", gpu->id, *gpu->capacity_gib(), who), *gpu->capacity_gib()});
-    }
-  }
-  r.charts = {tflops, speed, attn, mem};
+  r.charts = comparison_charts(c, summary);
   return r;
 }
 

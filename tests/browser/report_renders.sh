@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The HTML report renders its four charts in a real headless Chromium with the network off (the
+# The HTML report renders its five charts in a real headless Chromium with the network off (the
 # page must be self-contained), with the decision at a glance above them and the alert naming the
-# software that differs. Usage: report_renders.sh UPGRADEBENCH FIXTURES ARTEFACT_DIR
+# software that differs; the page's own layout shows every chart with its title, axes and labels,
+# no two of which overlap (label_boxes.html; proved able to fail on a copy with a label planted
+# over another). Usage: report_renders.sh UPGRADEBENCH FIXTURES ARTEFACT_DIR
 # Keeps report.html and a screenshot in ARTEFACT_DIR.
 set -euo pipefail
 bin=$1 fixtures=$2 art=$3
@@ -18,8 +20,10 @@ chrome=(chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first
   "file://$art/report/report.html" 2>/dev/null || true
 rendered=$(grep -o 'data-rendered="yes"' "$art/dom.html" | wc -l)
 marks=$(grep -o 'class="mark-line' "$art/dom.html" | wc -l)
-echo "charts rendered: $rendered of 4; line marks: $marks; screenshot: $art/report.png"
-[ "$rendered" -eq 4 ] || { echo "FAIL: not every chart rendered" >&2; grep -o 'chart failed[^<]*' "$art/dom.html" >&2 || true; exit 1; }
+n_charts=$(grep -o 'id="chart-[a-z_]*"' "$art/dom.html" | wc -l)
+echo "charts rendered: $rendered of $n_charts; line marks: $marks; screenshot: $art/report.png"
+[ "$n_charts" -eq 5 ] || { echo "FAIL: $n_charts charts, not the five of a priced comparison" >&2; exit 1; }
+[ "$rendered" -eq "$n_charts" ] || { echo "FAIL: not every chart rendered" >&2; grep -o 'chart failed[^<]*' "$art/dom.html" >&2 || true; exit 1; }
 [ "$marks" -ge 4 ] || { echo "FAIL: charts without lines" >&2; exit 1; }
 [ -s "$art/report.png" ] || { echo "FAIL: no screenshot" >&2; exit 1; }
 # The answer first: the decision block comes before the charts, and the runs' differing software
@@ -29,7 +33,24 @@ charts=$(grep -bo 'class="charts"' "$art/dom.html" | head -1 | cut -d: -f1)
 [ -n "$decision" ] && [ -n "$charts" ] && [ "$decision" -lt "$charts" ] || { echo "FAIL: no decision block above the charts" >&2; exit 1; }
 grep -q 'CHEAPER per token\|COSTS MORE per token' "$art/dom.html" || { echo "FAIL: the decision says nothing of cost" >&2; exit 1; }
 grep -q 'id="stack-alert"[^>]*>SOFTWARE DIFFERS[^<]*torch' "$art/dom.html" || { echo "FAIL: no alert naming the software that differs" >&2; exit 1; }
-for c in tflops speedup attention_share memory; do
+# Labels from the page's bounding boxes: none overlapping in the report, and the check itself seen
+# to fail on a copy with a label planted over another.
+here=$(cd "$(dirname "$0")" && pwd)
+verdict() {
+  cp "$here/label_boxes.html" "$1/"
+  "${chrome[@]}" --allow-file-access-from-files --user-data-dir="$(mktemp -d)" --dump-dom "file://$1/label_boxes.html" \
+    2>/dev/null | grep -o '<pre id="verdict">[^<]*' | sed 's/<pre id="verdict">//'
+}
+ok=$(verdict "$art")
+echo "labels: $ok"
+case $ok in LABELS-OK*) ;; *) echo "FAIL: $ok" >&2; exit 1 ;; esac
+mkdir -p "$art/planted" && cp -r "$art/report" "$art/planted/report"
+plant="<script>const p = setInterval(() => { if (!document.querySelector('div.chart[data-rendered]')) return; clearInterval(p); const t = [...document.querySelector('div.chart svg').querySelectorAll('text')].find(e => e.textContent.trim()); const c = t.cloneNode(true); c.textContent = 'PLANTED'; t.parentNode.appendChild(c); }, 50);</script>"
+# On the last line: the libraries inlined above it hold the string </body> too.
+sed -i "\$ s|</body>|$plant</body>|" "$art/planted/report/report.html"
+bad=$(verdict "$art/planted")
+case $bad in LABELS-BAD*PLANTED*) ;; *) echo "FAIL: the label check did not catch a planted overlap: $bad" >&2; exit 1 ;; esac
+for c in tflops speedup cost attention_share memory; do
   [ -s "$art/report/charts/$c.png" ] && [ -s "$art/report/charts/$c.svg" ] || { echo "FAIL: $c.png/.svg missing" >&2; exit 1; }
 done
 echo "PASS"
