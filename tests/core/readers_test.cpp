@@ -257,7 +257,8 @@ TEST(MeasurementLogs, MamfFinderRealHeader) {
   EXPECT_EQ(f.best(MamfOutcome::By::median)->shape(), "2816x4096x4096");
 }
 
-// Two MAMF runs of different dtypes are not compared without --force; the same device is said.
+// Two MAMF runs of different dtypes (real bf16 and fp8 files) are not compared without --force;
+// the same device is said.
 TEST(MeasurementLogs, MamfComparisonRefusesMixedDtypesAndNamesTheSameGpu) {
   const Catalog cat = Catalog::load(std::string(UB_DATA_DIR) + "/accelerators.json");
   const MamfLog bf16 = read_mamf_log(fixture("mamf_finder_real_h200.txt"));
@@ -266,14 +267,13 @@ TEST(MeasurementLogs, MamfComparisonRefusesMixedDtypesAndNamesTheSameGpu) {
   ASSERT_EQ(same.rows.size(), 5u);  // mean, median, max, then the arithmetic and geometric means
   EXPECT_EQ(same.rows[3].best, "arithmetic mean");
   EXPECT_DOUBLE_EQ(*same.rows[4].ratio, 1.0);
-  std::string text;
-  for (const std::string& l : fixture("mamf_finder_real_h200.txt").lines) text += l + "\n";
-  const auto replace = [](std::string s, const std::string& from, const std::string& to) {
-    return s.replace(s.find(from), from.size(), to);
-  };
-  MamfLog fp8 = read_mamf_log(text_lines_from(
-      replace(replace(text, "torch.bfloat16", "torch.float8_e4m3fn"), "95b16759", "11111111"), "fp8.txt"));
+  // The same quick run in fp8 (float8_e4m3fn), recorded on another H200 the next day.
+  const MamfLog fp8 = read_mamf_log(fixture("mamf_finder_real_h200_fp8.txt"));
   EXPECT_EQ(fp8.dtype, "fp8");
+  EXPECT_EQ(fp8.gpu, "NVIDIA H200");
+  EXPECT_EQ(fp8.gpu_uuid, "GPU-d4fa298c-17ff-ce5d-cb0d-e2712dae1122");
+  EXPECT_EQ(fp8.outcome.shapes.size(), 79u);
+  EXPECT_DOUBLE_EQ(fp8.best(MamfOutcome::By::median)->median_tflops, 1382.9);
   EXPECT_THROW(compare_mamf(bf16, fp8, cat), UsageError);
   const MamfComparison forced = compare_mamf(bf16, fp8, cat, true);
   EXPECT_FALSE(forced.same_gpu);
