@@ -67,8 +67,16 @@ void run(Context& ctx, const DecideOptions& o) {
                    report::ratio(r.mamf_bf16)});
   t.table.add_row({"published MAMF fp8", mamf(in.from->mamf_fp8), mamf(in.to->mamf_fp8),
                    report::ratio(r.mamf_fp8)});
-  t.table.add_row({"memory GB", report::figure(in.from->memory_gb), report::figure(in.to->memory_gb),
+  t.table.add_row({"memory GB (datasheet)", report::figure(in.from->memory_gb), report::figure(in.to->memory_gb),
                    report::ratio(r.memory)});
+  // The capacity the memory verdict below uses: one ratio, named as such.
+  const auto usable = [](const Accelerator& a) {
+    return a.capacity_gib() ? fmt::format("{:.0f}", *a.capacity_gib()) : std::string("unknown");
+  };
+  const std::optional<double> usable_ratio = in.from->capacity_gib() && in.to->capacity_gib()
+                                                 ? std::optional<double>(*in.to->capacity_gib() / *in.from->capacity_gib())
+                                                 : std::nullopt;
+  t.table.add_row({"usable memory GiB (the verdict's)", usable(*in.from), usable(*in.to), report::ratio(usable_ratio)});
   t.table.add_row({"bandwidth TB/s", report::figure(in.from->bandwidth_tbps),
                    report::figure(in.to->bandwidth_tbps), report::ratio(r.bandwidth)});
   t.table.add_row({"power W", report::figure(in.from->power_w), report::figure(in.to->power_w),
