@@ -63,8 +63,16 @@ void run(Context& ctx, const ReportOptions& o) {
                                  to_string(detect_log_kind(texts[0])), o.logs.back(), to_string(detect_log_kind(texts.back()))));
   }
   if (detect_log_kind(texts[0]) == LogKind::prediction) {
-    if (texts.size() != 1) throw UsageError("report of predictions takes one file (predict --out)");
-    report::write_report(report::prediction_report(texts[0]), o.out_dir, web());
+    // A second file: the new GPU's measured run, drawn beside the prediction.
+    std::optional<RunLog> measured;
+    if (texts.size() == 2) {
+      if (detect_log_kind(texts[1]) != LogKind::training) {
+        throw UsageError(fmt::format("report PREDICTIONS MEASURED: {} is {}, not a training log of the new GPU",
+                                     o.logs[1], to_string(detect_log_kind(texts[1]))));
+      }
+      measured = read_run_log(texts[1]);
+    }
+    report::write_report(report::prediction_report(texts[0], measured), o.out_dir, web());
     std::printf("report: %s/report.html, %s/report.md (PREDICTED, not measured)\n", o.out_dir.c_str(), o.out_dir.c_str());
     return;
   }

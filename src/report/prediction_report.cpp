@@ -10,17 +10,18 @@
 
 namespace ub::report {
 
-ReportContent prediction_report(const TextLines& t) {
+ReportContent prediction_report(const TextLines& t, const std::optional<RunLog>& measured_new) {
   ReportContent r;
   std::vector<std::string> warnings;
   std::string old_gpu, new_gpu;
   std::optional<double> break_even;
-  Series speed{"PREDICTED speedup", {}}, low{"interval low", {}}, high{"interval high", {}};
-  Series old_ms{"old GPU (measured or carried)", {}}, new_ms{"new GPU (PREDICTED)", {}};
+  Series speed{"PREDICTED speedup", {}}, measured_speed{"measured speedup", {}};
+  Series old_ms{"old GPU (measured or carried)", {}}, new_ms{"new GPU (PREDICTED)", {}}, measured_ms{"new GPU (measured)", {}};
   Series old_usd{"old GPU", {}}, new_usd{"new GPU (PREDICTED)", {}};
   auto& tab = r.body.add("PREDICTED by sequence length");
   tab.table.columns = {{"seqlen"}, {"old GPU ms"}, {"PREDICTED ms"}, {"speedup"}, {"interval"},
                        {"limited by", Align::left}, {"per token", Align::left}};
+  if (measured_new) tab.table.columns.insert(tab.table.columns.end(), {{"measured ms"}, {"predicted / measured"}});
   for_each_record(t, [&](const RecordLine& line) {
     if (line.type != "prediction") return;
     const Fields f(line.json, line.where);
@@ -34,25 +35,45 @@ ReportContent prediction_report(const TextLines& t) {
         line.json["speedup_interval"].size() == 2) {
       lo = line.json["speedup_interval"][0].get<double>(), hi = line.json["speedup_interval"][1].get<double>();
     }
-    tab.table.add_row({seqlen ? std::to_string(*seqlen) : "-", num(old_step, 2), num(step, 2), ratio(sp),
-                       lo && hi ? fmt::format("{:.2f}-{:.2f}x", *lo, *hi) : "-", f.string_or("limiting", "-"),
-                       f.string_or("cost_verdict", "-")});
+    // The new GPU's measured step at this length, once measured.
+    std::optional<double> measured;
+    if (const RunPoint* p = measured_new && seqlen ? measured_new->point(*seqlen) : nullptr; p && !p->steady().empty()) {
+      measured = point_stats(*measured_new, *p).time_ms.median;
+    }
+    std::vector<std::string> row = {seqlen ? std::to_string(*seqlen) : "-", num(old_step, 2), num(step, 2), ratio(sp),
+                                    lo && hi ? fmt::format("{:.2f}-{:.2f}x", *lo, *hi) : "-",
+                                    f.string_or("limiting", "-"), f.string_or("cost_verdict", "-")};
+    if (measured_new) {
+      row.push_back(num(measured, 2));
+      row.push_back(measured && step ? fmt::format("{:.3f}", *step / *measured) : "-");
+    }
+    tab.table.add_row(std::move(row));
     if (!seqlen) return;
     const double x = static_cast<double>(*seqlen);
     old_ms.points.emplace_back(x, old_step);
     if (step) new_ms.points.emplace_back(x, *step);
     if (sp) speed.points.emplace_back(x, *sp);
-    if (lo && hi) low.points.emplace_back(x, *lo), high.points.emplace_back(x, *hi);
+    if (lo && hi) speed.band.push_back({x, *lo, *hi});
+    if (measured) {
+      measured_ms.points.emplace_back(x, *measured);
+      measured_speed.points.emplace_back(x, old_step / *measured);
+    }
     if (const auto u = f.optional_number("usd_per_mtoken_old")) old_usd.points.emplace_back(x, *u);
     if (const auto u = f.optional_number("usd_per_mtoken_new")) new_usd.points.emplace_back(x, *u);
   }, warnings);
   if (tab.table.rows.empty()) throw WorkError(fmt::format("{}: no prediction records", t.path));
   r.title = fmt::format("PREDICTED: {} -> {}, by sequence length", old_gpu, new_gpu);
   r.banner = fmt::format("PREDICTED, NOT MEASURED on the {}: {} (predict's records; docs/predict.md)", new_gpu, t.path);
+  if (measured_new) {
+    r.banner = fmt::format("PREDICTED from {}, beside the {} measured in {}", t.path, new_gpu, measured_new->path);
+    if (measured_ms.points.empty()) warnings.push_back(fmt::format("{}: no length measured that was predicted", measured_new->path));
+  }
   tab.notes = warnings;
-  Chart c_speed{"speedup", "PREDICTED speedup new/old", "sequence length", "speedup (x)", true, {speed, low, high}, {}, {}};
+  std::vector<Series> speeds = {speed}, steps = {old_ms, new_ms};
+  if (!measured_ms.points.empty()) speeds.push_back(measured_speed), steps.push_back(measured_ms);
+  Chart c_speed{"speedup", "PREDICTED speedup new/old (band: its interval)", "sequence length", "speedup (x)", true, speeds, {}, {}};
   if (break_even) c_speed.lines.push_back({fmt::format("break-even {:.2f}x", *break_even), *break_even});
-  Chart c_step{"step", "Step time", "sequence length", "ms", true, {old_ms, new_ms}, {}, {}};
+  Chart c_step{"step", "Step time", "sequence length", "ms", true, steps, {}, {}};
   r.charts = {c_speed, c_step};
   if (!old_usd.points.empty()) {
     r.charts.push_back({"cost", "USD per million tokens", "sequence length", "USD / Mtoken", true, {old_usd, new_usd}, {}, {}});

@@ -489,6 +489,18 @@ TEST(Cli, ReportOfPredictions) {
   EXPECT_NE(md.find("PREDICTED, NOT MEASURED on the b200-sxm"), std::string::npos);
   EXPECT_NE(md.find("[NOT MEASUREMENTS]"), std::string::npos);  // each chart carries it
   EXPECT_NE(md.find("| 8192 |"), std::string::npos);
+  // Beside a measured run of the new GPU: its times on the charts, predicted over measured per length.
+  const std::string beside = dir + "_beside";
+  std::filesystem::remove_all(beside);
+  const Result b = run("report " + records + " " + kFx + "/sweep_b200.log -o " + beside);
+  ASSERT_EQ(b.code, 0) << b.err;
+  const std::string mdb = slurp(beside + "/report.md");
+  EXPECT_NE(mdb.find("predicted / measured"), std::string::npos) << mdb;
+  EXPECT_NE(mdb.find("beside the b200-sxm measured in"), std::string::npos) << mdb;
+  EXPECT_NE(slurp(beside + "/charts/step.svg").find("new GPU (measured)"), std::string::npos);
+  const Result wrong = run("report " + records + " " + kFx + "/attention_b200.log -o " + beside);
+  EXPECT_EQ(wrong.code, 2);
+  EXPECT_NE(wrong.err.find("not a training log of the new GPU"), std::string::npos) << wrong.err;
   std::filesystem::remove(records);
 }
 
