@@ -1,7 +1,11 @@
 # Sourced by the bench scripts: the toolchain and a build of a source tree. Works on any Linux
 # machine with CUDA (nvcc on the PATH or in /usr/local/cuda) and, for the peer scripts, a python3
 # with PyTorch (PYTHON to choose another interpreter).
-#   ub_build SRC BUILD [cmake args...]   configure and build SRC into BUILD (log: BUILD/build.log)
+#   ub_build SRC BUILD [cmake args...]   configure and build SRC into BUILD (log: BUILD/build.log);
+#                                          UB_CMAKE_ARGS adds more (a machine without the SQLite and
+#                                          libpq headers: -DSQLite3_INCLUDE_DIR=... -DSQLite3_LIBRARY=...
+#                                          -DPostgreSQL_INCLUDE_DIR=... -DPostgreSQL_LIBRARY=..., from
+#                                          Debian's .deb files unpacked with dpkg -x)
 #   ub_cudnn_dir, ub_nccl_dir             the directory of PyTorch's cuDNN / NCCL, to run against it
 #   ub_log DIR NAME                        a file under DIR for NAME's output
 set -o pipefail
@@ -17,7 +21,8 @@ ub_build() {
   mkdir -p "$build"
   local gen=()
   command -v ninja > /dev/null && gen=(-G Ninja)
-  if ! { cmake -S "$src" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release "$@" &&
+  # shellcheck disable=SC2086
+  if ! { cmake -S "$src" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release "$@" ${UB_CMAKE_ARGS:-} &&
          cmake --build "$build" -j "$(nproc)"; } > "$build/build.log" 2>&1; then
     tail -40 "$build/build.log"
     echo "build of $src failed (log: $build/build.log)" >&2
