@@ -137,6 +137,10 @@ StoredRun records_run(TextLines&& t) {
   StoredRun run;
   run.format = "upgradebench";
   run.key = fnv1a_hex(t.lines.front());
+  if (!is_context_line(t.lines.front())) {
+    throw WorkError(fmt::format("{}: the run's first line is not a whole context record (damaged): its run cannot "
+                                "be told apart", t.where(0)));
+  }
   const nlohmann::json j = nlohmann::json::parse(t.lines.front());
   const ContextRecord c = read_context(Fields(j, t.where(0)));
   run.command = c.command;
