@@ -158,6 +158,24 @@ TEST(Records, MamfShapeAndAttentionPointRoundTrip) {
   EXPECT_EQ(json(a)["type"], "attention_oom");
 }
 
+TEST(Records, ATimeSummaryOutOfOrderIsRefused) {
+  MamfShape m;
+  m.m = m.n = m.k = 1024, m.ok = true, m.dtype = "bf16", m.median_tflops = 700;
+  m.time = TimeStats{summarize({1.0, 1.1, 1.2, 1.3}), "noise"};
+  json j = m;
+  EXPECT_NO_THROW((void)read_mamf_shape(Fields(j, "t:1")));
+  j["time_ms"]["median"] = 2.0;  // above its maximum: every interval read from it would be upside down
+  try {
+    (void)read_mamf_shape(Fields(j, "mamf.jsonl:9"));
+    FAIL() << "a median above the maximum was read";
+  } catch (const WorkError& e) {
+    EXPECT_NE(std::string(e.what()).find("mamf.jsonl:9: time summary out of order"), std::string::npos) << e.what();
+  }
+  j = m;
+  j["time_ms"]["stddev"] = -0.1;
+  EXPECT_THROW((void)read_mamf_shape(Fields(j, "t:2")), WorkError);
+}
+
 TEST(Records, FieldsNameWhereAndWhat) {
   const json j = {{"seqlen", "8k"}, {"n", -3}};
   const Fields f(j, "file.jsonl:4");

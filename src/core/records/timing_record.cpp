@@ -1,6 +1,12 @@
 // Time statistics and telemetry blocks; see timing_record.hpp.
 #include "core/records/timing_record.hpp"
 
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
 namespace ub {
 
 using nlohmann::json;
@@ -27,6 +33,16 @@ TimeStats read_time_stats(const Fields& f) {
   s.median_low = f.optional_number("median_low").value_or(s.median);
   s.median_high = f.optional_number("median_high").value_or(s.median);
   t.stop = f.string_or("stop", "");
+  // A summary whose order statistics are out of order was not computed from samples: every
+  // interval read from it would be upside down (a median above its maximum).
+  const bool ordered = s.min >= 0 && s.min <= s.median_low && s.median_low <= s.median && s.median <= s.median_high &&
+                       s.median_high <= s.max && s.min <= s.q1 && s.q1 <= s.q3 && s.q3 <= s.max && s.stddev >= 0 &&
+                       std::isfinite(s.max) && std::isfinite(s.mean) && std::isfinite(s.stddev);
+  if (!ordered) {
+    throw WorkError(fmt::format("{}: time summary out of order (min {} <= median_low {} <= median {} <= median_high "
+                                "{} <= max {}, q1 {} <= q3 {}, stddev {} >= 0 must hold)",
+                                f.where(), s.min, s.median_low, s.median, s.median_high, s.max, s.q1, s.q3, s.stddev));
+  }
   return t;
 }
 
