@@ -30,7 +30,7 @@ void run(Context& ctx, const PredictCommand& o) {
     writer = std::make_unique<RecordWriter>(o.out);
     writer->write(make_context("predict", ctx.argv, Fingerprint{},
                                {{"inputs", r.inputs}, {"measured", r.measured}, {"from", run.from->id},
-                                {"to", run.to->id}, {"model", r.model}, {"layers", r.layers},
+                                {"to", run.to->id}, {"model", r.model}, {"layers", r.layers}, {"to_layers", r.to_layers},
                                 {"seqlen", r.seqlens}, {"carry_from", r.carry_from},
                                 {"price_from", or_null(r.price_from)}, {"price_to", or_null(r.price_to)}}));
   }
@@ -60,7 +60,11 @@ void register_predict(CLI::App& app, Context& ctx) {
                   "bench_flash_attn.py lines): measured ratios instead of the catalog's");
   cmd->add_option("--model", o->request.model, "The model (preset or config.json): FLOPs for TFLOPS and MFU, and the "
                                        "attention share of a training log that does not record it");
-  cmd->add_option("--layers", o->request.layers, "Keep only the first N layers of the model");
+  cmd->add_option("--layers", o->request.layers, "The depth the inputs measured (the first N layers of the model), "
+                                                 "where their records do not say it");
+  cmd->add_option("--to-layers", o->request.to_layers,
+                  "Predict at this depth, carried from the measured one by the model's FLOPs and parameters (needs "
+                  "--model); --to the same GPU checks the carrying against a measured run");
   cmd->add_option("--seqlen", o->request.seqlens,
                   "Predict at these lengths (k = 1024), each carried from the measured step nearest to it by the "
                   "model's FLOPs (needs --model); --to the same GPU checks the carrying against a measured curve");

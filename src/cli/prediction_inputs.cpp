@@ -25,8 +25,10 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
   for (const auto& p : {o.price_from, o.price_to}) {
     if (p && !(*p > 0)) throw UsageError("prices must be positive (USD per GPU-hour)");
   }
-  std::optional<ModelShape> model;
-  if (!o.model.empty()) model = ctx.model(o.model, o.layers);
+  std::optional<ModelShape> model, full_model;
+  if (!o.model.empty()) model = ctx.model(o.model, o.layers), full_model = ctx.model(o.model, 0);
+  // The model at the depth a step measured: its records' depth where they say it, else --layers.
+  const auto model_of = [&](const StepInput& s) { return s.layers ? with_layers(*full_model, *s.layers) : *model; };
   std::vector<std::string>& warnings = out.warnings;
   std::vector<StepInput> steps;
   for (const std::string& path : o.inputs) {
@@ -106,14 +108,26 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
       const StepInput& nearest = *std::min_element(measured.begin(), measured.end(), [&](const auto& x, const auto& y) {
         return distance(x) < distance(y);
       });
-      steps.push_back(*nearest.seqlen == target ? nearest : project_to_seqlen(nearest, target, *model, from_rates));
+      steps.push_back(*nearest.seqlen == target ? nearest
+                                                : project_to_seqlen(nearest, target, model_of(nearest), from_rates));
+    }
+  }
+  if (o.to_layers != 0) {
+    if (!model) throw UsageError("--to-layers carries a measured step to another depth by the model's FLOPs: give --model");
+    if (o.to_layers < 0) throw UsageError("--to-layers: must be positive");
+    for (StepInput& s : steps) {
+      if (s.layers && o.layers > 0 && *s.layers != o.layers) {
+        throw UsageError(fmt::format("{} measured {} layers, not the {} of --layers", s.path, *s.layers, o.layers));
+      }
+      if (!s.layers) s.layers = model->layers;
+      if (*s.layers != o.to_layers) s = project_to_layers(s, o.to_layers, *full_model);
     }
   }
   for (StepInput& s : steps) {
     if (model && !s.step_tflop && s.seqlen) {
       FlopOptions fo;
       fo.batch = s.batch;
-      s.step_tflop = step_flops(*model, *s.seqlen, fo).total() / 1e12;
+      s.step_tflop = step_flops(model_of(s), *s.seqlen, fo).total() / 1e12;
     }
     out.predictions.push_back(predict_step(s, from, to, from_rates, to_rates, po));
   }

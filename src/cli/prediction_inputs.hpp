@@ -16,7 +16,8 @@ namespace ub::cli {
 struct PredictionRequest {
   std::vector<std::string> inputs, measured;
   std::string to, from, model, seqlens, carry_from;
-  int64_t layers = 0;
+  int64_t layers = 0;     // the depth the inputs measured, where their records do not say it (0: the model's)
+  int64_t to_layers = 0;  // carry to this depth (0: keep the measured one)
   std::optional<double> price_from, price_to;
 };
 

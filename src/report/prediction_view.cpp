@@ -21,6 +21,9 @@ std::string ratio_interval(std::optional<double> low, std::optional<double> high
   return fmt::format("{:.2f}-{:.2f}x", *low, *high);
 }
 
+// The old GPU's step was not measured as shown: carried to another length or depth.
+bool carried(const Prediction& p) { return p.input.carried_from || p.input.layers_carried_from; }
+
 }  // namespace
 
 Document prediction_document(const std::vector<Prediction>& ps) {
@@ -33,7 +36,7 @@ Document prediction_document(const std::vector<Prediction>& ps) {
                      {"$/Mtok old"},     {"$/Mtok new"},  {"per token", Align::left}, {"fits", Align::left}};
   for (const Prediction& p : ps) {
     s.table.add_row({p.input.seqlen ? std::to_string(*p.input.seqlen) : "-",
-                     p.input.carried_from ? num(p.input.step_ms, 2) + " *" : num(p.input.step_ms, 2), num(p.step_ms, 2),
+                     carried(p) ? num(p.input.step_ms, 2) + " *" : num(p.input.step_ms, 2), num(p.step_ms, 2),
                      interval(p.step_low_ms, p.step_high_ms, 2), ratio(p.speedup),
                      ratio_interval(p.speedup_low, p.speedup_high), num(p.tflops), percent(p.mfu), p.limiting.empty() ? "-" : p.limiting,
                      num(p.usd_per_mtoken_old, 3), num(p.usd_per_mtoken_new, 3),
@@ -41,9 +44,9 @@ Document prediction_document(const std::vector<Prediction>& ps) {
                      !p.fits ? "-" : *p.fits ? fmt::format("yes ({:.1f} of {:.0f} GiB)", *p.input.peak_memory_gib, *p.new_capacity_gib)
                                              : fmt::format("NO ({:.1f} > {:.0f} GiB)", *p.input.peak_memory_gib, *p.new_capacity_gib)});
   }
-  if (std::any_of(ps.begin(), ps.end(), [](const Prediction& p) { return p.input.carried_from.has_value(); })) {
-    s.notes.push_back("* the old GPU's step at that length is itself carried from a measured length by the model's "
-                      "FLOPs (--seqlen): not measured.");
+  if (std::any_of(ps.begin(), ps.end(), carried)) {
+    s.notes.push_back("* the old GPU's step there is itself carried from a measured length (--seqlen) or depth "
+                      "(--to-layers) by the model's FLOPs: not measured.");
   }
   if (first.break_even) {
     s.notes.push_back(fmt::format("Break-even speedup (price ratio new / old): {:.2f}x: above it the {} costs less per "
@@ -52,8 +55,9 @@ Document prediction_document(const std::vector<Prediction>& ps) {
   s.notes.push_back("Every figure in this table is PREDICTED from a measurement on the old GPU; the interval takes every "
                     "bucket at its ratio's low end, and every bucket at its high end (docs/predict.md).");
   for (const Prediction& p : ps) {
-    auto& b = doc.add(fmt::format("PREDICTED buckets: {}{} ({})", p.input.path,
-                                  p.input.seqlen ? fmt::format(", seqlen {}", *p.input.seqlen) : "", p.input.from));
+    auto& b = doc.add(fmt::format("PREDICTED buckets: {}{}{} ({})", p.input.path,
+                                  p.input.seqlen ? fmt::format(", seqlen {}", *p.input.seqlen) : "",
+                                  p.input.layers ? fmt::format(", {} layers", *p.input.layers) : "", p.input.from));
     b.table.columns = {{"bucket", Align::left}, {"work", Align::left}, {"old GPU ms"}, {"ratio"}, {"interval"},
                        {"PREDICTED ms"}, {"ratio from", Align::left}};
     for (const PredictedBucket& x : p.buckets) {

@@ -473,6 +473,33 @@ TEST(Cli, DecomposeReadsBenchDecomposePrintout) {
   EXPECT_NEAR(j[0]["buckets"][0]["share"].get<double>(), 107.4 / 910.0, 1e-12);
 }
 
+// The engine's 2-layer decomposition carried to the whole model: its records say the depth it
+// measured; --layers that contradicts them is refused, and a depth the model does not have too.
+TEST(Cli, PredictCarriesADecompositionToAnotherDepth) {
+  const std::string in = kFx + "/engine_llama_2l_4096.jsonl";
+  const Result two = run("predict --to h200 " + in + " --model llama-3.1-8b --json");
+  ASSERT_EQ(two.code, 0) << two.err;
+  const Result deep = run("predict --to h200 " + in + " --model llama-3.1-8b --to-layers 32 --json");
+  ASSERT_EQ(deep.code, 0) << deep.err;
+  const nlohmann::json a = nlohmann::json::parse(two.out), b = nlohmann::json::parse(deep.out);
+  ASSERT_EQ(a.size(), b.size());
+  ASSERT_FALSE(b.empty());
+  EXPECT_EQ(b[0]["layers"], 32);
+  EXPECT_EQ(b[0]["layers_carried_from"], 2);
+  EXPECT_NE(b[0]["from"].get<std::string>().find("carried from 2 to 32 layers"), std::string::npos);
+  const double ratio = b[0]["old_step_ms"].get<double>() / a[0]["old_step_ms"].get<double>();
+  EXPECT_GT(ratio, 6.0);   // 16 times the layers, less the lm_head, loss and embeddings that do not grow
+  EXPECT_LT(ratio, 16.0);
+  // On the same GPU the prediction is the carried step itself.
+  EXPECT_NEAR(b[0]["step_ms"].get<double>(), b[0]["old_step_ms"].get<double>(), 1e-6 * b[0]["step_ms"].get<double>());
+  const Result text = run("predict --to h200 " + in + " --model llama-3.1-8b --to-layers 32");
+  EXPECT_NE(text.out.find("* the old GPU's step there is itself carried"), std::string::npos) << text.out;
+  expect_error("predict --to h200 " + in + " --to-layers 32", 2, "--to-layers carries a measured step");
+  expect_error("predict --to h200 " + in + " --model llama-3.1-8b --layers 4 --to-layers 32", 2,
+               "measured 2 layers, not the 4 of --layers");
+  expect_error("predict --to h200 " + in + " --model llama-3.1-8b --to-layers 40", 2, "more than the 32 layers");
+}
+
 // predict's records as a report: every page and chart marked PREDICTED, not measured.
 TEST(Cli, ReportOfPredictions) {
   const std::string dir = ::testing::TempDir() + "/cli_report_prediction";

@@ -1,12 +1,16 @@
 // `predict`'s model: the ml-engineering guide's H200 -> B200 decomposition reproduced from its
 // bucket shares and the two GPUs' attention measurements; ratios from measurements over the
 // catalog; N/A for an unknown figure rather than another GPU's; intervals that hold the point;
-// the cost verdict against the break-even; a training log split by its attention share.
+// the cost verdict against the break-even; a training log split by its attention share; a step
+// carried to another length or depth, each bucket by its own work.
 #include "core/predict/prediction.hpp"
 
 #include <gtest/gtest.h>
 
 #include "core/error.hpp"
+#include "core/flops.hpp"
+#include "core/model_shape.hpp"
+#include "core/predict/projection.hpp"
 #include "core/predict/step_inputs.hpp"
 #include "core/readers/decomposition_log.hpp"
 
@@ -119,6 +123,74 @@ TEST(Predict, MeasuredFilesSayWhichGpuAndWhat) {
   const MeasuredFile n = read_measured(fixture("nccl_records_h200x2_plain.jsonl"));
   EXPECT_GT(*n.rates.busbw_gbps, 300);
   EXPECT_THROW(read_measured(fixture("decompose_h200.txt")), UsageError);
+}
+
+// A 4-layer step of the engine's buckets, at 8k tokens.
+StepInput four_layer_step() {
+  StepInput in;
+  in.path = "four.jsonl";
+  in.seqlen = 8192;
+  in.layers = 4;
+  in.buckets = {{"gemm", 60, WorkKind::matmul},      {"attention", 10, WorkKind::attention},
+                {"elementwise", 20, WorkKind::memory}, {"loss", 4, WorkKind::memory},
+                {"optimizer", 6, WorkKind::memory},    {"idle", 1, WorkKind::unscaled}};
+  in.step_ms = 101;
+  in.step_tflop = 1;
+  in.peak_memory_gib = 30;
+  return in;
+}
+
+TEST(Predict, AStepCarriedToAnotherDepthGrowsEachBucketByItsWork) {
+  const ModelShape m = load_model("llama-3.1-8b", std::string(UB_DATA_DIR) + "/models");
+  const StepInput deep = project_to_layers(four_layer_step(), 32, m);
+  const StepFlops a = step_flops(with_layers(m, 4), 8192, {}), b = step_flops(with_layers(m, 32), 8192, {});
+  ASSERT_EQ(deep.buckets.size(), 6u);
+  // GEMMs grow less than the layers (the lm_head does not grow), attention and element-wise as the layers.
+  EXPECT_NEAR(deep.buckets[0].ms, 60 * b.dense / a.dense, 1e-9);
+  EXPECT_LT(deep.buckets[0].ms, 60 * 8.0);
+  EXPECT_GT(deep.buckets[0].ms, 60 * 5.0);
+  EXPECT_NEAR(deep.buckets[1].ms, 80, 1e-9);
+  EXPECT_NEAR(deep.buckets[2].ms, 160, 1e-9);
+  EXPECT_NEAR(deep.buckets[3].ms, 4, 1e-12);  // the loss: one per step at any depth
+  // The optimizer by the parameters: the embeddings and the lm_head do not grow.
+  const double params = static_cast<double>(with_layers(m, 32).parameter_count()) /
+                        static_cast<double>(with_layers(m, 4).parameter_count());
+  EXPECT_NEAR(deep.buckets[4].ms, 6 * params, 1e-9);
+  EXPECT_LT(params, 8.0);
+  EXPECT_NEAR(deep.buckets[5].ms, 1, 1e-12);
+  double sum = 0;
+  for (const auto& x : deep.buckets) sum += x.ms;
+  EXPECT_NEAR(deep.step_ms, sum, 1e-9);
+  EXPECT_EQ(deep.layers, 32);
+  EXPECT_EQ(deep.layers_carried_from, 4);
+  EXPECT_NEAR(*deep.step_tflop, b.total() / 1e12, 1e-9);
+  EXPECT_FALSE(deep.peak_memory_gib.has_value());
+  EXPECT_NE(deep.from.find("carried from 4 to 32 layers"), std::string::npos);
+  // And back: the same step.
+  const StepInput back = project_to_layers(deep, 4, m);
+  EXPECT_NEAR(back.step_ms, 101, 1e-9);
+  EXPECT_EQ(back.layers_carried_from, 4);
+
+  StepInput unknown = four_layer_step();
+  unknown.layers.reset();
+  EXPECT_THROW((void)project_to_layers(unknown, 32, m), UsageError);
+  EXPECT_THROW((void)project_to_layers(four_layer_step(), 33, m), UsageError);  // deeper than the model
+}
+
+TEST(Predict, AStepCarriedToAnotherLengthGrowsEachBucketByItsWork) {
+  const ModelShape m = with_layers(load_model("llama-3.1-8b", std::string(UB_DATA_DIR) + "/models"), 4);
+  const StepInput longer = project_to_seqlen(four_layer_step(), 16384, m, {});
+  const StepFlops a = step_flops(m, 8192, {}), b = step_flops(m, 16384, {});
+  EXPECT_NEAR(longer.buckets[0].ms, 60 * b.dense / a.dense, 1e-9);
+  EXPECT_NEAR(longer.buckets[1].ms, 10 * b.attention / a.attention, 1e-9);
+  EXPECT_GT(longer.buckets[1].ms, 39);  // causal attention: about 4x for twice the tokens
+  EXPECT_NEAR(longer.buckets[2].ms, 40, 1e-9);
+  EXPECT_NEAR(longer.buckets[4].ms, 6, 1e-12);  // the optimizer does not see the tokens
+  EXPECT_EQ(longer.carried_from, 8192);
+  EXPECT_EQ(longer.seqlen, 16384);
+  StepInput unknown = four_layer_step();
+  unknown.seqlen.reset();
+  EXPECT_THROW((void)project_to_seqlen(unknown, 4096, m, {}), UsageError);
 }
 
 }  // namespace

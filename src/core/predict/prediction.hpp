@@ -49,6 +49,8 @@ struct StepInput {
   std::string old_gpu;     // as the input names it
   std::optional<int64_t> seqlen;
   std::optional<int64_t> carried_from;  // the measured length this step was carried from (then it is predicted too)
+  std::optional<int64_t> layers;        // the model's depth in the step, where the input says it
+  std::optional<int64_t> layers_carried_from;  // the measured depth this step was carried from
   int64_t batch = 1;
   double step_ms = 0;
   struct Bucket {

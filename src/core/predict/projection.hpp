@@ -1,4 +1,4 @@
-// A measured step carried to another sequence length of the same model on the same GPU, before
+// A measured step carried to another sequence length or depth of the same model on the same GPU, before
 // `predict` scales it to another GPU: each bucket times the growth of its work (GEMMs by the dense
 // FLOPs, attention by the attention FLOPs, element-wise work and the loss by the tokens, the
 // optimizer and exposed communication by the parameters: unchanged, idle unchanged), and the
@@ -18,5 +18,12 @@ namespace ub {
 // `in` at `seqlen` tokens. UsageError when `in` has no sequence length.
 StepInput project_to_seqlen(const StepInput& in, int64_t seqlen, const ModelShape& model,
                             const MeasuredRates& measured_on_its_gpu);
+
+// `in` (measured at `in.layers` layers of `model`) at `layers` layers, the sequence length kept:
+// GEMMs by the dense FLOPs (the lm_head's share does not grow with depth), attention by the
+// attention FLOPs, element-wise work by the layers, the optimizer and exposed communication by
+// the parameters (the embeddings do not grow), the loss, memory copies and idle unchanged.
+// UsageError when `in` has no depth or sequence length, or `layers` is beyond the model's.
+StepInput project_to_layers(const StepInput& in, int64_t layers, const ModelShape& model);
 
 }  // namespace ub

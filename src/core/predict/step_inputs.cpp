@@ -83,7 +83,7 @@ std::vector<StepInput> steps_from_decompositions(const TextLines& t) {
   }
   std::vector<std::string> warnings;
   // Records written before decompositions carried their length: the run's context says it.
-  std::optional<int64_t> context_seqlen, context_batch;
+  std::optional<int64_t> context_seqlen, context_batch, context_layers;
   for_each_record(t, [&](const RecordLine& r) {
     if (r.type == "context" && r.json.contains("config") && r.json["config"].is_object()) {
       const nlohmann::json& c = r.json["config"];
@@ -98,10 +98,12 @@ std::vector<StepInput> steps_from_decompositions(const TextLines& t) {
       };
       if (c.contains("seqlen")) context_seqlen = count(c["seqlen"]);
       if (c.contains("batch")) context_batch = count(c["batch"]);
+      if (c.contains("layers")) context_layers = count(c["layers"]);
     } else if (r.type == "decomposition") {
       StepInput in = from_record(read_decomposition_record(Fields(r.json, r.where)), t.path);
       if (!in.seqlen) in.seqlen = context_seqlen;
       if (!r.json.contains("batch") && context_batch) in.batch = *context_batch;
+      in.layers = context_layers;
       out.push_back(std::move(in));
     }
   }, warnings);
