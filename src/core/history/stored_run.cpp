@@ -22,8 +22,6 @@
 
 namespace ub {
 
-namespace {
-
 bool is_context_line(const std::string& line) {
   if (line.find("\"context\"") == std::string::npos) return false;  // cheap test first
   try {
@@ -33,6 +31,8 @@ bool is_context_line(const std::string& line) {
     return false;
   }
 }
+
+namespace {
 
 void append(std::vector<MetricPoint>& to, std::vector<MetricPoint> from) {
   to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));

@@ -42,8 +42,11 @@ struct StoredRun {
 std::vector<StoredRun> runs_of_file(TextLines t);
 
 // One run of our records from its lines so far (the context record first): what `--db` stores
-// after each record a measuring command writes. `name` stands for the file in messages.
+// as a measuring command writes its records. `name` stands for the file in messages.
 StoredRun run_of_records(const std::vector<std::string>& lines, const std::string& name);
+
+// Whether `line` is a whole context record (one that parses): the line a run of records starts with.
+bool is_context_line(const std::string& line);
 
 // 64-bit FNV-1a of `text` as 16 hex digits: a stable key, the same on every machine.
 std::string fnv1a_hex(const std::string& text);
