@@ -24,14 +24,8 @@ struct MemfitOptions {
 
 void run(Context& ctx, const MemfitOptions& o) {
   const RunLog log = read_run_log(o.path);
-  std::vector<std::pair<double, double>> pts;
-  for (const RunPoint& p : log.points) {
-    if (p.status != PointStatus::ok) continue;
-    const PointStats st = point_stats(log, p);
-    if (st.peak_mem_gib) pts.emplace_back(static_cast<double>(p.seqlen) * static_cast<double>(log.batch), *st.peak_mem_gib);
-  }
-  const MemoryFit fit = fit_memory(pts);
-  // Capacity: --capacity-gib, else the --for GPU's, else the log's GPU's (budget, else usable).
+  const MemoryFit fit = fit_memory(memory_points(log));
+  // Capacity: --capacity-gib, else the --for GPU's, else the log's GPU's (the catalog's rule).
   std::optional<double> capacity = parse_optional_positive(o.capacity, "--capacity-gib");
   std::string capacity_from = "--capacity-gib";
   if (!capacity) {

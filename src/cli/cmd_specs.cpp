@@ -71,8 +71,9 @@ void details(const Catalog& cat, const SpecsOptions& o) {
     if (a.mamf_fp8) row("MAMF fp8 TFLOPS @ " + a.mamf_fp8->shape, a.mamf_fp8->tflops);
     row(fmt::format("memory GB ({})", a.memory_type.empty() ? "type unknown" : a.memory_type),
         a.memory_gb);
-    row("usable GiB (device total)", a.usable_gib);
-    row("budget GiB (for memory fits)", a.budget_gib);
+    row("device total GiB (driver)", a.device_total_gib);
+    b.table.add_row({"usable GiB (for memory fits)", a.capacity_gib() ? report::num(*a.capacity_gib(), 1) : "unknown",
+                     "rule: " + a.capacity_basis()});
     row("bandwidth TB/s", a.bandwidth_tbps);
     row("power W", a.power_w);
     row("max SM clock MHz", a.max_sm_clock_mhz);
@@ -84,8 +85,10 @@ void details(const Catalog& cat, const SpecsOptions& o) {
     std::set<std::string> used;
     for (const auto& r : b.table.rows) {
       const std::string s = r[2].substr(0, r[2].find(':'));
-      if (!s.empty()) used.insert(s);
+      if (!s.empty() && s != "rule") used.insert(s);
     }
+    b.notes.push_back("usable GiB: one rule for every accelerator (src/core/catalog.hpp): the driver's total, or the "
+                      "datasheet capacity as GiB, less the CUDA context and a 7% allocator reserve");
     for (const std::string& s : used) b.notes.push_back(fmt::format("[{}] {}", s, cat.source_text(s)));
     j.push_back(accelerator_json(a));
   }

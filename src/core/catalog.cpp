@@ -82,10 +82,29 @@ std::string normalise(std::string_view s) { return to_lower(trim(s)); }
 
 }  // namespace
 
-std::optional<double> Accelerator::capacity_gib() const {
-  if (budget_gib.known()) return budget_gib.value;
-  if (usable_gib.known()) return usable_gib.value;
+namespace {
+
+// The total the capacity rule starts from, and whether it was read off the device.
+std::optional<std::pair<double, bool>> device_total(const Accelerator& a) {
+  if (a.device_total_gib.known()) return std::pair{a.device_total_gib.value, true};
+  if (a.memory_gb.known()) return std::pair{a.memory_gb.value, false};
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<double> Accelerator::capacity_gib() const {
+  const auto total = device_total(*this);
+  if (!total) return std::nullopt;
+  return total->first - kCudaContextGib - kAllocatorReserve * total->first;
+}
+
+std::string Accelerator::capacity_basis() const {
+  const auto total = device_total(*this);
+  if (!total) return "no capacity figure";
+  return fmt::format("{:.1f} GiB {} - {:.2f} GiB context - {:.0f}% allocator reserve = {:.1f} GiB", total->first,
+                     total->second ? "reported by the driver" : "(datasheet capacity as GiB)", kCudaContextGib,
+                     100 * kAllocatorReserve, *capacity_gib());
 }
 
 Catalog Catalog::load(const std::filesystem::path& file) {
@@ -125,8 +144,7 @@ Catalog Catalog::parse(const std::string& text, const std::filesystem::path& fil
       }
       a.memory_gb = optional_figure(e, "memory_gb", src, where);
       a.memory_type = e.value("memory_type", "");
-      a.usable_gib = optional_figure(e, "usable_gib", src, where);
-      a.budget_gib = optional_figure(e, "budget_gib", src, where);
+      a.device_total_gib = optional_figure(e, "device_total_gib", src, where);
       a.bandwidth_tbps = optional_figure(e, "bandwidth_tbps", src, where);
       a.power_w = optional_figure(e, "power_w", src, where);
       a.max_sm_clock_mhz = optional_figure(e, "max_sm_clock_mhz", src, where);
@@ -152,8 +170,7 @@ Catalog Catalog::parse(const std::string& text, const std::filesystem::path& fil
       if (*m) check((*m)->tflops, "mamf");
     }
     check(a.memory_gb, "memory_gb");
-    check(a.usable_gib, "usable_gib");
-    check(a.budget_gib, "budget_gib");
+    check(a.device_total_gib, "device_total_gib");
     check(a.bandwidth_tbps, "bandwidth_tbps");
     check(a.power_w, "power_w");
     check(a.max_sm_clock_mhz, "max_sm_clock_mhz");

@@ -30,15 +30,26 @@ struct Accelerator {
   std::map<Dtype, Figure> peak_tflops;  // every Dtype present
   Figure memory_gb;                     // marketing capacity
   std::string memory_type;
-  Figure usable_gib;  // what the device reports as total memory
-  Figure budget_gib;  // a working budget for memory fits (allocator overhead left out)
+  Figure device_total_gib;  // the total memory the driver reports (nvidia-smi), where it was read
   Figure bandwidth_tbps, power_w, max_sm_clock_mhz, last_level_cache_mib, interconnect_gbps;
   std::optional<PublishedMamf> mamf_bf16, mamf_fp8;
 
   const Figure& peak(Dtype d) const { return peak_tflops.at(d); }
-  // Capacity for memory fits: the budget, else the device-reported total, else unknown.
+  // The memory a training step can use, by the rule below; unknown without a capacity figure.
   std::optional<double> capacity_gib() const;
+  // The rule applied to this accelerator, in words ("140.4 GiB reported - 0.53 GiB - 7% = 130.0").
+  std::string capacity_basis() const;
 };
+
+// Usable capacity, one rule for every accelerator: the total the driver reports (read where it
+// was measured; else the datasheet capacity taken as GiB, which the H200's matches to 0.4%: 141
+// "GB" on the datasheet, 143771 MiB = 140.4 GiB from nvidia-smi), minus the CUDA context and the
+// libraries' handles (0.53 GiB: on the H200 the device's own count beyond everything our training
+// step holds, data/examples' sweep), minus 7% of the total kept back for the allocator's reserve
+// against fragmentation (the ml-engineering guide budgets 130 GiB of the H200's 140.4:
+// (140.4 - 0.53 - 130) / 140.4 = 7.0%).
+inline constexpr double kCudaContextGib = 0.53;
+inline constexpr double kAllocatorReserve = 0.07;
 
 class Catalog {
  public:

@@ -58,4 +58,15 @@ PointStats point_stats(const RunLog& run, const RunPoint& p) {
   return s;
 }
 
+std::vector<std::pair<double, double>> memory_points(const RunLog& run) {
+  std::vector<std::pair<double, double>> pts;
+  for (const RunPoint& p : run.points) {
+    if (p.status != PointStatus::ok || p.steady().empty()) continue;
+    if (const auto gib = point_stats(run, p).peak_mem_gib) {
+      pts.emplace_back(static_cast<double>(p.seqlen) * static_cast<double>(run.batch), *gib);
+    }
+  }
+  return pts;
+}
+
 }  // namespace ub

@@ -64,4 +64,7 @@ struct PointStats {
 };
 PointStats point_stats(const RunLog& run, const RunPoint& p);
 
+// (tokens, peak GiB) of every point that ran and recorded its peak memory: what a memory fit reads.
+std::vector<std::pair<double, double>> memory_points(const RunLog& run);
+
 }  // namespace ub

@@ -46,20 +46,9 @@ void append(Document& to, const Document& from) {
   for (const Block& b : from.blocks) to.blocks.push_back(b);
 }
 
-// A run's (tokens, peak GiB) points: what memfit fits.
-std::vector<std::pair<double, double>> memory_points(const RunLog& run) {
-  std::vector<std::pair<double, double>> out;
-  for (const RunPoint& p : run.points) {
-    if (p.status != PointStatus::ok || p.steady().empty()) continue;
-    if (const auto gib = point_stats(run, p).peak_mem_gib) out.emplace_back(static_cast<double>(p.seqlen) * static_cast<double>(run.batch), *gib);
-  }
-  return out;
-}
-
-// The usable budget where the catalog has one; else the marketing capacity (an upper bound).
+// The usable capacity by the catalog's rule (src/core/catalog.hpp), and what it rests on.
 std::pair<std::optional<double>, std::string> capacity_of(const Accelerator& a) {
-  if (const auto cap = a.capacity_gib()) return {cap, "usable"};
-  if (a.memory_gb.known()) return {a.memory_gb.value * 1e9 / (1024.0 * 1024 * 1024), "marketing GB (upper bound)"};
+  if (const auto cap = a.capacity_gib()) return {cap, a.device_total_gib.known() ? "usable (driver total)" : "usable (datasheet)"};
   return {std::nullopt, ""};
 }
 
@@ -267,13 +256,7 @@ ReportContent single_run_report(const RunLog& run, const Catalog& catalog, const
                                   fit.slope_gib_per_token, fit.r2, fit.points));
     f.table.columns = {{"GPU", Align::left}, {"capacity GiB"}, {"basis", Align::left}, {"longest sequence"}};
     for (const Accelerator& a : catalog.all()) {
-      // The usable budget where the catalog has one; else the marketing capacity (an upper bound).
-      std::optional<double> cap = a.capacity_gib();
-      std::string basis = "usable";
-      if (!cap && a.memory_gb.known()) {
-        cap = a.memory_gb.value * 1e9 / (1024.0 * 1024 * 1024);
-        basis = "marketing GB (upper bound)";
-      }
+      const auto [cap, basis] = capacity_of(a);
       if (!cap) continue;
       const auto s = fit.max_seqlen(*cap, run.batch);
       f.table.add_row({a.id, num(*cap), basis, s ? fmt::format("{}", *s) : "no limit"});

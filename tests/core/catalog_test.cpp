@@ -73,12 +73,33 @@ TEST(Catalog, EveryReferenceAcceleratorIsThereWithSources) {
 
 TEST(Catalog, FiguresWithTheirOwnSource) {
   const Accelerator& h200 = catalog().find("h200-sxm");
-  EXPECT_DOUBLE_EQ(h200.usable_gib.value, 140.4);
-  EXPECT_EQ(h200.usable_gib.source, "h200-here");
-  EXPECT_EQ(h200.capacity_gib(), 130.0);  // the budget wins over the device total
+  EXPECT_DOUBLE_EQ(h200.device_total_gib.value, 140.4);
+  EXPECT_EQ(h200.device_total_gib.source, "h200-here");
   ASSERT_TRUE(h200.mamf_fp8);
   EXPECT_DOUBLE_EQ(h200.mamf_fp8->tflops.value, 1453.4);
   EXPECT_EQ(h200.mamf_fp8->shape, "1280x4096x12032");
+}
+
+// One capacity rule for every accelerator: the driver's total where it was read (the H200),
+// else the datasheet capacity as GiB; less the CUDA context and a 7% reserve. The H200 comes out
+// at the ml-engineering guide's 130 GiB budget, the rule it was calibrated on; the B200 by the
+// same rule; a GPU without a capacity figure has none.
+TEST(Catalog, UsableCapacityFollowsOneRuleForEveryGpu) {
+  const Accelerator& h200 = catalog().find("h200-sxm");
+  EXPECT_NEAR(*h200.capacity_gib(), 130.0, 0.05);
+  const Accelerator& b200 = catalog().find("b200-sxm");
+  EXPECT_FALSE(b200.device_total_gib.known());
+  EXPECT_NEAR(*b200.capacity_gib(), 180 - kCudaContextGib - kAllocatorReserve * 180, 1e-9);
+  EXPECT_NE(b200.capacity_basis().find("datasheet"), std::string::npos);
+  EXPECT_NE(h200.capacity_basis().find("reported by the driver"), std::string::npos);
+  for (const Accelerator& a : catalog().all()) {
+    if (!a.memory_gb.known() && !a.device_total_gib.known()) {
+      EXPECT_FALSE(a.capacity_gib()) << a.id;
+      continue;
+    }
+    const double total = a.device_total_gib.known() ? a.device_total_gib.value : a.memory_gb.value;
+    EXPECT_NEAR(*a.capacity_gib(), total * (1 - kAllocatorReserve) - kCudaContextGib, 1e-9) << a.id;
+  }
 }
 
 class CatalogFile : public ::testing::Test {
