@@ -14,7 +14,7 @@ namespace ub {
 LlamaLayout llama_layout(const ModelShape& m) {
   LlamaLayout l;
   auto add = [&](std::string name, int64_t rows, int64_t cols, bool norm) {
-    ParamTensor t{std::move(name), rows, cols, l.total, norm};
+    ParamTensor t{std::move(name), rows, cols, l.total, norm, l.total};
     l.total += (t.count() + kParamAlign - 1) / kParamAlign * kParamAlign;
     l.tensors.push_back(std::move(t));
     return l.tensors.size() - 1;
@@ -44,7 +44,7 @@ float llama_init_value(const LlamaLayout& layout, uint64_t seed, size_t i) {
   if (it == layout.tensors.begin()) return 0;
   const ParamTensor& t = *std::prev(it);
   if (i >= t.offset + t.count()) return 0;  // padding
-  return t.is_norm ? 1.0f : normal_at(seed, i) * static_cast<float>(kInitStd);
+  return t.is_norm ? 1.0f : normal_at(seed, t.init_index + (i - t.offset)) * static_cast<float>(kInitStd);
 }
 
 std::vector<float> llama_init_parameters(const LlamaLayout& layout, uint64_t seed) {
@@ -52,7 +52,7 @@ std::vector<float> llama_init_parameters(const LlamaLayout& layout, uint64_t see
   for (const ParamTensor& t : layout.tensors) {
     for (size_t j = 0; j < t.count(); ++j) {
       const size_t i = t.offset + j;
-      p[i] = t.is_norm ? 1.0f : normal_at(seed, i) * static_cast<float>(kInitStd);
+      p[i] = t.is_norm ? 1.0f : normal_at(seed, t.init_index + j) * static_cast<float>(kInitStd);
     }
   }
   return p;
@@ -60,10 +60,12 @@ std::vector<float> llama_init_parameters(const LlamaLayout& layout, uint64_t see
 
 int64_t synthetic_token_bound(int64_t vocab) { return vocab > 512 ? vocab - 256 : vocab; }
 
-std::vector<int32_t> synthetic_tokens(uint64_t seed, int64_t batch, int64_t seqlen, int64_t vocab) {
+std::vector<int32_t> synthetic_tokens(uint64_t seed, int64_t batch, int64_t seqlen, int64_t vocab,
+                                      int64_t first_sequence) {
   const auto bound = static_cast<uint64_t>(synthetic_token_bound(vocab));
+  const auto first = static_cast<uint64_t>(first_sequence * seqlen);
   std::vector<int32_t> t(static_cast<size_t>(batch * seqlen));
-  for (size_t i = 0; i < t.size(); ++i) t[i] = static_cast<int32_t>(random_bits(seed, i) % bound);
+  for (size_t i = 0; i < t.size(); ++i) t[i] = static_cast<int32_t>(random_bits(seed, first + i) % bound);
   return t;
 }
 
@@ -91,6 +93,23 @@ void check_training_step(const ModelShape& m, int64_t batch, int64_t seqlen, int
   if (batch < 1 || batch > 4096) throw UsageError(fmt::format("train: --batch {} is out of range (1..4096)", batch));
   if (loss_chunk < 0 || loss_chunk > (int64_t{1} << 24)) {
     throw UsageError(fmt::format("train: --loss-chunk {} is out of range (0..16M tokens; 0: no chunks)", loss_chunk));
+  }
+}
+
+void check_step_options(int zero, bool offload_optimizer, bool master_weights, bool checkpointing, bool selective,
+                        int64_t mlp_tile) {
+  if (zero < 0 || zero > 3) throw UsageError(fmt::format("train: --zero {} is not a ZeRO stage (0, 1, 2 or 3)", zero));
+  if (offload_optimizer && !master_weights) {
+    throw UsageError("train: --offload-optimizer keeps fp32 master weights and AdamW state in host memory "
+                     "(DeepSpeed's CPU Adam): it does not go with --precision bf16");
+  }
+  if (offload_optimizer && zero == 0) {
+    throw UsageError("train: --offload-optimizer moves this rank's shard of the optimizer to host memory: give "
+                     "--zero 1, 2 or 3");
+  }
+  if (selective && !checkpointing) throw UsageError("train: --selective-checkpointing is a kind of --checkpointing: give both");
+  if (mlp_tile < 0 || mlp_tile > (int64_t{1} << 24)) {
+    throw UsageError(fmt::format("train: --mlp-tile {} is out of range (0..16M tokens; 0: no tiles)", mlp_tile));
   }
 }
 

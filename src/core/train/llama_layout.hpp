@@ -26,6 +26,9 @@ struct ParamTensor {
   int64_t rows = 0, cols = 0;  // cols = 1 for a norm weight vector
   size_t offset = 0;           // elements from the start of the flat buffer
   bool is_norm = false;
+  // The tensor's offset in llama_layout(m): initial values are drawn by this index, so a layout
+  // padded for sharding (core/train/shard_plan.hpp) starts from the same weights.
+  size_t init_index = 0;
   size_t count() const { return static_cast<size_t>(rows * cols); }
 };
 
@@ -55,7 +58,11 @@ std::vector<float> llama_init_parameters(const LlamaLayout& layout, uint64_t see
 
 // Synthetic token ids for batch x seqlen: uniform below vocab - 256 as benchmark.py draws them (below vocab for a vocabulary of 512 or fewer, where that would leave too few).
 int64_t synthetic_token_bound(int64_t vocab);
-std::vector<int32_t> synthetic_tokens(uint64_t seed, int64_t batch, int64_t seqlen, int64_t vocab);
+// Sequences [first_sequence, first_sequence + batch) of one stream: the sequences of rank r of a
+// data-parallel job are the next `batch` after those of the ranks before it, so the job's ranks
+// together train exactly what one GPU trains with the whole batch.
+std::vector<int32_t> synthetic_tokens(uint64_t seed, int64_t batch, int64_t seqlen, int64_t vocab,
+                                      int64_t first_sequence = 0);
 
 // Throws UsageError when the engine cannot run this shape (odd head_dim, heads not divisible by
 // kv_heads, ...), naming the model.
@@ -65,5 +72,11 @@ void check_trainable(const ModelShape& m);
 // the batch (1..4096), the sequence length (2..16M) or the loss chunk (0..16M tokens). The one
 // check of a step's configuration, for the command line and the engine alike.
 void check_training_step(const ModelShape& m, int64_t batch, int64_t seqlen, int64_t loss_chunk);
+
+// Throws UsageError for options of the step that do not go together: a ZeRO stage outside 0..3,
+// an offloaded optimizer without fp32 master weights or without a ZeRO stage to shard it,
+// selective checkpointing without checkpointing, an MLP tile below zero or beyond 16M tokens.
+void check_step_options(int zero, bool offload_optimizer, bool master_weights, bool checkpointing, bool selective,
+                        int64_t mlp_tile);
 
 }  // namespace ub

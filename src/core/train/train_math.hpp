@@ -13,9 +13,9 @@
 
 #include "core/train/host_device.hpp"
 
+#include <cmath>
 #if !defined(__CUDACC__)
 #include <algorithm>
-#include <cmath>
 #endif
 
 namespace ub {
@@ -89,6 +89,18 @@ UB_HD T clip_coefficient(T grad_norm, T max_norm) {
   if (!(max_norm > T(0))) return T(1);
   const T c = max_norm / (grad_norm + T(1e-6));
   return c < T(1) ? c : T(1);
+}
+
+// The scalars of one AdamW step t (1-based), the same for every element: written once for the
+// GPU kernel and the CPU optimizer (offload).
+struct AdamWScalars {
+  float lr, beta1, beta2, eps, wd, bias1, bias2, max_norm;
+};
+inline AdamWScalars adamw_scalars(const AdamWParams& p, long long step) {
+  const double t = static_cast<double>(step);
+  return {static_cast<float>(p.lr), static_cast<float>(p.beta1), static_cast<float>(p.beta2), static_cast<float>(p.eps),
+          static_cast<float>(p.weight_decay), static_cast<float>(1 - std::pow(p.beta1, t)),
+          static_cast<float>(1 - std::pow(p.beta2, t)), static_cast<float>(p.max_grad_norm)};
 }
 
 // One AdamW update of one element at step t (1-based); p, m, v updated in place.
