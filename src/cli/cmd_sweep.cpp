@@ -21,11 +21,13 @@
 #include "cli/output.hpp"
 #include "cli/run_inputs.hpp"
 #include "core/error.hpp"
+#include "core/memfit.hpp"
 #include "core/readers/read_run.hpp"
 #include "core/records/record_file.hpp"
 #include "core/records/train_records.hpp"
 #include "core/run_log.hpp"
 #include "core/sweep_plan.hpp"
+#include "core/train/llama_layout.hpp"
 #include "report/format.hpp"
 
 extern char** environ;
@@ -42,7 +44,11 @@ struct SweepOptions {
   std::string seqlens = "8k,16k,32k";
   int steps = 5, warmup = 2;
   std::string precision = "master", loss_chunk = "0";
-  bool checkpointing = false, no_autotune = false, breakdown = false;
+  bool checkpointing = false, selective = false, no_autotune = false, breakdown = false;
+  std::string mlp_tile = "0";
+  int zero = 0;
+  bool offload_optimizer = false;
+  std::string bucket = "0", gpus;
   bool resume = false, find_max = false;
   std::string granularity = "1k", ceiling = "4M";
   int device = 0;
@@ -62,6 +68,24 @@ std::string unreadable_point(const std::string& out, int64_t seqlen) {
   }
 }
 
+// memfit's longest length on the run's GPU from the lengths measured so far (a least-squares
+// line of peak memory against tokens, the catalog's usable capacity); none without two measured
+// lengths, a GPU the catalog knows, or memory that grows.
+std::optional<int64_t> predicted_longest(Context& ctx, const std::string& out) {
+  if (!std::filesystem::exists(out)) return std::nullopt;  // nothing measured yet
+  try {
+    const RunLog log = read_run_log(read_text_lines(out), WarmupOnly::leave_out);
+    const auto pts = memory_points(log);
+    if (pts.size() < 2) return std::nullopt;
+    const Accelerator* gpu = ctx.catalog().try_find(log.gpu);
+    const std::optional<double> capacity = gpu ? gpu->capacity_gib() : std::nullopt;
+    if (!capacity) return std::nullopt;
+    return fit_memory(pts).max_seqlen(*capacity, log.batch);
+  } catch (const std::exception&) {
+    return std::nullopt;  // no fit (fewer than two lengths, a file with no run): bisect without one
+  }
+}
+
 // Runs `train` for one length; returns its exit code (130: interrupted).
 int run_point(const SweepOptions& o, int64_t seqlen, const std::string& out, const std::string& db) {
   // This very binary (argv[0] its real path, so the child's context record names it).
@@ -73,6 +97,12 @@ int run_point(const SweepOptions& o, int64_t seqlen, const std::string& out, con
                                    "--precision", o.precision, "--loss-chunk", o.loss_chunk,
                                    "--device", std::to_string(o.device), "--out", out};
   if (o.checkpointing) args.push_back("--checkpointing");
+  if (o.selective) args.push_back("--selective-checkpointing");
+  if (o.mlp_tile != "0") args.insert(args.end(), {"--mlp-tile", o.mlp_tile});
+  if (o.zero) args.insert(args.end(), {"--zero", std::to_string(o.zero)});
+  if (o.offload_optimizer) args.push_back("--offload-optimizer");
+  if (o.bucket != "0") args.insert(args.end(), {"--bucket", o.bucket});
+  if (!o.gpus.empty()) args.insert(args.end(), {"--gpus", o.gpus});
   if (o.no_autotune) args.push_back("--no-autotune");
   if (o.breakdown) args.push_back("--breakdown");
   if (!db.empty()) args.insert(args.end(), {"--db", db});  // each length's run goes in as it is measured
@@ -108,7 +138,9 @@ void run(Context& ctx, const SweepOptions& o) {
   std::vector<int64_t> lengths = parse_size_list(o.seqlens, "--seqlens");
   const int64_t granularity = parse_size(o.granularity, "--find-max-granularity");
   const int64_t ceiling = parse_size(o.ceiling, "--find-max-ceiling");
-  (void)parse_master_weights(o.precision);
+  check_step_options(o.zero, o.offload_optimizer, parse_master_weights(o.precision), o.checkpointing || o.selective,
+                     o.selective, o.mlp_tile == "0" ? 0 : parse_size(o.mlp_tile, "--mlp-tile"));
+  if (o.bucket != "0") (void)parse_size(o.bucket, "--bucket");
   if (o.resume && o.out.empty()) throw UsageError("--resume needs --out: the records file to continue");
   const std::string out = o.out.empty() ? fmt::format("upgradebench-sweep-{}.jsonl", utc_now_compact()) : o.out;
   const std::atomic<bool>& interrupted = install_interrupt_handler();
@@ -120,8 +152,11 @@ void run(Context& ctx, const SweepOptions& o) {
                                      {"layers", m.layers},
                                      {"batch", o.batch},
                                      {"master_weights", parse_master_weights(o.precision)},
-                                     {"activation_checkpointing", o.checkpointing},
-                                     {"loss_chunk", o.loss_chunk == "0" ? 0 : parse_size(o.loss_chunk, "--loss-chunk")}};
+                                     {"activation_checkpointing", o.checkpointing || o.selective},
+                                     {"loss_chunk", o.loss_chunk == "0" ? 0 : parse_size(o.loss_chunk, "--loss-chunk")},
+                                     {"mlp_tile", o.mlp_tile == "0" ? 0 : parse_size(o.mlp_tile, "--mlp-tile")},
+                                     {"zero_stage", o.zero},
+                                     {"offload_optimizer", o.offload_optimizer}};
     if (const std::string why = resume_mismatch(out, expected); !why.empty()) {
       throw UsageError(fmt::format("--resume: {} holds another workload ({}): resume with the same options, or "
                                    "write to another --out", out, why));
@@ -156,6 +191,11 @@ void run(Context& ctx, const SweepOptions& o) {
     for (const auto& [s, outcome] : done) {
       if (outcome == PointOutcome::measured) search.fits(s);
       if (outcome == PointOutcome::oom) search.does_not_fit(s);
+    }
+    if (const auto aim = predicted_longest(ctx, out)) {
+      std::fprintf(stderr, "find-max: the memory fit of the measured lengths predicts %lld tokens; probing there first\n",
+                   static_cast<long long>(*aim));
+      search.aim(*aim);
     }
     while (auto next = search.next()) {
       if (interrupted.load()) break;
@@ -225,6 +265,12 @@ void register_sweep(CLI::App& app, Context& ctx) {
   cmd->add_option("--warmup", o->warmup, "Untimed steps before them")->capture_default_str();
   cmd->add_option("--precision", o->precision, "master or bf16 (see train)")->capture_default_str();
   cmd->add_flag("--checkpointing", o->checkpointing, "Activation checkpointing (see train)");
+  cmd->add_flag("--selective-checkpointing", o->selective, "Checkpointing that keeps attention's output (see train)");
+  cmd->add_option("--mlp-tile", o->mlp_tile, "MLP tile in tokens (see train)")->capture_default_str();
+  cmd->add_option("--zero", o->zero, "ZeRO stage across the ranks (see train)")->capture_default_str();
+  cmd->add_flag("--offload-optimizer", o->offload_optimizer, "AdamW on host threads (see train)");
+  cmd->add_option("--bucket", o->bucket, "Elements per communication bucket (see train)")->capture_default_str();
+  cmd->add_option("--gpus", o->gpus, "Each length on N ranks of this host (see train)");
   cmd->add_option("--loss-chunk", o->loss_chunk, "lm_head + cross-entropy chunk in tokens (see train)")->capture_default_str();
   cmd->add_flag("--no-autotune", o->no_autotune, "cuBLASLt's first heuristic choice per GEMM shape");
   cmd->add_flag("--breakdown", o->breakdown, "A profiled step per length (see train)");

@@ -21,10 +21,16 @@ struct TrainOptions {
   AdamWParams adam;
   uint64_t seed = 1234;
   bool mem_debug = false;
-  bool checkpointing = false, no_autotune = false;
-  std::string loss_chunk = "0";
+  bool checkpointing = false, selective = false, no_autotune = false;
+  std::string loss_chunk = "0", mlp_tile = "0";
   int device = 0;
   std::string out;
+  // Data parallelism (train and sweep)
+  int zero = 0;
+  bool offload_optimizer = false;
+  std::string bucket = "0";
+  std::string gpus;
+  double rendezvous_timeout_s = 120;
 };
 
 // The workload's shape: --model, --layers, --seqlen, --batch.
@@ -33,6 +39,9 @@ void add_workload_options(CLI::App& cmd, TrainOptions& o);
 // autotuner, --mem-debug, --device, --out. Returns the options' names (for a command that must
 // refuse them where they do not apply). Without `steps_option` the command declares --steps itself.
 std::vector<std::string> add_engine_options(CLI::App& cmd, TrainOptions& o, bool steps_option = true);
+
+// Data parallelism: --zero, --offload-optimizer, --bucket, --gpus, --rendezvous-timeout.
+void add_parallel_options(CLI::App& cmd, TrainOptions& o);
 
 // UsageError for what cannot run, before a GPU is touched.
 TrainConfig train_config(Context& ctx, const TrainOptions& o);

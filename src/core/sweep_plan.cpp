@@ -45,18 +45,22 @@ void MaxFitSearch::does_not_fit(int64_t seqlen) {
 
 std::optional<int64_t> MaxFitSearch::next() const {
   auto round = [&](int64_t v) { return std::max<int64_t>(granularity_, v / granularity_ * granularity_); };
+  auto inside = [&](int64_t v) { return (!fit_ || v > *fit_) && (!fail_ || v < *fail_) && v <= ceiling_; };
+  if (aim_ && inside(round(*aim_))) return round(*aim_);  // the prediction, until it is on one side
   if (fit_ && fail_) {
     if (*fail_ - *fit_ <= granularity_) return std::nullopt;
-    const int64_t mid = round(*fit_ + (*fail_ - *fit_) / 2);
+    int64_t mid = round(*fit_ + (*fail_ - *fit_) / 2);
+    if (aim_ && *aim_ <= *fit_) mid = std::min(mid, round(*fit_ + std::max(granularity_, *fit_ / 10)));
+    if (aim_ && *aim_ >= *fail_) mid = std::max(mid, round(*fail_ - std::max(granularity_, *fail_ / 10)));
     if (mid <= *fit_ || mid >= *fail_) return std::nullopt;
     return mid;
   }
   if (fit_) {
-    const int64_t up = round(*fit_ * 2);
+    const int64_t up = aim_ ? round(*fit_ + std::max(granularity_, *fit_ / 10)) : round(*fit_ * 2);
     return up > ceiling_ || up <= *fit_ ? std::nullopt : std::optional<int64_t>(up);
   }
   if (fail_) {
-    const int64_t down = round(*fail_ / 2);
+    const int64_t down = aim_ ? round(*fail_ - std::max(granularity_, *fail_ / 10)) : round(*fail_ / 2);
     return down >= *fail_ ? std::nullopt : std::optional<int64_t>(down);
   }
   return std::nullopt;

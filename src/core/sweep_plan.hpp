@@ -29,12 +29,16 @@ std::string resume_mismatch(const std::filesystem::path& records, const nlohmann
 
 // Bisection between the longest length known to fit and the shortest known not to, to a
 // multiple of `granularity` tokens. Without a known fit it halves from the failure; without a
-// known failure it doubles from the fit (up to `ceiling`).
+// known failure it doubles from the fit (up to `ceiling`). Aimed (a memory fit's prediction of
+// the longest length, memfit's line), it tries the prediction first and steps 10% from the side
+// it lands on instead of doubling or halving: at minutes per step of a full model at long
+// sequences, a few probes near the answer instead of a walk from afar.
 class MaxFitSearch {
  public:
   MaxFitSearch(int64_t granularity, int64_t ceiling) : granularity_(granularity), ceiling_(ceiling) {}
   void fits(int64_t seqlen);
   void does_not_fit(int64_t seqlen);
+  void aim(int64_t predicted) { aim_ = predicted; }
   // The next length to try; nullopt when done (the gap is one granule, or a bound was reached).
   std::optional<int64_t> next() const;
   std::optional<int64_t> longest_fit() const { return fit_; }
@@ -42,7 +46,7 @@ class MaxFitSearch {
 
  private:
   int64_t granularity_, ceiling_;
-  std::optional<int64_t> fit_, fail_;
+  std::optional<int64_t> fit_, fail_, aim_;
 };
 
 }  // namespace ub

@@ -11,6 +11,13 @@
 // record naming what did not fit. With `decompose` (or `breakdown`) set, more steps run after the
 // timed ones under CUPTI (gpu/step_profiler.hpp) and become a decomposition record (and a
 // train_breakdown record of the median one): measure/engine_decomposition.hpp.
+//
+// On several GPUs (a communicator given) every rank runs this benchmark at once, each on its own
+// sequences (the next `batch` of the same synthetic stream after the ranks before it); the ranks
+// agree that every one of them could prepare the step before the first collective, so memory
+// running out on one rank is a train_oom of the job, not a hang. Each step's record, written by
+// rank 0, is the slowest rank's time, the largest rank's memory, the loss over all ranks'
+// sequences and the exposed communication; --mem-debug's probes come from every rank.
 #pragma once
 
 #include <memory>
@@ -23,6 +30,10 @@
 #include "core/records/train_records.hpp"
 #include "core/trace/kernel_classes.hpp"
 #include "measure/driver.hpp"
+
+namespace ub::gpu {
+class NcclComm;
+}
 
 namespace ub::measure {
 
@@ -38,7 +49,7 @@ class TrainBenchmark : public Benchmark {
   // `classes` name the kernels launched outside the engine's operations and `gpu` gives the
   // ceilings the decomposition's rates are set against (either may be null).
   TrainBenchmark(const TrainConfig& config, DeviceRun& run, trace::KernelClasses* classes = nullptr,
-                 const Accelerator* gpu = nullptr);
+                 const Accelerator* gpu = nullptr, gpu::NcclComm* comm = nullptr);
   ~TrainBenchmark() override;
 
   bool next() override;
@@ -58,6 +69,7 @@ class TrainBenchmark : public Benchmark {
   TrainSummary summary_;
   trace::KernelClasses* classes_;
   const Accelerator* gpu_;
+  gpu::NcclComm* comm_;
   std::optional<DecompositionRecord> decomposition_;
 };
 

@@ -131,6 +131,31 @@ TEST(Records, TrainStepRoundTripsAndRefusesBadTimes) {
   EXPECT_THROW((void)read_train_step(Fields(bad, "t:3"), 0), WorkError);
 }
 
+// A step of several GPUs: the world, the slowest rank and the exposed communication and offload
+// travel with it; one GPU's step carries none of them; a negative exposed time is refused.
+TEST(Records, ADataParallelStepCarriesItsWorldAndExposedCommunication) {
+  TrainStep s;
+  s.seqlen = 16384, s.exec_time_ms = 900, s.world_size = 2, s.slowest_rank = 1, s.exposed_comm_ms = 12.5;
+  s.exposed_offload_ms = 40;
+  const json j = s;
+  EXPECT_EQ(j["world_size"], 2);
+  const TrainStep back = read_train_step(Fields(j, "t:1"), 0);
+  EXPECT_EQ(back.world_size, 2);
+  EXPECT_EQ(back.slowest_rank, 1);
+  EXPECT_EQ(back.exposed_comm_ms, 12.5);
+  EXPECT_EQ(back.exposed_offload_ms, 40);
+  TrainStep one;
+  one.seqlen = 8, one.exec_time_ms = 1;
+  const json k = one;
+  EXPECT_FALSE(k.contains("world_size"));
+  EXPECT_FALSE(k.contains("exposed_comm_ms"));
+  json bad = j;
+  bad["exposed_comm_ms"] = -3;
+  EXPECT_THROW((void)read_train_step(Fields(bad, "t:4"), 0), WorkError);
+  TrainMemory m{16384, 0, "forward", {1, 2, 3, 4}, 1};
+  EXPECT_EQ(json(m)["rank"], 1);
+}
+
 TEST(Records, MamfShapeAndAttentionPointRoundTrip) {
   MamfShape m;
   m.m = 4096, m.n = 8192, m.k = 13312, m.ok = true, m.dtype = "bf16";

@@ -104,5 +104,40 @@ TEST(MaxFitSearch, DoublesWithoutAFailureAndHalvesWithoutAFit) {
   EXPECT_EQ(none.next(), std::nullopt);
 }
 
+// Probes until the boundary is known; `truth` is the longest length that fits.
+int probes_to_boundary(MaxFitSearch& s, int64_t truth) {
+  int probes = 0;
+  while (auto next = s.next()) {
+    if (*next <= truth) {
+      s.fits(*next);
+    } else {
+      s.does_not_fit(*next);
+    }
+    if (++probes > 40) break;
+  }
+  return probes;
+}
+
+// Aimed by a memory fit, the search lands on the same boundary in fewer probes than doubling from
+// the measured lengths, whether the prediction is a little high or a little low, and still finds
+// the boundary when the prediction is far off.
+TEST(MaxFitSearch, AimedByAMemoryFitItProbesFewerLengths) {
+  const int64_t truth = 271000;
+  for (const int64_t predicted : {int64_t{265000}, int64_t{280000}, int64_t{150000}, int64_t{900000}}) {
+    SCOPED_TRACE(predicted);
+    MaxFitSearch plain(1024, int64_t{1} << 22), aimed(1024, int64_t{1} << 22);
+    for (MaxFitSearch* s : {&plain, &aimed}) s->fits(32768);
+    aimed.aim(predicted);
+    EXPECT_EQ(aimed.next(), predicted / 1024 * 1024);  // the prediction first
+    const int a = probes_to_boundary(aimed, truth), p = probes_to_boundary(plain, truth);
+    EXPECT_EQ(*aimed.longest_fit(), truth / 1024 * 1024);
+    EXPECT_EQ(*plain.longest_fit(), truth / 1024 * 1024);
+    EXPECT_LE(*aimed.shortest_failure() - *aimed.longest_fit(), 1024);
+    if (predicted > 200000 && predicted < 300000) {
+      EXPECT_LT(a, p);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ub

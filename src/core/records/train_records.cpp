@@ -17,6 +17,10 @@ using nlohmann::json;
 
 void TrainConfig::validate() const {
   check_training_step(model, batch, seqlen, loss_chunk);
+  check_step_options(zero, offload_optimizer, master_weights, checkpointing, selective, mlp_tile);
+  if (bucket_elems < 0 || bucket_elems > (int64_t{1} << 40)) {
+    throw UsageError(fmt::format("train: --bucket {} is out of range (0..2^40 elements; 0: one bucket per unit)", bucket_elems));
+  }
   if (steps < 1 || steps > 100000) throw UsageError(fmt::format("train: --steps {} is out of range (1..100000)", steps));
   if (warmup < 0 || warmup > 100000) throw UsageError(fmt::format("train: --warmup {} is out of range (0..100000)", warmup));
   if (!(adam.lr >= 0 && adam.lr < 1)) throw UsageError(fmt::format("train: --lr {} is out of range [0, 1)", adam.lr));
@@ -57,6 +61,13 @@ void to_json(json& j, const TrainConfig& c) {
                       {"eps", c.adam.eps}, {"weight_decay", c.adam.weight_decay}, {"max_grad_norm", c.adam.max_grad_norm}}},
        {"attention", "cuDNN fused SDPA, causal"},
        {"activation_checkpointing", c.checkpointing},
+       {"checkpointing_kept", c.checkpointing ? json(c.selective ? "layer inputs, attention outputs and statistics"
+                                                                 : "layer inputs") : json()},
+       {"mlp_tile", c.mlp_tile},
+       {"world_size", c.world},
+       {"zero_stage", c.zero},
+       {"bucket_elements", c.bucket_elems},
+       {"offload_optimizer", c.offload_optimizer},
        {"loss_chunk", c.loss_chunk},
        {"fused_cross_entropy", c.loss_chunk > 0},
        {"gemm_autotune", c.autotune_gemm},
@@ -90,6 +101,10 @@ void to_json(json& j, const TrainStep& s) {
        {"grad_norm", opt(s.grad_norm)}, {"flop", opt(s.flop)},
        {"attention_share", opt(s.attention_share)}};
   if (s.telemetry) j["telemetry"] = *s.telemetry;
+  if (s.world_size) j["world_size"] = *s.world_size;
+  if (s.slowest_rank) j["slowest_rank"] = *s.slowest_rank;
+  if (s.exposed_comm_ms) j["exposed_comm_ms"] = *s.exposed_comm_ms;
+  if (s.exposed_offload_ms) j["exposed_offload_ms"] = *s.exposed_offload_ms;
 }
 
 namespace {
@@ -149,11 +164,16 @@ TrainStep read_train_step(const Fields& f, int64_t index) {
   s.grad_norm = loose_number(f, "grad_norm");
   s.flop = loose_number(f, "flop");
   s.attention_share = loose_number(f, "attention_share");
+  s.exposed_comm_ms = loose_number(f, "exposed_comm_ms");
+  s.exposed_offload_ms = loose_number(f, "exposed_offload_ms");
+  if (auto w = f.optional_count("world_size")) s.world_size = static_cast<int>(*w);
+  if (auto r = f.optional_count("slowest_rank")) s.slowest_rank = static_cast<int>(*r);
   // A rate, a size or a share below zero is a damaged record, not a measurement.
   const std::pair<const char*, const std::optional<double>*> non_negative[] = {
       {"tflops", &s.tflops}, {"mfu", &s.mfu}, {"hfu", &s.hfu}, {"peak_mem_gib", &s.peak_mem_gib},
       {"peak_allocated_gib", &s.peak_allocated_gib}, {"device_used_gib", &s.device_used_gib}, {"flop", &s.flop},
-      {"attention_share", &s.attention_share}};
+      {"attention_share", &s.attention_share}, {"exposed_comm_ms", &s.exposed_comm_ms},
+      {"exposed_offload_ms", &s.exposed_offload_ms}};
   for (const auto& [name, v] : non_negative) {
     if (*v && (!(**v >= 0) || !std::isfinite(**v))) {
       throw WorkError(fmt::format("{}: \"{}\" must be a finite number not below zero, got {}", f.where(), name, **v));
@@ -170,6 +190,7 @@ void to_json(json& j, const TrainMemory& m) {
   j = {{"type", "train_memory"}, {"seqlen", m.seqlen}, {"step", m.step}, {"phase", m.phase},
        {"memory", {{"allocated_gib", m.memory.allocated}, {"reserved_gib", m.memory.reserved},
                    {"peak_gib", m.memory.peak}, {"device_used_gib", m.memory.device_used}}}};
+  if (m.rank) j["rank"] = *m.rank;
 }
 
 void to_json(json& j, const TrainFailure& f) {

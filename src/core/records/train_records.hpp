@@ -26,7 +26,16 @@ struct TrainConfig {
   int steps = 10, warmup = 2;  // timed steps, and untimed ones before them
   bool master_weights = true;
   bool checkpointing = false;  // recompute each layer's forward in backward
+  bool selective = false;      // ... keeping each layer's attention output and statistics
+  int64_t mlp_tile = 0;        // tokens per MLP tile (0: the whole sequence at once)
   int64_t loss_chunk = 0;      // tokens per lm_head + cross-entropy chunk (0: all at once)
+  // Data parallelism: ranks in the job (each trains its own sequences), the ZeRO stage, elements
+  // per communication bucket (0: one bucket per unit), AdamW on host threads.
+  int world = 1;
+  int zero = 0;
+  int64_t bucket_elems = 0;
+  bool offload_optimizer = false;
+  int host_threads = 0;  // the offloaded AdamW's (0: every core)
   bool autotune_gemm = true;
   bool decompose = false;      // after the timed steps, profiled ones: a decomposition record
   bool breakdown = false;      // ... and a train_breakdown record of the median one
@@ -58,6 +67,11 @@ struct TrainStep {
   std::optional<double> tflops, mfu, hfu, peak_mem_gib, peak_allocated_gib, device_used_gib, loss, grad_norm, flop,
       attention_share;
   std::optional<TelemetrySummary> telemetry;
+  // On several GPUs: ranks, the slowest rank (whose time exec_time_ms is; memory is the largest
+  // rank's), and the milliseconds its compute stream waited for communication and for the
+  // offloaded optimizer (the parts not hidden behind compute).
+  std::optional<int> world_size, slowest_rank;
+  std::optional<double> exposed_comm_ms, exposed_offload_ms;
 };
 
 struct MemoryGib {
@@ -69,6 +83,7 @@ struct TrainMemory {
   int64_t seqlen = 0, step = 0;
   std::string phase;  // forward, backward, step
   MemoryGib memory;
+  std::optional<int> rank;  // on several GPUs: whose memory
 };
 
 // A length that did not run: out of memory (train_oom) or another failure (train_error).

@@ -57,9 +57,10 @@ void cross_entropy_forward_backward(bf16* logits, const int32_t* tokens, float* 
 // *loss = sum(row_loss) / count, in double.
 void sum_loss(const float* row_loss, int64_t T, double count, double* loss, cudaStream_t s);
 
-// Parameter initialisation of elements [offset, offset + count) of the flat buffer: normal(0,
-// stddev) from counter_rng (or 1 when `ones`) into master (fp32, may be null) and w16 (bf16).
-void init_parameters(float* master, bf16* w16, size_t offset, size_t count, uint64_t seed, float stddev, bool ones,
+// Parameter initialisation of `count` elements whose initial-value indices start at `index`
+// (ParamTensor::init_index): normal(0, stddev) from counter_rng (or 1 when `ones`) into master
+// (fp32) and w16 (bf16), each pointing at the first element and either null.
+void init_parameters(float* master, bf16* w16, size_t count, uint64_t index, uint64_t seed, float stddev, bool ones,
                      cudaStream_t s);
 // w16 = bf16(master) over n elements.
 void cast_to_bf16(const float* master, bf16* w16, size_t n, cudaStream_t s);

@@ -19,13 +19,12 @@ unsigned grid_for(size_t n) { return static_cast<unsigned>(std::min<size_t>((n +
 // Launches over n elements four at a time.
 unsigned grid_for4(size_t n) { return grid_for((n + 3) / 4); }
 
-__global__ void init_kernel(float* master, bf16* w16, size_t offset, size_t count, uint64_t seed, float stddev,
+__global__ void init_kernel(float* master, bf16* w16, size_t count, uint64_t index, uint64_t seed, float stddev,
                             bool ones) {
   for (size_t j = blockIdx.x * size_t{blockDim.x} + threadIdx.x; j < count; j += size_t{gridDim.x} * blockDim.x) {
-    const size_t i = offset + j;
-    const float v = ones ? 1.0f : normal_at(seed, i) * stddev;
-    if (master) master[i] = v;
-    w16[i] = __float2bfloat16(v);
+    const float v = ones ? 1.0f : normal_at(seed, index + j) * stddev;
+    if (master) master[j] = v;
+    if (w16) w16[j] = __float2bfloat16(v);
   }
 }
 
@@ -34,10 +33,6 @@ __global__ void cast_kernel(const float* src, bf16* dst, size_t n) {
     dst[i] = __float2bfloat16(src[i]);
   }
 }
-
-struct StepScalars {
-  float lr, beta1, beta2, eps, wd, bias1, bias2, max_norm;
-};
 
 // Four consecutive elements of a state / weight vector, fp32 or bf16.
 template <class T>
@@ -80,7 +75,7 @@ __device__ __forceinline__ float& at(float4& v, int k) { return (&v.x)[k]; }
 // n is a multiple of 4 (the layout pads every tensor to 128 elements): 16-byte accesses.
 template <class State, class G>
 __global__ void adamw_kernel(float* master, bf16* w16, const G* g, State* m, State* v, size_t n,
-                             const double* norm_sq, StepScalars k) {
+                             const double* norm_sq, AdamWScalars k) {
   const float coef = clip_coefficient(static_cast<float>(sqrt(*norm_sq)), k.max_norm);
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n / 4; i += size_t{gridDim.x} * blockDim.x) {
     float4 p = master ? Quad<float>::load(master, i) : Quad<bf16>::load(w16, i);
@@ -99,9 +94,9 @@ __global__ void adamw_kernel(float* master, bf16* w16, const G* g, State* m, Sta
 
 }  // namespace
 
-void init_parameters(float* master, bf16* w16, size_t offset, size_t count, uint64_t seed, float stddev, bool ones,
+void init_parameters(float* master, bf16* w16, size_t count, uint64_t index, uint64_t seed, float stddev, bool ones,
                      cudaStream_t s) {
-  init_kernel<<<grid_for(count), 256, 0, s>>>(master, w16, offset, count, seed, stddev, ones);
+  init_kernel<<<grid_for(count), 256, 0, s>>>(master, w16, count, index, seed, stddev, ones);
   UB_CUDA_CHECK_LAUNCH();
 }
 
@@ -118,11 +113,7 @@ void accumulate_squares(ConstFp32OrBf16 g, size_t n, double* norm_sq, cudaStream
 
 void adamw_step(float* master, bf16* w16, ConstFp32OrBf16 g, Fp32OrBf16 m, Fp32OrBf16 v, size_t n,
                 const double* norm_sq, const AdamWParams& p, int64_t step, cudaStream_t s) {
-  const double t = static_cast<double>(step);
-  const StepScalars k{static_cast<float>(p.lr), static_cast<float>(p.beta1), static_cast<float>(p.beta2),
-                      static_cast<float>(p.eps), static_cast<float>(p.weight_decay),
-                      static_cast<float>(1 - std::pow(p.beta1, t)), static_cast<float>(1 - std::pow(p.beta2, t)),
-                      static_cast<float>(p.max_grad_norm)};
+  const AdamWScalars k = adamw_scalars(p, step);
   if (n % 4 != 0) throw WorkError("adamw_step: n must be a multiple of 4");
   if (m.elem != v.elem) throw WorkError("adamw_step: the two moments must have one type");
   visit(g, [&](const auto* grad) {

@@ -7,41 +7,12 @@ namespace ub::gpu {
 
 void LlamaPasses::backward_layer(size_t l, const LayerActivations& A) {
   const LayerParams& lp = L_.layers[l];
-  const int64_t T = D_.T, H = D_.H, I = D_.I, qw = D_.q_width(), kvw = D_.kv_width(), qkvw = D_.qkv_width();
+  const int64_t T = D_.T, H = D_.H, qw = D_.q_width(), kvw = D_.kv_width(), qkvw = D_.qkv_width();
   DeviceArena::Scratch scratch(b_.arena);
-  auto take = [&](const char* what, int64_t width) { return scratch.take<bf16>(what, static_cast<size_t>(T * width)); };
-  bf16* dh = take("SwiGLU output gradient", I);
-  bf16* dgu = take("gate|up gradient", 2 * I);
-  bf16* dxn = take("norm output gradient", H);
-  bf16* d_o = take("attention output gradient", qw);
-  bf16* dq = take("query gradient", qw);
-  bf16* dk = take("key gradient", kvw);
-  bf16* dv = take("value gradient", kvw);
-  bf16* dqkv = take("qkv projection gradient", qkvw);
+  bf16* dxn = scratch.take<bf16>("norm output gradient", static_cast<size_t>(T * H));
   bf16* dx = b_.dx;
-  // MLP: x = a + down(silu(gate) * up)
-  {
-    auto p = gemm_scope("down dgrad", H, I);
-    gemm.dgrad(dx, b_.w(lp.down), dh, T, I, H);
-  }
-  {
-    auto p = gemm_scope("down wgrad", I, H);
-    gemm.wgrad(dx, A.h, b_.g(lp.down), T, I, H);
-  }
-  gradient_final(lp.down);
-  {
-    auto p = op_scope("norm/elementwise", "swiglu bwd", act_bytes(5 * I));
-    swiglu_backward(dh, A.gu, dgu, T, I, s_);
-  }
-  {
-    auto p = gemm_scope("gate_up dgrad", 2 * I, H);
-    gemm.dgrad(dgu, b_.w(lp.gate_up), dxn, T, H, 2 * I);
-  }
-  {
-    auto p = gemm_scope("gate_up wgrad", H, 2 * I);
-    gemm.wgrad(dgu, A.xn2, b_.g(lp.gate_up), T, H, 2 * I);
-  }
-  gradient_final(lp.gate_up);
+  // MLP: x = a + down(silu(gate) * up) (mlp.cpp)
+  mlp_backward(l, A, dxn);
   {
     auto p = op_scope("norm/elementwise", "rmsnorm bwd (+residual)", 4 * act_bytes(H));
     rmsnorm_backward(dxn, A.a, b_.w(lp.mlp_norm), A.rstd2, dx, dx, b_.norm_grad(lp.mlp_norm), T, H, s_);  // dx := da
@@ -49,31 +20,42 @@ void LlamaPasses::backward_layer(size_t l, const LayerActivations& A) {
   gradient_final(lp.mlp_norm);
   // Attention: a = x + o_proj(attn(rope(q), rope(k), v))
   {
-    auto p = gemm_scope("o dgrad", H, qw);
-    gemm.dgrad(dx, b_.w(lp.o), d_o, T, qw, H);
+    DeviceArena::Scratch attention_scratch(b_.arena);
+    auto take = [&](const char* what, int64_t width) {
+      return attention_scratch.take<bf16>(what, static_cast<size_t>(T * width));
+    };
+    bf16* d_o = take("attention output gradient", qw);
+    bf16* dq = take("query gradient", qw);
+    bf16* dk = take("key gradient", kvw);
+    bf16* dv = take("value gradient", kvw);
+    bf16* dqkv = take("qkv projection gradient", qkvw);
+    {
+      auto p = gemm_scope("o dgrad", H, qw);
+      gemm.dgrad(dx, b_.w(lp.o), d_o, T, qw, H);
+    }
+    {
+      auto p = gemm_scope("o wgrad", qw, H);
+      gemm.wgrad(dx, A.o, b_.g(lp.o), T, qw, H);
+    }
+    gradient_final(lp.o);
+    {
+      ProfileScope p(profiler, "attention", "attention bwd", 2.5 * attn_fwd_flop_, 0, s_);
+      attention.backward(sdpa, SdpaTensors{A.q, A.k, A.v, A.o, A.stats, d_o, dq, dk, dv});
+    }
+    {
+      auto p = op_scope("norm/elementwise", "rope bwd", 2 * act_bytes(qkvw));
+      rope_backward(dq, dk, dv, b_.rope_cos, b_.rope_sin, dqkv, T, D_.S, D_.nq, D_.nk, D_.d, s_);
+    }
+    {
+      auto p = gemm_scope("qkv dgrad", qkvw, H);
+      gemm.dgrad(dqkv, b_.w(lp.qkv), dxn, T, H, qkvw);
+    }
+    {
+      auto p = gemm_scope("qkv wgrad", H, qkvw);
+      gemm.wgrad(dqkv, A.xn1, b_.g(lp.qkv), T, H, qkvw);
+    }
+    gradient_final(lp.qkv);
   }
-  {
-    auto p = gemm_scope("o wgrad", qw, H);
-    gemm.wgrad(dx, A.o, b_.g(lp.o), T, qw, H);
-  }
-  gradient_final(lp.o);
-  {
-    ProfileScope p(profiler, "attention", "attention bwd", 2.5 * attn_fwd_flop_, 0, s_);
-    attention.backward(sdpa, SdpaTensors{A.q, A.k, A.v, A.o, A.stats, d_o, dq, dk, dv});
-  }
-  {
-    auto p = op_scope("norm/elementwise", "rope bwd", 2 * act_bytes(qkvw));
-    rope_backward(dq, dk, dv, b_.rope_cos, b_.rope_sin, dqkv, T, D_.S, D_.nq, D_.nk, D_.d, s_);
-  }
-  {
-    auto p = gemm_scope("qkv dgrad", qkvw, H);
-    gemm.dgrad(dqkv, b_.w(lp.qkv), dxn, T, H, qkvw);
-  }
-  {
-    auto p = gemm_scope("qkv wgrad", H, qkvw);
-    gemm.wgrad(dqkv, A.xn1, b_.g(lp.qkv), T, H, qkvw);
-  }
-  gradient_final(lp.qkv);
   {
     auto p = op_scope("norm/elementwise", "rmsnorm bwd (+residual)", 4 * act_bytes(H));
     rmsnorm_backward(dxn, b_.x[l], b_.w(lp.attn_norm), A.rstd1, dx, dx, b_.norm_grad(lp.attn_norm), T, H, s_);  // dx := dx_l

@@ -6,18 +6,27 @@
 namespace ub::gpu {
 
 void LlamaPasses::forward() {
+  const ShardPlan& P = b_.plan;
+  if (dp_) dp_->use(P.embedding_unit());
   {
     auto p = op_scope("norm/elementwise", "embedding fwd", 2 * act_bytes(D_.H));
     embedding_forward(b_.tokens, b_.w(L_.embed), b_.x[0], D_.T, D_.H, s_);
   }
-  for (size_t l = 0; l < static_cast<size_t>(m_.layers); ++l) forward_layer(l, b_.activations(l));
+  if (dp_) dp_->release(P.embedding_unit());
+  for (size_t l = 0; l < static_cast<size_t>(m_.layers); ++l) {
+    if (dp_) dp_->use(P.layer_unit(l));
+    forward_layer(l, b_.activations(l));
+    if (dp_) dp_->release(P.layer_unit(l));
+  }
+  // The head's use of its weights lasts until its backward is done (llama_passes.cpp).
+  if (dp_) dp_->use(P.head_unit(), L_.lm_head == L_.embed ? P.embedding_unit() : DataParallel::kNone);
   auto p = op_scope("norm/elementwise", "rmsnorm fwd", 2 * act_bytes(D_.H));
   rmsnorm_forward(b_.x.back(), b_.w(L_.final_norm), b_.xf, b_.rstdf, D_.T, D_.H, m_.rms_norm_eps, s_);
 }
 
-void LlamaPasses::forward_layer(size_t l, const LayerActivations& A) {
+void LlamaPasses::forward_layer(size_t l, const LayerActivations& A, bool recompute) {
   const LayerParams& lp = L_.layers[l];
-  const int64_t T = D_.T, H = D_.H, I = D_.I;
+  const int64_t T = D_.T, H = D_.H;
   {
     auto p = op_scope("norm/elementwise", "rmsnorm fwd", 2 * act_bytes(H));
     rmsnorm_forward(b_.x[l], b_.w(lp.attn_norm), A.xn1, A.rstd1, T, H, m_.rms_norm_eps, s_);
@@ -32,7 +41,7 @@ void LlamaPasses::forward_layer(size_t l, const LayerActivations& A) {
     auto p = op_scope("norm/elementwise", "rope fwd", 2 * act_bytes(D_.qkv_width()));
     rope_forward(qkv, b_.rope_cos, b_.rope_sin, A.q, A.k, A.v, T, D_.S, D_.nq, D_.nk, D_.d, s_);
   }
-  {
+  if (!(recompute && opt_.selective)) {  // selective checkpointing kept the output and statistics
     ProfileScope p(profiler, "attention", "attention fwd", attn_fwd_flop_, 0, s_);
     attention.forward(sdpa, {A.q, A.k, A.v, A.o, A.stats});
   }
@@ -44,16 +53,7 @@ void LlamaPasses::forward_layer(size_t l, const LayerActivations& A) {
     auto p = op_scope("norm/elementwise", "rmsnorm fwd", 2 * act_bytes(H));
     rmsnorm_forward(A.a, b_.w(lp.mlp_norm), A.xn2, A.rstd2, T, H, m_.rms_norm_eps, s_);
   }
-  {
-    auto p = gemm_scope("gate_up fwd", H, 2 * I);
-    gemm.forward(A.xn2, b_.w(lp.gate_up), A.gu, nullptr, T, H, 2 * I);
-  }
-  {
-    auto p = op_scope("norm/elementwise", "swiglu fwd", act_bytes(3 * I));
-    swiglu_forward(A.gu, A.h, T, I, s_);
-  }
-  auto p = gemm_scope("down fwd (+residual)", I, H);
-  gemm.forward(A.h, b_.w(lp.down), b_.x[l + 1], A.a, T, I, H);  // x = a + down_proj(h)
+  mlp_forward(l, A, recompute);
 }
 
 }  // namespace ub::gpu

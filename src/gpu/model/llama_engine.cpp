@@ -11,8 +11,10 @@
 #include "core/train/rope.hpp"
 #include "gpu/check.hpp"
 #include "gpu/kernels/llama_ops.cuh"
+#include "gpu/model/data_parallel.hpp"
 #include "gpu/model/llama_buffers.hpp"
 #include "gpu/model/llama_passes.hpp"
+#include "gpu/nccl_comm.hpp"
 
 namespace ub::gpu {
 
@@ -41,21 +43,32 @@ void upload(T* dst, const std::vector<T>& src, cudaStream_t s) {
 const ModelShape& checked(const ModelShape& m, const EngineOptions& o) {
   check_training_step(m, o.batch, o.seqlen, o.loss_chunk);
   check_sdpa_supported(SdpaDims{o.batch, o.seqlen, m.heads, m.kv_heads, m.head_dim, true, Dtype::bf16}, true);
+  check_step_options(o.zero, o.offload_optimizer, o.master_weights, o.checkpointing, o.selective, o.mlp_tile);
+  if (o.data_parallel() && !o.comm) throw UsageError("train: sharding or an offloaded optimizer needs a communicator");
   return m;
 }
 
+int world_of(const EngineOptions& o) { return o.comm ? o.comm->world() : 1; }
+
 }  // namespace
+
+bool EngineOptions::data_parallel() const { return zero > 0 || offload_optimizer || (comm && comm->world() > 1); }
 
 struct LlamaEngine::Impl {
   ModelShape m;
   EngineOptions opt;
-  LlamaLayout L;
+  ShardPlan plan;
+  const LlamaLayout& L;
   cudaStream_t s;
   LlamaBuffers buffers;
+  std::unique_ptr<DataParallel> dp;  // null on one GPU without sharding
   LlamaPasses passes;
 
   Impl(const ModelShape& model, const EngineOptions& o, cudaStream_t stream)
-      : m(checked(model, o)), opt(o), L(llama_layout(m)), s(stream), buffers(m, L, opt), passes(m, opt, buffers, s) {
+      : m(checked(model, o)), opt(o), plan(plan_shards(m, world_of(opt), opt.data_parallel() ? opt.bucket_elems : 0)),
+        L(plan.layout), s(stream), buffers(m, plan, opt),
+        dp(opt.data_parallel() ? std::make_unique<DataParallel>(opt, buffers, s) : nullptr),
+        passes(m, opt, buffers, s, dp.get()) {
     const RopeTable tab = rope_table(m, opt.seqlen);
     upload(buffers.rope_cos, tab.cos, s);
     upload(buffers.rope_sin, tab.sin, s);
@@ -75,15 +88,17 @@ const LinearGemm& LlamaEngine::gemm() const { return impl_->passes.gemm; }
 
 void LlamaEngine::init_parameters(uint64_t seed) {
   Impl& e = *impl_;
+  if (e.dp) return e.dp->init_parameters(seed);
   for (const ParamTensor& t : e.L.tensors) {
-    gpu::init_parameters(e.buffers.master, e.buffers.w16, t.offset, t.count(), seed, static_cast<float>(kInitStd),
-                         t.is_norm, e.s);
+    gpu::init_parameters(e.buffers.master ? e.buffers.master + t.offset : nullptr, e.buffers.w16 + t.offset, t.count(),
+                         t.init_index, seed, static_cast<float>(kInitStd), t.is_norm, e.s);
   }
   UB_CUDA_CHECK(cudaStreamSynchronize(e.s));
 }
 
 void LlamaEngine::set_parameters(const std::vector<float>& flat) {
   Impl& e = *impl_;
+  if (e.dp) return e.dp->set_parameters(flat);
   if (flat.size() != e.L.total) throw WorkError(fmt::format("set_parameters: {} values for {}", flat.size(), e.L.total));
   if (e.buffers.master) {
     upload(e.buffers.master, flat, e.s);
@@ -119,18 +134,24 @@ double LlamaEngine::grad_norm() const { return std::sqrt(download(impl_->buffers
 
 std::vector<float> LlamaEngine::parameters() const {
   const Impl& e = *impl_;
+  if (e.dp) return e.dp->assemble(DataParallel::Whole::parameters);
   const size_t n = e.L.total;
   return e.buffers.master ? download(e.buffers.master, n, e.s) : widen(download(e.buffers.w16, n, e.s));
 }
 
 std::vector<float> LlamaEngine::gradients() const {
   const Impl& e = *impl_;
+  if (e.dp) return e.dp->assemble(DataParallel::Whole::gradients);
   const size_t n = e.L.total;
   return visit(ConstFp32OrBf16(e.buffers.grads), [&](const auto* g) {
     if constexpr (std::is_same_v<decltype(g), const bf16*>) return widen(download(g, n, e.s));
     else return download(g, n, e.s);
   });
 }
+
+double LlamaEngine::exposed_comm_ms() const { return impl_->dp ? impl_->dp->exposed_comm_ms() : 0; }
+double LlamaEngine::exposed_offload_ms() const { return impl_->dp ? impl_->dp->exposed_offload_ms() : 0; }
+const ShardPlan& LlamaEngine::plan() const { return impl_->plan; }
 
 MemorySnapshot LlamaEngine::memory() const {
   const Impl& e = *impl_;

@@ -30,20 +30,36 @@
 
 #include "core/model_shape.hpp"
 #include "core/train/llama_layout.hpp"
+#include "core/train/shard_plan.hpp"
 #include "core/train/train_math.hpp"
 
 namespace ub::gpu {
 
 class StepProfiler;
 class LinearGemm;
+class NcclComm;
 
 struct EngineOptions {
   int64_t batch = 1, seqlen = 0;
   bool master_weights = true;
   bool checkpointing = false;
+  // With checkpointing: keep each layer's attention output and softmax statistics, so the
+  // recompute skips attention (the expensive part at long sequences) and redoes the cheap rest.
+  bool selective = false;
+  int64_t mlp_tile = 0;    // tokens per MLP tile (gate_up, SwiGLU, down run tile by tile); 0: all at once
   int64_t loss_chunk = 0;  // tokens per lm_head + cross-entropy chunk; 0: all at once
   bool autotune_gemm = true;  // time cuBLASLt's top algorithms per shape on first use
   AdamWParams adam;
+  // Data parallelism (gpu/model/data_parallel.hpp): the job's communicator, one rank per GPU
+  // (null: this GPU alone), the ZeRO stage (0..3), the elements per communication bucket (0: one
+  // bucket per unit), and AdamW on host threads with its state in host memory.
+  NcclComm* comm = nullptr;
+  int zero = 0;
+  size_t bucket_elems = 0;
+  bool offload_optimizer = false;
+  int host_threads = 0;  // offloaded AdamW's host threads (0: every core)
+  // Whether the step runs through the data-parallel layer (collectives, shards or host state).
+  bool data_parallel() const;
 };
 
 struct MemorySnapshot {
@@ -81,8 +97,16 @@ class LlamaEngine {
   double loss() const;        // of the last forward (synchronises)
   double grad_norm() const;   // before clipping, of the last optimizer step (synchronises)
   int64_t steps_taken() const;
+  // The whole parameters and gradients (the averaged ones with data parallelism), fp32 in the
+  // plan's layout; with data parallelism every rank must call them together (they gather shards).
   std::vector<float> parameters() const;  // fp32 (the master weights, or the bf16 weights widened)
   std::vector<float> gradients() const;
+  // Of the last step (synchronises; 0 on one GPU without sharding): milliseconds the compute
+  // stream waited for communication, and for the offloaded optimizer.
+  double exposed_comm_ms() const;
+  double exposed_offload_ms() const;
+  // Units, buckets and shards (core/train/shard_plan.hpp); its layout is layout().
+  const ShardPlan& plan() const;
   MemorySnapshot memory() const;
   // Operations of the following steps are timed into `p` (null: none).
   void set_profiler(StepProfiler* p);

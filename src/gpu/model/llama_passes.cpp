@@ -7,10 +7,10 @@
 
 namespace ub::gpu {
 
-LlamaPasses::LlamaPasses(const ModelShape& m, const EngineOptions& o, LlamaBuffers& b, cudaStream_t s)
+LlamaPasses::LlamaPasses(const ModelShape& m, const EngineOptions& o, LlamaBuffers& b, cudaStream_t s, DataParallel* dp)
     : gemm(o.autotune_gemm),
       sdpa{b.dims.B, b.dims.S, b.dims.nq, b.dims.nk, b.dims.d, true, Dtype::bf16},
-      m_(m), opt_(o), L_(b.layout), b_(b), D_(b.dims), s_(s) {
+      m_(m), opt_(o), L_(b.layout), b_(b), D_(b.dims), s_(s), dp_(dp) {
   attn_fwd_flop_ = attention_flops(AttentionShape{D_.B, D_.S, D_.nq, D_.nk, D_.d, true, {}}, false);
   gemm.set_stream(s);
   attention.set_stream(s);
@@ -18,21 +18,38 @@ LlamaPasses::LlamaPasses(const ModelShape& m, const EngineOptions& o, LlamaBuffe
 }
 
 void LlamaPasses::forward_backward(const LlamaEngine::PhaseHook& phase, std::vector<float>* logits) {
+  const ShardPlan& P = b_.plan;
+  const bool tied = L_.lm_head == L_.embed;
+  const size_t with_head = tied ? P.embedding_unit() : DataParallel::kNone;  // the head's weights and gradients
   UB_CUDA_CHECK(cudaStreamWaitEvent(s_, norm_done_.get()));  // the previous step's norm is summed
   UB_CUDA_CHECK(cudaMemsetAsync(b_.norm_sq, 0, sizeof(double), s_));
+  if (dp_) dp_->begin_step(steps + 1);
   zero_accumulated_gradients();
   forward();
   UB_CUDA_CHECK(cudaStreamWaitEvent(s_, grads_zeroed_.get()));  // before the first accumulation
-  loss_and_head_backward(phase, logits);
-  if (L_.lm_head != L_.embed) gradient_final(L_.lm_head);
-  gradient_final(L_.final_norm);
-  for (size_t l = static_cast<size_t>(m_.layers); l-- > 0;) {
-    if (opt_.checkpointing) forward_layer(l, b_.activations(l));  // recompute, then go back through it
-    backward_layer(l, b_.activations(l));
+  if (dp_) {
+    dp_->begin_gradients(P.head_unit());
+    if (tied) dp_->begin_gradients(P.embedding_unit());
   }
+  loss_and_head_backward(phase, logits);
+  if (!tied) gradient_final(L_.lm_head);
+  gradient_final(L_.final_norm);
+  if (dp_) dp_->release(P.head_unit(), with_head);
+  for (size_t l = static_cast<size_t>(m_.layers); l-- > 0;) {
+    if (dp_) dp_->use(P.layer_unit(l)), dp_->begin_gradients(P.layer_unit(l));
+    if (opt_.checkpointing) forward_layer(l, b_.activations(l), true);  // recompute, then go back through it
+    backward_layer(l, b_.activations(l));
+    if (dp_) dp_->release(P.layer_unit(l));
+  }
+  if (dp_ && !tied) dp_->begin_gradients(P.embedding_unit());
   embedding_backward();
   gradient_final(L_.embed);
-  norm_done_.record(side_.get());
+  if (dp_) {
+    dp_->finish_backward();
+    norm_done_.record(s_);
+  } else {
+    norm_done_.record(side_.get());
+  }
   if (phase) phase("backward");
 }
 

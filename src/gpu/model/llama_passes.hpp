@@ -9,6 +9,12 @@
 //   backward.cpp   the layers in reverse (recomputed first when checkpointing), the embedding
 //   optimizer.cpp  the gradient norm, summed on a side stream as each gradient becomes final,
 //                  overlapping the backward GEMMs; clipping and AdamW
+//   mlp.cpp        the MLP, whole or `mlp_tile` tokens at a time (forward, and backward with its
+//                  gate|up and SwiGLU recomputed per tile)
+//
+// With data parallelism (gpu/model/data_parallel.hpp) the passes tell the data-parallel layer
+// when they use a unit's weights and when each gradient is final; it gathers, reduces and
+// updates, and the norm is summed there, after the averaging.
 //
 // Kernels are gpu/kernels/llama_ops.cuh, GEMMs gpu/linear_gemm.hpp, attention gpu/attention.hpp.
 // Every operation opens a profiling scope (gpu/step_profiler.hpp) naming its class and the
@@ -24,6 +30,7 @@
 #include "gpu/attention.hpp"
 #include "gpu/cuda_raii.hpp"
 #include "gpu/linear_gemm.hpp"
+#include "gpu/model/data_parallel.hpp"
 #include "gpu/model/llama_buffers.hpp"
 #include "gpu/model/llama_engine.hpp"
 #include "gpu/step_profiler.hpp"
@@ -32,7 +39,7 @@ namespace ub::gpu {
 
 class LlamaPasses {
  public:
-  LlamaPasses(const ModelShape& m, const EngineOptions& o, LlamaBuffers& b, cudaStream_t s);
+  LlamaPasses(const ModelShape& m, const EngineOptions& o, LlamaBuffers& b, cudaStream_t s, DataParallel* dp);
 
   void forward_backward(const LlamaEngine::PhaseHook& phase, std::vector<float>* logits);
   void optimizer_step();
@@ -44,9 +51,13 @@ class LlamaPasses {
   int64_t steps = 0;
 
  private:
-  // forward.cpp
+  // forward.cpp; `recompute`: the forward again in the backward pass (checkpointing), which
+  // skips what the backward does not read (kept attention, a tiled MLP, the layer's output)
   void forward();
-  void forward_layer(size_t l, const LayerActivations& a);
+  void forward_layer(size_t l, const LayerActivations& a, bool recompute = false);
+  // mlp.cpp: x[l + 1] = a + down(silu(gate) * up) from xn2; its backward leaves dxn
+  void mlp_forward(size_t l, const LayerActivations& a, bool recompute);
+  void mlp_backward(size_t l, const LayerActivations& a, bf16* dxn);
   // loss.cpp: the head's forward and backward, leaving the final norm's input gradient in dx.
   void loss_and_head_backward(const LlamaEngine::PhaseHook& phase, std::vector<float>* logits);
   // backward.cpp
@@ -69,6 +80,7 @@ class LlamaPasses {
   LlamaBuffers& b_;
   const StepDims& D_;
   cudaStream_t s_;
+  DataParallel* dp_;  // null on one GPU without sharding
   double attn_fwd_flop_ = 0;
   // The gradient norm is summed on a side stream, tensor by tensor as each gradient becomes
   // final (memory traffic beside compute-bound work); the side stream also zeroes what the

@@ -18,13 +18,22 @@ void LlamaPasses::zero_accumulated_gradients() {
   grads_zeroed_.record(side_.get());
 }
 
-// Tensor `t`'s gradient is final on the main stream: add its squares to the norm, on the side.
+// Tensor `t`'s gradient is final on the main stream: a norm weight's fp32 sum goes to its place
+// first; then the data-parallel layer takes it, or its squares go into the norm on the side.
 void LlamaPasses::gradient_final(size_t t) {
   const Fp32OrBf16 g = b_.g(t);
   const auto count = static_cast<double>(L_[t].count());
-  if (g.is_bf16() && L_[t].is_norm) {
-    auto p = op_scope("norm/elementwise", "norm gradient to bf16", count * (4 + 2));
-    cast_to_bf16(b_.norm_grad(t), static_cast<bf16*>(g.data), L_[t].count(), s_);
+  if (b_.norm_sums && L_[t].is_norm) {
+    auto p = op_scope("norm/elementwise", "norm gradient to its bucket", count * static_cast<double>(4 + g.element_bytes()));
+    if (g.is_bf16()) {
+      cast_to_bf16(b_.norm_grad(t), static_cast<bf16*>(g.data), L_[t].count(), s_);
+    } else {
+      UB_CUDA_CHECK(cudaMemcpyAsync(g.data, b_.norm_grad(t), L_[t].count() * sizeof(float), cudaMemcpyDeviceToDevice, s_));
+    }
+  }
+  if (dp_) {
+    dp_->gradient_final(t);
+    return;
   }
   grad_ready_.record(s_);
   UB_CUDA_CHECK(cudaStreamWaitEvent(side_.get(), grad_ready_.get()));
@@ -35,13 +44,17 @@ void LlamaPasses::gradient_final(size_t t) {
 
 void LlamaPasses::optimizer_step() {
   ++steps;
-  const auto n = static_cast<double>(L_.total);
+  const auto n = static_cast<double>(dp_ ? b_.plan.shard : L_.total);
   UB_CUDA_CHECK(cudaStreamWaitEvent(s_, norm_done_.get()));  // the norm, summed during backward
   // Bytes: gradient read; moments read and written; weights read and written (bf16, plus fp32
   // master read and written).
-  const double state = static_cast<double>(b_.moments1.element_bytes());
-  const double bytes = n * (static_cast<double>(b_.grads.element_bytes()) + 4 * state + (b_.master ? 8 + 2 : 4));
-  auto p = op_scope("optimizer", "AdamW", bytes);
+  const double state = static_cast<double>(b_.grads.element_bytes());
+  const double bytes = n * (static_cast<double>(b_.grads.element_bytes()) + 4 * state + (opt_.master_weights ? 8 + 2 : 4));
+  auto p = op_scope("optimizer", opt_.offload_optimizer ? "AdamW (host)" : "AdamW", bytes);
+  if (dp_) {
+    dp_->optimizer_step(steps);
+    return;
+  }
   adamw_step(b_.master, b_.w16, b_.grads, b_.moments1, b_.moments2, L_.total, b_.norm_sq, opt_.adam, steps, s_);
 }
 
