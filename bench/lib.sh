@@ -2,7 +2,8 @@
 # machine with CUDA (nvcc on the PATH or in /usr/local/cuda) and, for the peer scripts, a python3
 # with PyTorch (PYTHON to choose another interpreter).
 #   ub_build SRC BUILD [cmake args...]   configure and build SRC into BUILD (log: BUILD/build.log);
-#                                          UB_CMAKE_ARGS adds more (a machine without the SQLite and
+#                                          UB_TARGETS builds only those targets (e.g. "gpu_tests
+#                                          upgradebench"); UB_CMAKE_ARGS adds more (a machine without the SQLite and
 #                                          libpq headers: -DSQLite3_INCLUDE_DIR=... -DSQLite3_LIBRARY=...
 #                                          -DPostgreSQL_INCLUDE_DIR=... -DPostgreSQL_LIBRARY=..., from
 #                                          Debian's .deb files unpacked with dpkg -x)
@@ -23,7 +24,7 @@ ub_build() {
   command -v ninja > /dev/null && gen=(-G Ninja)
   # shellcheck disable=SC2086
   if ! { cmake -S "$src" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release "$@" ${UB_CMAKE_ARGS:-} &&
-         cmake --build "$build" -j "$(nproc)"; } > "$build/build.log" 2>&1; then
+         cmake --build "$build" -j "$(nproc)" ${UB_TARGETS:+--target $UB_TARGETS}; } > "$build/build.log" 2>&1; then
     tail -40 "$build/build.log"
     echo "build of $src failed (log: $build/build.log)" >&2
     return 1

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # upgradebench against its PyTorch peer (bench/peers/), side by side on one machine, in one run:
-#   bench/vs_peer.sh mamf|bandwidth|attention|train|decompose|nccl OUT_DIR
+#   bench/vs_peer.sh mamf|bandwidth|attention|train|train_sharded|decompose|nccl OUT_DIR
 # Settings from the environment (defaults in brackets):
 #   UB          the upgradebench binary to measure [built from this tree into build-bench/]
 #   SEQLENS     attention, train and decompose lengths [attention 1k..32k; train, decompose 8192,16384]
@@ -8,14 +8,16 @@
 #   PRECISIONS  train: bf16 and/or master; decompose: the first of them [bf16]
 #   MODEL       train, decompose: preset or config.json [llama-3.1-8b]
 #   TORCH_CUDNN 1: run ours against PyTorch's cuDNN and NCCL, so both sides use the same libraries [1]
-#   GPUS        nccl: ranks on this host [all]       SIZES  nccl: sizes [1M..4G, factor 2]
+#   GPUS        nccl, train_sharded: ranks on this host [all]       SIZES  nccl: sizes [1M..4G, factor 2]
 #   UB_NCCL_OPTIONS nccl: more options for ours (e.g. --graph)
+#   UB_TRAIN_OPTIONS train: more options for ours (e.g. "--checkpointing --loss-chunk 8k")
+#   PEER_OPTIONS    train: more options for the peer (e.g. --checkpointing)
 # Records of both sides go to OUT_DIR (ours.jsonl / ours_*.jsonl, peer.jsonl); the comparison is
 # printed and kept in OUT_DIR/compare.txt.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
-usage="usage: bench/vs_peer.sh mamf|bandwidth|attention|train|decompose|nccl OUT_DIR"
+usage="usage: bench/vs_peer.sh mamf|bandwidth|attention|train|train_sharded|decompose|nccl OUT_DIR"
 what=${1:?$usage}
 out=${2:?$usage}
 mkdir -p "$out"
@@ -60,13 +62,37 @@ PY
     seqlens=${SEQLENS:-8192,16384} layers=${LAYERS:-4} model=${MODEL:-llama-3.1-8b}
     for precision in ${PRECISIONS:-bf16}; do
       for s in ${seqlens//,/ }; do
+        # shellcheck disable=SC2086
         "$UB" train --model "$model" --layers "$layers" --seqlen "$s" --steps 6 --warmup 3 --precision "$precision" \
-          --out "$out/ours_$precision.jsonl" > /dev/null 2>> "$out/ours_$precision.stderr"
+          ${UB_TRAIN_OPTIONS:-} --out "$out/ours_$precision.jsonl" > /dev/null 2>> "$out/ours_$precision.stderr"
       done
       grep "median of" "$out/ours_$precision.stderr" | sed "s/^/ours $precision /"
     done
-    "$PYTHON" "$peers/train_peer.py" --layers "$layers" --seqlens "$seqlens" --out "$out/peer.jsonl" > /dev/null 2> "$out/peer.stderr"
+    # shellcheck disable=SC2086
+    "$PYTHON" "$peers/train_peer.py" --layers "$layers" --seqlens "$seqlens" ${PEER_OPTIONS:-} --out "$out/peer.jsonl" \
+      > /dev/null 2> "$out/peer.stderr"
     "$UB" compare "$out/peer.jsonl" "$out/ours_${PRECISIONS%% *}.jsonl" --force > "$out/compare.txt" 2>&1
+    grep -A8 "^Per sequence length" "$out/compare.txt" ;;
+  train_sharded)
+    # The sharded step on this host's GPUs: ours (--gpus N, ZeRO-3 by default) against Hugging Face
+    # under torch FSDP2 (fully_shard per decoder layer, then the root), one sequence per GPU.
+    seqlens=${SEQLENS:-8192,16384,32768} layers=${LAYERS:-32} model=${MODEL:-llama-3.1-8b}
+    n=${GPUS:-$(nvidia-smi -L | wc -l)}
+    for precision in ${PRECISIONS:-bf16}; do
+      for s in ${seqlens//,/ }; do
+        # shellcheck disable=SC2086
+        "$UB" train --gpus "$n" --model "$model" --layers "$layers" --seqlen "$s" --steps 5 --warmup 2 \
+          --precision "$precision" ${UB_TRAIN_OPTIONS:---zero 3 --checkpointing} --out "$out/ours_$precision.jsonl" \
+          > /dev/null 2>> "$out/ours_$precision.stderr"
+      done
+      grep "median of" "$out/ours_$precision.stderr" | sed "s/^/ours $precision /"
+      # shellcheck disable=SC2086
+      torchrun --nproc-per-node "$n" "$peers/train_fsdp_peer.py" --layers "$layers" --seqlens "$seqlens" \
+        --precision "$precision" ${PEER_OPTIONS:---checkpointing} --out "$out/peer_$precision.jsonl" \
+        > /dev/null 2> "$out/peer_$precision.stderr"
+      { echo "== $precision: torch FSDP2 (old) -> upgradebench (new)"
+        "$UB" compare "$out/peer_$precision.jsonl" "$out/ours_$precision.jsonl" --force 2>&1; } >> "$out/compare.txt"
+    done
     grep -A8 "^Per sequence length" "$out/compare.txt" ;;
   decompose)
     # Each side's step decomposed on the same GPU: ours under CUPTI (its trace kept), the Hugging
@@ -105,5 +131,5 @@ PY
     cat "$out/ours.txt"
     "$UB" compare "$out/peer.jsonl" "$out/ours.jsonl" | tee "$out/compare.txt"
     ;;
-  *) echo "vs_peer.sh: unknown benchmark '$what' (mamf, bandwidth, attention, train, decompose, nccl)" >&2; exit 2 ;;
+  *) echo "vs_peer.sh: unknown benchmark '$what' (mamf, bandwidth, attention, train, train_sharded, decompose, nccl)" >&2; exit 2 ;;
 esac

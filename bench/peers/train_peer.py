@@ -3,7 +3,8 @@
 dimensions (a config.json of data/models, its first --layers layers), random initialisation,
 bf16 weights, sdpa attention, loss = model(ids, labels=ids).loss (the shift inside), backward,
 gradient clipping to global norm 1.0 (as ours), torch.optim.AdamW(fused=True) (bf16 state, as a
-bf16 model has), batch 1 by default, random token ids below vocab - 256 as benchmark.py draws them.
+bf16 model has), batch 1 by default, random token ids below vocab - 256 as benchmark.py draws them;
+with --checkpointing Hugging Face's gradient checkpointing of every decoder layer.
 Each step is timed with CUDA events around forward + backward + clip + optimizer step.
 
 Writes our canonical records (docs/records.md): a context record, then one train_step per step
@@ -63,6 +64,7 @@ def main():
     ap.add_argument("--out", default=None)
     ap.add_argument("--profile", default=None, help="folder for torch.profiler traces of each length")
     ap.add_argument("--profile-steps", type=int, default=3)
+    ap.add_argument("--checkpointing", action="store_true", help="Hugging Face's gradient checkpointing of every layer")
     a = ap.parse_args()
     with open(a.config) as f:
         c = json.load(f)
@@ -85,6 +87,7 @@ def main():
                     "transformers": transformers.__version__},
           "config": {"model": a.model_name, "layers": a.layers, "batch": a.batch, "dtype": "bf16",
                      "precision": "bf16 weights and AdamW state (torch AdamW fused)", "attention": "sdpa",
+                     "activation_checkpointing": a.checkpointing,
                      "seqlens": a.seqlens, "steps": a.steps, "warmup": a.warmup, "lr": a.lr, "max_grad_norm": 1.0}})
 
     cfg = LlamaConfig(**{k: v for k, v in c.items() if not k.startswith("_")})
@@ -95,6 +98,8 @@ def main():
     torch.set_default_dtype(torch.bfloat16)
     with torch.device("cuda"):
         model = LlamaForCausalLM(cfg)
+    if a.checkpointing:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(0.9, 0.95), weight_decay=0.1, fused=True)
     for s in [int(x) for x in a.seqlens.split(",")]:
