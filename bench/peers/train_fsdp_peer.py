@@ -30,35 +30,22 @@ import torch
 import torch.distributed as dist
 import transformers
 from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
-from transformers import LlamaConfig, LlamaForCausalLM
 
 sys.path.insert(0, os.path.dirname(__file__))
-from train_peer import step_flops  # noqa: E402  one FLOP formula for both peers
+from train_peer import add_common_options, build_model, load_config, step_flops, timed_step  # noqa: E402  shared with the one-GPU peer
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--config", default=os.path.join(os.path.dirname(__file__), "../../data/models/llama-3.1-8b.json"))
-    ap.add_argument("--model-name", default="llama-3.1-8b")
-    ap.add_argument("--layers", type=int, default=32)
-    ap.add_argument("--seqlens", default="8192")
-    ap.add_argument("--batch", type=int, default=1)
-    ap.add_argument("--steps", type=int, default=5)
-    ap.add_argument("--warmup", type=int, default=2)
-    ap.add_argument("--lr", type=float, default=3e-4)
+    add_common_options(ap, layers=32, seqlens="8192", steps=5, warmup=2)
     ap.add_argument("--precision", choices=["bf16", "master"], default="bf16")
-    ap.add_argument("--checkpointing", action="store_true")
-    ap.add_argument("--peak-tflops", type=float, default=989.0, help="bf16 dense peak of the GPU (H200: 989)")
-    ap.add_argument("--out", default=None)
     a = ap.parse_args()
 
     dist.init_process_group("nccl")
     rank, world = dist.get_rank(), dist.get_world_size()
     local = int(os.environ.get("LOCAL_RANK", "0"))
     torch.cuda.set_device(local)
-    with open(a.config) as f:
-        c = json.load(f)
-    c = c.get("text_config", c)
+    c = load_config(a.config)
     out = open(a.out, "a") if (a.out and rank == 0) else None
 
     def emit(rec):
@@ -85,18 +72,8 @@ def main():
                      "sharding": "torch FSDP2 fully_shard per decoder layer, then the root",
                      "seqlens": a.seqlens, "steps": a.steps, "warmup": a.warmup, "lr": a.lr, "max_grad_norm": 1.0}})
 
-    cfg = LlamaConfig(**{k: v for k, v in c.items() if not k.startswith("_")})
-    cfg.num_hidden_layers = a.layers
-    cfg.use_cache = False
-    cfg._attn_implementation = "sdpa"
-    torch.manual_seed(0)
     master = a.precision == "master"
-    torch.set_default_dtype(torch.float32 if master else torch.bfloat16)
-    with torch.device("cuda"):
-        model = LlamaForCausalLM(cfg)
-    if a.checkpointing:
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-    model.train()
+    model = build_model(c, a.layers, a.checkpointing, torch.float32 if master else torch.bfloat16)
     mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32) if master else MixedPrecisionPolicy()
     for layer in model.model.layers:
         fully_shard(layer, mp_policy=mp)
@@ -107,21 +84,12 @@ def main():
         flop = step_flops(c, a.layers, s, a.batch)
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
-        oom = torch.zeros(1, device="cuda")
         try:
             ids = torch.randint(0, c["vocab_size"] - 256, (a.batch, s), device="cuda", generator=gen)
             for step in range(a.warmup + a.steps):
-                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                start.record()
-                loss = model(input_ids=ids, labels=ids).loss
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-                opt.step()
-                opt.zero_grad(set_to_none=True)
-                end.record()
-                torch.cuda.synchronize()
-                stats = torch.tensor([start.elapsed_time(end), torch.cuda.max_memory_reserved() / 2**30, loss.item()],
-                                     device="cuda", dtype=torch.float64)
+                ms, loss = timed_step(model, opt, ids)
+                stats = torch.tensor([ms, torch.cuda.max_memory_reserved() / 2**30, loss], device="cuda",
+                                     dtype=torch.float64)
                 worst = stats.clone()
                 dist.all_reduce(worst, op=dist.ReduceOp.MAX)
                 mean_loss = stats[2:3].clone()

@@ -50,25 +50,64 @@ def step_flops(c, layers, seqlen, batch):
     return 6.0 * dense_n * batch * seqlen + 6.0 * batch * seqlen * seqlen * d * nq * layers
 
 
-def main():
-    ap = argparse.ArgumentParser()
+def add_common_options(ap, layers, seqlens, steps, warmup):
+    """The options of both training peers (this one and train_fsdp_peer.py), with their defaults."""
     ap.add_argument("--config", default=os.path.join(os.path.dirname(__file__), "../../data/models/llama-3.1-8b.json"))
     ap.add_argument("--model-name", default="llama-3.1-8b")
-    ap.add_argument("--layers", type=int, default=4)
-    ap.add_argument("--seqlens", default="4096,8192,16384")
+    ap.add_argument("--layers", type=int, default=layers)
+    ap.add_argument("--seqlens", default=seqlens)
     ap.add_argument("--batch", type=int, default=1)
-    ap.add_argument("--steps", type=int, default=6)
-    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=steps)
+    ap.add_argument("--warmup", type=int, default=warmup)
     ap.add_argument("--lr", type=float, default=3e-4)
     ap.add_argument("--peak-tflops", type=float, default=989.0, help="bf16 dense peak of the GPU (H200: 989)")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--checkpointing", action="store_true", help="Hugging Face's gradient checkpointing of every layer")
+
+
+def load_config(path):
+    with open(path) as f:
+        c = json.load(f)
+    return c.get("text_config", c)
+
+
+def build_model(c, layers, checkpointing, dtype):
+    """LlamaForCausalLM of config `c` with its first `layers` layers, sdpa attention, on the GPU in `dtype`."""
+    cfg = LlamaConfig(**{k: v for k, v in c.items() if not k.startswith("_")})
+    cfg.num_hidden_layers = layers
+    cfg.use_cache = False
+    cfg._attn_implementation = "sdpa"
+    torch.manual_seed(0)
+    torch.set_default_dtype(dtype)
+    with torch.device("cuda"):
+        model = LlamaForCausalLM(cfg)
+    if checkpointing:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    model.train()
+    return model
+
+
+def timed_step(model, opt, ids):
+    """One step (forward, backward, clipping to 1.0, AdamW) between two CUDA events: (ms, loss)."""
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    loss = model(input_ids=ids, labels=ids).loss
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end), loss.item()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    add_common_options(ap, layers=4, seqlens="4096,8192,16384", steps=6, warmup=3)
     ap.add_argument("--profile", default=None, help="folder for torch.profiler traces of each length")
     ap.add_argument("--profile-steps", type=int, default=3)
-    ap.add_argument("--checkpointing", action="store_true", help="Hugging Face's gradient checkpointing of every layer")
     a = ap.parse_args()
-    with open(a.config) as f:
-        c = json.load(f)
-    c = c.get("text_config", c)
+    c = load_config(a.config)
     out = open(a.out, "a") if a.out else None
 
     def emit(rec):
@@ -90,17 +129,7 @@ def main():
                      "activation_checkpointing": a.checkpointing,
                      "seqlens": a.seqlens, "steps": a.steps, "warmup": a.warmup, "lr": a.lr, "max_grad_norm": 1.0}})
 
-    cfg = LlamaConfig(**{k: v for k, v in c.items() if not k.startswith("_")})
-    cfg.num_hidden_layers = a.layers
-    cfg.use_cache = False
-    cfg._attn_implementation = "sdpa"
-    torch.manual_seed(0)
-    torch.set_default_dtype(torch.bfloat16)
-    with torch.device("cuda"):
-        model = LlamaForCausalLM(cfg)
-    if a.checkpointing:
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-    model.train()
+    model = build_model(c, a.layers, a.checkpointing, torch.bfloat16)
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(0.9, 0.95), weight_decay=0.1, fused=True)
     for s in [int(x) for x in a.seqlens.split(",")]:
         flop = step_flops(c, a.layers, s, a.batch)
@@ -109,20 +138,11 @@ def main():
         try:
             ids = torch.randint(0, c["vocab_size"] - 256, (a.batch, s), device="cuda")
             for step in range(a.warmup + a.steps):
-                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                start.record()
-                loss = model(input_ids=ids, labels=ids).loss
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-                opt.step()
-                opt.zero_grad(set_to_none=True)
-                end.record()
-                torch.cuda.synchronize()
-                ms = start.elapsed_time(end)
+                ms, loss = timed_step(model, opt, ids)
                 tf = flop / 1e12 / (ms / 1e3)
                 emit({"type": "train_step", "seqlen": s, "batch": a.batch, "step": step, "warmup": step < a.warmup,
                       "exec_time_ms": ms, "tflops": tf, "mfu": tf / a.peak_tflops,
-                      "peak_mem_gib": torch.cuda.max_memory_reserved() / 2**30, "loss": loss.item()})
+                      "peak_mem_gib": torch.cuda.max_memory_reserved() / 2**30, "loss": loss})
             if a.profile:
                 profile_length(a, model, opt, ids, s, emit)
         except torch.OutOfMemoryError as e:
