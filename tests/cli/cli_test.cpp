@@ -209,6 +209,21 @@ TEST(Sweep, ResumeSkipsWhatTheFileHolds) {
   EXPECT_NE(r.err.find("seqlen 8192: measured already in"), std::string::npos) << r.err;
 }
 
+// --find-max with measured lengths in the file probes first where their memory fit puts the
+// longest length on the run's GPU (memfit's 136733 tokens on the H200, rounded down to the
+// granularity), not at twice the longest measured one.
+TEST(Sweep, FindMaxProbesWhereTheMemoryFitPointsFirst) {
+  const std::string out = ::testing::TempDir() + "/sweep_aimed.jsonl";
+  std::filesystem::copy_file(std::string(UB_FIXTURES_DIR) + "/train_records_h200_ours.jsonl", out,
+                             std::filesystem::copy_options::overwrite_existing);
+  const Result r = run("sweep --model llama-3.1-8b --layers 4 --seqlens 4096,8192 --precision bf16 --resume --find-max "
+                       "--device 7 --out " + out);
+  EXPECT_NE(r.err.find("the memory fit of the measured lengths predicts 136733 tokens"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("seqlen 136192: train"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("seqlen 65536: train"), std::string::npos) << "no doubling from 32k: " << r.err;
+  EXPECT_EQ(r.code, 1);  // the probe fails here (no such GPU): bisection stops and says so
+}
+
 // A point that fails for another reason than memory (here: no such GPU) is recorded as failed,
 // the sweep goes on to the next, and exits 1 saying so.
 TEST(Sweep, AFailedPointIsReportedAndTheSweepGoesOn) {
