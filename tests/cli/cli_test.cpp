@@ -182,6 +182,15 @@ TEST(BadInput, TrainOptions) {
   expect_error("train --weight-decay=-1", 2, "--weight-decay must not be negative");
   expect_error("train --steps 0", 2, "train: --steps 0 is out of range");
   expect_error("train --batch 0", 2, "train: --batch 0 is out of range");
+  // The data-parallel options: what does not go together is named before any GPU is touched.
+  expect_error("train --zero 4", 2, "train: --zero 4 is not a ZeRO stage (0, 1, 2 or 3)");
+  expect_error("train --zero 3 --offload-optimizer --precision bf16", 2, "it does not go with --precision bf16");
+  expect_error("train --offload-optimizer", 2, "give --zero 1, 2 or 3");
+  expect_error("train --mlp-tile=-4", 2, "--mlp-tile");
+  expect_error("train --bucket 1q", 2, "--bucket");
+  expect_error("train --rendezvous-timeout 0", 2, "--rendezvous-timeout must be a positive number of seconds");
+  expect_error("sweep --seqlens 8k --zero 7", 2, "train: --zero 7 is not a ZeRO stage");
+  expect_error("sweep --seqlens 8k --offload-optimizer --zero 1 --precision bf16", 2, "does not go with --precision bf16");
   const std::string dir = ::testing::TempDir() + "/cli_train_models";
   std::filesystem::create_directories(dir);
   std::ofstream(dir + "/odd.json") << R"({"hidden_size": 96, "intermediate_size": 256, "num_hidden_layers": 2,
