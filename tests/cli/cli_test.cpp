@@ -363,6 +363,10 @@ TEST(BadInput, CompareAndMemfit) {
   const std::string h200 = kFx + "/sweep_h200.log";
   expect_error("compare " + h200 + " " + kFx + "/sweep_70b.log", 2, "not the same workload (different models");
   expect_error("compare " + h200 + " " + kFx + "/sweep_b200.log --strict", 1, "--strict: the runs differ in torch");
+  const std::string strict_dir = ::testing::TempDir() + "/report_strict";
+  expect_error("report " + h200 + " " + kFx + "/sweep_b200.log --strict -o " + strict_dir, 1,
+               "--strict: the runs differ in torch");
+  EXPECT_FALSE(std::filesystem::exists(strict_dir + "/report.html")) << "nothing written when refused";
   expect_error("compare " + h200 + " " + h200 + " --price-old 0 --price-new 2", 2, "--price-old: must be positive");
   expect_error("compare " + h200 + " " + h200 + " --price-old 2", 2, "give both --price-old and --price-new");
   expect_error("compare " + h200 + " " + kFx + "/sweep_bad_json.log", 1, "sweep_bad_json.log:7: a step object that is not valid JSON");
