@@ -218,6 +218,15 @@ TEST(Sweep, ResumeSkipsWhatTheFileHolds) {
   EXPECT_NE(r.err.find("seqlen 8192: measured already in"), std::string::npos) << r.err;
 }
 
+// Records of the data-parallel step (a job of one rank at ZeRO-3, measured) read as one GPU's:
+// compare pairs them with the engine alone and names the stage as what differs.
+TEST(Compare, DataParallelRecordsReadAsOneGpus) {
+  const Result r = run("compare train_records_h200_plain_8k.jsonl train_records_h200_zero3.jsonl", UB_FIXTURES_DIR);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("  8192       585.9       567.3    0.97x"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("zero_stage differs: 0 (old) vs 3 (new)"), std::string::npos) << r.out;
+}
+
 // --find-max with measured lengths in the file probes first where their memory fit puts the
 // longest length on the run's GPU (memfit's 136733 tokens on the H200, rounded down to the
 // granularity), not at twice the longest measured one.
