@@ -61,6 +61,18 @@ void finish(Context& ctx, const measure::TrainSummary& sum, GpuRun* run) {
   }
 }
 
+// The steps on one device (a rank's, with its communicator, or one GPU's alone): the catalog's
+// peak for MFU, the kernel classes a breakdown names, the benchmark run through the driver.
+measure::TrainSummary measure_train(Context& ctx, TrainConfig cfg, measure::DeviceRun& d, gpu::NcclComm* comm) {
+  const Accelerator* gpu = catalog_entry(ctx, d.device_name);
+  if (gpu) cfg.peak_tflops = gpu->peak(Dtype::bf16).get();
+  trace::KernelClasses classes;
+  if (cfg.breakdown) classes.add_file(ctx.data_dir() / "kernel_classes.json", false);
+  measure::TrainBenchmark b(cfg, d, &classes, gpu, comm);
+  measure::run_benchmark(b, d);
+  return b.summary();
+}
+
 // This process as one rank of a data-parallel job (a job of one without a launcher).
 void run_rank(Context& ctx, const TrainCommand& c, TrainConfig cfg) {
   auto job = join_gpu_job(c.train.rendezvous_timeout_s);
@@ -77,14 +89,8 @@ void run_rank(Context& ctx, const TrainCommand& c, TrainConfig cfg) {
                                                     run ? &run->progress : nullptr, &install_interrupt_handler());
     d.agree = [&job](bool stop) { return job->comm->any_rank(stop); };
     if (run) d.echo = print_record;
-    const Accelerator* gpu = catalog_entry(ctx, d.device_name);
-    if (gpu) cfg.peak_tflops = gpu->peak(Dtype::bf16).get();
-    trace::KernelClasses classes;
-    if (cfg.breakdown) classes.add_file(ctx.data_dir() / "kernel_classes.json", false);
     dist::fault_point("measure", job->launch.rank);
-    measure::TrainBenchmark b(cfg, d, &classes, gpu, job->comm.get());
-    measure::run_benchmark(b, d);
-    finish(ctx, b.summary(), run.get());
+    finish(ctx, measure_train(ctx, cfg, d, job->comm.get()), run.get());
   } catch (const std::exception& e) {
     job->fail(e.what());
   }
@@ -112,14 +118,8 @@ void run(Context& ctx, const TrainCommand& c) {
   print_record(run->context);
   measure::TrainSummary sum;
   for_each_device(*run, [&](measure::DeviceRun& d) {
-    const Accelerator* gpu = catalog_entry(ctx, d.device_name);
-    if (gpu) cfg.peak_tflops = gpu->peak(Dtype::bf16).get();
     d.echo = print_record;
-    trace::KernelClasses classes;
-    if (cfg.breakdown) classes.add_file(ctx.data_dir() / "kernel_classes.json", false);
-    measure::TrainBenchmark b(cfg, d, &classes, gpu);
-    measure::run_benchmark(b, d);
-    sum = b.summary();
+    sum = measure_train(ctx, cfg, d, nullptr);
   });
   finish(ctx, sum, run.get());
 #else

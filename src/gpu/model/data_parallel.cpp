@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "gpu/check.hpp"
 #include "gpu/kernels/llama_ops.cuh"
+#include "gpu/model/host_copies.hpp"
 #include "gpu/model/host_optimizer.hpp"
 #include "gpu/nccl_comm.hpp"
 
@@ -75,9 +76,13 @@ DataParallel::DataParallel(const EngineOptions& o, LlamaBuffers& b, cudaStream_t
 
 DataParallel::~DataParallel() = default;
 
+DataParallel::Stall& DataParallel::Timed::next() {
+  if (used == pairs.size()) pairs.push_back(std::make_unique<Stall>());
+  return *pairs[used++];
+}
+
 void DataParallel::wait(cudaEvent_t e, Timed& into) {
-  if (into.used == into.pairs.size()) into.pairs.push_back(std::make_unique<Stall>());
-  Stall& s = *into.pairs[into.used++];
+  Stall& s = into.next();
   s.before.record(compute_);
   UB_CUDA_CHECK(cudaStreamWaitEvent(compute_, e));
   s.after.record(compute_);
@@ -308,8 +313,7 @@ void DataParallel::optimizer_step(int64_t step) {
   const AdamWParams& adam = opt_.adam;
   const size_t gsize = b_.grads.element_bytes();
   if (host_) {
-    if (offload_waits_.used == offload_waits_.pairs.size()) offload_waits_.pairs.push_back(std::make_unique<Stall>());
-    Stall& stall = *offload_waits_.pairs[offload_waits_.used++];
+    Stall& stall = offload_waits_.next();  // from here to the weights being back on the GPU
     stall.before.record(compute_);
     if (host_->clipping()) {  // the global norm first: known once every reduction is done
       UB_CUDA_CHECK(cudaEventSynchronize(reduced_.get()));
@@ -359,17 +363,9 @@ std::vector<float> DataParallel::gather_whole(const void* shard, Elem elem) {
                                 comm_.get()));
   }
   UB_NCCL_CHECK(ncclGroupEnd());
-  std::vector<float> out(plan_.layout.total);
-  if (elem == Elem::bf16) {
-    std::vector<bf16> raw(out.size());
-    UB_CUDA_CHECK(cudaMemcpyAsync(raw.data(), whole.get(), whole.bytes(), cudaMemcpyDeviceToHost, comm_.get()));
-    UB_CUDA_CHECK(cudaStreamSynchronize(comm_.get()));
-    std::transform(raw.begin(), raw.end(), out.begin(), [](bf16 x) { return __bfloat162float(x); });
-  } else {
-    UB_CUDA_CHECK(cudaMemcpyAsync(out.data(), whole.get(), whole.bytes(), cudaMemcpyDeviceToHost, comm_.get()));
-    UB_CUDA_CHECK(cudaStreamSynchronize(comm_.get()));
-  }
-  return out;
+  const size_t n = plan_.layout.total;
+  if (elem == Elem::bf16) return widen(download(whole.as<bf16>(), n, comm_.get()));
+  return download(whole.as<float>(), n, comm_.get());
 }
 
 std::vector<float> DataParallel::assemble(Whole what) {
@@ -444,17 +440,9 @@ void DataParallel::set_parameters(const std::vector<float>& flat) {
   const std::vector<ShardPiece> pieces = plan_.pieces(rank_);
   std::vector<float> shard(plan_.shard, 0.0f);
   for (const ShardPiece& p : pieces) std::copy_n(flat.begin() + static_cast<ptrdiff_t>(p.layout_offset), p.count, shard.begin() + static_cast<ptrdiff_t>(p.shard_offset));
-  auto to_bf16 = [](const std::vector<float>& v) {
-    std::vector<bf16> h(v.size());
-    std::transform(v.begin(), v.end(), h.begin(), [](float x) { return __float2bfloat16(x); });
-    return h;
-  };
   const std::vector<bf16> w = to_bf16(zero_ == 3 ? shard : flat);
-  UB_CUDA_CHECK(cudaMemcpyAsync(b_.w16, w.data(), w.size() * sizeof(bf16), cudaMemcpyHostToDevice, compute_));
-  if (b_.master) {
-    const std::vector<float>& m = zero_ == 0 ? flat : shard;
-    UB_CUDA_CHECK(cudaMemcpyAsync(b_.master, m.data(), m.size() * sizeof(float), cudaMemcpyHostToDevice, compute_));
-  }
+  upload(b_.w16, w, compute_);
+  if (b_.master) upload(b_.master, zero_ == 0 ? flat : shard, compute_);
   if (host_) std::copy(shard.begin(), shard.end(), host_->master());
   UB_CUDA_CHECK(cudaStreamSynchronize(compute_));  // the host vectors are about to go
 }

@@ -89,6 +89,7 @@ class DataParallel {
   struct Timed {
     std::vector<std::unique_ptr<Stall>> pairs;
     size_t used = 0;
+    Stall& next();  // the step's next pair (made the first time it is needed)
     double sum_ms() const;
   };
 

@@ -12,6 +12,7 @@
 #include "gpu/check.hpp"
 #include "gpu/kernels/llama_ops.cuh"
 #include "gpu/model/data_parallel.hpp"
+#include "gpu/model/host_copies.hpp"
 #include "gpu/model/llama_buffers.hpp"
 #include "gpu/model/llama_passes.hpp"
 #include "gpu/nccl_comm.hpp"
@@ -19,26 +20,6 @@
 namespace ub::gpu {
 
 namespace {
-
-// `n` elements from the device, after everything queued on the stream (synchronises).
-template <class T>
-std::vector<T> download(const T* src, size_t n, cudaStream_t s) {
-  std::vector<T> host(n);
-  UB_CUDA_CHECK(cudaMemcpyAsync(host.data(), src, n * sizeof(T), cudaMemcpyDeviceToHost, s));
-  UB_CUDA_CHECK(cudaStreamSynchronize(s));
-  return host;
-}
-
-std::vector<float> widen(const std::vector<bf16>& v) {
-  std::vector<float> out(v.size());
-  std::transform(v.begin(), v.end(), out.begin(), [](bf16 x) { return __bfloat162float(x); });
-  return out;
-}
-
-template <class T>
-void upload(T* dst, const std::vector<T>& src, cudaStream_t s) {
-  UB_CUDA_CHECK(cudaMemcpyAsync(dst, src.data(), src.size() * sizeof(T), cudaMemcpyHostToDevice, s));
-}
 
 const ModelShape& checked(const ModelShape& m, const EngineOptions& o) {
   check_training_step(m, o.batch, o.seqlen, o.loss_chunk);
@@ -104,8 +85,7 @@ void LlamaEngine::set_parameters(const std::vector<float>& flat) {
     upload(e.buffers.master, flat, e.s);
     cast_to_bf16(e.buffers.master, e.buffers.w16, flat.size(), e.s);
   } else {
-    std::vector<bf16> h(flat.size());
-    std::transform(flat.begin(), flat.end(), h.begin(), [](float x) { return __float2bfloat16(x); });
+    const std::vector<bf16> h = to_bf16(flat);
     upload(e.buffers.w16, h, e.s);
     UB_CUDA_CHECK(cudaStreamSynchronize(e.s));  // `h` is about to go
   }
