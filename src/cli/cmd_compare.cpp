@@ -62,7 +62,7 @@ void register_compare(CLI::App& app, Context& ctx) {
   cmd->callback([&ctx, o] {
     // Two of a kind: training logs, attention micro-benchmarks, step decompositions, MAMF runs or
     // collective benchmarks.
-    const TextLines old_text = o->inputs.read(o->old_path), new_text = o->inputs.read(o->new_path);
+    const LineSource old_text = o->inputs.read(o->old_path), new_text = o->inputs.read(o->new_path);
     const LogKind kind = detect_log_kind(old_text), new_kind = detect_log_kind(new_text);
     if (kind != new_kind || kind == LogKind::unknown) {
       throw UsageError(fmt::format("compare needs two logs of one kind: {} is {}, {} is {}", o->old_path,

@@ -178,7 +178,7 @@ void run(Context& ctx, const DecomposeOptions& o, const CLI::App& cmd) {
   for (const std::string& f : files) {
     // bench_decompose.py's printout (text, not a trace): the same record, from what it printed.
     if (!looks_like_json_file(f)) {
-      const TextLines t = read_text_lines(f);
+      const LineSource t = LineSource::file(f);
       if (detect_log_kind(t) != LogKind::decomposition) {
         throw UsageError(fmt::format("{}: neither a torch.profiler trace nor bench_decompose.py's printout", f));
       }

@@ -55,7 +55,7 @@ void run(Context& ctx, const ReportOptions& o) {
   // The inputs are read and checked first: a bad input is named whatever is installed.
   const auto web = [&] { return report::find_web_modules(o.web_dir, web_candidates(ctx)); };
   report::ReportContent content;
-  std::vector<TextLines> texts;
+  std::vector<LineSource> texts;
   for (const std::string& path : o.logs) texts.push_back(o.inputs.read(path));
   const bool nccl = detect_log_kind(texts[0]) == LogKind::nccl;
   if (nccl != (detect_log_kind(texts.back()) == LogKind::nccl)) {
@@ -83,7 +83,7 @@ void run(Context& ctx, const ReportOptions& o) {
   }
   if (decomposition) {
     std::vector<DecompositionLog> logs;
-    for (const TextLines& t : texts) logs.push_back(read_decomposition_log(t));
+    for (const LineSource& t : texts) logs.push_back(read_decomposition_log(t));
     std::optional<DecompositionComparison> c;
     if (logs.size() == 2) c = compare_decomposition(logs[0], logs[1], ctx.catalog());
     content = report::decomposition_report(logs, c);

@@ -59,9 +59,9 @@ struct SweepOptions {
 // "" when `out` holds steady steps of `seqlen`, else why not.
 std::string unreadable_point(const std::string& out, int64_t seqlen) {
   try {
-    const RunLog log = read_run_log(read_text_lines(out), WarmupOnly::leave_out);
+    const RunLog log = read_run_log(LineSource::file(out), WarmupOnly::leave_out);
     const RunPoint* p = log.point(seqlen);
-    if (!p || p->steady().empty()) return fmt::format("{} holds no steady step of it", out);
+    if (!p || !p->steps.has_steady()) return fmt::format("{} holds no steady step of it", out);
     return "";
   } catch (const std::exception& e) {
     return fmt::format("its records cannot be read back ({})", e.what());
@@ -74,7 +74,7 @@ std::string unreadable_point(const std::string& out, int64_t seqlen) {
 std::optional<int64_t> predicted_longest(Context& ctx, const std::string& out) {
   if (!std::filesystem::exists(out)) return std::nullopt;  // nothing measured yet
   try {
-    const RunLog log = read_run_log(read_text_lines(out), WarmupOnly::leave_out);
+    const RunLog log = read_run_log(LineSource::file(out), WarmupOnly::leave_out);
     const auto pts = memory_points(log);
     if (pts.size() < 2) return std::nullopt;
     const Accelerator* gpu = ctx.catalog().try_find(log.gpu);
@@ -216,7 +216,7 @@ void run(Context& ctx, const SweepOptions& o) {
   std::optional<RunLog> log;
   if (std::filesystem::exists(out)) {
     try {
-      log = read_run_log(read_text_lines(out), WarmupOnly::leave_out);
+      log = read_run_log(LineSource::file(out), WarmupOnly::leave_out);
     } catch (const WorkError&) {
       // nothing measured yet (every point failed): the table says so below
     }
@@ -225,7 +225,7 @@ void run(Context& ctx, const SweepOptions& o) {
   for (const auto& [s, outcome] : done) {
     std::string tf = "-", ms = "-", gib = "-";
     json pj = {{"seqlen", s}, {"outcome", outcome_name(outcome)}};
-    if (const RunPoint* p = log ? log->point(s) : nullptr; p && outcome == PointOutcome::measured && !p->steady().empty()) {
+    if (const RunPoint* p = log ? log->point(s) : nullptr; p && outcome == PointOutcome::measured && p->steps.has_steady()) {
       const PointStats st = point_stats(*log, *p);
       ms = report::num(st.time_ms.median, 1);
       pj["step_ms"] = st.time_ms.median;

@@ -32,7 +32,7 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
   std::vector<std::string>& warnings = out.warnings;
   std::vector<StepInput> steps;
   for (const std::string& path : o.inputs) {
-    const TextLines t = read_text_lines(path);
+    const LineSource t = LineSource::file(path);
     const LogKind kind = detect_log_kind(t);
     // A training log with `train --breakdown`'s decompositions in it: those, not the FLOP split.
     const bool decomposed = kind == LogKind::training && has_record_type(t, "decomposition");
@@ -77,7 +77,7 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
   const Accelerator& from = cat.find(old_name);
   MeasuredRates from_rates, to_rates;
   for (const std::string& path : o.measured) {
-    const MeasuredFile m = read_measured(read_text_lines(path));
+    const MeasuredFile m = read_measured(LineSource::file(path));
     const Accelerator* g = m.gpu.empty() ? nullptr : cat.try_find(m.gpu);
     if (!g || (g->id != from.id && g->id != to.id)) {
       throw UsageError(fmt::format("--measured {}: measured {}, neither {} nor {}", path,

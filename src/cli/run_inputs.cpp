@@ -56,9 +56,9 @@ void LogInputs::add_to(CLI::App& cmd) {
   cmd.add_option("--db", db, "History database that run:ID selections read (default: the one `history` uses)");
 }
 
-TextLines LogInputs::read(const std::string& arg) const {
+LineSource LogInputs::read(const std::string& arg) const {
   std::error_code ec;
-  if (arg.rfind(kPrefix, 0) != 0 || std::filesystem::exists(arg, ec)) return read_text_lines(arg);
+  if (arg.rfind(kPrefix, 0) != 0 || std::filesystem::exists(arg, ec)) return LineSource::file(arg);
   const std::vector<int64_t> ids = parse_run_ids(arg.substr(std::string(kPrefix).size()), arg);
   const std::string spec = db.empty() ? history::default_database() : db;
   history::require_existing(spec);

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "cli/context.hpp"
-#include "core/readers/text_lines.hpp"
+#include "core/readers/line_source.hpp"
 
 namespace ub::cli {
 
@@ -17,7 +17,7 @@ struct LogInputs {
   void add_to(CLI::App& cmd);
   // The file `arg`, or the runs it selects. UsageError for a selection that is not one or an id
   // not in the database.
-  TextLines read(const std::string& arg) const;
+  LineSource read(const std::string& arg) const;
 };
 
 // --db on a measuring command, bound to ctx.history_db (cli/gpu_workers adds the records).

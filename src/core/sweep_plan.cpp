@@ -16,7 +16,7 @@ std::map<int64_t, PointOutcome> sweep_outcomes(const std::filesystem::path& reco
   std::map<int64_t, int> steady;  // steady steps seen per length
   if (!std::filesystem::exists(records)) return out;
   std::vector<std::string> warnings;  // damaged lines: the points they held are run again
-  for_each_record(read_text_lines(records), [&](const RecordLine& r) {
+  for_each_record(LineSource::file(records), [&](const RecordLine& r) {
     const Fields f(r.json, r.where);
     if (!f.has("seqlen") || !r.json.at("seqlen").is_number_integer()) return;
     const int64_t s = f.count("seqlen");
@@ -74,7 +74,7 @@ std::string resume_mismatch(const std::filesystem::path& records, const nlohmann
   if (!std::filesystem::exists(records)) return "";
   std::string found;
   std::vector<std::string> warnings;
-  for_each_record(read_text_lines(records), [&](const RecordLine& r) {
+  for_each_record(LineSource::file(records), [&](const RecordLine& r) {
     if (r.type != "context" || !found.empty() || !r.json.contains("config") || !r.json["config"].is_object()) return;
     const nlohmann::json& c = r.json["config"];
     for (const auto& [key, want] : expected.items()) {

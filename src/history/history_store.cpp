@@ -172,7 +172,7 @@ HistoryStore::HistoryStore(const std::string& spec) : HistoryStore(open_database
 HistoryStore::HistoryStore(std::unique_ptr<Database> db) : db_(std::move(db)) { migrate(*db_); }
 
 std::vector<AddOutcome> HistoryStore::add_file(const std::string& path) {
-  return add_runs(runs_of_file(read_text_lines(path)), path);
+  return add_runs(runs_of_file(LineSource::file(path)), path);
 }
 
 std::vector<AddOutcome> HistoryStore::add_runs(const std::vector<StoredRun>& runs, const std::string& source) {
@@ -350,18 +350,17 @@ std::vector<FleetSample> HistoryStore::fleet_rows(const std::string& metric, dou
   return out;
 }
 
-TextLines HistoryStore::run_text(const std::vector<int64_t>& ids, const std::string& name) const {
-  TextLines t;
-  t.path = name;
+LineSource HistoryStore::run_text(const std::vector<int64_t>& ids, const std::string& name) const {
+  std::vector<std::string> lines;
   for (int64_t id : ids) {
     if (db_->query("SELECT id FROM runs WHERE id = $1", {id}).empty()) {
       throw UsageError(fmt::format("{}: no run {} in the history database {} (see history list)", name, id, db_->name()));
     }
     for (const Row& row : db_->query("SELECT text FROM run_lines WHERE run_id = $1 ORDER BY line_no", {id})) {
-      t.lines.push_back(row.text(0));
+      lines.push_back(row.text(0));
     }
   }
-  return t;
+  return LineSource::lines(std::move(lines), false, name);
 }
 
 }  // namespace ub::history

@@ -13,7 +13,7 @@
 #include "core/history/fleet.hpp"
 #include "core/history/stored_run.hpp"
 #include "core/history/trend.hpp"
-#include "core/readers/text_lines.hpp"
+#include "core/readers/line_source.hpp"
 #include "history/database.hpp"
 
 namespace ub::history {
@@ -81,7 +81,7 @@ class HistoryStore {
   std::vector<FleetSample> fleet_rows(const std::string& metric, double x, const RunFilter& f) const;
   // The lines of the runs, in the order given, as one file named `name` (compare and report read
   // it as they read a file). Throws UsageError naming an id that is not there.
-  TextLines run_text(const std::vector<int64_t>& ids, const std::string& name) const;
+  LineSource run_text(const std::vector<int64_t>& ids, const std::string& name) const;
 
  private:
   AddOutcome add_run(const StoredRun& run, const std::string& source);

@@ -10,7 +10,7 @@
 
 namespace ub::report {
 
-ReportContent prediction_report(const TextLines& t, const std::optional<RunLog>& measured_new) {
+ReportContent prediction_report(const LineSource& t, const std::optional<RunLog>& measured_new) {
   ReportContent r;
   std::vector<std::string> warnings;
   std::string old_gpu, new_gpu;
@@ -37,7 +37,7 @@ ReportContent prediction_report(const TextLines& t, const std::optional<RunLog>&
     }
     // The new GPU's measured step at this length, once measured.
     std::optional<double> measured;
-    if (const RunPoint* p = measured_new && seqlen ? measured_new->point(*seqlen) : nullptr; p && !p->steady().empty()) {
+    if (const RunPoint* p = measured_new && seqlen ? measured_new->point(*seqlen) : nullptr; p && p->steps.has_steady()) {
       measured = point_stats(*measured_new, *p).time_ms.median;
     }
     std::vector<std::string> row = {seqlen ? std::to_string(*seqlen) : "-", num(old_step, 2), num(step, 2), ratio(sp),

@@ -8,13 +8,13 @@
 
 #include <optional>
 
-#include "core/readers/text_lines.hpp"
+#include "core/readers/line_source.hpp"
 #include "core/run_log.hpp"
 #include "report/html_report.hpp"
 
 namespace ub::report {
 
 // WorkError when the file holds no prediction record.
-ReportContent prediction_report(const TextLines& t, const std::optional<RunLog>& measured_new = std::nullopt);
+ReportContent prediction_report(const LineSource& t, const std::optional<RunLog>& measured_new = std::nullopt);
 
 }  // namespace ub::report

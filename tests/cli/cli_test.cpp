@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -602,6 +603,46 @@ std::string torch_logs() {
     all += fmt::format(" torch_versions/h200_torch{}.log", v);
   }
   return all;
+}
+
+// A sweep log in benchmark.py's format of about `mb` MB: two lengths, steps to fill it.
+std::string large_sweep_log(const std::string& name, size_t mb) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream out(path);
+  for (int block = 0; block < 2; ++block) {
+    out << fmt::format("===== seq_len={} =====\n# gpu=NVIDIA H200 model_size=8b batch_size=1\n", 8192 << block);
+    for (size_t step = 0; static_cast<size_t>(out.tellp()) < (mb << 20) * (block + 1) / 2; ++step) {
+      out << fmt::format(R"({{"step": {}, "warmup": {}, "exec_time_ms": "{:.2f}", "tflops": "141.11", "peak_mem_gib": "{}"}})",
+                         step, step < 2, 2988.0 * (block + 1) + static_cast<double>(step % 97) / 97, block ? 19.1 : 16.3)
+          << "\n";
+    }
+  }
+  return path;
+}
+
+// Peak resident memory of the largest child waited for so far (the binary through its shell).
+long children_peak_kib() {
+  rusage u{};
+  getrusage(RUSAGE_CHILDREN, &u);
+  return u.ru_maxrss;
+}
+
+// The analysis commands read a log a line at a time and keep a bounded sample of each length's
+// steps: twenty times the file takes no more memory (the whole file held took five times its size).
+TEST(Bounds, ReadingALogTakesMemoryIndependentOfItsSize) {
+  const std::string small = large_sweep_log("sweep_2mb.log", 2), large = large_sweep_log("sweep_40mb.log", 40);
+  for (const std::string cmd : {"memfit {} --capacity-gib 130", "compare {} {} --force"}) {
+    const auto args = [&](const std::string& f) { return fmt::format(fmt::runtime(cmd), f, f); };
+    ASSERT_EQ(run(args(small)).code, 0) << cmd;
+    const long small_kib = children_peak_kib();
+    const Result r = run(args(large));
+    ASSERT_EQ(r.code, 0) << cmd << "\n" << r.err;
+    EXPECT_NE(r.err.find("its statistics are of a uniform sample"), std::string::npos) << r.err;
+    EXPECT_LT(children_peak_kib() - small_kib, 16 * 1024) << cmd << ": " << small_kib << " KiB for 2 MB, "
+                                                           << children_peak_kib() << " KiB for 40 MB";
+  }
+  std::remove(small.c_str());
+  std::remove(large.c_str());
 }
 
 TEST(History, AddListShowAndTrendOfTheGuidesTorchVersions) {

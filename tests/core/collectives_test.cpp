@@ -127,7 +127,7 @@ TEST(NcclRecords, ReadBackWhatWasWritten) {
   EXPECT_THROW(read_nccl_record(Fields(unknown, "t:3")), WorkError);
 }
 
-TextLines fixture(const std::string& name) { return read_text_lines(kFixtures + "/" + name); }
+LineSource fixture(const std::string& name) { return LineSource::file(kFixtures + "/" + name); }
 
 TEST(NcclLogs, OurRecordsAndThePeersLines) {
   EXPECT_EQ(detect_log_kind(fixture("nccl_records_h200x2_plain.jsonl")), LogKind::nccl);
@@ -156,7 +156,7 @@ TEST(NcclLogs, BadLinesAreErrorsNamingTheLine) {
                             R"("time_us": 10, "algbw_gbps": 0.1, "busbw_gbps": 0.1})";
   std::string later = point;
   later.replace(later.find("\"time_us\": 10"), 13, "\"time_us\": 20");
-  const NcclLog twice = read_nccl_log(text_lines_from(point + "\n" + later + "\n", "t.jsonl"));
+  const NcclLog twice = read_nccl_log(LineSource::text(point + "\n" + later + "\n", "t.jsonl"));
   ASSERT_EQ(twice.points.size(), 1u) << "a point measured twice: the later one is kept";
   EXPECT_DOUBLE_EQ(twice.points[0].time_us, 20);
   ASSERT_FALSE(twice.warnings.empty());
@@ -165,11 +165,11 @@ TEST(NcclLogs, BadLinesAreErrorsNamingTheLine) {
   std::string other = point;
   other.replace(other.find("\"world_size\": 2"), 15, "\"world_size\": 4");
   other.replace(other.find("1024"), 4, "2048");
-  EXPECT_THROW(read_nccl_log(text_lines_from(point + "\n" + other + "\n", "t.jsonl")), WorkError);  // two jobs
+  EXPECT_THROW(read_nccl_log(LineSource::text(point + "\n" + other + "\n", "t.jsonl")), WorkError);  // two jobs
   std::string slow = point;
   slow.replace(slow.find("\"time_us\": 10"), 13, "\"time_us\": -1");
-  EXPECT_THROW(read_nccl_log(text_lines_from(slow + "\n", "t.jsonl")), WorkError);
-  EXPECT_THROW(read_nccl_log(text_lines_from("# nothing\n", "t.jsonl")), WorkError);
+  EXPECT_THROW(read_nccl_log(LineSource::text(slow + "\n", "t.jsonl")), WorkError);
+  EXPECT_THROW(read_nccl_log(LineSource::text("# nothing\n", "t.jsonl")), WorkError);
 }
 
 TEST(NcclComparisons, OurTwoRunsHaveIntervalsThePeerOneFigure) {

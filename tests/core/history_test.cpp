@@ -22,9 +22,12 @@ const MetricPoint* find_metric(const StoredRun& run, const std::string& metric, 
   return nullptr;
 }
 
+// Lines a test edited, as a file of them reads.
+LineSource in_memory(const std::vector<std::string>& lines) { return LineSource::lines(lines, false, "edited.log"); }
+
 TEST(HistoryRuns, ASweepFileIsOneRunPerContextRecord) {
-  const TextLines t = read_text_lines(kExamples + "/sweep_h200_llama-3.1-8b-4layers.jsonl");
-  const std::vector<StoredRun> runs = runs_of_file(t);
+  const std::vector<std::string> t = LineSource::file(kExamples + "/sweep_h200_llama-3.1-8b-4layers.jsonl").read_all();
+  const std::vector<StoredRun> runs = runs_of_file(in_memory(t));
   ASSERT_EQ(runs.size(), 10u);
   size_t lines = 0;
   for (const StoredRun& r : runs) {
@@ -39,14 +42,14 @@ TEST(HistoryRuns, ASweepFileIsOneRunPerContextRecord) {
     EXPECT_TRUE(r.stack.count("cublaslt")) << "the context's stack is kept";
     lines += r.lines.size();
   }
-  EXPECT_EQ(lines, t.lines.size()) << "every line belongs to one run";
+  EXPECT_EQ(lines, t.size()) << "every line belongs to one run";
   EXPECT_NE(runs[0].key, runs[1].key);
-  EXPECT_EQ(runs_of_file(t)[3].key, runs[3].key) << "keys are stable";
+  EXPECT_EQ(runs_of_file(in_memory(t))[3].key, runs[3].key) << "keys are stable";
 }
 
 TEST(HistoryRuns, TrainingFiguresAreTheSteadyStepsMedianWithItsInterval) {
-  const TextLines t = read_text_lines(kFixtures + "/torch_versions/h200_torch2.12.0_cu130.log");
-  const std::vector<StoredRun> runs = runs_of_file(t);
+  const std::vector<std::string> t = LineSource::file(kFixtures + "/torch_versions/h200_torch2.12.0_cu130.log").read_all();
+  const std::vector<StoredRun> runs = runs_of_file(in_memory(t));
   ASSERT_EQ(runs.size(), 1u);
   const StoredRun& r = runs[0];
   EXPECT_EQ(r.format, "benchmark.py");
@@ -64,14 +67,14 @@ TEST(HistoryRuns, TrainingFiguresAreTheSteadyStepsMedianWithItsInterval) {
 }
 
 TEST(HistoryRuns, PeerLogsAreKeyedByTheirWholeContent) {
-  TextLines a = read_text_lines(kFixtures + "/torch_versions/h200_torch2.12.0_cu130.log");
-  const std::string key = runs_of_file(a)[0].key;
-  a.lines.back() += " ";
-  EXPECT_NE(runs_of_file(a)[0].key, key);
+  std::vector<std::string> a = LineSource::file(kFixtures + "/torch_versions/h200_torch2.12.0_cu130.log").read_all();
+  const std::string key = runs_of_file(in_memory(a))[0].key;
+  a.back() += " ";
+  EXPECT_NE(runs_of_file(in_memory(a))[0].key, key);
 }
 
 TEST(HistoryRuns, MamfRecordsGiveEachGpusBestShape) {
-  const std::vector<StoredRun> runs = runs_of_file(read_text_lines(kFixtures + "/mamf_records_h200_a.jsonl"));
+  const std::vector<StoredRun> runs = runs_of_file(LineSource::file(kFixtures + "/mamf_records_h200_a.jsonl"));
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].kind, "mamf");
   ASSERT_FALSE(runs[0].metrics.empty());
@@ -83,7 +86,7 @@ TEST(HistoryRuns, MamfRecordsGiveEachGpusBestShape) {
 }
 
 TEST(HistoryRuns, MamfFinderOutputIsOnePeerRun) {
-  const std::vector<StoredRun> runs = runs_of_file(read_text_lines(kFixtures + "/mamf_finder_real_h200.txt"));
+  const std::vector<StoredRun> runs = runs_of_file(LineSource::file(kFixtures + "/mamf_finder_real_h200.txt"));
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].format, "mamf-finder.py");
   EXPECT_EQ(runs[0].metrics.size(), 1u);
@@ -92,7 +95,7 @@ TEST(HistoryRuns, MamfFinderOutputIsOnePeerRun) {
 }
 
 TEST(HistoryRuns, CollectiveRecordsGiveBusbwPerSize) {
-  const std::vector<StoredRun> runs = runs_of_file(read_text_lines(kFixtures + "/nccl_records_h200x2_plain.jsonl"));
+  const std::vector<StoredRun> runs = runs_of_file(LineSource::file(kFixtures + "/nccl_records_h200x2_plain.jsonl"));
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].kind, "nccl");
   bool any = false;
@@ -104,22 +107,22 @@ TEST(HistoryRuns, CollectiveRecordsGiveBusbwPerSize) {
 }
 
 TEST(HistoryRuns, AFileNoReaderKnowsIsRefusedByName) {
-  const TextLines t = text_lines_from("hello\nworld\n", "notes.txt");
+  const LineSource t = LineSource::text("hello\nworld\n", "notes.txt");
   try {
-    runs_of_file(t);
+    runs_of_file(in_memory(t));
     FAIL() << "expected a WorkError";
   } catch (const WorkError& e) {
     EXPECT_NE(std::string(e.what()).find("notes.txt"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(runs_of_file(text_lines_from("\n\n", "empty.log")), WorkError);
+  EXPECT_THROW(runs_of_file(LineSource::text("\n\n", "empty.log")), WorkError);
 }
 
 TEST(HistoryRuns, RecordsWrittenSoFarAreARun) {
-  const TextLines t = read_text_lines(kExamples + "/sweep_h200_llama-3.1-8b-4layers.jsonl");
-  const std::vector<std::string> first(t.lines.begin(), t.lines.begin() + 2);
+  const std::vector<std::string> t = LineSource::file(kExamples + "/sweep_h200_llama-3.1-8b-4layers.jsonl").read_all();
+  const std::vector<std::string> first(t.begin(), t.begin() + 2);
   const StoredRun r = run_of_records(first, "x.jsonl");
-  EXPECT_EQ(r.key, runs_of_file(t)[0].key) << "the key is the context's: the same as the run grows";
-  EXPECT_THROW(run_of_records({t.lines[1]}, "x.jsonl"), WorkError) << "a run starts with its context";
+  EXPECT_EQ(r.key, runs_of_file(in_memory(t))[0].key) << "the key is the context's: the same as the run grows";
+  EXPECT_THROW(run_of_records({t[1]}, "x.jsonl"), WorkError) << "a run starts with its context";
 }
 
 TEST(HistoryVersions, NumbersCompareAsNumbers) {

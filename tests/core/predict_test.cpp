@@ -19,7 +19,7 @@ namespace {
 
 const std::string kFixtures = UB_FIXTURES_DIR;
 
-TextLines fixture(const std::string& name) { return read_text_lines(kFixtures + "/" + name); }
+LineSource fixture(const std::string& name) { return LineSource::file(kFixtures + "/" + name); }
 
 struct Gpus {
   Catalog cat = Catalog::load(std::string(UB_DATA_DIR) + "/accelerators.json");
@@ -94,7 +94,7 @@ TEST(Predict, ATrainingLogIsSplitByItsAttentionShareOfFlops) {
   std::vector<std::string> warnings;
   const auto none = [](int64_t) { return std::optional<double>(); };
   const std::vector<StepInput> in = steps_from_training_log(
-      read_text_lines(std::string(UB_DATA_DIR) + "/examples/sweep_h200_llama-3.1-8b-4layers.jsonl"), none, none, warnings);
+      LineSource::file(std::string(UB_DATA_DIR) + "/examples/sweep_h200_llama-3.1-8b-4layers.jsonl"), none, none, warnings);
   ASSERT_FALSE(in.empty());
   for (const StepInput& s : in) {
     ASSERT_EQ(s.buckets.size(), 2u);

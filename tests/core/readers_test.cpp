@@ -51,10 +51,9 @@ TEST(SweepLog, ReadsTheH200Log) {
   EXPECT_EQ(r.batch, 1);
   ASSERT_EQ(r.points.size(), 4u);
   EXPECT_EQ(r.points[0].seqlen, 8192);
-  EXPECT_EQ(r.points[0].steps.size(), 8u);
-  EXPECT_EQ(r.points[0].steady().size(), 6u);
-  EXPECT_TRUE(r.points[0].steps[0].warmup);
-  EXPECT_DOUBLE_EQ(r.points[0].steps[2].exec_time_ms, 2988.0);  // a JSON string read as a number
+  EXPECT_EQ(r.points[0].steps.count(), 8u);
+  EXPECT_EQ(r.points[0].steps.steady_count(), 6u);  // the first two are warm-up
+  EXPECT_DOUBLE_EQ(r.points[0].steps.steady()[0].exec_time_ms, 2988.0);  // a JSON string read as a number
   EXPECT_EQ(r.points[3].seqlen, 262144);
   EXPECT_EQ(r.points[3].status, PointStatus::oom);
   EXPECT_NE(r.points[3].oom_message.find("out of memory"), std::string::npos);
@@ -72,7 +71,7 @@ TEST(SweepLog, PlainNumbersAndATruncatedLastLine) {
   EXPECT_EQ(r.gpu, "NVIDIA B200");
   ASSERT_EQ(r.points.size(), 4u);
   EXPECT_EQ(r.points[3].status, PointStatus::ok);
-  EXPECT_EQ(r.points[3].steps.size(), 8u);  // the cut ninth step is not counted
+  EXPECT_EQ(r.points[3].steps.count(), 8u);  // the cut ninth step is not counted
   bool truncated = false;
   for (const auto& w : r.warnings) truncated |= w.find("truncated last line") != std::string::npos;
   EXPECT_TRUE(truncated);
@@ -113,7 +112,7 @@ TEST(Records, ReadsContextStepsAndOom) {
   EXPECT_EQ(r.software.at("cudnn"), "9.14.0");
   EXPECT_FALSE(r.software.contains("nccl"));  // absent libraries are not versions
   ASSERT_EQ(r.points.size(), 4u);
-  EXPECT_EQ(r.points[0].steady().size(), 4u);
+  EXPECT_EQ(r.points[0].steps.steady_count(), 4u);
   EXPECT_EQ(r.points[3].status, PointStatus::oom);
   EXPECT_EQ(r.points[3].oom_message, "activations of layer 3 (12.0 GiB)");
 }
@@ -126,7 +125,7 @@ TEST(Records, NotATrainingLogIsAnError) {
   EXPECT_THROW(read_run_log(path), WorkError);
 }
 
-TextLines fixture(const std::string& name) { return read_text_lines(kFixtures + "/" + name); }
+LineSource fixture(const std::string& name) { return LineSource::file(kFixtures + "/" + name); }
 
 TEST(MeasurementLogs, KindsAreRecognisedByContent) {
   EXPECT_EQ(detect_log_kind(fixture("sweep_h200.log")), LogKind::training);
@@ -148,7 +147,7 @@ TEST(MeasurementLogs, Attention) {
   EXPECT_EQ(a.points[1].seqlen, 8192);
   EXPECT_DOUBLE_EQ(a.points[1].fwd_tflops, 596.3);
   EXPECT_DOUBLE_EQ(*a.points[1].fwd_bwd_tflops, 515.1);
-  EXPECT_THROW(read_attention_log(text_lines_from("{\"seqlen\": 8, \"fwd_ms\": \"x\"}\n", "t")), WorkError);
+  EXPECT_THROW(read_attention_log(LineSource::text("{\"seqlen\": 8, \"fwd_ms\": \"x\"}\n", "t")), WorkError);
 }
 
 TEST(MeasurementLogs, Decomposition) {
@@ -159,26 +158,26 @@ TEST(MeasurementLogs, Decomposition) {
   EXPECT_EQ(d.buckets[1].name, "everything else");
   EXPECT_DOUBLE_EQ(d.buckets[1].ms, 481.1);
   EXPECT_DOUBLE_EQ(*d.buckets[2].mfu_percent, 34.8);
-  EXPECT_THROW(read_decomposition_log(text_lines_from("# gpu=A\nnothing here\n", "t")), WorkError);
+  EXPECT_THROW(read_decomposition_log(LineSource::text("# gpu=A\nnothing here\n", "t")), WorkError);
 }
 
 TEST(MeasurementLogs, HostileLinesAreRefusedOrSkippedNeverACrash) {
   // Tens of kB of digits where a pattern is matched (std::regex recursed on them).
   const std::string digits(80000, '7');
-  const MamfLog m = read_mamf_log(text_lines_from("     3 | " + digits + "(mean) 1(median) 1(max) @ 1x1x1\n"
+  const MamfLog m = read_mamf_log(LineSource::text("     3 | " + digits + "(mean) 1(median) 1(max) @ 1x1x1\n"
                                                   "     4 |  799.5(mean)  800.2(median)  805.0(max) @ 2048x2048x13312\n", "m"));
   EXPECT_EQ(m.outcome.shapes.size(), 1u);
-  EXPECT_THROW(read_decomposition_log(text_lines_from("# gpu=A\nattention " + digits + " TFLOP 1 ms 1 TFLOPS\n", "d")),
+  EXPECT_THROW(read_decomposition_log(LineSource::text("# gpu=A\nattention " + digits + " TFLOP 1 ms 1 TFLOPS\n", "d")),
                WorkError);  // no bucket line left: refused, not a crash
   // A line past the bound is refused, naming it, from memory and from a file.
   try {
-    text_lines_from("a\n" + std::string(kMaxLineBytes + 1, 'x'), "big");
+    LineSource::text("a\n" + std::string(kMaxLineBytes + 1, 'x'), "big");
     FAIL() << "an over-long line was accepted";
   } catch (const WorkError& e) {
     EXPECT_NE(std::string(e.what()).find("big:2: a line longer than 1 MiB"), std::string::npos) << e.what();
   }
   try {
-    read_text_lines("/dev/zero");  // never ends, has no newline: stops at the bound
+    LineSource::file("/dev/zero");  // never ends, has no newline: stops at the bound
     FAIL() << "/dev/zero was read";
   } catch (const WorkError& e) {
     EXPECT_NE(std::string(e.what()).find("/dev/zero:1: a line longer than 1 MiB"), std::string::npos) << e.what();
@@ -207,7 +206,7 @@ TEST(MeasurementLogs, MamfFinderOutputAndOurRecords) {
 // context record for another workload is an error, not "the last one wins".
 TEST(MeasurementLogs, ImpossibleValuesAndTwoWorkloadsInOneFile) {
   std::string text;
-  for (const std::string& l : fixture("records_h200.jsonl").lines) text += l + "\n";
+  for (const std::string& l : fixture("records_h200.jsonl").read_all()) text += l + "\n";
   const auto with = [&](const std::string& extra) {
     // The first steady step of the fixture gets the field last (a repeated key: the last one counts).
     std::string t = text;
@@ -219,23 +218,23 @@ TEST(MeasurementLogs, ImpossibleValuesAndTwoWorkloadsInOneFile) {
            {R"("tflops": -5)", "\"tflops\""}, {R"("peak_mem_gib": -1)", "\"peak_mem_gib\""},
            {R"("batch": 0)", "\"batch\""}, {R"("attention_share": 1.5)", "\"attention_share\""}}) {
     try {
-      read_run_log(text_lines_from(with(extra), "bad.jsonl"));
+      read_run_log(LineSource::text(with(extra), "bad.jsonl"));
       ADD_FAILURE() << extra << " was read";
     } catch (const WorkError& e) {
       EXPECT_NE(std::string(e.what()).find("bad.jsonl:"), std::string::npos) << e.what();
       EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
     }
   }
-  std::string second = fixture("records_h200.jsonl").lines.front();
+  std::string second = fixture("records_h200.jsonl").read_all().front();
   second.replace(second.find("llama-3.1-8b"), 12, "llama-3.1-70b");
   try {
-    read_run_log(text_lines_from(text + second + "\n", "two.jsonl"));
+    read_run_log(LineSource::text(text + second + "\n", "two.jsonl"));
     ADD_FAILURE() << "two workloads were read as one";
   } catch (const WorkError& e) {
     EXPECT_NE(std::string(e.what()).find("a second context record for another workload"), std::string::npos) << e.what();
   }
   // The same workload's context again (a sweep's next point) is fine.
-  EXPECT_NO_THROW(read_run_log(text_lines_from(text + fixture("records_h200.jsonl").lines.front() + "\n", "again.jsonl")));
+  EXPECT_NO_THROW(read_run_log(LineSource::text(text + fixture("records_h200.jsonl").read_all().front() + "\n", "again.jsonl")));
 }
 
 // A real mamf-finder.py output (its documented quick run on an H200): the header as torch writes
@@ -293,28 +292,28 @@ bool warned_again(const std::vector<std::string>& warnings, const std::string& w
 TEST(RepeatedPoints, TheLaterMeasurementIsKeptInEveryFormat) {
   const RunLog sweep = read_run_log(kFixtures + "/sweep_duplicate.log");
   ASSERT_EQ(sweep.points.size(), 1u);
-  EXPECT_DOUBLE_EQ(sweep.points[0].steady().front()->exec_time_ms, 70.0);
+  EXPECT_DOUBLE_EQ(sweep.points[0].steps.steady().front().exec_time_ms, 70.0);
   EXPECT_TRUE(warned_again(sweep.warnings, "seq_len=8192"));
 
   // Our records: the same length in a second run of the file (a retried point).
-  TextLines records = read_text_lines(kFixtures + "/records_h200.jsonl");
-  const std::vector<std::string> again = records.lines;
-  records.lines.insert(records.lines.end(), again.begin(), again.end());
-  for (size_t i = again.size(); i < records.lines.size(); ++i) {
-    nlohmann::json j = nlohmann::json::parse(records.lines[i]);
+  std::vector<std::string> records = LineSource::file(kFixtures + "/records_h200.jsonl").read_all();
+  const std::vector<std::string> again = records;
+  records.insert(records.end(), again.begin(), again.end());
+  for (size_t i = again.size(); i < records.size(); ++i) {
+    nlohmann::json j = nlohmann::json::parse(records[i]);
     if (j.contains("exec_time_ms")) j["exec_time_ms"] = j["exec_time_ms"].get<double>() + 1000;  // the later run's
-    records.lines[i] = j.dump();
+    records[i] = j.dump();
   }
-  const RunLog ours = read_run_log(records);
-  const RunLog once = read_run_log(read_text_lines(kFixtures + "/records_h200.jsonl"));
+  const RunLog ours = read_run_log(LineSource::lines(records, false, "records_h200.jsonl"));
+  const RunLog once = read_run_log(LineSource::file(kFixtures + "/records_h200.jsonl"));
   ASSERT_EQ(ours.points.size(), once.points.size());
   for (size_t i = 0; i < ours.points.size(); ++i) {
-    EXPECT_EQ(ours.points[i].steps.size(), once.points[i].steps.size()) << "not merged: " << ours.points[i].seqlen;
-    for (const TrainStep& s : ours.points[i].steps) EXPECT_GE(s.exec_time_ms, 1000) << "the later run's steps";
+    EXPECT_EQ(ours.points[i].steps.count(), once.points[i].steps.count()) << "not merged: " << ours.points[i].seqlen;
+    for (const StepSample& s : ours.points[i].steps.steady()) EXPECT_GE(s.exec_time_ms, 1000) << "the later run's steps";
   }
   EXPECT_TRUE(warned_again(ours.warnings, "seqlen " + std::to_string(once.points[0].seqlen)));
 
-  const AttentionLog attention = read_attention_log(text_lines_from(
+  const AttentionLog attention = read_attention_log(LineSource::text(
       "# gpu=A\n{\"seqlen\": 8, \"fwd_ms\": 1, \"fwd_tflops\": 2}\n{\"seqlen\": 8, \"fwd_ms\": 1, \"fwd_tflops\": 3}\n", "t"));
   ASSERT_EQ(attention.points.size(), 1u);
   EXPECT_DOUBLE_EQ(attention.points[0].fwd_tflops, 3);

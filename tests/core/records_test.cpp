@@ -221,7 +221,7 @@ TEST(Records, DamagedLinesAnywhereAreSkippedAndNamed) {
   // A line cut short by a hard stop in the middle (the next record appended after it), a value
   // nested too deep, and the truncated last line of a file still being written.
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
-  for_each_record(text_lines_from("{\"type\": \"a\"}\n{\"type\": \"x\", \"st\n{\"type\": \"b\"}\n" + deep +
+  for_each_record(LineSource::text("{\"type\": \"a\"}\n{\"type\": \"x\", \"st\n{\"type\": \"b\"}\n" + deep +
                                       "\n{\"type\": \"c", "f"),
                   [&](const RecordLine& r) { seen += r.type == "a" || r.type == "b"; }, warnings);
   EXPECT_EQ(seen, 2);

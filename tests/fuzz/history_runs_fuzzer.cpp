@@ -11,9 +11,9 @@
 #include "core/history/stored_run.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  ub::TextLines t = ub::text_lines_from(std::string(reinterpret_cast<const char*>(data), size), "fuzz.jsonl");
+  ub::LineSource t = ub::LineSource::text(std::string(reinterpret_cast<const char*>(data), size), "fuzz.jsonl");
   try {
-    for (const ub::StoredRun& r : ub::runs_of_file(std::move(t))) {
+    for (const ub::StoredRun& r : ub::runs_of_file(t)) {
       for (const ub::MetricPoint& m : r.metrics) {
         if (!std::isfinite(m.median) || !std::isfinite(m.low) || !std::isfinite(m.high) || m.low > m.median ||
             m.median > m.high) {

@@ -13,8 +13,8 @@
 #include "core/readers/nccl_log.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const ub::TextLines t =
-      ub::text_lines_from(std::string(reinterpret_cast<const char*>(data), size), "fuzz.txt");
+  const ub::LineSource t =
+      ub::LineSource::text(std::string(reinterpret_cast<const char*>(data), size), "fuzz.txt");
   try {
     (void)ub::detect_log_kind(t);
 #if UB_FUZZ_READER == 1

@@ -8,8 +8,8 @@
 #include "core/readers/records_reader.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const ub::TextLines t =
-      ub::text_lines_from(std::string(reinterpret_cast<const char*>(data), size), "fuzz.jsonl");
+  const ub::LineSource t =
+      ub::LineSource::text(std::string(reinterpret_cast<const char*>(data), size), "fuzz.jsonl");
   try {
     if (ub::looks_like_records(t)) {
       const ub::RunLog r = ub::read_records(t);

@@ -8,8 +8,8 @@
 #include "core/readers/sweep_log.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const ub::TextLines t =
-      ub::text_lines_from(std::string(reinterpret_cast<const char*>(data), size), "fuzz.log");
+  const ub::LineSource t =
+      ub::LineSource::text(std::string(reinterpret_cast<const char*>(data), size), "fuzz.log");
   try {
     if (ub::looks_like_sweep_log(t)) {
       const ub::RunLog r = ub::read_sweep_log(t);

@@ -16,7 +16,7 @@
 
 #include "core/error.hpp"
 #include "core/history/trend.hpp"
-#include "core/readers/text_lines.hpp"
+#include "core/readers/line_source.hpp"
 #include "core/records/record_file.hpp"
 #include "history/history_store.hpp"
 #include "history/record_sink.hpp"
@@ -102,15 +102,15 @@ TEST_P(HistoryStoreTest, StoredRunsReadBackAsTheFile) {
   const auto added = store.add_file(kSweep);
   std::vector<int64_t> ids;
   for (const AddOutcome& o : added) ids.push_back(o.run_id);
-  const TextLines original = read_text_lines(kSweep);
-  EXPECT_EQ(store.run_text(ids, "run:all").lines, original.lines);
+  const std::vector<std::string> original = LineSource::file(kSweep).read_all();
+  EXPECT_EQ(store.run_text(ids, "run:all").read_all(), original);
   EXPECT_THROW(store.run_text({ids.back() + 100}, "run:x"), UsageError);
 }
 
 TEST_P(HistoryStoreTest, ARunThatGrewGetsItsNewLines) {
-  const TextLines full = read_text_lines(kFixtures + "/mamf_records_h200_a.jsonl");
-  ASSERT_GT(full.lines.size(), 4u);
-  const std::vector<std::string> part(full.lines.begin(), full.lines.begin() + 3);
+  const std::vector<std::string> full = LineSource::file(kFixtures + "/mamf_records_h200_a.jsonl").read_all();
+  ASSERT_GT(full.size(), 4u);
+  const std::vector<std::string> part(full.begin(), full.begin() + 3);
   HistoryStore store(spec_);
   const auto a = store.add_file(write_file("part.jsonl", part));
   ASSERT_EQ(a.size(), 1u);
@@ -118,29 +118,29 @@ TEST_P(HistoryStoreTest, ARunThatGrewGetsItsNewLines) {
   ASSERT_EQ(b.size(), 1u);
   EXPECT_EQ(b[0].status, AddStatus::grown);
   EXPECT_EQ(b[0].run_id, a[0].run_id);
-  EXPECT_EQ(store.run_text({a[0].run_id}, "r").lines, full.lines);
+  EXPECT_EQ(store.run_text({a[0].run_id}, "r").read_all(), full);
   const auto detail = store.show(a[0].run_id);
   ASSERT_TRUE(detail);
-  EXPECT_EQ(detail->run.lines, static_cast<int64_t>(full.lines.size()));
+  EXPECT_EQ(detail->run.lines, static_cast<int64_t>(full.size()));
   EXPECT_FALSE(detail->metrics.empty());
   EXPECT_EQ(store.add_file(write_file("part2.jsonl", part))[0].status, AddStatus::unchanged) << "fewer lines: kept";
 }
 
 TEST_P(HistoryStoreTest, ABadFileAddsNothing) {
-  TextLines t = read_text_lines(kSweep);
+  std::vector<std::string> t = LineSource::file(kSweep).read_all();
   // The last run's step with a negative time: its reader refuses the file after two good runs.
-  std::string& bad = t.lines.back();
-  for (size_t i = t.lines.size(); i-- > 0;) {
-    if (t.lines[i].find("\"train_step\"") != std::string::npos) {
-      const size_t at = t.lines[i].find("\"exec_time_ms\":");
+  std::string& bad = t.back();
+  for (size_t i = t.size(); i-- > 0;) {
+    if (t[i].find("\"train_step\"") != std::string::npos) {
+      const size_t at = t[i].find("\"exec_time_ms\":");
       ASSERT_NE(at, std::string::npos);
-      t.lines[i].insert(at + 15, "-");
+      t[i].insert(at + 15, "-");
       break;
     }
   }
   (void)bad;
   HistoryStore store(spec_);
-  const std::string path = write_file("bad.jsonl", t.lines);
+  const std::string path = write_file("bad.jsonl", t);
   try {
     store.add_file(path);
     FAIL() << "expected the file to be refused";
@@ -264,13 +264,13 @@ TEST_P(HistoryStoreTest, ADatabaseOfANewerSchemaIsRefused) {
 }
 
 TEST_P(HistoryStoreTest, RecordsGoInAsTheyAreWritten) {
-  const TextLines source = read_text_lines(kFixtures + "/mamf_records_h200_a.jsonl");
+  const std::vector<std::string> source = LineSource::file(kFixtures + "/mamf_records_h200_a.jsonl").read_all();
   const std::string path = (dir_ / "live.jsonl").string();
   {
     RecordWriter writer(path);
     record_into_history(writer, spec_);
-    for (size_t i = 0; i < source.lines.size(); ++i) {
-      writer.write(nlohmann::json::parse(source.lines[i]));
+    for (size_t i = 0; i < source.size(); ++i) {
+      writer.write(nlohmann::json::parse(source[i]));
       if (i == 1) {
         HistoryStore look(spec_);
         const auto runs = look.list({}, 10);
@@ -283,25 +283,25 @@ TEST_P(HistoryStoreTest, RecordsGoInAsTheyAreWritten) {
   const auto runs = store.list({}, 10);
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].kind, "mamf") << "no longer the context alone";
-  EXPECT_EQ(runs[0].lines, static_cast<int64_t>(source.lines.size()));
+  EXPECT_EQ(runs[0].lines, static_cast<int64_t>(source.size()));
   EXPECT_GT(runs[0].metrics, 0);
   EXPECT_EQ(store.add_file(path)[0].status, AddStatus::unchanged) << "the file adds nothing more";
 }
 
 TEST_P(HistoryStoreTest, ADatabaseThatFailsMidRunLosesNoRecord) {
-  const TextLines source = read_text_lines(kFixtures + "/mamf_records_h200_a.jsonl");
+  const std::vector<std::string> source = LineSource::file(kFixtures + "/mamf_records_h200_a.jsonl").read_all();
   const std::string path = (dir_ / "kept.jsonl").string();
   ::testing::internal::CaptureStderr();
   {
     RecordWriter writer(path);
     record_into_history(writer, spec_);
-    for (size_t i = 0; i < source.lines.size(); ++i) {
+    for (size_t i = 0; i < source.size(); ++i) {
       if (i == 2) HistoryStore(spec_).database().execute("DROP TABLE run_lines");  // the database breaks
-      writer.write(nlohmann::json::parse(source.lines[i]));
+      writer.write(nlohmann::json::parse(source[i]));
     }
   }
   const std::string err = ::testing::internal::GetCapturedStderr();
-  EXPECT_EQ(read_text_lines(path).lines, source.lines) << "every record is in the file";
+  EXPECT_EQ(LineSource::file(path).read_all(), source) << "every record is in the file";
   EXPECT_NE(err.find("history add " + path), std::string::npos) << err;
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << "said once: " << err;
 }

@@ -67,19 +67,17 @@ std::string metric_unit(const std::string& metric) {
 std::vector<MetricPoint> training_metrics(const RunLog& run) {
   std::vector<MetricPoint> out;
   for (const RunPoint& point : run.points) {
-    std::map<int, std::vector<const TrainStep*>> by_gpu;
-    for (const TrainStep* s : point.steady()) by_gpu[s->device].push_back(s);
+    std::map<int, std::vector<const StepSample*>> by_gpu;
+    for (const StepSample& s : point.steps.steady()) by_gpu[s.device].push_back(&s);
     for (const auto& [gpu, steps] : by_gpu) {
       std::vector<double> ms, tflops;
-      for (const TrainStep* s : steps) {
+      for (const StepSample* s : steps) {
         ms.push_back(s->exec_time_ms);
         if (s->tflops) tflops.push_back(*s->tflops);
       }
       const double x = static_cast<double>(point.seqlen);
       MetricPoint time = sample_point("train.step_ms", x, gpu, ms);
-      for (const TrainStep* s : steps) {
-        if (s->telemetry) add_telemetry(time, *s->telemetry);
-      }
+      if (auto t = point.steps.telemetry().find(gpu); t != point.steps.telemetry().end()) add_telemetry(time, t->second);
       if (tflops.size() == steps.size()) {
         MetricPoint t = sample_point("train.tflops", x, gpu, tflops);
         t.sm_clock_mhz = time.sm_clock_mhz;

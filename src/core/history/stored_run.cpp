@@ -38,7 +38,7 @@ void append(std::vector<MetricPoint>& to, std::vector<MetricPoint> from) {
   to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
 }
 
-std::vector<BandwidthRecord> bandwidth_records(const TextLines& t, std::vector<std::string>& warnings) {
+std::vector<BandwidthRecord> bandwidth_records(const LineSource& t, std::vector<std::string>& warnings) {
   std::vector<BandwidthRecord> out;
   for_each_record(t, [&](const RecordLine& r) {
     if (r.type == "bandwidth") out.push_back(read_bandwidth_record(Fields(r.json, r.where)));
@@ -47,7 +47,7 @@ std::vector<BandwidthRecord> bandwidth_records(const TextLines& t, std::vector<s
 }
 
 // Every GPU's measured shapes of a `mamf --devices ...` run (--search's quick looks left out).
-std::vector<MamfShape> all_gpus_shapes(const TextLines& t, std::vector<std::string>& warnings) {
+std::vector<MamfShape> all_gpus_shapes(const LineSource& t, std::vector<std::string>& warnings) {
   std::vector<MamfShape> out;
   for_each_record(t, [&](const RecordLine& r) {
     if (r.type != "mamf") return;
@@ -76,7 +76,7 @@ KindNames names_of(LogKind k) {
 }
 
 // The figures of one run, by what it holds.
-void read_figures(const TextLines& t, LogKind kind, StoredRun& run) {
+void read_figures(const LineSource& t, LogKind kind, StoredRun& run) {
   switch (kind) {
     case LogKind::training: {
       // A run still being written (or stopped) may hold a length with warm-up steps only.
@@ -133,15 +133,17 @@ void read_figures(const TextLines& t, LogKind kind, StoredRun& run) {
 }
 
 // Our records: the context record says what ran, where and on what. The lines move into the run.
-StoredRun records_run(TextLines&& t) {
+StoredRun records_run(std::vector<std::string> lines, bool cut_short, const std::string& name) {
   StoredRun run;
   run.format = "upgradebench";
-  run.key = fnv1a_hex(t.lines.front());
-  if (!is_context_line(t.lines.front())) {
+  run.lines = std::move(lines);
+  const LineSource t = LineSource::view(run.lines, cut_short, name);
+  run.key = fnv1a_hex(run.lines.front());
+  if (!is_context_line(run.lines.front())) {
     throw WorkError(fmt::format("{}: the run's first line is not a whole context record (damaged): its run cannot "
                                 "be told apart", t.where(0)));
   }
-  const nlohmann::json j = nlohmann::json::parse(t.lines.front());
+  const nlohmann::json j = nlohmann::json::parse(run.lines.front());
   const ContextRecord c = read_context(Fields(j, t.where(0)));
   run.command = c.command;
   run.date = c.date;
@@ -160,15 +162,13 @@ StoredRun records_run(TextLines&& t) {
   } else {
     read_figures(t, kind, run);
   }
-  run.lines = std::move(t.lines);
   return run;
 }
 
-
 // The first date and time the log prints ("[2026-11-30 10:00:00]", "2026-11-30T10:00:00").
-std::string first_date(const TextLines& t) {
+std::string first_date(const std::vector<std::string>& lines) {
   static const std::regex date(R"((\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2}))");
-  for (const std::string& line : t.lines) {
+  for (const std::string& line : lines) {
     if (line.size() > kMaxPatternLine) continue;
     std::smatch m;
     if (std::regex_search(line, m, date)) return m[1].str() + "T" + m[2].str();
@@ -176,21 +176,22 @@ std::string first_date(const TextLines& t) {
   return "";
 }
 
-StoredRun peer_run(const TextLines& t) {
+StoredRun peer_run(std::vector<std::string> lines, bool cut_short, const std::string& name) {
+  StoredRun run;
+  run.lines = std::move(lines);
+  const LineSource t = LineSource::view(run.lines, cut_short, name);
   const LogKind kind = detect_log_kind(t);
   if (kind == LogKind::unknown || kind == LogKind::prediction) {
     throw WorkError(fmt::format("{}: not a log the history reads (our records, or the output of benchmark.py, "
                                 "mamf-finder.py, bench_flash_attn.py, bench_decompose.py or the collective script)",
                                 t.path));
   }
-  StoredRun run;
   run.kind = names_of(kind).kind;
   run.command = run.format = names_of(kind).peer;
-  run.lines = t.lines;
   std::string all = run.format + "\n";
-  for (const std::string& line : t.lines) all += line + "\n";
+  for (const std::string& line : run.lines) all += line + "\n";
   run.key = fnv1a_hex(all);
-  run.date = first_date(t);
+  run.date = first_date(run.lines);
   read_figures(t, kind, run);
   return run;
 }
@@ -207,30 +208,39 @@ std::string fnv1a_hex(const std::string& text) {
 }
 
 StoredRun run_of_records(const std::vector<std::string>& lines, const std::string& name) {
-  TextLines t;
-  t.path = name;
-  t.lines = lines;
   if (lines.empty() || !is_context_line(lines.front())) {
     throw WorkError(fmt::format("{}: a run of records starts with its context record", name));
   }
-  return records_run(std::move(t));
+  return records_run(lines, false, name);
 }
 
-std::vector<StoredRun> runs_of_file(TextLines t) {
+std::vector<StoredRun> runs_of_file(const LineSource& source) {
+  // The history keeps a run's text: the file is read into memory once.
+  std::vector<std::string> lines;
+  bool cut_short = false;
+  source.for_each([&](const Line& l) {
+    lines.emplace_back(l.text);
+    cut_short = l.cut_short;
+  });
   size_t first = 0;
-  while (first < t.lines.size() && t.lines[first].find_first_not_of(" \t\r") == std::string::npos) ++first;
-  if (first == t.lines.size()) throw WorkError(fmt::format("{}: empty: no run to add", t.path));
-  if (!looks_like_records(t)) return {peer_run(t)};
-  // The runs, split at their context records (their lines moved out of `t`)...
-  std::vector<TextLines> segments;
+  while (first < lines.size() && lines[first].find_first_not_of(" \t\r") == std::string::npos) ++first;
+  if (first == lines.size()) throw WorkError(fmt::format("{}: empty: no run to add", source.path));
+  if (!looks_like_records(source)) return {peer_run(std::move(lines), cut_short, source.path)};
+  // The runs, split at their context records (their lines moved out of `lines`)...
+  struct Segment {
+    std::vector<std::string> lines;
+    bool cut_short = false;
+    std::string name;
+  };
+  std::vector<Segment> segments;
   size_t begin = first;
-  for (size_t i = first + 1; i <= t.lines.size(); ++i) {
-    if (i < t.lines.size() && !is_context_line(t.lines[i])) continue;
-    TextLines segment;
-    segment.path = begin == first ? t.path : fmt::format("{} (the run from line {})", t.path, begin + 1);
-    segment.lines.assign(std::make_move_iterator(t.lines.begin() + static_cast<std::ptrdiff_t>(begin)),
-                         std::make_move_iterator(t.lines.begin() + static_cast<std::ptrdiff_t>(i)));
-    segment.last_line_unterminated = i == t.lines.size() && t.last_line_unterminated;
+  for (size_t i = first + 1; i <= lines.size(); ++i) {
+    if (i < lines.size() && !is_context_line(lines[i])) continue;
+    Segment segment;
+    segment.name = begin == first ? source.path : fmt::format("{} (the run from line {})", source.path, begin + 1);
+    segment.lines.assign(std::make_move_iterator(lines.begin() + static_cast<std::ptrdiff_t>(begin)),
+                         std::make_move_iterator(lines.begin() + static_cast<std::ptrdiff_t>(i)));
+    segment.cut_short = i == lines.size() && cut_short;
     segments.push_back(std::move(segment));
     begin = i;
   }
@@ -242,7 +252,7 @@ std::vector<StoredRun> runs_of_file(TextLines t) {
   auto work = [&] {
     for (size_t i = next++; i < segments.size(); i = next++) {
       try {
-        runs[i] = records_run(std::move(segments[i]));
+        runs[i] = records_run(std::move(segments[i].lines), segments[i].cut_short, segments[i].name);
       } catch (...) {
         errors[i] = std::current_exception();
       }

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/history/run_metrics.hpp"
-#include "core/readers/text_lines.hpp"
+#include "core/readers/line_source.hpp"
 
 namespace ub {
 
@@ -39,7 +39,7 @@ struct StoredRun {
 // The runs of a file of our records or of a peer's log (its lines move into the runs; the runs
 // are read in parallel). Throws WorkError naming the file (and line) when it is neither, or when
 // a reader refuses it.
-std::vector<StoredRun> runs_of_file(TextLines t);
+std::vector<StoredRun> runs_of_file(const LineSource& t);
 
 // One run of our records from its lines so far (the context record first): what `--db` stores
 // as a measuring command writes its records. `name` stands for the file in messages.

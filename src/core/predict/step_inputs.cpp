@@ -75,7 +75,7 @@ StepInput from_printout(const DecompositionLog& d) {
 
 }  // namespace
 
-std::vector<StepInput> steps_from_decompositions(const TextLines& t) {
+std::vector<StepInput> steps_from_decompositions(const LineSource& t) {
   std::vector<StepInput> out;
   if (!looks_like_records(t)) {
     out.push_back(from_printout(read_decomposition_log(t)));
@@ -111,16 +111,16 @@ std::vector<StepInput> steps_from_decompositions(const TextLines& t) {
   return out;
 }
 
-std::vector<StepInput> steps_from_training_log(const TextLines& t,
+std::vector<StepInput> steps_from_training_log(const LineSource& t,
                                                const std::function<std::optional<double>(int64_t)>& attention_share,
                                                const std::function<std::optional<double>(int64_t)>& step_tflop,
                                                std::vector<std::string>& warnings) {
   const RunLog run = read_run_log(t);
   std::vector<StepInput> out;
   for (const RunPoint& p : run.points) {
-    if (p.status != PointStatus::ok || p.steady().empty()) continue;
+    if (p.status != PointStatus::ok || !p.steps.has_steady()) continue;
     const PointStats st = point_stats(run, p);
-    std::optional<double> share = p.steady().front()->attention_share;
+    std::optional<double> share = p.steps.attention_share();
     if (!share) share = attention_share(p.seqlen);
     if (!share) {
       warnings.push_back(fmt::format("{}: seqlen {} left out: its attention share of FLOPs is unknown (give --model)",
@@ -145,7 +145,7 @@ std::vector<StepInput> steps_from_training_log(const TextLines& t,
   return out;
 }
 
-MeasuredFile read_measured(const TextLines& t) {
+MeasuredFile read_measured(const LineSource& t) {
   MeasuredFile m;
   m.rates.files.push_back(t.path);
   switch (detect_log_kind(t)) {

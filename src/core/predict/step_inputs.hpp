@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/predict/prediction.hpp"
-#include "core/readers/text_lines.hpp"
+#include "core/readers/line_source.hpp"
 
 namespace ub {
 
@@ -19,13 +19,13 @@ namespace ub {
 WorkKind work_kind_of(const std::string& bucket);
 
 // Every decomposition the file holds. WorkError when it holds none.
-std::vector<StepInput> steps_from_decompositions(const TextLines& t);
+std::vector<StepInput> steps_from_decompositions(const LineSource& t);
 
 // A training log's points, each split by its attention share of FLOPs: from the records, else
 // from `attention_share(seqlen)` (the model's FLOP count), else the point is left out with a
 // warning. `step_tflop(seqlen)` gives the model's FLOPs per step where known.
 std::vector<StepInput> steps_from_training_log(
-    const TextLines& t, const std::function<std::optional<double>(int64_t)>& attention_share,
+    const LineSource& t, const std::function<std::optional<double>(int64_t)>& attention_share,
     const std::function<std::optional<double>(int64_t)>& step_tflop, std::vector<std::string>& warnings);
 
 // A micro-benchmark file: the GPU it measured (as it names it) and what it measured.
@@ -33,7 +33,7 @@ struct MeasuredFile {
   std::string gpu;
   MeasuredRates rates;
 };
-MeasuredFile read_measured(const TextLines& t);
+MeasuredFile read_measured(const LineSource& t);
 
 // `b` over `a`: what b measured where a did not.
 void merge(MeasuredRates& a, const MeasuredRates& b);

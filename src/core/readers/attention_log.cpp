@@ -14,27 +14,27 @@
 
 namespace ub {
 
-AttentionLog read_attention_log(const TextLines& t) {
+AttentionLog read_attention_log(const LineSource& t) {
   AttentionLog log;
   log.path = t.path;
   size_t ignored = 0, other_devices = 0;
   std::optional<int> first_device;
-  for (size_t i = 0; i < t.lines.size(); ++i) {
-    const std::string line = trim(t.lines[i]);
-    const std::string where = t.where(i);
-    if (line.empty()) continue;
+  t.for_each([&](const Line& l) {
+    const std::string line = trim(l.text);
+    const std::string where = t.where(l.index);
+    if (line.empty()) return;
     if (auto header = gpu_header(line)) {
       expect_one_gpu(log.gpu, header->at("gpu"), where);
       log.header = std::move(*header);
-      continue;
+      return;
     }
-    if (line[0] == '#') continue;
+    if (line[0] == '#') return;
     if (line[0] != '{') {
       ++ignored;
-      continue;
+      return;
     }
-    const std::optional<nlohmann::json> o = parse_record_line(t, i, log.warnings, "a result line");
-    if (!o) continue;
+    const std::optional<nlohmann::json> o = parse_record_line(t, l, log.warnings, "a result line");
+    if (!o) return;
     const Fields f(*o, where);
     // Our own records: the context record names the GPU; out-of-memory and other records are
     // not results.
@@ -47,11 +47,11 @@ AttentionLog read_attention_log(const TextLines& t) {
           read_config_text(c, log.header);
           log.header["backend"] = "cudnn";
         }
-        continue;
+        return;
       }
       if (type != "attention") {
         if (type == "attention_oom") log.warnings.push_back(fmt::format("{}: an out-of-memory point skipped", where));
-        continue;
+        return;
       }
     }
     AttentionRecord p = read_attention_point(f);
@@ -59,12 +59,12 @@ AttentionLog read_attention_log(const TextLines& t) {
     if (!first_device) first_device = p.device;
     if (p.device != *first_device) {
       ++other_devices;
-      continue;
+      return;
     }
     const std::string what = fmt::format("seqlen {}", p.seqlen);
     keep_later(log.points, std::move(p), [](const AttentionRecord& a, const AttentionRecord& b) { return a.seqlen == b.seqlen; },
                [&](const AttentionRecord&) { return "first on an earlier line"; }, where, what, log.warnings);
-  }
+  });
   if (log.points.empty()) throw WorkError(fmt::format("{}: no attention results", t.path));
   std::sort(log.points.begin(), log.points.end(), [](const auto& a, const auto& b) { return a.seqlen < b.seqlen; });
   if (ignored) log.warnings.push_back(fmt::format("{} other lines ignored", ignored));

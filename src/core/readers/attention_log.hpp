@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/readers/text_lines.hpp"
+#include "core/readers/line_source.hpp"
 #include "core/records/attention_records.hpp"
 
 namespace ub {
@@ -21,6 +21,6 @@ struct AttentionLog {
   std::vector<std::string> warnings;
 };
 
-AttentionLog read_attention_log(const TextLines& t);
+AttentionLog read_attention_log(const LineSource& t);
 
 }  // namespace ub

@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/key_values.hpp"
+#include "core/readers/repeated_points.hpp"
 #include "core/records/decomposition_records.hpp"
 #include "core/records/record_file.hpp"
 #include "core/text.hpp"
@@ -22,7 +23,7 @@ const std::regex kBucketLine(R"(^(.+?)\s+([\d.]+)\s+TFLOP\s+([\d.]+)\s+ms\s+([\d
 namespace {
 
 // `decompose`'s records: the first decomposition.
-DecompositionLog read_decomposition_records(const TextLines& t) {
+DecompositionLog read_decomposition_records(const LineSource& t) {
   DecompositionLog log;
   log.path = t.path;
   size_t seen = 0;
@@ -51,15 +52,15 @@ DecompositionLog read_decomposition_records(const TextLines& t) {
 
 }  // namespace
 
-DecompositionLog read_decomposition_log(const TextLines& t) {
+DecompositionLog read_decomposition_log(const LineSource& t) {
   if (looks_like_records(t)) return read_decomposition_records(t);
   DecompositionLog log;
   log.path = t.path;
   size_t ignored = 0;
-  for (size_t i = 0; i < t.lines.size(); ++i) {
-    const std::string line = trim(t.lines[i]);
-    const std::string where = t.where(i);
-    if (line.empty()) continue;
+  t.for_each([&](const Line& l) {
+    const std::string line = trim(l.text);
+    const std::string where = t.where(l.index);
+    if (line.empty()) return;
     if (line.rfind("# wall", 0) == 0) {
       // "# wall step=123.4 ms   peak_mem=16.3 GiB   attention FLOP share=12.5% ..."
       for (const std::string& part : {std::string("step="), std::string("peak_mem="), std::string("attention FLOP share="),
@@ -70,14 +71,14 @@ DecompositionLog read_decomposition_log(const TextLines& t) {
         const size_t end = line.find_first_of(" \t", v);
         log.summary[part.substr(0, part.size() - 1)] = line.substr(v, end == std::string::npos ? std::string::npos : end - v);
       }
-      continue;
+      return;
     }
     if (auto header = gpu_header(line)) {
       log.gpu = header->at("gpu");
       log.header = std::move(*header);
-      continue;
+      return;
     }
-    if (line[0] == '#') continue;
+    if (line[0] == '#') return;
     std::smatch m;
     // std::regex backtracks recursively: a line far longer than any bucket line is not tried.
     if (line.size() <= kMaxPatternLine && std::regex_match(line, m, kBucketLine)) {
@@ -87,11 +88,14 @@ DecompositionLog read_decomposition_log(const TextLines& t) {
       b.ms = parse_decimal(m[3].str(), where, "ms");
       b.tflops = parse_decimal(m[4].str(), where, "TFLOPS");
       if (m[5].matched) b.mfu_percent = parse_decimal(m[5].str(), where, "MFU");
+      if (log.buckets.size() >= kMaxPoints) {
+        throw WorkError(fmt::format("{}: more than {} bucket lines: not a decomposition upgradebench reads", where, kMaxPoints));
+      }
       log.buckets.push_back(b);
-      continue;
+      return;
     }
     ++ignored;
-  }
+  });
   if (log.buckets.empty()) {
     throw WorkError(fmt::format("{}: no bucket lines (`NAME <x> TFLOP <x> ms <x> TFLOPS MFU <x>%`)", t.path));
   }

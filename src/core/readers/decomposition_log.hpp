@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/readers/text_lines.hpp"
+#include "core/readers/line_source.hpp"
 
 namespace ub {
 
@@ -31,7 +31,7 @@ struct DecompositionLog {
   std::vector<std::string> warnings;
 };
 
-DecompositionLog read_decomposition_log(const TextLines& t);
+DecompositionLog read_decomposition_log(const LineSource& t);
 
 // bench_decompose.py's printout as a `decomposition` record (source "bench_decompose.py"): its
 // buckets with their shares of the TOTAL, the length from its header.

@@ -5,14 +5,14 @@
 
 #include <string_view>
 
-#include "core/readers/text_lines.hpp"
+#include "core/readers/line_source.hpp"
 
 namespace ub {
 
 enum class LogKind { training, attention, decomposition, mamf, nccl, prediction, unknown };
 std::string_view to_string(LogKind k);
-LogKind detect_log_kind(const TextLines& t);
+LogKind detect_log_kind(const LineSource& t);
 // Whether a line holds a record whose type starts with `type` ("mamf" finds mamf_summary too).
-bool has_record_type(const TextLines& t, const std::string& type);
+bool has_record_type(const LineSource& t, const std::string& type);
 
 }  // namespace ub

@@ -44,6 +44,17 @@ bool starts_with_lower(const std::string& line, const char* head) {
   return true;
 }
 
+// mamf-finder.py's largest sweeps measure a few hundred thousand shapes; a file with more is not
+// a MAMF log (and would be held whole: a log's shapes are its figures).
+constexpr size_t kMaxShapes = size_t{1} << 20;
+
+void add_shape(MamfLog& log, MamfShape s, const std::string& where) {
+  if (log.outcome.shapes.size() >= kMaxShapes) {
+    throw WorkError(fmt::format("{}: more than {} shapes in one file: not a MAMF log upgradebench reads", where, kMaxShapes));
+  }
+  log.outcome.shapes.push_back(std::move(s));
+}
+
 int64_t count(const std::string& digits, const std::string& where) {
   if (digits.size() > 15) throw WorkError(fmt::format("{}: {} is too large", where, digits));
   return std::stoll(digits);
@@ -56,7 +67,7 @@ std::optional<MamfShape> MamfLog::best(MamfOutcome::By by) const {
   return by == MamfOutcome::By::mean ? footer_mean : by == MamfOutcome::By::median ? footer_median : footer_max;
 }
 
-MamfLog read_mamf_log(const TextLines& t) {
+MamfLog read_mamf_log(const LineSource& t) {
   MamfLog log;
   log.path = t.path;
   if (looks_like_records(t)) {
@@ -81,7 +92,7 @@ MamfLog read_mamf_log(const TextLines& t) {
           ++other_devices;
           return;
         }
-        log.outcome.shapes.push_back(std::move(s));
+        add_shape(log, std::move(s), r.where);
       }
     }, log.warnings);
     if (other_devices) {
@@ -91,13 +102,13 @@ MamfLog read_mamf_log(const TextLines& t) {
   } else {
     log.format = "mamf-finder";
     std::string section;  // the header section a line is in ("critical software versions", ...)
-    for (size_t i = 0; i < t.lines.size(); ++i) {
-      const std::string line = t.lines[i];
+    t.for_each([&](const Line& l) {
+      const std::string line(l.text);
       const std::string trimmed = trim(line);
-      const std::string where = t.where(i);
+      const std::string where = t.where(l.index);
       std::smatch m;
       // std::regex backtracks recursively: a line far longer than any shape line is not tried.
-      if (line.size() > kMaxPatternLine) continue;
+      if (line.size() > kMaxPatternLine) return;
       if (std::regex_search(line, m, kShapeLine)) {
         MamfShape s;
         s.mean_tflops = parse_decimal(m[2].str(), where, "mean");
@@ -107,7 +118,7 @@ MamfLog read_mamf_log(const TextLines& t) {
         s.n = count(m[6].str(), where);
         s.k = count(m[7].str(), where);
         s.ok = true;
-        log.outcome.shapes.push_back(s);
+        add_shape(log, s, where);
       } else if (std::regex_search(trimmed, m, kFooterLine)) {
         MamfShape s;
         s.m = count(m[3].str(), where);
@@ -134,7 +145,7 @@ MamfLog read_mamf_log(const TextLines& t) {
         log.stack.emplace_back(m[1].str(), m[2].str());
       }
       if (trimmed.rfind("** ", 0) == 0) section = to_lower(trim(trimmed.substr(3, trimmed.find(':') - 3)));
-    }
+    });
   }
   if (!log.arithmetic_mean) log.arithmetic_mean = log.outcome.arithmetic_mean(MamfOutcome::By::mean);
   if (!log.geometric_mean) log.geometric_mean = log.outcome.geometric_mean(MamfOutcome::By::mean);

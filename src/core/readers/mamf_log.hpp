@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/mamf_result.hpp"
-#include "core/readers/text_lines.hpp"
+#include "core/readers/line_source.hpp"
 
 namespace ub {
 
@@ -29,6 +29,6 @@ struct MamfLog {
   std::optional<MamfShape> best(MamfOutcome::By by) const;
 };
 
-MamfLog read_mamf_log(const TextLines& t);
+MamfLog read_mamf_log(const LineSource& t);
 
 }  // namespace ub

@@ -80,43 +80,43 @@ NcclPoint read_peer_point(const Fields& f, NcclLog& log) {
 
 NcclPointKey key_of(const NcclRecord& r) { return {r.collective, r.dtype, r.in_place, r.bytes}; }
 
-NcclLog read_nccl_log(const TextLines& t) {
+NcclLog read_nccl_log(const LineSource& t) {
   NcclLog log;
   log.path = t.path;
   size_t ignored = 0;
-  for (size_t i = 0; i < t.lines.size(); ++i) {
-    const std::string line = trim(t.lines[i]);
-    const std::string where = t.where(i);
-    if (line.empty() || line[0] == '#') continue;
+  t.for_each([&](const Line& l) {
+    const std::string line = trim(l.text);
+    const std::string where = t.where(l.index);
+    if (line.empty() || line[0] == '#') return;
     if (line[0] != '{') {
       ++ignored;
-      continue;
+      return;
     }
-    const std::optional<json> o = parse_record_line(t, i, log.warnings, "a result line");
-    if (!o) continue;
+    const std::optional<json> o = parse_record_line(t, l, log.warnings, "a result line");
+    if (!o) return;
     const Fields f(*o, where);
     NcclPoint p;
     if (!o->contains("type")) {
       if (!o->contains("collective")) {
         ++ignored;
-        continue;
+        return;
       }
       p = read_peer_point(f, log);
     } else {
       const std::string type = f.string("type");
       if (type == "context") {
         read_our_context(f, log);
-        continue;
+        return;
       }
       if (type != "nccl") {
         ++ignored;
-        continue;
+        return;
       }
       p.record = read_nccl_record(f);
       if (!p.record.ok) {
         log.warnings.push_back(fmt::format("{}: {} {} {} B failed: {}", where, to_string(p.record.collective),
                                            p.record.dtype, p.record.bytes, p.record.error));
-        continue;
+        return;
       }
       p.time_us = p.record.time_us();
     }
@@ -130,7 +130,7 @@ NcclLog read_nccl_log(const TextLines& t) {
                                          k.in_place ? "in place" : "out of place");
     keep_later(log.points, std::move(p), [](const NcclPoint& a, const NcclPoint& b) { return key_of(a.record) == key_of(b.record); },
                [&](const NcclPoint&) { return "first on an earlier line"; }, where, what, log.warnings);
-  }
+  });
   if (log.points.empty()) throw WorkError(fmt::format("{}: no collective results", t.path));
   std::stable_sort(log.points.begin(), log.points.end(),
                    [](const NcclPoint& a, const NcclPoint& b) { return key_of(a.record) < key_of(b.record); });

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/readers/text_lines.hpp"
+#include "core/readers/line_source.hpp"
 #include "core/records/nccl_records.hpp"
 
 namespace ub {
@@ -41,6 +41,6 @@ struct NcclLog {
   std::vector<std::string> warnings;           // failed points, wrong results, ignored lines
 };
 
-NcclLog read_nccl_log(const TextLines& t);
+NcclLog read_nccl_log(const LineSource& t);
 
 }  // namespace ub

@@ -9,7 +9,7 @@
 
 namespace ub {
 
-RunLog read_run_log(const TextLines& t, WarmupOnly warmup_only) {
+RunLog read_run_log(const LineSource& t, WarmupOnly warmup_only) {
   if (looks_like_records(t)) return read_records(t, warmup_only);
   if (looks_like_sweep_log(t)) return read_sweep_log(t, warmup_only);
   throw WorkError(fmt::format("{}: not a training log: expected `===== seq_len=` blocks (the sweep log of "
@@ -17,6 +17,6 @@ RunLog read_run_log(const TextLines& t, WarmupOnly warmup_only) {
                               t.path));
 }
 
-RunLog read_run_log(const std::filesystem::path& path) { return read_run_log(read_text_lines(path)); }
+RunLog read_run_log(const std::filesystem::path& path) { return read_run_log(LineSource::file(path)); }
 
 }  // namespace ub

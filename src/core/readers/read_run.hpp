@@ -4,12 +4,12 @@
 
 #include <filesystem>
 
-#include "core/readers/text_lines.hpp"
+#include "core/readers/line_source.hpp"
 #include "core/run_log.hpp"
 
 namespace ub {
 
-RunLog read_run_log(const TextLines& t, WarmupOnly warmup_only = WarmupOnly::refuse);
+RunLog read_run_log(const LineSource& t, WarmupOnly warmup_only = WarmupOnly::refuse);
 RunLog read_run_log(const std::filesystem::path& path);
 
 }  // namespace ub

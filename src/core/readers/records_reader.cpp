@@ -67,7 +67,7 @@ void read_config_text(const ContextRecord& context, std::map<std::string, std::s
   }
 }
 
-RunLog read_records(const TextLines& t, WarmupOnly warmup_only) {
+RunLog read_records(const LineSource& t, WarmupOnly warmup_only) {
   RunLog run;
   run.path = t.path;
   run.format = "upgradebench";
@@ -87,7 +87,7 @@ RunLog read_records(const TextLines& t, WarmupOnly warmup_only) {
     const int line = static_cast<int>(r.index + 1);
     if (r.type == "train_step") {
       RunPoint& p = point_for(run, f.count("seqlen"), line, contexts, r.where);
-      p.steps.push_back(read_train_step(f, static_cast<int64_t>(p.steps.size())));
+      p.steps.add(read_train_step(f, static_cast<int64_t>(p.steps.count())));
     } else if (r.type == "train_oom") {
       const TrainFailure oom = read_train_failure(f);
       point_for(run, oom.seqlen, line, contexts, r.where).oom_message = oom.what;
@@ -100,8 +100,9 @@ RunLog read_records(const TextLines& t, WarmupOnly warmup_only) {
   leave_out_warmup_only(run, warmup_only, [&](const RunPoint& p) {
     return fmt::format("{}:{}: seqlen {} has no steady steps", t.path, p.line, p.seqlen);
   });
+  note_sampled_points(run);
   for (RunPoint& p : run.points) {
-    if (p.steady().empty()) p.status = PointStatus::oom;
+    if (!p.steps.has_steady()) p.status = PointStatus::oom;
   }
   std::sort(run.points.begin(), run.points.end(),
             [](const RunPoint& a, const RunPoint& b) { return a.seqlen < b.seqlen; });

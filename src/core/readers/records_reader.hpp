@@ -7,14 +7,14 @@
 #include <map>
 #include <string>
 
-#include "core/readers/text_lines.hpp"
+#include "core/readers/line_source.hpp"
 #include "core/records/context_record.hpp"
 #include "core/records/record_file.hpp"
 #include "core/run_log.hpp"
 
 namespace ub {
 
-RunLog read_records(const TextLines& t, WarmupOnly warmup_only = WarmupOnly::refuse);
+RunLog read_records(const LineSource& t, WarmupOnly warmup_only = WarmupOnly::refuse);
 
 // The scalar entries of a context record's `config` object (strings as they are, numbers and
 // booleans as JSON), into `out`.

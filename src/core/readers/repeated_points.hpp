@@ -2,6 +2,10 @@
 // kept and the warnings say so, naming where each stands. A file gets a point twice when a run is
 // re-run into the same log (benchmark.py's run_sweep.sh, our --out appends) or a sweep retries a
 // length that stopped short; the later one is the one its author meant.
+//
+// A file holds at most kMaxPoints points (tens in a real log, a few thousand in a collective
+// sweep): past that it is not a log upgradebench reads, and the readers stay bounded in memory
+// and time (the search for an earlier point is linear).
 #pragma once
 
 #include <fmt/format.h>
@@ -10,7 +14,11 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
+
 namespace ub {
+
+inline constexpr size_t kMaxPoints = 16384;
 
 // Adds `point` to `points`, first removing an earlier one for which `same(earlier, point)` holds
 // (with a warning: "<where>: <what> measured again (<before>): the later one is kept").
@@ -21,6 +29,8 @@ void keep_later(std::vector<Point>& points, Point point, Same same, Where before
   if (it != points.end()) {
     warnings.push_back(fmt::format("{}: {} measured again ({}): the later one is kept", where, what, before(*it)));
     points.erase(it);
+  } else if (points.size() >= kMaxPoints) {
+    throw WorkError(fmt::format("{}: more than {} points in one file: not a log upgradebench reads", where, kMaxPoints));
   }
   points.push_back(std::move(point));
 }

@@ -39,12 +39,11 @@ std::optional<std::string> guide_model_preset(const std::string& size) {
   return std::nullopt;
 }
 
-bool looks_like_sweep_log(const TextLines& t) {
-  return std::any_of(t.lines.begin(), t.lines.end(),
-                     [](const std::string& l) { return trim(l).rfind(kBlockStart, 0) == 0; });
-}
+bool is_sweep_block_line(std::string_view line) { return trim(line).rfind(kBlockStart, 0) == 0; }
 
-RunLog read_sweep_log(const TextLines& t, WarmupOnly warmup_only) {
+bool looks_like_sweep_log(const LineSource& t) { return t.any(is_sweep_block_line); }
+
+RunLog read_sweep_log(const LineSource& t, WarmupOnly warmup_only) {
   RunLog run;
   run.path = t.path;
   run.format = "benchmark.py";
@@ -53,12 +52,13 @@ RunLog read_sweep_log(const TextLines& t, WarmupOnly warmup_only) {
   static const std::set<std::string> kStepKeys = {"step", "warmup", "exec_time_ms", "tflops",
                                                   "peak_mem_gib", "loss"};  // what benchmark.py writes
   RunPoint* cur = nullptr;
-  for (size_t i = 0; i < t.lines.size(); ++i) {
-    const std::string line = trim(t.lines[i]);
+  t.for_each([&](const Line& l) {
+    const size_t i = l.index;
+    const std::string line = trim(l.text);
     const std::string where = t.where(i);
     if (line.empty()) {
       ++blank;
-      continue;
+      return;
     }
     if (line.rfind(kBlockStart, 0) == 0) {
       std::string rest = line.substr(kBlockStart.size());
@@ -74,7 +74,7 @@ RunLog read_sweep_log(const TextLines& t, WarmupOnly warmup_only) {
                  [&](const RunPoint& a) { return fmt::format("first at line {}", a.line); }, where,
                  fmt::format("seq_len={}", digits), run.warnings);
       cur = &run.points.back();
-      continue;
+      return;
     }
     if (line.rfind("# env:", 0) == 0) {
       for (const auto& [k, v] : parse_key_values(line.substr(6))) {
@@ -84,11 +84,11 @@ RunLog read_sweep_log(const TextLines& t, WarmupOnly warmup_only) {
                                       where, k, it->second, v));
         }
       }
-      continue;
+      return;
     }
     if (line.rfind("# provenance:", 0) == 0) {
       run.provenance = trim(line.substr(13));
-      continue;
+      return;
     }
     if (line[0] == '#') {
       auto kv = parse_key_values(line.substr(1));
@@ -98,42 +98,43 @@ RunLog read_sweep_log(const TextLines& t, WarmupOnly warmup_only) {
         expect_one_gpu(run.gpu, kv["gpu"], fmt::format("{} (first GPU named at line {})", where, gpu_line));
         cur->header = kv;
       }
-      continue;
+      return;
     }
     if (line[0] == '{') {
       json obj;
       try {
         obj = parse_json_text(line, where);
       } catch (const WorkError&) {
-        if (t.is_last(i) && t.last_line_unterminated) {
+        if (l.cut_short) {
           run.warnings.push_back(fmt::format("{}: truncated last line ignored", where));
-          continue;
+          return;
         }
         throw WorkError(fmt::format("{}: a step object that is not valid JSON: {}", where,
                                     line.substr(0, 80)));
       }
       if (!cur) throw WorkError(fmt::format("{}: a step before any `===== seq_len=` block", where));
       if (!obj.is_object()) throw WorkError(fmt::format("{}: a step must be a JSON object", where));
-      TrainStep s = read_train_step(Fields(obj, where), static_cast<int64_t>(cur->steps.size()));
+      TrainStep s = read_train_step(Fields(obj, where), static_cast<int64_t>(cur->steps.count()));
       s.seqlen = cur->seqlen;
       for (const auto& [k, v] : obj.items()) unknown_keys += !kStepKeys.contains(k);
-      cur->steps.push_back(s);
-      continue;
+      cur->steps.add(s);
+      return;
     }
     if (says_out_of_memory(line) && cur) {
       if (cur->oom_message.empty()) cur->oom_message = line.substr(0, 200);
-      continue;
+      return;
     }
     ++other;
-  }
+  });
   if (run.points.empty()) {
     throw WorkError(fmt::format("{}: no `===== seq_len=<n> =====` block: not a sweep log", t.path));
   }
   leave_out_warmup_only(run, warmup_only, [&](const RunPoint& p) {
     return fmt::format("{}:{}: seq_len={} has no steady steps and no out-of-memory line", t.path, p.line, p.seqlen);
   });
+  note_sampled_points(run);
   for (RunPoint& p : run.points) {
-    if (p.steady().empty()) {
+    if (!p.steps.has_steady()) {
       p.status = PointStatus::oom;
     } else if (!p.oom_message.empty()) {
       run.warnings.push_back(fmt::format("{}:{}: seq_len={} has steps and an error line; its steps are kept",

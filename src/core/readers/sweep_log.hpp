@@ -12,13 +12,15 @@
 // is not JSON is an error naming the line.
 #pragma once
 
-#include "core/readers/text_lines.hpp"
+#include "core/readers/line_source.hpp"
 #include "core/run_log.hpp"
 
 namespace ub {
 
-bool looks_like_sweep_log(const TextLines& t);
-RunLog read_sweep_log(const TextLines& t, WarmupOnly warmup_only = WarmupOnly::refuse);
+bool looks_like_sweep_log(const LineSource& t);
+// Whether a line starts a block (`===== seq_len=`): what looks_like_sweep_log looks for.
+bool is_sweep_block_line(std::string_view line);
+RunLog read_sweep_log(const LineSource& t, WarmupOnly warmup_only = WarmupOnly::refuse);
 
 // model_size=8b -> llama-3.1-8b (benchmark.py's naming); nullopt for sizes it does not name.
 std::optional<std::string> guide_model_preset(const std::string& model_size);

@@ -89,47 +89,44 @@ void RecordWriter::sync() {
   }
 }
 
-std::optional<json> parse_record_line(const TextLines& t, size_t i, std::vector<std::string>& warnings,
+std::optional<json> parse_record_line(const LineSource& t, const Line& line, std::vector<std::string>& warnings,
                                       const char* what) {
+  const std::string where = t.where(line.index);
   try {
-    return parse_json_text(trim(t.lines[i]), t.where(i));
+    return parse_json_text(trim(line.text), where);
   } catch (const WorkError& e) {
-    if (t.is_last(i) && t.last_line_unterminated) {
-      warnings.push_back(fmt::format("{}: truncated last line ignored", t.where(i)));
+    if (line.cut_short) {
+      warnings.push_back(fmt::format("{}: truncated last line ignored", where));
     } else {
-      warnings.push_back(fmt::format("{}: a damaged line skipped ({} expected; {})", t.where(i), what,
-                                     std::string(e.what()).substr(t.where(i).size() + 2, 120)));
+      warnings.push_back(fmt::format("{}: a damaged line skipped ({} expected; {})", where, what,
+                                     std::string(e.what()).substr(where.size() + 2, 120)));
     }
     return std::nullopt;
   }
 }
 
-void for_each_record(const TextLines& t, const std::function<void(const RecordLine&)>& each,
+void for_each_record(const LineSource& t, const std::function<void(const RecordLine&)>& each,
                      std::vector<std::string>& warnings, const char* what) {
-  for (size_t i = 0; i < t.lines.size(); ++i) {
-    if (trim(t.lines[i]).empty()) continue;
-    const std::optional<json> parsed = parse_record_line(t, i, warnings, what);
-    if (!parsed) continue;
+  t.for_each([&](const Line& line) {
+    if (trim(line.text).empty()) return;
+    const std::optional<json> parsed = parse_record_line(t, line, warnings, what);
+    if (!parsed) return;
     const json& r = *parsed;
-    if (!r.is_object()) throw WorkError(fmt::format("{}: {} must be a JSON object", t.where(i), what));
+    const std::string where = t.where(line.index);
+    if (!r.is_object()) throw WorkError(fmt::format("{}: {} must be a JSON object", where, what));
     const std::string type = r.contains("type") && r.at("type").is_string() ? r.at("type").get<std::string>() : "";
     // A field of the wrong type anywhere in a record is an error naming the line, not a crash.
     try {
-      each(RecordLine{r, type, t.where(i), i});
+      each(RecordLine{r, type, where, line.index});
     } catch (const json::exception& e) {
-      throw WorkError(fmt::format("{}: a record field has the wrong type: {}", t.where(i), e.what()));
+      throw WorkError(fmt::format("{}: a record field has the wrong type: {}", where, e.what()));
     }
-  }
+  });
 }
 
-bool looks_like_records(const TextLines& t) {
-  for (const std::string& l : t.lines) {
-    const std::string s = trim(l);
-    if (s.empty()) continue;
-    return s.rfind("{", 0) == 0 && s.find("\"type\"") != std::string::npos &&
-           s.find("\"context\"") != std::string::npos;
-  }
-  return false;
+bool looks_like_records(const LineSource& t) {
+  const std::string s = t.first_nonblank();
+  return s.rfind("{", 0) == 0 && s.find("\"type\"") != std::string::npos && s.find("\"context\"") != std::string::npos;
 }
 
 std::string utc_now_iso8601() { return utc_format("%Y-%m-%dT%H:%M:%SZ"); }

@@ -19,7 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/readers/text_lines.hpp"
+#include "core/readers/line_source.hpp"
 
 namespace ub {
 
@@ -58,20 +58,20 @@ struct RecordLine {
   size_t index = 0;   // 0-based line index
 };
 
-// Line `i` of `t` parsed as JSON (core/json_text.hpp's bounds); a line that is not (the truncated
+// A line of `t` parsed as JSON (core/json_text.hpp's bounds); a line that is not (the truncated
 // last line of a file still being written, a line a hard stop damaged) is nullopt, with a warning
 // naming it: the records around it are kept.
-std::optional<nlohmann::json> parse_record_line(const TextLines& t, size_t i, std::vector<std::string>& warnings,
+std::optional<nlohmann::json> parse_record_line(const LineSource& t, const Line& line, std::vector<std::string>& warnings,
                                                 const char* what = "a record");
 
 // Calls `each` for every non-blank line that is a JSON object; a line that is not JSON is skipped
 // with a warning (parse_record_line). `what` names the expected content in the warnings and
 // errors ("a record", "a result line").
-void for_each_record(const TextLines& t, const std::function<void(const RecordLine&)>& each,
+void for_each_record(const LineSource& t, const std::function<void(const RecordLine&)>& each,
                      std::vector<std::string>& warnings, const char* what = "a record");
 
-// Whether the first non-blank line is a context record.
-bool looks_like_records(const TextLines& t);
+// Whether the first non-blank line is a context record (one pass that stops there).
+bool looks_like_records(const LineSource& t);
 
 // "2026-11-30T07:01:02Z"
 std::string utc_now_iso8601();

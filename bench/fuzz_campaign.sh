@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# A long fuzz run, off CI: the libFuzzer targets of tests/fuzz (built by the test build into
+# build/tests/fuzz, or copied elsewhere), all at once, each in libFuzzer's fork mode from its
+# corpus in the repository, for SECONDS each, the cores shared out by weight.
+#   bench/fuzz_campaign.sh BIN_DIR OUT_DIR SECONDS NAME:FORKS ...
+#   e.g. bench/fuzz_campaign.sh build/tests/fuzz out 540 mamf:4 trace:4 sweep_log:2 records:2
+# Writes OUT_DIR/fuzz.jsonl (a line per target: forks, seconds, executions, crashes found) and
+# OUT_DIR/logs/NAME.log; what a target found is kept in OUT_DIR/crashes_NAME/.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+bin=${1:?usage: bench/fuzz_campaign.sh BIN_DIR OUT_DIR SECONDS NAME:FORKS ...}
+out=${2:?usage: bench/fuzz_campaign.sh BIN_DIR OUT_DIR SECONDS NAME:FORKS ...}
+secs=${3:?usage: bench/fuzz_campaign.sh BIN_DIR OUT_DIR SECONDS NAME:FORKS ...}
+shift 3
+[ $# -gt 0 ] || { echo "fuzz_campaign.sh: name at least one target as NAME:FORKS" >&2; exit 2; }
+mkdir -p "$out/logs"
+pids=()
+for spec in "$@"; do
+  name=${spec%%:*} forks=${spec##*:}
+  [ -x "$bin/${name}_fuzzer" ] || { echo "fuzz_campaign.sh: no $bin/${name}_fuzzer" >&2; exit 2; }
+  mkdir -p "$out/work_$name" "$out/crashes_$name"
+  ASAN_OPTIONS=detect_leaks=1 "$bin/${name}_fuzzer" -fork="$forks" -ignore_crashes=1 -max_total_time="$secs" \
+    -timeout=5 -rss_limit_mb=2048 -max_len=262144 -artifact_prefix="$out/crashes_$name/" \
+    "$out/work_$name" "$here/../tests/fuzz/corpus/$name" > "$out/logs/$name.log" 2>&1 &
+  pids+=($!)
+done
+for p in "${pids[@]}"; do wait "$p"; done
+: > "$out/fuzz.jsonl"
+for spec in "$@"; do
+  name=${spec%%:*} forks=${spec##*:}
+  # Fork mode's progress lines start "#<executions>:"; the last one is the total.
+  execs=$(grep -oE '^#[0-9]+' "$out/logs/$name.log" | tail -1 | tr -d '#')
+  crashes=$(find "$out/crashes_$name" -type f | wc -l)
+  printf '{"target": "%s", "forks": %s, "seconds": %s, "executions": %s, "crashes": %s}\n' \
+    "$name" "$forks" "$secs" "${execs:-0}" "$crashes" | tee -a "$out/fuzz.jsonl"
+done

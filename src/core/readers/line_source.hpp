@@ -1,0 +1,79 @@
+// A text file as a stream of numbered lines, read afresh by each pass and never held whole: the
+// analysis commands read logs of any size in memory that does not grow with them (a reader keeps
+// what it derives, not the text). A pass hands each line to a callback; a reader that needs two
+// passes (the kind of a log first, then its content) makes two. The same interface serves lines
+// already in memory (tests, the history's stored runs, fuzzers).
+//
+// Every line is bounded (kMaxLineBytes): a longer one is a file that is not a log (/dev/zero, a
+// binary, an attack on the readers), refused with its line number instead of filling memory.
+// gzip files read decompressed. A file that is not a regular file (a pipe, a device) cannot be
+// read twice, so it is read into memory once when opened, under the same bound per line.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ub {
+
+// No log line comes near this; a longer one is a file that is not a log (or an attack on the
+// readers): it is refused, naming the line.
+inline constexpr size_t kMaxLineBytes = size_t{1} << 20;
+
+// Lines matched against a regular expression are at most this long (std::regex recurses per
+// character: tens of kB of digits exhaust the stack); longer ones are other lines.
+inline constexpr size_t kMaxPatternLine = 1024;
+
+struct Line {
+  std::string_view text;   // without the newline (and a carriage return before it)
+  size_t index = 0;        // 0-based; messages print index + 1
+  bool cut_short = false;  // the file's last line, without a final newline: a log still being written
+};
+
+class LineSource {
+ public:
+  // Throws UsageError when the file does not exist, is a directory or cannot be opened.
+  static LineSource file(const std::filesystem::path& path);
+  // Text in memory, split into lines (`name` stands in for the path in messages).
+  static LineSource text(std::string_view text, const std::string& name);
+  // Lines in memory; `cut_short`: the last one had no final newline.
+  static LineSource lines(std::vector<std::string> lines, bool cut_short, const std::string& name);
+  // Lines held elsewhere, read where they are: they must outlive the source.
+  static LineSource view(const std::vector<std::string>& lines, bool cut_short, const std::string& name);
+
+  std::string path;  // as messages name it
+
+  // "path:line" for messages (index is 0-based, lines print 1-based).
+  std::string where(size_t index) const;
+  // Hands the lines to `each` in order until it returns false or the lines end. Throws WorkError
+  // for a line longer than kMaxLineBytes or a read error, naming the file.
+  void scan(const std::function<bool(const Line&)>& each) const;
+  void for_each(const std::function<void(const Line&)>& each) const;
+  // Whether some line satisfies `pred` (the pass stops at the first).
+  bool any(const std::function<bool(std::string_view)>& pred) const;
+  // The first line that is not blank (trimmed), "" when there is none.
+  std::string first_nonblank() const;
+  // Every line, in memory: for what keeps the text itself (the history stores it).
+  std::vector<std::string> read_all() const;
+  bool last_cut_short() const;  // one pass: whether the last line lacks its newline
+
+ private:
+  std::filesystem::path file_;                             // read by each pass, when `held_` is null
+  std::shared_ptr<const std::vector<std::string>> held_;  // lines in memory
+  bool held_cut_short_ = false;
+};
+
+// A plain decimal number as a log line prints it (what a `[\d.]+` pattern matched: "..5" and "."
+// match too): parsed, or a WorkError "<where>: <what> '<text>' is not a number"; negative or
+// non-finite values are refused as well.
+double parse_decimal(const std::string& text, const std::string& where, const char* what);
+
+// Every log holds one GPU: the first name seen is kept in `current`; a different one later is a
+// WorkError("<where>: mismatched GPUs in one file: 'seen' here, 'current' before").
+void expect_one_gpu(std::string& current, const std::string& seen, const std::string& where);
+
+}  // namespace ub
