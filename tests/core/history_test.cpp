@@ -109,7 +109,7 @@ TEST(HistoryRuns, CollectiveRecordsGiveBusbwPerSize) {
 TEST(HistoryRuns, AFileNoReaderKnowsIsRefusedByName) {
   const LineSource t = LineSource::text("hello\nworld\n", "notes.txt");
   try {
-    runs_of_file(in_memory(t));
+    runs_of_file(t);
     FAIL() << "expected a WorkError";
   } catch (const WorkError& e) {
     EXPECT_NE(std::string(e.what()).find("notes.txt"), std::string::npos) << e.what();
