@@ -637,7 +637,8 @@ TEST(Bounds, ReadingALogTakesMemoryIndependentOfItsSize) {
     const long small_kib = children_peak_kib();
     const Result r = run(args(large));
     ASSERT_EQ(r.code, 0) << cmd << "\n" << r.err;
-    EXPECT_NE(r.err.find("its statistics are of a uniform sample"), std::string::npos) << r.err;
+    // compare's figures are of the steps: its warnings say they are a sample (memfit's peak is of every step).
+    if (cmd.rfind("compare", 0) == 0) EXPECT_NE(r.out.find("its statistics are of a uniform sample"), std::string::npos) << r.out;
     EXPECT_LT(children_peak_kib() - small_kib, 16 * 1024) << cmd << ": " << small_kib << " KiB for 2 MB, "
                                                            << children_peak_kib() << " KiB for 40 MB";
   }
