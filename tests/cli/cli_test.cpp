@@ -631,7 +631,7 @@ long children_peak_kib() {
 // steps: twenty times the file takes no more memory (the whole file held took five times its size).
 TEST(Bounds, ReadingALogTakesMemoryIndependentOfItsSize) {
   const std::string small = large_sweep_log("sweep_2mb.log", 2), large = large_sweep_log("sweep_40mb.log", 40);
-  for (const std::string cmd : {"memfit {} --capacity-gib 130", "compare {} {} --force"}) {
+  for (const std::string cmd : {"memfit {} --capacity-gib 130", "compare {} {} --force --json"}) {
     const auto args = [&](const std::string& f) { return fmt::format(fmt::runtime(cmd), f, f); };
     ASSERT_EQ(run(args(small)).code, 0) << cmd;
     const long small_kib = children_peak_kib();
