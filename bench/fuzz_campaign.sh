@@ -6,6 +6,8 @@
 #   e.g. bench/fuzz_campaign.sh build/tests/fuzz out 540 mamf:4 trace:4 sweep_log:2 records:2
 # Writes OUT_DIR/fuzz.jsonl (a line per target: forks, seconds, executions, crashes found) and
 # OUT_DIR/logs/NAME.log; what a target found is kept in OUT_DIR/crashes_NAME/.
+# The binaries read data/ (the trace target's kernel classes) at the path of the tree they were
+# built from: on another machine, make that path lead to a checkout, or every trace job dies at once.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 bin=${1:?usage: bench/fuzz_campaign.sh BIN_DIR OUT_DIR SECONDS NAME:FORKS ...}
