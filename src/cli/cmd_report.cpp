@@ -57,18 +57,21 @@ void run(Context& ctx, const ReportOptions& o) {
   report::ReportContent content;
   std::vector<LineSource> texts;
   for (const std::string& path : o.logs) texts.push_back(o.inputs.read(path));
-  const bool nccl = detect_log_kind(texts[0]) == LogKind::nccl;
-  if (nccl != (detect_log_kind(texts.back()) == LogKind::nccl)) {
+  // Each kind is told once: telling it is a pass over the file.
+  std::vector<LogKind> kinds;
+  for (const LineSource& t : texts) kinds.push_back(detect_log_kind(t));
+  const bool nccl = kinds[0] == LogKind::nccl;
+  if (nccl != (kinds.back() == LogKind::nccl)) {
     throw UsageError(fmt::format("report needs two logs of one kind: {} is {}, {} is {}", o.logs[0],
-                                 to_string(detect_log_kind(texts[0])), o.logs.back(), to_string(detect_log_kind(texts.back()))));
+                                 to_string(kinds[0]), o.logs.back(), to_string(kinds.back())));
   }
-  if (detect_log_kind(texts[0]) == LogKind::prediction) {
+  if (kinds[0] == LogKind::prediction) {
     // A second file: the new GPU's measured run, drawn beside the prediction.
     std::optional<RunLog> measured;
     if (texts.size() == 2) {
-      if (detect_log_kind(texts[1]) != LogKind::training) {
+      if (kinds[1] != LogKind::training) {
         throw UsageError(fmt::format("report PREDICTIONS MEASURED: {} is {}, not a training log of the new GPU",
-                                     o.logs[1], to_string(detect_log_kind(texts[1]))));
+                                     o.logs[1], to_string(kinds[1])));
       }
       measured = read_run_log(texts[1]);
     }
@@ -76,10 +79,10 @@ void run(Context& ctx, const ReportOptions& o) {
     std::printf("report: %s/report.html, %s/report.md (PREDICTED, not measured)\n", o.out_dir.c_str(), o.out_dir.c_str());
     return;
   }
-  const bool decomposition = detect_log_kind(texts[0]) == LogKind::decomposition;
-  if (decomposition != (detect_log_kind(texts.back()) == LogKind::decomposition)) {
+  const bool decomposition = kinds[0] == LogKind::decomposition;
+  if (decomposition != (kinds.back() == LogKind::decomposition)) {
     throw UsageError(fmt::format("report needs two logs of one kind: {} is {}, {} is {}", o.logs[0],
-                                 to_string(detect_log_kind(texts[0])), o.logs.back(), to_string(detect_log_kind(texts.back()))));
+                                 to_string(kinds[0]), o.logs.back(), to_string(kinds.back())));
   }
   if (decomposition) {
     std::vector<DecompositionLog> logs;
