@@ -62,6 +62,19 @@ class LineSplitter {
   size_t index_ = 0;
 };
 
+// What a pass that holds the lines keeps: each line, and whether the last was cut short.
+struct HeldLines {
+  std::vector<std::string> lines;
+  bool cut_short = false;
+  std::function<bool(const Line&)> collector() {
+    return [this](const Line& l) {
+      lines.emplace_back(l.text);
+      cut_short = l.cut_short;
+      return true;
+    };
+  }
+};
+
 // One pass over a file (gzip read decompressed, anything else as it is).
 void scan_file(const std::filesystem::path& file, const std::string& name, const std::function<bool(const Line&)>& each) {
   const std::unique_ptr<gzFile_s, int (*)(gzFile)> in(gzopen(file.c_str(), "rb"), gzclose);
@@ -92,15 +105,10 @@ LineSource LineSource::file(const std::filesystem::path& path) {
   s.file_ = path;
   if (!std::filesystem::is_regular_file(status)) {
     // A pipe or a device is read once: its lines are held.
-    std::vector<std::string> lines;
-    bool cut = false;
-    scan_file(path, s.path, [&](const Line& l) {
-      lines.emplace_back(l.text);
-      cut = l.cut_short;
-      return true;
-    });
-    s.held_ = std::make_shared<const std::vector<std::string>>(std::move(lines));
-    s.held_cut_short_ = cut;
+    HeldLines held;
+    scan_file(path, s.path, held.collector());
+    s.held_ = std::make_shared<const std::vector<std::string>>(std::move(held.lines));
+    s.held_cut_short_ = held.cut_short;
   } else if (FILE* f = std::fopen(path.c_str(), "rb")) {
     std::fclose(f);
   } else {
@@ -110,16 +118,11 @@ LineSource LineSource::file(const std::filesystem::path& path) {
 }
 
 LineSource LineSource::text(std::string_view text, const std::string& name) {
-  std::vector<std::string> lines;
-  bool cut = false;
-  LineSplitter split(name, [&](const Line& l) {
-    lines.emplace_back(l.text);
-    cut = l.cut_short;
-    return true;
-  });
+  HeldLines held;
+  LineSplitter split(name, held.collector());
   split.feed(text);
   split.finish();
-  return LineSource::lines(std::move(lines), cut, name);
+  return LineSource::lines(std::move(held.lines), held.cut_short, name);
 }
 
 LineSource LineSource::lines(std::vector<std::string> lines, bool cut_short, const std::string& name) {
