@@ -4,8 +4,10 @@
 # corpus in the repository, for SECONDS each, the cores shared out by weight.
 #   bench/fuzz_campaign.sh BIN_DIR OUT_DIR SECONDS NAME:FORKS ...
 #   e.g. bench/fuzz_campaign.sh build/tests/fuzz out 540 mamf:4 trace:4 sweep_log:2 records:2
-# Writes OUT_DIR/fuzz.jsonl (a line per target: forks, seconds, executions, crashes found) and
-# OUT_DIR/logs/NAME.log; what a target found is kept in OUT_DIR/crashes_NAME/.
+# Writes OUT_DIR/fuzz.jsonl (a line per target: forks, seconds, executions, crashes found, inputs in
+# its corpus at the end) and OUT_DIR/logs/NAME.log; what a target found is kept in OUT_DIR/crashes_NAME/.
+# The inputs a target finds go to FUZZ_CORPORA/NAME (OUT_DIR/work_NAME unless FUZZ_CORPORA is set):
+# campaigns that share FUZZ_CORPORA go on from where the one before stopped.
 # The binaries read data/ (the trace target's kernel classes) at the path of the tree they were
 # built from: on another machine, make that path lead to a checkout, or every trace job dies at once.
 set -u
@@ -16,14 +18,16 @@ secs=${3:?usage: bench/fuzz_campaign.sh BIN_DIR OUT_DIR SECONDS NAME:FORKS ...}
 shift 3
 [ $# -gt 0 ] || { echo "fuzz_campaign.sh: name at least one target as NAME:FORKS" >&2; exit 2; }
 mkdir -p "$out/logs"
+corpus_of() { if [ -n "${FUZZ_CORPORA:-}" ]; then echo "$FUZZ_CORPORA/$1"; else echo "$out/work_$1"; fi; }
 pids=()
 for spec in "$@"; do
   name=${spec%%:*} forks=${spec##*:}
   [ -x "$bin/${name}_fuzzer" ] || { echo "fuzz_campaign.sh: no $bin/${name}_fuzzer" >&2; exit 2; }
-  mkdir -p "$out/work_$name" "$out/crashes_$name"
+  work=$(corpus_of "$name")
+  mkdir -p "$work" "$out/crashes_$name"
   ASAN_OPTIONS=detect_leaks=1 "$bin/${name}_fuzzer" -fork="$forks" -ignore_crashes=1 -max_total_time="$secs" \
     -timeout=5 -rss_limit_mb=2048 -max_len=262144 -artifact_prefix="$out/crashes_$name/" \
-    "$out/work_$name" "$here/../tests/fuzz/corpus/$name" > "$out/logs/$name.log" 2>&1 &
+    "$work" "$here/../tests/fuzz/corpus/$name" > "$out/logs/$name.log" 2>&1 &
   pids+=($!)
 done
 for p in "${pids[@]}"; do wait "$p"; done
@@ -33,6 +37,7 @@ for spec in "$@"; do
   # Fork mode's progress lines start "#<executions>:"; the last one is the total.
   execs=$(grep -oE '^#[0-9]+' "$out/logs/$name.log" | tail -1 | tr -d '#')
   crashes=$(find "$out/crashes_$name" -type f | wc -l)
-  printf '{"target": "%s", "forks": %s, "seconds": %s, "executions": %s, "crashes": %s}\n' \
-    "$name" "$forks" "$secs" "${execs:-0}" "$crashes" | tee -a "$out/fuzz.jsonl"
+  inputs=$(find "$(corpus_of "$name")" -type f | wc -l)
+  printf '{"target": "%s", "forks": %s, "seconds": %s, "executions": %s, "crashes": %s, "corpus": %s}\n' \
+    "$name" "$forks" "$secs" "${execs:-0}" "$crashes" "$inputs" | tee -a "$out/fuzz.jsonl"
 done

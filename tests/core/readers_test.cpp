@@ -162,13 +162,25 @@ TEST(MeasurementLogs, Decomposition) {
 }
 
 TEST(MeasurementLogs, HostileLinesAreRefusedOrSkippedNeverACrash) {
-  // Tens of kB of digits where a pattern is matched (std::regex recursed on them).
+  // Tens of kB of digits where a format is matched (std::regex recursed on them): a shape of an
+  // impossible size is refused naming its line; as a number of TFLOPS it is not finite.
   const std::string digits(80000, '7');
-  const MamfLog m = read_mamf_log(LineSource::text("     3 | " + digits + "(mean) 1(median) 1(max) @ 1x1x1\n"
-                                                  "     4 |  799.5(mean)  800.2(median)  805.0(max) @ 2048x2048x13312\n", "m"));
-  EXPECT_EQ(m.outcome.shapes.size(), 1u);
+  const std::string shape = "     4 |  799.5(mean)  800.2(median)  805.0(max) @ 2048x2048x13312\n";
+  const auto mamf_error = [&](const std::string& line) {
+    try {
+      read_mamf_log(LineSource::text(shape + line, "m"));
+    } catch (const WorkError& e) {
+      return std::string(e.what());
+    }
+    return std::string("read");
+  };
+  EXPECT_EQ(mamf_error("     3 | " + digits + "(mean) 1(median) 1(max) @ 1x1x1\n"),
+            "m:2: mean must be a finite non-negative number");
+  EXPECT_EQ(mamf_error("     3 | 1(mean) 1(median) 1(max) @ " + digits + "x1x1\n"), "m:2: a size of 80000 digits is too large");
+  EXPECT_EQ(read_mamf_log(LineSource::text(shape + digits + "\n" + std::string(200000, '|') + "\n", "m")).outcome.shapes.size(),
+            1u);  // lines that are no format at all are other lines
   EXPECT_THROW(read_decomposition_log(LineSource::text("# gpu=A\nattention " + digits + " TFLOP 1 ms 1 TFLOPS\n", "d")),
-               WorkError);  // no bucket line left: refused, not a crash
+               WorkError);
   // A line past the bound is refused, naming it, from memory and from a file.
   try {
     LineSource::text("a\n" + std::string(kMaxLineBytes + 1, 'x'), "big");
@@ -186,6 +198,57 @@ TEST(MeasurementLogs, HostileLinesAreRefusedOrSkippedNeverACrash) {
   EXPECT_FALSE(json_depth_within(std::string(1000000, '[')));
   EXPECT_TRUE(json_depth_within(R"({"a": [[1, "[[[[["], {"b": {}}]})", 4));
   EXPECT_FALSE(json_depth_within(R"({"a": [[1], {"b": {}}]})", 3));
+}
+
+TEST(MeasurementLogs, BucketLinesAreMatchedFromTheirEnd) {
+  const DecompositionLog d = read_decomposition_log(LineSource::text(
+      "# gpu=A\n"
+      "layer 3 attention 1.0 TFLOP   2.5 ms 400.0 TFLOPS MFU 40.4%\n"
+      "2 TFLOP 1.0 TFLOP 1.0 ms 1000 TFLOPS\n"              // the name is what comes before the last six words
+      "rest\t0.5 TFLOP 3 ms 166.7 TFLOPS  \n"
+      "no name 1 TFLOP 1 ms\n"                              // too few words
+      "mfu 1 TFLOP 1 ms 1 TFLOPS MFU 4\n"                   // MFU without its %
+      "1 TFLOP 1 ms 1 TFLOPS\n"                             // no name
+      + std::string(100000, ' ') + "wide 1 TFLOP 1 ms 1 TFLOPS\n",
+      "d"));
+  ASSERT_EQ(d.buckets.size(), 4u);
+  EXPECT_EQ(d.buckets[0].name, "layer 3 attention");
+  EXPECT_DOUBLE_EQ(*d.buckets[0].tflop, 1.0);
+  EXPECT_DOUBLE_EQ(d.buckets[0].ms, 2.5);
+  EXPECT_DOUBLE_EQ(*d.buckets[0].mfu_percent, 40.4);
+  EXPECT_EQ(d.buckets[1].name, "2 TFLOP");
+  EXPECT_DOUBLE_EQ(*d.buckets[1].tflops, 1000);
+  EXPECT_EQ(d.buckets[2].name, "rest");
+  EXPECT_FALSE(d.buckets[2].mfu_percent);
+  EXPECT_EQ(d.buckets[3].name, "wide");
+  EXPECT_EQ(d.warnings, std::vector<std::string>{"3 other lines ignored"});
+}
+
+TEST(MeasurementLogs, MamfFinderLinesNearTheFormatAreOtherLines) {
+  const MamfLog m = read_mamf_log(LineSource::text(
+      "- _CudaDeviceProperties(name='', name='NVIDIA H200', uuid=GPU-zz, uuid=95b16759-3c59-5d0f-3356-d1b94b44b94b)\n"
+      "** Critical software versions:\n"
+      "- torch=2.9.1\n"
+      "- cuda = 13.0\n"                                     // not name=version
+      "   1 | 700(mean) 701(median) 702(max) @ 1x2x3 | sec\n"
+      "   2 | 700(mean)701(median) 702(max) @ 1x2x3\n"       // no space between the figures
+      "   3 | 700(mean) 701(median) 702(max) @ 1x2\n"        // two sizes
+      "median: 701 TFLOPS @ 1x2x3\n"
+      "max:701 TFLOPS @ 1x2x3\n"                            // no space after the colon
+      "geometric mean: 650.5 TFLOPS\n"
+      "Across 3 shapes in range: m=[1, 2, 1] | n=[2] in this run:\n",
+      "m"));
+  EXPECT_EQ(m.gpu, "NVIDIA H200");
+  EXPECT_EQ(m.gpu_uuid, "GPU-95b16759-3c59-5d0f-3356-d1b94b44b94b");
+  EXPECT_EQ(m.stack, (std::vector<std::pair<std::string, std::string>>{{"torch", "2.9.1"}}));
+  ASSERT_EQ(m.outcome.shapes.size(), 1u);
+  EXPECT_EQ(m.outcome.shapes[0].shape(), "1x2x3");
+  EXPECT_DOUBLE_EQ(m.outcome.shapes[0].max_tflops, 702);
+  ASSERT_TRUE(m.footer_median);
+  EXPECT_DOUBLE_EQ(m.footer_median->median_tflops, 701);
+  EXPECT_FALSE(m.footer_max);
+  EXPECT_DOUBLE_EQ(*m.geometric_mean, 650.5);
+  EXPECT_EQ(m.ranges, "m=[1, 2, 1] | n=[2]");
 }
 
 TEST(MeasurementLogs, MamfFinderOutputAndOurRecords) {

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <exception>
 #include <thread>
-#include <regex>
+#include <string_view>
 
 #include "core/error.hpp"
 #include "core/readers/attention_log.hpp"
@@ -167,11 +167,19 @@ StoredRun records_run(std::vector<std::string> lines, bool cut_short, const std:
 
 // The first date and time the log prints ("[2026-11-30 10:00:00]", "2026-11-30T10:00:00").
 std::string first_date(const std::vector<std::string>& lines) {
-  static const std::regex date(R"((\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2}))");
+  constexpr std::string_view form = "dddd-dd-dd?dd:dd:dd";  // d: a digit; ?: ' ' or 'T'
+  const auto at = [&](std::string_view s) {
+    for (size_t i = 0; i < form.size(); ++i) {
+      const char c = s[i];
+      if (form[i] == 'd' ? !(c >= '0' && c <= '9') : form[i] == '?' ? !(c == ' ' || c == 'T') : c != form[i]) return false;
+    }
+    return true;
+  };
   for (const std::string& line : lines) {
-    if (line.size() > kMaxPatternLine) continue;
-    std::smatch m;
-    if (std::regex_search(line, m, date)) return m[1].str() + "T" + m[2].str();
+    for (size_t i = 0; i + form.size() <= line.size(); ++i) {
+      const std::string_view s(line.data() + i, form.size());
+      if (at(s)) return std::string(s.substr(0, 10)) + "T" + std::string(s.substr(11, 8));
+    }
   }
   return "";
 }

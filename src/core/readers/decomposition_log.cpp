@@ -3,11 +3,13 @@
 
 #include <fmt/format.h>
 
-#include <regex>
+#include <string_view>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/key_values.hpp"
 #include "core/readers/repeated_points.hpp"
+#include "core/readers/text_cursor.hpp"
 #include "core/records/decomposition_records.hpp"
 #include "core/records/record_file.hpp"
 #include "core/text.hpp"
@@ -16,7 +18,51 @@ namespace ub {
 
 namespace {
 
-const std::regex kBucketLine(R"(^(.+?)\s+([\d.]+)\s+TFLOP\s+([\d.]+)\s+ms\s+([\d.]+)\s+TFLOPS(?:\s+MFU\s+([\d.]+)%)?\s*$)");
+// The last `n` words of `line` (trimmed), first to last, and where the first of them starts;
+// fewer when the line has fewer.
+std::vector<std::string_view> last_words(std::string_view line, size_t n, size_t& first_at) {
+  std::vector<std::string_view> words;
+  size_t end = line.size();
+  while (words.size() < n && end > 0) {
+    size_t begin = end;
+    while (begin > 0 && !TextCursor::is_space(line[begin - 1])) --begin;
+    words.insert(words.begin(), line.substr(begin, end - begin));
+    first_at = begin;
+    end = begin;
+    while (end > 0 && TextCursor::is_space(line[end - 1])) --end;
+  }
+  return words;
+}
+
+bool is_decimal(std::string_view w) {
+  std::string_view d;
+  TextCursor c(w);
+  return c.decimal(d) && c.at_end();
+}
+
+// "NAME <tflop> TFLOP <ms> ms <tflops> TFLOPS [MFU <x>%]" (trimmed): the name is what comes
+// before the last six words (eight with MFU), and is not empty.
+bool bucket_line(std::string_view line, const std::string& where, DecompositionBucket& b) {
+  size_t at = 0;
+  std::vector<std::string_view> w = last_words(line, 8, at);
+  std::string_view mfu;
+  if (w.size() == 8 && w[6] == "MFU" && w[7].size() > 1 && w[7].back() == '%' &&
+      is_decimal(w[7].substr(0, w[7].size() - 1))) {
+    mfu = w[7].substr(0, w[7].size() - 1);
+  } else {
+    w = last_words(line, 6, at);
+  }
+  if (w.size() != 6 || at == 0 || !is_decimal(w[0]) || w[1] != "TFLOP" || !is_decimal(w[2]) || w[3] != "ms" ||
+      !is_decimal(w[4]) || w[5] != "TFLOPS") {
+    return false;
+  }
+  b.name = trim(line.substr(0, at));
+  b.tflop = parse_decimal(std::string(w[0]), where, "TFLOP");
+  b.ms = parse_decimal(std::string(w[2]), where, "ms");
+  b.tflops = parse_decimal(std::string(w[4]), where, "TFLOPS");
+  if (!mfu.empty()) b.mfu_percent = parse_decimal(std::string(mfu), where, "MFU");
+  return true;
+}
 
 }  // namespace
 
@@ -79,15 +125,8 @@ DecompositionLog read_decomposition_log(const LineSource& t) {
       return;
     }
     if (line[0] == '#') return;
-    std::smatch m;
-    // std::regex backtracks recursively: a line far longer than any bucket line is not tried.
-    if (line.size() <= kMaxPatternLine && std::regex_match(line, m, kBucketLine)) {
-      DecompositionBucket b;
-      b.name = trim(m[1].str());
-      b.tflop = parse_decimal(m[2].str(), where, "TFLOP");
-      b.ms = parse_decimal(m[3].str(), where, "ms");
-      b.tflops = parse_decimal(m[4].str(), where, "TFLOPS");
-      if (m[5].matched) b.mfu_percent = parse_decimal(m[5].str(), where, "MFU");
+    DecompositionBucket b;
+    if (bucket_line(line, where, b)) {
       if (log.buckets.size() >= kMaxPoints) {
         throw WorkError(fmt::format("{}: more than {} bucket lines: not a decomposition upgradebench reads", where, kMaxPoints));
       }

@@ -24,10 +24,6 @@ namespace ub {
 // readers): it is refused, naming the line.
 inline constexpr size_t kMaxLineBytes = size_t{1} << 20;
 
-// Lines matched against a regular expression are at most this long (std::regex recurses per
-// character: tens of kB of digits exhaust the stack); longer ones are other lines.
-inline constexpr size_t kMaxPatternLine = 1024;
-
 struct Line {
   std::string_view text;   // without the newline (and a carriage return before it)
   size_t index = 0;        // 0-based; messages print index + 1

@@ -2,6 +2,7 @@
 #include "core/readers/log_kind.hpp"
 
 #include <string>
+#include <string_view>
 
 #include "core/records/record_file.hpp"
 #include "core/readers/sweep_log.hpp"
@@ -11,15 +12,17 @@ namespace ub {
 
 namespace {
 
-// `key` with a string value starting with `value`, as a JSON line writes it (with or without a space).
-struct StringField {
-  StringField(const std::string& key, const std::string& value)
-      : compact("\"" + key + "\":\"" + value), spaced("\"" + key + "\": \"" + value) {}
-  bool in(std::string_view line) const {
-    return line.find(compact) != std::string_view::npos || line.find(spaced) != std::string_view::npos;
+// Calls `on_value` with what follows each `"key":"` (or `"key": "`) of a JSON line as our records
+// write it: the string value and the rest of the line after it; one search for the key.
+template <class F>
+void string_values(std::string_view line, std::string_view key, F on_value) {
+  for (size_t at = line.find(key); at != std::string_view::npos; at = line.find(key, at + 1)) {
+    if (at == 0 || line[at - 1] != '"') continue;
+    std::string_view rest = line.substr(at + key.size());
+    if (rest.substr(0, 3) == "\":\"") on_value(rest.substr(3));
+    else if (rest.substr(0, 4) == "\": \"") on_value(rest.substr(4));
   }
-  std::string compact, spaced;
-};
+}
 
 // The marks a kind is told by, each seen somewhere in the file (one pass over it).
 enum Mark : unsigned {
@@ -28,21 +31,20 @@ enum Mark : unsigned {
 };
 
 unsigned marks_of(const LineSource& t, bool records) {
-  static const StringField type_decomposition("type", "decomposition"), command_decompose("command", "decompose"),
-      type_prediction("type", "prediction"), type_train_step("type", "train_step"), type_train_oom("type", "train_oom"),
-      type_mamf("type", "mamf"), type_attention("type", "attention"), type_nccl("type", "nccl");
   unsigned marks = 0;
   const auto mark = [&](bool seen, Mark m) { marks |= seen ? m : 0u; };
   t.for_each([&](const Line& l) {
     const std::string_view line = l.text;
     if (records) {
-      mark(type_decomposition.in(line), decomposition);
-      mark(command_decompose.in(line), decompose_command);
-      mark(type_prediction.in(line), prediction);
-      mark(type_train_step.in(line) || type_train_oom.in(line), train);
-      mark(type_mamf.in(line), mamf);
-      mark(type_attention.in(line), attention);
-      mark(type_nccl.in(line), nccl);
+      string_values(line, "type", [&](std::string_view v) {
+        mark(v.starts_with("decomposition"), decomposition);
+        mark(v.starts_with("prediction"), prediction);
+        mark(v.starts_with("train_step") || v.starts_with("train_oom"), train);
+        mark(v.starts_with("mamf"), mamf);
+        mark(v.starts_with("attention"), attention);
+        mark(v.starts_with("nccl"), nccl);
+      });
+      string_values(line, "command", [&](std::string_view v) { mark(v.starts_with("decompose"), decompose_command); });
       return;
     }
     mark(is_sweep_block_line(line), sweep_block);
@@ -58,8 +60,11 @@ unsigned marks_of(const LineSource& t, bool records) {
 }  // namespace
 
 bool has_record_type(const LineSource& t, const std::string& type) {
-  const StringField field("type", type);
-  return t.any([&](std::string_view l) { return field.in(l); });
+  return t.any([&](std::string_view l) {
+    bool seen = false;
+    string_values(l, "type", [&](std::string_view v) { seen = seen || v.starts_with(type); });
+    return seen;
+  });
 }
 
 std::string_view to_string(LogKind k) {

@@ -4,9 +4,9 @@
 #include <fmt/format.h>
 
 #include <cctype>
-#include <regex>
 
 #include "core/error.hpp"
+#include "core/readers/text_cursor.hpp"
 #include "core/records/context_record.hpp"
 #include "core/records/record_file.hpp"
 #include "core/text.hpp"
@@ -14,14 +14,6 @@
 namespace ub {
 
 namespace {
-
-const std::regex kShapeLine(R"(^\s*(\d+)\s*\|\s*([\d.]+)\(mean\)\s+([\d.]+)\(median\)\s+([\d.]+)\(max\)\s*@\s*(\d+)x(\d+)x(\d+))");
-const std::regex kFooterLine(R"(^(mean|median|max):\s+([\d.]+)\s+TFLOPS\s+@\s+(\d+)x(\d+)x(\d+))");
-const std::regex kMeanLine(R"(^(arithmetic|geometric) mean:\s+([\d.]+)\s+TFLOPS)");
-const std::regex kDeviceName(R"(name='([^']+)')");
-const std::regex kDeviceUuid(R"(uuid=(?:GPU-)?([0-9a-fA-F-]{36}))");
-const std::regex kVersion(R"(^-\s*([A-Za-z_][\w.-]*)=(\S+)$)");
-const std::regex kRanges(R"(^Across \d+ shapes in range:\s*(.*?)\s*in this run:?$)");
 
 // mamf-finder writes torch's dtype names; ours where there is one.
 std::string dtype_name(std::string d) {
@@ -55,9 +47,111 @@ void add_shape(MamfLog& log, MamfShape s, const std::string& where) {
   log.outcome.shapes.push_back(std::move(s));
 }
 
-int64_t count(const std::string& digits, const std::string& where) {
-  if (digits.size() > 15) throw WorkError(fmt::format("{}: {} is too large", where, digits));
-  return std::stoll(digits);
+int64_t count(std::string_view digits, const std::string& where) {
+  if (digits.size() > 15) throw WorkError(fmt::format("{}: a size of {} digits is too large", where, digits.size()));
+  return std::stoll(std::string(digits));
+}
+
+double decimal(std::string_view text, const std::string& where, const char* what) {
+  return parse_decimal(std::string(text), where, what);
+}
+
+// "  12 | 712.3(mean) 715.0(median) 720.1(max) @ 4096x4096x4096 | ..."
+bool shape_line(std::string_view line, const std::string& where, MamfShape& s) {
+  TextCursor c(line);
+  std::string_view id, mean, median, max, m, n, k;
+  if (!(c.skip_space() && c.digits(id) && c.skip_space() && c.literal("|") && c.skip_space() && c.decimal(mean) &&
+        c.literal("(mean)") && c.space() && c.decimal(median) && c.literal("(median)") && c.space() &&
+        c.decimal(max) && c.literal("(max)") && c.skip_space() && c.literal("@") && c.skip_space() && c.digits(m) &&
+        c.literal("x") && c.digits(n) && c.literal("x") && c.digits(k))) {
+    return false;
+  }
+  s.mean_tflops = decimal(mean, where, "mean");
+  s.median_tflops = decimal(median, where, "median");
+  s.max_tflops = decimal(max, where, "max");
+  s.m = count(m, where);
+  s.n = count(n, where);
+  s.k = count(k, where);
+  s.ok = true;
+  return true;
+}
+
+// "median: 715.0 TFLOPS @ 4096x4096x4096" (trimmed); which of mean, median, max it is.
+bool footer_line(std::string_view line, const std::string& where, MamfShape& s, std::string_view& which) {
+  TextCursor c(line);
+  std::string_view v, m, n, k;
+  if (!(c.one_of({"mean:", "median:", "max:"}, which) && c.space() && c.decimal(v) && c.space() &&
+        c.literal("TFLOPS") && c.space() && c.literal("@") && c.space() && c.digits(m) && c.literal("x") &&
+        c.digits(n) && c.literal("x") && c.digits(k))) {
+    return false;
+  }
+  which.remove_suffix(1);
+  s.m = count(m, where);
+  s.n = count(n, where);
+  s.k = count(k, where);
+  s.ok = true;
+  const double tflops = decimal(v, where, "TFLOPS");
+  (which == "mean" ? s.mean_tflops : which == "median" ? s.median_tflops : s.max_tflops) = tflops;
+  return true;
+}
+
+// "geometric mean: 702.1 TFLOPS" (trimmed).
+bool mean_line(std::string_view line, std::string_view& which, std::string_view& value) {
+  TextCursor c(line);
+  return c.one_of({"arithmetic", "geometric"}, which) && c.literal(" mean:") && c.space() && c.decimal(value) &&
+         c.space() && c.literal("TFLOPS");
+}
+
+// "Across 1000 shapes in range: m=[...] in this run:" (trimmed): the ranges between.
+bool ranges_line(std::string_view line, std::string& ranges) {
+  TextCursor c(line);
+  std::string_view shapes;
+  if (!(c.literal("Across ") && c.digits(shapes) && c.literal(" shapes in range:") && c.skip_space())) return false;
+  std::string_view r = c.rest();
+  if (!r.empty() && r.back() == ':') r.remove_suffix(1);
+  constexpr std::string_view tail = "in this run";
+  if (r.size() < tail.size() || r.substr(r.size() - tail.size()) != tail) return false;
+  ranges = trim(r.substr(0, r.size() - tail.size()));
+  return true;
+}
+
+// "- _CudaDeviceProperties(name='NVIDIA H200', major=9, ..., uuid=95b16759-..., ...)": the name
+// (the first name='...' with something between the quotes) and the uuid (36 hexadecimal digits
+// and dashes, "GPU-" before them or not). False when the line names no GPU.
+bool device_properties(std::string_view line, MamfLog& log) {
+  std::string_view name;
+  for (size_t at = line.find("name='"); at != std::string_view::npos && name.empty(); at = line.find("name='", at + 1)) {
+    const size_t from = at + 6, to = line.find('\'', from);
+    if (to == std::string_view::npos) break;
+    name = line.substr(from, to - from);
+  }
+  if (name.empty()) return false;
+  if (log.gpu.empty()) log.gpu = std::string(name);
+  const auto uuid_at = [&](size_t from) {
+    size_t n = 0;
+    while (from + n < line.size() && n < 36 && (std::isxdigit(static_cast<unsigned char>(line[from + n])) || line[from + n] == '-')) ++n;
+    return n == 36 ? line.substr(from, 36) : std::string_view();
+  };
+  for (size_t at = line.find("uuid="); at != std::string_view::npos; at = line.find("uuid=", at + 1)) {
+    std::string_view uuid = line.substr(at + 5, 4) == "GPU-" ? uuid_at(at + 9) : std::string_view();
+    if (uuid.empty()) uuid = uuid_at(at + 5);
+    if (!uuid.empty()) {
+      log.gpu_uuid = "GPU-" + std::string(uuid);
+      break;
+    }
+  }
+  return true;
+}
+
+// "- torch=2.9.1" (trimmed) in the software versions' section.
+bool version_line(std::string_view line, std::string_view& name, std::string_view& version) {
+  TextCursor c(line);
+  if (!(c.literal("-") && c.skip_space() && c.name(name) && c.literal("="))) return false;
+  version = c.rest();
+  for (char ch : version) {
+    if (TextCursor::is_space(ch)) return false;
+  }
+  return !version.empty();
 }
 
 }  // namespace
@@ -106,43 +200,25 @@ MamfLog read_mamf_log(const LineSource& t) {
       const std::string line(l.text);
       const std::string trimmed = trim(line);
       const std::string where = t.where(l.index);
-      std::smatch m;
-      // std::regex backtracks recursively: a line far longer than any shape line is not tried.
-      if (line.size() > kMaxPatternLine) return;
-      if (std::regex_search(line, m, kShapeLine)) {
-        MamfShape s;
-        s.mean_tflops = parse_decimal(m[2].str(), where, "mean");
-        s.median_tflops = parse_decimal(m[3].str(), where, "median");
-        s.max_tflops = parse_decimal(m[4].str(), where, "max");
-        s.m = count(m[5].str(), where);
-        s.n = count(m[6].str(), where);
-        s.k = count(m[7].str(), where);
-        s.ok = true;
+      MamfShape s;
+      std::string_view which, value, name;
+      std::string ranges;
+      if (shape_line(line, where, s)) {
         add_shape(log, s, where);
-      } else if (std::regex_search(trimmed, m, kFooterLine)) {
-        MamfShape s;
-        s.m = count(m[3].str(), where);
-        s.n = count(m[4].str(), where);
-        s.k = count(m[5].str(), where);
-        s.ok = true;
-        const double v = parse_decimal(m[2].str(), where, "TFLOPS");
-        if (m[1] == "mean") { s.mean_tflops = v; log.footer_mean = s; }
-        if (m[1] == "median") { s.median_tflops = v; log.footer_median = s; }
-        if (m[1] == "max") { s.max_tflops = v; log.footer_max = s; }
-      } else if (std::regex_search(trimmed, m, kMeanLine)) {
-        (m[1] == "arithmetic" ? log.arithmetic_mean : log.geometric_mean) = parse_decimal(m[2].str(), where, "TFLOPS");
-      } else if (std::regex_search(trimmed, m, kRanges)) {
-        log.ranges = m[1].str();
+      } else if (footer_line(trimmed, where, s, which)) {
+        (which == "mean" ? log.footer_mean : which == "median" ? log.footer_median : log.footer_max) = s;
+      } else if (mean_line(trimmed, which, value)) {
+        (which == "arithmetic" ? log.arithmetic_mean : log.geometric_mean) = decimal(value, where, "TFLOPS");
+      } else if (ranges_line(trimmed, ranges)) {
+        log.ranges = std::move(ranges);
       } else if (starts_with_lower(trimmed, "** dtype:")) {
         log.dtype = dtype_name(trim(trimmed.substr(9)));
-      } else if (trimmed.find("DeviceProperties(") != std::string::npos && std::regex_search(trimmed, m, kDeviceName)) {
-        // "- _CudaDeviceProperties(name='NVIDIA H200', major=9, ..., uuid=95b16759-..., ...)"
-        if (log.gpu.empty()) log.gpu = m[1].str();
-        if (std::regex_search(trimmed, m, kDeviceUuid)) log.gpu_uuid = "GPU-" + m[1].str();
+      } else if (trimmed.find("DeviceProperties(") != std::string::npos && device_properties(trimmed, log)) {
+        // the GPU's name and uuid are read from it
       } else if (starts_with_lower(trimmed, "device:") && log.gpu.empty()) {
         log.gpu = trim(trimmed.substr(7));
-      } else if (section == "critical software versions" && std::regex_search(trimmed, m, kVersion)) {
-        log.stack.emplace_back(m[1].str(), m[2].str());
+      } else if (section == "critical software versions" && version_line(trimmed, name, value)) {
+        log.stack.emplace_back(std::string(name), std::string(value));
       }
       if (trimmed.rfind("** ", 0) == 0) section = to_lower(trim(trimmed.substr(3, trimmed.find(':') - 3)));
     });

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <deque>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -358,7 +359,8 @@ namespace {
 // The window of the file being read: bytes [pos, end) of `buf` are unread.
 class Window {
  public:
-  Window(ByteSource& src, size_t block, size_t max_value) : src_(src), buf_(block), max_value_(max_value) {}
+  Window(ByteSource& src, size_t block, size_t max_value)
+      : src_(src), buf_(std::make_unique_for_overwrite<char[]>(block)), size_(block), max_value_(max_value) {}
 
   // The next character that is not white space, reading more as needed; '\0' at the end.
   char next() {
@@ -374,9 +376,9 @@ class Window {
   std::string_view value() {
     if (next() == '\0') fail("the document ends where a value was expected");
     while (true) {
-      const size_t e = value_end(buf_.data(), pos_, end_, eof_);
+      const size_t e = value_end(buf_.get(), pos_, end_, eof_);
       if (e != npos) {
-        const std::string_view v(buf_.data() + pos_, e - pos_);
+        const std::string_view v(buf_.get() + pos_, e - pos_);
         pos_ = e;
         return v;
       }
@@ -392,7 +394,7 @@ class Window {
   // The unread bytes, from the next value on; whether the file has no more.
   std::string_view rest() {
     next();
-    return {buf_.data() + pos_, end_ - pos_};
+    return {buf_.get() + pos_, end_ - pos_};
   }
   bool at_end() const { return eof_; }
   void consume(size_t n) { pos_ += n; }
@@ -414,12 +416,18 @@ class Window {
   bool fill() {
     if (eof_) return false;
     if (pos_ > 0) {
-      std::memmove(buf_.data(), buf_.data() + pos_, end_ - pos_);
+      std::memmove(buf_.get(), buf_.get() + pos_, end_ - pos_);
       end_ -= pos_;
       pos_ = 0;
     }
-    if (end_ == buf_.size()) buf_.resize(std::min(buf_.size() * 2, max_value_ + 1));
-    const size_t got = src_.read(buf_.data() + end_, buf_.size() - end_);
+    if (end_ == size_) {
+      const size_t grown = std::min(size_ * 2, max_value_ + 1);
+      auto bigger = std::make_unique_for_overwrite<char[]>(grown);
+      std::memcpy(bigger.get(), buf_.get(), end_);
+      buf_ = std::move(bigger);
+      size_ = grown;
+    }
+    const size_t got = src_.read(buf_.get() + end_, size_ - end_);
     if (got == 0) {
       eof_ = true;
       return false;
@@ -429,7 +437,9 @@ class Window {
   }
 
   ByteSource& src_;
-  std::vector<char> buf_;
+  // Left uninitialised: only what is read is touched (a trace of a few kB does not clear a 4 MiB block).
+  std::unique_ptr<char[]> buf_;
+  size_t size_;
   size_t max_value_;
   size_t pos_ = 0, end_ = 0;
   bool eof_ = false;
