@@ -49,6 +49,7 @@ bool bucket_line(std::string_view line, const std::string& where, DecompositionB
   if (w.size() == 8 && w[6] == "MFU" && w[7].size() > 1 && w[7].back() == '%' &&
       is_decimal(w[7].substr(0, w[7].size() - 1))) {
     mfu = w[7].substr(0, w[7].size() - 1);
+    w.resize(6);
   } else {
     w = last_words(line, 6, at);
   }
