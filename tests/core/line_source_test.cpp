@@ -55,7 +55,7 @@ TEST(LineSource, AFileIsReadAfreshByEachPassAndMatchesTheTextInMemory) {
   expect_the_lines(all_of(file));  // a second pass reads the same
   expect_the_lines(all_of(LineSource::text(kText, "t")));
   EXPECT_EQ(file.where(2), path + ":3");
-  EXPECT_TRUE(file.last_cut_short());
+  EXPECT_TRUE(file.hold().cut_short);
   // A pass stops where its callback says.
   size_t visited = 0;
   file.scan([&](const Line& l) {
@@ -69,7 +69,7 @@ TEST(LineSource, AFileIsReadAfreshByEachPassAndMatchesTheTextInMemory) {
   // The file grows between passes (a run still being written): the next pass sees it.
   std::ofstream(path, std::ios::app) << "\nmore\n";
   EXPECT_EQ(all_of(file).size(), 5u);
-  EXPECT_FALSE(file.last_cut_short());
+  EXPECT_FALSE(file.hold().cut_short);
 }
 
 TEST(LineSource, GzipReadsDecompressed) {

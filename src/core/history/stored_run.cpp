@@ -151,8 +151,8 @@ StoredRun records_run(std::vector<std::string> lines, bool cut_short, const std:
   run.provenance = c.provenance.value_or("");
   if (c.config.contains("model") && c.config.at("model").is_string()) run.model = c.config.at("model").get<std::string>();
   for (const GpuFacts& g : c.fingerprint.gpus) run.gpus.push_back({g.index, g.name, g.uuid.value_or("")});
-  for (const auto& [name, entry] : c.fingerprint.stack) {
-    if (entry.version) run.stack[name] = *entry.version;
+  for (const auto& [component, entry] : c.fingerprint.stack) {
+    if (entry.version) run.stack[component] = *entry.version;
   }
   if (!c.tool.empty()) run.stack["upgradebench"] = c.tool;
   const LogKind kind = detect_log_kind(t);
@@ -224,12 +224,9 @@ StoredRun run_of_records(const std::vector<std::string>& lines, const std::strin
 
 std::vector<StoredRun> runs_of_file(const LineSource& source) {
   // The history keeps a run's text: the file is read into memory once.
-  std::vector<std::string> lines;
-  bool cut_short = false;
-  source.for_each([&](const Line& l) {
-    lines.emplace_back(l.text);
-    cut_short = l.cut_short;
-  });
+  HeldLines held = source.hold();
+  std::vector<std::string>& lines = held.lines;
+  const bool cut_short = held.cut_short;
   size_t first = 0;
   while (first < lines.size() && lines[first].find_first_not_of(" \t\r") == std::string::npos) ++first;
   if (first == lines.size()) throw WorkError(fmt::format("{}: empty: no run to add", source.path));

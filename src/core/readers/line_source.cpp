@@ -63,17 +63,14 @@ class LineSplitter {
 };
 
 // What a pass that holds the lines keeps: each line, and whether the last was cut short.
-struct HeldLines {
-  std::vector<std::string> lines;
-  bool cut_short = false;
-  std::function<bool(const Line&)> collector() {
-    return [this](const Line& l) {
-      lines.emplace_back(l.text);
-      cut_short = l.cut_short;
-      return true;
-    };
-  }
-};
+// Keeps each line it is handed in `held`.
+std::function<bool(const Line&)> collector(HeldLines& held) {
+  return [&held](const Line& l) {
+    held.lines.emplace_back(l.text);
+    held.cut_short = l.cut_short;
+    return true;
+  };
+}
 
 // One pass over a file (gzip read decompressed, anything else as it is).
 void scan_file(const std::filesystem::path& file, const std::string& name, const std::function<bool(const Line&)>& each) {
@@ -106,7 +103,7 @@ LineSource LineSource::file(const std::filesystem::path& path) {
   if (!std::filesystem::is_regular_file(status)) {
     // A pipe or a device is read once: its lines are held.
     HeldLines held;
-    scan_file(path, s.path, held.collector());
+    scan_file(path, s.path, collector(held));
     s.held_ = std::make_shared<const std::vector<std::string>>(std::move(held.lines));
     s.held_cut_short_ = held.cut_short;
   } else if (FILE* f = std::fopen(path.c_str(), "rb")) {
@@ -119,7 +116,7 @@ LineSource LineSource::file(const std::filesystem::path& path) {
 
 LineSource LineSource::text(std::string_view text, const std::string& name) {
   HeldLines held;
-  LineSplitter split(name, held.collector());
+  LineSplitter split(name, collector(held));
   split.feed(text);
   split.finish();
   return LineSource::lines(std::move(held.lines), held.cut_short, name);
@@ -174,18 +171,11 @@ std::string LineSource::first_nonblank() const {
   return first;
 }
 
-std::vector<std::string> LineSource::read_all() const {
-  if (held_) return *held_;
-  std::vector<std::string> lines;
-  for_each([&](const Line& l) { lines.emplace_back(l.text); });
-  return lines;
-}
-
-bool LineSource::last_cut_short() const {
-  if (held_) return held_cut_short_;
-  bool cut = false;
-  for_each([&](const Line& l) { cut = l.cut_short; });
-  return cut;
+HeldLines LineSource::hold() const {
+  if (held_) return {*held_, held_cut_short_};
+  HeldLines held;
+  scan(collector(held));
+  return held;
 }
 
 double parse_decimal(const std::string& text, const std::string& where, const char* what) {

@@ -30,6 +30,12 @@ struct Line {
   bool cut_short = false;  // the file's last line, without a final newline: a log still being written
 };
 
+// Every line of a source in memory, and whether the last one lacks its newline.
+struct HeldLines {
+  std::vector<std::string> lines;
+  bool cut_short = false;
+};
+
 class LineSource {
  public:
   // Throws UsageError when the file does not exist, is a directory or cannot be opened.
@@ -54,8 +60,8 @@ class LineSource {
   // The first line that is not blank (trimmed), "" when there is none.
   std::string first_nonblank() const;
   // Every line, in memory: for what keeps the text itself (the history stores it).
-  std::vector<std::string> read_all() const;
-  bool last_cut_short() const;  // one pass: whether the last line lacks its newline
+  HeldLines hold() const;
+  std::vector<std::string> read_all() const { return hold().lines; }
 
  private:
   std::filesystem::path file_;                             // read by each pass, when `held_` is null
@@ -63,7 +69,7 @@ class LineSource {
   bool held_cut_short_ = false;
 };
 
-// A plain decimal number as a log line prints it (what a `[\d.]+` pattern matched: "..5" and "."
+// A plain decimal number as a log line prints it (what TextCursor::decimal matched: "..5" and "."
 // match too): parsed, or a WorkError "<where>: <what> '<text>' is not a number"; negative or
 // non-finite values are refused as well.
 double parse_decimal(const std::string& text, const std::string& where, const char* what);
