@@ -104,9 +104,9 @@ ReportContent nccl_run_report(const NcclLog& log, const Catalog& catalog) {
     latency.emplace_back(key_of(rec), p.time_us);
   }
   b.notes.push_back(kMethod);
-  Chart bw{"busbw", "Bus bandwidth by size", "size (bytes)", "busbw GB/s", true, series_by_point(busbw, ""), {}};
+  Chart bw{"busbw", "Bus bandwidth by size", "size (bytes)", "busbw GB/s", true, series_by_point(busbw, ""), {}, {}};
   if (spec > 0) bw.lines.push_back({fmt::format("{} spec, one direction", gpu->id), spec});
-  Chart lat{"latency", "Time per call by size", "size (bytes)", "microseconds", true, series_by_point(latency, ""), {}};
+  Chart lat{"latency", "Time per call by size", "size (bytes)", "microseconds", true, series_by_point(latency, ""), {}, {}};
   r.charts = {bw, lat};
   if (!log.warnings.empty()) {
     auto& w = r.body.add("Warnings");
@@ -126,10 +126,10 @@ ReportContent nccl_comparison_report(const NcclComparison& c) {
     if (row.new_side.busbw_gbps) new_bw.emplace_back(row.key, *row.new_side.busbw_gbps);
     if (row.ratio) speed.emplace_back(row.key, *row.ratio);
   }
-  Chart bw{"busbw", "Bus bandwidth by size", "size (bytes)", "busbw GB/s", true, series_by_point(old_bw, " (old)"), {}};
+  Chart bw{"busbw", "Bus bandwidth by size", "size (bytes)", "busbw GB/s", true, series_by_point(old_bw, " (old)"), {}, {}};
   for (Series& s : series_by_point(new_bw, " (new)")) bw.series.push_back(std::move(s));
   Chart sp{"speedup", "Speedup new/old by size", "size (bytes)", "speedup (x)", true, series_by_point(speed, ""),
-           {{"parity", 1.0}}};
+           {{"parity", 1.0}}, {}};
   if (c.interconnect_ratio) sp.lines.push_back({fmt::format("interconnect ratio {:.2f}x", *c.interconnect_ratio), *c.interconnect_ratio});
   r.charts = {bw, sp};
   return r;

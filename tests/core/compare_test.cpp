@@ -167,7 +167,8 @@ TEST(Compare, DecisionSummaryInPlainWords) {
     const CompareRow* prev = nullptr;
     for (const CompareRow& r : c.rows) {
       if (!r.speedup) continue;
-      if (prev && prev->seqlen < *d.crossover_seqlen && *d.crossover_seqlen < r.seqlen) {
+      if (prev && static_cast<double>(prev->seqlen) < *d.crossover_seqlen &&
+          *d.crossover_seqlen < static_cast<double>(r.seqlen)) {
         bracketed = (prev->speedup->ratio - *c.break_even) * (r.speedup->ratio - *c.break_even) < 0;
       }
       prev = &r;
@@ -176,7 +177,9 @@ TEST(Compare, DecisionSummaryInPlainWords) {
     EXPECT_TRUE(said("interpolated"));
   }
   for (const CompareRow& r : c.rows) {
-    if (r.note == "old cannot run this") EXPECT_TRUE(said("Only the b200-sxm fits")) << r.seqlen;
+    if (r.note == "old cannot run this") {
+      EXPECT_TRUE(said("Only the b200-sxm fits")) << r.seqlen;
+    }
   }
   EXPECT_NE(d.stack_alert.find("torch"), std::string::npos) << d.stack_alert;
   EXPECT_TRUE(said("Wall clock"));
