@@ -245,10 +245,10 @@ ReportContent single_run_report(const RunLog& run, const Catalog& catalog, const
     t.table.add_row({fmt::format("{}", p.seqlen), num(st.time_ms.median), num(tflops), percent(m), percent(share),
                      num(st.peak_mem_gib), "ok"});
   }
-  Chart c_tf{"tflops", "TFLOPS per GPU", "sequence length", "TFLOPS", true, {tf}, {}};
-  Chart c_mfu{"mfu", "MFU", "sequence length", "% of peak", true, {mfu}, {}};
-  Chart c_attn{"attention_share", "Attention share of model FLOPs", "sequence length", "% of FLOPs", true, {attn}, {}};
-  Chart c_mem{"memory", "Peak memory", "sequence length", "GiB", true, {mem}, {}};
+  Chart c_tf{"tflops", "TFLOPS per GPU", "sequence length", "TFLOPS", true, {tf}, {}, {}};
+  Chart c_mfu{"mfu", "MFU", "sequence length", "% of peak", true, {mfu}, {}, {}};
+  Chart c_attn{"attention_share", "Attention share of model FLOPs", "sequence length", "% of FLOPs", true, {attn}, {}, {}};
+  Chart c_mem{"memory", "Peak memory", "sequence length", "GiB", true, {mem}, {}, {}};
   if (mem_points.size() >= 2) {
     const MemoryFit fit = fit_memory(mem_points);
     auto& f = r.body.add("Memory fit and the longest sequence per GPU");
