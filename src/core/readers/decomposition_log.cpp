@@ -18,16 +18,14 @@ namespace ub {
 
 namespace {
 
-// The last `n` words of `line` (trimmed), first to last, and where the first of them starts;
-// fewer when the line has fewer.
-std::vector<std::string_view> last_words(std::string_view line, size_t n, size_t& first_at) {
+// The last `n` words of `line` (trimmed), first to last (views into it); fewer when the line has fewer.
+std::vector<std::string_view> last_words(std::string_view line, size_t n) {
   std::vector<std::string_view> words;
   size_t end = line.size();
   while (words.size() < n && end > 0) {
     size_t begin = end;
     while (begin > 0 && !TextCursor::is_space(line[begin - 1])) --begin;
     words.insert(words.begin(), line.substr(begin, end - begin));
-    first_at = begin;
     end = begin;
     while (end > 0 && TextCursor::is_space(line[end - 1])) --end;
   }
@@ -43,25 +41,26 @@ bool is_decimal(std::string_view w) {
 // "NAME <tflop> TFLOP <ms> ms <tflops> TFLOPS [MFU <x>%]" (trimmed): the name is what comes
 // before the last six words (eight with MFU), and is not empty.
 bool bucket_line(std::string_view line, const std::string& where, DecompositionBucket& b) {
-  size_t at = 0;
-  std::vector<std::string_view> w = last_words(line, 8, at);
+  std::vector<std::string_view> w = last_words(line, 8);
   std::string_view mfu;
   if (w.size() == 8 && w[6] == "MFU" && w[7].size() > 1 && w[7].back() == '%' &&
       is_decimal(w[7].substr(0, w[7].size() - 1))) {
     mfu = w[7].substr(0, w[7].size() - 1);
     w.resize(6);
-  } else {
-    w = last_words(line, 6, at);
+  } else if (w.size() > 6) {
+    w.erase(w.begin(), w.end() - 6);
   }
-  if (w.size() != 6 || at == 0 || !is_decimal(w[0]) || w[1] != "TFLOP" || !is_decimal(w[2]) || w[3] != "ms" ||
+  if (w.size() != 6) return false;
+  const size_t at = static_cast<size_t>(w.front().data() - line.data());  // where the six words start
+  if (at == 0 || !is_decimal(w[0]) || w[1] != "TFLOP" || !is_decimal(w[2]) || w[3] != "ms" ||
       !is_decimal(w[4]) || w[5] != "TFLOPS") {
     return false;
   }
   b.name = trim(line.substr(0, at));
-  b.tflop = parse_decimal(std::string(w[0]), where, "TFLOP");
-  b.ms = parse_decimal(std::string(w[2]), where, "ms");
-  b.tflops = parse_decimal(std::string(w[4]), where, "TFLOPS");
-  if (!mfu.empty()) b.mfu_percent = parse_decimal(std::string(mfu), where, "MFU");
+  b.tflop = parse_decimal(w[0], where, "TFLOP");
+  b.ms = parse_decimal(w[2], where, "ms");
+  b.tflops = parse_decimal(w[4], where, "TFLOPS");
+  if (!mfu.empty()) b.mfu_percent = parse_decimal(mfu, where, "MFU");
   return true;
 }
 

@@ -62,8 +62,7 @@ class LineSplitter {
   size_t index_ = 0;
 };
 
-// What a pass that holds the lines keeps: each line, and whether the last was cut short.
-// Keeps each line it is handed in `held`.
+// A pass that holds the lines: each line it is handed goes to `held`, and whether the last was cut short.
 std::function<bool(const Line&)> collector(HeldLines& held) {
   return [&held](const Line& l) {
     held.lines.emplace_back(l.text);
@@ -178,7 +177,8 @@ HeldLines LineSource::hold() const {
   return held;
 }
 
-double parse_decimal(const std::string& text, const std::string& where, const char* what) {
+double parse_decimal(std::string_view digits, const std::string& where, const char* what) {
+  const std::string text(digits);  // strtod reads up to a terminating NUL
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
   if (text.empty() || end != text.c_str() + text.size()) {

@@ -72,7 +72,7 @@ class LineSource {
 // A plain decimal number as a log line prints it (what TextCursor::decimal matched: "..5" and "."
 // match too): parsed, or a WorkError "<where>: <what> '<text>' is not a number"; negative or
 // non-finite values are refused as well.
-double parse_decimal(const std::string& text, const std::string& where, const char* what);
+double parse_decimal(std::string_view text, const std::string& where, const char* what);
 
 // Every log holds one GPU: the first name seen is kept in `current`; a different one later is a
 // WorkError("<where>: mismatched GPUs in one file: 'seen' here, 'current' before").

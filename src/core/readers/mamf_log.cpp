@@ -52,10 +52,6 @@ int64_t count(std::string_view digits, const std::string& where) {
   return std::stoll(std::string(digits));
 }
 
-double decimal(std::string_view text, const std::string& where, const char* what) {
-  return parse_decimal(std::string(text), where, what);
-}
-
 // "  12 | 712.3(mean) 715.0(median) 720.1(max) @ 4096x4096x4096 | ..."
 bool shape_line(std::string_view line, const std::string& where, MamfShape& s) {
   TextCursor c(line);
@@ -66,9 +62,9 @@ bool shape_line(std::string_view line, const std::string& where, MamfShape& s) {
         c.literal("x") && c.digits(n) && c.literal("x") && c.digits(k))) {
     return false;
   }
-  s.mean_tflops = decimal(mean, where, "mean");
-  s.median_tflops = decimal(median, where, "median");
-  s.max_tflops = decimal(max, where, "max");
+  s.mean_tflops = parse_decimal(mean, where, "mean");
+  s.median_tflops = parse_decimal(median, where, "median");
+  s.max_tflops = parse_decimal(max, where, "max");
   s.m = count(m, where);
   s.n = count(n, where);
   s.k = count(k, where);
@@ -90,7 +86,7 @@ bool footer_line(std::string_view line, const std::string& where, MamfShape& s, 
   s.n = count(n, where);
   s.k = count(k, where);
   s.ok = true;
-  const double tflops = decimal(v, where, "TFLOPS");
+  const double tflops = parse_decimal(v, where, "TFLOPS");
   (which == "mean" ? s.mean_tflops : which == "median" ? s.median_tflops : s.max_tflops) = tflops;
   return true;
 }
@@ -197,18 +193,17 @@ MamfLog read_mamf_log(const LineSource& t) {
     log.format = "mamf-finder";
     std::string section;  // the header section a line is in ("critical software versions", ...)
     t.for_each([&](const Line& l) {
-      const std::string line(l.text);
-      const std::string trimmed = trim(line);
+      const std::string trimmed = trim(l.text);
       const std::string where = t.where(l.index);
       MamfShape s;
       std::string_view which, value, name;
       std::string ranges;
-      if (shape_line(line, where, s)) {
+      if (shape_line(l.text, where, s)) {
         add_shape(log, s, where);
       } else if (footer_line(trimmed, where, s, which)) {
         (which == "mean" ? log.footer_mean : which == "median" ? log.footer_median : log.footer_max) = s;
       } else if (mean_line(trimmed, which, value)) {
-        (which == "arithmetic" ? log.arithmetic_mean : log.geometric_mean) = decimal(value, where, "TFLOPS");
+        (which == "arithmetic" ? log.arithmetic_mean : log.geometric_mean) = parse_decimal(value, where, "TFLOPS");
       } else if (ranges_line(trimmed, ranges)) {
         log.ranges = std::move(ranges);
       } else if (starts_with_lower(trimmed, "** dtype:")) {
