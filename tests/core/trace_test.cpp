@@ -103,6 +103,30 @@ TEST(JsonStream, AnyBlockSizeReadsTheSameAndGzipToo) {
             (std::vector<std::string>{"a", "b"}));
 }
 
+// A plain file's size is known when it is opened and the window is made to fit it (a value as
+// long as the file still reads whole); a gzip file's decompressed size is not known ahead.
+TEST(JsonStream, WindowFitsAPlainFile) {
+  const std::string text = R"({"traceEvents": [{"name": "a"}, {"name": ")" + std::string(100000, 'b') + R"("}]})";
+  const std::string path = temp_file("fitted.json", text);
+  ByteSource src(path);
+  EXPECT_EQ(src.known_size(), text.size());
+  std::vector<size_t> lengths;
+  StreamHandlers h;
+  h.on_element = [&](JsonSpan& e) {
+    e.for_each_member([&](std::string_view, JsonSpan& v) {
+      lengths.push_back(v.string().size());
+      return true;
+    });
+  };
+  stream_document(src, "traceEvents", h);
+  EXPECT_EQ(lengths, (std::vector<size_t>{1, 100000}));
+  const std::string gz = ::testing::TempDir() + "/known_size.json.gz";
+  gzFile f = gzopen(gz.c_str(), "wb");
+  gzwrite(f, text.data(), static_cast<unsigned>(text.size()));
+  gzclose(f);
+  EXPECT_EQ(ByteSource(gz).known_size(), 0u);
+}
+
 // gzip is decompressed on a thread of its own, blocks ahead: a trace larger than the blocks held
 // ahead reads whole; a damaged one, or one the parser gives up on early, ends in an error naming
 // the file, and no thread is left waiting.

@@ -2,6 +2,7 @@
 #include "core/trace/json_stream.hpp"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include <cerrno>
@@ -108,8 +109,15 @@ struct ByteSource::ReadAhead {
 ByteSource::ByteSource(const std::string& path) : path_(path) {
   file_ = gzopen(path.c_str(), "rb");
   if (!file_) throw UsageError(fmt::format("{}: cannot be read: {}", path, std::strerror(errno)));
-  gzbuffer(static_cast<gzFile>(file_), 1 << 18);
-  if (gzdirect(static_cast<gzFile>(file_))) return;  // plain: read where it is asked
+  // zlib's buffers are this size (three times over for gzip): no larger than the file needs.
+  struct stat st {};
+  const uint64_t on_disk = ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) ? static_cast<uint64_t>(st.st_size) : 0;
+  constexpr uint64_t kMinBuffer = 8 << 10, kMaxBuffer = 1 << 18;
+  gzbuffer(static_cast<gzFile>(file_), static_cast<unsigned>(on_disk ? std::clamp(on_disk, kMinBuffer, kMaxBuffer) : kMaxBuffer));
+  if (gzdirect(static_cast<gzFile>(file_))) {  // plain: read where it is asked
+    known_size_ = on_disk;
+    return;
+  }
   ahead_ = std::make_unique<ReadAhead>();
   ahead_->thread = std::thread([this] {
     ReadAhead& a = *ahead_;
@@ -478,7 +486,10 @@ void stream_array(Window& w, const StreamHandlers& h, size_t& index) {
 
 void stream_document(ByteSource& source, std::string_view streamed, const StreamHandlers& handlers, size_t block_bytes,
                      size_t max_value_bytes) {
-  Window w(source, block_bytes, max_value_bytes);
+  // A file known to be smaller than a block is read into a window of its size (one byte over, to
+  // see its end without growing); the window still grows if the file does.
+  const uint64_t known = source.known_size();
+  Window w(source, known ? static_cast<size_t>(std::min<uint64_t>(block_bytes, known + 1)) : block_bytes, max_value_bytes);
   size_t index = 0;
   const char first = w.next();
   if (first == '[') {

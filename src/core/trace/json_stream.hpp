@@ -31,6 +31,9 @@ class ByteSource {
   size_t read(char* out, size_t n);
   const std::string& path() const { return path_; }
   uint64_t bytes_read() const { return bytes_; }  // decompressed
+  // All the bytes there are to read, where that is known before reading (a plain file: its size
+  // when opened); 0 for a gzip file, whose decompressed size is not known ahead.
+  uint64_t known_size() const { return known_size_; }
 
  private:
   size_t read_file(char* out, size_t n);  // from the file, on whichever thread reads it
@@ -39,6 +42,7 @@ class ByteSource {
   std::string path_;
   void* file_ = nullptr;  // gzFile
   uint64_t bytes_ = 0;
+  uint64_t known_size_ = 0;
   std::unique_ptr<ReadAhead> ahead_;  // gzip only
 };
 
