@@ -7,7 +7,8 @@
 # Writes OUT_DIR/fuzz.jsonl (a line per target: forks, seconds, executions, crashes found, inputs in
 # its corpus at the end) and OUT_DIR/logs/NAME.log; what a target found is kept in OUT_DIR/crashes_NAME/.
 # The inputs a target finds go to FUZZ_CORPORA/NAME (OUT_DIR/work_NAME unless FUZZ_CORPORA is set):
-# campaigns that share FUZZ_CORPORA go on from where the one before stopped.
+# campaigns that share FUZZ_CORPORA go on from where the one before stopped. FUZZ_TREE (the commit the
+# binaries were built from) is written into each line when set.
 # The binaries read data/ (the trace target's kernel classes) at the path of the tree they were
 # built from: on another machine, make that path lead to a checkout, or every trace job dies at once.
 set -u
@@ -38,6 +39,7 @@ for spec in "$@"; do
   execs=$(grep -oE '^#[0-9]+' "$out/logs/$name.log" | tail -1 | tr -d '#')
   crashes=$(find "$out/crashes_$name" -type f | wc -l)
   inputs=$(find "$(corpus_of "$name")" -type f | wc -l)
-  printf '{"target": "%s", "forks": %s, "seconds": %s, "executions": %s, "crashes": %s, "corpus": %s}\n' \
-    "$name" "$forks" "$secs" "${execs:-0}" "$crashes" "$inputs" | tee -a "$out/fuzz.jsonl"
+  tree=${FUZZ_TREE:+\"tree\": \"$FUZZ_TREE\", }
+  printf '{%s"target": "%s", "forks": %s, "seconds": %s, "executions": %s, "crashes": %s, "corpus": %s}\n' \
+    "$tree" "$name" "$forks" "$secs" "${execs:-0}" "$crashes" "$inputs" | tee -a "$out/fuzz.jsonl"
 done
