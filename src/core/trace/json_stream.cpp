@@ -486,8 +486,8 @@ void stream_array(Window& w, const StreamHandlers& h, size_t& index) {
 
 void stream_document(ByteSource& source, std::string_view streamed, const StreamHandlers& handlers, size_t block_bytes,
                      size_t max_value_bytes) {
-  // A file known to be smaller than a block is read into a window of its size (one byte over, to
-  // see its end without growing); the window still grows if the file does.
+  // A file known to be smaller than a block is read into a window of its size, one byte over so
+  // that its end is seen without growing the window.
   const uint64_t known = source.known_size();
   Window w(source, known ? static_cast<size_t>(std::min<uint64_t>(block_bytes, known + 1)) : block_bytes, max_value_bytes);
   size_t index = 0;
