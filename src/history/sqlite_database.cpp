@@ -38,6 +38,9 @@ class SqliteDatabase final : public Database {
     try {
       execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL");
     } catch (const WorkError& e) {
+      // A constructor that throws runs no destructor: the connection is closed here.
+      sqlite3_close(db_);
+      db_ = nullptr;
       throw UsageError(fmt::format("--db {}: not an SQLite database it can use ({})", path, e.what()));
     }
   }
