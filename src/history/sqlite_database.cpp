@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
 
 #include "core/error.hpp"
 #include "history/database.hpp"
@@ -18,6 +19,15 @@ namespace {
 
 constexpr int kBusyTimeoutMs = 60'000;
 
+// The connection and its prepared statements close themselves: a constructor that throws after
+// opening (a file that is not an SQLite database) leaves nothing open, and statements are
+// finalized before the connection they belong to (members are destroyed in reverse order).
+struct CloseConnection {
+  void operator()(sqlite3* db) const { sqlite3_close(db); }
+};
+struct FinalizeStatement {
+  void operator()(sqlite3_stmt* stmt) const { sqlite3_finalize(stmt); }
+};
 
 class SqliteDatabase final : public Database {
  public:
@@ -27,26 +37,20 @@ class SqliteDatabase final : public Database {
       std::error_code ec;
       std::filesystem::create_directories(p.parent_path(), ec);
     }
-    if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-                        nullptr) != SQLITE_OK) {
-      const std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
-      sqlite3_close(db_);
-      db_ = nullptr;
+    sqlite3* opened = nullptr;
+    const int rc = sqlite3_open_v2(path.c_str(), &opened,
+                                   SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
+    db_.reset(opened);  // SQLite hands out a handle to close even when opening fails
+    if (rc != SQLITE_OK) {
+      const char* why = db_ ? sqlite3_errmsg(db_.get()) : "out of memory";
       throw UsageError(fmt::format("--db {}: cannot open the SQLite database: {}", path, why));
     }
-    sqlite3_busy_timeout(db_, kBusyTimeoutMs);
+    sqlite3_busy_timeout(db_.get(), kBusyTimeoutMs);
     try {
       execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL");
     } catch (const WorkError& e) {
-      // A constructor that throws runs no destructor: the connection is closed here.
-      sqlite3_close(db_);
-      db_ = nullptr;
       throw UsageError(fmt::format("--db {}: not an SQLite database it can use ({})", path, e.what()));
     }
-  }
-  ~SqliteDatabase() override {
-    for (auto& [sql, stmt] : statements_) sqlite3_finalize(stmt);
-    sqlite3_close(db_);
   }
 
   Dialect dialect() const override { return Dialect::sqlite; }
@@ -54,8 +58,8 @@ class SqliteDatabase final : public Database {
 
   void execute(const std::string& sql) override {
     char* error = nullptr;
-    if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &error) != SQLITE_OK) {
-      const std::string why = error ? error : sqlite3_errmsg(db_);
+    if (sqlite3_exec(db_.get(), sql.c_str(), nullptr, nullptr, &error) != SQLITE_OK) {
+      const std::string why = error ? error : sqlite3_errmsg(db_.get());
       sqlite3_free(error);
       throw WorkError(fmt::format("history database {}: {} ({})", name_, why, statement_head(sql)));
     }
@@ -105,25 +109,26 @@ class SqliteDatabase final : public Database {
 
   void begin() override { execute("BEGIN IMMEDIATE"); }
   void commit() override { execute("COMMIT"); }
-  void rollback() noexcept override { sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr); }
+  void rollback() noexcept override { sqlite3_exec(db_.get(), "ROLLBACK", nullptr, nullptr, nullptr); }
 
  private:
   sqlite3_stmt* prepared(const std::string& sql) {
     auto it = statements_.find(sql);
-    if (it != statements_.end()) return it->second;
+    if (it != statements_.end()) return it->second.get();
     sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_prepare_v2(db_, sql.c_str(), static_cast<int>(sql.size()), &stmt, nullptr) != SQLITE_OK) fail(sql);
-    statements_.emplace(sql, stmt);
-    return stmt;
+    const int rc = sqlite3_prepare_v2(db_.get(), sql.c_str(), static_cast<int>(sql.size()), &stmt, nullptr);
+    std::unique_ptr<sqlite3_stmt, FinalizeStatement> held(stmt);
+    if (rc != SQLITE_OK) fail(sql);
+    return statements_.emplace(sql, std::move(held)).first->second.get();
   }
 
   [[noreturn]] void fail(const std::string& sql) {
-    throw WorkError(fmt::format("history database {}: {} ({})", name_, sqlite3_errmsg(db_), statement_head(sql)));
+    throw WorkError(fmt::format("history database {}: {} ({})", name_, sqlite3_errmsg(db_.get()), statement_head(sql)));
   }
 
   std::string name_;
-  sqlite3* db_ = nullptr;
-  std::map<std::string, sqlite3_stmt*> statements_;
+  std::unique_ptr<sqlite3, CloseConnection> db_;
+  std::map<std::string, std::unique_ptr<sqlite3_stmt, FinalizeStatement>> statements_;
 };
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "core/error.hpp"
 #include "core/history/trend.hpp"
@@ -328,6 +329,22 @@ TEST(HistoryDatabase, AFileThatIsNotSQLiteIsNamed) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
   }
+  fs::remove(path);
+}
+
+// Descriptors this process holds open, as the kernel lists them.
+size_t open_descriptors() {
+  return static_cast<size_t>(std::distance(fs::directory_iterator("/proc/self/fd"), fs::directory_iterator{}));
+}
+
+TEST(HistoryDatabase, ARefusedFileIsNotLeftOpen) {
+  // The constructor throws after SQLite opened the file: the connection must close with it, or
+  // a long-lived process (a sweep adding as it measures) leaks a descriptor per refused --db.
+  const std::string path = (fs::path(::testing::TempDir()) / fmt::format("refused-{}.txt", getpid())).string();
+  std::ofstream(path) << std::string(4096, 'x');
+  const size_t before = open_descriptors();
+  for (int i = 0; i < 20; ++i) EXPECT_THROW(HistoryStore store(path), std::runtime_error);
+  EXPECT_EQ(open_descriptors(), before);
   fs::remove(path);
 }
 
