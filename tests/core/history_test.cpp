@@ -106,6 +106,33 @@ TEST(HistoryRuns, CollectiveRecordsGiveBusbwPerSize) {
   EXPECT_TRUE(any);
 }
 
+TEST(HistoryRuns, ARateWhoseTimeIntervalEndsAtItsMedianKeepsTheRateInsideItsInterval) {
+  // A record whose time summary has no median_low (or one equal to its median): the rate's high
+  // end is rate * median / median, which rounds away from the rate for some rates. Found by the
+  // history_runs fuzzer with a busbw of 217.61527565500366.
+  std::string line = LineSource::file(kFixtures + "/nccl_records_h200x2_plain.jsonl").read_all().back();
+  const size_t at = line.find("\"median_low\":");
+  ASSERT_NE(at, std::string::npos);
+  line.erase(at, line.find(',', at) + 1 - at);
+  const size_t busbw = line.find("\"busbw_gbps\":");
+  ASSERT_NE(busbw, std::string::npos);
+  const size_t value_at = busbw + std::string("\"busbw_gbps\":").size();
+  const size_t value_end = line.find(',', value_at);
+  int checked = 0;
+  for (int k = 0; k < 2000; ++k) {
+    std::string edited = line;
+    edited.replace(value_at, value_end - value_at, fmt::format("{:.17g}", 217.61527565500366 + k * 0.0137));
+    for (const StoredRun& r : runs_of_file(in_memory({edited}))) {
+      for (const MetricPoint& m : r.metrics) {
+        ASSERT_LE(m.low, m.median) << edited;
+        ASSERT_LE(m.median, m.high) << edited;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GE(checked, 2000);
+}
+
 TEST(HistoryRuns, AFileNoReaderKnowsIsRefusedByName) {
   const LineSource t = LineSource::text("hello\nworld\n", "notes.txt");
   try {

@@ -34,8 +34,10 @@ MetricPoint rate_point(std::string metric, double x, int gpu, double value, cons
   p.median = p.low = p.high = value;
   if (time && time->ms.median > 0 && time->ms.median_low > 0) {
     p.n = time->ms.n;
-    p.low = value * time->ms.median / time->ms.median_high;
-    p.high = value * time->ms.median / time->ms.median_low;
+    // value * m / m is not always value in floating point: where an end of the time's interval
+    // is its median, the rate's end is the rate itself, not one rounding away on the wrong side.
+    p.low = std::min(value, value * time->ms.median / time->ms.median_high);
+    p.high = std::max(value, value * time->ms.median / time->ms.median_low);
   }
   return p;
 }
