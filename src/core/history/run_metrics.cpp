@@ -34,10 +34,11 @@ MetricPoint rate_point(std::string metric, double x, int gpu, double value, cons
   p.median = p.low = p.high = value;
   if (time && time->ms.median > 0 && time->ms.median_low > 0) {
     p.n = time->ms.n;
-    // value * m / m is not always value in floating point: where an end of the time's interval
-    // is its median, the rate's end is the rate itself, not one rounding away on the wrong side.
-    p.low = std::min(value, value * time->ms.median / time->ms.median_high);
-    p.high = std::max(value, value * time->ms.median / time->ms.median_low);
+    // The time's ratio first: median / median_high rounds to at most 1 and median / median_low to
+    // at least 1 (rounding is monotone and 1 is exact), so each end lies on its side of the rate,
+    // where an end is the median too. (value * median) / median_low can round past the rate.
+    p.low = value * (time->ms.median / time->ms.median_high);
+    p.high = value * (time->ms.median / time->ms.median_low);
   }
   return p;
 }
