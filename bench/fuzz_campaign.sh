@@ -20,15 +20,15 @@ shift 3
 [ $# -gt 0 ] || { echo "fuzz_campaign.sh: name at least one target as NAME:FORKS" >&2; exit 2; }
 mkdir -p "$out/logs"
 corpus_of() { if [ -n "${FUZZ_CORPORA:-}" ]; then echo "$FUZZ_CORPORA/$1"; else echo "$out/work_$1"; fi; }
+flags_of() { local v="FUZZ_FLAGS_$1"; echo "${!v:-}"; }
 pids=()
 for spec in "$@"; do
   name=${spec%%:*} forks=${spec##*:}
   [ -x "$bin/${name}_fuzzer" ] || { echo "fuzz_campaign.sh: no $bin/${name}_fuzzer" >&2; exit 2; }
   work=$(corpus_of "$name")
   mkdir -p "$work" "$out/crashes_$name"
-  flags_var=FUZZ_FLAGS_$name
-  # shellcheck disable=SC2086  # the flags are words of their own
-  ASAN_OPTIONS=detect_leaks=1 "$bin/${name}_fuzzer" ${!flags_var:-} -fork="$forks" -ignore_crashes=1 -max_total_time="$secs" \
+  # shellcheck disable=SC2046  # the flags are words of their own
+  ASAN_OPTIONS=detect_leaks=1 "$bin/${name}_fuzzer" $(flags_of "$name") -fork="$forks" -ignore_crashes=1 -max_total_time="$secs" \
     -timeout=5 -rss_limit_mb=2048 -max_len=262144 -artifact_prefix="$out/crashes_$name/" \
     "$work" "$here/../tests/fuzz/corpus/$name" > "$out/logs/$name.log" 2>&1 &
   pids+=($!)
@@ -42,8 +42,8 @@ for spec in "$@"; do
   crashes=$(find "$out/crashes_$name" -type f | wc -l)
   inputs=$(find "$(corpus_of "$name")" -type f | wc -l)
   tree=${FUZZ_TREE:+\"tree\": \"$FUZZ_TREE\", }
-  flags_var=FUZZ_FLAGS_$name
-  flags=${!flags_var:+, \"flags\": \"${!flags_var}\"}
+  flags=$(flags_of "$name")
+  flags=${flags:+, \"flags\": \"$flags\"}
   printf '{%s"target": "%s", "forks": %s, "seconds": %s, "executions": %s, "crashes": %s, "corpus": %s%s}\n' \
     "$tree" "$name" "$forks" "$secs" "${execs:-0}" "$crashes" "$inputs" "$flags" | tee -a "$out/fuzz.jsonl"
 done

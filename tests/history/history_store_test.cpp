@@ -320,9 +320,15 @@ TEST(HistoryDatabase, AnUnreachableServerIsAUsageError) {
   }
 }
 
-TEST(HistoryDatabase, AFileThatIsNotSQLiteIsNamed) {
-  const std::string path = (fs::path(::testing::TempDir()) / fmt::format("not-sqlite-{}.txt", getpid())).string();
+// A file of 4 kB of text where a database is asked for, named after `stem`.
+std::string not_sqlite_file(const std::string& stem) {
+  const std::string path = (fs::path(::testing::TempDir()) / fmt::format("{}-{}.txt", stem, getpid())).string();
   std::ofstream(path) << std::string(4096, 'x');
+  return path;
+}
+
+TEST(HistoryDatabase, AFileThatIsNotSQLiteIsNamed) {
+  const std::string path = not_sqlite_file("not-sqlite");
   try {
     HistoryStore store(path);
     FAIL() << "expected an error";
@@ -340,8 +346,7 @@ size_t open_descriptors() {
 TEST(HistoryDatabase, ARefusedFileIsNotLeftOpen) {
   // The constructor throws after SQLite opened the file: the connection must close with it, or
   // a long-lived process (a sweep adding as it measures) leaks a descriptor per refused --db.
-  const std::string path = (fs::path(::testing::TempDir()) / fmt::format("refused-{}.txt", getpid())).string();
-  std::ofstream(path) << std::string(4096, 'x');
+  const std::string path = not_sqlite_file("refused");
   const size_t before = open_descriptors();
   for (int i = 0; i < 20; ++i) EXPECT_THROW(HistoryStore store(path), std::runtime_error);
   EXPECT_EQ(open_descriptors(), before);
