@@ -12,11 +12,15 @@
 namespace ub {
 
 std::map<int64_t, PointOutcome> sweep_outcomes(const std::filesystem::path& records, int steps) {
+  if (!std::filesystem::exists(records)) return {};
+  return sweep_outcomes(LineSource::file(records), steps);
+}
+
+std::map<int64_t, PointOutcome> sweep_outcomes(const LineSource& records, int steps) {
   std::map<int64_t, PointOutcome> out;
   std::map<int64_t, int> steady;  // steady steps seen per length
-  if (!std::filesystem::exists(records)) return out;
   std::vector<std::string> warnings;  // damaged lines: the points they held are run again
-  for_each_record(LineSource::file(records), [&](const RecordLine& r) {
+  for_each_record(records, [&](const RecordLine& r) {
     const Fields f(r.json, r.where);
     if (!f.has("seqlen") || !r.json.at("seqlen").is_number_integer()) return;
     const int64_t s = f.count("seqlen");
@@ -46,6 +50,11 @@ void MaxFitSearch::does_not_fit(int64_t seqlen) {
 std::optional<int64_t> MaxFitSearch::next() const {
   auto round = [&](int64_t v) { return std::max<int64_t>(granularity_, v / granularity_ * granularity_); };
   auto inside = [&](int64_t v) { return (!fit_ || v > *fit_) && (!fail_ || v < *fail_) && v <= ceiling_; };
+  // A step that lands past the ceiling tries the ceiling instead (once: then it is a fit or a failure).
+  auto capped = [&](int64_t v) -> std::optional<int64_t> {
+    if (v <= ceiling_) return v;
+    return inside(round(ceiling_)) ? std::optional<int64_t>(round(ceiling_)) : std::nullopt;
+  };
   if (aim_ && inside(round(*aim_))) return round(*aim_);  // the prediction, until it is on one side
   if (fit_ && fail_) {
     if (*fail_ - *fit_ <= granularity_) return std::nullopt;
@@ -53,15 +62,15 @@ std::optional<int64_t> MaxFitSearch::next() const {
     if (aim_ && *aim_ <= *fit_) mid = std::min(mid, round(*fit_ + std::max(granularity_, *fit_ / 10)));
     if (aim_ && *aim_ >= *fail_) mid = std::max(mid, round(*fail_ - std::max(granularity_, *fail_ / 10)));
     if (mid <= *fit_ || mid >= *fail_) return std::nullopt;
-    return mid;
+    return capped(mid);
   }
   if (fit_) {
     const int64_t up = aim_ ? round(*fit_ + std::max(granularity_, *fit_ / 10)) : round(*fit_ * 2);
-    return up > ceiling_ || up <= *fit_ ? std::nullopt : std::optional<int64_t>(up);
+    return up <= *fit_ ? std::nullopt : capped(up);
   }
   if (fail_) {
     const int64_t down = aim_ ? round(*fail_ - std::max(granularity_, *fail_ / 10)) : round(*fail_ / 2);
-    return down >= *fail_ ? std::nullopt : std::optional<int64_t>(down);
+    return down >= *fail_ ? std::nullopt : capped(down);
   }
   return std::nullopt;
 }
@@ -72,9 +81,13 @@ namespace ub {
 
 std::string resume_mismatch(const std::filesystem::path& records, const nlohmann::json& expected) {
   if (!std::filesystem::exists(records)) return "";
+  return resume_mismatch(LineSource::file(records), expected);
+}
+
+std::string resume_mismatch(const LineSource& records, const nlohmann::json& expected) {
   std::string found;
   std::vector<std::string> warnings;
-  for_each_record(LineSource::file(records), [&](const RecordLine& r) {
+  for_each_record(records, [&](const RecordLine& r) {
     if (r.type != "context" || !found.empty() || !r.json.contains("config") || !r.json["config"].is_object()) return;
     const nlohmann::json& c = r.json["config"];
     for (const auto& [key, want] : expected.items()) {

@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/readers/line_source.hpp"
+
 namespace ub {
 
 enum class PointOutcome { measured, oom, failed };
@@ -20,12 +22,14 @@ enum class PointOutcome { measured, oom, failed };
 // point stopped before it finished is run again). A missing file is empty; a damaged line (a hard
 // stop mid-write) is skipped, the points around it kept.
 std::map<int64_t, PointOutcome> sweep_outcomes(const std::filesystem::path& records, int steps = 1);
+std::map<int64_t, PointOutcome> sweep_outcomes(const LineSource& records, int steps = 1);
 
 // What in the records file's context records differs from the sweep about to continue it
 // (`expected`: the configuration keys that decide the workload, as the train context writes
 // them: model, layers, batch, master_weights, activation_checkpointing, loss_chunk); "" when
 // nothing does. `sweep --resume` refuses to mix two workloads in one file.
 std::string resume_mismatch(const std::filesystem::path& records, const nlohmann::json& expected);
+std::string resume_mismatch(const LineSource& records, const nlohmann::json& expected);
 
 // Bisection between the longest length known to fit and the shortest known not to, to a
 // multiple of `granularity` tokens. Without a known fit it halves from the failure; without a
@@ -39,7 +43,8 @@ class MaxFitSearch {
   void fits(int64_t seqlen);
   void does_not_fit(int64_t seqlen);
   void aim(int64_t predicted) { aim_ = predicted; }
-  // The next length to try; nullopt when done (the gap is one granule, or a bound was reached).
+  // The next length to try, never past the ceiling (a step that would pass it tries the ceiling
+  // itself); nullopt when done (the gap is one granule, or the ceiling fits).
   std::optional<int64_t> next() const;
   std::optional<int64_t> longest_fit() const { return fit_; }
   std::optional<int64_t> shortest_failure() const { return fail_; }

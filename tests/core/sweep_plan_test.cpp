@@ -96,12 +96,39 @@ TEST(MaxFitSearch, DoublesWithoutAFailureAndHalvesWithoutAFit) {
   up.fits(8192);
   EXPECT_EQ(up.next(), 16384);
   up.fits(65536);
-  EXPECT_EQ(up.next(), std::nullopt);  // 131072 is beyond the ceiling
+  EXPECT_EQ(up.next(), 99328);  // 131072 is beyond the ceiling: the ceiling, to the granularity
+  up.fits(99328);
+  EXPECT_EQ(up.next(), std::nullopt);
   MaxFitSearch down(1024, 1 << 20);
   down.does_not_fit(8192);
   EXPECT_EQ(down.next(), 4096);
   MaxFitSearch none(1024, 1 << 20);
   EXPECT_EQ(none.next(), std::nullopt);
+}
+
+// A failure known far past the ceiling (an earlier run's, read back by --resume) does not send the
+// search past it: the ceiling is probed first, and the bisection goes on below it.
+TEST(MaxFitSearch, NeverProbesPastTheCeiling) {
+  const int64_t ceiling = int64_t{1} << 22;
+  MaxFitSearch alone(1024, ceiling);
+  alone.does_not_fit(int64_t{1} << 30);
+  EXPECT_EQ(alone.next(), ceiling);
+  alone.fits(ceiling);
+  EXPECT_EQ(alone.next(), std::nullopt);
+
+  MaxFitSearch s(1024, ceiling);
+  s.fits(65536);
+  s.does_not_fit(int64_t{1} << 30);
+  s.aim(int64_t{1} << 29);
+  const int64_t truth = 3000000;
+  int probes = 0;
+  while (auto next = s.next()) {
+    ASSERT_LE(*next, ceiling);
+    if (*next <= truth) s.fits(*next); else s.does_not_fit(*next);
+    ASSERT_LT(++probes, 40);
+  }
+  EXPECT_EQ(*s.longest_fit(), truth / 1024 * 1024);
+  EXPECT_LE(*s.shortest_failure() - *s.longest_fit(), 1024);
 }
 
 // Probes until the boundary is known; `truth` is the longest length that fits.
