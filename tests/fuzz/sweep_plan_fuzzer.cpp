@@ -20,7 +20,7 @@ namespace {
 void check_bisection(const std::map<int64_t, ub::PointOutcome>& outcomes, const uint8_t* data, size_t size) {
   // The CLI's defaults (1k tokens, 4M) and two other granularities; the boundary from the input's bytes.
   constexpr int64_t kGranularity[] = {1024, 1, 4096};
-  const int64_t granularity = kGranularity[size % 3];
+  const int64_t granularity = kGranularity[(size / 4) % 3];
   const int64_t ceiling = int64_t{1} << 22;
   uint64_t h = 1469598103934665603ULL;
   for (size_t i = 0; i < size; ++i) h = (h ^ data[i]) * 1099511628211ULL;
@@ -30,7 +30,7 @@ void check_bisection(const std::map<int64_t, ub::PointOutcome>& outcomes, const 
     if (o == ub::PointOutcome::measured) search.fits(s);
     if (o == ub::PointOutcome::oom) search.does_not_fit(s);
   }
-  if (size % 2 == 1) search.aim(static_cast<int64_t>((h >> 20) % (4 * static_cast<uint64_t>(ceiling))));
+  if (size % 4 == 1) search.aim(static_cast<int64_t>((h >> 20) % (4 * static_cast<uint64_t>(ceiling))));
   for (int probes = 0;; ++probes) {
     const std::optional<int64_t> next = search.next();
     if (!next) return;
@@ -53,7 +53,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const nlohmann::json expected = {{"model", "llama-3.1-8b"}, {"layers", 4}, {"batch", 1}, {"master_weights", true},
                                    {"activation_checkpointing", false}, {"loss_chunk", 0}};
   try {
-    (void)ub::resume_mismatch(t, expected);
+    // The workload check on every other input: each of the two reads every line, and running both
+    // on each input would halve the executions the target gets through.
+    if (size % 2 == 0) {
+      (void)ub::resume_mismatch(t, expected);
+      return 0;
+    }
     const auto outcomes = ub::sweep_outcomes(t, 1 + static_cast<int>(size % 3));
     for (const auto& [s, o] : outcomes) {
       if (s < 0) std::abort();
