@@ -6,6 +6,13 @@ find_package(nlohmann_json CONFIG REQUIRED)
 find_package(fmt CONFIG REQUIRED)
 find_package(ZLIB REQUIRED)
 find_package(SQLite3 REQUIRED)
+# CMake 4 names SQLite's target SQLite3::SQLite3 and warns on the older SQLite::SQLite3, the only
+# name CMake 3.25 (Debian 12) knows.
+if(TARGET SQLite3::SQLite3)
+  set(UB_SQLITE_TARGET SQLite3::SQLite3)
+else()
+  set(UB_SQLITE_TARGET SQLite::SQLite3)
+endif()
 find_package(PostgreSQL REQUIRED)
 find_package(Threads REQUIRED)
 
