@@ -5,7 +5,7 @@
 #   bench/gpu_sanitizers.sh GPU_TESTS OUT_DIR
 # GPU_TESTS is build/tests/gpu/gpu_tests (of this tree, or copied from a build elsewhere). Writes
 # OUT_DIR/<tool>_<set>.log and OUT_DIR/sanitizers.jsonl (a line per run: tool, set, errors, seconds,
-# exit code) and prints those lines; exits 1 if any run reported an error or failed a test.
+# exit code, tests passed) and prints those lines; exits 1 if any run reported an error or failed a test.
 # NCCL's initialisation probes kernels not built for this GPU and handles the refusal; those API
 # errors are left out (--report-api-errors no) on the set that starts NCCL.
 set -u

@@ -1,8 +1,9 @@
 // libFuzzer target for what `sweep --resume` and `sweep --find-max` read from a records file
-// (core/sweep_plan.hpp): any input gives the outcome of each length and the workload check, or is
-// refused with a WorkError / UsageError. Then the bisection runs from those outcomes against a
-// boundary drawn from the input: every length it asks for lies strictly between the longest known
-// fit and the shortest known failure, never past the ceiling, on the granularity, and it ends.
+// (core/sweep_plan.hpp): an input goes either through the workload check or is read for the outcome
+// of each length, or is refused with a WorkError / UsageError. From the outcomes the bisection runs
+// against a boundary drawn from the input: every length it asks for lies strictly between the
+// longest known fit and the shortest known failure, never past the ceiling, on the granularity,
+// and it ends.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
