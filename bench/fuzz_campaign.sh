@@ -22,6 +22,8 @@ shift 3
 mkdir -p "$out/logs"
 corpus_of() { if [ -n "${FUZZ_CORPORA:-}" ]; then echo "$FUZZ_CORPORA/$1"; else echo "$out/work_$1"; fi; }
 flags_of() { local v="FUZZ_FLAGS_$1"; echo "${!v:-}"; }
+# What an input may take, the same when minimising as when fuzzing.
+limits=(-timeout=5 -rss_limit_mb=2048 -max_len=262144)
 # A corpus carried over from earlier campaigns holds many inputs that add nothing; each costs time on
 # every pass of fork mode (a target with 7 400 inputs ran at half its rate). Keep the smallest set
 # with the same coverage; if the merge fails, the corpus stays as it was.
@@ -29,8 +31,7 @@ minimise() {
   local name=$1 work=$2 fresh="$2.minimised"
   [ -n "$(ls -A "$work")" ] || return 0
   rm -rf "$fresh" && mkdir -p "$fresh"
-  if "$bin/${name}_fuzzer" -merge=1 -timeout=5 -rss_limit_mb=2048 -max_len=262144 "$fresh" "$work" \
-      > "$out/logs/${name}_merge.log" 2>&1; then
+  if "$bin/${name}_fuzzer" -merge=1 "${limits[@]}" "$fresh" "$work" > "$out/logs/${name}_merge.log" 2>&1; then
     rm -rf "$work" && mv "$fresh" "$work"
   else
     rm -rf "$fresh"
@@ -45,7 +46,7 @@ for spec in "$@"; do
   minimise "$name" "$work"
   # shellcheck disable=SC2046  # the flags are words of their own
   ASAN_OPTIONS=detect_leaks=1 "$bin/${name}_fuzzer" $(flags_of "$name") -fork="$forks" -ignore_crashes=1 -max_total_time="$secs" \
-    -timeout=5 -rss_limit_mb=2048 -max_len=262144 -artifact_prefix="$out/crashes_$name/" \
+    "${limits[@]}" -artifact_prefix="$out/crashes_$name/" \
     "$work" "$here/../tests/fuzz/corpus/$name" > "$out/logs/$name.log" 2>&1 &
   pids+=($!)
 done
