@@ -13,7 +13,7 @@ bf16 and reducing gradients in fp32 (DeepSpeed's bf16 mode, our --precision mast
 Each step is timed with CUDA events around forward + backward + clip + optimizer step on every
 rank; the step's record is the slowest rank's time and the largest rank's
 torch.cuda.max_memory_reserved (the ml-engineering guide's worst-rank memory), with TFLOPS per GPU
-by the MFU convention of core/flops.hpp for one rank's sequence. Rank 0 writes our canonical
+by the MFU convention of facts/flops.hpp for one rank's sequence. Rank 0 writes our canonical
 records (docs/records.md: a context, then one train_step per step), so `upgradebench compare`
 reads them beside ours. A length that runs out of memory on any rank is a train_oom record.
 

@@ -21,7 +21,7 @@ their backward: the kernels torch itself attributes to attention, whatever their
 kernels whose names match flash|fmha|sdpa|attn|attention) and the attention share of kernel time:
 what `upgradebench decompose` must agree with.
 
-TFLOPS by the MFU convention of core/flops.hpp:
+TFLOPS by the MFU convention of facts/flops.hpp:
 6 * dense_N * tokens + 6 * s^2 * head_dim * heads * layers per sequence (causal),
 dense_N = (3 h I + h (2 q + 2 kv)) L + V h.
 """

@@ -10,8 +10,8 @@
 #include <limits>
 #include <numeric>
 
-#include "core/error.hpp"
-#include "core/text.hpp"
+#include "base/error.hpp"
+#include "base/text.hpp"
 
 namespace ub::cli {
 

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/catalog.hpp"
+#include "facts/catalog.hpp"
 
 namespace ub::cli {
 

@@ -7,14 +7,14 @@
 
 #include <algorithm>
 
+#include "base/error.hpp"
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/gpu_binary.hpp"
 #include "cli/output.hpp"
 #include "cli/run_inputs.hpp"
 #include "cli/timing_flags.hpp"
-#include "core/error.hpp"
-#include "core/records/attention_records.hpp"
+#include "records/attention_records.hpp"
 #include "report/format.hpp"
 
 #ifdef UB_HAVE_CUDA

@@ -2,15 +2,15 @@
 // (measure/bandwidth.hpp says how it is measured). The table and --json come from the records.
 #include <fmt/format.h>
 
+#include "base/error.hpp"
+#include "base/text.hpp"
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/gpu_binary.hpp"
 #include "cli/output.hpp"
 #include "cli/run_inputs.hpp"
 #include "cli/timing_flags.hpp"
-#include "core/error.hpp"
-#include "core/records/bandwidth_records.hpp"
-#include "core/text.hpp"
+#include "records/bandwidth_records.hpp"
 #include "report/format.hpp"
 
 #ifdef UB_HAVE_CUDA

@@ -1,19 +1,19 @@
 // `upgradebench compare OLD NEW`: two logs of one kind side by side: training runs (benchmark.py's
-// sweep logs or our records) per sequence length (core/compare.hpp), attention micro-benchmarks,
-// step decompositions or MAMF runs (core/log_comparisons.hpp), collective benchmarks
-// (core/nccl_comparison.hpp). Each file is read once.
+// sweep logs or our records) per sequence length (analysis/compare.hpp), attention micro-benchmarks,
+// step decompositions or MAMF runs (analysis/log_comparisons.hpp), collective benchmarks
+// (analysis/nccl_comparison.hpp). Each file is read once.
 #include <fmt/format.h>
 
+#include "analysis/log_comparisons.hpp"
+#include "analysis/nccl_comparison.hpp"
+#include "base/error.hpp"
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/compare_options.hpp"
 #include "cli/output.hpp"
 #include "cli/run_inputs.hpp"
-#include "core/error.hpp"
-#include "core/log_comparisons.hpp"
-#include "core/nccl_comparison.hpp"
-#include "core/readers/log_kind.hpp"
-#include "core/readers/read_run.hpp"
+#include "records/readers/log_kind.hpp"
+#include "records/readers/read_run.hpp"
 #include "report/comparison_view.hpp"
 #include "report/log_comparison_views.hpp"
 #include "report/nccl_views.hpp"

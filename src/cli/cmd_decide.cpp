@@ -1,15 +1,15 @@
-// `upgradebench decide`: the ml-engineering guide's two-part verdict from the catalog (core/decide.hpp), with
+// `upgradebench decide`: the ml-engineering guide's two-part verdict from the catalog (analysis/decide.hpp), with
 // every conclusion's reason. Measurements of both GPUs (`compare`) decide part 2; this says what specs
 // can, and with --old-run (a measurement of the old GPU only) what `predict` gives for part 2.
 #include <fmt/format.h>
 
+#include "analysis/decide.hpp"
+#include "base/error.hpp"
 #include "cli/arguments.hpp"
 #include "cli/catalog_json.hpp"
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "cli/prediction_inputs.hpp"
-#include "core/decide.hpp"
-#include "core/error.hpp"
 #include "report/format.hpp"
 
 namespace ub::cli {

@@ -1,5 +1,5 @@
 // `upgradebench decompose`: where a training step's time goes, split into buckets that add up to
-// the step (core/trace/), the median step printed and recorded.
+// the step (analysis/decompose/), the median step printed and recorded.
 //   decompose TRACE...   torch.profiler traces people already have (one file, or a folder with
 //                        one per rank), every step of every GPU;
 //   decompose [train options]   our engine's step: timed with profiling off, then more steps
@@ -9,22 +9,22 @@
 #include <cctype>
 #include <chrono>
 
+#include "analysis/decompose/decomposition_summary.hpp"
+#include "base/error.hpp"
+#include "base/json_stream.hpp"
+#include "base/progress.hpp"
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
-#include "cli/gpu_binary.hpp"
 #include "cli/context.hpp"
+#include "cli/gpu_binary.hpp"
 #include "cli/output.hpp"
 #include "cli/run_inputs.hpp"
 #include "cli/train_options.hpp"
-#include "core/error.hpp"
-#include "core/progress.hpp"
-#include "core/records/context_record.hpp"
-#include "core/records/record_file.hpp"
-#include "core/readers/decomposition_log.hpp"
-#include "core/readers/log_kind.hpp"
-#include "core/records/decomposition_records.hpp"
-#include "core/trace/decomposition_summary.hpp"
-#include "core/trace/json_stream.hpp"
+#include "records/context_record.hpp"
+#include "records/decomposition_records.hpp"
+#include "records/readers/decomposition_log.hpp"
+#include "records/readers/log_kind.hpp"
+#include "records/record_file.hpp"
 #include "report/format.hpp"
 
 #ifdef UB_HAVE_CUDA

@@ -1,11 +1,11 @@
-// `upgradebench flops`: model FLOPs per training step by the MFU convention (core/flops.hpp),
+// `upgradebench flops`: model FLOPs per training step by the MFU convention (facts/flops.hpp),
 // with the attention share that decides how much a GPU's attention advantage can matter.
 #include <fmt/format.h>
 
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
-#include "core/flops.hpp"
+#include "facts/flops.hpp"
 #include "report/format.hpp"
 
 namespace ub::cli {

@@ -6,13 +6,13 @@
 
 #include <algorithm>
 
+#include "base/error.hpp"
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/history_views.hpp"
 #include "cli/output.hpp"
 #include "cli/run_inputs.hpp"
-#include "core/error.hpp"
-#include "history/history_store.hpp"
+#include "store/history_store.hpp"
 
 namespace ub::cli {
 

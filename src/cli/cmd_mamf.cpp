@@ -5,15 +5,15 @@
 #include <fmt/format.h>
 
 
+#include "base/error.hpp"
+#include "base/text.hpp"
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/gpu_binary.hpp"
 #include "cli/output.hpp"
 #include "cli/run_inputs.hpp"
 #include "cli/timing_flags.hpp"
-#include "core/error.hpp"
-#include "core/mamf_result.hpp"
-#include "core/text.hpp"
+#include "records/mamf_result.hpp"
 #include "report/format.hpp"
 
 #ifdef UB_HAVE_CUDA

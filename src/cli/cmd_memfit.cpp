@@ -1,13 +1,13 @@
 // `upgradebench memfit LOG`: peak memory = a + b * tokens over the points that ran, and the
-// longest sequence that fits a GPU (core/memfit.hpp).
+// longest sequence that fits a GPU (facts/memfit.hpp).
 #include <fmt/format.h>
 
+#include "base/error.hpp"
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
-#include "core/error.hpp"
-#include "core/memfit.hpp"
-#include "core/readers/read_run.hpp"
+#include "facts/memfit.hpp"
+#include "records/readers/read_run.hpp"
 #include "report/format.hpp"
 
 namespace ub::cli {

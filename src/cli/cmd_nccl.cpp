@@ -7,15 +7,15 @@
 
 #include <cstdio>
 
+#include "base/error.hpp"
+#include "base/text.hpp"
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/gpu_binary.hpp"
 #include "cli/output.hpp"
 #include "cli/run_inputs.hpp"
 #include "cli/timing_flags.hpp"
-#include "core/error.hpp"
-#include "core/records/nccl_records.hpp"
-#include "core/text.hpp"
+#include "records/nccl_records.hpp"
 #include "report/format.hpp"
 
 #ifdef UB_HAVE_CUDA

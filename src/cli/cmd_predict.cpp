@@ -1,14 +1,14 @@
 // `upgradebench predict --to GPU INPUT...`: the new GPU's step, PREDICTED from what was measured on
-// the old one (core/predict/): a decomposition or a training log of the old GPU, each bucket scaled
+// the old one (analysis/predict/): a decomposition or a training log of the old GPU, each bucket scaled
 // by the new GPU's ratio for its kind of work (measured micro-benchmarks where given with
 // --measured, else the catalog), with intervals, cost against the break-even and memory fit.
 #include "cli/commands.hpp"
 #include "cli/context.hpp"
 #include "cli/output.hpp"
 #include "cli/prediction_inputs.hpp"
-#include "core/records/context_record.hpp"
-#include "core/records/fields.hpp"
-#include "core/records/record_file.hpp"
+#include "records/context_record.hpp"
+#include "records/fields.hpp"
+#include "records/record_file.hpp"
 #include "report/prediction_view.hpp"
 
 namespace ub::cli {

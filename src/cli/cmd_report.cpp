@@ -8,16 +8,16 @@
 
 #include <array>
 
+#include "analysis/decide.hpp"
+#include "analysis/log_comparisons.hpp"
+#include "analysis/nccl_comparison.hpp"
+#include "base/error.hpp"
 #include "cli/commands.hpp"
 #include "cli/compare_options.hpp"
 #include "cli/run_inputs.hpp"
-#include "core/decide.hpp"
-#include "core/error.hpp"
-#include "core/log_comparisons.hpp"
-#include "core/nccl_comparison.hpp"
-#include "core/readers/decomposition_log.hpp"
-#include "core/readers/log_kind.hpp"
-#include "core/readers/read_run.hpp"
+#include "records/readers/decomposition_log.hpp"
+#include "records/readers/log_kind.hpp"
+#include "records/readers/read_run.hpp"
 #include "report/decomposition_report.hpp"
 #include "report/nccl_views.hpp"
 #include "report/prediction_report.hpp"

@@ -4,11 +4,11 @@
 
 #include <set>
 
+#include "analysis/spec_compare.hpp"
+#include "base/error.hpp"
 #include "cli/catalog_json.hpp"
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
-#include "core/error.hpp"
-#include "core/spec_compare.hpp"
 #include "report/format.hpp"
 
 namespace ub::cli {
@@ -87,7 +87,7 @@ void details(const Catalog& cat, const SpecsOptions& o) {
       const std::string s = r[2].substr(0, r[2].find(':'));
       if (!s.empty() && s != "rule") used.insert(s);
     }
-    b.notes.push_back("usable GiB: one rule for every accelerator (src/core/catalog.hpp): the driver's total, or the "
+    b.notes.push_back("usable GiB: one rule for every accelerator (src/facts/catalog.hpp): the driver's total, or the "
                       "datasheet capacity as GiB, less the CUDA context and a 7% allocator reserve");
     for (const std::string& s : used) b.notes.push_back(fmt::format("[{}] {}", s, cat.source_text(s)));
     j.push_back(accelerator_json(a));

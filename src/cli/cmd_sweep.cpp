@@ -3,7 +3,7 @@
 // the GPU context, is recorded and the sweep goes on. Records are appended and flushed by the
 // child as they are measured: an interrupted sweep keeps every finished step, and `--resume`
 // runs only the lengths the file does not hold yet. `--find-max` then bisects on the out-of-
-// memory boundary for the longest length that fits (core/sweep_plan.hpp).
+// memory boundary for the longest length that fits (analysis/sweep_plan.hpp).
 #include <fmt/format.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -14,20 +14,20 @@
 #include <cstring>
 #include <filesystem>
 
+#include "analysis/sweep_plan.hpp"
+#include "base/error.hpp"
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/context.hpp"
 #include "cli/interrupt.hpp"
 #include "cli/output.hpp"
 #include "cli/run_inputs.hpp"
-#include "core/error.hpp"
-#include "core/memfit.hpp"
-#include "core/readers/read_run.hpp"
-#include "core/records/record_file.hpp"
-#include "core/records/train_records.hpp"
-#include "core/run_log.hpp"
-#include "core/sweep_plan.hpp"
-#include "core/train/llama_layout.hpp"
+#include "facts/memfit.hpp"
+#include "model/llama_layout.hpp"
+#include "records/readers/read_run.hpp"
+#include "records/record_file.hpp"
+#include "records/run_log.hpp"
+#include "records/train_records.hpp"
 #include "report/format.hpp"
 
 extern char** environ;

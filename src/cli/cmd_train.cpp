@@ -13,15 +13,15 @@
 #include <cstdio>
 #include <thread>
 
+#include "analysis/decompose/kernel_classes.hpp"
+#include "base/error.hpp"
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
-#include "cli/gpu_binary.hpp"
 #include "cli/context.hpp"
+#include "cli/gpu_binary.hpp"
 #include "cli/run_inputs.hpp"
 #include "cli/train_options.hpp"
-#include "core/error.hpp"
-#include "core/records/train_records.hpp"
-#include "core/trace/kernel_classes.hpp"
+#include "records/train_records.hpp"
 
 #ifdef UB_HAVE_CUDA
 #include "cli/gpu_job.hpp"

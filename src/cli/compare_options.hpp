@@ -4,7 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
-#include "core/compare.hpp"
+#include "analysis/compare.hpp"
 
 namespace ub::cli {
 

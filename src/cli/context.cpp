@@ -7,7 +7,7 @@
 #include <array>
 #include <cstdlib>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 
 namespace ub::cli {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/catalog.hpp"
-#include "core/model_shape.hpp"
+#include "facts/catalog.hpp"
+#include "facts/model_shape.hpp"
 
 namespace ub::cli {
 

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 
 namespace ub::cli {
 

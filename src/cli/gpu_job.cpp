@@ -11,7 +11,7 @@
 #include <set>
 #include <thread>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 #include "dist/fault.hpp"
 #include "dist/spawn.hpp"
 #include "gpu/check.hpp"

@@ -10,10 +10,10 @@
 #include <string>
 
 #include "cli/context.hpp"
-#include "core/records/nccl_records.hpp"
 #include "dist/launch.hpp"
 #include "dist/rendezvous.hpp"
 #include "gpu/nccl_comm.hpp"
+#include "records/nccl_records.hpp"
 
 namespace ub::cli {
 

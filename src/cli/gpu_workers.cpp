@@ -7,14 +7,14 @@
 #include <mutex>
 #include <thread>
 
+#include "base/error.hpp"
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/interrupt.hpp"
-#include "core/error.hpp"
 #include "gpu/device.hpp"
 #include "gpu/fingerprint.hpp"
 #include "gpu/nvml.hpp"
-#include "history/record_sink.hpp"
+#include "store/record_sink.hpp"
 
 namespace ub::cli {
 

@@ -11,8 +11,8 @@
 
 #include "cli/context.hpp"
 #include "cli/output.hpp"
-#include "core/records/context_record.hpp"
 #include "measure/device_run.hpp"
+#include "records/context_record.hpp"
 
 namespace ub::cli {
 
@@ -29,7 +29,7 @@ Fingerprint machine_fingerprint(Context& ctx, const std::vector<int>& devices);
 
 // Resolves --devices, opens the records file (`out`, or upgradebench-<cmd>-<date>.jsonl) and
 // writes the context record with the fingerprint of the chosen GPUs, `config` and, for a job of
-// several ranks, its `world` (core/records/nccl_records.hpp's WorldFacts).
+// several ranks, its `world` (records/nccl_records.hpp's WorldFacts).
 std::unique_ptr<GpuRun> start_gpu_run(Context& ctx, const std::string& command, const std::string& devices,
                                       const std::string& out, const nlohmann::json& config,
                                       const nlohmann::json& world = nullptr);

@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "core/text.hpp"
+#include "base/text.hpp"
 
 namespace ub::cli {
 

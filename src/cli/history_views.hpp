@@ -6,10 +6,10 @@
 #include <utility>
 #include <vector>
 
-#include "core/history/fleet.hpp"
-#include "core/history/trend.hpp"
-#include "history/history_store.hpp"
+#include "analysis/history/fleet.hpp"
+#include "analysis/history/trend.hpp"
 #include "report/document.hpp"
+#include "store/history_store.hpp"
 
 namespace ub::cli {
 

@@ -8,8 +8,8 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "base/error.hpp"
 #include "cli/commands.hpp"
-#include "core/error.hpp"
 
 int main(int argc, char** argv) {
   ub::cli::Context ctx;

@@ -6,12 +6,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analysis/predict/projection.hpp"
+#include "analysis/predict/step_inputs.hpp"
+#include "base/error.hpp"
 #include "cli/arguments.hpp"
-#include "core/error.hpp"
-#include "core/flops.hpp"
-#include "core/predict/projection.hpp"
-#include "core/predict/step_inputs.hpp"
-#include "core/readers/log_kind.hpp"
+#include "facts/flops.hpp"
+#include "records/readers/log_kind.hpp"
 
 namespace ub::cli {
 

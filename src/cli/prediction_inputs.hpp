@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "analysis/predict/prediction.hpp"
 #include "cli/context.hpp"
-#include "core/predict/prediction.hpp"
 
 namespace ub::cli {
 

@@ -6,9 +6,9 @@
 #include <charconv>
 #include <filesystem>
 
-#include "core/error.hpp"
-#include "core/text.hpp"
-#include "history/history_store.hpp"
+#include "base/error.hpp"
+#include "base/text.hpp"
+#include "store/history_store.hpp"
 
 namespace ub::cli {
 

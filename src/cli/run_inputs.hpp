@@ -6,8 +6,8 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "base/line_source.hpp"
 #include "cli/context.hpp"
-#include "core/readers/line_source.hpp"
 
 namespace ub::cli {
 

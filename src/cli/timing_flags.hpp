@@ -3,7 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "core/timing_policy.hpp"
+#include "records/timing_policy.hpp"
 
 namespace ub::cli {
 

@@ -1,8 +1,8 @@
 // The training step's options; see train_options.hpp.
 #include "cli/train_options.hpp"
 
+#include "base/error.hpp"
 #include "cli/arguments.hpp"
-#include "core/error.hpp"
 
 namespace ub::cli {
 

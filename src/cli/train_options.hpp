@@ -7,7 +7,7 @@
 #include <string>
 
 #include "cli/context.hpp"
-#include "core/records/train_records.hpp"
+#include "records/train_records.hpp"
 
 namespace ub::cli {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <thread>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 
 namespace ub::dist {
 

@@ -5,7 +5,7 @@
 
 #include <cstdlib>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 
 
 namespace ub::dist {

@@ -18,7 +18,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 
 namespace ub::dist {
 

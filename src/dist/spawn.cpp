@@ -15,7 +15,7 @@
 #include <cstring>
 #include <thread>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 
 extern char** environ;
 

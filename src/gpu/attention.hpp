@@ -30,7 +30,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/dtype.hpp"
+#include "facts/dtype.hpp"
 #include "gpu/cuda_raii.hpp"
 #include "gpu/elem.hpp"
 

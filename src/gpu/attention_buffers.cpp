@@ -6,8 +6,8 @@
 #include <limits>
 #include <vector>
 
-#include "core/error.hpp"
-#include "core/packed_docs.hpp"
+#include "base/error.hpp"
+#include "facts/packed_docs.hpp"
 #include "gpu/kernels/fill.cuh"
 
 namespace ub::gpu {

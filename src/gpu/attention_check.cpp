@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "core/packed_docs.hpp"
+#include "facts/packed_docs.hpp"
 #include "gpu/cuda_raii.hpp"
 #include "gpu/kernels/attention_ref.cuh"
 

@@ -4,7 +4,7 @@
 // squared error (NMSE = sum (x - ref)^2 / sum ref^2, llama.cpp's test measure) and no non-finite
 // value anywhere it looked: a NaN never passes.
 //
-// Tolerances (NMSE, core/records/attention_records.hpp): bf16 1e-3, fp16 2.5e-4. A correct kernel rounds its output and its
+// Tolerances (NMSE, records/attention_records.hpp): bf16 1e-3, fp16 2.5e-4. A correct kernel rounds its output and its
 // probabilities to 16 bits, which alone costs about 1e-5 (bf16, 8 significant bits) or 2e-7
 // (fp16); the margin covers the fp32 accumulation order and dS rounded to 16 bits in the
 // backward. A wrong mask, scale or head mapping gives NMSE near 1. The statistic (log-sum-exp,
@@ -17,15 +17,15 @@
 
 #include <cuda_runtime.h>
 
-#include "core/dtype.hpp"
-#include "core/records/attention_records.hpp"
-#include "core/reference/attention_cpu.hpp"
+#include "facts/dtype.hpp"
 #include "gpu/attention.hpp"
+#include "model/reference/attention_cpu.hpp"
+#include "records/attention_records.hpp"
 
 namespace ub::gpu {
 
 // The problem in the caller's terms: one BSHD buffer of `seqlen` tokens per batch entry, packed
-// with the documents `doc_lens` (core/packed_docs.hpp; empty: one document). `t.stats` is in
+// with the documents `doc_lens` (facts/packed_docs.hpp; empty: one document). `t.stats` is in
 // cuDNN's layout for the folded dims. With `backward`, t.d_o / dq / dk / dv must be filled.
 struct AttentionProblem {
   int64_t batch = 1, seqlen = 0, heads = 0, kv_heads = 0, head_dim = 0;

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 
 namespace ub::gpu {
 

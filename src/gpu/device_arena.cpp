@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "core/units.hpp"
+#include "base/units.hpp"
 #include "gpu/check.hpp"
 
 namespace ub::gpu {

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 
 namespace ub::gpu {
 

@@ -9,7 +9,7 @@
 
 #include <algorithm>
 
-#include "core/units.hpp"
+#include "base/units.hpp"
 #include "gpu/build_info.hpp"
 #include "gpu/device.hpp"
 #include "gpu/nvml.hpp"

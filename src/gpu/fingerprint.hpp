@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/records/context_record.hpp"
+#include "records/context_record.hpp"
 
 namespace ub::gpu {
 

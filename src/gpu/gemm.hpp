@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "core/dtype.hpp"
-#include "core/records/mamf_records.hpp"
+#include "facts/dtype.hpp"
 #include "gpu/cublaslt.hpp"
 #include "gpu/cuda_raii.hpp"
 #include "gpu/elem.hpp"
+#include "records/mamf_records.hpp"
 
 namespace ub::gpu {
 

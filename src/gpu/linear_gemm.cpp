@@ -5,9 +5,9 @@
 
 #include <algorithm>
 
-#include "core/error.hpp"
-#include "gpu/cuda_elem.hpp"
+#include "base/error.hpp"
 #include "gpu/cublaslt.hpp"
+#include "gpu/cuda_elem.hpp"
 #include "gpu/timing.hpp"
 
 namespace ub::gpu {

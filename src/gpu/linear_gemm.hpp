@@ -25,10 +25,10 @@
 #include <tuple>
 #include <vector>
 
-#include "core/records/train_records.hpp"
 #include "gpu/cuda_raii.hpp"
 #include "gpu/elem.hpp"
 #include "gpu/tensor_view.hpp"
+#include "records/train_records.hpp"
 
 namespace ub::gpu {
 

@@ -5,7 +5,7 @@
 
 #include <chrono>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 
 namespace ub::gpu {
 

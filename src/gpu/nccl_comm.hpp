@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/dtype.hpp"
+#include "facts/dtype.hpp"
 #include "gpu/check.hpp"
 
 #define UB_NCCL_CHECK(expr) UB_CHECK_GEN(expr, ncclSuccess, ncclGetErrorString, "NCCL")

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "core/telemetry.hpp"
+#include "records/telemetry.hpp"
 
 namespace ub::gpu {
 

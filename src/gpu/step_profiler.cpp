@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 #include "gpu/check.hpp"
 
 namespace ub::gpu {

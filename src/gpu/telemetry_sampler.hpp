@@ -7,8 +7,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/telemetry.hpp"
 #include "gpu/nvml.hpp"
+#include "records/telemetry.hpp"
 
 namespace ub::gpu {
 

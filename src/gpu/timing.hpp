@@ -1,6 +1,6 @@
 // The timing protocol (nvbench's, in small): warm up by time; before each sample an untimed
 // `prepare` (L2 flush, re-randomised output); CUDA events around the work; samples enqueued in
-// batches and read after one synchronisation; stop by the policy (core/timing_policy.hpp: the
+// batches and read after one synchronisation; stop by the policy (records/timing_policy.hpp: the
 // median's 95% interval within `target_noise` once `min_samples` / `min_seconds` are met, or
 // `max_samples` / `max_seconds`), or when interrupted. The stop reason travels with the result.
 #pragma once
@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "core/statistics.hpp"
-#include "core/timing_policy.hpp"
+#include "base/statistics.hpp"
 #include "gpu/cuda_raii.hpp"
+#include "records/timing_policy.hpp"
 
 namespace ub::gpu {
 

@@ -3,14 +3,14 @@
 
 #include <fmt/format.h>
 
-#include "core/error.hpp"
-#include "core/packed_docs.hpp"
-#include "core/reference/attention_cpu.hpp"
-#include "core/units.hpp"
+#include "base/error.hpp"
+#include "base/units.hpp"
+#include "facts/packed_docs.hpp"
 #include "gpu/attention.hpp"
 #include "gpu/attention_buffers.hpp"
 #include "gpu/attention_check.hpp"
 #include "gpu/timing.hpp"
+#include "model/reference/attention_cpu.hpp"
 
 namespace ub::measure {
 

@@ -2,7 +2,7 @@
 // backward, at each sequence length, every configuration checked against the fp32 reference
 // (gpu/attention_check.hpp) before it is timed. A point is one sequence length with two timed
 // units (fwd, fwd_bwd), an L2 flush before each sample. TFLOPS by bench_flash_attn.py's
-// convention (core/reference/attention_cpu.hpp: f = 4 * batch * s^2 * heads * head_dim, halved
+// convention (model/reference/attention_cpu.hpp: f = 4 * batch * s^2 * heads * head_dim, halved
 // when causal, sum of len^2 for packed documents; forward+backward 3.5 f). Packed documents of
 // different lengths run ragged (gpu/attention.hpp).
 #pragma once
@@ -11,8 +11,8 @@
 #include <memory>
 #include <vector>
 
-#include "core/records/attention_records.hpp"
 #include "measure/driver.hpp"
+#include "records/attention_records.hpp"
 
 namespace ub::gpu {
 class CudnnAttention;

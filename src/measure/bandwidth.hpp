@@ -1,14 +1,14 @@
 // The HBM bandwidth benchmark: copy, read and write kernels (16-byte accesses) over sizes from
 // inside L2 to several GiB, each result checked before it is timed (gpu/kernels/bandwidth.cuh
 // says how). A point is one operation at one size; the buffers of a size serve all its
-// operations. GB/s counts bytes read plus bytes written (core/records/bandwidth_records.hpp).
+// operations. GB/s counts bytes read plus bytes written (records/bandwidth_records.hpp).
 #pragma once
 
 #include <memory>
 #include <vector>
 
-#include "core/records/bandwidth_records.hpp"
 #include "measure/driver.hpp"
+#include "records/bandwidth_records.hpp"
 
 namespace ub::measure {
 

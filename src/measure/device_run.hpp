@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/progress.hpp"
-#include "core/records/record_file.hpp"
+#include "base/progress.hpp"
+#include "records/record_file.hpp"
 
 namespace ub::gpu {
 class Nvml;

@@ -6,7 +6,7 @@
 
 #include <chrono>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 #include "gpu/cuda_raii.hpp"
 #include "gpu/device_arena.hpp"
 #include "gpu/telemetry_sampler.hpp"

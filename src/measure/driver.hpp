@@ -21,11 +21,11 @@
 #include <string>
 #include <vector>
 
-#include "core/error.hpp"
-#include "core/telemetry.hpp"
-#include "core/timing_policy.hpp"
+#include "base/error.hpp"
 #include "gpu/timing.hpp"
 #include "measure/device_run.hpp"
+#include "records/telemetry.hpp"
+#include "records/timing_policy.hpp"
 
 namespace ub::measure {
 

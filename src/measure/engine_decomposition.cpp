@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 #include "measure/train_breakdown.hpp"
 
 namespace ub::measure {

@@ -2,7 +2,7 @@
 // fill, each kernel tagged with the operation that launched it) turned into what `train
 // --breakdown` and `decompose` report: the per-operation breakdown of the median step (its
 // kernels' time per class and label, with the rates of the FLOPs and bytes each operation does)
-// and the decomposition of every step into the buckets of core/trace/step_decomposition.hpp, on
+// and the decomposition of every step into the buckets of analysis/decompose/step_decomposition.hpp, on
 // the same clock and by the same rule as a torch.profiler trace. A kernel's bucket is its
 // operation's class; a kernel launched outside any operation is classified by its name
 // (data/kernel_classes.json), as a trace's would be.
@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "core/records/train_records.hpp"
-#include "core/trace/decomposition_summary.hpp"
-#include "core/trace/kernel_classes.hpp"
+#include "analysis/decompose/decomposition_summary.hpp"
+#include "analysis/decompose/kernel_classes.hpp"
 #include "gpu/step_profiler.hpp"
+#include "records/train_records.hpp"
 
 namespace ub::measure {
 

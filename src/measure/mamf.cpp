@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 #include "gpu/gemm.hpp"
 #include "gpu/timing.hpp"
 

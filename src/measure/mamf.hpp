@@ -15,8 +15,8 @@
 #include <tuple>
 #include <vector>
 
-#include "core/mamf_result.hpp"
 #include "measure/driver.hpp"
+#include "records/mamf_result.hpp"
 
 namespace ub::gpu {
 class CublasLt;

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "core/units.hpp"
+#include "base/units.hpp"
 #include "gpu/cuda_elem.hpp"
 #include "gpu/cuda_raii.hpp"
 #include "gpu/kernels/collective_check.cuh"

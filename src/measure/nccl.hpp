@@ -4,15 +4,15 @@
 // (gpu/kernels/collective_check.cuh), the receive buffer poisoned first, the wrong elements of
 // every rank summed; one wrong element fails the point. Its timed unit is `calls_per_sample`
 // collectives back to back; the ranks agree when to stop sampling; the record carries the slowest
-// rank's time per call and algbw / busbw by nccl-tests' definitions (core/collectives.hpp).
+// rank's time per call and algbw / busbw by nccl-tests' definitions (facts/collectives.hpp).
 // Rank 0 writes the records. A failure on any rank ends the job (the communicator cannot go on).
 #pragma once
 
 #include <memory>
 #include <vector>
 
-#include "core/records/nccl_records.hpp"
 #include "measure/driver.hpp"
+#include "records/nccl_records.hpp"
 
 namespace ub::gpu {
 class DeviceBuffer;

@@ -6,9 +6,8 @@
 #include <cmath>
 #include <limits>
 
-#include "core/flops.hpp"
-#include "core/units.hpp"
-#include "core/train/llama_layout.hpp"
+#include "base/units.hpp"
+#include "facts/flops.hpp"
 #include "gpu/cuda_raii.hpp"
 #include "gpu/device_arena.hpp"
 #include "gpu/linear_gemm.hpp"
@@ -17,6 +16,7 @@
 #include "gpu/step_profiler.hpp"
 #include "measure/engine_decomposition.hpp"
 #include "measure/engine_trace.hpp"
+#include "model/llama_layout.hpp"
 
 namespace ub::measure {
 

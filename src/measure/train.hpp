@@ -2,7 +2,7 @@
 // point whose one timed unit is a step (forward + backward + optimizer step, CUDA events around
 // it), sampled a fixed number of times with the warm-up steps run first and left out of the
 // statistics. Each step is a record in benchmark.py's format plus our fields (docs/records.md,
-// train_step): tflops by core/flops.hpp's MFU convention, mfu against the catalog's dense peak,
+// train_step): tflops by facts/flops.hpp's MFU convention, mfu against the catalog's dense peak,
 // peak memory, loss, telemetry of that step.
 //
 // The engine is held to the CPU reference by the GPU tests; at run time every step's loss must be
@@ -25,11 +25,11 @@
 #include <string>
 #include <vector>
 
-#include "core/catalog.hpp"
-#include "core/records/decomposition_records.hpp"
-#include "core/records/train_records.hpp"
-#include "core/trace/kernel_classes.hpp"
+#include "analysis/decompose/kernel_classes.hpp"
+#include "facts/catalog.hpp"
 #include "measure/driver.hpp"
+#include "records/decomposition_records.hpp"
+#include "records/train_records.hpp"
 
 namespace ub::gpu {
 class NcclComm;

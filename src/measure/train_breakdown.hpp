@@ -4,13 +4,13 @@
 // label, each with its achieved rate (TFLOPS for GEMMs and attention, GB/s of estimated HBM
 // traffic for the rest), so it can be set against the class's ceiling (`mamf` at the GEMM
 // shapes, `attention`, `bandwidth`); plus the algorithm the GEMM autotuner kept per shape. The
-// record is core/records/train_records.hpp's TrainBreakdown.
+// record is records/train_records.hpp's TrainBreakdown.
 #pragma once
 
 #include <vector>
 
-#include "core/records/train_records.hpp"
 #include "gpu/step_profiler.hpp"
+#include "records/train_records.hpp"
 
 namespace ub::measure {
 

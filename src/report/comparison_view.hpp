@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/compare.hpp"
+#include "analysis/compare.hpp"
 #include "report/document.hpp"
 
 namespace ub::report {

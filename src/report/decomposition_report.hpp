@@ -6,8 +6,8 @@
 #include <optional>
 #include <vector>
 
-#include "core/log_comparisons.hpp"
-#include "core/readers/decomposition_log.hpp"
+#include "analysis/log_comparisons.hpp"
+#include "records/readers/decomposition_log.hpp"
 #include "report/html_report.hpp"
 
 namespace ub::report {

@@ -1,7 +1,7 @@
 // Renderers for report::Document.
 #include "report/document.hpp"
 
-#include "core/text.hpp"
+#include "base/text.hpp"
 
 #include <fmt/format.h>
 
@@ -76,7 +76,7 @@ void Table::add_row(std::vector<std::string> row) {
   rows.push_back(std::move(row));
 }
 
-// The document with every text printable (core/text.hpp): names read from files reach it.
+// The document with every text printable (base/text.hpp): names read from files reach it.
 static Document printable_copy(const Document& in) {
   Document doc = in;
   for (Block& b : doc.blocks) {

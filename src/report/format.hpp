@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "core/figure.hpp"
+#include "facts/figure.hpp"
 
 namespace ub::report {
 

@@ -20,7 +20,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 #include "report/chart.hpp"
 
 namespace ub::report {

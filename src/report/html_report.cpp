@@ -1,14 +1,14 @@
 // Report writing; see html_report.hpp.
 #include "report/html_report.hpp"
 
-#include "core/text.hpp"
+#include "base/text.hpp"
 
 #include <fmt/format.h>
 
 #include <fstream>
 #include <sstream>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 
 namespace ub::report {
 

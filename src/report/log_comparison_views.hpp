@@ -1,8 +1,8 @@
 // How `compare` presents two attention micro-benchmarks, two step decompositions or two MAMF runs
-// (core/log_comparisons.hpp computes them): a table with the catalog's hardware ratios above it.
+// (analysis/log_comparisons.hpp computes them): a table with the catalog's hardware ratios above it.
 #pragma once
 
-#include "core/log_comparisons.hpp"
+#include "analysis/log_comparisons.hpp"
 #include "report/document.hpp"
 
 namespace ub::report {

@@ -5,8 +5,8 @@
 
 #include <map>
 
-#include "core/collectives.hpp"
-#include "core/text.hpp"
+#include "base/text.hpp"
+#include "facts/collectives.hpp"
 #include "report/format.hpp"
 
 namespace ub::report {

@@ -1,11 +1,11 @@
 // How `compare` and `report` present collective benchmarks: the comparison table of two runs
-// (core/nccl_comparison.hpp), and the report pages of one run or two, with busbw and the
+// (analysis/nccl_comparison.hpp), and the report pages of one run or two, with busbw and the
 // speedup charted against the size of the point.
 #pragma once
 
-#include "core/catalog.hpp"
-#include "core/nccl_comparison.hpp"
-#include "core/readers/nccl_log.hpp"
+#include "analysis/nccl_comparison.hpp"
+#include "facts/catalog.hpp"
+#include "records/readers/nccl_log.hpp"
 #include "report/document.hpp"
 #include "report/html_report.hpp"
 

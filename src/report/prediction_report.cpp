@@ -3,9 +3,9 @@
 
 #include <fmt/format.h>
 
-#include "core/error.hpp"
-#include "core/records/fields.hpp"
-#include "core/records/record_file.hpp"
+#include "base/error.hpp"
+#include "records/fields.hpp"
+#include "records/record_file.hpp"
 #include "report/format.hpp"
 
 namespace ub::report {

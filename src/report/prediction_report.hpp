@@ -8,8 +8,8 @@
 
 #include <optional>
 
-#include "core/readers/line_source.hpp"
-#include "core/run_log.hpp"
+#include "base/line_source.hpp"
+#include "records/run_log.hpp"
 #include "report/html_report.hpp"
 
 namespace ub::report {

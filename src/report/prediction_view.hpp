@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "core/predict/prediction.hpp"
+#include "analysis/predict/prediction.hpp"
 #include "report/document.hpp"
 
 namespace ub::report {

@@ -7,9 +7,9 @@
 #include <set>
 #include <tuple>
 
-#include "core/decision_summary.hpp"
-#include "core/flops.hpp"
-#include "core/memfit.hpp"
+#include "analysis/decision_summary.hpp"
+#include "facts/flops.hpp"
+#include "facts/memfit.hpp"
 #include "report/comparison_view.hpp"
 #include "report/format.hpp"
 
@@ -46,7 +46,7 @@ void append(Document& to, const Document& from) {
   for (const Block& b : from.blocks) to.blocks.push_back(b);
 }
 
-// The usable capacity by the catalog's rule (src/core/catalog.hpp), and what it rests on.
+// The usable capacity by the catalog's rule (src/facts/catalog.hpp), and what it rests on.
 std::pair<std::optional<double>, std::string> capacity_of(const Accelerator& a) {
   if (const auto cap = a.capacity_gib()) return {cap, a.device_total_gib.known() ? "usable (driver total)" : "usable (datasheet)"};
   return {std::nullopt, ""};

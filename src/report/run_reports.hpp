@@ -8,13 +8,13 @@
 #include <string>
 #include <vector>
 
-#include "core/catalog.hpp"
-#include "core/compare.hpp"
+#include "analysis/compare.hpp"
+#include "facts/catalog.hpp"
 #include "report/html_report.hpp"
 
 namespace ub::report {
 
-// `reasons`: the spec-level decision's reasons (core/decide), shown under "Decision".
+// `reasons`: the spec-level decision's reasons (analysis/decide), shown under "Decision".
 ReportContent comparison_report(const Comparison& c, const std::vector<std::string>& reasons);
 
 ReportContent single_run_report(const RunLog& run, const Catalog& catalog,

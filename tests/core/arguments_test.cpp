@@ -3,8 +3,8 @@
 
 #include <gtest/gtest.h>
 
-#include "core/dtype.hpp"
-#include "core/error.hpp"
+#include "base/error.hpp"
+#include "facts/dtype.hpp"
 
 namespace ub::cli {
 namespace {

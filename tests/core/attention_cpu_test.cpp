@@ -1,13 +1,13 @@
 // The CPU reference attention: hand-computed tiny cases, gradients against finite differences
 // (causal, GQA, packed), packed documents equal to separate sequences, the FLOP convention.
-#include "core/reference/attention_cpu.hpp"
+#include "model/reference/attention_cpu.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 
 namespace ub {
 namespace {

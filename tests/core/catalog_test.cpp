@@ -1,11 +1,11 @@
 // Catalog lookups: exact names and aliases, the GB300/B300 trap, unknown names, figure states.
-#include "core/catalog.hpp"
+#include "facts/catalog.hpp"
 
 #include <gtest/gtest.h>
 
 #include <fstream>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 
 namespace ub {
 namespace {

@@ -3,13 +3,13 @@
 // of real `nccl` runs and of the torch.distributed peer's lines.
 #include <gtest/gtest.h>
 
-#include "core/collectives.hpp"
-#include "core/error.hpp"
-#include "core/nccl_comparison.hpp"
-#include "core/readers/log_kind.hpp"
-#include "core/readers/nccl_log.hpp"
-#include "core/records/nccl_records.hpp"
-#include "core/text.hpp"
+#include "analysis/nccl_comparison.hpp"
+#include "base/error.hpp"
+#include "base/text.hpp"
+#include "facts/collectives.hpp"
+#include "records/nccl_records.hpp"
+#include "records/readers/log_kind.hpp"
+#include "records/readers/nccl_log.hpp"
 
 namespace ub {
 namespace {

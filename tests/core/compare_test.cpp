@@ -1,16 +1,16 @@
 // Comparison of two runs: speedups with intervals and verdicts, OOM points, MFU, the stack
 // check, costs; and the memory fit on known points.
-#include "core/compare.hpp"
-#include "core/decision_summary.hpp"
+#include "analysis/compare.hpp"
+#include "analysis/decision_summary.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
-#include "core/cost.hpp"
-#include "core/error.hpp"
-#include "core/memfit.hpp"
-#include "core/readers/read_run.hpp"
+#include "base/error.hpp"
+#include "facts/cost.hpp"
+#include "facts/memfit.hpp"
+#include "records/readers/read_run.hpp"
 
 namespace ub {
 namespace {

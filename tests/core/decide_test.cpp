@@ -1,11 +1,11 @@
 // The spec-only decision: capability gate, break-even, and what specs cannot decide.
-#include "core/decide.hpp"
+#include "analysis/decide.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 
 namespace ub {
 namespace {

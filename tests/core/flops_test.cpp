@@ -1,9 +1,9 @@
 // FLOP accounting against hand-computed values (formats.md's convention).
-#include "core/flops.hpp"
+#include "facts/flops.hpp"
 
 #include <gtest/gtest.h>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 
 namespace ub {
 namespace {

@@ -4,10 +4,10 @@
 
 #include <fmt/format.h>
 
-#include "core/history/fleet.hpp"
-#include "core/history/stored_run.hpp"
-#include "core/history/trend.hpp"
-#include "core/error.hpp"
+#include "analysis/history/fleet.hpp"
+#include "analysis/history/stored_run.hpp"
+#include "analysis/history/trend.hpp"
+#include "base/error.hpp"
 
 namespace ub {
 namespace {

@@ -10,10 +10,10 @@
 #include <fstream>
 #include <thread>
 
-#include "core/error.hpp"
-#include "core/readers/line_source.hpp"
-#include "core/readers/read_run.hpp"
-#include "core/run_log.hpp"
+#include "base/error.hpp"
+#include "base/line_source.hpp"
+#include "records/readers/read_run.hpp"
+#include "records/run_log.hpp"
 
 namespace ub {
 namespace {

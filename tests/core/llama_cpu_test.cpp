@@ -11,12 +11,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/error.hpp"
-#include "core/model_shape.hpp"
-#include "core/reference/llama_cpu.hpp"
-#include "core/train/counter_rng.hpp"
-#include "core/train/llama_layout.hpp"
-#include "core/train/rope.hpp"
+#include "base/error.hpp"
+#include "facts/model_shape.hpp"
+#include "model/counter_rng.hpp"
+#include "model/llama_layout.hpp"
+#include "model/reference/llama_cpu.hpp"
+#include "model/rope.hpp"
 
 namespace ub {
 namespace {

@@ -1,5 +1,5 @@
 // MAMF summaries: best shapes, means across shapes, the peer's footer, the summary record.
-#include "core/mamf_result.hpp"
+#include "records/mamf_result.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,12 +1,12 @@
 // config.json parsing: presets, HF defaults and edge cases, and the errors for bad configs.
-#include "core/model_shape.hpp"
+#include "facts/model_shape.hpp"
 
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 
 namespace ub {
 namespace {

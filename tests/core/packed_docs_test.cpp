@@ -1,11 +1,11 @@
 // Packed document lists: splitting a sequence, validating a given list, the derived figures.
-#include "core/packed_docs.hpp"
+#include "facts/packed_docs.hpp"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 
 namespace ub {
 namespace {

@@ -3,16 +3,16 @@
 // catalog; N/A for an unknown figure rather than another GPU's; intervals that hold the point;
 // the cost verdict against the break-even; a training log split by its attention share; a step
 // carried to another length or depth, each bucket by its own work.
-#include "core/predict/prediction.hpp"
+#include "analysis/predict/prediction.hpp"
 
 #include <gtest/gtest.h>
 
-#include "core/error.hpp"
-#include "core/flops.hpp"
-#include "core/model_shape.hpp"
-#include "core/predict/projection.hpp"
-#include "core/predict/step_inputs.hpp"
-#include "core/readers/decomposition_log.hpp"
+#include "analysis/predict/projection.hpp"
+#include "analysis/predict/step_inputs.hpp"
+#include "base/error.hpp"
+#include "facts/flops.hpp"
+#include "facts/model_shape.hpp"
+#include "records/readers/decomposition_log.hpp"
 
 namespace ub {
 namespace {

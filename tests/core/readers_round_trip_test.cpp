@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "core/readers/decomposition_log.hpp"
-#include "core/readers/line_source.hpp"
-#include "core/readers/log_kind.hpp"
-#include "core/readers/mamf_log.hpp"
+#include "base/line_source.hpp"
+#include "records/readers/decomposition_log.hpp"
+#include "records/readers/log_kind.hpp"
+#include "records/readers/mamf_log.hpp"
 
 namespace ub {
 namespace {

@@ -4,17 +4,17 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "core/error.hpp"
-#include "core/json_text.hpp"
-#include "core/key_values.hpp"
-#include "core/readers/attention_log.hpp"
-#include "core/readers/decomposition_log.hpp"
-#include "core/readers/log_kind.hpp"
-#include "core/readers/mamf_log.hpp"
-#include "core/readers/read_run.hpp"
-#include "core/readers/sweep_log.hpp"
-#include "core/log_comparisons.hpp"
-#include "core/catalog.hpp"
+#include "analysis/log_comparisons.hpp"
+#include "base/error.hpp"
+#include "base/json_text.hpp"
+#include "base/key_values.hpp"
+#include "facts/catalog.hpp"
+#include "records/readers/attention_log.hpp"
+#include "records/readers/decomposition_log.hpp"
+#include "records/readers/log_kind.hpp"
+#include "records/readers/mamf_log.hpp"
+#include "records/readers/read_run.hpp"
+#include "records/readers/sweep_log.hpp"
 
 namespace ub {
 namespace {

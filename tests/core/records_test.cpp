@@ -5,13 +5,13 @@
 
 #include <fstream>
 
-#include "core/error.hpp"
-#include "core/records/attention_records.hpp"
-#include "core/records/context_record.hpp"
-#include "core/records/mamf_records.hpp"
-#include "core/records/record_file.hpp"
-#include "core/records/train_records.hpp"
-#include "core/telemetry.hpp"
+#include "base/error.hpp"
+#include "records/attention_records.hpp"
+#include "records/context_record.hpp"
+#include "records/mamf_records.hpp"
+#include "records/record_file.hpp"
+#include "records/telemetry.hpp"
+#include "records/train_records.hpp"
 
 namespace ub {
 namespace {

@@ -12,14 +12,14 @@
 #include <set>
 #include <stdexcept>
 
-#include "core/error.hpp"
-#include "core/model_shape.hpp"
-#include "core/reference/llama_cpu.hpp"
-#include "core/train/counter_rng.hpp"
-#include "core/train/cpu_adamw.hpp"
-#include "core/train/llama_layout.hpp"
-#include "core/train/shard_plan.hpp"
-#include "core/work_pool.hpp"
+#include "base/error.hpp"
+#include "base/work_pool.hpp"
+#include "facts/model_shape.hpp"
+#include "model/counter_rng.hpp"
+#include "model/cpu_adamw.hpp"
+#include "model/llama_layout.hpp"
+#include "model/reference/llama_cpu.hpp"
+#include "model/shard_plan.hpp"
 
 namespace ub {
 namespace {

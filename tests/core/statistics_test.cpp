@@ -1,5 +1,5 @@
 // Statistics against hand-computed values.
-#include "core/statistics.hpp"
+#include "base/statistics.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,13 +1,13 @@
 // Sweep bookkeeping: what a records file already holds (for --resume), and the bisection of
 // --find-max on the out-of-memory boundary.
-#include "core/sweep_plan.hpp"
+#include "analysis/sweep_plan.hpp"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 
 namespace ub {
 namespace {

@@ -11,12 +11,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/error.hpp"
-#include "core/records/decomposition_records.hpp"
-#include "core/trace/decomposition_summary.hpp"
-#include "core/trace/json_stream.hpp"
-#include "core/trace/kineto_trace.hpp"
-#include "core/trace/trace_decomposition.hpp"
+#include "analysis/decompose/decomposition_summary.hpp"
+#include "analysis/decompose/trace_decomposition.hpp"
+#include "base/error.hpp"
+#include "base/json_stream.hpp"
+#include "records/decomposition_records.hpp"
+#include "records/trace/kineto_trace.hpp"
 
 namespace ub::trace {
 namespace {

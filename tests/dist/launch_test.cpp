@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 #include "dist/spawn.hpp"
 
 namespace ub::dist {

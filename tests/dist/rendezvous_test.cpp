@@ -17,7 +17,7 @@
 #include <sstream>
 #include <thread>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 #include "dist/spawn.hpp"
 
 namespace ub::dist {

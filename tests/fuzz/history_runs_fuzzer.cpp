@@ -1,5 +1,5 @@
 // libFuzzer target for what `history add` reads before it touches a database: any input is split
-// into runs and their figures computed (core/history/stored_run.hpp), or refused with a WorkError
+// into runs and their figures computed (analysis/history/stored_run.hpp), or refused with a WorkError
 // / UsageError naming it; every figure it keeps is finite with its interval around it.
 #include <cmath>
 #include <cstddef>
@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "core/error.hpp"
-#include "core/history/stored_run.hpp"
+#include "analysis/history/stored_run.hpp"
+#include "base/error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ub::LineSource t = ub::LineSource::text(std::string(reinterpret_cast<const char*>(data), size), "fuzz.jsonl");

@@ -6,12 +6,12 @@
 #include <cstdint>
 #include <string>
 
+#include "base/error.hpp"
+#include "base/json_text.hpp"
 #include "cli/arguments.hpp"
-#include "core/catalog.hpp"
-#include "core/dtype.hpp"
-#include "core/error.hpp"
-#include "core/json_text.hpp"
-#include "core/model_shape.hpp"
+#include "facts/catalog.hpp"
+#include "facts/dtype.hpp"
+#include "facts/model_shape.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -5,12 +5,12 @@
 #include <cstdint>
 #include <string>
 
-#include "core/error.hpp"
-#include "core/readers/attention_log.hpp"
-#include "core/readers/decomposition_log.hpp"
-#include "core/readers/log_kind.hpp"
-#include "core/readers/mamf_log.hpp"
-#include "core/readers/nccl_log.hpp"
+#include "base/error.hpp"
+#include "records/readers/attention_log.hpp"
+#include "records/readers/decomposition_log.hpp"
+#include "records/readers/log_kind.hpp"
+#include "records/readers/mamf_log.hpp"
+#include "records/readers/nccl_log.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const ub::LineSource t =

@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string>
 
-#include "core/error.hpp"
-#include "core/readers/records_reader.hpp"
+#include "base/error.hpp"
+#include "records/readers/records_reader.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const ub::LineSource t =

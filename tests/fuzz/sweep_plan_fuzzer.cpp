@@ -1,5 +1,5 @@
 // libFuzzer target for what `sweep --resume` and `sweep --find-max` read from a records file
-// (core/sweep_plan.hpp): an input goes either through the workload check or is read for the outcome
+// (analysis/sweep_plan.hpp): an input goes either through the workload check or is read for the outcome
 // of each length, or is refused with a WorkError / UsageError. From the outcomes the bisection runs
 // against a boundary drawn from the input: every length it asks for lies strictly between the
 // longest known fit and the shortest known failure, never past the ceiling, on the granularity,
@@ -13,8 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/error.hpp"
-#include "core/sweep_plan.hpp"
+#include "analysis/sweep_plan.hpp"
+#include "base/error.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// libFuzzer target for the trace reader `decompose` streams (core/trace/): any bytes, written to a
+// libFuzzer target for the trace reader `decompose` streams (records/trace/): any bytes, written to a
 // file as a trace would be, must decompose or be refused with a WorkError / UsageError.
 #include <unistd.h>
 
@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <string>
 
-#include "core/error.hpp"
-#include "core/trace/trace_decomposition.hpp"
+#include "analysis/decompose/trace_decomposition.hpp"
+#include "base/error.hpp"
 
 #define UB_STRING(x) #x
 #define UB_EXPANDED_STRING(x) UB_STRING(x)

@@ -16,10 +16,10 @@
 #include <utility>
 #include <vector>
 
-#include "core/error.hpp"
-#include "core/reference/attention_cpu.hpp"
+#include "base/error.hpp"
 #include "gpu/attention_buffers.hpp"
 #include "gpu/attention_check.hpp"
+#include "model/reference/attention_cpu.hpp"
 #include "require_gpu.hpp"
 
 namespace ub::gpu {

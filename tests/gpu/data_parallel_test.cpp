@@ -10,11 +10,11 @@
 #include <exception>
 #include <thread>
 
-#include "core/model_shape.hpp"
-#include "core/train/llama_layout.hpp"
+#include "facts/model_shape.hpp"
 #include "gpu/cuda_raii.hpp"
 #include "gpu/model/llama_engine.hpp"
 #include "gpu/nccl_comm.hpp"
+#include "model/llama_layout.hpp"
 #include "require_gpu.hpp"
 
 namespace ub::gpu {

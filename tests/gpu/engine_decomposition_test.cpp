@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <unistd.h>
 
-#include "core/error.hpp"
-#include "core/trace/trace_decomposition.hpp"
+#include "analysis/decompose/trace_decomposition.hpp"
+#include "base/error.hpp"
 #include "measure/engine_trace.hpp"
 
 namespace ub::measure {

@@ -12,11 +12,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/model_shape.hpp"
-#include "core/reference/llama_cpu.hpp"
-#include "core/train/llama_layout.hpp"
+#include "facts/model_shape.hpp"
 #include "gpu/cuda_raii.hpp"
 #include "gpu/device_arena.hpp"
+#include "model/llama_layout.hpp"
+#include "model/reference/llama_cpu.hpp"
 #include "require_gpu.hpp"
 
 namespace ub::gpu {

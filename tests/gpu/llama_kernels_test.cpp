@@ -1,5 +1,5 @@
 // Each kernel of the training engine, forward and backward, against its CPU reference
-// (core/reference/llama_ops_cpu.hpp) on random inputs; inputs are rounded to bf16 first so both
+// (model/reference/llama_ops_cpu.hpp) on random inputs; inputs are rounded to bf16 first so both
 // sides see the same numbers. Errors are relative L2 norms; NaN never passes.
 #include <cuda_bf16.h>
 #include <gtest/gtest.h>
@@ -7,13 +7,13 @@
 #include <cmath>
 #include <vector>
 
-#include "core/model_shape.hpp"
-#include "core/reference/llama_cpu.hpp"
-#include "core/reference/llama_ops_cpu.hpp"
-#include "core/train/counter_rng.hpp"
-#include "core/train/rope.hpp"
+#include "facts/model_shape.hpp"
 #include "gpu/cuda_raii.hpp"
 #include "gpu/kernels/llama_ops.cuh"
+#include "model/counter_rng.hpp"
+#include "model/reference/llama_cpu.hpp"
+#include "model/reference/llama_ops_cpu.hpp"
+#include "model/rope.hpp"
 #include "require_gpu.hpp"
 
 namespace ub::gpu {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 #include "gpu/kernels/llama_ops.cuh"
 
 namespace ub::gpu {

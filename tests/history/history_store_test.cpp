@@ -15,13 +15,13 @@
 #include <fstream>
 #include <iterator>
 
-#include "core/error.hpp"
-#include "core/history/trend.hpp"
-#include "core/readers/line_source.hpp"
-#include "core/records/record_file.hpp"
-#include "history/history_store.hpp"
-#include "history/record_sink.hpp"
-#include "history/schema.hpp"
+#include "analysis/history/trend.hpp"
+#include "base/error.hpp"
+#include "base/line_source.hpp"
+#include "records/record_file.hpp"
+#include "store/history_store.hpp"
+#include "store/record_sink.hpp"
+#include "store/schema.hpp"
 #include "postgres_server.hpp"
 
 namespace ub::history {

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <memory>
 
-#include "history/database.hpp"
+#include "store/database.hpp"
 
 namespace ub::testing {
 

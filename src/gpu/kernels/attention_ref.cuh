@@ -1,6 +1,6 @@
 // A straightforward attention in fp32 on the GPU, the reference every cuDNN attention
 // configuration is validated against before it is timed (the same formulas as the CPU reference
-// in core/reference/attention_cpu.hpp, which CI tests; this one runs at the real sizes).
+// in model/reference/attention_cpu.hpp, which CI tests; this one runs at the real sizes).
 //
 // Inputs are the tested kernel's own bf16 / fp16 buffers in BSHD layout. Work is limited to
 // sampled positions: forward (O, LSE) and dQ at sampled query rows, dK and dV at sampled key

@@ -9,7 +9,7 @@
 
 #include <cstddef>
 
-#include "core/collectives.hpp"
+#include "facts/collectives.hpp"
 #include "gpu/elem.hpp"
 
 namespace ub::gpu {

@@ -7,7 +7,7 @@
 //             PyTorch's sorted embedding backward).
 #include <cuda_bf16.h>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 #include "gpu/check.hpp"
 #include "gpu/kernels/bf16_pack.cuh"
 #include "gpu/kernels/llama_ops.cuh"

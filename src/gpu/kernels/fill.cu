@@ -1,13 +1,13 @@
-// Random normal fill; see fill.cuh. Values from core/train/counter_rng.hpp (splitmix64 of
+// Random normal fill; see fill.cuh. Values from model/counter_rng.hpp (splitmix64 of
 // (seed, index), Box-Muller).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp4.h>
 #include <cuda_fp8.h>
 
-#include "core/train/counter_rng.hpp"
 #include "gpu/check.hpp"
 #include "gpu/kernels/fill.cuh"
+#include "model/counter_rng.hpp"
 
 namespace ub::gpu {
 

@@ -1,6 +1,6 @@
 // The training engine's own kernels (everything that is not a GEMM or attention), forward and
 // backward, as host launchers. Tensors are typed views (gpu/tensor_view.hpp), row-major,
-// [tokens, ...]; the formulas are core/train/train_math.hpp's and core/reference/llama_cpu.hpp's
+// [tokens, ...]; the formulas are model/train_math.hpp's and model/reference/llama_cpu.hpp's
 // (the reference each kernel is tested against).
 #pragma once
 
@@ -10,8 +10,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/train/train_math.hpp"
 #include "gpu/tensor_view.hpp"
+#include "model/train_math.hpp"
 
 namespace ub::gpu {
 

@@ -4,10 +4,10 @@
 
 #include <cmath>
 
-#include "core/train/counter_rng.hpp"
 #include "gpu/check.hpp"
 #include "gpu/kernels/block_reduce.cuh"
 #include "gpu/kernels/llama_ops.cuh"
+#include "model/counter_rng.hpp"
 
 namespace ub::gpu {
 

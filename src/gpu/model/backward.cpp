@@ -1,5 +1,5 @@
 // The backward pass through a decoder layer, and the embedding's gradient (llama_passes.hpp).
-// Names follow core/reference/llama_cpu.cpp; dx carries the residual stream's gradient down.
+// Names follow model/reference/llama_cpu.cpp; dx carries the residual stream's gradient down.
 #include "gpu/kernels/llama_ops.cuh"
 #include "gpu/model/llama_passes.hpp"
 

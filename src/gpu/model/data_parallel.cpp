@@ -7,7 +7,7 @@
 #include <cmath>
 #include <thread>
 
-#include "core/error.hpp"
+#include "base/error.hpp"
 #include "gpu/check.hpp"
 #include "gpu/kernels/llama_ops.cuh"
 #include "gpu/model/host_copies.hpp"

@@ -1,6 +1,6 @@
 // Data-parallel training over NCCL: every rank runs the step on its own sequences, the gradients
 // are averaged, and ZeRO shards what each rank keeps (gpu/model/llama_buffers.hpp's table, the
-// slices of core/train/shard_plan.hpp). The passes (gpu/model/llama_passes.hpp) call in at the
+// slices of model/shard_plan.hpp). The passes (gpu/model/llama_passes.hpp) call in at the
 // points where data moves; everything here runs on a communication stream of its own, so it
 // overlaps the compute stream, which waits only where it must:
 //
@@ -30,10 +30,10 @@
 #include <memory>
 #include <vector>
 
-#include "core/train/shard_plan.hpp"
 #include "gpu/cuda_raii.hpp"
 #include "gpu/model/llama_buffers.hpp"
 #include "gpu/model/llama_engine.hpp"
+#include "model/shard_plan.hpp"
 
 namespace ub::gpu {
 

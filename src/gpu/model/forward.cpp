@@ -1,5 +1,5 @@
 // The forward pass: embedding, each decoder layer, the final norm (llama_passes.hpp). Names
-// follow core/reference/llama_cpu.cpp.
+// follow model/reference/llama_cpu.cpp.
 #include "gpu/kernels/llama_ops.cuh"
 #include "gpu/model/llama_passes.hpp"
 

@@ -7,10 +7,10 @@
 #include <cstring>
 #include <utility>
 
-#include "core/error.hpp"
-#include "core/train/cpu_adamw.hpp"
-#include "core/units.hpp"
+#include "base/error.hpp"
+#include "base/units.hpp"
 #include "gpu/check.hpp"
+#include "model/cpu_adamw.hpp"
 
 namespace ub::gpu {
 

@@ -1,6 +1,6 @@
 // The offloaded optimizer (--offload-optimizer, DeepSpeed's CPU Adam): this rank's fp32 master
 // weights, AdamW moments and reduced gradient shard in pinned host memory, the update on host
-// threads (core/train/cpu_adamw.hpp), the new bf16 weights handed back a bucket at a time.
+// threads (model/cpu_adamw.hpp), the new bf16 weights handed back a bucket at a time.
 //
 // Buckets are updated in the order they are queued, by one dispatcher thread that spreads each
 // bucket's slice over the work pool and then calls `updated(bucket)` (which queues the copy of
@@ -20,9 +20,9 @@
 #include <mutex>
 #include <thread>
 
-#include "core/train/shard_plan.hpp"
-#include "core/train/train_math.hpp"
-#include "core/work_pool.hpp"
+#include "base/work_pool.hpp"
+#include "model/shard_plan.hpp"
+#include "model/train_math.hpp"
 
 namespace ub::gpu {
 

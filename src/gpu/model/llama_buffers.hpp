@@ -11,7 +11,7 @@
 // projections before rotary, the logits of one loss chunk, one layer's backward gradients, an
 // MLP tile), taken and given back by DeviceArena::Scratch scopes.
 //
-// With data parallelism the flat buffers follow the shard plan (core/train/shard_plan.hpp), by
+// With data parallelism the flat buffers follow the shard plan (model/shard_plan.hpp), by
 // ZeRO stage (what each rank keeps whole, what only as its shard):
 //
 //   stage  bf16 weights          gradients                 master weights, moments
@@ -30,10 +30,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/model_shape.hpp"
-#include "core/train/shard_plan.hpp"
+#include "facts/model_shape.hpp"
 #include "gpu/device_arena.hpp"
 #include "gpu/tensor_view.hpp"
+#include "model/shard_plan.hpp"
 
 namespace ub::gpu {
 

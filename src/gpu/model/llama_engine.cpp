@@ -7,8 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/error.hpp"
-#include "core/train/rope.hpp"
+#include "base/error.hpp"
 #include "gpu/check.hpp"
 #include "gpu/kernels/llama_ops.cuh"
 #include "gpu/model/data_parallel.hpp"
@@ -16,6 +15,7 @@
 #include "gpu/model/llama_buffers.hpp"
 #include "gpu/model/llama_passes.hpp"
 #include "gpu/nccl_comm.hpp"
+#include "model/rope.hpp"
 
 namespace ub::gpu {
 

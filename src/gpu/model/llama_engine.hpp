@@ -1,7 +1,7 @@
 // The training step of a Llama-family decoder on one GPU: our kernels (gpu/kernels/llama_ops),
 // cuBLASLt for the linear layers (gpu/linear_gemm.hpp) and cuDNN's fused attention
 // (gpu/attention.hpp), in the order and with the formulas of the CPU reference
-// (core/reference/llama_cpu.hpp), which the GPU tests hold it to.
+// (model/reference/llama_cpu.hpp), which the GPU tests hold it to.
 //
 // Precision: bf16 activations and compute weights, fp32 accumulation in every GEMM, reduction and
 // softmax. With master weights (the default, DeepSpeed's bf16 mode) the gradients are fp32 and
@@ -28,10 +28,10 @@
 #include <string>
 #include <vector>
 
-#include "core/model_shape.hpp"
-#include "core/train/llama_layout.hpp"
-#include "core/train/shard_plan.hpp"
-#include "core/train/train_math.hpp"
+#include "facts/model_shape.hpp"
+#include "model/llama_layout.hpp"
+#include "model/shard_plan.hpp"
+#include "model/train_math.hpp"
 
 namespace ub::gpu {
 
@@ -71,7 +71,7 @@ struct MemorySnapshot {
 
 class LlamaEngine {
  public:
-  // Checks the configuration (core/train/llama_layout.hpp's check_training_step, cuDNN's support),
+  // Checks the configuration (model/llama_layout.hpp's check_training_step, cuDNN's support),
   // then plans and allocates everything; throws OutOfMemory (gpu/device_arena.hpp) naming what did
   // not fit, UsageError for a model or a step the engine cannot run.
   LlamaEngine(const ModelShape& m, const EngineOptions& o, cudaStream_t stream);
@@ -105,7 +105,7 @@ class LlamaEngine {
   // stream waited for communication, and for the offloaded optimizer.
   double exposed_comm_ms() const;
   double exposed_offload_ms() const;
-  // Units, buckets and shards (core/train/shard_plan.hpp); its layout is layout().
+  // Units, buckets and shards (model/shard_plan.hpp); its layout is layout().
   const ShardPlan& plan() const;
   MemorySnapshot memory() const;
   // Operations of the following steps are timed into `p` (null: none).

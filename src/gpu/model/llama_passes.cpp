@@ -2,8 +2,8 @@
 // see llama_passes.hpp.
 #include "gpu/model/llama_passes.hpp"
 
-#include "core/reference/attention_cpu.hpp"
 #include "gpu/check.hpp"
+#include "model/reference/attention_cpu.hpp"
 
 namespace ub::gpu {
 

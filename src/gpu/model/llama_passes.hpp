@@ -1,5 +1,5 @@
 // The passes of a training step over the buffers (gpu/model/llama_buffers.hpp), in the order and
-// with the formulas of the CPU reference (core/reference/llama_cpu.hpp), which the GPU tests hold
+// with the formulas of the CPU reference (model/reference/llama_cpu.hpp), which the GPU tests hold
 // them to; one file each:
 //
 //   forward.cpp    embedding, each decoder layer, the final norm; with activation checkpointing
@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "core/model_shape.hpp"
+#include "facts/model_shape.hpp"
 #include "gpu/attention.hpp"
 #include "gpu/cuda_raii.hpp"
 #include "gpu/linear_gemm.hpp"

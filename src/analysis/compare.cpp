@@ -1,0 +1,230 @@
+// Comparison of two runs; see compare.hpp.
+#include "analysis/compare.hpp"
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "analysis/spec_compare.hpp"
+#include "base/error.hpp"
+#include "facts/cost.hpp"
+#include "facts/flops.hpp"
+
+namespace ub {
+
+namespace {
+
+// The ml-engineering guide changes the attention backend with the GPU on purpose (FA3 on Hopper, FA4 on
+// Blackwell): those differences are expected, everything else is not.
+bool intended_difference(const std::string& key) {
+  return key.find("flash-attn") != std::string::npos || key.find("flash_attn") != std::string::npos ||
+         key == "attn_backend";
+}
+
+std::optional<Dtype> dtype_of(const RunLog& r) { return parse_dtype(r.dtype); }
+
+SideFigures side(const RunLog& run, const RunPoint* p, const Accelerator* gpu,
+                 const std::optional<ModelShape>& model, const CompareOptions& opt,
+                 std::optional<double> price) {
+  SideFigures s;
+  if (!p) return s;
+  if (p->status == PointStatus::oom) {
+    s.status = "oom";
+    return s;
+  }
+  s.status = "ok";
+  const PointStats st = point_stats(run, *p);
+  s.steady_steps = st.steady_steps;
+  s.step_time = st.time_ms;
+  s.step_ms = st.time_ms.median;
+  s.peak_gib = st.peak_mem_gib;
+  if (st.tflops) {
+    s.tflops = st.tflops->median;
+  } else if (model) {
+    FlopOptions fo;
+    fo.batch = run.batch;
+    s.tflops = step_flops(*model, p->seqlen, fo).total() / 1e12 / (st.time_ms.median / 1e3);
+  }
+  const auto dt = dtype_of(run);
+  if (s.tflops && gpu && dt) {
+    if (auto peak = gpu->peak(*dt).get()) s.mfu = *s.tflops / *peak;
+  }
+  const double tps = tokens_per_gpu_second(run.batch, p->seqlen, st.time_ms.median);
+  if (price) {
+    s.usd_per_mtok = usd_per_million_tokens(*price, tps);
+    s.usd_per_step = usd_per_step(*price, st.time_ms.median);
+  }
+  if (opt.tokens) s.hours_to_train = hours_to_train(*opt.tokens, opt.gpus, tps);
+  return s;
+}
+
+void check_same_workload(const Comparison& c, const CompareOptions& opt, std::vector<std::string>& problems) {
+  const RunLog& o = c.old_run;
+  const RunLog& n = c.new_run;
+  if (o.model && n.model && *o.model != *n.model) {
+    problems.push_back(fmt::format("different models: {} vs {}", *o.model, *n.model));
+  }
+  if (o.layers != n.layers) {
+    problems.push_back(fmt::format("different depth: {} vs {} layers", o.layers ? std::to_string(*o.layers) : "all",
+                                   n.layers ? std::to_string(*n.layers) : "all"));
+  }
+  if (o.batch != n.batch) problems.push_back(fmt::format("different batch sizes: {} vs {}", o.batch, n.batch));
+  if (o.dtype != n.dtype) problems.push_back(fmt::format("different dtypes: {} vs {}", o.dtype, n.dtype));
+  (void)opt;
+}
+
+}  // namespace
+
+std::optional<ModelShape> run_model(const RunLog& run, const std::filesystem::path& models_dir,
+                                    std::vector<std::string>& warnings) {
+  if (!run.model) {
+    warnings.push_back(fmt::format("{}: the log names no model: attention share unknown", run.path));
+    return std::nullopt;
+  }
+  try {
+    ModelShape m = load_model(*run.model, models_dir);
+    return run.layers ? with_layers(std::move(m), *run.layers) : m;
+  } catch (const std::exception& e) {
+    warnings.push_back(fmt::format("{}: model {}: {}", run.path, *run.model, e.what()));
+    return std::nullopt;
+  }
+}
+
+Comparison compare_runs(RunLog old_run, RunLog new_run, const Catalog& catalog,
+                        const std::filesystem::path& models_dir, const CompareOptions& opt) {
+  for (const auto* p : {&opt.price_old, &opt.price_new}) {
+    if (*p && !(**p > 0)) throw UsageError(fmt::format("prices must be positive USD per GPU-hour, got {}", **p));
+  }
+  if (opt.price_old.has_value() != opt.price_new.has_value()) {
+    throw UsageError("give both --price-old and --price-new, or neither");
+  }
+  if (opt.tokens && !(*opt.tokens > 0)) throw UsageError("--tokens must be positive");
+  if (opt.gpus <= 0) throw UsageError("--gpus must be positive");
+
+  Comparison c;
+  c.old_run = std::move(old_run);
+  c.new_run = std::move(new_run);
+  for (const RunLog* r : {&c.old_run, &c.new_run}) {
+    for (const std::string& w : r->warnings) {
+      c.warnings.push_back(w.rfind(r->path, 0) == 0 ? w : fmt::format("{}: {}", r->path, w));
+    }
+  }
+  std::vector<std::string> problems;
+  check_same_workload(c, opt, problems);
+  if (!problems.empty()) {
+    if (!opt.force) {
+      throw UsageError(fmt::format("{} and {} are not the same workload ({}); --force compares them anyway",
+                                   c.old_run.path, c.new_run.path, fmt::join(problems, "; ")));
+    }
+    for (const auto& p : problems) c.warnings.push_back("forced: " + p);
+  }
+  c.old_gpu = catalog.try_find(c.old_run.gpu);
+  c.new_gpu = catalog.try_find(c.new_run.gpu);
+  for (const auto& [r, g] : {std::pair{&c.old_run, c.old_gpu}, std::pair{&c.new_run, c.new_gpu}}) {
+    if (!g) c.warnings.push_back(fmt::format("{}: GPU '{}' is not in the catalog: its MFU and hardware ratios are N/A", r->path, r->gpu));
+  }
+  c.model = run_model(c.old_run, models_dir, c.warnings);
+  if (c.old_gpu && c.new_gpu) {
+    const SpecComparison sc = compare_specs(*c.old_gpu, *c.new_gpu);
+    if (auto dt = parse_dtype(c.old_run.dtype)) c.peak_ratio = sc.ratios.peak.at(*dt);
+    c.mamf_ratio = c.old_run.dtype == "fp8" ? sc.ratios.mamf_fp8 : sc.ratios.mamf_bf16;
+    c.bandwidth_ratio = sc.ratios.bandwidth;
+  }
+  if (opt.price_old) c.break_even = break_even_speedup(*opt.price_old, *opt.price_new);
+
+  // Stack check: every software component and every configuration key of either run.
+  std::set<std::string> keys;
+  for (const auto& [k, v] : c.old_run.software) keys.insert(k);
+  for (const auto& [k, v] : c.new_run.software) keys.insert(k);
+  for (const std::string& k : keys) {
+    const auto o = c.old_run.software.find(k), n = c.new_run.software.find(k);
+    const std::string ov = o == c.old_run.software.end() ? "absent" : o->second;
+    const std::string nv = n == c.new_run.software.end() ? "absent" : n->second;
+    if (ov != nv) c.stack.push_back({k, ov, nv, intended_difference(k)});
+  }
+  std::set<std::string> cfg_keys;
+  for (const auto& [k, v] : c.old_run.config) cfg_keys.insert(k);
+  for (const auto& [k, v] : c.new_run.config) cfg_keys.insert(k);
+  for (const std::string& k : cfg_keys) {
+    const auto o = c.old_run.config.find(k), n = c.new_run.config.find(k);
+    const std::string ov = o == c.old_run.config.end() ? "absent" : o->second;
+    const std::string nv = n == c.new_run.config.end() ? "absent" : n->second;
+    if (ov != nv) c.stack.push_back({"config " + k, ov, nv, intended_difference(k)});
+  }
+  for (const StackDifference& d : c.stack) {
+    if (!d.intended) c.stack_mismatch = true;
+    c.warnings.push_back(fmt::format("{}{} differs: {} (old) vs {} (new)", d.intended ? "intended: " : "STACK: ",
+                                     d.key, d.old_value, d.new_value));
+  }
+  if (opt.strict && c.stack_mismatch) {
+    std::vector<std::string> names;
+    for (const auto& d : c.stack) {
+      if (!d.intended) names.push_back(d.key);
+    }
+    throw WorkError(fmt::format("--strict: the runs differ in {}: compare on the same software stack",
+                                fmt::join(names, ", ")));
+  }
+
+  std::set<int64_t> seqlens;
+  for (const RunPoint& p : c.old_run.points) seqlens.insert(p.seqlen);
+  for (const RunPoint& p : c.new_run.points) seqlens.insert(p.seqlen);
+  for (int64_t s : seqlens) {
+    CompareRow row;
+    row.seqlen = s;
+    const RunPoint* op = c.old_run.point(s);
+    const RunPoint* np = c.new_run.point(s);
+    row.old_side = side(c.old_run, op, c.old_gpu, c.model, opt, opt.price_old);
+    row.new_side = side(c.new_run, np, c.new_gpu, c.model, opt, opt.price_new);
+    if (c.model) {
+      FlopOptions fo;
+      fo.batch = c.old_run.batch;
+      row.attention_share = step_flops(*c.model, s, fo).attention_share();
+    }
+    if (row.old_side.status == "ok" && row.new_side.status == "ok") {
+      row.speedup = speedup_of(point_stats(c.old_run, *op).time_ms, point_stats(c.new_run, *np).time_ms);
+      row.wall_clock_ratio = *row.new_side.step_ms / *row.old_side.step_ms;
+      if (row.old_side.usd_per_mtok) row.cost_ratio = *row.new_side.usd_per_mtok / *row.old_side.usd_per_mtok;
+    } else if (row.old_side.status == "oom" && row.new_side.status == "ok") {
+      row.note = "old cannot run this";
+    } else if (row.old_side.status == "ok" && row.new_side.status == "oom") {
+      row.note = "new cannot run this";
+    } else if (row.old_side.status == "oom" && row.new_side.status == "oom") {
+      row.note = "neither can run this";
+    } else {
+      row.note = row.old_side.status == "absent" ? "not measured on old" : "not measured on new";
+    }
+    c.rows.push_back(std::move(row));
+  }
+  return c;
+}
+
+}  // namespace ub
+
+namespace ub {
+
+std::vector<std::string> measured_conclusions(const Comparison& c) {
+  std::vector<std::string> out;
+  for (const CompareRow& r : c.rows) {
+    if (r.speedup) {
+      std::string line = fmt::format("seqlen {}: {} {:.2f}x (interval {:.2f}-{:.2f})", r.seqlen,
+                                     to_string(r.speedup->verdict), r.speedup->ratio, r.speedup->low,
+                                     r.speedup->high);
+      if (c.break_even) {
+        line += r.speedup->low > *c.break_even    ? fmt::format(", above break-even {:.2f}x: cheaper per token", *c.break_even)
+                : r.speedup->high < *c.break_even ? fmt::format(", below break-even {:.2f}x: costlier per token", *c.break_even)
+                                                  : fmt::format(", at break-even {:.2f}x within the noise", *c.break_even);
+      }
+      line += fmt::format("; the same work takes {:.0f}% of the time.", *r.wall_clock_ratio * 100);
+      out.push_back(line);
+    } else if (r.note == "old cannot run this") {
+      out.push_back(fmt::format("seqlen {}: only the new GPU runs it (the old one ran out of memory): at this "
+                                "length the comparison is not speed but capability, unless more "
+                                "parallelism on the old GPU fits it.", r.seqlen));
+    } else if (r.note == "new cannot run this") {
+      out.push_back(fmt::format("seqlen {}: only the old GPU runs it.", r.seqlen));
+    }
+  }
+  return out;
+}
+
+}  // namespace ub

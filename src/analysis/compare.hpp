@@ -1,0 +1,76 @@
+// Two training runs side by side (the ml-engineering guide's part 2, made a computation over the logs): per
+// sequence length the TFLOPS of each, the speedup with its interval and verdict, MFU against
+// each GPU's catalog peak, the attention share of FLOPs, peak memory, out-of-memory points, and
+// with prices $/token and time to train. Above it the catalog's hardware ratios, and the stack
+// check: software that differs between the runs is named, the guide's intended differences (the
+// attention backend) apart.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/speedup.hpp"
+#include "facts/catalog.hpp"
+#include "facts/model_shape.hpp"
+#include "records/run_log.hpp"
+
+namespace ub {
+
+struct CompareOptions {
+  std::optional<double> price_old, price_new;  // USD per GPU-hour
+  std::optional<double> tokens;                // time to train this many tokens ...
+  int64_t gpus = 1;                            // ... on this many GPUs
+  bool strict = false;                         // unintended stack differences are errors
+  bool force = false;                          // compare different models / batch sizes anyway
+};
+
+struct SideFigures {
+  std::string status = "absent";  // ok, oom, absent
+  std::optional<Summary> step_time;  // steady steps: median, mean, min, max, median interval
+  std::optional<double> step_ms, tflops, mfu, peak_gib, usd_per_mtok, usd_per_step, hours_to_train;
+  size_t steady_steps = 0;
+};
+
+struct CompareRow {
+  int64_t seqlen = 0;
+  SideFigures old_side, new_side;
+  std::optional<double> attention_share;
+  std::optional<Speedup> speedup;
+  std::optional<double> cost_ratio;        // new $/token over old
+  std::optional<double> wall_clock_ratio;  // new time over old, same tokens, same GPU count
+  std::string note;                        // "old cannot run this", ...
+};
+
+struct StackDifference {
+  std::string key, old_value, new_value;
+  bool intended = false;
+};
+
+struct Comparison {
+  RunLog old_run, new_run;
+  const Accelerator* old_gpu = nullptr;
+  const Accelerator* new_gpu = nullptr;
+  std::optional<ModelShape> model;
+  std::optional<double> peak_ratio, mamf_ratio, bandwidth_ratio;  // new / old, from the catalog
+  std::optional<double> break_even;
+  std::vector<CompareRow> rows;
+  std::vector<StackDifference> stack;
+  bool stack_mismatch = false;  // an unintended difference exists
+  std::vector<std::string> warnings;
+};
+
+// The model a run names, shrunk to its layers; nullopt (with a warning) when it names none or
+// an unknown one.
+std::optional<ModelShape> run_model(const RunLog& run, const std::filesystem::path& models_dir,
+                                    std::vector<std::string>& warnings);
+
+// What the measurements say, one sentence per sequence length: the speedup against break-even
+// (with prices) and the wall-clock gain, and the lengths only one GPU can run.
+std::vector<std::string> measured_conclusions(const Comparison& c);
+
+Comparison compare_runs(RunLog old_run, RunLog new_run, const Catalog& catalog,
+                        const std::filesystem::path& models_dir, const CompareOptions& options);
+
+}  // namespace ub

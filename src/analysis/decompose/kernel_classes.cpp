@@ -1,0 +1,119 @@
+// Kernel name rules; see kernel_classes.hpp.
+#include "analysis/decompose/kernel_classes.hpp"
+
+#include <fmt/format.h>
+#include <regex.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "base/error.hpp"
+#include "base/json_text.hpp"
+
+namespace ub::trace {
+
+std::string_view to_string(Bucket b) {
+  switch (b) {
+    case Bucket::gemm: return "gemm";
+    case Bucket::attention: return "attention";
+    case Bucket::elementwise: return "elementwise";
+    case Bucket::loss: return "loss";
+    case Bucket::optimizer: return "optimizer";
+    case Bucket::other: return "other compute";
+    case Bucket::communication: return "communication";
+    case Bucket::memcpy: return "memory copies";
+    case Bucket::idle: return "idle";
+  }
+  return "?";
+}
+
+std::optional<Bucket> parse_bucket(std::string_view name) {
+  for (Bucket b : kAllBuckets) {
+    if (to_string(b) == name) return b;
+  }
+  if (name == "other") return Bucket::other;
+  if (name == "memcpy") return Bucket::memcpy;
+  return std::nullopt;
+}
+
+bool is_compute(Bucket b) { return static_cast<int>(b) <= static_cast<int>(Bucket::other); }
+
+struct KernelClasses::Rule {
+  Bucket bucket = Bucket::other;
+  std::string pattern;
+  regex_t re{};
+  bool compiled = false;
+  Rule() = default;
+  Rule(const Rule&) = delete;
+  Rule& operator=(const Rule&) = delete;
+  ~Rule() {
+    if (compiled) regfree(&re);
+  }
+};
+
+KernelClasses::KernelClasses() = default;
+KernelClasses::~KernelClasses() = default;
+KernelClasses::KernelClasses(KernelClasses&&) noexcept = default;
+KernelClasses& KernelClasses::operator=(KernelClasses&&) noexcept = default;
+
+size_t KernelClasses::rules() const { return rules_.size(); }
+
+void KernelClasses::add_file(const std::filesystem::path& file, bool first) {
+  std::ifstream in(file);
+  if (!in) throw UsageError(fmt::format("{}: cannot read the kernel classes", file.string()));
+  std::stringstream text;
+  text << in.rdbuf();
+  const nlohmann::json root = parse_json_text(text.str(), file.string());
+  if (!root.is_object() || !root.contains("rules") || !root["rules"].is_array()) {
+    throw UsageError(fmt::format("{}: kernel classes need {{\"rules\": [{{\"bucket\", \"pattern\"}}, ...]}}", file.string()));
+  }
+  std::vector<std::unique_ptr<Rule>> added;
+  size_t i = 0;
+  for (const auto& r : root["rules"]) {
+    ++i;
+    const std::string where = fmt::format("{}: rule {}", file.string(), i);
+    if (!r.is_object() || !r.contains("bucket") || !r["bucket"].is_string() || !r.contains("pattern") ||
+        !r["pattern"].is_string()) {
+      throw UsageError(fmt::format("{}: needs a string \"bucket\" and a string \"pattern\"", where));
+    }
+    const auto bucket = parse_bucket(r["bucket"].get<std::string>());
+    if (!bucket || *bucket == Bucket::idle || *bucket == Bucket::memcpy) {
+      throw UsageError(fmt::format("{}: unknown bucket \"{}\" (gemm, attention, elementwise, loss, optimizer, other, "
+                                   "communication)", where, r["bucket"].get<std::string>()));
+    }
+    auto rule = std::make_unique<Rule>();
+    rule->bucket = *bucket;
+    rule->pattern = r["pattern"].get<std::string>();
+    const int rc = regcomp(&rule->re, rule->pattern.c_str(), REG_EXTENDED | REG_ICASE | REG_NOSUB);
+    if (rc != 0) {
+      char msg[256];
+      regerror(rc, &rule->re, msg, sizeof msg);
+      throw UsageError(fmt::format("{}: pattern \"{}\" is not an extended regular expression: {}", where,
+                                   rule->pattern, msg));
+    }
+    rule->compiled = true;
+    added.push_back(std::move(rule));
+  }
+  if (first) {
+    for (auto& r : rules_) added.push_back(std::move(r));
+    rules_ = std::move(added);
+  } else {
+    for (auto& r : added) rules_.push_back(std::move(r));
+  }
+  cache_.clear();
+}
+
+Bucket KernelClasses::classify(const std::string& kernel_name) {
+  if (const auto it = cache_.find(kernel_name); it != cache_.end()) return it->second;
+  Bucket b = Bucket::other;
+  for (const auto& r : rules_) {
+    if (regexec(&r->re, kernel_name.c_str(), 0, nullptr, 0) == 0) {
+      b = r->bucket;
+      break;
+    }
+  }
+  cache_.emplace(kernel_name, b);
+  return b;
+}
+
+}  // namespace ub::trace

@@ -1,0 +1,49 @@
+// `decompose` of a torch.profiler trace: the trace streamed once (records/trace/kineto_trace.hpp),
+// its GPU kernels, copies and collectives classified (kernel_classes.hpp) and kept as compact
+// intervals, the steps found from the ProfilerStep annotations (or other annotations named by a
+// pattern, or the GPU timeline cut into --steps equal parts), and every step of every device
+// decomposed (step_decomposition.hpp).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/decompose/kernel_classes.hpp"
+#include "analysis/decompose/step_decomposition.hpp"
+
+namespace ub::trace {
+
+struct DecomposeOptions {
+  std::string step_pattern = "^ProfilerStep#";  // annotations that are steps (extended regex)
+  std::optional<int> steps;                     // without such annotations: equal parts of the timeline
+};
+
+struct NameTime {
+  std::string name;
+  double us = 0;
+  size_t count = 0;
+};
+
+struct TraceDecomposition {
+  std::string path, gpu;  // gpu: the device's name from the trace, "" when it does not say
+  int64_t device = 0;
+  std::string steps_from;  // how the steps were found, in words
+  std::vector<StepDecomposition> steps;
+  std::vector<NameTime> unclassified;  // kernels no rule matched, most time first
+  uint64_t events = 0, bytes = 0;
+
+  // The step with the median wall time (the lower one of an even count).
+  const StepDecomposition& median_step() const;
+};
+
+// One decomposition per GPU the trace holds. WorkError when it holds no GPU activity, or no step.
+std::vector<TraceDecomposition> decompose_trace(const std::string& path, KernelClasses& classes,
+                                                const DecomposeOptions& options);
+
+// The trace files named: files as they are, a folder's *.json and *.json.gz (one per rank),
+// sorted. UsageError for a path that does not exist or a folder without traces.
+std::vector<std::string> trace_files(const std::vector<std::string>& inputs);
+
+}  // namespace ub::trace

@@ -1,0 +1,55 @@
+// One benchmark across the GPUs of one model: each GPU's figure against the fleet's median, and
+// the cards that stand out, with what their telemetry says about why (the ml-engineering guide's
+// warning: GPUs of one model differ, one slow or throttling card slows a whole job).
+//
+// A GPU is identified by its UUID (by host and index where the log gives none); its figure pools
+// its runs' (figure_interval.hpp). The fleet's median is the median of the GPUs' figures with the
+// order-statistics interval of a median (base/statistics.hpp). A GPU is slow when its whole
+// interval lies beyond `tolerance` (a fraction) on the worse side of the fleet's median, fast when
+// beyond it on the better side. For a flagged GPU the telemetry is read: clocks-event reasons of
+// throttling, an SM clock below the fleet's median clock, a temperature above the fleet's.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/history/figure_interval.hpp"
+#include "analysis/history/run_metrics.hpp"
+
+namespace ub {
+
+struct FleetSample {
+  int64_t run_id = 0;
+  std::string date, host, gpu_name, uuid;
+  int gpu_index = 0;
+  MetricPoint point;
+};
+
+enum class FleetStatus { typical, slow, fast };
+
+struct FleetGpu {
+  std::string id, name, host;
+  std::vector<int64_t> run_ids;
+  Estimate figure;
+  double deviation = 0;  // figure.median / fleet median - 1
+  std::optional<double> sm_clock_mhz, power_w, temperature_c;
+  uint64_t throttle = 0;
+  FleetStatus status = FleetStatus::typical;
+  std::string why;  // for a flagged GPU: what the telemetry shows ("" when it shows nothing)
+};
+
+struct Fleet {
+  std::string metric, unit;
+  double x = 0, tolerance = 0.03;
+  bool higher_is_better = true;
+  Estimate median;                       // of the GPUs' figures
+  std::optional<double> median_clock;  // of the GPUs' SM clocks, where known
+  std::vector<FleetGpu> gpus;          // worst first
+};
+
+Fleet fleet_of(const std::string& metric, double x, double tolerance, const std::vector<FleetSample>& samples);
+std::string_view to_string(FleetStatus s);
+
+}  // namespace ub

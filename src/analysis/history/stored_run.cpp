@@ -1,0 +1,277 @@
+// Splitting a file into the runs a history stores; see stored_run.hpp.
+#include "analysis/history/stored_run.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <thread>
+#include <string_view>
+
+#include "base/error.hpp"
+#include "records/context_record.hpp"
+#include "records/readers/attention_log.hpp"
+#include "records/readers/decomposition_log.hpp"
+#include "records/readers/log_kind.hpp"
+#include "records/readers/mamf_log.hpp"
+#include "records/readers/nccl_log.hpp"
+#include "records/readers/read_run.hpp"
+#include "records/record_file.hpp"
+
+namespace ub {
+
+bool is_context_line(const std::string& line) {
+  if (line.find("\"context\"") == std::string::npos) return false;  // cheap test first
+  try {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    return j.is_object() && j.value("type", std::string()) == "context";
+  } catch (const nlohmann::json::exception&) {
+    return false;
+  }
+}
+
+namespace {
+
+void append(std::vector<MetricPoint>& to, std::vector<MetricPoint> from) {
+  to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
+}
+
+std::vector<BandwidthRecord> bandwidth_records(const LineSource& t, std::vector<std::string>& warnings) {
+  std::vector<BandwidthRecord> out;
+  for_each_record(t, [&](const RecordLine& r) {
+    if (r.type == "bandwidth") out.push_back(read_bandwidth_record(Fields(r.json, r.where)));
+  }, warnings);
+  return out;
+}
+
+// Every GPU's measured shapes of a `mamf --devices ...` run (--search's quick looks left out).
+std::vector<MamfShape> all_gpus_shapes(const LineSource& t, std::vector<std::string>& warnings) {
+  std::vector<MamfShape> out;
+  for_each_record(t, [&](const RecordLine& r) {
+    if (r.type != "mamf") return;
+    MamfShape s = read_mamf_shape(Fields(r.json, r.where));
+    if (!s.quick) out.push_back(std::move(s));
+  }, warnings);
+  return out;
+}
+
+// What a log of each kind is called in the history, and which peer script writes it.
+struct KindNames {
+  const char* kind;
+  const char* peer;
+};
+KindNames names_of(LogKind k) {
+  switch (k) {
+    case LogKind::training: return {"training", "benchmark.py"};
+    case LogKind::attention: return {"attention", "bench_flash_attn.py"};
+    case LogKind::decomposition: return {"decomposition", "bench_decompose.py"};
+    case LogKind::mamf: return {"mamf", "mamf-finder.py"};
+    case LogKind::nccl: return {"nccl", "torch.distributed"};
+    case LogKind::prediction: return {"prediction", ""};
+    case LogKind::unknown: return {"other", ""};
+  }
+  return {"other", ""};
+}
+
+// The figures of one run, by what it holds.
+void read_figures(const LineSource& t, LogKind kind, StoredRun& run) {
+  switch (kind) {
+    case LogKind::training: {
+      // A run still being written (or stopped) may hold a length with warm-up steps only.
+      const RunLog log = read_run_log(t, WarmupOnly::leave_out);
+      append(run.metrics, training_metrics(log));
+      run.warnings.insert(run.warnings.end(), log.warnings.begin(), log.warnings.end());
+      if (run.format != "upgradebench") {
+        if (!log.gpu.empty()) run.gpus.push_back({0, log.gpu, ""});
+        run.stack.insert(log.software.begin(), log.software.end());
+        if (log.model) run.model = *log.model;
+        run.provenance = log.provenance;
+      }
+      return;
+    }
+    case LogKind::attention: {
+      const AttentionLog log = read_attention_log(t);
+      append(run.metrics, attention_metrics(log));
+      run.warnings.insert(run.warnings.end(), log.warnings.begin(), log.warnings.end());
+      if (run.format != "upgradebench" && !log.gpu.empty()) run.gpus.push_back({0, log.gpu, ""});
+      return;
+    }
+    case LogKind::decomposition: {
+      const DecompositionLog log = read_decomposition_log(t);
+      append(run.metrics, decomposition_metrics(log));
+      run.warnings.insert(run.warnings.end(), log.warnings.begin(), log.warnings.end());
+      if (run.format != "upgradebench" && !log.gpu.empty()) run.gpus.push_back({0, log.gpu, ""});
+      if (run.format == "upgradebench" && has_record_type(t, "train_step")) append(run.metrics, training_metrics(read_run_log(t, WarmupOnly::leave_out)));
+      return;
+    }
+    case LogKind::mamf: {
+      MamfLog log = read_mamf_log(t);
+      if (run.format == "upgradebench") log.outcome.shapes = all_gpus_shapes(t, run.warnings);  // the reader keeps the first GPU's
+      append(run.metrics, mamf_metrics(log));
+      run.warnings.insert(run.warnings.end(), log.warnings.begin(), log.warnings.end());
+      if (run.format != "upgradebench") {
+        if (!log.gpu.empty()) run.gpus.push_back({0, log.gpu, log.gpu_uuid});
+        for (const auto& [name, version] : log.stack) run.stack[name] = version;
+      }
+      return;
+    }
+    case LogKind::nccl: {
+      const NcclLog log = read_nccl_log(t);
+      append(run.metrics, nccl_metrics(log));
+      run.warnings.insert(run.warnings.end(), log.warnings.begin(), log.warnings.end());
+      if (run.format != "upgradebench") {
+        if (!log.gpu.empty()) run.gpus.push_back({0, log.gpu, ""});
+        if (auto it = log.details.find("torch"); it != log.details.end()) run.stack["torch"] = it->second;
+      }
+      return;
+    }
+    case LogKind::prediction:
+    case LogKind::unknown: return;
+  }
+}
+
+// Our records: the context record says what ran, where and on what. The lines move into the run.
+StoredRun records_run(std::vector<std::string> lines, bool cut_short, const std::string& name) {
+  StoredRun run;
+  run.format = "upgradebench";
+  run.lines = std::move(lines);
+  const LineSource t = LineSource::view(run.lines, cut_short, name);
+  run.key = fnv1a_hex(run.lines.front());
+  if (!is_context_line(run.lines.front())) {
+    throw WorkError(fmt::format("{}: the run's first line is not a whole context record (damaged): its run cannot "
+                                "be told apart", t.where(0)));
+  }
+  const nlohmann::json j = nlohmann::json::parse(run.lines.front());
+  const ContextRecord c = read_context(Fields(j, t.where(0)));
+  run.command = c.command;
+  run.date = c.date;
+  run.host = c.host;
+  run.provenance = c.provenance.value_or("");
+  if (c.config.contains("model") && c.config.at("model").is_string()) run.model = c.config.at("model").get<std::string>();
+  for (const GpuFacts& g : c.fingerprint.gpus) run.gpus.push_back({g.index, g.name, g.uuid.value_or("")});
+  for (const auto& [component, entry] : c.fingerprint.stack) {
+    if (entry.version) run.stack[component] = *entry.version;
+  }
+  if (!c.tool.empty()) run.stack["upgradebench"] = c.tool;
+  const LogKind kind = detect_log_kind(t);
+  run.kind = kind == LogKind::unknown && has_record_type(t, "bandwidth") ? "bandwidth" : names_of(kind).kind;
+  if (run.kind == "bandwidth") {
+    append(run.metrics, bandwidth_metrics(bandwidth_records(t, run.warnings)));
+  } else {
+    read_figures(t, kind, run);
+  }
+  return run;
+}
+
+// The first date and time the log prints ("[2026-11-30 10:00:00]", "2026-11-30T10:00:00").
+std::string first_date(const std::vector<std::string>& lines) {
+  constexpr std::string_view form = "dddd-dd-dd?dd:dd:dd";  // d: a digit; ?: ' ' or 'T'
+  const auto at = [&](std::string_view s) {
+    for (size_t i = 0; i < form.size(); ++i) {
+      const char c = s[i];
+      if (form[i] == 'd' ? !(c >= '0' && c <= '9') : form[i] == '?' ? !(c == ' ' || c == 'T') : c != form[i]) return false;
+    }
+    return true;
+  };
+  for (const std::string& line : lines) {
+    for (size_t i = 0; i + form.size() <= line.size(); ++i) {
+      const std::string_view s(line.data() + i, form.size());
+      if (at(s)) return std::string(s.substr(0, 10)) + "T" + std::string(s.substr(11, 8));
+    }
+  }
+  return "";
+}
+
+StoredRun peer_run(std::vector<std::string> lines, bool cut_short, const std::string& name) {
+  StoredRun run;
+  run.lines = std::move(lines);
+  const LineSource t = LineSource::view(run.lines, cut_short, name);
+  const LogKind kind = detect_log_kind(t);
+  if (kind == LogKind::unknown || kind == LogKind::prediction) {
+    throw WorkError(fmt::format("{}: not a log the history reads (our records, or the output of benchmark.py, "
+                                "mamf-finder.py, bench_flash_attn.py, bench_decompose.py or the collective script)",
+                                t.path));
+  }
+  run.kind = names_of(kind).kind;
+  run.command = run.format = names_of(kind).peer;
+  std::string all = run.format + "\n";
+  for (const std::string& line : run.lines) all += line + "\n";
+  run.key = fnv1a_hex(all);
+  run.date = first_date(run.lines);
+  read_figures(t, kind, run);
+  return run;
+}
+
+}  // namespace
+
+std::string fnv1a_hex(const std::string& text) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return fmt::format("{:016x}", h);
+}
+
+StoredRun run_of_records(const std::vector<std::string>& lines, const std::string& name) {
+  if (lines.empty() || !is_context_line(lines.front())) {
+    throw WorkError(fmt::format("{}: a run of records starts with its context record", name));
+  }
+  return records_run(lines, false, name);
+}
+
+std::vector<StoredRun> runs_of_file(const LineSource& source) {
+  // The history keeps a run's text: the file is read into memory once.
+  HeldLines held = source.hold();
+  std::vector<std::string>& lines = held.lines;
+  const bool cut_short = held.cut_short;
+  size_t first = 0;
+  while (first < lines.size() && lines[first].find_first_not_of(" \t\r") == std::string::npos) ++first;
+  if (first == lines.size()) throw WorkError(fmt::format("{}: empty: no run to add", source.path));
+  if (!looks_like_records(source)) return {peer_run(std::move(lines), cut_short, source.path)};
+  // The runs, split at their context records (their lines moved out of `lines`)...
+  struct Segment {
+    std::vector<std::string> lines;
+    bool cut_short = false;
+    std::string name;
+  };
+  std::vector<Segment> segments;
+  size_t begin = first;
+  for (size_t i = first + 1; i <= lines.size(); ++i) {
+    if (i < lines.size() && !is_context_line(lines[i])) continue;
+    Segment segment;
+    segment.name = begin == first ? source.path : fmt::format("{} (the run from line {})", source.path, begin + 1);
+    segment.lines.assign(std::make_move_iterator(lines.begin() + static_cast<std::ptrdiff_t>(begin)),
+                         std::make_move_iterator(lines.begin() + static_cast<std::ptrdiff_t>(i)));
+    segment.cut_short = i == lines.size() && cut_short;
+    segments.push_back(std::move(segment));
+    begin = i;
+  }
+  // ...read on every core (parsing the JSON is most of an ingest); the first failure in file
+  // order is the one reported.
+  std::vector<StoredRun> runs(segments.size());
+  std::vector<std::exception_ptr> errors(segments.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < segments.size(); i = next++) {
+      try {
+        runs[i] = records_run(std::move(segments[i].lines), segments[i].cut_short, segments[i].name);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  const size_t threads = std::min<size_t>(segments.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (size_t i = 1; i < threads; ++i) pool.emplace_back(work);
+  work();
+  for (std::thread& th : pool) th.join();
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+  return runs;
+}
+
+}  // namespace ub

@@ -1,0 +1,54 @@
+// A run as the history database keeps it: what identifies it (a key from its context record, or
+// from the whole content of a peer's log, so adding it twice stores it once), what it is filtered
+// by (command, date, host, GPUs, model, the stack's versions), its lines exactly as the file had
+// them (compare and report read a stored run back as that file) and its figures (run_metrics.hpp).
+//
+// A file of our records holds one run per context record (a sweep appends one per length); a
+// peer's log (benchmark.py, mamf-finder.py, bench_flash_attn.py, bench_decompose.py, the
+// torch.distributed collective script) is one run.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "analysis/history/run_metrics.hpp"
+#include "base/line_source.hpp"
+
+namespace ub {
+
+struct StoredGpu {
+  int index = 0;
+  std::string name, uuid;  // uuid "" where the log does not say
+};
+
+struct StoredRun {
+  std::string key;      // 16 hex digits
+  std::string kind;     // training, attention, decomposition, mamf, nccl, bandwidth, prediction, other
+  std::string command;  // ours: train, mamf, ...; a peer's log: its script (benchmark.py, ...)
+  std::string format;   // "upgradebench", or the peer script's name
+  std::string date;     // ISO 8601 (UTC for ours; as the peer's log printed it), "" unknown
+  std::string host, model, provenance;
+  std::vector<StoredGpu> gpus;
+  std::map<std::string, std::string> stack;  // component -> version
+  std::vector<std::string> lines;            // without newlines
+  std::vector<MetricPoint> metrics;
+  std::vector<std::string> warnings;         // what the reader tolerated
+};
+
+// The runs of a file of our records or of a peer's log (its lines move into the runs; the runs
+// are read in parallel). Throws WorkError naming the file (and line) when it is neither, or when
+// a reader refuses it.
+std::vector<StoredRun> runs_of_file(const LineSource& t);
+
+// One run of our records from its lines so far (the context record first): what `--db` stores
+// as a measuring command writes its records. `name` stands for the file in messages.
+StoredRun run_of_records(const std::vector<std::string>& lines, const std::string& name);
+
+// Whether `line` is a whole context record (one that parses): the line a run of records starts with.
+bool is_context_line(const std::string& line);
+
+// 64-bit FNV-1a of `text` as 16 hex digits: a stable key, the same on every machine.
+std::string fnv1a_hex(const std::string& text);
+
+}  // namespace ub

@@ -1,0 +1,75 @@
+// Grouping a metric's runs by version or date; see trend.hpp.
+#include "analysis/history/trend.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+#include "analysis/history/run_metrics.hpp"
+
+namespace ub {
+
+bool version_less(const std::string& a, const std::string& b) {
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (std::isdigit(static_cast<unsigned char>(a[i])) && std::isdigit(static_cast<unsigned char>(b[j]))) {
+      size_t ie = i, je = j;
+      while (ie < a.size() && std::isdigit(static_cast<unsigned char>(a[ie]))) ++ie;
+      while (je < b.size() && std::isdigit(static_cast<unsigned char>(b[je]))) ++je;
+      // Without leading zeros, the longer number is the larger.
+      const std::string x = a.substr(i, ie - i), y = b.substr(j, je - j);
+      const std::string xs = x.substr(std::min(x.find_first_not_of('0'), x.size()));
+      const std::string ys = y.substr(std::min(y.find_first_not_of('0'), y.size()));
+      if (xs.size() != ys.size()) return xs.size() < ys.size();
+      if (xs != ys) return xs < ys;
+      i = ie;
+      j = je;
+    } else {
+      if (a[i] != b[j]) return a[i] < b[j];
+      ++i;
+      ++j;
+    }
+  }
+  return a.size() - i < b.size() - j;
+}
+
+Trend trend_of(const std::string& metric, double x, const std::string& by, std::vector<TrendRun> runs) {
+  Trend t;
+  t.metric = metric;
+  t.unit = metric_unit(metric);
+  t.by = by;
+  t.x = x;
+  t.higher_is_better = higher_is_better(metric);
+  std::stable_sort(runs.begin(), runs.end(), [](const TrendRun& a, const TrendRun& b) {
+    return a.date != b.date ? a.date < b.date : a.run_id < b.run_id;
+  });
+  t.runs = std::move(runs);
+  if (by.empty()) {
+    for (const TrendRun& r : t.runs) t.groups.push_back({r.date.empty() ? "#" + std::to_string(r.run_id) : r.date, {r.run_id}, r.date, r.figure});
+  } else {
+    std::map<std::string, std::vector<const TrendRun*>> by_version;
+    for (const TrendRun& r : t.runs) by_version[r.version.empty() ? "unknown" : r.version].push_back(&r);
+    for (const auto& [version, members] : by_version) {
+      TrendGroup g{version, {}, members.front()->date, {}};
+      std::vector<Estimate> figures;
+      for (const TrendRun* r : members) {
+        g.run_ids.push_back(r->run_id);
+        figures.push_back(r->figure);
+      }
+      g.figure = pooled(figures);
+      t.groups.push_back(std::move(g));
+    }
+    std::stable_sort(t.groups.begin(), t.groups.end(),
+                     [](const TrendGroup& a, const TrendGroup& b) { return version_less(a.label, b.label); });
+  }
+  for (size_t i = 1; i < t.groups.size(); ++i) {
+    t.steps.push_back({t.groups[i - 1].label, t.groups[i].label, change_between(t.groups[i - 1].figure, t.groups[i].figure)});
+  }
+  if (t.groups.size() > 2) {
+    t.overall = TrendStep{t.groups.front().label, t.groups.back().label,
+                          change_between(t.groups.front().figure, t.groups.back().figure)};
+  }
+  return t;
+}
+
+}  // namespace ub

@@ -1,0 +1,251 @@
+// Comparisons of attention, decomposition and MAMF logs; see log_comparisons.hpp.
+#include "analysis/log_comparisons.hpp"
+
+#include <fmt/format.h>
+
+#include "base/error.hpp"
+
+#include <algorithm>
+
+#include "analysis/spec_compare.hpp"
+#include "records/fields.hpp"
+
+namespace ub {
+
+using nlohmann::json;
+
+namespace {
+
+std::optional<double> div(std::optional<double> a, std::optional<double> b) {
+  if (!a || !b || *b == 0) return std::nullopt;
+  return *a / *b;
+}
+
+// Every key either list has (the old list's in order, then the new one's others), with the item
+// of each list that has it: f(old item or null, new item or null).
+template <class T, class KeyOf, class F>
+void pair_by(const std::vector<T>& o, const std::vector<T>& n, KeyOf key_of, F f) {
+  using Key = decltype(key_of(o.front()));
+  std::vector<Key> keys;
+  for (const auto* list : {&o, &n}) {
+    for (const T& x : *list) {
+      if (std::find(keys.begin(), keys.end(), key_of(x)) == keys.end()) keys.push_back(key_of(x));
+    }
+  }
+  auto find = [&](const std::vector<T>& v, const Key& k) -> const T* {
+    const auto it = std::find_if(v.begin(), v.end(), [&](const T& x) { return key_of(x) == k; });
+    return it == v.end() ? nullptr : &*it;
+  };
+  for (const Key& k : keys) f(find(o, k), find(n, k));
+}
+
+std::string header_or(const AttentionLog& l, const char* key) {
+  return l.header.count(key) ? l.header.at(key) : "?";
+}
+
+}  // namespace
+
+HardwareRatios hardware_ratios(const std::string& old_gpu, const std::string& new_gpu, const Catalog& catalog) {
+  HardwareRatios h;
+  const Accelerator* a = catalog.try_find(old_gpu);
+  const Accelerator* b = catalog.try_find(new_gpu);
+  if (!a || !b) return h;
+  const SpecComparison sc = compare_specs(*a, *b);
+  h.known = true;
+  h.old_id = a->id;
+  h.new_id = b->id;
+  h.peak_bf16 = sc.ratios.peak.at(Dtype::bf16);
+  h.peak_fp8 = sc.ratios.peak.at(Dtype::fp8);
+  h.mamf_bf16 = sc.ratios.mamf_bf16;
+  h.mamf_fp8 = sc.ratios.mamf_fp8;
+  h.bandwidth = sc.ratios.bandwidth;
+  return h;
+}
+
+AttentionComparison compare_attention(const AttentionLog& o, const AttentionLog& n, const Catalog& catalog) {
+  AttentionComparison c;
+  c.old_gpu = o.gpu, c.new_gpu = n.gpu;
+  c.old_backend = header_or(o, "backend"), c.new_backend = header_or(n, "backend");
+  c.hardware = hardware_ratios(o.gpu, n.gpu, catalog);
+  pair_by(o.points, n.points, [](const AttentionRecord& p) { return p.seqlen; },
+          [&](const AttentionRecord* a, const AttentionRecord* b) {
+            AttentionComparisonRow r;
+            r.seqlen = a ? a->seqlen : b->seqlen;
+            if (a) r.old_fwd = a->fwd_tflops, r.old_fwd_bwd = a->fwd_bwd_tflops;
+            if (b) r.new_fwd = b->fwd_tflops, r.new_fwd_bwd = b->fwd_bwd_tflops;
+            r.fwd_speedup = div(r.new_fwd, r.old_fwd);
+            r.fwd_bwd_speedup = div(r.new_fwd_bwd, r.old_fwd_bwd);
+            c.rows.push_back(r);
+          });
+  std::sort(c.rows.begin(), c.rows.end(), [](const auto& x, const auto& y) { return x.seqlen < y.seqlen; });
+  return c;
+}
+
+namespace {
+
+bool in_guide_buckets(const DecompositionLog& l) {
+  return std::any_of(l.buckets.begin(), l.buckets.end(), [](const DecompositionBucket& b) { return b.name == "attention(FA)"; });
+}
+
+// `decompose`'s buckets folded into bench_decompose.py's three, by its method: the step split by
+// the attention share of compute kernel time (collectives, copies and idle follow that split).
+DecompositionLog as_guide_buckets(const DecompositionLog& l) {
+  double step = 0, attention = 0, compute = 0;
+  std::optional<double> attention_tflop, dense_tflop;
+  for (const DecompositionBucket& b : l.buckets) {
+    step += b.ms;
+    if (b.name == "communication" || b.name == "memory copies" || b.name == "idle") continue;
+    compute += b.ms;
+    if (b.name == "attention") attention = b.ms, attention_tflop = b.tflop;
+    if (b.name == "gemm") dense_tflop = b.tflop;
+  }
+  DecompositionLog out = l;
+  out.buckets.clear();
+  const double t_att = compute > 0 ? step * attention / compute : 0;
+  auto rate = [](std::optional<double> tflop, double ms) -> std::optional<double> {
+    if (!tflop || ms <= 0) return std::nullopt;
+    return *tflop / (ms / 1e3);
+  };
+  std::optional<double> total_tflop;
+  if (attention_tflop && dense_tflop) total_tflop = *attention_tflop + *dense_tflop;
+  out.buckets.push_back({"attention(FA)", t_att, attention_tflop, rate(attention_tflop, t_att), std::nullopt});
+  out.buckets.push_back({"everything else", step - t_att, dense_tflop, rate(dense_tflop, step - t_att), std::nullopt});
+  out.buckets.push_back({"TOTAL", step, total_tflop, rate(total_tflop, step), std::nullopt});
+  out.warnings.push_back("buckets folded into bench_decompose.py's three (attention by its share of compute kernel "
+                         "time) to compare with its printout");
+  return out;
+}
+
+}  // namespace
+
+DecompositionComparison compare_decomposition(const DecompositionLog& old_log, const DecompositionLog& new_log,
+                                              const Catalog& catalog) {
+  const bool fold = in_guide_buckets(old_log) != in_guide_buckets(new_log);
+  const DecompositionLog o = fold && !in_guide_buckets(old_log) ? as_guide_buckets(old_log) : old_log;
+  const DecompositionLog n = fold && !in_guide_buckets(new_log) ? as_guide_buckets(new_log) : new_log;
+  DecompositionComparison c;
+  c.old_gpu = o.gpu, c.new_gpu = n.gpu;
+  c.old_path = o.path, c.new_path = n.path;
+  if (o.summary.count("step")) c.old_step_ms = o.summary.at("step");
+  if (n.summary.count("step")) c.new_step_ms = n.summary.at("step");
+  c.hardware = hardware_ratios(o.gpu, n.gpu, catalog);
+  for (const DecompositionLog* l : {&o, &n}) {
+    for (const std::string& w : l->warnings) c.warnings.push_back(l->path + ": " + w);
+  }
+  pair_by(o.buckets, n.buckets, [](const DecompositionBucket& x) { return x.name; },
+          [&](const DecompositionBucket* a, const DecompositionBucket* b) {
+            DecompositionComparisonRow r;
+            r.bucket = a ? a->name : b->name;
+            if (a) r.old_ms = a->ms, r.old_tflops = a->tflops;
+            if (b) r.new_ms = b->ms, r.new_tflops = b->tflops;
+            r.speedup = div(r.old_ms, r.new_ms);
+            c.rows.push_back(r);
+          });
+  return c;
+}
+
+namespace {
+
+std::string versions(const MamfLog& l) {
+  std::string out;
+  for (const auto& [name, version] : l.stack) out += (out.empty() ? "" : ", ") + name + "=" + version;
+  return out.empty() ? "not recorded" : out;
+}
+
+}  // namespace
+
+MamfComparison compare_mamf(const MamfLog& o, const MamfLog& n, const Catalog& catalog, bool force) {
+  MamfComparison c;
+  c.old_gpu = o.gpu, c.new_gpu = n.gpu;
+  c.old_format = o.format, c.new_format = n.format;
+  c.old_dtype = o.dtype, c.new_dtype = n.dtype;
+  c.old_shapes = o.outcome.shapes.size(), c.new_shapes = n.outcome.shapes.size();
+  if (!o.dtype.empty() && !n.dtype.empty() && o.dtype != n.dtype) {
+    if (!force) {
+      throw UsageError(fmt::format("compare: {} measured {} and {} measured {}: the matmul ceiling of one dtype "
+                                   "against another's is not a speedup (--force compares them anyway)",
+                                   o.path, o.dtype, n.path, n.dtype));
+    }
+    c.notes.push_back(fmt::format("DIFFERENT DTYPES: {} (old) against {} (new), compared because of --force: the "
+                                  "ratios mix the GPU and the dtype.", o.dtype, n.dtype));
+  }
+  for (const MamfLog* l : {&o, &n}) {
+    if (l->dtype.empty()) c.notes.push_back(fmt::format("{}: the dtype is not said; assumed the same.", l->path));
+  }
+  c.same_gpu = !o.gpu_uuid.empty() && o.gpu_uuid == n.gpu_uuid;
+  if (c.same_gpu) {
+    c.notes.push_back(fmt::format("Same GPU ({}): both runs measured one device, so the ratios are the run-to-run "
+                                  "and software differences, not a hardware one.", o.gpu_uuid));
+  }
+  c.notes.push_back(fmt::format("Software: old {}; new {}.", versions(o), versions(n)));
+  if (!o.ranges.empty() || !n.ranges.empty()) {
+    c.notes.push_back(fmt::format("Shapes: old {}; new {}.", o.ranges.empty() ? "as listed" : o.ranges,
+                                  n.ranges.empty() ? "as listed" : n.ranges));
+  }
+  c.hardware = hardware_ratios(o.gpu, n.gpu, catalog);
+  const std::pair<MamfOutcome::By, const char*> kinds[] = {
+      {MamfOutcome::By::mean, "mean"}, {MamfOutcome::By::median, "median"}, {MamfOutcome::By::max, "max"}};
+  for (const auto& [by, name] : kinds) {
+    MamfComparisonRow r;
+    r.best = name;
+    if (const auto a = o.best(by)) r.old_tflops = tflops_by(*a, by), r.old_shape = a->shape();
+    if (const auto b = n.best(by)) r.new_tflops = tflops_by(*b, by), r.new_shape = b->shape();
+    r.ratio = div(r.new_tflops, r.old_tflops);
+    c.rows.push_back(r);
+  }
+  // mamf-finder's means over every shape (of each shape's mean TFLOPS): how the GPU does across
+  // the range, not only at its best shape.
+  const std::pair<std::optional<double> MamfLog::*, const char*> means[] = {
+      {&MamfLog::arithmetic_mean, "arithmetic mean"}, {&MamfLog::geometric_mean, "geometric mean"}};
+  for (const auto& [field, name] : means) {
+    MamfComparisonRow r;
+    r.best = name;
+    r.old_tflops = o.*field, r.new_tflops = n.*field;
+    r.ratio = div(r.new_tflops, r.old_tflops);
+    c.rows.push_back(r);
+  }
+  return c;
+}
+
+void to_json(json& j, const HardwareRatios& h) {
+  if (!h.known) {
+    j = nullptr;
+    return;
+  }
+  j = {{"peak_bf16", or_null(h.peak_bf16)}, {"peak_fp8", or_null(h.peak_fp8)}, {"mamf_bf16", or_null(h.mamf_bf16)},
+       {"mamf_fp8", or_null(h.mamf_fp8)}, {"bandwidth", or_null(h.bandwidth)}};
+}
+
+void to_json(json& j, const AttentionComparison& c) {
+  json rows = json::array();
+  for (const auto& r : c.rows) {
+    rows.push_back({{"seqlen", r.seqlen}, {"old_fwd_tflops", or_null(r.old_fwd)}, {"new_fwd_tflops", or_null(r.new_fwd)},
+                    {"fwd_speedup", or_null(r.fwd_speedup)}, {"old_fwd_bwd_tflops", or_null(r.old_fwd_bwd)},
+                    {"new_fwd_bwd_tflops", or_null(r.new_fwd_bwd)}, {"fwd_bwd_speedup", or_null(r.fwd_bwd_speedup)}});
+  }
+  j = {{"kind", "attention"}, {"old_gpu", c.old_gpu}, {"new_gpu", c.new_gpu}, {"hardware_ratios", c.hardware}, {"rows", rows}};
+}
+
+void to_json(json& j, const DecompositionComparison& c) {
+  json rows = json::array();
+  for (const auto& r : c.rows) {
+    rows.push_back({{"bucket", r.bucket}, {"old_ms", or_null(r.old_ms)}, {"new_ms", or_null(r.new_ms)},
+                    {"speedup", or_null(r.speedup)}, {"old_tflops", or_null(r.old_tflops)},
+                    {"new_tflops", or_null(r.new_tflops)}});
+  }
+  j = {{"kind", "decomposition"}, {"old_gpu", c.old_gpu}, {"new_gpu", c.new_gpu}, {"hardware_ratios", c.hardware},
+       {"rows", rows}, {"warnings", c.warnings}};
+}
+
+void to_json(json& j, const MamfComparison& c) {
+  json rows = json::array();
+  for (const auto& r : c.rows) {
+    rows.push_back({{"best", r.best}, {"old_tflops", or_null(r.old_tflops)}, {"old_shape", or_null(r.old_shape)},
+                    {"new_tflops", or_null(r.new_tflops)}, {"new_shape", or_null(r.new_shape)}, {"ratio", or_null(r.ratio)}});
+  }
+  j = {{"kind", "mamf"},        {"old_gpu", c.old_gpu},     {"new_gpu", c.new_gpu},   {"old_dtype", c.old_dtype},
+       {"new_dtype", c.new_dtype}, {"same_gpu", c.same_gpu},  {"hardware_ratios", c.hardware}, {"rows", rows},
+       {"notes", c.notes}};
+}
+
+}  // namespace ub

@@ -1,0 +1,114 @@
+// `predict`: the new GPU's training step from a measurement on the old one, by the ml-engineering
+// guide's own explanation of its speedups: split the old step into buckets (a decomposition, or
+// the FLOP split of a training log), scale each bucket by what the new GPU does for that kind of
+// work, add the buckets back up. No fitted coefficients: every ratio is a measured or published
+// figure named with its source, and an unknown figure makes its bucket (and the total) N/A rather
+// than borrowing another GPU's. docs/predict.md is the model on one page.
+//
+//   new bucket time  = old bucket time / ratio            ratio = new GPU's speed / old GPU's for that work
+//   new step         = sum of the new bucket times         (exposed communication scaled; idle, host and
+//                                                           copies unscaled)
+//   speedup          = old step / new step
+//   interval         = every bucket at its ratio's low end, and every bucket at its high end together
+//                      (the worst and best cases: the inputs' uncertainties are not assumed independent)
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "facts/catalog.hpp"
+
+namespace ub {
+
+// The kind of work a bucket does, which decides what its time follows on another GPU.
+enum class WorkKind {
+  matmul,         // GEMMs: the matmul ceiling (MAMF)
+  attention,      // the attention kernel's throughput at the sequence length
+  memory,         // element-wise, norms, loss, optimizer: HBM bandwidth
+  dense_mixed,    // bench_decompose.py's "everything else": GEMMs and memory-bound work together
+  communication,  // exposed collectives: the interconnect
+  unscaled,       // idle, memory copies (host links), host time: the same on both
+  unknown,        // compute nobody classified: N/A
+};
+std::string_view to_string(WorkKind k);
+
+// How much faster the new GPU does one kind of work: a point and an interval, and where it comes from.
+struct Ratio {
+  double point = 0, low = 0, high = 0;
+  std::string source;  // "measured mamf 824.9 -> 1520.1 TFLOPS", "catalog HBM 4.8 -> 8.0 TB/s", ...
+  static Ratio one(std::string source) { return {1, 1, 1, std::move(source)}; }
+};
+
+// One measured step on the old GPU, split into buckets.
+struct StepInput {
+  std::string path, from;  // from: how the buckets were obtained, in words
+  std::string old_gpu;     // as the input names it
+  std::optional<int64_t> seqlen;
+  std::optional<int64_t> carried_from;  // the measured length this step was carried from (then it is predicted too)
+  std::optional<int64_t> layers;        // the model's depth in the step, where the input says it
+  std::optional<int64_t> layers_carried_from;  // the measured depth this step was carried from
+  int64_t batch = 1;
+  double step_ms = 0;
+  struct Bucket {
+    std::string name;
+    double ms = 0;
+    WorkKind kind = WorkKind::unknown;
+  };
+  std::vector<Bucket> buckets;  // add up to step_ms
+  std::optional<double> step_tflop;      // the model's FLOPs per step, when known
+  std::optional<double> peak_memory_gib; // as measured on the old GPU
+};
+
+// Micro-benchmarks of one GPU that replace catalog figures where given.
+struct MeasuredRates {
+  std::optional<double> mamf_tflops;       // best median, bf16
+  std::vector<std::pair<int64_t, double>> attention_tflops;  // (seqlen, forward+backward TFLOPS), sorted
+  std::optional<double> hbm_gbps;          // device-to-device copy, out of cache
+  std::optional<double> busbw_gbps;        // the largest all_reduce measured
+  std::vector<std::string> files;
+};
+
+struct PredictOptions {
+  std::optional<double> price_from, price_to;  // USD per GPU-hour
+};
+
+struct PredictedBucket {
+  std::string name;
+  WorkKind kind = WorkKind::unknown;
+  double old_ms = 0;
+  std::optional<Ratio> ratio;             // null: N/A
+  std::optional<double> ms, ms_low, ms_high;  // on the new GPU (low: the fastest case)
+};
+
+struct Prediction {
+  StepInput input;
+  std::string old_id, new_id, new_name;
+  std::vector<PredictedBucket> buckets;
+  std::optional<double> step_ms, step_low_ms, step_high_ms;     // null when a bucket is N/A
+  std::optional<double> speedup, speedup_low, speedup_high;
+  std::optional<double> tflops, mfu;                            // at the predicted step
+  std::string limiting;  // the bucket that takes most of the new step, with its ratio
+  std::optional<double> break_even, usd_per_mtoken_old, usd_per_mtoken_new;
+  std::string cost_verdict;  // CHEAPER / COSTLIER / AMBIGUOUS per token, or "" without prices
+  std::optional<bool> fits;  // the old run's peak memory within the new GPU's capacity
+  std::optional<double> new_capacity_gib;
+  std::vector<std::string> notes;
+};
+
+// The ratio for a kind of work between two GPUs, from measurements where given, else the catalog.
+// nullopt when a figure is unknown (the bucket is N/A).
+std::optional<Ratio> work_ratio(WorkKind kind, const Accelerator& from, const Accelerator& to,
+                                const MeasuredRates& from_measured, const MeasuredRates& to_measured,
+                                std::optional<int64_t> seqlen);
+
+Prediction predict_step(const StepInput& input, const Accelerator& from, const Accelerator& to,
+                        const MeasuredRates& from_measured, const MeasuredRates& to_measured,
+                        const PredictOptions& options);
+
+void to_json(nlohmann::json& j, const Prediction& p);  // the `prediction` record: predicted: true
+
+}  // namespace ub

@@ -1,0 +1,28 @@
+// Speedups with intervals; the method is stated in speedup.hpp.
+#include "analysis/speedup.hpp"
+
+namespace ub {
+
+std::string_view to_string(Verdict v) {
+  switch (v) {
+    case Verdict::faster: return "FASTER";
+    case Verdict::slower: return "SLOWER";
+    case Verdict::same: return "SAME";
+    case Verdict::ambiguous: return "AMBIGUOUS";
+  }
+  return "AMBIGUOUS";
+}
+
+Speedup speedup_of(const Summary& o, const Summary& n, double band) {
+  Speedup s;
+  s.ratio = o.median / n.median;
+  s.low = o.median_low / n.median_high;
+  s.high = o.median_high / n.median_low;
+  if (s.low > 1.0) s.verdict = Verdict::faster;
+  else if (s.high < 1.0) s.verdict = Verdict::slower;
+  else if (s.low >= 1.0 - band && s.high <= 1.0 + band) s.verdict = Verdict::same;
+  else s.verdict = Verdict::ambiguous;
+  return s;
+}
+
+}  // namespace ub

@@ -1,0 +1,29 @@
+// A speedup with its uncertainty, and what can honestly be said about it (nvbench's compare in
+// spirit: never a bare ratio).
+//
+// From the per-step times of two runs: ratio = median(old) / median(new); its interval divides
+// the ends of the two medians' 95% intervals crosswise, [old_low / new_high, old_high / new_low]
+// (conservative: both intervals at their worst). Verdict:
+//   FASTER     the whole interval is above 1
+//   SLOWER     the whole interval is below 1
+//   SAME       the interval contains 1 and lies within 1 -+ `same_band` (2% by default)
+//   AMBIGUOUS  the interval contains 1 but is too wide to call it the same
+#pragma once
+
+#include <string_view>
+
+#include "base/statistics.hpp"
+
+namespace ub {
+
+enum class Verdict { faster, slower, same, ambiguous };
+std::string_view to_string(Verdict v);
+
+struct Speedup {
+  double ratio = 1, low = 1, high = 1;
+  Verdict verdict = Verdict::ambiguous;
+};
+
+Speedup speedup_of(const Summary& old_time, const Summary& new_time, double same_band = 0.02);
+
+}  // namespace ub

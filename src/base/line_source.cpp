@@ -1,0 +1,198 @@
+// Reading a text file a line at a time; see line_source.hpp.
+#include "base/line_source.hpp"
+
+#include <fmt/format.h>
+#include <zlib.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <utility>
+
+#include "base/error.hpp"
+#include "base/text.hpp"
+
+namespace ub {
+
+namespace {
+
+[[noreturn]] void too_long(const std::string& name, size_t index) {
+  throw WorkError(fmt::format("{}:{}: a line longer than {} MiB: not a log upgradebench reads", name, index + 1,
+                              kMaxLineBytes >> 20));
+}
+
+// Splits a stream of blocks into lines for `each`. A line inside one block is handed out where it
+// lies; one that spans blocks is gathered in `pending_`, never past kMaxLineBytes.
+class LineSplitter {
+ public:
+  LineSplitter(const std::string& name, std::function<bool(const Line&)> each) : name_(name), each_(std::move(each)) {}
+
+  // false once `each` asked to stop.
+  bool feed(std::string_view block) {
+    while (!block.empty()) {
+      const size_t nl = block.find('\n');
+      if (nl == std::string_view::npos) {
+        if (pending_.size() + block.size() > kMaxLineBytes) too_long(name_, index_);
+        pending_.append(block);
+        return true;
+      }
+      std::string_view line = block.substr(0, nl);
+      block.remove_prefix(nl + 1);
+      if (!pending_.empty()) {
+        if (pending_.size() + line.size() > kMaxLineBytes) too_long(name_, index_);
+        pending_.append(line);
+        line = pending_;
+      } else if (line.size() > kMaxLineBytes) {
+        too_long(name_, index_);
+      }
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      const bool go_on = each_(Line{line, index_++, false});
+      pending_.clear();
+      if (!go_on) return false;
+    }
+    return true;
+  }
+  void finish() {
+    if (!pending_.empty()) each_(Line{pending_, index_, true});
+  }
+
+ private:
+  const std::string& name_;
+  std::function<bool(const Line&)> each_;
+  std::string pending_;
+  size_t index_ = 0;
+};
+
+// A pass that holds the lines: each line it is handed goes to `held`, and whether the last was cut short.
+std::function<bool(const Line&)> collector(HeldLines& held) {
+  return [&held](const Line& l) {
+    held.lines.emplace_back(l.text);
+    held.cut_short = l.cut_short;
+    return true;
+  };
+}
+
+// One pass over a file (gzip read decompressed, anything else as it is).
+void scan_file(const std::filesystem::path& file, const std::string& name, const std::function<bool(const Line&)>& each) {
+  const std::unique_ptr<gzFile_s, int (*)(gzFile)> in(gzopen(file.c_str(), "rb"), gzclose);
+  if (!in) throw UsageError(fmt::format("{}: cannot be read", name));
+  std::string block(size_t{1} << 16, '\0');
+  LineSplitter split(name, each);
+  for (;;) {
+    const int n = gzread(in.get(), block.data(), static_cast<unsigned>(block.size()));
+    if (n < 0) {
+      int code = 0;
+      throw WorkError(fmt::format("{}: cannot be read: {}", name, gzerror(in.get(), &code)));
+    }
+    if (n == 0) break;
+    if (!split.feed(std::string_view(block.data(), static_cast<size_t>(n)))) return;
+  }
+  split.finish();
+}
+
+}  // namespace
+
+LineSource LineSource::file(const std::filesystem::path& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) throw UsageError(fmt::format("{}: no such file", path.string()));
+  if (std::filesystem::is_directory(status)) throw UsageError(fmt::format("{}: is a directory", path.string()));
+  LineSource s;
+  s.path = path.string();
+  s.file_ = path;
+  if (!std::filesystem::is_regular_file(status)) {
+    // A pipe or a device is read once: its lines are held.
+    HeldLines held;
+    scan_file(path, s.path, collector(held));
+    s.held_ = std::make_shared<const std::vector<std::string>>(std::move(held.lines));
+    s.held_cut_short_ = held.cut_short;
+  } else if (FILE* f = std::fopen(path.c_str(), "rb")) {
+    std::fclose(f);
+  } else {
+    throw UsageError(fmt::format("{}: cannot be read", s.path));
+  }
+  return s;
+}
+
+LineSource LineSource::text(std::string_view text, const std::string& name) {
+  HeldLines held;
+  LineSplitter split(name, collector(held));
+  split.feed(text);
+  split.finish();
+  return LineSource::lines(std::move(held.lines), held.cut_short, name);
+}
+
+LineSource LineSource::lines(std::vector<std::string> lines, bool cut_short, const std::string& name) {
+  LineSource s;
+  s.path = name;
+  s.held_ = std::make_shared<const std::vector<std::string>>(std::move(lines));
+  s.held_cut_short_ = cut_short;
+  return s;
+}
+
+LineSource LineSource::view(const std::vector<std::string>& lines, bool cut_short, const std::string& name) {
+  LineSource s;
+  s.path = name;
+  s.held_ = std::shared_ptr<const std::vector<std::string>>(std::shared_ptr<void>(), &lines);  // not owned
+  s.held_cut_short_ = cut_short;
+  return s;
+}
+
+std::string LineSource::where(size_t index) const { return fmt::format("{}:{}", path, index + 1); }
+
+void LineSource::scan(const std::function<bool(const Line&)>& each) const {
+  if (!held_) return scan_file(file_, path, each);
+  const std::vector<std::string>& lines = *held_;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].size() > kMaxLineBytes) too_long(path, i);
+    if (!each(Line{lines[i], i, held_cut_short_ && i + 1 == lines.size()})) return;
+  }
+}
+
+void LineSource::for_each(const std::function<void(const Line&)>& each) const {
+  scan([&](const Line& l) {
+    each(l);
+    return true;
+  });
+}
+
+bool LineSource::any(const std::function<bool(std::string_view)>& pred) const {
+  bool found = false;
+  scan([&](const Line& l) { return !(found = pred(l.text)); });
+  return found;
+}
+
+std::string LineSource::first_nonblank() const {
+  std::string first;
+  scan([&](const Line& l) {
+    first = trim(l.text);
+    return first.empty();
+  });
+  return first;
+}
+
+HeldLines LineSource::hold() const {
+  if (held_) return {*held_, held_cut_short_};
+  HeldLines held;
+  scan(collector(held));
+  return held;
+}
+
+double parse_decimal(std::string_view digits, const std::string& where, const char* what) {
+  const std::string text(digits);  // strtod reads up to a terminating NUL
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size()) {
+    throw WorkError(fmt::format("{}: {} '{}' is not a number", where, what, text));
+  }
+  if (!std::isfinite(v) || v < 0) throw WorkError(fmt::format("{}: {} must be a finite non-negative number", where, what));
+  return v;
+}
+
+void expect_one_gpu(std::string& current, const std::string& seen, const std::string& where) {
+  if (!current.empty() && current != seen) {
+    throw WorkError(fmt::format("{}: mismatched GPUs in one file: '{}' here, '{}' before", where, seen, current));
+  }
+  current = seen;
+}
+
+}  // namespace ub

@@ -1,0 +1,85 @@
+// String helpers; see text.hpp.
+#include "base/text.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <numeric>
+
+namespace ub {
+
+std::string trim(std::string_view s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return std::string(s.substr(b, e - b));
+}
+
+std::string to_lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::vector<std::string> split(std::string_view s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t end = s.find(sep, start);
+    if (end == std::string_view::npos) end = s.size();
+    std::string piece = trim(s.substr(start, end - start));
+    if (!piece.empty()) out.push_back(std::move(piece));
+    start = end + 1;
+  }
+  return out;
+}
+
+size_t edit_distance(std::string_view a_in, std::string_view b_in) {
+  const std::string a = to_lower(a_in), b = to_lower(b_in);
+  std::vector<size_t> row(b.size() + 1);
+  std::iota(row.begin(), row.end(), size_t{0});
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::vector<std::string> closest(std::string_view name, const std::vector<std::string>& candidates,
+                                 size_t count) {
+  std::vector<std::pair<size_t, std::string>> scored;
+  scored.reserve(candidates.size());
+  for (const auto& c : candidates) scored.emplace_back(edit_distance(name, c), c);
+  std::stable_sort(scored.begin(), scored.end(),
+                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::vector<std::string> out;
+  for (size_t i = 0; i < scored.size() && out.size() < count; ++i) {
+    if (std::find(out.begin(), out.end(), scored[i].second) == out.end()) {
+      out.push_back(scored[i].second);
+    }
+  }
+  return out;
+}
+
+std::string binary_size_text(int64_t bytes) {
+  for (const auto& [shift, unit] : {std::pair{30, 'G'}, std::pair{20, 'M'}, std::pair{10, 'K'}}) {
+    const int64_t one = int64_t{1} << shift;
+    if (bytes >= one && bytes % one == 0) return std::to_string(bytes >> shift) + unit;
+  }
+  return std::to_string(bytes);
+}
+
+std::string printable(std::string_view s, bool keep_newlines) {
+  std::string out(s);
+  for (char& c : out) {
+    const auto u = static_cast<unsigned char>(c);
+    if ((u < 0x20 || u == 0x7f) && !(keep_newlines && c == '\n')) c = ' ';
+  }
+  return out;
+}
+
+}  // namespace ub

@@ -1,0 +1,229 @@
+// Catalog loading and lookup. Every parse error names the file, the entry and the field.
+#include "facts/catalog.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <nlohmann/json.hpp>
+
+#include "base/error.hpp"
+#include "base/json_text.hpp"
+#include "base/text.hpp"
+
+namespace ub {
+
+std::string_view to_string(FigureState s) {
+  switch (s) {
+    case FigureState::value: return "value";
+    case FigureState::unknown: return "unknown";
+    case FigureState::supported: return "supported";
+    case FigureState::unsupported: return "unsupported";
+  }
+  return "unknown";
+}
+
+namespace {
+
+using nlohmann::json;
+
+// Parses a figure: number | "unknown" | "unsupported" | "supported" | {value, source, note}.
+Figure parse_figure(const json& j, const std::string& default_source, const std::string& where,
+                    bool allow_support_states) {
+  Figure f;
+  f.source = default_source;
+  const json* v = &j;
+  if (j.is_object()) {
+    if (!j.contains("value")) throw WorkError(fmt::format("{}: object without \"value\"", where));
+    v = &j.at("value");
+    if (j.contains("source")) f.source = j.at("source").get<std::string>();
+    if (j.contains("note")) f.note = j.at("note").get<std::string>();
+  }
+  if (v->is_number()) {
+    f.state = FigureState::value;
+    f.value = v->get<double>();
+    if (!(f.value > 0)) throw WorkError(fmt::format("{}: must be positive, got {}", where, f.value));
+  } else if (v->is_string() && v->get<std::string>() == "unknown") {
+    f.state = FigureState::unknown;
+  } else if (allow_support_states && v->is_string() && v->get<std::string>() == "unsupported") {
+    f.state = FigureState::unsupported;
+  } else if (allow_support_states && v->is_string() && v->get<std::string>() == "supported") {
+    f.state = FigureState::supported;
+  } else {
+    throw WorkError(fmt::format("{}: expected a number or \"unknown\"{}, got {}", where,
+                                allow_support_states ? ", \"unsupported\", \"supported\"" : "",
+                                v->dump()));
+  }
+  return f;
+}
+
+Figure optional_figure(const json& entry, const char* key, const std::string& src,
+                       const std::string& where) {
+  if (!entry.contains(key)) return Figure{FigureState::unknown, 0.0, src, ""};
+  return parse_figure(entry.at(key), src, fmt::format("{}.{}", where, key), false);
+}
+
+std::optional<PublishedMamf> parse_mamf(const json& entry, const char* dtype,
+                                        const std::string& where) {
+  if (!entry.contains("mamf") || !entry.at("mamf").contains(dtype)) return std::nullopt;
+  const json& m = entry.at("mamf").at(dtype);
+  const std::string w = fmt::format("{}.mamf.{}", where, dtype);
+  PublishedMamf out;
+  json fig = {{"value", m.at("tflops")}, {"source", m.value("source", std::string{})}};
+  if (m.contains("note")) fig["note"] = m.at("note");
+  out.tflops = parse_figure(fig, "", w + ".tflops", false);
+  out.shape = m.value("shape", "");
+  out.software = m.value("software", "");
+  return out;
+}
+
+std::string normalise(std::string_view s) { return to_lower(trim(s)); }
+
+}  // namespace
+
+namespace {
+
+// The total the capacity rule starts from, and whether it was read off the device.
+std::optional<std::pair<double, bool>> device_total(const Accelerator& a) {
+  if (a.device_total_gib.known()) return std::pair{a.device_total_gib.value, true};
+  if (a.memory_gb.known()) return std::pair{a.memory_gb.value, false};
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<double> Accelerator::capacity_gib() const {
+  const auto total = device_total(*this);
+  if (!total) return std::nullopt;
+  return total->first - kCudaContextGib - kAllocatorReserve * total->first;
+}
+
+std::string Accelerator::capacity_basis() const {
+  const auto total = device_total(*this);
+  if (!total) return "no capacity figure";
+  return fmt::format("{:.1f} GiB {} - {:.2f} GiB context - {:.0f}% allocator reserve = {:.1f} GiB", total->first,
+                     total->second ? "reported by the driver" : "(datasheet capacity as GiB)", kCudaContextGib,
+                     100 * kAllocatorReserve, *capacity_gib());
+}
+
+Catalog Catalog::load(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) throw WorkError(fmt::format("{}: cannot open the accelerator catalog", file.string()));
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse(text.str(), file);
+}
+
+Catalog Catalog::parse(const std::string& text, const std::filesystem::path& file) {
+  const json root = parse_json_text(text, file.string());
+  Catalog cat;
+  try {
+    for (const auto& [k, v] : root.at("sources").items()) cat.sources_[k] = v.get<std::string>();
+    for (const json& e : root.at("accelerators")) {
+      Accelerator a;
+      a.id = e.at("id").get<std::string>();
+      const std::string where = fmt::format("{}: accelerator '{}'", file.string(), a.id);
+      a.name = e.at("name").get<std::string>();
+      a.vendor = e.at("vendor").get<std::string>();
+      a.architecture = e.at("architecture").get<std::string>();
+      a.status = e.at("status").get<std::string>();
+      if (e.contains("compute_capability") && e.at("compute_capability").is_string()) {
+        a.compute_capability = e.at("compute_capability").get<std::string>();
+      }
+      a.aliases = e.value("aliases", std::vector<std::string>{});
+      const std::string src = e.at("source").get<std::string>();
+      for (Dtype d : kAllDtypes) {
+        const std::string key(to_string(d));
+        if (!e.at("peak_tflops").contains(key)) {
+          throw WorkError(fmt::format("{}: peak_tflops has no \"{}\" (write \"unknown\" if not "
+                                      "published)", where, key));
+        }
+        a.peak_tflops[d] = parse_figure(e.at("peak_tflops").at(key), src,
+                                        fmt::format("{}.peak_tflops.{}", where, key), true);
+      }
+      a.memory_gb = optional_figure(e, "memory_gb", src, where);
+      a.memory_type = e.value("memory_type", "");
+      a.device_total_gib = optional_figure(e, "device_total_gib", src, where);
+      a.bandwidth_tbps = optional_figure(e, "bandwidth_tbps", src, where);
+      a.power_w = optional_figure(e, "power_w", src, where);
+      a.max_sm_clock_mhz = optional_figure(e, "max_sm_clock_mhz", src, where);
+      a.last_level_cache_mib = optional_figure(e, "last_level_cache_mib", src, where);
+      a.interconnect_gbps = optional_figure(e, "interconnect_gbps", src, where);
+      a.mamf_bf16 = parse_mamf(e, "bf16", where);
+      a.mamf_fp8 = parse_mamf(e, "fp8", where);
+      cat.accelerators_.push_back(std::move(a));
+    }
+  } catch (const json::exception& e) {
+    throw WorkError(fmt::format("{}: malformed catalog: {}", file.string(), e.what()));
+  }
+  // Every figure's source must be in the source table.
+  for (const Accelerator& a : cat.accelerators_) {
+    auto check = [&](const Figure& f, std::string_view field) {
+      if (!f.source.empty() && !cat.sources_.contains(f.source)) {
+        throw WorkError(fmt::format("{}: accelerator '{}' field {}: unknown source '{}'",
+                                    file.string(), a.id, field, f.source));
+      }
+    };
+    for (const auto& [d, f] : a.peak_tflops) check(f, to_string(d));
+    for (const auto* m : {&a.mamf_bf16, &a.mamf_fp8}) {
+      if (*m) check((*m)->tflops, "mamf");
+    }
+    check(a.memory_gb, "memory_gb");
+    check(a.device_total_gib, "device_total_gib");
+    check(a.bandwidth_tbps, "bandwidth_tbps");
+    check(a.power_w, "power_w");
+    check(a.max_sm_clock_mhz, "max_sm_clock_mhz");
+    check(a.last_level_cache_mib, "last_level_cache_mib");
+    check(a.interconnect_gbps, "interconnect_gbps");
+  }
+  // Names must be unambiguous: an id or alias may belong to one accelerator only.
+  std::map<std::string, std::string> owner;
+  for (const Accelerator& a : cat.accelerators_) {
+    std::vector<std::string> names = a.aliases;
+    names.push_back(a.id);
+    for (const std::string& n : names) {
+      auto [it, fresh] = owner.emplace(normalise(n), a.id);
+      if (!fresh && it->second != a.id) {
+        throw WorkError(fmt::format("{}: name '{}' belongs to both '{}' and '{}'", file.string(), n,
+                                    it->second, a.id));
+      }
+    }
+  }
+  return cat;
+}
+
+const Accelerator* Catalog::try_find(std::string_view name) const {
+  const std::string key = normalise(name);
+  for (const Accelerator& a : accelerators_) {
+    if (normalise(a.id) == key) return &a;
+    for (const std::string& alias : a.aliases) {
+      if (normalise(alias) == key) return &a;
+    }
+  }
+  return nullptr;
+}
+
+const Accelerator& Catalog::find(std::string_view name) const {
+  if (const Accelerator* a = try_find(name)) return *a;
+  // Rank accelerators by the closest of their names (id or alias), report their ids.
+  std::vector<std::pair<size_t, std::string>> scored;
+  for (const Accelerator& a : accelerators_) {
+    size_t best = edit_distance(name, a.id);
+    for (const std::string& alias : a.aliases) best = std::min(best, edit_distance(name, alias));
+    scored.emplace_back(best, a.id);
+  }
+  std::stable_sort(scored.begin(), scored.end(),
+                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::vector<std::string> ids;
+  for (size_t i = 0; i < scored.size() && i < 3; ++i) ids.push_back(scored[i].second);
+  throw UsageError(fmt::format("unknown GPU '{}'; closest known ids: {} (see `upgradebench specs`)",
+                               name, fmt::join(ids, ", ")));
+}
+
+std::string Catalog::source_text(const std::string& id) const {
+  auto it = sources_.find(id);
+  return it == sources_.end() ? std::string{} : it->second;
+}
+
+}  // namespace ub

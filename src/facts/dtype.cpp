@@ -1,0 +1,40 @@
+// Dtype names: one table, read both ways.
+#include "facts/dtype.hpp"
+
+#include <fmt/format.h>
+
+#include "base/error.hpp"
+#include "base/text.hpp"
+
+namespace ub {
+
+namespace {
+constexpr std::array<std::string_view, kAllDtypes.size()> kNames = {
+    "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp6", "fp4", "nvfp4", "mxfp8", "mxfp4"};
+}  // namespace
+
+std::string_view to_string(Dtype d) { return kNames[static_cast<size_t>(d)]; }
+
+std::optional<Dtype> parse_dtype(std::string_view name) {
+  const std::string lowered = to_lower(trim(name));
+  for (size_t i = 0; i < kNames.size(); ++i) {
+    if (lowered == kNames[i]) return kAllDtypes[i];
+  }
+  return std::nullopt;
+}
+
+std::vector<Dtype> parse_dtype_list(std::string_view text, std::string_view what) {
+  std::vector<Dtype> out;
+  for (const std::string& item : split(text, ',')) {
+    auto d = parse_dtype(item);
+    if (!d) {
+      throw UsageError(fmt::format("{}: unknown dtype '{}' (known: {})", what, item,
+                                   fmt::join(kNames, ", ")));
+    }
+    out.push_back(*d);
+  }
+  if (out.empty()) throw UsageError(fmt::format("{}: no dtype given", what));
+  return out;
+}
+
+}  // namespace ub

@@ -1,0 +1,105 @@
+// The CPU reference training step; see llama_cpu.hpp. Built from the operations of
+// llama_ops_cpu.hpp in the order the GPU engine runs them.
+#include "model/reference/llama_cpu.hpp"
+
+#include <cmath>
+
+#include "model/reference/attention_cpu.hpp"
+#include "model/reference/llama_ops_cpu.hpp"
+#include "model/rope.hpp"
+
+namespace ub {
+
+namespace {
+
+using namespace cpu_ops;
+
+const double* tensor(const Vec& p, const LlamaLayout& l, size_t i) { return p.data() + l[i].offset; }
+double* tensor(Vec& p, const LlamaLayout& l, size_t i) { return p.data() + l[i].offset; }
+
+struct LayerActs {
+  Vec x, xn1, a, xn2, gu, h, rstd1, rstd2;
+  Qkv qkv;
+  AttentionForward attn;
+};
+
+void add_into(Vec& y, const Vec& x) {
+  for (size_t i = 0; i < y.size(); ++i) y[i] += x[i];
+}
+
+}  // namespace
+
+LlamaCpuResult llama_cpu_step(const ModelShape& m, const LlamaLayout& L, const Vec& P, const std::vector<int32_t>& tokens,
+                              int64_t batch, int64_t seqlen, bool with_grads) {
+  const int64_t T = batch * seqlen, H = m.hidden, I = m.intermediate, V = m.vocab;
+  const HeadDims hd{T, seqlen, m.heads, m.kv_heads, m.head_dim};
+  const int64_t qw = m.heads * m.head_dim;
+  const RopeTable tab = rope_table(m, seqlen);
+  const AttentionShape ash{batch, seqlen, m.heads, m.kv_heads, m.head_dim, true, {}};
+  const double eps = m.rms_norm_eps;
+
+  // Forward.
+  Vec x = embedding(tokens, tensor(P, L, L.embed), H);
+  std::vector<LayerActs> acts(L.layers.size());
+  for (size_t l = 0; l < L.layers.size(); ++l) {
+    const LayerParams& lp = L.layers[l];
+    LayerActs& A = acts[l];
+    A.x = x;
+    Norm n1 = rmsnorm(A.x, tensor(P, L, lp.attn_norm), T, H, eps);
+    A.xn1 = std::move(n1.y), A.rstd1 = std::move(n1.rstd);
+    A.qkv = rope_split(linear(A.xn1, tensor(P, L, lp.qkv), T, H, hd.width()), hd, tab);
+    A.attn = attention_forward(ash, A.qkv.q, A.qkv.k, A.qkv.v);
+    A.a = linear(A.attn.out, tensor(P, L, lp.o), T, qw, H);
+    add_into(A.a, A.x);
+    Norm n2 = rmsnorm(A.a, tensor(P, L, lp.mlp_norm), T, H, eps);
+    A.xn2 = std::move(n2.y), A.rstd2 = std::move(n2.rstd);
+    A.gu = linear(A.xn2, tensor(P, L, lp.gate_up), T, H, 2 * I);
+    A.h = swiglu(A.gu, T, I);
+    x = linear(A.h, tensor(P, L, lp.down), T, I, H);
+    add_into(x, A.a);
+  }
+  Norm nf = rmsnorm(x, tensor(P, L, L.final_norm), T, H, eps);
+  LlamaCpuResult r;
+  r.logits = linear(nf.y, tensor(P, L, L.lm_head), T, H, V);
+  CrossEntropy ce = cross_entropy(r.logits, tokens, T, seqlen, V);
+  r.loss = ce.loss;
+  if (!with_grads) return r;
+
+  // Backward.
+  Vec& G = r.grads;
+  G.assign(P.size(), 0.0);
+  Vec dxf = linear_backward(ce.dlogits, nf.y, tensor(P, L, L.lm_head), tensor(G, L, L.lm_head), T, H, V);
+  Vec dx = rmsnorm_backward(dxf, x, tensor(P, L, L.final_norm), nf.rstd, tensor(G, L, L.final_norm), T, H);
+  for (size_t li = L.layers.size(); li-- > 0;) {
+    const LayerParams& lp = L.layers[li];
+    const LayerActs& A = acts[li];
+    Vec dh = linear_backward(dx, A.h, tensor(P, L, lp.down), tensor(G, L, lp.down), T, I, H);
+    Vec dgu = swiglu_backward(dh, A.gu, T, I);
+    Vec dxn2 = linear_backward(dgu, A.xn2, tensor(P, L, lp.gate_up), tensor(G, L, lp.gate_up), T, H, 2 * I);
+    Vec da = rmsnorm_backward(dxn2, A.a, tensor(P, L, lp.mlp_norm), A.rstd2, tensor(G, L, lp.mlp_norm), T, H);
+    add_into(da, dx);
+    Vec dO = linear_backward(da, A.attn.out, tensor(P, L, lp.o), tensor(G, L, lp.o), T, qw, H);
+    AttentionGrads ag = attention_backward(ash, A.qkv.q, A.qkv.k, A.qkv.v, A.attn, dO);
+    Vec dqkv = rope_join_backward(Qkv{std::move(ag.dq), std::move(ag.dk), std::move(ag.dv)}, hd, tab);
+    Vec dxn1 = linear_backward(dqkv, A.xn1, tensor(P, L, lp.qkv), tensor(G, L, lp.qkv), T, H, hd.width());
+    dx = rmsnorm_backward(dxn1, A.x, tensor(P, L, lp.attn_norm), A.rstd1, tensor(G, L, lp.attn_norm), T, H);
+    add_into(dx, da);
+  }
+  embedding_backward(tokens, dx, tensor(G, L, L.embed), H);
+  return r;
+}
+
+double adamw_cpu_step(Vec& p, Vec& m, Vec& v, Vec g, const AdamWParams& o, int64_t step) {
+  double ss = 0;
+  for (double x : g) ss += x * x;
+  const double norm = std::sqrt(ss);
+  const double coef = clip_coefficient(norm, o.max_grad_norm);
+  const double bias1 = 1 - std::pow(o.beta1, static_cast<double>(step));
+  const double bias2 = 1 - std::pow(o.beta2, static_cast<double>(step));
+  for (size_t i = 0; i < p.size(); ++i) {
+    adamw_update(p[i], m[i], v[i], g[i] * coef, o.lr, o.beta1, o.beta2, o.eps, o.weight_decay, bias1, bias2);
+  }
+  return norm;
+}
+
+}  // namespace ub

@@ -1,0 +1,74 @@
+// `bandwidth` records; see bandwidth_records.hpp and docs/records.md.
+#include "records/bandwidth_records.hpp"
+
+#include <fmt/format.h>
+
+#include "base/error.hpp"
+
+namespace ub {
+
+using nlohmann::json;
+
+void BandwidthConfig::validate() const {
+  if (sizes.empty()) throw UsageError("--sizes: no size given");
+  for (const std::string& op : ops) {
+    if (op != "copy" && op != "read" && op != "write") {
+      throw UsageError(fmt::format("--ops: unknown operation '{}' (copy, read, write)", op));
+    }
+  }
+  for (int64_t size : sizes) {
+    if (size < 64) throw UsageError(fmt::format("--sizes: {} bytes is too small (64 at least)", size));
+    if (size > (int64_t{16} << 30)) {
+      throw UsageError(fmt::format("--sizes: {} bytes is beyond the 16 GiB the checks support", size));
+    }
+  }
+  timing.validate();
+}
+
+double bytes_moved(const std::string& op, int64_t bytes) {
+  return (op == "copy" ? 2.0 : 1.0) * static_cast<double>(bytes);
+}
+
+void to_json(json& j, const BandwidthConfig& c) {
+  j = {{"sizes", c.sizes}, {"ops", c.ops}, {"kernel", c.kernel}};
+  put_timing(j, c.timing);
+}
+
+void to_json(json& j, const BandwidthRecord& r) {
+  j = {{"type", "bandwidth"}, {"device", r.device}, {"op", r.op},       {"kernel", r.kernel},
+       {"bytes", r.bytes},    {"bytes_moved", r.moved()}, {"in_l2", r.in_l2}};
+  if (!r.ok) {
+    j["error"] = r.error;
+    return;
+  }
+  j["gbps"] = {{"median", r.median_gbps}, {"mean", r.mean_gbps}, {"max", r.max_gbps}};
+  if (r.time) {
+    j["time_ms"] = *r.time;
+    j["stop"] = r.time->stop;
+  }
+  j["telemetry"] = r.telemetry;
+  j["check"] = "ok";
+}
+
+BandwidthRecord read_bandwidth_record(const Fields& f) {
+  BandwidthRecord r;
+  r.device = static_cast<int>(f.optional_count("device").value_or(0));
+  r.op = f.string("op");
+  r.kernel = f.string_or("kernel", "");
+  r.bytes = f.count("bytes");
+  r.in_l2 = f.boolean_or("in_l2", false);
+  r.ok = !f.has("error");
+  if (!r.ok) {
+    r.error = f.string("error");
+    return r;
+  }
+  const Fields gbps = f.object("gbps");
+  r.median_gbps = gbps.positive("median");
+  r.mean_gbps = gbps.optional_number("mean").value_or(r.median_gbps);
+  r.max_gbps = gbps.optional_number("max").value_or(r.median_gbps);
+  if (f.has("time_ms")) r.time = read_time_stats(f.object("time_ms"));
+  if (f.has("telemetry")) r.telemetry = read_telemetry(f.object("telemetry"));
+  return r;
+}
+
+}  // namespace ub

@@ -1,0 +1,181 @@
+// Reader of bench_decompose.py's printout; the format is stated in decomposition_log.hpp.
+#include "records/readers/decomposition_log.hpp"
+
+#include <fmt/format.h>
+
+#include <string_view>
+#include <vector>
+
+#include "base/error.hpp"
+#include "base/key_values.hpp"
+#include "base/text.hpp"
+#include "base/text_cursor.hpp"
+#include "records/decomposition_records.hpp"
+#include "records/readers/repeated_points.hpp"
+#include "records/record_file.hpp"
+
+namespace ub {
+
+namespace {
+
+// The last `n` words of `line` (trimmed), first to last (views into it); fewer when the line has fewer.
+std::vector<std::string_view> last_words(std::string_view line, size_t n) {
+  std::vector<std::string_view> words;
+  size_t end = line.size();
+  while (words.size() < n && end > 0) {
+    size_t begin = end;
+    while (begin > 0 && !TextCursor::is_space(line[begin - 1])) --begin;
+    words.insert(words.begin(), line.substr(begin, end - begin));
+    end = begin;
+    while (end > 0 && TextCursor::is_space(line[end - 1])) --end;
+  }
+  return words;
+}
+
+bool is_decimal(std::string_view w) {
+  std::string_view d;
+  TextCursor c(w);
+  return c.decimal(d) && c.at_end();
+}
+
+// "NAME <tflop> TFLOP <ms> ms <tflops> TFLOPS [MFU <x>%]" (trimmed): the name is what comes
+// before the last six words (eight with MFU), and is not empty.
+bool bucket_line(std::string_view line, const std::string& where, DecompositionBucket& b) {
+  std::vector<std::string_view> w = last_words(line, 8);
+  std::string_view mfu;
+  if (w.size() == 8 && w[6] == "MFU" && w[7].size() > 1 && w[7].back() == '%' &&
+      is_decimal(w[7].substr(0, w[7].size() - 1))) {
+    mfu = w[7].substr(0, w[7].size() - 1);
+    w.resize(6);
+  } else if (w.size() > 6) {
+    w.erase(w.begin(), w.end() - 6);
+  }
+  if (w.size() != 6) return false;
+  const size_t at = static_cast<size_t>(w.front().data() - line.data());  // where the six words start
+  if (at == 0 || !is_decimal(w[0]) || w[1] != "TFLOP" || !is_decimal(w[2]) || w[3] != "ms" ||
+      !is_decimal(w[4]) || w[5] != "TFLOPS") {
+    return false;
+  }
+  b.name = trim(line.substr(0, at));
+  b.tflop = parse_decimal(w[0], where, "TFLOP");
+  b.ms = parse_decimal(w[2], where, "ms");
+  b.tflops = parse_decimal(w[4], where, "TFLOPS");
+  if (!mfu.empty()) b.mfu_percent = parse_decimal(mfu, where, "MFU");
+  return true;
+}
+
+}  // namespace
+
+namespace {
+
+// `decompose`'s records: the first decomposition.
+DecompositionLog read_decomposition_records(const LineSource& t) {
+  DecompositionLog log;
+  log.path = t.path;
+  size_t seen = 0;
+  for_each_record(t, [&](const RecordLine& r) {
+    if (r.type != "decomposition" || seen++ > 0) return;
+    const DecompositionRecord d = read_decomposition_record(Fields(r.json, r.where));
+    log.gpu = d.gpu;
+    log.header["source"] = d.source;
+    log.header["file"] = d.file;
+    log.header["steps"] = d.steps_from;
+    if (d.seqlen) log.header["seq"] = std::to_string(*d.seqlen);
+    log.summary["step"] = fmt::format("{:.2f}", d.step_ms);
+    for (const DecompositionBucketRecord& b : d.buckets) {
+      DecompositionBucket x;
+      x.name = b.name;
+      x.ms = b.ms;
+      x.tflop = b.tflop;
+      x.tflops = b.tflops;
+      log.buckets.push_back(x);
+    }
+  }, log.warnings, "a record");
+  if (seen == 0) throw WorkError(fmt::format("{}: no decomposition records", t.path));
+  if (seen > 1) log.warnings.push_back(fmt::format("{} decompositions in the file (several GPUs or runs): the first is compared", seen));
+  return log;
+}
+
+}  // namespace
+
+DecompositionLog read_decomposition_log(const LineSource& t) {
+  if (looks_like_records(t)) return read_decomposition_records(t);
+  DecompositionLog log;
+  log.path = t.path;
+  size_t ignored = 0;
+  t.for_each([&](const Line& l) {
+    const std::string line = trim(l.text);
+    const std::string where = t.where(l.index);
+    if (line.empty()) return;
+    if (line.rfind("# wall", 0) == 0) {
+      // "# wall step=123.4 ms   peak_mem=16.3 GiB   attention FLOP share=12.5% ..."
+      for (const std::string& part : {std::string("step="), std::string("peak_mem="), std::string("attention FLOP share="),
+                                      std::string("attention wall share="), std::string("comm=")}) {
+        const size_t at = line.find(part);
+        if (at == std::string::npos) continue;
+        const size_t v = at + part.size();
+        const size_t end = line.find_first_of(" \t", v);
+        log.summary[part.substr(0, part.size() - 1)] = line.substr(v, end == std::string::npos ? std::string::npos : end - v);
+      }
+      return;
+    }
+    if (auto header = gpu_header(line)) {
+      log.gpu = header->at("gpu");
+      log.header = std::move(*header);
+      return;
+    }
+    if (line[0] == '#') return;
+    DecompositionBucket b;
+    if (bucket_line(line, where, b)) {
+      if (log.buckets.size() >= kMaxPoints) {
+        throw WorkError(fmt::format("{}: more than {} bucket lines: not a decomposition upgradebench reads", where, kMaxPoints));
+      }
+      log.buckets.push_back(b);
+      return;
+    }
+    ++ignored;
+  });
+  if (log.buckets.empty()) {
+    throw WorkError(fmt::format("{}: no bucket lines (`NAME <x> TFLOP <x> ms <x> TFLOPS MFU <x>%`)", t.path));
+  }
+  if (ignored) log.warnings.push_back(fmt::format("{} other lines ignored", ignored));
+  return log;
+}
+
+}  // namespace ub
+
+namespace ub {
+
+DecompositionRecord printout_record(const DecompositionLog& d) {
+  DecompositionRecord r;
+  r.source = "bench_decompose.py";
+  r.file = d.path;
+  r.gpu = d.gpu;
+  r.steps_from = "the printout's measured wall step";
+  r.steps = 1;
+  r.step = "wall step";
+  if (auto it = d.header.find("seq"); it != d.header.end() && !it->second.empty() &&
+                                       it->second.find_first_not_of("0123456789") == std::string::npos &&
+                                       it->second.size() < 10) {
+    r.seqlen = std::stoll(it->second);
+  }
+  for (const DecompositionBucket& b : d.buckets) {
+    if (b.name == "TOTAL") {
+      r.step_ms = b.ms;
+      continue;
+    }
+    DecompositionBucketRecord x;
+    x.name = b.name;
+    x.ms = x.min_ms = x.max_ms = b.ms;
+    x.tflop = b.tflop;
+    x.tflops = b.tflops;
+    r.buckets.push_back(std::move(x));
+  }
+  if (r.step_ms <= 0) {
+    for (const auto& x : r.buckets) r.step_ms += x.ms;
+  }
+  for (auto& x : r.buckets) x.share = r.step_ms > 0 ? x.ms / r.step_ms : 0;
+  return r;
+}
+
+}  // namespace ub

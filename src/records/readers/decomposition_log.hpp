@@ -1,0 +1,40 @@
+// A step decomposition as bench_decompose.py prints it: `# gpu=...` and `# wall step=... ms ...`
+// headers, then bucket lines `NAME  <x> TFLOP  <x> ms  <x> TFLOPS  MFU <x>%` (the name may have
+// spaces; `TOTAL` last); or `decompose`'s records (records/decomposition_records.hpp), the
+// first decomposition of the file (a file of several GPUs says so in warnings). Errors name the
+// file and line; other lines are counted in warnings.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/line_source.hpp"
+
+namespace ub {
+
+struct DecompositionRecord;
+
+struct DecompositionBucket {
+  std::string name;
+  double ms = 0;
+  std::optional<double> tflop, tflops;  // absent where the FLOPs were not known
+  std::optional<double> mfu_percent;
+};
+
+struct DecompositionLog {
+  std::string path, gpu;
+  std::map<std::string, std::string> header;   // the `# gpu=` line
+  std::map<std::string, std::string> summary;  // the `# wall step=` line, as written
+  std::vector<DecompositionBucket> buckets;
+  std::vector<std::string> warnings;
+};
+
+DecompositionLog read_decomposition_log(const LineSource& t);
+
+// bench_decompose.py's printout as a `decomposition` record (source "bench_decompose.py"): its
+// buckets with their shares of the TOTAL, the length from its header.
+DecompositionRecord printout_record(const DecompositionLog& d);
+
+}  // namespace ub

@@ -1,0 +1,229 @@
+// Reader of mamf-finder.py's output and of our `mamf` records; see mamf_log.hpp.
+#include "records/readers/mamf_log.hpp"
+
+#include <fmt/format.h>
+
+#include <cctype>
+
+#include "base/error.hpp"
+#include "base/text.hpp"
+#include "base/text_cursor.hpp"
+#include "records/context_record.hpp"
+#include "records/record_file.hpp"
+
+namespace ub {
+
+namespace {
+
+// mamf-finder writes torch's dtype names; ours where there is one.
+std::string dtype_name(std::string d) {
+  if (d.rfind("torch.", 0) == 0) d = d.substr(6);
+  static const std::pair<const char*, const char*> names[] = {
+      {"bfloat16", "bf16"}, {"float16", "fp16"}, {"half", "fp16"}, {"float32", "fp32"}, {"float", "fp32"},
+      {"float8_e4m3fn", "fp8"}, {"float8_e4m3fnuz", "fp8"}, {"float8_e5m2", "fp8 (e5m2)"}};
+  for (const auto& [torch, ours] : names) {
+    if (d == torch) return ours;
+  }
+  return d;
+}
+
+bool starts_with_lower(const std::string& line, const char* head) {
+  const std::string h(head);
+  if (line.size() < h.size()) return false;
+  for (size_t i = 0; i < h.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(line[i])) != h[i]) return false;
+  }
+  return true;
+}
+
+// mamf-finder.py's largest sweeps measure a few hundred thousand shapes; a file with more is not
+// a MAMF log (and would be held whole: a log's shapes are its figures).
+constexpr size_t kMaxShapes = size_t{1} << 20;
+
+void add_shape(MamfLog& log, MamfShape s, const std::string& where) {
+  if (log.outcome.shapes.size() >= kMaxShapes) {
+    throw WorkError(fmt::format("{}: more than {} shapes in one file: not a MAMF log upgradebench reads", where, kMaxShapes));
+  }
+  log.outcome.shapes.push_back(std::move(s));
+}
+
+int64_t count(std::string_view digits, const std::string& where) {
+  if (digits.size() > 15) throw WorkError(fmt::format("{}: a size of {} digits is too large", where, digits.size()));
+  return std::stoll(std::string(digits));
+}
+
+// "  12 | 712.3(mean) 715.0(median) 720.1(max) @ 4096x4096x4096 | ..."
+bool shape_line(std::string_view line, const std::string& where, MamfShape& s) {
+  TextCursor c(line);
+  std::string_view id, mean, median, max, m, n, k;
+  if (!(c.skip_space() && c.digits(id) && c.skip_space() && c.literal("|") && c.skip_space() && c.decimal(mean) &&
+        c.literal("(mean)") && c.space() && c.decimal(median) && c.literal("(median)") && c.space() &&
+        c.decimal(max) && c.literal("(max)") && c.skip_space() && c.literal("@") && c.skip_space() && c.digits(m) &&
+        c.literal("x") && c.digits(n) && c.literal("x") && c.digits(k))) {
+    return false;
+  }
+  s.mean_tflops = parse_decimal(mean, where, "mean");
+  s.median_tflops = parse_decimal(median, where, "median");
+  s.max_tflops = parse_decimal(max, where, "max");
+  s.m = count(m, where);
+  s.n = count(n, where);
+  s.k = count(k, where);
+  s.ok = true;
+  return true;
+}
+
+// "median: 715.0 TFLOPS @ 4096x4096x4096" (trimmed); which of mean, median, max it is.
+bool footer_line(std::string_view line, const std::string& where, MamfShape& s, std::string_view& which) {
+  TextCursor c(line);
+  std::string_view v, m, n, k;
+  if (!(c.one_of({"mean:", "median:", "max:"}, which) && c.space() && c.decimal(v) && c.space() &&
+        c.literal("TFLOPS") && c.space() && c.literal("@") && c.space() && c.digits(m) && c.literal("x") &&
+        c.digits(n) && c.literal("x") && c.digits(k))) {
+    return false;
+  }
+  which.remove_suffix(1);
+  s.m = count(m, where);
+  s.n = count(n, where);
+  s.k = count(k, where);
+  s.ok = true;
+  const double tflops = parse_decimal(v, where, "TFLOPS");
+  (which == "mean" ? s.mean_tflops : which == "median" ? s.median_tflops : s.max_tflops) = tflops;
+  return true;
+}
+
+// "geometric mean: 702.1 TFLOPS" (trimmed).
+bool mean_line(std::string_view line, std::string_view& which, std::string_view& value) {
+  TextCursor c(line);
+  return c.one_of({"arithmetic", "geometric"}, which) && c.literal(" mean:") && c.space() && c.decimal(value) &&
+         c.space() && c.literal("TFLOPS");
+}
+
+// "Across 1000 shapes in range: m=[...] in this run:" (trimmed): the ranges between.
+bool ranges_line(std::string_view line, std::string& ranges) {
+  TextCursor c(line);
+  std::string_view shapes;
+  if (!(c.literal("Across ") && c.digits(shapes) && c.literal(" shapes in range:") && c.skip_space())) return false;
+  std::string_view r = c.rest();
+  if (!r.empty() && r.back() == ':') r.remove_suffix(1);
+  constexpr std::string_view tail = "in this run";
+  if (r.size() < tail.size() || r.substr(r.size() - tail.size()) != tail) return false;
+  ranges = trim(r.substr(0, r.size() - tail.size()));
+  return true;
+}
+
+// "- _CudaDeviceProperties(name='NVIDIA H200', major=9, ..., uuid=95b16759-..., ...)": the name
+// (the first name='...' with something between the quotes) and the uuid (36 hexadecimal digits
+// and dashes, "GPU-" before them or not). False when the line names no GPU.
+bool device_properties(std::string_view line, MamfLog& log) {
+  std::string_view name;
+  for (size_t at = line.find("name='"); at != std::string_view::npos && name.empty(); at = line.find("name='", at + 1)) {
+    const size_t from = at + 6, to = line.find('\'', from);
+    if (to == std::string_view::npos) break;
+    name = line.substr(from, to - from);
+  }
+  if (name.empty()) return false;
+  if (log.gpu.empty()) log.gpu = std::string(name);
+  const auto uuid_at = [&](size_t from) {
+    size_t n = 0;
+    while (from + n < line.size() && n < 36 && (std::isxdigit(static_cast<unsigned char>(line[from + n])) || line[from + n] == '-')) ++n;
+    return n == 36 ? line.substr(from, 36) : std::string_view();
+  };
+  for (size_t at = line.find("uuid="); at != std::string_view::npos; at = line.find("uuid=", at + 1)) {
+    std::string_view uuid = line.substr(at + 5, 4) == "GPU-" ? uuid_at(at + 9) : std::string_view();
+    if (uuid.empty()) uuid = uuid_at(at + 5);
+    if (!uuid.empty()) {
+      log.gpu_uuid = "GPU-" + std::string(uuid);
+      break;
+    }
+  }
+  return true;
+}
+
+// "- torch=2.9.1" (trimmed) in the software versions' section.
+bool version_line(std::string_view line, std::string_view& name, std::string_view& version) {
+  TextCursor c(line);
+  if (!(c.literal("-") && c.skip_space() && c.name(name) && c.literal("="))) return false;
+  version = c.rest();
+  for (char ch : version) {
+    if (TextCursor::is_space(ch)) return false;
+  }
+  return !version.empty();
+}
+
+}  // namespace
+
+std::optional<MamfShape> MamfLog::best(MamfOutcome::By by) const {
+  if (auto s = outcome.best(by)) return s;
+  return by == MamfOutcome::By::mean ? footer_mean : by == MamfOutcome::By::median ? footer_median : footer_max;
+}
+
+MamfLog read_mamf_log(const LineSource& t) {
+  MamfLog log;
+  log.path = t.path;
+  if (looks_like_records(t)) {
+    log.format = "upgradebench";
+    size_t other_devices = 0;
+    for_each_record(t, [&](const RecordLine& r) {
+      const Fields f(r.json, r.where);
+      if (r.type == "context") {
+        const ContextRecord c = read_context(f);
+        if (c.fingerprint.gpus.empty()) return;
+        expect_one_gpu(log.gpu, c.fingerprint.gpus.front().name, r.where);
+        log.dtype = to_string(read_mamf_config(Fields(c.config, r.where)).dtype);
+        if (const auto& uuid = c.fingerprint.gpus.front().uuid) log.gpu_uuid = *uuid;
+        for (const auto& [name, entry] : c.fingerprint.stack) {
+          if (entry.version) log.stack.emplace_back(name, *entry.version);
+        }
+      } else if (r.type == "mamf") {
+        MamfShape s = read_mamf_shape(f);
+        if (!s.ok || s.quick) return;
+        // Several GPUs measured at once (--devices all): compare the first one, count the rest.
+        if (!log.outcome.shapes.empty() && s.device != log.outcome.shapes.front().device) {
+          ++other_devices;
+          return;
+        }
+        add_shape(log, std::move(s), r.where);
+      }
+    }, log.warnings);
+    if (other_devices) {
+      log.warnings.push_back(fmt::format("{} shapes of other GPUs in the file left out (the first GPU is compared)",
+                                         other_devices));
+    }
+  } else {
+    log.format = "mamf-finder";
+    std::string section;  // the header section a line is in ("critical software versions", ...)
+    t.for_each([&](const Line& l) {
+      const std::string trimmed = trim(l.text);
+      const std::string where = t.where(l.index);
+      MamfShape s;
+      std::string_view which, value, name;
+      std::string ranges;
+      if (shape_line(l.text, where, s)) {
+        add_shape(log, s, where);
+      } else if (footer_line(trimmed, where, s, which)) {
+        (which == "mean" ? log.footer_mean : which == "median" ? log.footer_median : log.footer_max) = s;
+      } else if (mean_line(trimmed, which, value)) {
+        (which == "arithmetic" ? log.arithmetic_mean : log.geometric_mean) = parse_decimal(value, where, "TFLOPS");
+      } else if (ranges_line(trimmed, ranges)) {
+        log.ranges = std::move(ranges);
+      } else if (starts_with_lower(trimmed, "** dtype:")) {
+        log.dtype = dtype_name(trim(trimmed.substr(9)));
+      } else if (trimmed.find("DeviceProperties(") != std::string::npos && device_properties(trimmed, log)) {
+        // the GPU's name and uuid are read from it
+      } else if (starts_with_lower(trimmed, "device:") && log.gpu.empty()) {
+        log.gpu = trim(trimmed.substr(7));
+      } else if (section == "critical software versions" && version_line(trimmed, name, value)) {
+        log.stack.emplace_back(std::string(name), std::string(value));
+      }
+      if (trimmed.rfind("** ", 0) == 0) section = to_lower(trim(trimmed.substr(3, trimmed.find(':') - 3)));
+    });
+  }
+  if (!log.arithmetic_mean) log.arithmetic_mean = log.outcome.arithmetic_mean(MamfOutcome::By::mean);
+  if (!log.geometric_mean) log.geometric_mean = log.outcome.geometric_mean(MamfOutcome::By::mean);
+  if (log.outcome.shapes.empty() && !log.footer_median) {
+    throw WorkError(fmt::format("{}: no MAMF results (per-shape lines, a footer, or mamf records)", t.path));
+  }
+  return log;
+}
+
+}  // namespace ub

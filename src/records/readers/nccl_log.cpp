@@ -1,0 +1,141 @@
+// Reader of collective benchmark logs; the formats are stated in nccl_log.hpp.
+#include "records/readers/nccl_log.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "base/error.hpp"
+#include "base/text.hpp"
+#include "records/context_record.hpp"
+#include "records/readers/repeated_points.hpp"
+#include "records/record_file.hpp"
+
+namespace ub {
+
+using nlohmann::json;
+
+namespace {
+
+// How rank 0's host links its GPUs, each kind of link once ("NVLink (18 links active)").
+std::string topology_text(const json& topology) {
+  std::set<std::string> kinds;
+  if (!topology.is_array()) return "";
+  for (const json& row : topology) {
+    if (!row.is_array()) continue;
+    for (const json& cell : row) {
+      if (!cell.is_string()) continue;
+      const std::string link = cell.get<std::string>();
+      if (!link.empty() && link != "-" && link != "self") kinds.insert(link);
+    }
+  }
+  return fmt::format("{}", fmt::join(kinds, ", "));
+}
+
+void read_our_context(const Fields& f, NcclLog& log) {
+  const ContextRecord c = read_context(f);
+  if (!c.fingerprint.gpus.empty() && !c.fingerprint.gpus.front().name.empty()) {
+    expect_one_gpu(log.gpu, c.fingerprint.gpus.front().name, f.where());
+  }
+  log.source = "upgradebench";
+  const json& w = c.world;
+  if (w.is_object()) {
+    if (w.contains("size") && w["size"].is_number_integer()) log.world_size = w["size"].get<int>();
+    if (w.contains("launcher") && w["launcher"].is_string()) log.details["launcher"] = w["launcher"].get<std::string>();
+    if (w.contains("nccl_version") && w["nccl_version"].is_string()) log.details["nccl"] = w["nccl_version"].get<std::string>();
+    if (w.contains("topology")) {
+      if (std::string t = topology_text(w["topology"]); !t.empty()) log.details["topology"] = t;
+    }
+  }
+  if (c.config.is_object() && c.config.contains("graph") && c.config["graph"].is_boolean()) {
+    log.details["calls"] = c.config["graph"].get<bool>() ? "replayed from a CUDA graph" : "launched one by one";
+  }
+}
+
+// A peer's line: one figure per point, the GPU where the script named it.
+NcclPoint read_peer_point(const Fields& f, NcclLog& log) {
+  NcclPoint p;
+  NcclRecord& r = p.record;
+  r.world_size = static_cast<int>(f.count("world_size"));
+  const std::string name = f.string("collective");
+  const auto c = parse_collective(name);
+  if (!c) throw WorkError(fmt::format("{}: unknown collective \"{}\"", f.where(), name));
+  r.collective = *c;
+  r.dtype = f.string("dtype");
+  r.bytes = f.count("bytes");
+  r.in_place = f.boolean_or("in_place", false);
+  r.ok = true;
+  p.time_us = f.positive("time_us");
+  r.algbw_gbps = f.number("algbw_gbps");
+  r.busbw_gbps = f.number("busbw_gbps");
+  log.source = "torch.distributed";
+  if (f.has("gpu")) expect_one_gpu(log.gpu, f.string("gpu"), f.where());
+  if (f.has("torch")) log.details["torch"] = f.string("torch");
+  if (f.has("nccl")) log.details["nccl"] = f.string("nccl");
+  return p;
+}
+
+}  // namespace
+
+NcclPointKey key_of(const NcclRecord& r) { return {r.collective, r.dtype, r.in_place, r.bytes}; }
+
+NcclLog read_nccl_log(const LineSource& t) {
+  NcclLog log;
+  log.path = t.path;
+  size_t ignored = 0;
+  t.for_each([&](const Line& l) {
+    const std::string line = trim(l.text);
+    const std::string where = t.where(l.index);
+    if (line.empty() || line[0] == '#') return;
+    if (line[0] != '{') {
+      ++ignored;
+      return;
+    }
+    const std::optional<json> o = parse_record_line(t, l, log.warnings, "a result line");
+    if (!o) return;
+    const Fields f(*o, where);
+    NcclPoint p;
+    if (!o->contains("type")) {
+      if (!o->contains("collective")) {
+        ++ignored;
+        return;
+      }
+      p = read_peer_point(f, log);
+    } else {
+      const std::string type = f.string("type");
+      if (type == "context") {
+        read_our_context(f, log);
+        return;
+      }
+      if (type != "nccl") {
+        ++ignored;
+        return;
+      }
+      p.record = read_nccl_record(f);
+      if (!p.record.ok) {
+        log.warnings.push_back(fmt::format("{}: {} {} {} B failed: {}", where, to_string(p.record.collective),
+                                           p.record.dtype, p.record.bytes, p.record.error));
+        return;
+      }
+      p.time_us = p.record.time_us();
+    }
+    if (log.world_size == 0) log.world_size = p.record.world_size;
+    if (p.record.world_size != log.world_size) {
+      throw WorkError(fmt::format("{}: {} ranks here, {} before: one log holds one job", where, p.record.world_size,
+                                  log.world_size));
+    }
+    const NcclPointKey k = key_of(p.record);
+    const std::string what = fmt::format("{} {} {} B ({})", to_string(k.collective), k.dtype, k.bytes,
+                                         k.in_place ? "in place" : "out of place");
+    keep_later(log.points, std::move(p), [](const NcclPoint& a, const NcclPoint& b) { return key_of(a.record) == key_of(b.record); },
+               [&](const NcclPoint&) { return "first on an earlier line"; }, where, what, log.warnings);
+  });
+  if (log.points.empty()) throw WorkError(fmt::format("{}: no collective results", t.path));
+  std::stable_sort(log.points.begin(), log.points.end(),
+                   [](const NcclPoint& a, const NcclPoint& b) { return key_of(a.record) < key_of(b.record); });
+  if (ignored) log.warnings.push_back(fmt::format("{} other lines ignored", ignored));
+  return log;
+}
+
+}  // namespace ub

@@ -1,0 +1,113 @@
+// Reader of the canonical records as a training run; see records_reader.hpp.
+#include "records/readers/records_reader.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "base/error.hpp"
+#include "records/readers/repeated_points.hpp"
+#include "records/train_records.hpp"
+
+namespace ub {
+
+namespace {
+
+using nlohmann::json;
+
+std::string describe(const std::optional<std::string>& model, const std::optional<int64_t>& layers, int64_t batch,
+                     const std::string& dtype) {
+  return fmt::format("{}{}, batch {}, {}", model.value_or("model unknown"),
+                     layers ? fmt::format(" ({} layers)", *layers) : "", batch, dtype);
+}
+
+// A later context record (a sweep's next point) must describe the same workload: one per file.
+void take_context(const ContextRecord& c, RunLog& run, const std::string& where, bool first) {
+  expect_one_gpu(run.gpu, c.first_gpu(where).name, where);
+  const TrainWorkload w = read_train_workload(Fields(c.config, where));
+  if (!first && (w.model != run.model || w.layers != run.layers || w.batch != run.batch || w.dtype != run.dtype)) {
+    throw WorkError(fmt::format("{}: a second context record for another workload ({} vs {}): one workload per file",
+                                where, describe(w.model, w.layers, w.batch, w.dtype),
+                                describe(run.model, run.layers, run.batch, run.dtype)));
+  }
+  for (const auto& [name, entry] : c.fingerprint.stack) {
+    if (entry.version) run.software[name] = *entry.version;
+  }
+  if (!c.tool.empty()) run.software["upgradebench"] = c.tool;
+  if (c.provenance) run.provenance = *c.provenance;
+  read_config_text(c, run.config);
+  run.model = w.model;
+  run.layers = w.layers;
+  run.batch = w.batch;
+  run.dtype = w.dtype;
+}
+
+// The point of `seqlen` in the run of context record `run_index`: a length measured again by a
+// later run of the same file (a re-run, a retried length) starts afresh
+// (records/readers/repeated_points.hpp).
+RunPoint& point_for(RunLog& run, int64_t seqlen, int line, size_t run_index, const std::string& where) {
+  for (RunPoint& p : run.points) {
+    if (p.seqlen == seqlen && p.run == run_index) return p;
+  }
+  RunPoint point;
+  point.seqlen = seqlen;
+  point.line = line;
+  point.run = run_index;
+  keep_later(run.points, std::move(point), [](const RunPoint& x, const RunPoint& y) { return x.seqlen == y.seqlen; },
+             [](const RunPoint& x) { return fmt::format("first at line {}", x.line); }, where,
+             fmt::format("seqlen {}", seqlen), run.warnings);
+  return run.points.back();
+}
+
+}  // namespace
+
+void read_config_text(const ContextRecord& context, std::map<std::string, std::string>& out) {
+  for (const auto& [k, v] : context.config.items()) {
+    if (!v.is_structured()) out[k] = v.is_string() ? v.get<std::string>() : v.dump();
+  }
+}
+
+RunLog read_records(const LineSource& t, WarmupOnly warmup_only) {
+  RunLog run;
+  run.path = t.path;
+  run.format = "upgradebench";
+  bool seen_context = false;
+  size_t contexts = 0;  // context records so far: which run of the file a record belongs to
+  size_t skipped = 0;
+  for_each_record(t, [&](const RecordLine& r) {
+    const Fields f(r.json, r.where);
+    if (r.type.empty()) throw WorkError(fmt::format("{}: a record must be a JSON object with a \"type\"", r.where));
+    if (r.type == "context") {
+      take_context(read_context(f), run, r.where, !seen_context);
+      seen_context = true;
+      ++contexts;
+      return;
+    }
+    if (!seen_context) throw WorkError(fmt::format("{}: the first record must be the context record", r.where));
+    const int line = static_cast<int>(r.index + 1);
+    if (r.type == "train_step") {
+      RunPoint& p = point_for(run, f.count("seqlen"), line, contexts, r.where);
+      p.steps.add(read_train_step(f, static_cast<int64_t>(p.steps.count())));
+    } else if (r.type == "train_oom") {
+      const TrainFailure oom = read_train_failure(f);
+      point_for(run, oom.seqlen, line, contexts, r.where).oom_message = oom.what;
+    } else {
+      ++skipped;
+    }
+  }, run.warnings);
+  if (!seen_context) throw WorkError(fmt::format("{}: no context record: not an upgradebench records file", t.path));
+  if (run.points.empty()) throw WorkError(fmt::format("{}: no train_step or train_oom records", t.path));
+  leave_out_warmup_only(run, warmup_only, [&](const RunPoint& p) {
+    return fmt::format("{}:{}: seqlen {} has no steady steps", t.path, p.line, p.seqlen);
+  });
+  note_sampled_points(run);
+  for (RunPoint& p : run.points) {
+    if (!p.steps.has_steady()) p.status = PointStatus::oom;
+  }
+  std::sort(run.points.begin(), run.points.end(),
+            [](const RunPoint& a, const RunPoint& b) { return a.seqlen < b.seqlen; });
+  if (skipped) run.warnings.push_back(fmt::format("{} records of other types skipped", skipped));
+  return run;
+}
+
+}  // namespace ub

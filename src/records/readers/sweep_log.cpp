@@ -1,0 +1,172 @@
+// The sweep-log reader; the format is stated in sweep_log.hpp.
+#include "records/readers/sweep_log.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "base/error.hpp"
+#include "base/json_text.hpp"
+#include "base/key_values.hpp"
+#include "base/text.hpp"
+#include "records/fields.hpp"
+#include "records/readers/repeated_points.hpp"
+
+namespace ub {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kBlockStart = "===== seq_len=";
+
+bool says_out_of_memory(const std::string& line) {
+  return to_lower(line).find("out of memory") != std::string::npos ||
+         line.find("Error") != std::string::npos;
+}
+
+}  // namespace
+
+std::optional<std::string> guide_model_preset(const std::string& size) {
+  const std::string s = to_lower(trim(size));
+  if (s == "8b") return "llama-3.1-8b";
+  if (s == "70b") return "llama-3.1-70b";
+  if (s == "405b") return "llama-3.1-405b";
+  if (s == "1b") return "llama-3.2-1b";
+  if (s == "3b") return "llama-3.2-3b";
+  return std::nullopt;
+}
+
+bool is_sweep_block_line(std::string_view line) { return trim(line).rfind(kBlockStart, 0) == 0; }
+
+bool looks_like_sweep_log(const LineSource& t) { return t.any(is_sweep_block_line); }
+
+RunLog read_sweep_log(const LineSource& t, WarmupOnly warmup_only) {
+  RunLog run;
+  run.path = t.path;
+  run.format = "benchmark.py";
+  size_t blank = 0, other = 0, unknown_keys = 0;
+  int gpu_line = 0;
+  static const std::set<std::string> kStepKeys = {"step", "warmup", "exec_time_ms", "tflops",
+                                                  "peak_mem_gib", "loss"};  // what benchmark.py writes
+  RunPoint* cur = nullptr;
+  t.for_each([&](const Line& l) {
+    const size_t i = l.index;
+    const std::string line = trim(l.text);
+    const std::string where = t.where(i);
+    if (line.empty()) {
+      ++blank;
+      return;
+    }
+    if (line.rfind(kBlockStart, 0) == 0) {
+      std::string rest = line.substr(kBlockStart.size());
+      const size_t eq = rest.find(' ');
+      const std::string digits = trim(rest.substr(0, eq));
+      if (digits.empty() || digits.size() > 15 || digits.find_first_not_of("0123456789") != std::string::npos) {
+        throw WorkError(fmt::format("{}: expected `===== seq_len=<integer> =====`, got \"{}\"", where, line));
+      }
+      RunPoint point;
+      point.seqlen = std::stoll(digits);
+      point.line = static_cast<int>(i + 1);
+      keep_later(run.points, std::move(point), [](const RunPoint& a, const RunPoint& b) { return a.seqlen == b.seqlen; },
+                 [&](const RunPoint& a) { return fmt::format("first at line {}", a.line); }, where,
+                 fmt::format("seq_len={}", digits), run.warnings);
+      cur = &run.points.back();
+      return;
+    }
+    if (line.rfind("# env:", 0) == 0) {
+      for (const auto& [k, v] : parse_key_values(line.substr(6))) {
+        auto [it, fresh] = run.software.emplace(k, v);
+        if (!fresh && it->second != v) {
+          throw WorkError(fmt::format("{}: software changed within one log: {} was {}, now {}",
+                                      where, k, it->second, v));
+        }
+      }
+      return;
+    }
+    if (line.rfind("# provenance:", 0) == 0) {
+      run.provenance = trim(line.substr(13));
+      return;
+    }
+    if (line[0] == '#') {
+      auto kv = parse_key_values(line.substr(1));
+      if (kv.contains("gpu")) {
+        if (!cur) throw WorkError(fmt::format("{}: a `# gpu=` header before any `===== seq_len=` block", where));
+        if (run.gpu.empty()) gpu_line = static_cast<int>(i + 1);
+        expect_one_gpu(run.gpu, kv["gpu"], fmt::format("{} (first GPU named at line {})", where, gpu_line));
+        cur->header = kv;
+      }
+      return;
+    }
+    if (line[0] == '{') {
+      json obj;
+      try {
+        obj = parse_json_text(line, where);
+      } catch (const WorkError&) {
+        if (l.cut_short) {
+          run.warnings.push_back(fmt::format("{}: truncated last line ignored", where));
+          return;
+        }
+        throw WorkError(fmt::format("{}: a step object that is not valid JSON: {}", where,
+                                    line.substr(0, 80)));
+      }
+      if (!cur) throw WorkError(fmt::format("{}: a step before any `===== seq_len=` block", where));
+      if (!obj.is_object()) throw WorkError(fmt::format("{}: a step must be a JSON object", where));
+      TrainStep s = read_train_step(Fields(obj, where), static_cast<int64_t>(cur->steps.count()));
+      s.seqlen = cur->seqlen;
+      for (const auto& [k, v] : obj.items()) unknown_keys += !kStepKeys.contains(k);
+      cur->steps.add(s);
+      return;
+    }
+    if (says_out_of_memory(line) && cur) {
+      if (cur->oom_message.empty()) cur->oom_message = line.substr(0, 200);
+      return;
+    }
+    ++other;
+  });
+  if (run.points.empty()) {
+    throw WorkError(fmt::format("{}: no `===== seq_len=<n> =====` block: not a sweep log", t.path));
+  }
+  leave_out_warmup_only(run, warmup_only, [&](const RunPoint& p) {
+    return fmt::format("{}:{}: seq_len={} has no steady steps and no out-of-memory line", t.path, p.line, p.seqlen);
+  });
+  note_sampled_points(run);
+  for (RunPoint& p : run.points) {
+    if (!p.steps.has_steady()) {
+      p.status = PointStatus::oom;
+    } else if (!p.oom_message.empty()) {
+      run.warnings.push_back(fmt::format("{}:{}: seq_len={} has steps and an error line; its steps are kept",
+                                         t.path, p.line, p.seqlen));
+    }
+  }
+  std::sort(run.points.begin(), run.points.end(),
+            [](const RunPoint& a, const RunPoint& b) { return a.seqlen < b.seqlen; });
+  // Run-wide configuration from the first header.
+  for (const RunPoint& p : run.points) {
+    if (p.header.empty()) continue;
+    for (const auto& [k, v] : p.header) {
+      if (k != "gpu" && k != "seq_len") run.config[k] = v;
+    }
+    break;
+  }
+  if (run.config.contains("model_size")) {
+    run.model = guide_model_preset(run.config["model_size"]);
+    if (!run.model) run.warnings.push_back(fmt::format("model_size={} is not a size benchmark.py names; attention share unknown", run.config["model_size"]));
+  }
+  if (run.config.contains("batch_size")) {
+    const std::string& b = run.config["batch_size"];
+    if (b.empty() || b.size() > 15 || b.find_first_not_of("0123456789") != std::string::npos || std::stoll(b) <= 0) {
+      throw WorkError(fmt::format("{}: batch_size={} is not a positive integer", t.path, b));
+    }
+    run.batch = std::stoll(b);
+  }
+  if (run.gpu.empty()) run.warnings.push_back("no `# gpu=` header: the GPU is unknown");
+  if (blank) run.warnings.push_back(fmt::format("{} blank lines", blank));
+  if (other) run.warnings.push_back(fmt::format("{} other log lines ignored", other));
+  if (unknown_keys) run.warnings.push_back(fmt::format("{} unknown step keys ignored", unknown_keys));
+  return run;
+}
+
+}  // namespace ub

@@ -1,0 +1,135 @@
+// Writing and reading record files; see record_file.hpp and docs/records.md.
+#include "records/record_file.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+
+#include "base/error.hpp"
+#include "base/json_text.hpp"
+#include "base/text.hpp"
+
+namespace ub {
+
+using nlohmann::json;
+
+namespace {
+
+// Writes all of `data`, retrying what a signal or a short write left; false on an error.
+bool write_all(int fd, const char* data, size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// Whether the file ends in something other than a newline (a line cut short by a hard stop).
+bool ends_mid_line(int fd) {
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || st.st_size == 0) return false;
+  char last = '\n';
+  return pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n';
+}
+
+std::string utc_format(const char* pattern) {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, pattern, &tm);
+  return buf;
+}
+
+}  // namespace
+
+RecordWriter::RecordWriter(const std::filesystem::path& path) : path_(path) {
+  fd_ = ::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);  // read: the last byte
+  if (fd_ < 0) {
+    throw WorkError(fmt::format("{}: cannot open for writing records: {}", path.string(), std::strerror(errno)));
+  }
+  // A half line left by a killed writer must not swallow the next record.
+  if (ends_mid_line(fd_) && !write_all(fd_, "\n", 1)) {
+    throw WorkError(fmt::format("{}: writing a record failed: {}", path_.string(), std::strerror(errno)));
+  }
+}
+
+RecordWriter::~RecordWriter() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void RecordWriter::write(const json& record) {
+  const std::string line = record.dump() + "\n";
+  std::lock_guard lock(mutex_);
+  if (!write_all(fd_, line.data(), line.size())) {
+    throw WorkError(fmt::format("{}: writing a record failed: {}", path_.string(), std::strerror(errno)));
+  }
+  if (sink_) sink_(line.substr(0, line.size() - 1));
+}
+
+void RecordWriter::also_to(std::function<void(const std::string& line)> sink) {
+  std::lock_guard lock(mutex_);
+  sink_ = std::move(sink);
+}
+
+void RecordWriter::sync() {
+  std::lock_guard lock(mutex_);
+  if (::fsync(fd_) != 0 && errno != EINVAL && errno != EROFS) {
+    throw WorkError(fmt::format("{}: flushing records to disk failed: {}", path_.string(), std::strerror(errno)));
+  }
+}
+
+std::optional<json> parse_record_line(const LineSource& t, const Line& line, std::vector<std::string>& warnings,
+                                      const char* what) {
+  const std::string where = t.where(line.index);
+  try {
+    return parse_json_text(trim(line.text), where);
+  } catch (const WorkError& e) {
+    if (line.cut_short) {
+      warnings.push_back(fmt::format("{}: truncated last line ignored", where));
+    } else {
+      warnings.push_back(fmt::format("{}: a damaged line skipped ({} expected; {})", where, what,
+                                     std::string(e.what()).substr(where.size() + 2, 120)));
+    }
+    return std::nullopt;
+  }
+}
+
+void for_each_record(const LineSource& t, const std::function<void(const RecordLine&)>& each,
+                     std::vector<std::string>& warnings, const char* what) {
+  t.for_each([&](const Line& line) {
+    if (trim(line.text).empty()) return;
+    const std::optional<json> parsed = parse_record_line(t, line, warnings, what);
+    if (!parsed) return;
+    const json& r = *parsed;
+    const std::string where = t.where(line.index);
+    if (!r.is_object()) throw WorkError(fmt::format("{}: {} must be a JSON object", where, what));
+    const std::string type = r.contains("type") && r.at("type").is_string() ? r.at("type").get<std::string>() : "";
+    // A field of the wrong type anywhere in a record is an error naming the line, not a crash.
+    try {
+      each(RecordLine{r, type, where, line.index});
+    } catch (const json::exception& e) {
+      throw WorkError(fmt::format("{}: a record field has the wrong type: {}", where, e.what()));
+    }
+  });
+}
+
+bool looks_like_records(const LineSource& t) {
+  const std::string s = t.first_nonblank();
+  return s.rfind("{", 0) == 0 && s.find("\"type\"") != std::string::npos && s.find("\"context\"") != std::string::npos;
+}
+
+std::string utc_now_iso8601() { return utc_format("%Y-%m-%dT%H:%M:%SZ"); }
+std::string utc_now_compact() { return utc_format("%Y%m%d-%H%M%S"); }
+
+}  // namespace ub

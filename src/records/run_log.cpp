@@ -1,0 +1,113 @@
+// Run-log helpers; see run_log.hpp.
+#include "records/run_log.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "base/error.hpp"
+
+namespace ub {
+
+namespace {
+
+// splitmix64: a small generator with a fixed seed, so a sampled point reads the same every time.
+uint64_t next_random(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// One step's telemetry into a GPU's: the hottest, the reasons OR-ed, clocks and power of the last.
+void fold_telemetry(TelemetrySummary& into, const TelemetrySummary& t) {
+  if (!t.available) return;
+  const double hottest = into.available ? std::max(into.temperature_max_c, t.temperature_max_c) : t.temperature_max_c;
+  const uint64_t reasons = into.reasons | t.reasons;
+  into = t;
+  into.temperature_max_c = hottest;
+  into.reasons = reasons;
+}
+
+}  // namespace
+
+void PointSteps::add(const TrainStep& s) {
+  if (s.peak_mem_gib) peak_mem_gib_ = std::max(peak_mem_gib_.value_or(0.0), *s.peak_mem_gib);
+  if (s.warmup) {
+    ++warmup_;
+    return;
+  }
+  if (steady_seen_ == 0) attention_share_ = s.attention_share;
+  ++steady_seen_;
+  without_tflops_ += !s.tflops;
+  if (s.telemetry) fold_telemetry(telemetry_[s.device], *s.telemetry);
+  const StepSample sample{s.exec_time_ms, s.tflops, s.device};
+  if (kept_.size() < kStepsKept) {
+    kept_.push_back(sample);
+    return;
+  }
+  // Reservoir sampling (Vitter's algorithm R): the n-th steady step takes the place of a kept one
+  // with probability kStepsKept / n, so every step is in the sample with the same probability.
+  const uint64_t slot = next_random(random_) % steady_seen_;
+  if (slot < kStepsKept) kept_[slot] = sample;
+}
+
+const RunPoint* RunLog::point(int64_t seqlen) const {
+  for (const RunPoint& p : points) {
+    if (p.seqlen == seqlen) return &p;
+  }
+  return nullptr;
+}
+
+void leave_out_warmup_only(RunLog& run, WarmupOnly warmup_only, const std::function<std::string(const RunPoint&)>& message) {
+  std::vector<RunPoint> kept;
+  for (RunPoint& p : run.points) {
+    if (p.steps.has_steady() || !p.oom_message.empty()) {
+      kept.push_back(std::move(p));
+      continue;
+    }
+    if (warmup_only == WarmupOnly::refuse) throw WorkError(message(p));
+    run.warnings.push_back(message(p) + ": left out (warm-up only)");
+  }
+  run.points = std::move(kept);
+}
+
+void note_sampled_points(RunLog& run) {
+  for (const RunPoint& p : run.points) {
+    if (!p.steps.sampled()) continue;
+    run.warnings.push_back(fmt::format("{}:{}: seq_len={} has {} steady steps: its statistics are of a uniform sample "
+                                       "of {} of them", run.path, p.line, p.seqlen, p.steps.steady_count(), kStepsKept));
+  }
+}
+
+PointStats point_stats(const RunLog& run, const RunPoint& p) {
+  const std::vector<StepSample>& steady = p.steps.steady();
+  if (steady.empty()) {
+    throw WorkError(fmt::format("{}:{}: seq_len={} has no steady (non-warm-up) steps", run.path,
+                                p.line, p.seqlen));
+  }
+  PointStats s;
+  s.steady_steps = p.steps.steady_count();
+  std::vector<double> times, tflops;
+  for (const StepSample& r : steady) {
+    times.push_back(r.exec_time_ms);
+    if (r.tflops) tflops.push_back(*r.tflops);
+  }
+  s.time_ms = summarize(times);
+  if (p.steps.all_have_tflops()) s.tflops = summarize(tflops);
+  s.peak_mem_gib = p.steps.peak_mem_gib();
+  return s;
+}
+
+std::vector<std::pair<double, double>> memory_points(const RunLog& run) {
+  std::vector<std::pair<double, double>> pts;
+  for (const RunPoint& p : run.points) {
+    if (p.status != PointStatus::ok || !p.steps.has_steady()) continue;
+    if (const auto gib = point_stats(run, p).peak_mem_gib) {
+      pts.emplace_back(static_cast<double>(p.seqlen) * static_cast<double>(run.batch), *gib);
+    }
+  }
+  return pts;
+}
+
+}  // namespace ub

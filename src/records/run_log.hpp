@@ -1,0 +1,113 @@
+// A training-step run as the analysis side sees it, whatever wrote it: the sweep logs of the
+// ml-engineering guide's benchmark.py (run by its run_sweep.sh) or upgradebench's own records. One point per sequence length:
+// its steps, or "out of memory" (which is a data point: this GPU cannot run it).
+//
+// A point keeps of its steps what the statistics read (PointSteps), not the records: a log of
+// millions of steps is read in memory that stops growing at kStepsKept steps per point.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/statistics.hpp"
+#include "records/telemetry.hpp"
+#include "records/train_records.hpp"
+
+namespace ub {
+
+enum class PointStatus { ok, oom };
+
+// A length with warm-up steps only and no out-of-memory message: an error in a finished log, the
+// state of a run still being written (or stopped) for the history, which leaves it out with a
+// warning.
+enum class WarmupOnly { refuse, leave_out };
+
+// What the statistics read of one steady (not warm-up) step.
+struct StepSample {
+  double exec_time_ms = 0;
+  std::optional<double> tflops;  // as logged
+  int device = 0;
+};
+
+// Steady steps kept per point: every one up to this many, past it a uniform sample of this many.
+// Logs have tens of steps per length; a sample this large puts the median within a fraction of a
+// percent of the whole set's, and its interval (from the sample's size) says so honestly.
+inline constexpr size_t kStepsKept = 16384;
+
+// A point's steps as they are read: the steady ones' samples (reservoir sampling past kStepsKept,
+// with a fixed seed: one file gives the same figures every time), the largest peak memory of any
+// step, the first steady step's attention share, and each GPU's telemetry folded as it comes
+// (the hottest temperature, throttle reasons OR-ed, clocks and power of the last step that had
+// them).
+class PointSteps {
+ public:
+  void add(const TrainStep& s);
+
+  size_t count() const { return warmup_ + steady_seen_; }  // every step read, warm-up too
+  size_t steady_count() const { return steady_seen_; }     // steady steps read
+  bool has_steady() const { return steady_seen_ > 0; }
+  bool sampled() const { return steady_seen_ > kept_.size(); }
+  const std::vector<StepSample>& steady() const { return kept_; }  // every one, or the sample
+  bool all_have_tflops() const { return steady_seen_ > 0 && without_tflops_ == 0; }
+  std::optional<double> peak_mem_gib() const { return peak_mem_gib_; }
+  std::optional<double> attention_share() const { return attention_share_; }
+  const std::map<int, TelemetrySummary>& telemetry() const { return telemetry_; }  // by GPU
+
+ private:
+  std::vector<StepSample> kept_;
+  size_t warmup_ = 0, steady_seen_ = 0, without_tflops_ = 0;
+  uint64_t random_ = 0x9e3779b97f4a7c15ull;  // the reservoir's generator state (splitmix64)
+  std::optional<double> peak_mem_gib_, attention_share_;
+  std::map<int, TelemetrySummary> telemetry_;
+};
+
+struct RunPoint {
+  int64_t seqlen = 0;
+  PointStatus status = PointStatus::ok;
+  std::string oom_message;             // the line that said so
+  PointSteps steps;
+  std::map<std::string, std::string> header;  // the block's `# gpu=` key=value pairs
+  int line = 0;                        // where the point starts in the file
+  size_t run = 0;                      // our records: which context record (run) of the file it is in
+};
+
+struct RunLog {
+  std::string path;
+  std::string format;  // "benchmark.py" or "upgradebench"
+  std::string gpu;     // as the GPU reported itself ("NVIDIA H200")
+  std::map<std::string, std::string> software;  // name -> version (torch, cuda, cudnn, ...)
+  std::map<std::string, std::string> config;    // everything else the header says
+  std::optional<std::string> model;             // preset id or config path, when known
+  std::optional<int64_t> layers;                // when the run shrank the model
+  int64_t batch = 1;                            // micro-batch per GPU
+  std::string dtype = "bf16";
+  std::vector<RunPoint> points;                 // sorted by seqlen
+  std::vector<std::string> warnings;            // tolerated oddities, counted
+  std::string provenance;                       // `# provenance: ...`: what the numbers are
+
+  const RunPoint* point(int64_t seqlen) const;
+};
+
+// The points with warm-up steps only and no out-of-memory message: refused (a WorkError with
+// `message(point)`) or left out with that message as a warning.
+void leave_out_warmup_only(RunLog& run, WarmupOnly warmup_only, const std::function<std::string(const RunPoint&)>& message);
+// A warning for each point whose statistics are of a sample of its steps.
+void note_sampled_points(RunLog& run);
+
+// Steady-state figures of one point (warm-up excluded). Throws WorkError when there is none.
+struct PointStats {
+  Summary time_ms;                    // per-step time
+  std::optional<Summary> tflops;      // as logged
+  std::optional<double> peak_mem_gib; // the largest seen
+  size_t steady_steps = 0;
+};
+PointStats point_stats(const RunLog& run, const RunPoint& p);
+
+// (tokens, peak GiB) of every point that ran and recorded its peak memory: what a memory fit reads.
+std::vector<std::pair<double, double>> memory_points(const RunLog& run);
+
+}  // namespace ub

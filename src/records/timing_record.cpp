@@ -1,0 +1,74 @@
+// Time statistics and telemetry blocks; see timing_record.hpp.
+#include "records/timing_record.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "base/error.hpp"
+
+namespace ub {
+
+using nlohmann::json;
+
+void to_json(json& j, const TimeStats& t) {
+  const Summary& s = t.ms;
+  j = {{"n", s.n},           {"mean", s.mean},     {"median", s.median},
+       {"min", s.min},       {"max", s.max},       {"q1", s.q1},
+       {"q3", s.q3},         {"stddev", s.stddev}, {"median_low", s.median_low},
+       {"median_high", s.median_high}, {"stop", t.stop}};
+}
+
+TimeStats read_time_stats(const Fields& f) {
+  TimeStats t;
+  Summary& s = t.ms;
+  s.n = static_cast<size_t>(f.count("n"));
+  s.median = f.number("median");
+  s.mean = f.optional_number("mean").value_or(s.median);
+  s.min = f.optional_number("min").value_or(s.median);
+  s.max = f.optional_number("max").value_or(s.median);
+  s.q1 = f.optional_number("q1").value_or(s.median);
+  s.q3 = f.optional_number("q3").value_or(s.median);
+  s.stddev = f.optional_number("stddev").value_or(0);
+  s.median_low = f.optional_number("median_low").value_or(s.median);
+  s.median_high = f.optional_number("median_high").value_or(s.median);
+  t.stop = f.string_or("stop", "");
+  // A summary whose order statistics are out of order was not computed from samples: every
+  // interval read from it would be upside down (a median above its maximum).
+  const bool ordered = s.min >= 0 && s.min <= s.median_low && s.median_low <= s.median && s.median <= s.median_high &&
+                       s.median_high <= s.max && s.min <= s.q1 && s.q1 <= s.q3 && s.q3 <= s.max && s.stddev >= 0 &&
+                       std::isfinite(s.max) && std::isfinite(s.mean) && std::isfinite(s.stddev);
+  if (!ordered) {
+    throw WorkError(fmt::format("{}: time summary out of order (min {} <= median_low {} <= median {} <= median_high "
+                                "{} <= max {}, q1 {} <= q3 {}, stddev {} >= 0 must hold)",
+                                f.where(), s.min, s.median_low, s.median, s.median_high, s.max, s.q1, s.q3, s.stddev));
+  }
+  return t;
+}
+
+void to_json(json& j, const TelemetrySummary& t) { j = t.to_json(); }
+
+TelemetrySummary read_telemetry(const Fields& f) {
+  TelemetrySummary t;
+  t.available = f.boolean_or("available", false);
+  if (!t.available) return t;
+  t.samples = static_cast<size_t>(f.optional_count("samples").value_or(0));
+  if (auto c = f.optional_object("sm_clock_mhz")) {
+    t.sm_clock_min = c->optional_number("min").value_or(0);
+    t.sm_clock_mean = c->optional_number("mean").value_or(0);
+    t.sm_clock_max = c->optional_number("max").value_or(0);
+  }
+  t.mem_clock_mhz = f.optional_number("mem_clock_mhz").value_or(0);
+  if (auto p = f.optional_object("power_w")) {
+    t.power_mean_w = p->optional_number("mean").value_or(0);
+    t.power_max_w = p->optional_number("max").value_or(0);
+    t.power_limit_w = p->optional_number("limit").value_or(0);
+  }
+  t.temperature_max_c = f.optional_number("temperature_max_c").value_or(0);
+  if (f.raw().contains("clock_event_reasons") && f.raw().at("clock_event_reasons").is_array()) {
+    t.reasons = clock_reason_mask(f.raw().at("clock_event_reasons").get<std::vector<std::string>>());
+  }
+  return t;
+}
+
+}  // namespace ub

@@ -1,0 +1,107 @@
+// Reading torch.profiler traces; see kineto_trace.hpp.
+#include "records/trace/kineto_trace.hpp"
+
+#include <cstring>
+
+#include "base/json_stream.hpp"
+
+namespace ub::trace {
+
+namespace {
+
+bool equals_lower(std::string_view s, const char* lower) {
+  const size_t n = std::strlen(lower);
+  if (s.size() != n) return false;
+  for (size_t i = 0; i < n; ++i) {
+    char c = s[i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c != lower[i]) return false;
+  }
+  return true;
+}
+
+EventKind kind_of(std::string_view cat) {
+  if (equals_lower(cat, "kernel")) return EventKind::kernel;
+  if (equals_lower(cat, "gpu_memcpy")) return EventKind::memcpy;
+  if (equals_lower(cat, "gpu_memset")) return EventKind::memset;
+  if (equals_lower(cat, "user_annotation")) return EventKind::cpu_annotation;
+  if (equals_lower(cat, "gpu_user_annotation")) return EventKind::gpu_annotation;
+  return EventKind::other;
+}
+
+}  // namespace
+
+TraceInfo read_kineto_trace(const std::string& path, const std::function<void(const TraceEvent&)>& each) {
+  TraceInfo info;
+  info.path = path;
+  ByteSource source(path);
+  TraceEvent ev;
+  std::string scratch, pending_name;
+  StreamHandlers h;
+  h.on_member = [&](std::string_view key, JsonSpan& value) {
+    if (key != "deviceProperties" || value.peek() != '[') return;
+    value.for_each_element([&](JsonSpan& device) {
+      if (device.peek() != '{') return true;
+      int64_t id = -1;
+      std::string name;
+      device.for_each_member([&](std::string_view k, JsonSpan& v) {
+        if (k == "id") id = v.integer().value_or(-1);
+        else if (k == "name" && v.peek() == '"') name = v.string();
+        return true;
+      });
+      if (id >= 0 && !name.empty()) info.device_names[id] = name;
+      return true;
+    });
+  };
+  h.on_element = [&](JsonSpan& e) {
+    // Called again for an event that straddled the read window: nothing is kept before the end.
+    if (e.peek() != '{') {
+      e.skip();
+      ++info.events;
+      return;
+    }
+    ev.ph = 0;
+    ev.kind = EventKind::other;
+    ev.name.clear();
+    ev.ts = ev.dur = 0;
+    ev.device = ev.stream = -1;
+    bool cat_seen = false, name_pending = false;
+    e.for_each_member([&](std::string_view k, JsonSpan& v) {
+      if (k == "ph") {
+        const std::string_view ph = v.string_view(scratch);
+        ev.ph = ph.empty() ? 0 : ph[0];
+      } else if (k == "cat") {
+        ev.kind = kind_of(v.string_view(scratch));
+        cat_seen = true;
+        if (name_pending && ev.kind != EventKind::other) ev.name.swap(pending_name);
+      } else if (k == "name") {
+        // Names are long (templated kernels): read only for the kinds that use them.
+        if (!cat_seen) {
+          v.string_into(pending_name);
+          name_pending = true;
+        } else if (ev.kind != EventKind::other) {
+          v.string_into(ev.name);
+        }
+      } else if (k == "ts") {
+        ev.ts = v.number().value_or(0);
+      } else if (k == "dur") {
+        ev.dur = v.number().value_or(0);
+      } else if (k == "args" && v.peek() == '{' && (!cat_seen || ev.kind == EventKind::kernel ||
+                                                   ev.kind == EventKind::memcpy || ev.kind == EventKind::memset)) {
+        v.for_each_member([&](std::string_view ak, JsonSpan& av) {
+          if (ak == "device") ev.device = av.integer().value_or(-1);
+          else if (ak == "stream") ev.stream = av.integer().value_or(-1);
+          return true;
+        });
+      }
+      return true;
+    });
+    ++info.events;
+    if (ev.ph == 'X' && ev.kind != EventKind::other) each(ev);
+  };
+  stream_document(source, "traceEvents", h);
+  info.bytes = source.bytes_read();
+  return info;
+}
+
+}  // namespace ub::trace

@@ -1,0 +1,36 @@
+// torch.profiler's traces as Kineto writes them (export_chrome_trace, the tensorboard handler):
+// a Chrome trace object, {"deviceProperties": [{"id", "name", ...}], ..., "traceEvents": [...]},
+// `.json` or `.json.gz`, streamed (base/json_stream.hpp). Of each event only what a
+// decomposition needs is read: phase, category, name, start and duration (microseconds), and for
+// GPU activities the device and stream (`args`); the rest of an event is skipped unparsed.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+
+namespace ub::trace {
+
+// Kinds of events, from the category (case-insensitive).
+enum class EventKind { kernel, memcpy, memset, cpu_annotation, gpu_annotation, other };
+
+struct TraceEvent {
+  char ph = 0;
+  EventKind kind = EventKind::other;
+  std::string name;           // read for kernels, copies and annotations only
+  double ts = 0, dur = 0;     // microseconds
+  int64_t device = -1, stream = -1;
+};
+
+struct TraceInfo {
+  std::string path;
+  std::map<int64_t, std::string> device_names;  // deviceProperties: id -> name
+  uint64_t events = 0, bytes = 0;               // bytes: decompressed
+};
+
+// Calls `each` for every complete ("X") event of a kind other than `other`; the event is reused
+// between calls. WorkError naming the file and byte offset for a malformed trace.
+TraceInfo read_kineto_trace(const std::string& path, const std::function<void(const TraceEvent&)>& each);
+
+}  // namespace ub::trace

@@ -1,0 +1,262 @@
+// Training-step records; see train_records.hpp and docs/records.md.
+#include "records/train_records.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+#include "base/error.hpp"
+#include "base/text.hpp"
+#include "model/llama_layout.hpp"
+
+namespace ub {
+
+using nlohmann::json;
+
+void TrainConfig::validate() const {
+  check_training_step(model, batch, seqlen, loss_chunk);
+  check_step_options(zero, offload_optimizer, master_weights, checkpointing, selective, mlp_tile);
+  if (bucket_elems < 0 || bucket_elems > (int64_t{1} << 40)) {
+    throw UsageError(fmt::format("train: --bucket {} is out of range (0..2^40 elements; 0: one bucket per unit)", bucket_elems));
+  }
+  if (steps < 1 || steps > 100000) throw UsageError(fmt::format("train: --steps {} is out of range (1..100000)", steps));
+  if (warmup < 0 || warmup > 100000) throw UsageError(fmt::format("train: --warmup {} is out of range (0..100000)", warmup));
+  if (!(adam.lr >= 0 && adam.lr < 1)) throw UsageError(fmt::format("train: --lr {} is out of range [0, 1)", adam.lr));
+  if (!(adam.beta1 >= 0 && adam.beta1 < 1 && adam.beta2 >= 0 && adam.beta2 < 1)) {
+    throw UsageError("train: --beta1 and --beta2 must be within [0, 1)");
+  }
+  if (!(adam.eps > 0)) throw UsageError("train: --eps must be positive");
+  if (!(adam.weight_decay >= 0)) throw UsageError("train: --weight-decay must not be negative");
+  if (profile_steps < 1 || profile_steps > 1000) {
+    throw UsageError(fmt::format("train: --profile-steps {} is out of range (1..1000)", profile_steps));
+  }
+  if (!(adam.max_grad_norm >= 0)) throw UsageError("train: --max-grad-norm must not be negative (0: no clipping)");
+}
+
+void to_json(json& j, const TrainConfig& c) {
+  const ModelShape& m = c.model;
+  j = {{"model", c.model_name},
+       {"layers", m.layers},
+       {"config_layers", m.config_layers},
+       {"hidden", m.hidden},
+       {"intermediate", m.intermediate},
+       {"heads", m.heads},
+       {"kv_heads", m.kv_heads},
+       {"head_dim", m.head_dim},
+       {"vocab", m.vocab},
+       {"tied_embeddings", m.tied_embeddings},
+       {"rope_theta", m.rope_theta},
+       {"rope_scaling", m.rope_scaling ? json(m.rope_scaling->type) : json()},
+       {"seqlen", c.seqlen},
+       {"batch", c.batch},
+       {"dtype", "bf16"},
+       {"precision", c.master_weights ? "bf16 compute, fp32 master weights and AdamW state, fp32 gradients"
+                                      : "pure bf16: bf16 weights, gradients and AdamW state"},
+       {"master_weights", c.master_weights},
+       {"steps", c.steps},
+       {"warmup", c.warmup},
+       {"optimizer", {{"name", "AdamW"}, {"lr", c.adam.lr}, {"beta1", c.adam.beta1}, {"beta2", c.adam.beta2},
+                      {"eps", c.adam.eps}, {"weight_decay", c.adam.weight_decay}, {"max_grad_norm", c.adam.max_grad_norm}}},
+       {"attention", "cuDNN fused SDPA, causal"},
+       {"activation_checkpointing", c.checkpointing},
+       {"checkpointing_kept", c.checkpointing ? json(c.selective ? "layer inputs, attention outputs and statistics"
+                                                                 : "layer inputs") : json()},
+       {"mlp_tile", c.mlp_tile},
+       {"world_size", c.world},
+       {"zero_stage", c.zero},
+       {"bucket_elements", c.bucket_elems},
+       {"offload_optimizer", c.offload_optimizer},
+       {"loss_chunk", c.loss_chunk},
+       {"fused_cross_entropy", c.loss_chunk > 0},
+       {"gemm_autotune", c.autotune_gemm},
+       {"breakdown", c.breakdown},
+       {"decompose", c.decompose || c.breakdown},
+       {"profile_steps", c.decompose || c.breakdown ? json(c.profile_steps) : json()},
+       {"trace_out", c.trace_out.empty() ? json() : json(c.trace_out)},
+       {"seed", c.seed},
+       {"tokens", fmt::format("synthetic, uniform below {}", synthetic_token_bound(m.vocab))}};
+}
+
+TrainWorkload read_train_workload(const Fields& config) {
+  const json& c = config.raw();
+  TrainWorkload w;
+  if (c.contains("model") && c.at("model").is_string()) w.model = c.at("model").get<std::string>();
+  if (c.contains("layers") && c.at("layers").is_number_integer()) w.layers = c.at("layers").get<int64_t>();
+  if (c.contains("batch") && c.at("batch").is_number_integer()) w.batch = c.at("batch").get<int64_t>();
+  if (c.contains("dtype") && c.at("dtype").is_string()) w.dtype = c.at("dtype").get<std::string>();
+  return w;
+}
+
+void to_json(json& j, const TrainStep& s) {
+  auto opt = [](const std::optional<double>& v) { return or_null(v); };
+  j = {{"type", "train_step"},         {"device", s.device},
+       {"seqlen", s.seqlen},           {"batch", s.batch},
+       {"step", s.step},               {"warmup", s.warmup},
+       {"exec_time_ms", s.exec_time_ms}, {"tflops", opt(s.tflops)},
+       {"mfu", opt(s.mfu)},            {"hfu", opt(s.hfu)},
+       {"peak_mem_gib", opt(s.peak_mem_gib)}, {"peak_allocated_gib", opt(s.peak_allocated_gib)},
+       {"device_used_gib", opt(s.device_used_gib)}, {"loss", opt(s.loss)},
+       {"grad_norm", opt(s.grad_norm)}, {"flop", opt(s.flop)},
+       {"attention_share", opt(s.attention_share)}};
+  if (s.telemetry) j["telemetry"] = *s.telemetry;
+  if (s.world_size) j["world_size"] = *s.world_size;
+  if (s.slowest_rank) j["slowest_rank"] = *s.slowest_rank;
+  if (s.exposed_comm_ms) j["exposed_comm_ms"] = *s.exposed_comm_ms;
+  if (s.exposed_offload_ms) j["exposed_offload_ms"] = *s.exposed_offload_ms;
+}
+
+namespace {
+
+// A number that may be written as a JSON number or a JSON string ("140.60"), as benchmark.py does.
+std::optional<double> loose_number(const Fields& f, const char* key) {
+  if (!f.has(key)) return std::nullopt;
+  const json& v = f.raw().at(key);
+  if (v.is_number()) return v.get<double>();
+  if (v.is_string()) {
+    const std::string s = trim(v.get<std::string>());
+    char* end = nullptr;
+    errno = 0;
+    const double d = std::strtod(s.c_str(), &end);
+    if (!s.empty() && end == s.c_str() + s.size() && errno == 0 && std::isfinite(d)) return d;
+  }
+  throw WorkError(fmt::format("{}: \"{}\" is not a number: {}", f.where(), key, v.dump()));
+}
+
+bool loose_boolean(const Fields& f, const char* key) {
+  if (!f.has(key)) return false;
+  const json& v = f.raw().at(key);
+  if (v.is_boolean()) return v.get<bool>();
+  if (v.is_string()) {
+    const std::string s = to_lower(v.get<std::string>());
+    if (s == "true") return true;
+    if (s == "false") return false;
+  }
+  if (v.is_number_integer()) return v.get<int64_t>() != 0;
+  throw WorkError(fmt::format("{}: \"{}\" is not a boolean: {}", f.where(), key, v.dump()));
+}
+
+}  // namespace
+
+TrainStep read_train_step(const Fields& f, int64_t index) {
+  TrainStep s;
+  const double step = loose_number(f, "step").value_or(static_cast<double>(index));
+  if (!(step >= 0 && step <= 1e15) || step != std::floor(step)) {
+    throw WorkError(fmt::format("{}: \"step\" must be a whole number from 0 to 1e15", f.where()));
+  }
+  s.step = static_cast<int64_t>(step);
+  s.warmup = loose_boolean(f, "warmup");
+  const auto t = loose_number(f, "exec_time_ms");
+  if (!t) throw WorkError(fmt::format("{}: step has no \"exec_time_ms\"", f.where()));
+  if (!(*t > 0) || !std::isfinite(*t)) throw WorkError(fmt::format("{}: exec_time_ms must be a positive finite number", f.where()));
+  s.exec_time_ms = *t;
+  s.device = static_cast<int>(f.optional_count("device").value_or(0));
+  s.batch = f.optional_count("batch").value_or(1);
+  if (s.batch < 1) throw WorkError(fmt::format("{}: \"batch\" must be at least 1, got {}", f.where(), s.batch));
+  s.tflops = loose_number(f, "tflops");
+  s.mfu = loose_number(f, "mfu");
+  s.hfu = loose_number(f, "hfu");
+  s.peak_mem_gib = loose_number(f, "peak_mem_gib");
+  s.peak_allocated_gib = loose_number(f, "peak_allocated_gib");
+  s.device_used_gib = loose_number(f, "device_used_gib");
+  s.loss = loose_number(f, "loss");
+  s.grad_norm = loose_number(f, "grad_norm");
+  s.flop = loose_number(f, "flop");
+  s.attention_share = loose_number(f, "attention_share");
+  s.exposed_comm_ms = loose_number(f, "exposed_comm_ms");
+  s.exposed_offload_ms = loose_number(f, "exposed_offload_ms");
+  if (auto w = f.optional_count("world_size")) s.world_size = static_cast<int>(*w);
+  if (auto r = f.optional_count("slowest_rank")) s.slowest_rank = static_cast<int>(*r);
+  // A rate, a size or a share below zero is a damaged record, not a measurement.
+  const std::pair<const char*, const std::optional<double>*> non_negative[] = {
+      {"tflops", &s.tflops}, {"mfu", &s.mfu}, {"hfu", &s.hfu}, {"peak_mem_gib", &s.peak_mem_gib},
+      {"peak_allocated_gib", &s.peak_allocated_gib}, {"device_used_gib", &s.device_used_gib}, {"flop", &s.flop},
+      {"attention_share", &s.attention_share}, {"exposed_comm_ms", &s.exposed_comm_ms},
+      {"exposed_offload_ms", &s.exposed_offload_ms}};
+  for (const auto& [name, v] : non_negative) {
+    if (*v && (!(**v >= 0) || !std::isfinite(**v))) {
+      throw WorkError(fmt::format("{}: \"{}\" must be a finite number not below zero, got {}", f.where(), name, **v));
+    }
+  }
+  if (s.attention_share && *s.attention_share > 1) {
+    throw WorkError(fmt::format("{}: \"attention_share\" is a fraction of the FLOPs, got {}", f.where(), *s.attention_share));
+  }
+  if (auto tel = f.optional_object("telemetry")) s.telemetry = read_telemetry(*tel);
+  return s;
+}
+
+void to_json(json& j, const TrainMemory& m) {
+  j = {{"type", "train_memory"}, {"seqlen", m.seqlen}, {"step", m.step}, {"phase", m.phase},
+       {"memory", {{"allocated_gib", m.memory.allocated}, {"reserved_gib", m.memory.reserved},
+                   {"peak_gib", m.memory.peak}, {"device_used_gib", m.memory.device_used}}}};
+  if (m.rank) j["rank"] = *m.rank;
+}
+
+void to_json(json& j, const TrainFailure& f) {
+  j = {{"type", f.oom ? "train_oom" : "train_error"}, {"device", f.device}, {"seqlen", f.seqlen},
+       {"batch", f.batch}, {"error", f.error}};
+  if (f.oom) j["what"] = f.what.empty() ? f.error : f.what;
+  if (f.bytes) j["bytes"] = *f.bytes;
+}
+
+TrainFailure read_train_failure(const Fields& f) {
+  TrainFailure x;
+  x.oom = f.string_or("type", "") == "train_oom";
+  x.device = static_cast<int>(f.optional_count("device").value_or(0));
+  x.seqlen = f.count("seqlen");
+  x.batch = f.optional_count("batch").value_or(1);
+  x.error = f.string_or("error", "");
+  x.what = f.string_or("what", x.oom ? "out of memory" : "");
+  if (auto b = f.optional_count("bytes")) x.bytes = static_cast<uint64_t>(*b);
+  return x;
+}
+
+namespace {
+
+json row_json(const BreakdownRow& r, double step_ms) {
+  json j = {{"class", r.cls}, {"ms", r.ms}, {"share", step_ms > 0 ? r.ms / step_ms : 0}, {"launches", r.launches}};
+  if (!r.label.empty()) j["label"] = r.label;
+  if (r.flop > 0) j["flop"] = r.flop, j["tflops"] = r.tflops();
+  if (r.bytes > 0) j["bytes"] = r.bytes, j["gbps"] = r.gbps();
+  return j;
+}
+
+std::string rate(const BreakdownRow& r) {
+  if (r.flop > 0) return fmt::format("{:7.1f} TFLOPS", r.tflops());
+  if (r.bytes > 0) return fmt::format("{:7.0f} GB/s  ", r.gbps());
+  return std::string(14, ' ');
+}
+
+}  // namespace
+
+void to_json(json& j, const TrainBreakdown& b) {
+  j = {{"type", "train_breakdown"}, {"device", b.device}, {"seqlen", b.seqlen}, {"step_ms", b.step_ms},
+       {"classes", json::array()}, {"ops", json::array()}, {"gemm_algorithms", json::array()}};
+  for (const BreakdownRow& r : b.classes) j["classes"].push_back(row_json(r, b.step_ms));
+  for (const BreakdownRow& r : b.ops) j["ops"].push_back(row_json(r, b.step_ms));
+  for (const GemmChoice& g : b.gemms) {
+    j["gemm_algorithms"].push_back({{"shape", g.shape}, {"flop", g.flop}, {"candidates", g.candidates},
+                                    {"chosen_rank", g.chosen_rank}, {"first_ms", g.first_ms}, {"best_ms", g.best_ms},
+                                    {"tflops", g.best_ms > 0 ? g.flop / 1e12 / (g.best_ms * 1e-3) : 0.0}});
+  }
+}
+
+std::string TrainBreakdown::table() const {
+  std::string t = fmt::format("breakdown of the median profiled step (its kernels' time, CUPTI): {:.2f} ms\n", step_ms);
+  for (const BreakdownRow& r : classes) {
+    t += fmt::format("  {:<18} {:9.2f} ms {:5.1f}%  {}\n", r.cls, r.ms, 100 * r.ms / step_ms, rate(r));
+  }
+  t += "  by operation:\n";
+  for (const BreakdownRow& r : ops) {
+    t += fmt::format("    {:<18} {:<28} {:4}x {:9.2f} ms  {}\n", r.cls, r.label, r.launches, r.ms, rate(r));
+  }
+  return t;
+}
+
+void to_json(json& j, const SweepMax& s) {
+  j = {{"type", "sweep_max"}, {"longest_fit", or_null(s.longest_fit)},
+       {"shortest_out_of_memory", or_null(s.shortest_out_of_memory)}, {"granularity", s.granularity}};
+}
+
+}  // namespace ub

@@ -1,0 +1,144 @@
+// The records of `train` and `sweep` (the training step): the configuration, one `train_step`
+// per step in benchmark.py's format plus our fields, `train_memory` probes, `train_oom` and
+// `train_error` for a length that did not run, `train_breakdown` for a profiled step and
+// `sweep_max` for the bisection's result. The Hugging Face peer (bench/peers/train_peer.py)
+// writes the same kinds; benchmark.py's sweep logs are read into the same TrainStep.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "facts/model_shape.hpp"
+#include "model/train_math.hpp"
+#include "records/fields.hpp"
+#include "records/timing_record.hpp"
+
+namespace ub {
+
+struct TrainConfig {
+  ModelShape model;
+  std::string model_name;  // preset id or config path, as given
+  int64_t seqlen = 8192, batch = 1;
+  int steps = 10, warmup = 2;  // timed steps, and untimed ones before them
+  bool master_weights = true;
+  bool checkpointing = false;  // recompute each layer's forward in backward
+  bool selective = false;      // ... keeping each layer's attention output and statistics
+  int64_t mlp_tile = 0;        // tokens per MLP tile (0: the whole sequence at once)
+  int64_t loss_chunk = 0;      // tokens per lm_head + cross-entropy chunk (0: all at once)
+  // Data parallelism: ranks in the job (each trains its own sequences), the ZeRO stage, elements
+  // per communication bucket (0: one bucket per unit), AdamW on host threads.
+  int world = 1;
+  int zero = 0;
+  int64_t bucket_elems = 0;
+  bool offload_optimizer = false;
+  int host_threads = 0;  // the offloaded AdamW's (0: every core)
+  bool autotune_gemm = true;
+  bool decompose = false;      // after the timed steps, profiled ones: a decomposition record
+  bool breakdown = false;      // ... and a train_breakdown record of the median one
+  int profile_steps = 3;       // how many profiled steps
+  std::string trace_out;       // where to write them as a Chrome trace ("" : nowhere)
+  AdamWParams adam;
+  uint64_t seed = 1234;
+  bool mem_debug = false;
+  std::optional<double> peak_tflops;  // the catalog's bf16 dense peak for this GPU, if known
+
+  void validate() const;  // UsageError for what cannot run, before the GPU is touched
+};
+
+// What a training run's configuration says about the workload, whoever wrote it: what `compare`
+// and `memfit` need to know that two runs measured the same thing.
+struct TrainWorkload {
+  std::optional<std::string> model;  // preset id or config path
+  std::optional<int64_t> layers;     // when the run shrank the model
+  int64_t batch = 1;                 // micro-batch per GPU
+  std::string dtype = "bf16";
+};
+TrainWorkload read_train_workload(const Fields& config);
+
+struct TrainStep {
+  int device = 0;
+  int64_t seqlen = 0, batch = 1, step = 0;
+  bool warmup = false;
+  double exec_time_ms = 0;  // forward + backward + clipping + optimizer step
+  std::optional<double> tflops, mfu, hfu, peak_mem_gib, peak_allocated_gib, device_used_gib, loss, grad_norm, flop,
+      attention_share;
+  std::optional<TelemetrySummary> telemetry;
+  // On several GPUs: ranks, the slowest rank (whose time exec_time_ms is; memory is the largest
+  // rank's), and the milliseconds its compute stream waited for communication and for the
+  // offloaded optimizer (the parts not hidden behind compute).
+  std::optional<int> world_size, slowest_rank;
+  std::optional<double> exposed_comm_ms, exposed_offload_ms;
+};
+
+struct MemoryGib {
+  double allocated = 0, reserved = 0, peak = 0, device_used = 0;
+};
+
+// --mem-debug's probe after a phase of the first step.
+struct TrainMemory {
+  int64_t seqlen = 0, step = 0;
+  std::string phase;  // forward, backward, step
+  MemoryGib memory;
+  std::optional<int> rank;  // on several GPUs: whose memory
+};
+
+// A length that did not run: out of memory (train_oom) or another failure (train_error).
+struct TrainFailure {
+  bool oom = false;
+  int device = 0;
+  int64_t seqlen = 0, batch = 1;
+  std::string error;
+  std::string what;              // oom: what was being allocated
+  std::optional<uint64_t> bytes;  // oom: how much
+};
+
+// A profiled step split by kernel class and by operation, with achieved rates.
+struct BreakdownRow {
+  std::string cls, label;
+  int launches = 0;
+  double ms = 0, flop = 0, bytes = 0;
+  double tflops() const { return flop > 0 && ms > 0 ? flop / 1e12 / (ms * 1e-3) : 0; }
+  double gbps() const { return bytes > 0 && ms > 0 ? bytes / 1e9 / (ms * 1e-3) : 0; }
+};
+
+// The algorithm the GEMM autotuner kept for one shape.
+struct GemmChoice {
+  std::string shape;
+  int candidates = 0;   // algorithms timed (1: heuristic only)
+  int chosen_rank = 0;  // heuristic rank of the one kept
+  double best_ms = 0, first_ms = 0;  // tuned time of the kept one and of the heuristic's first
+  double flop = 0;
+};
+
+struct TrainBreakdown {
+  int device = 0;
+  int64_t seqlen = 0;
+  double step_ms = 0;                 // the profiled step, end to end
+  std::vector<BreakdownRow> classes;  // label empty
+  std::vector<BreakdownRow> ops;      // by (class, label), in first-seen order
+  std::vector<GemmChoice> gemms;
+  std::string table() const;          // for stderr
+};
+
+// `sweep --find-max`'s result.
+struct SweepMax {
+  std::optional<int64_t> longest_fit, shortest_out_of_memory;
+  int64_t granularity = 0;
+};
+
+void to_json(nlohmann::json& j, const TrainConfig& c);
+void to_json(nlohmann::json& j, const TrainStep& s);
+// A step as benchmark.py or our records write it; numbers may be JSON strings ("140.60") in
+// benchmark.py's logs. `index` is the step's position, the default for a missing "step".
+TrainStep read_train_step(const Fields& f, int64_t index);
+void to_json(nlohmann::json& j, const TrainMemory& m);
+void to_json(nlohmann::json& j, const TrainFailure& f);
+TrainFailure read_train_failure(const Fields& f);
+void to_json(nlohmann::json& j, const TrainBreakdown& b);
+void to_json(nlohmann::json& j, const SweepMax& s);
+
+}  // namespace ub

@@ -1,0 +1,69 @@
+// Choosing the database from what the user typed, and reading the text values back; see
+// database.hpp.
+#include "store/database.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cstdlib>
+#include <filesystem>
+
+#include "base/error.hpp"
+
+namespace ub::history {
+
+namespace {
+
+template <class T>
+T parse_number(const std::optional<std::string>& cell, size_t i) {
+  if (!cell) throw WorkError(fmt::format("history database: column {} is NULL where a number was expected", i));
+  T v{};
+  const char* end = cell->data() + cell->size();
+  auto [p, ec] = std::from_chars(cell->data(), end, v);
+  if (ec != std::errc() || p != end) {
+    throw WorkError(fmt::format("history database: column {} holds '{}', not a number", i, *cell));
+  }
+  return v;
+}
+
+}  // namespace
+
+int64_t Row::integer(size_t i) const { return parse_number<int64_t>(cells.at(i), i); }
+double Row::real(size_t i) const { return parse_number<double>(cells.at(i), i); }
+std::optional<double> Row::optional_real(size_t i) const {
+  if (!cells.at(i)) return std::nullopt;
+  return real(i);
+}
+
+std::string number_text(double v) { return fmt::format("{}", v); }
+
+std::string statement_head(const std::string& sql) {
+  std::string s = sql.substr(0, 60);
+  for (char& c : s) {
+    if (c == '\n') c = ' ';
+  }
+  return s;
+}
+
+std::unique_ptr<Database> open_database(const std::string& spec) {
+  if (spec.empty()) throw UsageError("--db: empty; give a file or a postgresql:// address");
+  if (spec.rfind("postgresql://", 0) == 0 || spec.rfind("postgres://", 0) == 0) return open_postgres(spec);
+  return open_sqlite(spec);
+}
+
+void require_existing(const std::string& spec) {
+  if (spec.rfind("postgresql://", 0) == 0 || spec.rfind("postgres://", 0) == 0) return;
+  std::error_code ec;
+  if (!std::filesystem::exists(spec, ec)) {
+    throw UsageError(fmt::format("--db {}: no history database there yet (add runs with `upgradebench history add FILE`)", spec));
+  }
+}
+
+std::string default_database() {
+  if (const char* env = std::getenv("UPGRADEBENCH_DB"); env && *env) return env;
+  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg) return std::string(xdg) + "/upgradebench/history.sqlite";
+  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.local/share/upgradebench/history.sqlite";
+  throw UsageError("no history database: give --db, or set UPGRADEBENCH_DB or HOME");
+}
+
+}  // namespace ub::history

@@ -1,0 +1,366 @@
+// Adding runs to the history and reading them back; see history_store.hpp and docs/history.md.
+#include "store/history_store.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "base/error.hpp"
+#include "dist/fault.hpp"
+#include "records/record_file.hpp"
+#include "store/schema.hpp"
+
+namespace ub::history {
+
+namespace {
+
+Value text_or_null(const std::string& s) { return s.empty() ? Value{} : Value{s}; }
+Value real_or_null(const std::optional<double>& v) { return v ? Value{*v} : Value{}; }
+
+// A WHERE clause built from a RunFilter, its parameters numbered after those already bound.
+class Where {
+ public:
+  Where(std::vector<Value>& params, const RunFilter& f, const char* gpu_alias) : params_(params) {
+    // Per GPU where the query has one GPU per row; else any GPU of the run.
+    if (!f.gpu.empty()) {
+      gpu_clause("LOWER({}.name) LIKE {}", gpu_alias, "%" + lower(f.gpu) + "%");
+    }
+    if (!f.uuid.empty()) gpu_clause("{}.uuid = {}", gpu_alias, f.uuid);
+    if (!f.host.empty()) add("r.host = {}", f.host);
+    if (!f.command.empty()) add("r.command = {}", f.command);
+    if (!f.model.empty()) add("r.model = {}", f.model);
+    if (!f.kind.empty()) add("r.kind = {}", f.kind);
+    if (!f.since.empty()) add("r.date >= {}", f.since);
+    if (!f.until.empty()) add("r.date <= {}", f.until + "~");  // "~" sorts after any date's characters
+    for (const auto& [component, version] : f.stack) {
+      const std::string c = bind(component), v = bind(version);
+      clauses_.push_back(fmt::format(
+          "EXISTS (SELECT 1 FROM run_stack s WHERE s.run_id = r.id AND s.component = {} AND s.version = {})", c, v));
+    }
+  }
+  std::string sql(const std::string& first = "") const {
+    std::vector<std::string> all;
+    if (!first.empty()) all.push_back(first);
+    all.insert(all.end(), clauses_.begin(), clauses_.end());
+    return all.empty() ? "" : fmt::format(" WHERE {}", fmt::join(all, " AND "));
+  }
+  std::string bind(Value v) {
+    params_.push_back(std::move(v));
+    return fmt::format("${}", params_.size());
+  }
+
+ private:
+  static std::string lower(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return s;
+  }
+  void add(const char* pattern, const std::string& value) {
+    clauses_.push_back(fmt::format(fmt::runtime(pattern), bind(value)));
+  }
+  void gpu_clause(const char* pattern, const char* alias, const std::string& value) {
+    const std::string p = bind(value);
+    if (alias != nullptr) {
+      clauses_.push_back(fmt::format(fmt::runtime(pattern), alias, p));
+    } else {
+      clauses_.push_back(fmt::format("EXISTS (SELECT 1 FROM run_gpus gf WHERE gf.run_id = r.id AND {})",
+                                     fmt::format(fmt::runtime(pattern), "gf", p)));
+    }
+  }
+
+  std::vector<Value>& params_;
+  std::vector<std::string> clauses_;
+};
+
+// Rows inserted by multi-row INSERTs of up to `batch` rows: one statement (prepared once) per
+// full batch, far fewer round trips than a row at a time.
+void insert_rows(Database& db, const std::string& table_and_columns, size_t columns,
+                 std::vector<std::vector<Value>> rows, size_t batch) {
+  for (size_t begin = 0; begin < rows.size(); begin += batch) {
+    const size_t end = std::min(rows.size(), begin + batch);
+    std::string sql = "INSERT INTO " + table_and_columns + " VALUES ";
+    std::vector<Value> params;
+    params.reserve((end - begin) * columns);
+    for (size_t i = begin; i < end; ++i) {
+      sql += i == begin ? "(" : ",(";
+      for (size_t c = 0; c < columns; ++c) {
+        params.push_back(std::move(rows[i][c]));
+        sql += fmt::format("{}${}", c == 0 ? "" : ",", params.size());
+      }
+      sql += ")";
+    }
+    db.query(sql, params);
+  }
+}
+
+void insert_lines(Database& db, int64_t id, const std::vector<std::string>& lines, size_t from) {
+  std::vector<std::vector<Value>> rows;
+  rows.reserve(lines.size() - from);
+  for (size_t i = from; i < lines.size(); ++i) rows.push_back({id, static_cast<int64_t>(i), lines[i]});
+  insert_rows(db, "run_lines (run_id, line_no, text)", 3, std::move(rows), 256);
+}
+
+void insert_metrics(Database& db, int64_t id, const std::vector<MetricPoint>& metrics) {
+  // One figure per (GPU, metric, point): a log that repeats a point keeps its first.
+  std::map<std::tuple<int, std::string, double>, const MetricPoint*> unique;
+  for (const MetricPoint& m : metrics) unique.emplace(std::make_tuple(m.gpu, m.metric, m.x), &m);
+  std::vector<std::vector<Value>> rows;
+  for (const auto& [k, m] : unique) {
+    rows.push_back({id, int64_t{m->gpu}, m->metric, m->x, static_cast<int64_t>(m->n), m->median, m->low, m->high,
+                    real_or_null(m->sm_clock_mhz), real_or_null(m->power_w), real_or_null(m->temperature_c),
+                    static_cast<int64_t>(m->throttle & 0x7fffffffffffffffull)});
+  }
+  insert_rows(db,
+              "run_metrics (run_id, gpu_index, metric, x, n, median, low, high, sm_clock_mhz, power_w, "
+              "temperature_c, throttle)",
+              12, std::move(rows), 64);
+}
+
+MetricPoint metric_of(const Row& row, size_t first) {
+  MetricPoint m;
+  m.gpu = static_cast<int>(row.integer(first));
+  m.metric = row.text(first + 1);
+  m.x = row.real(first + 2);
+  m.n = static_cast<size_t>(row.integer(first + 3));
+  m.median = row.real(first + 4);
+  m.low = row.real(first + 5);
+  m.high = row.real(first + 6);
+  m.sm_clock_mhz = row.optional_real(first + 7);
+  m.power_w = row.optional_real(first + 8);
+  m.temperature_c = row.optional_real(first + 9);
+  m.throttle = static_cast<uint64_t>(row.integer(first + 10));
+  return m;
+}
+
+// A run's own columns, read by summary_of; queries add theirs after them.
+constexpr const char* kRunColumns =
+    "r.id, r.run_key, r.kind, r.command, r.format, r.date, r.host, r.model, r.source, r.added, r.line_count";
+constexpr size_t kRunColumnCount = 11;
+
+RunSummary summary_of(const Row& row) {
+  RunSummary s;
+  s.id = row.integer(0);
+  s.key = row.text(1);
+  s.kind = row.text(2);
+  s.command = row.text(3);
+  s.format = row.text(4);
+  s.date = row.text(5);
+  s.host = row.text(6);
+  s.model = row.text(7);
+  s.source = row.text(8);
+  s.added = row.text(9);
+  s.lines = row.integer(10);
+  return s;
+}
+
+constexpr const char* kMetricColumns =
+    "m.gpu_index, m.metric, m.x, m.n, m.median, m.low, m.high, m.sm_clock_mhz, m.power_w, m.temperature_c, m.throttle";
+
+}  // namespace
+
+std::string_view to_string(AddStatus s) {
+  switch (s) {
+    case AddStatus::added: return "added";
+    case AddStatus::grown: return "grown";
+    case AddStatus::unchanged: return "already stored";
+  }
+  return "added";
+}
+
+HistoryStore::HistoryStore(const std::string& spec) : HistoryStore(open_database(spec)) {}
+
+HistoryStore::HistoryStore(std::unique_ptr<Database> db) : db_(std::move(db)) { migrate(*db_); }
+
+std::vector<AddOutcome> HistoryStore::add_file(const std::string& path) {
+  return add_runs(runs_of_file(LineSource::file(path)), path);
+}
+
+std::vector<AddOutcome> HistoryStore::add_runs(const std::vector<StoredRun>& runs, const std::string& source) {
+  Transaction t(*db_);
+  std::vector<AddOutcome> out;
+  for (const StoredRun& run : runs) {
+    out.push_back(add_run(run, source));
+    dist::fault_point("history_add", 0);  // tests: a process killed mid-file leaves nothing
+  }
+  t.commit();
+  return out;
+}
+
+AddOutcome HistoryStore::add_run(const StoredRun& run, const std::string& source) {
+  AddOutcome o{AddStatus::added, 0, run.key, run.kind, run.command, run.date, run.lines.size(), run.metrics.size()};
+  const std::string lock = db_->dialect() == Dialect::postgresql ? " FOR UPDATE" : "";
+  std::vector<Row> existing = db_->query("SELECT id, line_count FROM runs WHERE run_key = $1" + lock, {run.key});
+  if (existing.empty()) {
+    const std::vector<Row> inserted = db_->query(
+        "INSERT INTO runs (run_key, kind, command, format, date, host, model, provenance, source, added, line_count) "
+        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (run_key) DO NOTHING RETURNING id",
+        {run.key, run.kind, run.command, run.format, text_or_null(run.date), text_or_null(run.host),
+         text_or_null(run.model), text_or_null(run.provenance), source, utc_now_iso8601(),
+         static_cast<int64_t>(run.lines.size())});
+    if (inserted.empty()) {  // another writer stored it between our look and our insert
+      existing = db_->query("SELECT id, line_count FROM runs WHERE run_key = $1" + lock, {run.key});
+    } else {
+      o.run_id = inserted.front().integer(0);
+      std::vector<std::vector<Value>> gpus, stack;
+      for (const StoredGpu& g : run.gpus) gpus.push_back({o.run_id, int64_t{g.index}, g.name, text_or_null(g.uuid)});
+      for (const auto& [component, version] : run.stack) stack.push_back({o.run_id, component, version});
+      insert_rows(*db_, "run_gpus (run_id, gpu_index, name, uuid)", 4, std::move(gpus), 64);
+      insert_rows(*db_, "run_stack (run_id, component, version)", 3, std::move(stack), 64);
+      insert_lines(*db_, o.run_id, run.lines, 0);
+      insert_metrics(*db_, o.run_id, run.metrics);
+      return o;
+    }
+  }
+  o.run_id = existing.front().integer(0);
+  const auto stored = static_cast<size_t>(existing.front().integer(1));
+  if (stored >= run.lines.size()) {
+    o.status = AddStatus::unchanged;
+    return o;
+  }
+  // Grown since it was stored (a run still being written when it was added): the new lines, and
+  // the figures again. Lines that differ from what is stored (a file rewritten) replace it all.
+  o.status = AddStatus::grown;
+  const std::vector<Row> last = db_->query("SELECT text FROM run_lines WHERE run_id = $1 AND line_no = $2",
+                                           {o.run_id, static_cast<int64_t>(stored) - 1});
+  size_t from = stored;
+  if (stored == 0 || last.empty() || last.front().text(0) != run.lines[stored - 1]) {
+    db_->query("DELETE FROM run_lines WHERE run_id = $1", {o.run_id});
+    from = 0;
+  }
+  insert_lines(*db_, o.run_id, run.lines, from);
+  db_->query("DELETE FROM run_metrics WHERE run_id = $1", {o.run_id});
+  insert_metrics(*db_, o.run_id, run.metrics);
+  // Its kind too: a run stored from its context record alone becomes what its records say.
+  db_->query("UPDATE runs SET line_count = $1, kind = $2 WHERE id = $3",
+             {static_cast<int64_t>(run.lines.size()), run.kind, o.run_id});
+  return o;
+}
+
+std::vector<RunSummary> HistoryStore::list(const RunFilter& f, size_t limit) const {
+  std::vector<Value> params;
+  Where where(params, f, nullptr);
+  const std::string sql = fmt::format(
+      "SELECT {}, (SELECT COUNT(*) FROM run_gpus g WHERE g.run_id = r.id), "
+      "(SELECT MIN(g.name) FROM run_gpus g WHERE g.run_id = r.id), "
+      "(SELECT COUNT(*) FROM run_metrics m WHERE m.run_id = r.id) FROM runs r{} ORDER BY r.date, r.id LIMIT {}",
+      kRunColumns, where.sql(), where.bind(static_cast<int64_t>(limit)));
+  std::vector<RunSummary> out;
+  for (const Row& row : db_->query(sql, params)) {
+    RunSummary s = summary_of(row);
+    s.gpus = row.integer(kRunColumnCount);
+    s.gpu = row.text(kRunColumnCount + 1);
+    s.metrics = row.integer(kRunColumnCount + 2);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::optional<RunDetail> HistoryStore::show(int64_t id) const {
+  const std::vector<Row> rows =
+      db_->query(fmt::format("SELECT {}, r.provenance FROM runs r WHERE r.id = $1", kRunColumns), {id});
+  if (rows.empty()) return std::nullopt;
+  RunDetail d;
+  d.run = summary_of(rows.front());
+  d.provenance = rows.front().text(kRunColumnCount);
+  for (const Row& g : db_->query("SELECT gpu_index, name, uuid FROM run_gpus WHERE run_id = $1 ORDER BY gpu_index", {id})) {
+    d.gpus.push_back({static_cast<int>(g.integer(0)), g.text(1), g.text(2)});
+  }
+  for (const Row& s : db_->query("SELECT component, version FROM run_stack WHERE run_id = $1 ORDER BY component", {id})) {
+    d.stack.emplace_back(s.text(0), s.text(1));
+  }
+  for (const Row& m : db_->query(fmt::format("SELECT {} FROM run_metrics m WHERE m.run_id = $1 ORDER BY m.metric, m.x, m.gpu_index",
+                                             kMetricColumns), {id})) {
+    d.metrics.push_back(metric_of(m, 0));
+  }
+  d.run.gpus = static_cast<int64_t>(d.gpus.size());
+  d.run.gpu = d.gpus.empty() ? "" : d.gpus.front().name;
+  d.run.metrics = static_cast<int64_t>(d.metrics.size());
+  return d;
+}
+
+std::vector<MetricInfo> HistoryStore::metrics(const RunFilter& f) const {
+  std::vector<Value> params;
+  Where where(params, f, nullptr);
+  const std::string sql = fmt::format(
+      "SELECT m.metric, m.x, COUNT(DISTINCT m.run_id) FROM run_metrics m JOIN runs r ON r.id = m.run_id{} "
+      "GROUP BY m.metric, m.x ORDER BY m.metric, m.x", where.sql());
+  std::vector<MetricInfo> out;
+  for (const Row& row : db_->query(sql, params)) {
+    if (out.empty() || out.back().metric != row.text(0)) out.push_back({row.text(0), 0, {}});
+    out.back().points.push_back(row.real(1));
+    out.back().runs = std::max(out.back().runs, row.integer(2));
+  }
+  return out;
+}
+
+std::vector<double> HistoryStore::points(const std::string& metric, const RunFilter& f) const {
+  std::vector<Value> params{metric};
+  Where where(params, f, nullptr);
+  std::vector<double> out;
+  for (const Row& row : db_->query(fmt::format("SELECT DISTINCT m.x FROM run_metrics m JOIN runs r ON r.id = m.run_id{} "
+                                               "ORDER BY m.x", where.sql("m.metric = $1")), params)) {
+    out.push_back(row.real(0));
+  }
+  return out;
+}
+
+std::vector<TrendRun> HistoryStore::trend_rows(const std::string& metric, double x, const std::string& by,
+                                               const RunFilter& f) const {
+  std::vector<Value> params{metric, x, by};
+  Where where(params, f, "g");
+  const std::string sql = fmt::format(
+      "SELECT r.id, r.date, r.host, g.name, s.version, m.n, m.median, m.low, m.high FROM run_metrics m "
+      "JOIN runs r ON r.id = m.run_id "
+      "LEFT JOIN run_gpus g ON g.run_id = m.run_id AND g.gpu_index = m.gpu_index "
+      "LEFT JOIN run_stack s ON s.run_id = r.id AND s.component = $3{}",
+      where.sql("m.metric = $1 AND m.x = $2"));
+  std::vector<TrendRun> out;
+  for (const Row& row : db_->query(sql, params)) {
+    TrendRun t;
+    t.run_id = row.integer(0);
+    t.date = row.text(1);
+    t.host = row.text(2);
+    t.gpu = row.text(3);
+    t.version = row.text(4);
+    t.figure = {row.real(6), row.real(7), row.real(8), static_cast<size_t>(row.integer(5))};
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::vector<FleetSample> HistoryStore::fleet_rows(const std::string& metric, double x, const RunFilter& f) const {
+  std::vector<Value> params{metric, x};
+  Where where(params, f, "g");
+  const std::string sql = fmt::format(
+      "SELECT r.id, r.date, r.host, g.name, g.uuid, {} FROM run_metrics m JOIN runs r ON r.id = m.run_id "
+      "LEFT JOIN run_gpus g ON g.run_id = m.run_id AND g.gpu_index = m.gpu_index{}",
+      kMetricColumns, where.sql("m.metric = $1 AND m.x = $2"));
+  std::vector<FleetSample> out;
+  for (const Row& row : db_->query(sql, params)) {
+    FleetSample s;
+    s.run_id = row.integer(0);
+    s.date = row.text(1);
+    s.host = row.text(2);
+    s.gpu_name = row.text(3);
+    s.uuid = row.text(4);
+    s.point = metric_of(row, 5);
+    s.gpu_index = s.point.gpu;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+LineSource HistoryStore::run_text(const std::vector<int64_t>& ids, const std::string& name) const {
+  std::vector<std::string> lines;
+  for (int64_t id : ids) {
+    if (db_->query("SELECT id FROM runs WHERE id = $1", {id}).empty()) {
+      throw UsageError(fmt::format("{}: no run {} in the history database {} (see history list)", name, id, db_->name()));
+    }
+    for (const Row& row : db_->query("SELECT text FROM run_lines WHERE run_id = $1 ORDER BY line_no", {id})) {
+      lines.push_back(row.text(0));
+    }
+  }
+  return LineSource::lines(std::move(lines), false, name);
+}
+
+}  // namespace ub::history

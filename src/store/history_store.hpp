@@ -1,0 +1,92 @@
+// What `history` does with its database: add runs (a file in one transaction: all its runs or
+// none; a run already there is stored once, a run that has grown since gets its new lines), find
+// runs by what they ran on, and hand trends, fleets, compare and report the rows they need.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "analysis/history/fleet.hpp"
+#include "analysis/history/stored_run.hpp"
+#include "analysis/history/trend.hpp"
+#include "base/line_source.hpp"
+#include "store/database.hpp"
+
+namespace ub::history {
+
+// What to select runs by; empty fields select everything.
+struct RunFilter {
+  std::string gpu;      // part of the GPU's name, any case ("h200")
+  std::string uuid;     // a GPU's UUID
+  std::string host, command, model, kind;
+  std::string since, until;  // dates, or their beginnings ("2026-11"), inclusive
+  std::vector<std::pair<std::string, std::string>> stack;  // component = version, all of them
+};
+
+enum class AddStatus { added, grown, unchanged };
+std::string_view to_string(AddStatus s);
+
+struct AddOutcome {
+  AddStatus status = AddStatus::added;
+  int64_t run_id = 0;
+  std::string key, kind, command, date;
+  size_t lines = 0, metrics = 0;
+};
+
+struct RunSummary {
+  int64_t id = 0;
+  std::string key, kind, command, format, date, host, model, gpu, source, added;
+  int64_t gpus = 0, lines = 0, metrics = 0;
+};
+
+struct RunDetail {
+  RunSummary run;
+  std::vector<StoredGpu> gpus;
+  std::vector<std::pair<std::string, std::string>> stack;
+  std::vector<MetricPoint> metrics;
+  std::string provenance;
+};
+
+struct MetricInfo {
+  std::string metric;
+  int64_t runs = 0;
+  std::vector<double> points;  // the x values seen
+};
+
+class HistoryStore {
+ public:
+  // Opens the database (open_database) and brings its schema up to date.
+  explicit HistoryStore(const std::string& spec);
+  explicit HistoryStore(std::unique_ptr<Database> db);
+
+  Database& database() { return *db_; }
+
+  // Every run of the file in one transaction; a file a reader refuses adds nothing (WorkError
+  // naming it).
+  std::vector<AddOutcome> add_file(const std::string& path);
+  std::vector<AddOutcome> add_runs(const std::vector<StoredRun>& runs, const std::string& source);
+
+  std::vector<RunSummary> list(const RunFilter& f, size_t limit) const;
+  std::optional<RunDetail> show(int64_t id) const;
+  std::vector<MetricInfo> metrics(const RunFilter& f) const;
+  // The points (x values) at which `metric` is stored in runs matching `f`, ascending.
+  std::vector<double> points(const std::string& metric, const RunFilter& f) const;
+  // One row per run and GPU holding `metric` at `x`; `by`: the stack component whose version
+  // labels each row.
+  std::vector<TrendRun> trend_rows(const std::string& metric, double x, const std::string& by, const RunFilter& f) const;
+  std::vector<FleetSample> fleet_rows(const std::string& metric, double x, const RunFilter& f) const;
+  // The lines of the runs, in the order given, as one file named `name` (compare and report read
+  // it as they read a file). Throws UsageError naming an id that is not there.
+  LineSource run_text(const std::vector<int64_t>& ids, const std::string& name) const;
+
+ private:
+  AddOutcome add_run(const StoredRun& run, const std::string& source);
+
+  std::unique_ptr<Database> db_;
+};
+
+}  // namespace ub::history

@@ -1,0 +1,18 @@
+// The history's tables, created and migrated by the tool itself: `schema_version` holds the
+// version the database is at; each migration runs in its own transaction, once, under a lock
+// (SQLite's write lock, a PostgreSQL advisory lock), so two processes opening a new database at
+// the same moment create it once. docs/history.md describes the tables.
+#pragma once
+
+#include "store/database.hpp"
+
+namespace ub::history {
+
+// The version this build writes and reads.
+inline constexpr int kSchemaVersion = 1;
+
+// Brings `db` to kSchemaVersion. Throws WorkError when the database is at a later version (made
+// by a newer upgradebench).
+void migrate(Database& db);
+
+}  // namespace ub::history
