@@ -10,30 +10,11 @@
 #include "base/error.hpp"
 #include "base/text.hpp"
 #include "model/llama_layout.hpp"
+#include "base/units.hpp"
 
 namespace ub {
 
 using nlohmann::json;
-
-void TrainConfig::validate() const {
-  check_training_step(model, batch, seqlen, loss_chunk);
-  check_step_options(zero, offload_optimizer, master_weights, checkpointing, selective, mlp_tile);
-  if (bucket_elems < 0 || bucket_elems > (int64_t{1} << 40)) {
-    throw UsageError(fmt::format("train: --bucket {} is out of range (0..2^40 elements; 0: one bucket per unit)", bucket_elems));
-  }
-  if (steps < 1 || steps > 100000) throw UsageError(fmt::format("train: --steps {} is out of range (1..100000)", steps));
-  if (warmup < 0 || warmup > 100000) throw UsageError(fmt::format("train: --warmup {} is out of range (0..100000)", warmup));
-  if (!(adam.lr >= 0 && adam.lr < 1)) throw UsageError(fmt::format("train: --lr {} is out of range [0, 1)", adam.lr));
-  if (!(adam.beta1 >= 0 && adam.beta1 < 1 && adam.beta2 >= 0 && adam.beta2 < 1)) {
-    throw UsageError("train: --beta1 and --beta2 must be within [0, 1)");
-  }
-  if (!(adam.eps > 0)) throw UsageError("train: --eps must be positive");
-  if (!(adam.weight_decay >= 0)) throw UsageError("train: --weight-decay must not be negative");
-  if (profile_steps < 1 || profile_steps > 1000) {
-    throw UsageError(fmt::format("train: --profile-steps {} is out of range (1..1000)", profile_steps));
-  }
-  if (!(adam.max_grad_norm >= 0)) throw UsageError("train: --max-grad-norm must not be negative (0: no clipping)");
-}
 
 void to_json(json& j, const TrainConfig& c) {
   const ModelShape& m = c.model;
@@ -238,7 +219,7 @@ void to_json(json& j, const TrainBreakdown& b) {
   for (const GemmChoice& g : b.gemms) {
     j["gemm_algorithms"].push_back({{"shape", g.shape}, {"flop", g.flop}, {"candidates", g.candidates},
                                     {"chosen_rank", g.chosen_rank}, {"first_ms", g.first_ms}, {"best_ms", g.best_ms},
-                                    {"tflops", g.best_ms > 0 ? g.flop / 1e12 / (g.best_ms * 1e-3) : 0.0}});
+                                    {"tflops", tflops_from(g.flop, g.best_ms)}});
   }
 }
 

@@ -1,4 +1,5 @@
-// The records of `train` and `sweep` (the training step): the configuration, one `train_step`
+// The records of `train` and `sweep` (the training step): the configuration (model/train_config.hpp
+// as the context record writes it), one `train_step`
 // per step in benchmark.py's format plus our fields, `train_memory` probes, `train_oom` and
 // `train_error` for a length that did not run, `train_breakdown` for a profiled step and
 // `sweep_max` for the bisection's result. The Hugging Face peer (bench/peers/train_peer.py)
@@ -13,41 +14,14 @@
 #include <nlohmann/json.hpp>
 
 #include "facts/model_shape.hpp"
+#include "model/train_config.hpp"
 #include "model/train_math.hpp"
 #include "records/fields.hpp"
 #include "records/timing_record.hpp"
+#include "base/units.hpp"
 
 namespace ub {
 
-struct TrainConfig {
-  ModelShape model;
-  std::string model_name;  // preset id or config path, as given
-  int64_t seqlen = 8192, batch = 1;
-  int steps = 10, warmup = 2;  // timed steps, and untimed ones before them
-  bool master_weights = true;
-  bool checkpointing = false;  // recompute each layer's forward in backward
-  bool selective = false;      // ... keeping each layer's attention output and statistics
-  int64_t mlp_tile = 0;        // tokens per MLP tile (0: the whole sequence at once)
-  int64_t loss_chunk = 0;      // tokens per lm_head + cross-entropy chunk (0: all at once)
-  // Data parallelism: ranks in the job (each trains its own sequences), the ZeRO stage, elements
-  // per communication bucket (0: one bucket per unit), AdamW on host threads.
-  int world = 1;
-  int zero = 0;
-  int64_t bucket_elems = 0;
-  bool offload_optimizer = false;
-  int host_threads = 0;  // the offloaded AdamW's (0: every core)
-  bool autotune_gemm = true;
-  bool decompose = false;      // after the timed steps, profiled ones: a decomposition record
-  bool breakdown = false;      // ... and a train_breakdown record of the median one
-  int profile_steps = 3;       // how many profiled steps
-  std::string trace_out;       // where to write them as a Chrome trace ("" : nowhere)
-  AdamWParams adam;
-  uint64_t seed = 1234;
-  bool mem_debug = false;
-  std::optional<double> peak_tflops;  // the catalog's bf16 dense peak for this GPU, if known
-
-  void validate() const;  // UsageError for what cannot run, before the GPU is touched
-};
 
 // What a training run's configuration says about the workload, whoever wrote it: what `compare`
 // and `memfit` need to know that two runs measured the same thing.
@@ -101,8 +75,8 @@ struct BreakdownRow {
   std::string cls, label;
   int launches = 0;
   double ms = 0, flop = 0, bytes = 0;
-  double tflops() const { return flop > 0 && ms > 0 ? flop / 1e12 / (ms * 1e-3) : 0; }
-  double gbps() const { return bytes > 0 && ms > 0 ? bytes / 1e9 / (ms * 1e-3) : 0; }
+  double tflops() const { return tflops_from(flop, ms); }
+  double gbps() const { return gbps_from(bytes, ms); }
 };
 
 // The algorithm the GEMM autotuner kept for one shape.
