@@ -9,6 +9,7 @@
 #include "base/error.hpp"
 #include "facts/cost.hpp"
 #include "facts/flops.hpp"
+#include "base/units.hpp"
 
 namespace ub {
 
@@ -22,6 +23,25 @@ bool intended_difference(const std::string& key) {
 }
 
 std::optional<Dtype> dtype_of(const RunLog& r) { return parse_dtype(r.dtype); }
+
+}  // namespace
+
+PointThroughput point_throughput(const RunLog& run, const RunPoint& p, const PointStats& stats,
+                                 const std::optional<ModelShape>& model, const Accelerator* gpu) {
+  PointThroughput t;
+  if (stats.tflops) {
+    t.tflops = stats.tflops->median;
+  } else if (model) {
+    FlopOptions fo;
+    fo.batch = run.batch;
+    t.tflops = tflops_from(step_flops(*model, p.seqlen, fo).total(), stats.time_ms.median);
+  }
+  const auto dt = dtype_of(run);
+  if (gpu && dt) t.mfu = gpu->fraction_of_peak(t.tflops, *dt);
+  return t;
+}
+
+namespace {
 
 SideFigures side(const RunLog& run, const RunPoint* p, const Accelerator* gpu,
                  const std::optional<ModelShape>& model, const CompareOptions& opt,
@@ -38,17 +58,8 @@ SideFigures side(const RunLog& run, const RunPoint* p, const Accelerator* gpu,
   s.step_time = st.time_ms;
   s.step_ms = st.time_ms.median;
   s.peak_gib = st.peak_mem_gib;
-  if (st.tflops) {
-    s.tflops = st.tflops->median;
-  } else if (model) {
-    FlopOptions fo;
-    fo.batch = run.batch;
-    s.tflops = step_flops(*model, p->seqlen, fo).total() / 1e12 / (st.time_ms.median / 1e3);
-  }
-  const auto dt = dtype_of(run);
-  if (s.tflops && gpu && dt) {
-    if (auto peak = gpu->peak(*dt).get()) s.mfu = *s.tflops / *peak;
-  }
+  const PointThroughput t = point_throughput(run, *p, st, model, gpu);
+  s.tflops = t.tflops, s.mfu = t.mfu;
   const double tps = tokens_per_gpu_second(run.batch, p->seqlen, st.time_ms.median);
   if (price) {
     s.usd_per_mtok = usd_per_million_tokens(*price, tps);

@@ -26,6 +26,15 @@ struct CompareOptions {
   bool force = false;                          // compare different models / batch sizes anyway
 };
 
+// A point's throughput: the TFLOPS its records hold (the median over its steady steps), else the
+// model's FLOPs per step (facts/flops.hpp) over its median step time; MFU against the GPU's dense
+// peak in the run's dtype. What `compare` and the report of one run show for a point.
+struct PointThroughput {
+  std::optional<double> tflops, mfu;
+};
+PointThroughput point_throughput(const RunLog& run, const RunPoint& p, const PointStats& stats,
+                                 const std::optional<ModelShape>& model, const Accelerator* gpu);
+
 struct SideFigures {
   std::string status = "absent";  // ok, oom, absent
   std::optional<Summary> step_time;  // steady steps: median, mean, min, max, median interval

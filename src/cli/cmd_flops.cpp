@@ -4,6 +4,7 @@
 
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
+#include "base/units.hpp"
 #include "cli/output.hpp"
 #include "facts/flops.hpp"
 #include "report/format.hpp"
@@ -45,20 +46,20 @@ void run(Context& ctx, const FlopsOptions& o) {
   json points = json::array();
   for (int64_t s : seqlens) {
     const StepFlops f = step_flops(m, s, fo);
-    std::vector<std::string> row = {fmt::format("{}", s), report::num(f.dense / 1e12),
-                                    report::num(f.attention / 1e12), report::num(f.total() / 1e12),
+    std::vector<std::string> row = {fmt::format("{}", s), report::num(to_tflop(f.dense)),
+                                    report::num(to_tflop(f.attention)), report::num(to_tflop(f.total())),
                                     report::percent(f.attention_share())};
     json p = {{"seqlen", s},
-              {"dense_tflop", f.dense / 1e12},
-              {"attention_tflop", f.attention / 1e12},
-              {"total_tflop", f.total() / 1e12},
+              {"dense_tflop", to_tflop(f.dense)},
+              {"attention_tflop", to_tflop(f.attention)},
+              {"total_tflop", to_tflop(f.total())},
               {"attention_share", f.attention_share()}};
     if (o.hfu) {
       FlopOptions with_recompute = fo;
       with_recompute.recompute = true;
       const double hfu = step_flops(m, s, with_recompute).total();
-      row.push_back(report::num(hfu / 1e12));
-      p["hfu_tflop"] = hfu / 1e12;
+      row.push_back(report::num(to_tflop(hfu)));
+      p["hfu_tflop"] = to_tflop(hfu);
     }
     b.table.add_row(std::move(row));
     points.push_back(std::move(p));

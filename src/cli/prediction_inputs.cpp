@@ -12,6 +12,7 @@
 #include "cli/arguments.hpp"
 #include "facts/flops.hpp"
 #include "records/readers/log_kind.hpp"
+#include "base/units.hpp"
 
 namespace ub::cli {
 
@@ -51,7 +52,7 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
       };
       auto tflop = [&](int64_t s) -> std::optional<double> {
         const auto f = flops(s, 1);
-        return f ? std::optional<double>(f->total() / 1e12) : std::nullopt;
+        return f ? std::optional<double>(to_tflop(f->total())) : std::nullopt;
       };
       for (StepInput& s : steps_from_training_log(t, share, tflop, warnings)) steps.push_back(std::move(s));
     } else {
@@ -127,7 +128,7 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
     if (model && !s.step_tflop && s.seqlen) {
       FlopOptions fo;
       fo.batch = s.batch;
-      s.step_tflop = step_flops(model_of(s), *s.seqlen, fo).total() / 1e12;
+      s.step_tflop = to_tflop(step_flops(model_of(s), *s.seqlen, fo).total());
     }
     out.predictions.push_back(predict_step(s, from, to, from_rates, to_rates, po));
   }

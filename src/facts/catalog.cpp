@@ -11,6 +11,7 @@
 #include "base/error.hpp"
 #include "base/json_text.hpp"
 #include "base/text.hpp"
+#include "base/units.hpp"
 
 namespace ub {
 
@@ -92,6 +93,10 @@ std::optional<std::pair<double, bool>> device_total(const Accelerator& a) {
 }
 
 }  // namespace
+
+std::optional<double> Accelerator::fraction_of_peak(std::optional<double> tflops, Dtype d) const {
+  return fraction_of(tflops, peak(d).get());
+}
 
 std::optional<double> Accelerator::capacity_gib() const {
   const auto total = device_total(*this);

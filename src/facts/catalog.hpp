@@ -35,6 +35,8 @@ struct Accelerator {
   std::optional<PublishedMamf> mamf_bf16, mamf_fp8;
 
   const Figure& peak(Dtype d) const { return peak_tflops.at(d); }
+  // Achieved TFLOPS in `d` as a fraction of the dense peak (MFU); none when the peak is not published.
+  std::optional<double> fraction_of_peak(std::optional<double> tflops, Dtype d) const;
   // The memory a training step can use, by the rule below; unknown without a capacity figure.
   std::optional<double> capacity_gib() const;
   // The rule applied to this accelerator, in words ("140.4 GiB reported - 0.53 GiB - 7% = 130.0").

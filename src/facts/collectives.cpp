@@ -5,6 +5,7 @@
 
 #include "base/error.hpp"
 #include "base/text.hpp"
+#include "base/units.hpp"
 
 namespace ub {
 
@@ -74,7 +75,6 @@ double bus_factor(Collective c, int world) {
   }
 }
 
-double gbps(double bytes, double seconds) { return seconds > 0 ? bytes / seconds / 1e9 : 0; }
 
 std::optional<double> busbw_spec_gbps(const Accelerator& gpu) {
   if (!gpu.interconnect_gbps.known() || gpu.interconnect_gbps.value <= 0) return std::nullopt;

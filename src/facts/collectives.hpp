@@ -46,8 +46,6 @@ CollectiveCounts collective_counts(Collective c, size_t bytes, size_t element_by
 
 // busbw / algbw for `world` ranks.
 double bus_factor(Collective c, int world);
-// GB/s (1e9 bytes per second) of `bytes` moved in `seconds`.
-double gbps(double bytes, double seconds);
 
 // What busbw is held against ("of spec"): one direction of the catalog's bidirectional
 // interconnect figure for the GPU, when the catalog has one.

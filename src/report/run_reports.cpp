@@ -12,6 +12,7 @@
 #include "facts/memfit.hpp"
 #include "report/comparison_view.hpp"
 #include "report/format.hpp"
+#include "base/units.hpp"
 
 namespace ub::report {
 
@@ -206,7 +207,6 @@ ReportContent single_run_report(const RunLog& run, const Catalog& catalog, const
                         run.layers ? fmt::format(" ({} layers)", *run.layers) : "");
   r.banner = banner_of({&run});
   const Accelerator* gpu = catalog.try_find(run.gpu);
-  const auto dt = parse_dtype(run.dtype);
   auto& t = r.body.add("Per sequence length");
   t.notes.push_back("Records: " + run.path);
   t.table.columns = {{"seqlen"}, {"step ms"}, {"TFLOPS"}, {"MFU"}, {"attn share"}, {"peak GiB"}, {"status", Align::left}};
@@ -226,16 +226,7 @@ ReportContent single_run_report(const RunLog& run, const Catalog& catalog, const
       continue;
     }
     const PointStats st = point_stats(run, p);
-    std::optional<double> tflops = st.tflops ? std::optional<double>(st.tflops->median) : std::nullopt;
-    if (!tflops && model) {
-      FlopOptions fo;
-      fo.batch = run.batch;
-      tflops = step_flops(*model, p.seqlen, fo).total() / 1e12 / (st.time_ms.median / 1e3);
-    }
-    std::optional<double> m;
-    if (tflops && gpu && dt) {
-      if (auto peak = gpu->peak(*dt).get()) m = *tflops / *peak;
-    }
+    const auto [tflops, m] = point_throughput(run, p, st, model, gpu);
     if (tflops) tf.points.emplace_back(x, *tflops);
     if (m) mfu.points.emplace_back(x, *m * 100);
     if (st.peak_mem_gib) {

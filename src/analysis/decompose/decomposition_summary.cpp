@@ -1,5 +1,6 @@
 // The record of a decomposition; see decomposition_summary.hpp.
 #include "analysis/decompose/decomposition_summary.hpp"
+#include "base/units.hpp"
 
 #include <algorithm>
 
@@ -10,23 +11,22 @@ namespace {
 // The bucket's achieved rate and what it is against.
 void add_rate(DecompositionBucketRecord& x, Bucket b, const BucketWork& work, const Accelerator* gpu) {
   const size_t i = static_cast<size_t>(b);
-  const double seconds = x.ms / 1e3;
-  if (seconds <= 0) return;
+  if (x.ms <= 0) return;
   if (work.flop[i] > 0) {
-    x.tflop = work.flop[i] / 1e12;
-    x.tflops = *x.tflop / seconds;
+    x.tflop = to_tflop(work.flop[i]);
+    x.tflops = tflops_from(work.flop[i], x.ms);
     if (gpu && b == Bucket::gemm && gpu->mamf_bf16 && gpu->mamf_bf16->tflops.known()) {
-      x.of_ceiling = *x.tflops / gpu->mamf_bf16->tflops.value;
+      x.of_ceiling = fraction_of(x.tflops, gpu->mamf_bf16->tflops.get());
       x.ceiling = "published bf16 MAMF";
     } else if (gpu && gpu->peak(Dtype::bf16).known()) {
-      x.of_ceiling = *x.tflops / gpu->peak(Dtype::bf16).value;
+      x.of_ceiling = gpu->fraction_of_peak(x.tflops, Dtype::bf16);
       x.ceiling = "dense bf16 peak";
     }
   } else if (work.bytes[i] > 0) {
     x.gbytes = work.bytes[i] / 1e9;
-    x.gbps = *x.gbytes / seconds;
+    x.gbps = gbps_from(work.bytes[i], x.ms);
     if (gpu && gpu->bandwidth_tbps.known()) {
-      x.of_ceiling = *x.gbps / (gpu->bandwidth_tbps.value * 1e3);
+      x.of_ceiling = fraction_of(x.gbps, gpu->bandwidth_tbps.value * 1e3);
       x.ceiling = "HBM bandwidth";
     }
   }

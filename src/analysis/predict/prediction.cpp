@@ -8,6 +8,7 @@
 
 #include "facts/cost.hpp"
 #include "records/fields.hpp"
+#include "base/units.hpp"
 
 namespace ub {
 
@@ -160,7 +161,7 @@ Prediction predict_step(const StepInput& in, const Accelerator& a, const Acceler
     p.speedup = in.step_ms / step, p.speedup_low = in.step_ms / high, p.speedup_high = in.step_ms / low;
     if (in.step_tflop) {
       p.tflops = *in.step_tflop / (step / 1e3);
-      if (b.peak(Dtype::bf16).known()) p.mfu = *p.tflops / b.peak(Dtype::bf16).value;
+      p.mfu = b.fraction_of_peak(p.tflops, Dtype::bf16);
     }
     const auto most = std::max_element(p.buckets.begin(), p.buckets.end(),
                                        [](const auto& x, const auto& y) { return x.ms.value_or(0) < y.ms.value_or(0); });

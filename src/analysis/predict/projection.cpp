@@ -5,6 +5,7 @@
 
 #include "base/error.hpp"
 #include "facts/flops.hpp"
+#include "base/units.hpp"
 
 namespace ub {
 
@@ -47,7 +48,7 @@ StepInput project_to_seqlen(const StepInput& in, int64_t seqlen, const ModelShap
     x.ms *= growth;
     out.step_ms += x.ms;
   }
-  if (in.step_tflop) out.step_tflop = b.total() / 1e12;
+  if (in.step_tflop) out.step_tflop = to_tflop(b.total());
   out.peak_memory_gib.reset();  // memory does not carry over: memfit's line does that
   out.from = fmt::format("{}, carried from {} to {} tokens by the model's FLOPs{}", in.from, *in.seqlen, seqlen,
                          ta && tb ? " and the old GPU's attention runs at both lengths" : "");
@@ -84,7 +85,7 @@ StepInput project_to_layers(const StepInput& in, int64_t layers, const ModelShap
     x.ms *= growth;
     out.step_ms += x.ms;
   }
-  if (in.step_tflop) out.step_tflop = fb.total() / 1e12;
+  if (in.step_tflop) out.step_tflop = to_tflop(fb.total());
   out.peak_memory_gib.reset();  // weights, gradients and optimizer state grow too: memfit, not this
   out.from = fmt::format("{}, carried from {} to {} layers by the model's FLOPs and parameters", in.from, *in.layers,
                          layers);
