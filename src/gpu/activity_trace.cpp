@@ -43,7 +43,7 @@ struct Gathered {
   std::vector<uint32_t> correlation;                     // per record: its API call's correlation id
 };
 
-Gathered* g_live = nullptr;  // the one live trace's; guarded by g_live_mutex
+std::unique_ptr<Gathered> g_live;  // the one live trace's; guarded by g_live_mutex
 std::mutex g_live_mutex;
 std::atomic<bool> g_callbacks_registered{false};
 
@@ -110,6 +110,7 @@ void add(Gathered& g, const CUpti_Activity* a) {
 }
 
 void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t, size_t valid) {
+  const std::unique_ptr<uint8_t, void (*)(void*)> owned(buffer, &std::free);  // CUPTI hands it back to us
   {
     std::lock_guard live(g_live_mutex);
     if (g_live) {
@@ -120,38 +121,60 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, 
       if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS) g_live->log.dropped += dropped;
     }
   }
-  std::free(buffer);
 }
+
+// The process-wide record of the one live trace, from construction to destruction.
+class LiveRecord {
+ public:
+  LiveRecord() {
+    std::lock_guard live(g_live_mutex);
+    if (g_live) throw WorkError("CUPTI activity tracing is already on in this process (one trace at a time)");
+    g_live = std::make_unique<Gathered>();
+  }
+  ~LiveRecord() {
+    std::lock_guard live(g_live_mutex);
+    g_live.reset();
+  }
+  LiveRecord(const LiveRecord&) = delete;
+  LiveRecord& operator=(const LiveRecord&) = delete;
+};
+
+// One kind of activity record, on from construction to destruction.
+class EnabledKind {
+ public:
+  explicit EnabledKind(CUpti_ActivityKind k) : k_(k) { UB_CUPTI_CHECK(cuptiActivityEnable(k)); }
+  ~EnabledKind() { cuptiActivityDisable(k_); }
+  EnabledKind(const EnabledKind&) = delete;
+  EnabledKind& operator=(const EnabledKind&) = delete;
+
+ private:
+  CUpti_ActivityKind k_;
+};
 
 }  // namespace
 
-ActivityTrace::ActivityTrace() {
-  {
-    std::lock_guard live(g_live_mutex);
-    if (g_live) throw WorkError("CUPTI activity tracing is already on in this process (one trace at a time)");
-    g_live = new Gathered;
-  }
-  try {
+// What is on while the trace lives, in the order it is undone: the kinds disabled, what CUPTI
+// still holds flushed into the record, then the record dropped. A constructor that throws part way
+// undoes what it did.
+struct ActivityTrace::State {
+  LiveRecord live;
+  std::vector<std::unique_ptr<EnabledKind>> kinds;
+
+  State() {
     if (!g_callbacks_registered.exchange(true)) {
       UB_CUPTI_CHECK(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
     }
-    for (CUpti_ActivityKind k : kKinds) UB_CUPTI_CHECK(cuptiActivityEnable(k));
-  } catch (...) {
-    for (CUpti_ActivityKind k : kKinds) cuptiActivityDisable(k);
-    std::lock_guard live(g_live_mutex);
-    delete g_live;
-    g_live = nullptr;
-    throw;
+    for (CUpti_ActivityKind k : kKinds) kinds.push_back(std::make_unique<EnabledKind>(k));
   }
-}
+  ~State() {
+    kinds.clear();
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  }
+};
 
-ActivityTrace::~ActivityTrace() {
-  for (CUpti_ActivityKind k : kKinds) cuptiActivityDisable(k);
-  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  std::lock_guard live(g_live_mutex);
-  delete g_live;
-  g_live = nullptr;
-}
+ActivityTrace::ActivityTrace() : state_(std::make_unique<State>()) {}
+
+ActivityTrace::~ActivityTrace() = default;
 
 uint64_t ActivityTrace::now() {
   uint64_t t = 0;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,10 @@ class ActivityTrace {
   // Waits for the records of work already finished on the GPU (synchronise first) and returns
   // every record since the last collect().
   ActivityLog collect();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
 };
 
 }  // namespace ub::gpu

@@ -36,7 +36,6 @@ NcclComm::NcclComm(const std::string& unique_id, int world, int rank) : world_(w
   if (unique_id.size() != sizeof id.internal) throw WorkError("nccl: the unique id from rank 0 has the wrong size");
   std::copy(unique_id.begin(), unique_id.end(), id.internal);
   UB_NCCL_CHECK(ncclCommInitRank(&comm_, world, id, rank));
-  UB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
 }
 
 NcclComm::~NcclComm() {
@@ -44,38 +43,34 @@ NcclComm::~NcclComm() {
   if (poller_.joinable()) poller_.join();
   std::lock_guard lock(abort_mutex_);
   if (comm_ && !aborted_.load()) ncclCommDestroy(comm_);
-  if (scratch_) cudaFree(scratch_);
-  if (stream_) cudaStreamDestroy(stream_);
 }
 
 void* NcclComm::scratch(size_t bytes) {
-  if (bytes > scratch_bytes_) {
-    if (scratch_) UB_CUDA_CHECK(cudaFree(scratch_));
-    scratch_ = nullptr;
-    UB_CUDA_CHECK(cudaMalloc(&scratch_, bytes));
-    scratch_bytes_ = bytes;
+  if (bytes > scratch_.bytes()) {
+    scratch_ = DeviceBuffer();  // the old one first: the new one may need its memory
+    scratch_ = DeviceBuffer(bytes);
   }
-  return scratch_;
+  return scratch_.get();
 }
 
 bool NcclComm::any_rank(bool mine) {
   const int32_t flag = mine ? 1 : 0;
   auto* d = static_cast<int32_t*>(scratch(sizeof flag));
   int32_t result = 0;
-  UB_CUDA_CHECK(cudaMemcpyAsync(d, &flag, sizeof flag, cudaMemcpyHostToDevice, stream_));
-  UB_NCCL_CHECK(ncclAllReduce(d, d, 1, ncclInt32, ncclMax, comm_, stream_));
-  UB_CUDA_CHECK(cudaMemcpyAsync(&result, d, sizeof result, cudaMemcpyDeviceToHost, stream_));
-  UB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  UB_CUDA_CHECK(cudaMemcpyAsync(d, &flag, sizeof flag, cudaMemcpyHostToDevice, stream_.get()));
+  UB_NCCL_CHECK(ncclAllReduce(d, d, 1, ncclInt32, ncclMax, comm_, stream_.get()));
+  UB_CUDA_CHECK(cudaMemcpyAsync(&result, d, sizeof result, cudaMemcpyDeviceToHost, stream_.get()));
+  UB_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
   return result != 0;
 }
 
 uint64_t NcclComm::sum_over_ranks(uint64_t mine) {
   auto* d = static_cast<uint64_t*>(scratch(sizeof mine));
   uint64_t result = 0;
-  UB_CUDA_CHECK(cudaMemcpyAsync(d, &mine, sizeof mine, cudaMemcpyHostToDevice, stream_));
-  UB_NCCL_CHECK(ncclAllReduce(d, d, 1, ncclUint64, ncclSum, comm_, stream_));
-  UB_CUDA_CHECK(cudaMemcpyAsync(&result, d, sizeof result, cudaMemcpyDeviceToHost, stream_));
-  UB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  UB_CUDA_CHECK(cudaMemcpyAsync(d, &mine, sizeof mine, cudaMemcpyHostToDevice, stream_.get()));
+  UB_NCCL_CHECK(ncclAllReduce(d, d, 1, ncclUint64, ncclSum, comm_, stream_.get()));
+  UB_CUDA_CHECK(cudaMemcpyAsync(&result, d, sizeof result, cudaMemcpyDeviceToHost, stream_.get()));
+  UB_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
   return result;
 }
 
@@ -83,10 +78,10 @@ std::vector<double> NcclComm::gather_from_ranks(const std::vector<double>& mine)
   const size_t n = mine.size();
   auto* d = static_cast<double*>(scratch(n * sizeof(double) * static_cast<size_t>(world_ + 1)));
   std::vector<double> all(n * static_cast<size_t>(world_));
-  UB_CUDA_CHECK(cudaMemcpyAsync(d, mine.data(), n * sizeof(double), cudaMemcpyHostToDevice, stream_));
-  UB_NCCL_CHECK(ncclAllGather(d, d + n, n, ncclFloat64, comm_, stream_));
-  UB_CUDA_CHECK(cudaMemcpyAsync(all.data(), d + n, all.size() * sizeof(double), cudaMemcpyDeviceToHost, stream_));
-  UB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  UB_CUDA_CHECK(cudaMemcpyAsync(d, mine.data(), n * sizeof(double), cudaMemcpyHostToDevice, stream_.get()));
+  UB_NCCL_CHECK(ncclAllGather(d, d + n, n, ncclFloat64, comm_, stream_.get()));
+  UB_CUDA_CHECK(cudaMemcpyAsync(all.data(), d + n, all.size() * sizeof(double), cudaMemcpyDeviceToHost, stream_.get()));
+  UB_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
   return all;
 }
 

@@ -16,6 +16,7 @@
 
 #include "facts/dtype.hpp"
 #include "gpu/check.hpp"
+#include "gpu/cuda_raii.hpp"
 
 #define UB_NCCL_CHECK(expr) UB_CHECK_GEN(expr, ncclSuccess, ncclGetErrorString, "NCCL")
 
@@ -32,7 +33,7 @@ class NcclComm {
  public:
   // Joins the communicator `unique_id` as `rank` of `world` on the current device.
   NcclComm(const std::string& unique_id, int world, int rank);
-  // Destroys the communicator, or frees an aborted one.
+  // Destroys the communicator (an aborted one is freed by its abort).
   ~NcclComm();
   NcclComm(const NcclComm&) = delete;
   NcclComm& operator=(const NcclComm&) = delete;
@@ -54,10 +55,11 @@ class NcclComm {
  private:
   void* scratch(size_t bytes);
 
+  // The stream and the scratch buffer own themselves and come first: the communicator is the
+  // constructor's last step, so a constructor that throws leaves nothing behind.
+  Stream stream_;
+  DeviceBuffer scratch_;
   ncclComm_t comm_ = nullptr;
-  cudaStream_t stream_ = nullptr;
-  void* scratch_ = nullptr;
-  size_t scratch_bytes_ = 0;
   int world_ = 1, rank_ = 0;
   std::atomic<bool> aborted_{false}, stopping_{false};
   std::mutex abort_mutex_;

@@ -24,7 +24,7 @@ bool same_pci(const PciInfo& a, const PciInfo& b) { return a.domain == b.domain 
 }  // namespace
 
 struct Nvml::Api {
-  void* lib = nullptr;
+  std::unique_ptr<void, int (*)(void*)> lib{nullptr, &dlclose};  // closed with the Api
   nvmlReturn_t (*init)() = nullptr;
   nvmlReturn_t (*shutdown)() = nullptr;
   nvmlReturn_t (*driver_version)(char*, unsigned) = nullptr;
@@ -44,13 +44,13 @@ struct Nvml::Api {
 };
 
 std::unique_ptr<Nvml> Nvml::open(std::string* why, const char* library) {
-  void* lib = dlopen(library, RTLD_NOW | RTLD_LOCAL);
+  auto api = std::make_unique<Api>();
+  api->lib.reset(dlopen(library, RTLD_NOW | RTLD_LOCAL));
+  void* lib = api->lib.get();
   if (!lib) {
     if (why) *why = fmt::format("NVML not available ({})", dlerror());
     return nullptr;
   }
-  auto api = std::make_unique<Api>();
-  api->lib = lib;
   bool ok = true;
   auto load = [&](auto& fn, const char* name, const char* fallback = nullptr) {
     void* sym = dlsym(lib, name);
@@ -72,10 +72,7 @@ std::unique_ptr<Nvml> Nvml::open(std::string* why, const char* library) {
   load(api->temperature, "nvmlDeviceGetTemperature");
   load(api->reasons, "nvmlDeviceGetCurrentClocksEventReasons",
        "nvmlDeviceGetCurrentClocksThrottleReasons");
-  if (!ok) {
-    dlclose(lib);
-    return nullptr;
-  }
+  if (!ok) return nullptr;
   auto optional = [&](auto& fn, const char* name) {
     fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
   };
@@ -86,7 +83,6 @@ std::unique_ptr<Nvml> Nvml::open(std::string* why, const char* library) {
   optional(api->p2p_status, "nvmlDeviceGetP2PStatus");
   if (const int rc = api->init(); rc != kSuccess) {
     if (why) *why = fmt::format("nvmlInit failed with code {}", rc);
-    dlclose(lib);
     return nullptr;
   }
   std::unique_ptr<Nvml> n(new Nvml());
@@ -95,10 +91,7 @@ std::unique_ptr<Nvml> Nvml::open(std::string* why, const char* library) {
 }
 
 Nvml::~Nvml() {
-  if (api_) {
-    api_->shutdown();
-    dlclose(api_->lib);
-  }
+  if (api_) api_->shutdown();  // then the library is closed with api_
 }
 
 std::string Nvml::driver_version() const {

@@ -52,7 +52,7 @@ class AttentionBenchmark : public Benchmark {
   bool started_ = false;
   std::unique_ptr<gpu::CudnnAttention> attention_;
   std::unique_ptr<gpu::L2Flusher> flusher_;
-  std::FILE* flash_attn_log_ = nullptr;
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> flash_attn_log_{nullptr, &std::fclose};
   std::vector<AttentionRecord> results_;
 };
 

@@ -54,24 +54,22 @@ std::string utc_format(const char* pattern) {
 }  // namespace
 
 RecordWriter::RecordWriter(const std::filesystem::path& path) : path_(path) {
-  fd_ = ::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);  // read: the last byte
-  if (fd_ < 0) {
+  fd_ = UniqueFd(::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644));  // read: the last byte
+  if (!fd_) {
     throw WorkError(fmt::format("{}: cannot open for writing records: {}", path.string(), std::strerror(errno)));
   }
   // A half line left by a killed writer must not swallow the next record.
-  if (ends_mid_line(fd_) && !write_all(fd_, "\n", 1)) {
+  if (ends_mid_line(fd_.get()) && !write_all(fd_.get(), "\n", 1)) {
     throw WorkError(fmt::format("{}: writing a record failed: {}", path_.string(), std::strerror(errno)));
   }
 }
 
-RecordWriter::~RecordWriter() {
-  if (fd_ >= 0) ::close(fd_);
-}
+RecordWriter::~RecordWriter() = default;
 
 void RecordWriter::write(const json& record) {
   const std::string line = record.dump() + "\n";
   std::lock_guard lock(mutex_);
-  if (!write_all(fd_, line.data(), line.size())) {
+  if (!write_all(fd_.get(), line.data(), line.size())) {
     throw WorkError(fmt::format("{}: writing a record failed: {}", path_.string(), std::strerror(errno)));
   }
   if (sink_) sink_(line.substr(0, line.size() - 1));
@@ -84,7 +82,7 @@ void RecordWriter::also_to(std::function<void(const std::string& line)> sink) {
 
 void RecordWriter::sync() {
   std::lock_guard lock(mutex_);
-  if (::fsync(fd_) != 0 && errno != EINVAL && errno != EROFS) {
+  if (::fsync(fd_.get()) != 0 && errno != EINVAL && errno != EROFS) {
     throw WorkError(fmt::format("{}: flushing records to disk failed: {}", path_.string(), std::strerror(errno)));
   }
 }

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/line_source.hpp"
+#include "base/unique_fd.hpp"
 
 namespace ub {
 
@@ -45,7 +46,7 @@ class RecordWriter {
 
  private:
   std::filesystem::path path_;
-  int fd_ = -1;
+  UniqueFd fd_;
   std::mutex mutex_;  // one writer may serve several GPU workers
   std::function<void(const std::string&)> sink_;
 };
