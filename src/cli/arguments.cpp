@@ -124,6 +124,31 @@ std::optional<double> parse_optional_positive(const std::string& text, const std
   return parse_positive(text, what);
 }
 
+double parse_duration_seconds(const std::string& text_in, const std::string& what) {
+  const std::string text = trim(text_in);
+  const auto bad = [&] {
+    return UsageError(fmt::format("{}: '{}' is not a duration (30m, 1h30m, 90s, or seconds)", what, text));
+  };
+  if (text.empty()) throw bad();
+  if (text.find_first_not_of("0123456789.") == std::string::npos) {
+    const double s = parse_positive(text, what);
+    if (s > 7 * 86400) throw bad();
+    return s;
+  }
+  double total = 0;
+  size_t i = 0;
+  while (i < text.size()) {
+    const size_t digits = text.find_first_not_of("0123456789.", i);
+    if (digits == i || digits == std::string::npos) throw bad();
+    const double v = parse_positive(text.substr(i, digits - i), what);
+    const char unit = text[digits];
+    total += v * (unit == 'h' ? 3600 : unit == 'm' ? 60 : unit == 's' ? 1 : throw bad());
+    i = digits + 1;
+  }
+  if (!(total > 0) || total > 7 * 86400) throw bad();
+  return total;
+}
+
 bool parse_master_weights(const std::string& precision) {
   if (precision == "master") return true;
   if (precision == "bf16") return false;

@@ -29,6 +29,9 @@ std::vector<int> parse_devices(const std::string& text, int available);
 double parse_positive(const std::string& text, const std::string& what);
 std::optional<double> parse_optional_positive(const std::string& text, const std::string& what);
 
+// A duration: "30m", "1h30m", "90s", "2h", or plain seconds ("1800"); positive, at most a week.
+double parse_duration_seconds(const std::string& text, const std::string& what);
+
 // The training engine's --precision: "master" (fp32 master weights) -> true, "bf16" -> false.
 bool parse_master_weights(const std::string& precision);
 

@@ -1,21 +1,17 @@
 // `upgradebench attention`: cuDNN fused attention forward and forward + backward at Llama shapes
 // over sequence lengths (measure/attention.hpp says how it is measured), every point checked
 // against an fp32 reference first. Defaults: the Llama-3.1-8B attention the ml-engineering guide
-// measures (32 query heads, 8 kv heads, head dim 128, causal, bf16). The table and --json come
-// from the records.
+// measures (32 query heads, 8 kv heads, head dim 128, causal, bf16). The table and --json are the
+// view of its records (report/measurement_views.hpp).
 #include <fmt/format.h>
-
-#include <algorithm>
 
 #include "base/error.hpp"
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/gpu_binary.hpp"
-#include "cli/output.hpp"
-#include "cli/run_inputs.hpp"
+#include "cli/measuring_shell.hpp"
 #include "cli/timing_flags.hpp"
 #include "records/attention_records.hpp"
-#include "report/format.hpp"
 
 #ifdef UB_HAVE_CUDA
 #include "cli/gpu_workers.hpp"
@@ -26,9 +22,6 @@ namespace ub::cli {
 
 namespace {
 
-using nlohmann::json;
-using report::Align;
-
 struct AttentionOptions {
   std::string seqlens = "1k,2k,4k,8k,16k,32k";
   std::string doc_len = "0";
@@ -36,36 +29,9 @@ struct AttentionOptions {
   bool seqlens_given = false;  // --seqlens on the command line (else --docs sets it)
   std::string dtype = "bf16";
   bool no_autotune = false;
-  std::string devices = "0";
-  std::string out;
   AttentionConfig config;
-  OutputOptions output;
+  ShellOptions shell;
 };
-
-#ifdef UB_HAVE_CUDA
-// ", packed documents of 8192" or ", 32 packed documents (longest 12288)" for the heading.
-std::string packing(const AttentionConfig& c) {
-  if (!c.docs.empty()) {
-    return fmt::format(", {} packed documents (longest {})", c.docs.size(), *std::max_element(c.docs.begin(), c.docs.end()));
-  }
-  return c.doc_len ? fmt::format(", packed documents of {}", c.doc_len) : "";
-}
-
-// The stable --json keys of a point (docs/json.md), and the whole record under "record".
-json point_json(const AttentionRecord& p, bool fwd_only) {
-  json pj = {{"device", p.device}, {"seqlen", p.seqlen}, {"ok", p.ok}, {"oom", p.oom}};
-  if (p.ok) {
-    pj["fwd_ms"] = p.fwd_ms;
-    pj["fwd_tflops"] = p.fwd_tflops;
-    if (!fwd_only) pj["fwd_bwd_ms"] = or_null(p.fwd_bwd_ms), pj["fwd_bwd_tflops"] = or_null(p.fwd_bwd_tflops);
-    pj["check"] = p.check ? p.check->summary() : "";
-  } else {
-    pj["error"] = p.error;
-  }
-  pj["record"] = p;
-  return pj;
-}
-#endif
 
 void run(Context& ctx, AttentionOptions& o) {
   AttentionConfig& cfg = o.config;
@@ -76,36 +42,15 @@ void run(Context& ctx, AttentionOptions& o) {
   cfg.autotune = o.no_autotune ? 1 : 16;
 #ifdef UB_HAVE_CUDA
   measure::validate(cfg);  // bad shapes are refused before a GPU is touched
-  auto run = start_gpu_run(ctx, "attention", o.devices, o.out, cfg);
+  auto run = start_gpu_run(ctx, "attention", o.shell.devices, o.shell.out, cfg);
   const auto results = measure_each_device<std::vector<AttentionRecord>>(*run, [&](measure::DeviceRun& d) {
     measure::AttentionBenchmark b(cfg, d);
     measure::run_benchmark(b, d);
     return b.results();
   });
-
-  report::Document doc;
-  json j = json::array();
-  for (const auto& [d, points] : results) {
-    auto& b = doc.add(fmt::format("GPU {}: {}, cuDNN fused attention, {} heads / {} kv heads, head dim {}, {}{}{}",
-                                  d.device, d.device_name, cfg.heads, cfg.kv_heads, cfg.head_dim, to_string(cfg.dtype),
-                                  cfg.causal ? ", causal" : "", packing(cfg)));
-    b.table.columns = {{"seqlen"}, {"fwd ms"}, {"fwd TFLOPS"}, {"fwd+bwd ms"}, {"fwd+bwd TFLOPS"}, {"check", Align::left}};
-    for (const AttentionRecord& p : points) {
-      const bool both = p.ok && p.fwd_bwd_ms.has_value();
-      b.table.add_row({fmt::format("{}", p.seqlen), p.ok ? report::num(p.fwd_ms, 3) : "-",
-                       p.ok ? report::num(p.fwd_tflops) : "-", both ? report::num(*p.fwd_bwd_ms, 3) : "-",
-                       both ? report::num(*p.fwd_bwd_tflops) : "-",
-                       p.ok ? "ok (NMSE " + (p.check ? p.check->summary() : "") + ")" : p.error});
-      j.push_back(point_json(p, cfg.fwd_only));
-    }
-    b.notes.push_back("TFLOPS by bench_flash_attn.py's convention: 4 * s^2 * heads * head_dim per sequence, halved "
-                      "when causal, sum of len^2 over packed documents; forward+backward counts 3.5x the forward. "
-                      "Times are medians; each point was checked against an fp32 reference first.");
-  }
-  finish_gpu_run(ctx, *run, doc, j, o.output);
+  finish_gpu_run(ctx, *run, report::attention_view(results, cfg), o.shell.output);
 #else
   cfg.validate();
-  (void)ctx;
   run_in_gpu_binary(ctx, "attention");
 #endif
 }
@@ -137,11 +82,8 @@ void register_attention(CLI::App& app, Context& ctx) {
   add_timing_flags(*cmd, c.timing);
   cmd->add_option("--check-samples", c.check_samples, "Rows and columns checked against the reference")
       ->capture_default_str();
-  cmd->add_option("--devices", o->devices, "GPU indices, or 'all' (measured at the same time)")->capture_default_str();
-  cmd->add_option("--out", o->out, "Records file (JSON lines; default upgradebench-attention-<date>.jsonl)");
   cmd->add_option("--flash-attn-log", c.flash_attn_log, "Also append the points in bench_flash_attn.py's format here");
-  o->output.add_to(*cmd);
-  add_record_db_flag(*cmd, ctx);
+  add_shell_options(*cmd, ctx, o->shell, "attention", {.devices = true});
   cmd->callback([&ctx, o, seqlens] {
     o->seqlens_given = seqlens->count() > 0;
     run(ctx, *o);

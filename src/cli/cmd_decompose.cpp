@@ -17,15 +17,14 @@
 #include "cli/commands.hpp"
 #include "cli/context.hpp"
 #include "cli/gpu_binary.hpp"
-#include "cli/output.hpp"
-#include "cli/run_inputs.hpp"
+#include "cli/measuring_shell.hpp"
 #include "cli/train_options.hpp"
 #include "records/context_record.hpp"
 #include "records/decomposition_records.hpp"
 #include "records/readers/decomposition_log.hpp"
 #include "records/readers/log_kind.hpp"
 #include "records/record_file.hpp"
-#include "report/format.hpp"
+#include "report/measurement_views.hpp"
 
 #ifdef UB_HAVE_CUDA
 #include "cli/gpu_workers.hpp"
@@ -37,53 +36,16 @@ namespace ub::cli {
 namespace {
 
 using nlohmann::json;
-using report::Align;
 
 struct DecomposeOptions {
   std::vector<std::string> inputs;
   std::string classes, step_name = "^ProfilerStep#";
   int steps = 0;  // traces: equal parts of the timeline; the engine: timed steps
-  int profile_steps = 3;
   std::string trace_out;
   TrainOptions train;
-  std::vector<std::string> engine_only;  // options that run the engine, refused with traces
-  bool model_given = false;
-  OutputOptions output;
+  std::vector<CLI::Option*> engine_only;  // options that run the engine, refused with traces
+  ShellOptions shell;
 };
-
-std::string ms(double v) { return report::num(v, 2); }
-
-void add_block(report::Document& doc, const DecompositionRecord& r) {
-  auto& b = doc.add(fmt::format("{} (GPU {}{}): step {} of {}, {:.2f} ms", r.file, r.device,
-                                r.gpu.empty() ? "" : ", " + r.gpu, r.step, r.steps, r.step_ms));
-  b.table.columns = {{"bucket", Align::left}, {"ms"}, {"share"}, {"over the steps", Align::left}, {"achieved"},
-                     {"of ceiling"}};
-  for (const DecompositionBucketRecord& x : r.buckets) {
-    const std::string rate = x.tflops ? report::num(x.tflops) + " TFLOPS" : x.gbps ? report::num(x.gbps, 0) + " GB/s" : "-";
-    b.table.add_row({x.name, ms(x.ms), report::percent(x.share), fmt::format("{}-{}", ms(x.min_ms), ms(x.max_ms)), rate,
-                     x.of_ceiling ? report::percent(x.of_ceiling) + " " + x.ceiling : "-"});
-  }
-  b.table.add_row({"step", ms(r.step_ms), "100.0%", "", "", ""});
-  if (r.wall_step_ms) {
-    b.notes.push_back(fmt::format("The same step with profiling off: {} ms (median of the timed steps); profiling "
-                                  "added {:+.1f}%.", ms(*r.wall_step_ms), 100 * (r.step_ms / *r.wall_step_ms - 1)));
-  }
-  b.notes.push_back(fmt::format("Steps: {}; the median step is shown, each bucket's range over the steps beside it.",
-                                r.steps_from));
-  b.notes.push_back(fmt::format("Collectives ran {} ms in that step, {} ms of it under compute kernels; the exposed "
-                                "rest is the communication bucket.", ms(r.communication_ms),
-                                ms(r.communication_overlapped_ms)));
-  b.notes.push_back("Compute buckets share the time some compute kernel runs by their kernel time; copies and "
-                    "collectives count where no compute kernel runs; idle is the rest (docs/decompose.md).");
-  if (!r.unclassified.empty()) {
-    std::string list;
-    for (size_t i = 0; i < r.unclassified.size() && i < 5; ++i) {
-      const auto& k = r.unclassified[i];
-      list += fmt::format("{}{} ({} ms, {}x)", i ? "; " : "", k.name.substr(0, 90), ms(k.ms), k.count);
-    }
-    b.notes.push_back("Kernels no rule classified (in \"other compute\"; classify them with --classes FILE): " + list);
-  }
-}
 
 // A trace starts with `{` or `[` (after gzip, which zlib undoes); a printout does not.
 bool looks_like_json_file(const std::string& path) {
@@ -103,19 +65,16 @@ trace::KernelClasses kernel_classes(Context& ctx, const DecomposeOptions& o) {
 }
 
 // Our engine's step: the timed steps, then the profiled ones.
-void run_engine(Context& ctx, const DecomposeOptions& o) {
+void run_engine(Context& ctx, DecomposeOptions& o) {
+  if (o.steps < 0) throw UsageError("--steps: must be positive");
+  if (o.steps > 0) o.train.steps = o.steps;
   TrainConfig cfg = train_config(ctx, o.train);
   cfg.decompose = true;
-  cfg.profile_steps = o.profile_steps;
   cfg.trace_out = o.trace_out;
-  if (o.steps < 0) throw UsageError("--steps: must be positive");
-  if (o.steps > 0) cfg.steps = o.steps;
-  cfg.validate();
   trace::KernelClasses classes = kernel_classes(ctx, o);
 #ifdef UB_HAVE_CUDA
-  auto run = start_gpu_run(ctx, "decompose", std::to_string(o.train.device), o.train.out, cfg);
-  report::Document doc;
-  json j = json::array();
+  auto run = start_gpu_run(ctx, "decompose", std::to_string(o.train.device), o.shell.out, cfg);
+  report::View view;
   std::string error;
   bool oom = false;
   for_each_device(*run, [&](measure::DeviceRun& d) {
@@ -124,8 +83,8 @@ void run_engine(Context& ctx, const DecomposeOptions& o) {
     measure::TrainBenchmark b(cfg, d, &classes, gpu);
     measure::run_benchmark(b, d);
     if (b.decomposition()) {
-      add_block(doc, *b.decomposition());
-      j.push_back(*b.decomposition());
+      report::add_decomposition_block(view.doc, *b.decomposition());
+      view.json.push_back(*b.decomposition());
     }
     error = b.summary().error, oom = b.summary().oom;
   });
@@ -134,17 +93,19 @@ void run_engine(Context& ctx, const DecomposeOptions& o) {
     ctx.exit_code = kExitOutOfMemory;
     return;
   }
-  if (doc.blocks.empty() && !run->interrupted->load()) throw WorkError(fmt::format("decompose: {}", error));
-  finish_gpu_run(ctx, *run, doc, j, o.output);
+  if (view.doc.blocks.empty() && !run->interrupted->load()) throw WorkError(fmt::format("decompose: {}", error));
+  finish_gpu_run(ctx, *run, std::move(view), o.shell.output);
 #else
   run_in_gpu_binary(ctx, "decompose");
 #endif
 }
 
-void run(Context& ctx, const DecomposeOptions& o, const CLI::App& cmd) {
+void run(Context& ctx, DecomposeOptions& o, const CLI::App& cmd) {
   if (o.inputs.empty()) return run_engine(ctx, o);
-  for (const std::string& name : o.engine_only) {
-    if (cmd.count(name)) throw UsageError(fmt::format("decompose: {} runs our engine; it does not apply to traces", name));
+  for (const CLI::Option* x : o.engine_only) {
+    if (x->count()) {
+      throw UsageError(fmt::format("decompose: {} runs our engine; it does not apply to traces", x->get_name()));
+    }
   }
   trace::KernelClasses classes = kernel_classes(ctx, o);
   trace::DecomposeOptions opts;
@@ -162,19 +123,20 @@ void run(Context& ctx, const DecomposeOptions& o, const CLI::App& cmd) {
     throw UsageError("--seqlen, --layers and --batch describe the traced model: give --model too");
   }
   const std::vector<std::string> files = trace::trace_files(o.inputs);
-  const std::string& out = o.train.out;
+  // The records of a trace go to --out (and --db) only when asked: reading a trace measures nothing.
+  const std::string& out = o.shell.out;
   std::unique_ptr<RecordWriter> writer;
-  if (!out.empty()) {
-    writer = std::make_unique<RecordWriter>(out);
-    writer->write(make_context("decompose", ctx.argv, Fingerprint{},
-                               {{"inputs", o.inputs}, {"classes", o.classes}, {"step_name", o.step_name},
-                                {"steps", o.steps}, {"model", work ? json(o.train.model) : json()},
-                                {"seqlen", work ? json(o.train.seqlen) : json()}, {"batch", o.train.batch},
-                                {"layers", o.train.layers}}));
+  if (!out.empty() || !ctx.history_db.empty()) {
+    const json config = {{"inputs", o.inputs}, {"classes", o.classes}, {"step_name", o.step_name},
+                         {"steps", o.steps}, {"model", work ? json(o.train.model) : json()},
+                         {"seqlen", work ? json(o.train.seqlen) : json()}, {"batch", o.train.batch},
+                         {"layers", o.train.layers}};
+    writer = open_records(ctx, records_path("decompose", out), make_context("decompose", ctx.argv, Fingerprint{}, config));
   }
   Progress progress;
-  report::Document doc;
-  json j = json::array();
+  report::View view;
+  report::Document& doc = view.doc;
+  json& j = view.json;
   for (const std::string& f : files) {
     // bench_decompose.py's printout (text, not a trace): the same record, from what it printed.
     if (!looks_like_json_file(f)) {
@@ -183,7 +145,7 @@ void run(Context& ctx, const DecomposeOptions& o, const CLI::App& cmd) {
         throw UsageError(fmt::format("{}: neither a torch.profiler trace nor bench_decompose.py's printout", f));
       }
       const DecompositionRecord r = printout_record(read_decomposition_log(t));
-      add_block(doc, r);
+      report::add_decomposition_block(doc, r);
       j.push_back(r);
       if (writer) writer->write(r), writer->sync();
       continue;
@@ -200,7 +162,7 @@ void run(Context& ctx, const DecomposeOptions& o, const CLI::App& cmd) {
     for (const trace::TraceDecomposition& d : ds) {
       DecompositionRecord r = trace::summarize(d, work, d.gpu.empty() ? nullptr : ctx.catalog().try_find(d.gpu));
       if (work) r.seqlen = parse_size(o.train.seqlen, "--seqlen"), r.batch = o.train.batch;
-      add_block(doc, r);
+      report::add_decomposition_block(doc, r);
       j.push_back(r);
       if (writer) {
         writer->write(r);
@@ -208,8 +170,8 @@ void run(Context& ctx, const DecomposeOptions& o, const CLI::App& cmd) {
       }
     }
   }
-  if (writer) doc.blocks.back().notes.push_back("records: " + out);
-  o.output.emit(doc, j);
+  if (writer) doc.blocks.back().notes.push_back("records: " + writer->path().string());
+  o.shell.output.emit(doc, j);
 }
 
 }  // namespace
@@ -226,21 +188,13 @@ void register_decompose(CLI::App& app, Context& ctx) {
   cmd->add_option("--steps", o->steps,
                   "Traces without step annotations: cut the GPU timeline into N equal steps. Our engine: timed steps "
                   "with profiling off (default 10)");
-  add_workload_options(*cmd, o->train);
-  o->engine_only = add_engine_options(*cmd, o->train, false);
-  o->engine_only.push_back(
-      cmd->add_option("--profile-steps", o->profile_steps, "Our engine: steps profiled after the timed ones")
-          ->capture_default_str()
-          ->get_name());
+  o->train.add_to(*cmd, {.steps = false, .parallel = false, .breakdown = false});
+  o->engine_only = o->train.engine_options();
   o->engine_only.push_back(
       cmd->add_option("--trace-out", o->trace_out,
                       "Our engine: write the profiled steps as a Chrome trace (torch.profiler's format: Perfetto "
-                      "shows it, decompose reads it)")
-          ->get_name());
-  cmd->add_option("--out", o->train.out,
-                  "Append the records to this file (JSON lines; our engine: default upgradebench-decompose-<date>.jsonl)");
-  o->output.add_to(*cmd);
-  add_record_db_flag(*cmd, ctx);
+                      "shows it, decompose reads it)"));
+  add_shell_options(*cmd, ctx, o->shell, "decompose", {});
   cmd->callback([&ctx, o, cmd] { run(ctx, *o, *cmd); });
 }
 

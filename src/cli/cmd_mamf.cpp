@@ -1,20 +1,17 @@
 // `upgradebench mamf`: the matmul ceiling (measure/mamf.hpp says how it is measured), a superset
 // of mamf-finder.py: same shapes flags, every top-K cuBLASLt algorithm, validated results, clocks
-// and throttle state per shape, a fast --search, several GPUs at once. The tables and --json come
-// from the records.
+// and throttle state per shape, a fast --search, several GPUs at once. The tables and --json are
+// the view of its records (report/measurement_views.hpp).
 #include <fmt/format.h>
 
-
 #include "base/error.hpp"
-#include "base/text.hpp"
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/gpu_binary.hpp"
-#include "cli/output.hpp"
-#include "cli/run_inputs.hpp"
+#include "cli/measuring_shell.hpp"
 #include "cli/timing_flags.hpp"
+#include "facts/step_gemms.hpp"
 #include "records/mamf_result.hpp"
-#include "report/format.hpp"
 
 #ifdef UB_HAVE_CUDA
 #include "cli/gpu_workers.hpp"
@@ -25,27 +22,57 @@ namespace ub::cli {
 
 namespace {
 
-using nlohmann::json;
-using report::Align;
-
 struct MamfOptions {
   std::vector<std::string> m, n, k;
   std::vector<int64_t> m_range, n_range, k_range;
   std::string dtype = "bf16";
   int workspace_mib = 64;
-  std::string devices = "0";
+  // --shapes-of: the products one training step of this model runs.
+  std::string shapes_of, seqlen = "8k", mlp_tile = "0", loss_chunk = "0";
+  int64_t layers = 0, batch = 1;
+  bool checkpointing = false;
   MamfConfig config;
-  std::string out;
-  OutputOptions output;
+  ShellOptions shell;
 };
 
 #ifdef UB_HAVE_CUDA
-void run(Context& ctx, MamfOptions& o) {
+// The distinct products of one training step as listed shapes (facts/step_gemms.hpp).
+void list_step_shapes(Context& ctx, MamfOptions& o, const CLI::App& cmd) {
+  for (const char* grid : {"--m", "--n", "--k", "--m-range", "--n-range", "--k-range"}) {
+    if (cmd.count(grid)) throw UsageError(fmt::format("--shapes-of lists the shapes itself: {} does not go with it", grid));
+  }
+  const ModelShape m = ctx.model(o.shapes_of, o.layers);
+  StepLevers levers;
+  levers.batch = o.batch;
+  levers.checkpointing = o.checkpointing;
+  levers.mlp_tile = o.mlp_tile == "0" ? 0 : parse_size(o.mlp_tile, "--mlp-tile");
+  levers.loss_chunk = o.loss_chunk == "0" ? 0 : parse_size(o.loss_chunk, "--loss-chunk");
+  const int64_t seqlen = parse_size(o.seqlen, "--seqlen");
+  if (o.batch < 1) throw UsageError("--batch must be at least 1");
+  MamfConfig& cfg = o.config;
+  for (const StepGemm& g : distinct_shapes(step_gemms(m, seqlen, levers))) {
+    cfg.ms.push_back(g.m), cfg.ns.push_back(g.n), cfg.ks.push_back(g.k);
+    cfg.listed.push_back({g.name, g.count});
+  }
+  cfg.listed_from = fmt::format("{}, {} layers, seqlen {}, batch {}{}{}{}", o.shapes_of, m.layers, seqlen, o.batch,
+                                levers.checkpointing ? ", checkpointing" : "",
+                                levers.mlp_tile ? fmt::format(", MLP tiles of {}", levers.mlp_tile) : "",
+                                levers.loss_chunk ? fmt::format(", loss chunks of {}", levers.loss_chunk) : "");
+}
+
+void run(Context& ctx, MamfOptions& o, const CLI::App& cmd) {
   MamfConfig& cfg = o.config;
   cfg.dtype = parse_dtype_list(o.dtype, "--dtype").at(0);
-  cfg.ms = sizes_from(o.m, o.m_range, "m");
-  cfg.ns = sizes_from(o.n, o.n_range, "n");
-  cfg.ks = sizes_from(o.k, o.k_range, "k");
+  if (!o.shapes_of.empty()) {
+    list_step_shapes(ctx, o, cmd);
+  } else {
+    for (const char* step : {"--seqlen", "--layers", "--batch", "--checkpointing", "--mlp-tile", "--loss-chunk"}) {
+      if (cmd.count(step)) throw UsageError(fmt::format("{} describes the step of --shapes-of MODEL: give it too", step));
+    }
+  }
+  cfg.ms = cfg.listed.empty() ? sizes_from(o.m, o.m_range, "m") : cfg.ms;
+  cfg.ns = cfg.listed.empty() ? sizes_from(o.n, o.n_range, "n") : cfg.ns;
+  cfg.ks = cfg.listed.empty() ? sizes_from(o.k, o.k_range, "k") : cfg.ks;
   // Defaults: the 27-shape set (M, N in 2048/4096/8192, K in 4096/8192/13312), or for --search
   // the grid 1024..16384 step 2048 in every dimension.
   const std::vector<int64_t> grid = expand_range(1024, 16385, 2048, "grid");
@@ -56,59 +83,16 @@ void run(Context& ctx, MamfOptions& o) {
   cfg.workspace_bytes = static_cast<size_t>(o.workspace_mib) << 20;
   cfg.validate();
 
-  auto run = start_gpu_run(ctx, "mamf", o.devices, o.out, cfg);
+  auto run = start_gpu_run(ctx, "mamf", o.shell.devices, o.shell.out, cfg);
   const auto results = measure_each_device<MamfOutcome>(*run, [&](measure::DeviceRun& d) {
     measure::MamfBenchmark b(cfg, d);
     measure::run_benchmark(b, d);
     return b.outcome();
   });
-
-  report::Document doc;
-  const bool several = results.size() > 1;
-  auto& shapes = doc.add(fmt::format("{} matmul, TFLOPS = 2*M*N*K / time", to_string(cfg.dtype)));
-  shapes.table.columns = {{"GPU"}, {"MxNxK", Align::left}, {"mean"}, {"median"}, {"max"}, {"status", Align::left}};
-  auto& per_gpu = doc.add("Per GPU");
-  per_gpu.table.columns = {{"GPU"}, {"name", Align::left}, {"shapes"}, {"best median"}, {"@ MxNxK", Align::left},
-                           {"best max"}, {"arith. mean"}, {"geo. mean"}, {"of peak"}, {"of published MAMF"}, {"time s"}};
-  json j = json::array();
-  for (const auto& [s, r] : results) {
-    for (const MamfShape& sh : r.shapes) {
-      shapes.table.add_row({fmt::format("{}", s.device), sh.shape(),
-                            sh.ok ? report::num(sh.mean_tflops) : "-",
-                            sh.ok ? report::num(sh.median_tflops) : "-",
-                            sh.ok ? report::num(sh.max_tflops) : "-", sh.ok ? "ok" : sh.error});
-    }
-    const MamfSummary sum = r.summary(s.device);
-    const Accelerator* a = catalog_entry(ctx, s.device_name);
-    std::optional<double> of_peak, of_mamf;
-    if (sum.best_median && a) {
-      if (auto p = a->peak(cfg.dtype).get()) of_peak = sum.best_median->tflops / *p;
-      const auto& pub = cfg.dtype == Dtype::fp8 ? a->mamf_fp8 : cfg.dtype == Dtype::bf16 ? a->mamf_bf16 : std::nullopt;
-      if (pub && pub->tflops.known()) of_mamf = sum.best_median->tflops / pub->tflops.value;
-    }
-    per_gpu.table.add_row({fmt::format("{}", s.device), s.device_name, fmt::format("{}", sum.shapes),
-                           sum.best_median ? report::num(sum.best_median->tflops) : "-",
-                           sum.best_median ? sum.best_median->shape : "-",
-                           sum.best_max ? report::num(sum.best_max->tflops) : "-", report::num(sum.arithmetic_of_medians),
-                           report::num(sum.geometric_of_medians), report::percent(of_peak), report::percent(of_mamf),
-                           report::num(sum.elapsed_s)});
-    json sj = sum;
-    sj["name"] = s.device_name;
-    sj["fraction_of_peak"] = or_null(of_peak);
-    sj["fraction_of_published_mamf"] = or_null(of_mamf);
-    j.push_back(sj);
-    if (cfg.search) {
-      per_gpu.notes.push_back(fmt::format("GPU {}: search looked at {} shapes in {:.1f} s.", s.device,
-                                          r.shapes_screened, r.elapsed_s));
-    }
-    for (const std::string& line : split(r.footer(), '\n')) {
-      per_gpu.notes.push_back(several ? fmt::format("GPU {}: {}", s.device, line) : line);
-    }
-  }
-  finish_gpu_run(ctx, *run, doc, j, o.output);
+  finish_gpu_run(ctx, *run, report::mamf_view(results, cfg.dtype, cfg.search, ctx.catalog()), o.shell.output);
 }
 #else
-void run(Context& ctx, MamfOptions&) {
+void run(Context& ctx, MamfOptions&, const CLI::App&) {
   run_in_gpu_binary(ctx, "mamf");
 }
 #endif
@@ -133,11 +117,17 @@ void register_mamf(CLI::App& app, Context& ctx) {
   cmd->add_option("--workspace-mib", o->workspace_mib, "cuBLASLt workspace")->capture_default_str();
   cmd->add_flag("--search", o->config.search, "Find the ceiling without the full grid (coarse grid, then hill-climb)");
   cmd->add_option("--search-budget-s", o->config.search_budget_s, "Time budget for --search (0: until converged)");
-  cmd->add_option("--devices", o->devices, "GPU indices, or 'all' (measured at the same time)")->capture_default_str();
-  cmd->add_option("--out", o->out, "Records file (JSON lines; default upgradebench-mamf-<date>.jsonl)");
-  o->output.add_to(*cmd);
-  add_record_db_flag(*cmd, ctx);
-  cmd->callback([&ctx, o] { run(ctx, *o); });
+  cmd->add_option("--shapes-of", o->shapes_of,
+                  "Instead of a grid, the products one training step of this model runs (preset or config.json), "
+                  "each timed with how often the step runs it; the summary gives their rate as the step runs them");
+  cmd->add_option("--seqlen", o->seqlen, "--shapes-of: tokens per sequence (k = 1024)")->capture_default_str();
+  cmd->add_option("--layers", o->layers, "--shapes-of: keep only the first N layers (0: all)")->capture_default_str();
+  cmd->add_option("--batch", o->batch, "--shapes-of: sequences per step")->capture_default_str();
+  cmd->add_flag("--checkpointing", o->checkpointing, "--shapes-of: the step recomputes each layer's forward");
+  cmd->add_option("--mlp-tile", o->mlp_tile, "--shapes-of: MLP tile in tokens (see train)")->capture_default_str();
+  cmd->add_option("--loss-chunk", o->loss_chunk, "--shapes-of: lm_head chunk in tokens (see train)")->capture_default_str();
+  add_shell_options(*cmd, ctx, o->shell, "mamf", {.devices = true});
+  cmd->callback([&ctx, o, cmd] { run(ctx, *o, *cmd); });
 }
 
 }  // namespace ub::cli

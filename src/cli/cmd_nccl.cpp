@@ -2,36 +2,29 @@
 // (measure/nccl.hpp says how it is measured): every collective checked before it is timed, the
 // ranks sampling until the median is known, latency, algbw and busbw (docs/nccl.md) against the
 // catalog's interconnect figure. One process per GPU: started by torchrun --no-python, srun or
-// mpirun, or by `--gpus N` on one host; rank 0 writes the records and the table.
+// mpirun, or by `--gpus N` on one host; rank 0 writes the records and the table (the view of its
+// records, report/measurement_views.hpp).
 #include <fmt/format.h>
-
-#include <cstdio>
 
 #include "base/error.hpp"
 #include "base/text.hpp"
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/gpu_binary.hpp"
-#include "cli/output.hpp"
-#include "cli/run_inputs.hpp"
+#include "cli/measuring_shell.hpp"
 #include "cli/timing_flags.hpp"
 #include "records/nccl_records.hpp"
-#include "report/format.hpp"
 
 #ifdef UB_HAVE_CUDA
 #include "cli/gpu_job.hpp"
 #include "cli/gpu_workers.hpp"
-#include "cli/interrupt.hpp"
-#include "dist/fault.hpp"
 #include "measure/nccl.hpp"
+#include "report/measurement_views.hpp"
 #endif
 
 namespace ub::cli {
 
 namespace {
-
-using nlohmann::json;
-using report::Align;
 
 struct NcclOptions {
   std::string collectives = "all_reduce,all_gather,reduce_scatter";
@@ -39,11 +32,9 @@ struct NcclOptions {
   std::string min_bytes = "1M", max_bytes = "4G", sizes;
   double factor = 2;
   std::string placement = "both";
-  std::string gpus;
-  double rendezvous_timeout_s = 60;
-  std::string out;
+  JobOptions job{"", 60};
   NcclConfig config;
-  OutputOptions output;
+  ShellOptions shell;
 };
 
 void configure(NcclOptions& o) {
@@ -68,64 +59,26 @@ void configure(NcclOptions& o) {
 }
 
 #ifdef UB_HAVE_CUDA
+// The header of the table: the world, the GPU, NCCL and how rank 0's first two GPUs are linked.
+std::string world_line(const WorldFacts& w, const std::string& gpu) {
+  return fmt::format("{} rank(s) on {} host(s), {}; NCCL {}; {}", w.size, w.hosts, gpu, w.nccl_version,
+                     w.topology.size() > 1 ? "GPU 0 to 1: " + w.topology[0][1] : "one GPU per host");
+}
+
 void run(Context& ctx, NcclOptions& o) {
   configure(o);
   const dist::Launch launch = dist::launch_from(dist::launch_environment());
-  if (!o.gpus.empty()) {
-    if (launch.launcher != "none") throw UsageError(fmt::format("--gpus is for a run without a launcher (this is {})", launch.launcher));
-    ctx.exit_code = run_local_ranks(o.gpus, ctx.argv);
-    return;
-  }
-  o.config.validate(launch.world_size);  // before anything is started
-  auto job = join_gpu_job(o.rendezvous_timeout_s);
-  try {
-    std::unique_ptr<GpuRun> run;
-    if (job->leader()) {
-      run = start_gpu_run(ctx, "nccl", std::to_string(job->device), o.out, o.config, json(job->world));
-    }
-    measure::DeviceRun d = measure::open_device_run(job->device, run ? run->writer.get() : nullptr,
-                                                    run ? &run->progress : nullptr, &install_interrupt_handler());
-    d.agree = [&job](bool stop) { return job->comm->any_rank(stop); };
-    dist::fault_point("measure", job->launch.rank);
-    measure::NcclBenchmark b(o.config, d, *job->comm);
-    measure::run_benchmark(b, d);
-    if (!run) return;
-    // The table and --json, from the records (rank 0).
-    const WorldFacts& w = job->world;
-    const Accelerator* a = catalog_entry(ctx, d.device_name);
-    const double one_way = a ? busbw_spec_gbps(*a).value_or(0) : 0;  // 0: unknown
-    report::Document doc;
-    auto& block = doc.add(fmt::format("{} rank(s) on {} host(s), {}; NCCL {}; {}", w.size, w.hosts, d.device_name,
-                                      w.nccl_version, w.topology.size() > 1 ? "GPU 0 to 1: " + w.topology[0][1] : "one GPU per host"));
-    block.table.columns = {{"collective", Align::left}, {"dtype", Align::left}, {"size"}, {"place", Align::left},
-                           {"time us"}, {"95% interval"}, {"algbw GB/s"}, {"busbw GB/s"}, {"of spec"}, {"#wrong"},
-                           {"note", Align::left}};
-    json j = json::array();
-    for (const NcclRecord& r : b.results()) {
-      const std::optional<double> of_spec =
-          r.ok && one_way > 0 && r.world_size > 1 ? std::optional<double>(r.busbw_gbps / one_way) : std::nullopt;
-      const std::string interval =
-          r.time ? fmt::format("{:.1f}-{:.1f}", r.time->ms.median_low * 1e3, r.time->ms.median_high * 1e3) : "-";
-      block.table.add_row({std::string(to_string(r.collective)), r.dtype, binary_size_text(r.bytes),
-                           r.in_place ? "in" : "out", r.ok ? report::num(r.time_us(), 2) : "-", interval,
-                           r.ok ? report::num(r.algbw_gbps, 2) : "-", r.ok ? report::num(r.busbw_gbps, 2) : "-",
-                           report::percent(of_spec), std::to_string(r.wrong), r.ok ? "" : r.error});
-      j.push_back({{"collective", to_string(r.collective)}, {"dtype", r.dtype}, {"bytes", r.bytes},
-                   {"in_place", r.in_place}, {"ok", r.ok}, {"time_us", r.time_us()}, {"algbw_gbps", r.algbw_gbps},
-                   {"busbw_gbps", r.busbw_gbps}, {"fraction_of_spec", or_null(of_spec)}, {"wrong", r.wrong},
-                   {"record", r}});
-    }
-    block.notes.push_back("Time per call of the slowest rank (median, with its 95% interval). algbw = size / time; busbw = "
-                          "algbw x 2(n-1)/n for all_reduce, x (n-1)/n for all_gather, reduce_scatter and alltoall, x 1 "
-                          "otherwise (docs/nccl.md). Every point was checked exactly before it was timed.");
-    if (one_way > 0) {
-      block.notes.push_back(fmt::format("Of spec: busbw over one direction of the catalog's {:.0f} GB/s bidirectional "
-                                        "interconnect.", 2 * one_way));
-    }
-    finish_gpu_run(ctx, *run, doc, j, o.output);
-  } catch (const std::exception& e) {
-    job->fail(e.what());
-  }
+  if (o.job.gpus.empty()) o.config.validate(launch.world_size);  // before anything is started
+  const auto config = [&](const GpuJob&) { return nlohmann::json(o.config); };
+  run_job(ctx, "nccl", o.job, o.shell.out, config, [&](RankRun& r) {
+    measure::NcclBenchmark b(o.config, r.device, *r.job.comm);
+    measure::run_benchmark(b, r.device);
+    if (!r.run) return;
+    std::vector<NcclPoint> points;
+    for (const NcclRecord& rec : b.results()) points.push_back({rec, rec.time_us()});
+    const Accelerator* gpu = catalog_entry(ctx, r.device.device_name);
+    r.run->emit(report::nccl_view(world_line(r.job.world, r.device.device_name), points, gpu, true), o.shell.output);
+  });
 }
 #else
 void run(Context& ctx, NcclOptions& o) {
@@ -153,12 +106,8 @@ void register_nccl(CLI::App& app, Context& ctx) {
   cmd->add_option("--root", o->config.root, "Root rank of broadcast and reduce")->capture_default_str();
   cmd->add_flag("--graph", o->config.graph, "Capture each sample's calls once in a CUDA graph and replay it");
   add_timing_flags(*cmd, o->config.timing);
-  cmd->add_option("--gpus", o->gpus, "Without a launcher: run N ranks on this host (N or 'all')");
-  cmd->add_option("--rendezvous-timeout", o->rendezvous_timeout_s, "Seconds the ranks wait for each other")
-      ->capture_default_str();
-  cmd->add_option("--out", o->out, "Records file (rank 0; JSON lines; default upgradebench-nccl-<date>.jsonl)");
-  o->output.add_to(*cmd);
-  add_record_db_flag(*cmd, ctx);
+  add_job_options(*cmd, o->job);
+  add_shell_options(*cmd, ctx, o->shell, "nccl", {});
   cmd->callback([&ctx, o] { run(ctx, *o); });
 }
 

@@ -13,21 +13,18 @@
 #include <cstdio>
 #include <thread>
 
-#include "analysis/decompose/kernel_classes.hpp"
 #include "base/error.hpp"
-#include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/context.hpp"
 #include "cli/gpu_binary.hpp"
-#include "cli/run_inputs.hpp"
+#include "cli/measuring_shell.hpp"
 #include "cli/train_options.hpp"
 #include "records/train_records.hpp"
 
 #ifdef UB_HAVE_CUDA
+#include "analysis/decompose/kernel_classes.hpp"
 #include "cli/gpu_job.hpp"
 #include "cli/gpu_workers.hpp"
-#include "cli/interrupt.hpp"
-#include "dist/fault.hpp"
 #include "measure/train.hpp"
 #endif
 
@@ -37,8 +34,7 @@ namespace {
 
 struct TrainCommand {
   TrainOptions train;
-  bool breakdown = false;
-  int profile_steps = 3;
+  ShellOptions shell;
 };
 
 #ifdef UB_HAVE_CUDA
@@ -47,18 +43,14 @@ void print_record(const nlohmann::json& rec) {
   std::fflush(stdout);
 }
 
-// Ends a run by its summary: exit 3 when the step did not fit, an error when it failed, 130
-// when interrupted.
+// Ends a run by its summary: exit 3 when the step did not fit, an error when it failed.
 void finish(Context& ctx, const measure::TrainSummary& sum, GpuRun* run) {
   if (sum.oom) {
     ctx.exit_code = kExitOutOfMemory;
     return;
   }
   if (!sum.ok) throw WorkError(fmt::format("train: {}", sum.error));
-  if (run) {
-    run->progress.line(fmt::format("records: {}", run->writer->path().string()));
-    if (run->interrupted->load()) ctx.exit_code = kExitInterrupted;
-  }
+  if (run) run->progress.line(fmt::format("records: {}", run->writer->path().string()));
 }
 
 // The steps on one device (a rank's, with its communicator, or one GPU's alone): the catalog's
@@ -74,47 +66,33 @@ measure::TrainSummary measure_train(Context& ctx, TrainConfig cfg, measure::Devi
 }
 
 // This process as one rank of a data-parallel job (a job of one without a launcher).
-void run_rank(Context& ctx, const TrainCommand& c, TrainConfig cfg) {
-  auto job = join_gpu_job(c.train.rendezvous_timeout_s);
-  try {
-    cfg.world = job->launch.world_size;
+void run_ranks(Context& ctx, const TrainCommand& c, TrainConfig cfg) {
+  const auto configure = [&cfg](const GpuJob& job) {
+    cfg.world = job.launch.world_size;
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    cfg.host_threads = static_cast<int>(std::max(1u, cores / static_cast<unsigned>(std::max(1, job->launch.local_world_size))));
-    std::unique_ptr<GpuRun> run;
-    if (job->leader()) {
-      run = start_gpu_run(ctx, "train", std::to_string(job->device), c.train.out, cfg, nlohmann::json(job->world));
-      print_record(run->context);
+    const unsigned ranks_here = static_cast<unsigned>(std::max(1, job.launch.local_world_size));
+    cfg.host_threads = static_cast<int>(std::max(1u, cores / ranks_here));
+    return nlohmann::json(cfg);
+  };
+  run_job(ctx, "train", c.train.job, c.shell.out, configure, [&](RankRun& r) {
+    if (r.run) {
+      print_record(r.run->context);
+      r.device.echo = print_record;
     }
-    measure::DeviceRun d = measure::open_device_run(job->device, run ? run->writer.get() : nullptr,
-                                                    run ? &run->progress : nullptr, &install_interrupt_handler());
-    d.agree = [&job](bool stop) { return job->comm->any_rank(stop); };
-    if (run) d.echo = print_record;
-    dist::fault_point("measure", job->launch.rank);
-    finish(ctx, measure_train(ctx, cfg, d, job->comm.get()), run.get());
-  } catch (const std::exception& e) {
-    job->fail(e.what());
-  }
+    finish(ctx, measure_train(ctx, cfg, r.device, r.job.comm.get()), r.run);
+  });
 }
-#endif
 
 void run(Context& ctx, const TrainCommand& c) {
-  const TrainOptions& o = c.train;
-  TrainConfig cfg = train_config(ctx, o);
-  cfg.breakdown = c.breakdown;
-  cfg.profile_steps = c.profile_steps;
-  cfg.validate();  // bad input is refused before a GPU is touched
-#ifdef UB_HAVE_CUDA
+  const TrainConfig cfg = train_config(ctx, c.train);  // bad input is refused before a GPU is touched
   const dist::Launch launch = dist::launch_from(dist::launch_environment());
-  if (!o.gpus.empty()) {
-    if (launch.launcher != "none") throw UsageError(fmt::format("--gpus is for a run without a launcher (this is {})", launch.launcher));
-    ctx.exit_code = run_local_ranks(o.gpus, ctx.argv);
-    return;
+  if (!c.train.job.gpus.empty() || launch.world_size > 1 || cfg.zero > 0 || cfg.offload_optimizer) {
+    if (c.train.device != 0) {
+      throw UsageError("--device is for one GPU: the ranks of a job take their GPU by local rank");
+    }
+    return run_ranks(ctx, c, cfg);
   }
-  if (launch.world_size > 1 || cfg.zero > 0 || cfg.offload_optimizer) {
-    if (o.device != 0) throw UsageError("--device is for one GPU: the ranks of a job take their GPU by local rank");
-    return run_rank(ctx, c, cfg);
-  }
-  auto run = start_gpu_run(ctx, "train", std::to_string(o.device), o.out, cfg);
+  auto run = start_gpu_run(ctx, "train", std::to_string(c.train.device), c.shell.out, cfg);
   print_record(run->context);
   measure::TrainSummary sum;
   for_each_device(*run, [&](measure::DeviceRun& d) {
@@ -122,10 +100,14 @@ void run(Context& ctx, const TrainCommand& c) {
     sum = measure_train(ctx, cfg, d, nullptr);
   });
   finish(ctx, sum, run.get());
-#else
-  run_in_gpu_binary(ctx, "train");
-#endif
+  finish_measurement(ctx, "train", run->counts, run->interrupted->load(), run->writer->path().string());
 }
+#else
+void run(Context& ctx, const TrainCommand& c) {
+  (void)train_config(ctx, c.train);
+  run_in_gpu_binary(ctx, "train");
+}
+#endif
 
 }  // namespace
 
@@ -133,15 +115,8 @@ void register_train(CLI::App& app, Context& ctx) {
   auto c = std::make_shared<TrainCommand>();
   auto* cmd = app.add_subcommand("train", "Time training steps (forward, backward, AdamW) of a Llama-family model "
                                           "on our engine; one JSON record per step");
-  add_workload_options(*cmd, c->train);
-  add_engine_options(*cmd, c->train);
-  add_parallel_options(*cmd, c->train);
-  cmd->add_flag("--breakdown", c->breakdown,
-                "After the timed steps, profile more under CUPTI: time per kernel class and operation of the median "
-                "one (train_breakdown record) and the step's decomposition (decomposition record)");
-  cmd->add_option("--profile-steps", c->profile_steps, "How many steps --breakdown profiles")->capture_default_str();
-  cmd->add_option("--out", c->train.out, "Records file (JSON lines, appended; default upgradebench-train-<date>.jsonl)");
-  add_record_db_flag(*cmd, ctx);
+  c->train.add_to(*cmd, {});
+  add_shell_options(*cmd, ctx, c->shell, "train", {.output = false});
   cmd->callback([&ctx, c] { run(ctx, *c); });
 }
 

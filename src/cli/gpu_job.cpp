@@ -6,12 +6,15 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cerrno>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
 
 #include "base/error.hpp"
+#include "cli/gpu_workers.hpp"
+#include "cli/interrupt.hpp"
 #include "dist/fault.hpp"
 #include "dist/spawn.hpp"
 #include "gpu/check.hpp"
@@ -123,17 +126,18 @@ std::unique_ptr<GpuJob> join_gpu_job(double rendezvous_timeout_s) {
 }
 
 int run_local_ranks(const std::string& gpus, const std::vector<std::string>& argv) {
+  long wanted = 0;  // 0: all
+  if (gpus != "all") {
+    char* end = nullptr;
+    errno = 0;
+    wanted = std::strtol(gpus.c_str(), &end, 10);
+    if (end == gpus.c_str() || *end != '\0' || wanted < 1 || errno == ERANGE || wanted > 4096) {
+      throw UsageError(fmt::format("--gpus: '{}' is not a number of GPUs or 'all'", gpus));
+    }
+  }
   const gpu::DeviceList list = gpu::list_devices();
   if (list.devices.empty()) throw WorkError(fmt::format("--gpus: {}", list.why_none));
-  int n = 0;
-  if (gpus == "all") {
-    n = static_cast<int>(list.devices.size());
-  } else {
-    char* end = nullptr;
-    const long v = std::strtol(gpus.c_str(), &end, 10);
-    if (end == gpus.c_str() || *end != '\0' || v < 1) throw UsageError(fmt::format("--gpus: '{}' is not a number of GPUs or 'all'", gpus));
-    n = static_cast<int>(v);
-  }
+  const int n = wanted == 0 ? static_cast<int>(list.devices.size()) : static_cast<int>(wanted);
   if (n > static_cast<int>(list.devices.size())) {
     throw UsageError(fmt::format("--gpus {}: this host has {} GPU(s)", n, list.devices.size()));
   }
@@ -142,6 +146,40 @@ int run_local_ranks(const std::string& gpus, const std::vector<std::string>& arg
     std::fprintf(stderr, "upgradebench: --gpus %d: rank %d ended first, with %s\n", n, r.first_failed_rank, r.how.c_str());
   }
   return r.exit_code;
+}
+
+void run_job(Context& ctx, const std::string& command, const JobOptions& o, const std::string& out,
+             const std::function<nlohmann::json(const GpuJob&)>& configure,
+             const std::function<void(RankRun&)>& work) {
+  const dist::Launch launch = dist::launch_from(dist::launch_environment());
+  if (!o.gpus.empty()) {
+    if (launch.launcher != "none") throw UsageError(fmt::format("--gpus is for a run without a launcher (this is {})", launch.launcher));
+    ctx.exit_code = run_local_ranks(o.gpus, ctx.argv);
+    return;
+  }
+  o.validate();
+  auto job = join_gpu_job(o.rendezvous_timeout_s);
+  std::unique_ptr<GpuRun> run;
+  PointCounts counts;
+  try {
+    const nlohmann::json config = configure(*job);
+    if (job->leader()) run = start_gpu_run(ctx, command, std::to_string(job->device), out, config, nlohmann::json(job->world));
+    measure::DeviceRun d = measure::open_device_run(job->device, run ? run->writer.get() : nullptr,
+                                                    run ? &run->progress : nullptr, &install_interrupt_handler());
+    d.agree = [&job](bool stop) { return job->comm->any_rank(stop); };
+    dist::fault_point("measure", job->launch.rank);
+    RankRun r{*job, d, run.get()};
+    work(r);
+    counts = d.counts;
+  } catch (const std::exception& e) {
+    job->fail(e.what());
+  }
+  // Every rank saw the same checks (a collective's is summed over the ranks): the leader says why.
+  if (run) {
+    finish_measurement(ctx, command, counts, run->interrupted->load(), run->writer->path().string());
+  } else if (counts.wrong > 0) {
+    ctx.exit_code = 1;
+  }
 }
 
 }  // namespace ub::cli

@@ -6,13 +6,16 @@
 // Only compiled with CUDA.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "cli/context.hpp"
+#include "cli/measuring_shell.hpp"
 #include "dist/launch.hpp"
 #include "dist/rendezvous.hpp"
 #include "gpu/nccl_comm.hpp"
+#include "measure/device_run.hpp"
 #include "records/nccl_records.hpp"
 
 namespace ub::cli {
@@ -35,5 +38,25 @@ std::unique_ptr<GpuJob> join_gpu_job(double rendezvous_timeout_s);
 // `--gpus N` (or `all`) without a launcher: runs this command line as N ranks on this host and
 // returns the exit code for this process (the first failed rank's, named on stderr).
 int run_local_ranks(const std::string& gpus, const std::vector<std::string>& argv);
+
+struct GpuRun;
+
+// What one rank of a job measures with: the job, its GPU (the driver's DeviceRun, agreeing with
+// the other ranks on when to stop) and, on the leader (rank 0), the records of the run.
+struct RankRun {
+  GpuJob& job;
+  measure::DeviceRun& device;
+  GpuRun* run;  // null on the other ranks
+};
+
+// The measuring shell for a command that runs as a job (cli/measuring_shell.hpp): with --gpus,
+// starts the ranks on this host and ends with their exit code; otherwise joins the job, lets
+// `configure` complete the configuration from it (its world, host threads), opens the leader's
+// records (the context record naming the world) and runs `work` on this rank's GPU. An exception
+// on any rank ends every rank; a rank other than the leader whose points failed their check exits
+// 1 (the leader says why).
+void run_job(Context& ctx, const std::string& command, const JobOptions& o, const std::string& out,
+             const std::function<nlohmann::json(const GpuJob&)>& configure,
+             const std::function<void(RankRun&)>& work);
 
 }  // namespace ub::cli

@@ -9,12 +9,10 @@
 
 #include "base/error.hpp"
 #include "cli/arguments.hpp"
-#include "cli/commands.hpp"
 #include "cli/interrupt.hpp"
 #include "gpu/device.hpp"
 #include "gpu/fingerprint.hpp"
 #include "gpu/nvml.hpp"
-#include "store/record_sink.hpp"
 
 namespace ub::cli {
 
@@ -34,13 +32,12 @@ std::unique_ptr<GpuRun> start_gpu_run(Context& ctx, const std::string& command, 
   const gpu::DeviceList list = gpu::list_devices();
   if (list.devices.empty()) throw WorkError(fmt::format("{}: {}", command, list.why_none));
   auto run = std::make_unique<GpuRun>();
+  run->command = command;
   run->devices = parse_devices(devices, static_cast<int>(list.devices.size()));
-  const std::string path = out.empty() ? fmt::format("upgradebench-{}-{}.jsonl", command, utc_now_compact()) : out;
-  run->writer = std::make_unique<RecordWriter>(path);
-  if (!ctx.history_db.empty()) history::record_into_history(*run->writer, ctx.history_db);
+  const std::string path = records_path(command, out);
   run->context = make_context(command, ctx.argv, machine_fingerprint(ctx, run->devices), config);
   run->context.world = world;
-  run->writer->write(run->context);
+  run->writer = open_records(ctx, path, run->context);
   run->progress.line(fmt::format("records: {}", path));
   run->interrupted = &install_interrupt_handler();
   return run;
@@ -55,6 +52,8 @@ void for_each_device(GpuRun& run, const std::function<void(measure::DeviceRun&)>
       try {
         measure::DeviceRun s = measure::open_device_run(d, run.writer.get(), &run.progress, run.interrupted);
         work(s);
+        std::lock_guard lock(m);
+        run.counts += s.counts;
       } catch (...) {
         std::lock_guard lock(m);
         if (!first) first = std::current_exception();
@@ -65,12 +64,15 @@ void for_each_device(GpuRun& run, const std::function<void(measure::DeviceRun&)>
   if (first) std::rethrow_exception(first);
 }
 
-void finish_gpu_run(Context& ctx, const GpuRun& run, report::Document& doc, const nlohmann::json& json,
-                    const OutputOptions& out) {
-  if (doc.blocks.empty()) doc.add();
-  doc.blocks.back().notes.push_back(fmt::format("records: {}", run.writer->path().string()));
-  out.emit(doc, json);
-  if (run.interrupted->load()) ctx.exit_code = kExitInterrupted;
+void GpuRun::emit(report::View view, const OutputOptions& out) const {
+  if (view.doc.blocks.empty()) view.doc.add();
+  view.doc.blocks.back().notes.push_back(fmt::format("records: {}", writer->path().string()));
+  out.emit(view.doc, view.json);
+}
+
+void finish_gpu_run(Context& ctx, const GpuRun& run, report::View view, const OutputOptions& out) {
+  run.emit(std::move(view), out);
+  finish_measurement(ctx, run.command, run.counts, run.interrupted->load(), run.writer->path().string());
 }
 
 const Accelerator* catalog_entry(Context& ctx, const std::string& device_name) {

@@ -46,12 +46,6 @@ std::vector<int64_t> parse_run_ids(const std::string& ids, const std::string& ar
   return out;
 }
 
-void add_record_db_flag(CLI::App& cmd, Context& ctx) {
-  cmd.add_option("--db", ctx.history_db,
-                 "Also add the records to this history database as they are written (SQLite file or "
-                 "postgresql://...)");
-}
-
 void LogInputs::add_to(CLI::App& cmd) {
   cmd.add_option("--db", db, "History database that run:ID selections read (default: the one `history` uses)");
 }

@@ -20,9 +20,6 @@ struct LogInputs {
   LineSource read(const std::string& arg) const;
 };
 
-// --db on a measuring command, bound to ctx.history_db (cli/gpu_workers adds the records).
-void add_record_db_flag(CLI::App& cmd, Context& ctx);
-
 // "3-5,9" -> {3, 4, 5, 9}; UsageError naming `arg` otherwise.
 std::vector<int64_t> parse_run_ids(const std::string& ids, const std::string& arg);
 

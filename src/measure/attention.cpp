@@ -10,6 +10,7 @@
 #include "gpu/attention_buffers.hpp"
 #include "gpu/attention_check.hpp"
 #include "gpu/timing.hpp"
+#include "measure/injected_wrong.hpp"
 #include "model/reference/attention_cpu.hpp"
 
 namespace ub::measure {
@@ -49,6 +50,7 @@ class AttentionPoint : public Point {
         (pass ? rec_.engine_bwd_timed : rec_.engine_fwd_timed).push_back({engine, ms});
       }
     }
+    spoil_if_injected("attention", buf_.o, s_);
     const AttentionCheck c = gpu::check_attention(prob_, t_, backward_, b_.cfg_.check_samples, s_);
     rec_.check = c;
     if (!c.ok()) return c.summary();
@@ -74,16 +76,15 @@ class AttentionPoint : public Point {
     rec_.ok = m.error.empty() && !m.timings.empty();
     if (!m.error.empty()) rec_.error = "validation failed: " + m.error;
     if (rec_.ok) {
-      auto tflops = [&](double flop, double ms) { return flop / (ms * 1e-3) / 1e12; };
       const gpu::Timing& f = m.timings[0];
       rec_.fwd_time = TimeStats{f.summary, f.stop_reason};
       rec_.fwd_ms = f.summary.median;
-      rec_.fwd_tflops = tflops(rec_.flops_fwd, rec_.fwd_ms);
+      rec_.fwd_tflops = tflops_from(rec_.flops_fwd, rec_.fwd_ms);
       if (m.timings.size() > 1) {
         const gpu::Timing& fb = m.timings[1];
         rec_.fwd_bwd_time = TimeStats{fb.summary, fb.stop_reason};
         rec_.fwd_bwd_ms = fb.summary.median;
-        rec_.fwd_bwd_tflops = tflops(rec_.flops_fwd_bwd, fb.summary.median);
+        rec_.fwd_bwd_tflops = tflops_from(rec_.flops_fwd_bwd, fb.summary.median);
       }
       rec_.telemetry = m.telemetry;
       rec_.plans_built = attention().plans_built();
@@ -91,8 +92,8 @@ class AttentionPoint : public Point {
     }
     b_.run_.emit(rec_);
     if (rec_.ok && b_.flash_attn_log_) {
-      std::fprintf(b_.flash_attn_log_, "%s\n", flash_attn_line(rec_).dump().c_str());
-      std::fflush(b_.flash_attn_log_);
+      std::fprintf(b_.flash_attn_log_.get(), "%s\n", flash_attn_line(rec_).dump().c_str());
+      std::fflush(b_.flash_attn_log_.get());
     }
     b_.results_.push_back(rec_);
     if (!rec_.ok) return fmt::format("seqlen {:>7}: {}", rec_.seqlen, rec_.error);
@@ -123,21 +124,19 @@ AttentionBenchmark::AttentionBenchmark(const AttentionConfig& config, DeviceRun&
   attention_->set_autotune(cfg_.autotune);
   flusher_ = std::make_unique<gpu::L2Flusher>(run.l2_bytes);
   if (!cfg_.flash_attn_log.empty()) {
-    flash_attn_log_ = std::fopen(cfg_.flash_attn_log.c_str(), "a");
+    flash_attn_log_.reset(std::fopen(cfg_.flash_attn_log.c_str(), "a"));
     if (!flash_attn_log_) {
       throw WorkError(fmt::format("--flash-attn-log: cannot open {} for appending", cfg_.flash_attn_log));
     }
     // bench_flash_attn.py's header line.
-    std::fprintf(flash_attn_log_, "# gpu=%s backend=cudnn causal=%s nheads=%lld nheads_kv=%lld head_dim=%lld\n",
+    std::fprintf(flash_attn_log_.get(), "# gpu=%s backend=cudnn causal=%s nheads=%lld nheads_kv=%lld head_dim=%lld\n",
                  run.device_name.c_str(), cfg_.causal ? "True" : "False", static_cast<long long>(cfg_.heads),
                  static_cast<long long>(cfg_.kv_heads), static_cast<long long>(cfg_.head_dim));
-    std::fflush(flash_attn_log_);
+    std::fflush(flash_attn_log_.get());
   }
 }
 
-AttentionBenchmark::~AttentionBenchmark() {
-  if (flash_attn_log_) std::fclose(flash_attn_log_);
-}
+AttentionBenchmark::~AttentionBenchmark() = default;
 
 bool AttentionBenchmark::next() {
   if (started_) ++index_;

@@ -3,8 +3,10 @@
 
 #include <fmt/format.h>
 
+#include "base/units.hpp"
 #include "gpu/cuda_raii.hpp"
 #include "gpu/kernels/bandwidth.cuh"
+#include "measure/injected_wrong.hpp"
 
 namespace ub::measure {
 
@@ -39,6 +41,7 @@ class BandwidthPoint : public Point {
     if (rec_.op == "read") {
       UB_CUDA_CHECK(cudaMemsetAsync(scratch, 0, sizeof(unsigned long long), s_));
       work()(s_);
+      spoil_if_injected("bandwidth", buf_.scratch, s_);
       if (read_back(buf_.scratch, s_) != gpu::sum_of_word_indices(bytes / 4)) {
         return "the sum of the words read is wrong";
       }
@@ -47,6 +50,7 @@ class BandwidthPoint : public Point {
     const bool copy = rec_.op == "copy";
     if (copy) UB_CUDA_CHECK(cudaMemsetAsync(buf_.dst.get(), 0xFF, bytes, s_));
     work()(s_);
+    spoil_if_injected("bandwidth", buf_.dst, s_);
     gpu::count_mismatches(buf_.dst.get(), bytes, copy, kPattern, scratch, s_);
     if (const unsigned long long wrong = read_back(buf_.scratch, s_)) return fmt::format("{} words wrong", wrong);
     return std::nullopt;
@@ -59,10 +63,9 @@ class BandwidthPoint : public Point {
     if (!m.error.empty()) rec_.error = "validation failed: " + m.error;
     if (rec_.ok) {
       const gpu::Timing& t = m.timings.front();
-      auto gbps = [&](double ms) { return rec_.moved() / (ms * 1e-3) / 1e9; };
-      rec_.median_gbps = gbps(t.summary.median);
-      rec_.mean_gbps = gbps(t.summary.mean);
-      rec_.max_gbps = gbps(t.summary.min);
+      rec_.median_gbps = gbps_from(rec_.moved(), t.summary.median);
+      rec_.mean_gbps = gbps_from(rec_.moved(), t.summary.mean);
+      rec_.max_gbps = gbps_from(rec_.moved(), t.summary.min);
       rec_.time = TimeStats{t.summary, t.stop_reason};
       rec_.telemetry = m.telemetry;
     }

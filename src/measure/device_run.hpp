@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/progress.hpp"
+#include "records/point_counts.hpp"
 #include "records/record_file.hpp"
 
 namespace ub::gpu {
@@ -32,6 +33,7 @@ struct DeviceRun {
   // A rank of a job: the job's decision from this rank's (stop when any rank stops), so that all
   // ranks run the same collectives. Empty on one GPU.
   std::function<bool(bool)> agree;
+  PointCounts counts;  // what this device's points came to (the driver counts them)
 
   bool stop_requested() const { return interrupted && interrupted->load(); }
   // Whether to stop before the next point: this rank's decision, agreed with the job's.

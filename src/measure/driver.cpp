@@ -56,7 +56,8 @@ void Benchmark::warm_up(Point& first, cudaStream_t stream) {
   gpu::warm_up(stream, units.front().work, timing_.warmup_s);
 }
 
-void run_benchmark(Benchmark& b, DeviceRun& run) {
+PointCounts run_benchmark(Benchmark& b, DeviceRun& run) {
+  PointCounts counts;
   gpu::Stream stream;
   bool warmed = false;
   while (!run.stop_agreed() && b.next()) {
@@ -69,6 +70,7 @@ void run_benchmark(Benchmark& b, DeviceRun& run) {
       // Correct first: a timing of a wrong result is not a measurement.
       if (auto wrong = p->check()) {
         m.error = *wrong;
+        ++counts.wrong;
       } else {
         if (!warmed) {
           b.warm_up(*p, stream.get());
@@ -76,6 +78,7 @@ void run_benchmark(Benchmark& b, DeviceRun& run) {
         }
         p->tune(run.interrupted);
         m = time_units(*p, b, run, stream.get());
+        ++counts.measured;
       }
       m.interrupted = run.stop_requested();
       m.elapsed_s = seconds_since(started);
@@ -84,12 +87,15 @@ void run_benchmark(Benchmark& b, DeviceRun& run) {
       const bool oom = dynamic_cast<const gpu::OutOfMemory*>(&e) != nullptr || gpu::is_out_of_memory_message(e.what());
       (void)cudaGetLastError();  // an allocation failure is not sticky; clear it
       line = b.failed(e, oom);
+      ++(oom ? counts.out_of_memory : counts.failed);
     }
     if (run.writer) run.writer->sync();
     if (!line.empty()) run.say(line);
   }
   b.finish();
   if (run.writer) run.writer->sync();
+  run.counts += counts;
+  return counts;
 }
 
 }  // namespace ub::measure

@@ -10,7 +10,8 @@
 //     warm the GPU up (once, before the first timing); let the point tune
 //     time each unit under the timing policy, telemetry sampled throughout
 //     let the point write its record; flush the file to disk; print its progress line
-//   then the benchmark's closing records (summaries).
+//   then the benchmark's closing records (summaries), and the count of points measured, wrong
+//   (failed their check), failed and out of memory.
 //
 // Whatever a benchmark records goes through DeviceRun::emit, one JSON line at a time, so an
 // interrupted run keeps every point it finished.
@@ -24,6 +25,7 @@
 #include "base/error.hpp"
 #include "gpu/timing.hpp"
 #include "measure/device_run.hpp"
+#include "records/point_counts.hpp"
 #include "records/telemetry.hpp"
 #include "records/timing_policy.hpp"
 
@@ -92,7 +94,7 @@ class Benchmark {
   BenchmarkTiming timing_;
 };
 
-// Runs `b` on the run's device.
-void run_benchmark(Benchmark& b, DeviceRun& run);
+// Runs `b` on the run's device; what its points came to.
+PointCounts run_benchmark(Benchmark& b, DeviceRun& run);
 
 }  // namespace ub::measure

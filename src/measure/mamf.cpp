@@ -6,8 +6,10 @@
 #include <algorithm>
 
 #include "base/error.hpp"
+#include "base/units.hpp"
 #include "gpu/gemm.hpp"
 #include "gpu/timing.hpp"
+#include "measure/injected_wrong.hpp"
 
 namespace ub::measure {
 
@@ -26,6 +28,7 @@ class MamfPoint : public Point {
     for (size_t a = 0; a < plan_.algos().size(); ++a) {
       ops_.randomise_output(c.seed + 7 + a, s_);
       plan_.run(static_cast<int>(a), ops_, *b_.workspace_, s_);
+      spoil_if_injected("mamf", ops_.d, s_);
       GemmCheck check = gpu::check_gemm(ops_, c.check_samples, c.seed + a, s_);
       check.rank = static_cast<int>(a);
       if (check.ok) valid_.push_back(static_cast<int>(a));
@@ -69,9 +72,9 @@ class MamfPoint : public Point {
       const gpu::Timing& t = m.timings.empty() ? screening_ : m.timings.front();
       const double f = rec_.flops();
       rec_.ok = true;
-      rec_.mean_tflops = f / (t.summary.mean * 1e-3) / 1e12;
-      rec_.median_tflops = f / (t.summary.median * 1e-3) / 1e12;
-      rec_.max_tflops = f / (t.summary.min * 1e-3) / 1e12;
+      rec_.mean_tflops = tflops_from(f, t.summary.mean);
+      rec_.median_tflops = tflops_from(f, t.summary.median);
+      rec_.max_tflops = tflops_from(f, t.summary.min);
       rec_.algo = plan_.algos()[static_cast<size_t>(best_)];
       rec_.time = TimeStats{t.summary, t.stop_reason};
       if (!m.timings.empty()) rec_.telemetry = m.telemetry;
@@ -113,7 +116,9 @@ MamfBenchmark::MamfBenchmark(const MamfConfig& config, DeviceRun& run)
   flusher_ = std::make_unique<gpu::L2Flusher>(run.l2_bytes);
   workspace_ = std::make_unique<gpu::DeviceBuffer>(cfg_.workspace_bytes);
   const size_t nm = cfg_.ms.size(), nn = cfg_.ns.size(), nk = cfg_.ks.size();
-  if (!cfg_.search) {
+  if (!cfg_.listed.empty()) {
+    for (size_t i = 0; i < cfg_.listed.size(); ++i) queue_.push_back({{i, i, i}, false});  // the diagonal: shape i
+  } else if (!cfg_.search) {
     for (size_t i = 0; i < nm; ++i)
       for (size_t j = 0; j < nn; ++j)
         for (size_t l = 0; l < nk; ++l) queue_.push_back({{i, j, l}, false});
@@ -140,6 +145,7 @@ MamfShape MamfBenchmark::shape_at(const Lattice& p) const {
   s.device = run_.device;
   s.dtype = to_string(cfg_.dtype);
   s.m = cfg_.ms[std::get<0>(p)], s.n = cfg_.ns[std::get<1>(p)], s.k = cfg_.ks[std::get<2>(p)];
+  if (!cfg_.listed.empty()) s.listed = cfg_.listed[std::get<0>(p)];
   return s;
 }
 

@@ -5,7 +5,8 @@
 // before each sample, as mamf-finder.py does; clocks, power and throttle state are sampled
 // throughout. `search` finds the ceiling without the full grid: a coarse sub-grid (every other
 // size), then hill-climbing from the best shapes to their grid neighbours, each shape looked at
-// quickly (screening only), then the three finalists timed in full.
+// quickly (screening only), then the three finalists timed in full. Listed shapes (a training
+// step's products, --shapes-of) are timed one by one, each with how often the step runs it.
 #pragma once
 
 #include <chrono>

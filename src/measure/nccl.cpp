@@ -10,6 +10,7 @@
 #include "gpu/cuda_raii.hpp"
 #include "gpu/kernels/collective_check.cuh"
 #include "gpu/nccl_comm.hpp"
+#include "measure/injected_wrong.hpp"
 
 namespace ub::measure {
 
@@ -69,6 +70,7 @@ class NcclPoint : public Point {
     UB_CUDA_CHECK(cudaMemsetAsync(b_.recv_->get(), 0xFF, static_cast<size_t>(rec_.bytes), s_));
     gpu::fill_collective_input(send_, elem_, static_cast<size_t>(rec_.send_count), rank, world, s_);
     collective(s_);
+    spoil_if_injected("nccl", recv_, static_cast<size_t>(rec_.recv_count) * static_cast<size_t>(gpu::bytes_per_element(elem_)), s_);
     UB_CUDA_CHECK(cudaMemsetAsync(b_.wrong_->get(), 0, sizeof(unsigned long long), s_));
     gpu::count_collective_mismatches(recv_, elem_, rec_.collective, static_cast<size_t>(rec_.recv_count), part_count(),
                                      rank, world, rec_.root, b_.wrong_->as<unsigned long long>(), s_);
@@ -108,7 +110,7 @@ class NcclPoint : public Point {
         const Summary s = unpack(all.data() + static_cast<size_t>(slowest) * k);
         rec_.time = TimeStats{s, m.timings.front().stop_reason};
         rec_.slowest_rank = slowest;
-        rec_.algbw_gbps = gbps(static_cast<double>(rec_.bytes), s.median * 1e-3);
+        rec_.algbw_gbps = gbps_from(static_cast<double>(rec_.bytes), s.median);
         rec_.busbw_gbps = rec_.algbw_gbps * bus_factor(rec_.collective, comm().world());
         rec_.telemetry = m.telemetry;
       }

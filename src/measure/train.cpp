@@ -128,12 +128,9 @@ class TrainPoint : public Point {
       if (cfg_.offload_optimizer) r.exposed_offload_ms = worst[5];
     }
     r.exec_time_ms = ms;
-    const double seconds = ms * 1e-3;
-    r.tflops = flops_.total() / 1e12 / seconds;
-    if (cfg_.peak_tflops) {
-      r.mfu = *r.tflops / *cfg_.peak_tflops;
-      r.hfu = hw_flop_ / 1e12 / seconds / *cfg_.peak_tflops;
-    }
+    r.tflops = tflops_from(flops_.total(), ms);
+    r.mfu = fraction_of(r.tflops, cfg_.peak_tflops);
+    r.hfu = fraction_of(tflops_from(hw_flop_, ms), cfg_.peak_tflops);
     r.peak_mem_gib = to_gib(mem.reserved);
     r.peak_allocated_gib = to_gib(mem.peak);
     r.device_used_gib = to_gib(mem.device_used);
@@ -158,8 +155,8 @@ class TrainPoint : public Point {
       sum.steps = static_cast<int>(t.summary.n);
       if (sum.steps > 0) {
         sum.median_ms = t.summary.median;
-        sum.median_tflops = flops_.total() / 1e12 / (sum.median_ms * 1e-3);
-        if (cfg_.peak_tflops) sum.mfu = sum.median_tflops / *cfg_.peak_tflops;
+        sum.median_tflops = tflops_from(flops_.total(), sum.median_ms);
+        sum.mfu = fraction_of(sum.median_tflops, cfg_.peak_tflops).value_or(0);
       }
     }
     if ((cfg_.decompose || cfg_.breakdown) && !m.interrupted) profile();

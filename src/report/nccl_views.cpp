@@ -8,6 +8,7 @@
 #include "base/text.hpp"
 #include "facts/collectives.hpp"
 #include "report/format.hpp"
+#include "report/measurement_views.hpp"
 
 namespace ub::report {
 
@@ -83,27 +84,50 @@ Document nccl_comparison_document(const NcclComparison& c) {
   return doc;
 }
 
+View nccl_view(const std::string& title, const std::vector<NcclPoint>& points, const Accelerator* gpu, bool checked) {
+  View v;
+  const double one_way = gpu ? busbw_spec_gbps(*gpu).value_or(0) : 0;  // 0: unknown
+  auto& block = v.doc.add(title);
+  block.table.columns = {{"collective", Align::left}, {"dtype", Align::left}, {"size"}, {"place", Align::left},
+                         {"time us"}, {"95% interval"}, {"algbw GB/s"}, {"busbw GB/s"}, {"of spec"}, {"#wrong"},
+                         {"note", Align::left}};
+  for (const NcclPoint& p : points) {
+    const NcclRecord& r = p.record;
+    const std::optional<double> of_spec =
+        r.ok && r.world_size > 1 && one_way > 0 ? std::optional<double>(r.busbw_gbps / one_way) : std::nullopt;
+    const std::string interval =
+        p.has_samples() ? fmt::format("{:.1f}-{:.1f}", r.time->ms.median_low * 1e3, r.time->ms.median_high * 1e3) : "-";
+    block.table.add_row({std::string(to_string(r.collective)), r.dtype, binary_size_text(r.bytes),
+                         r.in_place ? "in" : "out", r.ok ? num(p.time_us, 2) : "-", interval,
+                         r.ok ? num(r.algbw_gbps, 2) : "-", r.ok ? num(r.busbw_gbps, 2) : "-", percent(of_spec),
+                         checked ? std::to_string(r.wrong) : "-", r.ok ? "" : r.error});
+    v.json.push_back({{"collective", to_string(r.collective)}, {"dtype", r.dtype}, {"bytes", r.bytes},
+                      {"in_place", r.in_place}, {"ok", r.ok}, {"time_us", p.time_us}, {"algbw_gbps", r.algbw_gbps},
+                      {"busbw_gbps", r.busbw_gbps}, {"fraction_of_spec", or_null(of_spec)}, {"wrong", r.wrong},
+                      {"record", r}});
+  }
+  block.notes.push_back("Time per call of the slowest rank (median, with its 95% interval); algbw = size / time. " +
+                        std::string(kMethod) + (checked ? " Every point was checked exactly before it was timed." : ""));
+  if (one_way > 0) {
+    block.notes.push_back(fmt::format("Of spec: busbw over one direction of the catalog's {:.0f} GB/s bidirectional "
+                                      "interconnect.", 2 * one_way));
+  }
+  return v;
+}
+
 ReportContent nccl_run_report(const NcclLog& log, const Catalog& catalog) {
   ReportContent r;
   r.title = fmt::format("{}: collectives on {} ranks", log.gpu.empty() ? "?" : log.gpu, log.world_size);
   const Accelerator* gpu = log.gpu.empty() ? nullptr : catalog.try_find(log.gpu);
   const double spec = gpu ? busbw_spec_gbps(*gpu).value_or(0) : 0;  // 0: unknown
-  auto& b = r.body.add(run_line("run", log.path, log.gpu, log.source, log.world_size, log.details));
-  b.table.columns = {{"collective", Align::left}, {"dtype", Align::left}, {"place", Align::left}, {"size"},
-                     {"time us"}, {"95% interval"}, {"algbw GB/s"}, {"busbw GB/s"}, {"of spec"}};
+  r.body = nccl_view(run_line("run", log.path, log.gpu, log.source, log.world_size, log.details), log.points, gpu,
+                     log.source == "upgradebench")
+               .doc;
   std::vector<std::pair<NcclPointKey, double>> busbw, latency;
   for (const NcclPoint& p : log.points) {
-    const NcclRecord& rec = p.record;
-    const std::optional<double> of_spec =
-        spec > 0 && rec.world_size > 1 ? std::optional<double>(rec.busbw_gbps / spec) : std::nullopt;
-    b.table.add_row({std::string(to_string(rec.collective)), rec.dtype, rec.in_place ? "in" : "out",
-                     binary_size_text(rec.bytes), num(p.time_us, 2),
-                     p.has_samples() ? fmt::format("{:.1f}-{:.1f}", rec.time->ms.median_low * 1e3, rec.time->ms.median_high * 1e3) : "-",
-                     num(rec.algbw_gbps), num(rec.busbw_gbps), percent(of_spec)});
-    busbw.emplace_back(key_of(rec), rec.busbw_gbps);
-    latency.emplace_back(key_of(rec), p.time_us);
+    busbw.emplace_back(key_of(p.record), p.record.busbw_gbps);
+    latency.emplace_back(key_of(p.record), p.time_us);
   }
-  b.notes.push_back(kMethod);
   Chart bw{"busbw", "Bus bandwidth by size", "size (bytes)", "busbw GB/s", true, series_by_point(busbw, ""), {}, {}};
   if (spec > 0) bw.lines.push_back({fmt::format("{} spec, one direction", gpu->id), spec});
   Chart lat{"latency", "Time per call by size", "size (bytes)", "microseconds", true, series_by_point(latency, ""), {}, {}};

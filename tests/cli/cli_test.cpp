@@ -211,7 +211,7 @@ TEST(Sweep, ResumeSkipsWhatTheFileHolds) {
   // Resuming with another workload (fp32 master weights; the file holds a pure bf16 run) is refused.
   expect_error("sweep --model llama-3.1-8b --layers 4 --seqlens 4096,8192 --resume --device 7 --out " + out, 2,
                "master_weights is false there, true here");
-  const Result r = run("sweep --model llama-3.1-8b --layers 4 --seqlens 4096,8192 --precision bf16 --resume --device 7 "
+  const Result r = run("sweep --model llama-3.1-8b --layers 4 --seqlens 4096,8192 --precision bf16 --steps 6 --resume --device 7 "
                        "--out " + out);
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("measured"), std::string::npos) << r.out;
@@ -509,6 +509,26 @@ TEST(Cli, DecomposeReadsBenchDecomposePrintout) {
   ASSERT_EQ(j[0]["buckets"].size(), 2u);
   EXPECT_EQ(j[0]["buckets"][0]["name"], "attention(FA)");
   EXPECT_NEAR(j[0]["buckets"][0]["share"].get<double>(), 107.4 / 910.0, 1e-12);
+}
+
+// A decomposition of a trace goes into the history with --db, like every measuring command's
+// records: the file it names holds the context record and the decomposition, and the database
+// the run.
+TEST(Cli, DecomposeOfATraceGoesIntoTheHistory) {
+  const std::string dir = ::testing::TempDir() + "/decompose_db";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string db = dir + "/history.sqlite", out = dir + "/decompose.jsonl";
+  const Result r = run("decompose " + kFx + "/hf_llama_2l_4096.pt.trace.json.gz --db " + db + " --out " + out);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("records: " + out), std::string::npos) << r.out;
+  const Result list = run("history list --db " + db + " --json");
+  ASSERT_EQ(list.code, 0) << list.err;
+  const auto runs = nlohmann::json::parse(list.out).at("runs");
+  ASSERT_EQ(runs.size(), 1u) << list.out;
+  EXPECT_EQ(runs[0]["command"], "decompose");
+  EXPECT_EQ(runs[0]["kind"], "decomposition");
+  EXPECT_EQ(runs[0]["source"], out);
 }
 
 // The engine's 2-layer decomposition carried to the whole model: its records say the depth it

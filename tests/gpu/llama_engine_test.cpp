@@ -45,7 +45,7 @@ class LlamaEngineTest : public ::testing::Test {
 };
 
 // Tolerances: bf16 activations through two layers. Measured on the H200 (2026-11-30): loss 2e-5
-// relative, gradients 6e-3 .. 1.04e-2 relative L2 per tensor (results/2026-11-30-h200/gpu-tests.md).
+// relative, gradients 6e-3 .. 1.04e-2 relative L2 per tensor (results/quality/2026-11-30-h200-gpu-tests.md).
 constexpr double kLossTol = 1e-3;     // relative
 constexpr double kLogitsTol = 2e-2;   // relative L2
 constexpr double kGradTol = 3e-2;     // relative L2, per tensor

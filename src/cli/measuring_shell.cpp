@@ -1,0 +1,68 @@
+// The measuring commands' shell, the half without the GPU; see measuring_shell.hpp.
+#include "cli/measuring_shell.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "base/error.hpp"
+#include "cli/commands.hpp"
+#include "store/history_store.hpp"
+#include "store/record_sink.hpp"
+
+namespace ub::cli {
+
+void add_shell_options(CLI::App& cmd, Context& ctx, ShellOptions& o, const std::string& command, ShellParts parts) {
+  if (parts.devices) {
+    cmd.add_option("--devices", o.devices, "GPU indices, or 'all' (measured at the same time)")->capture_default_str();
+  }
+  cmd.add_option("--out", o.out,
+                 fmt::format("Records file (JSON lines, appended; default upgradebench-{}-<date>.jsonl)", command));
+  if (parts.output) o.output.add_to(cmd);
+  cmd.add_option("--db", ctx.history_db,
+                 "Also add the records to this history database as they are written (SQLite file or "
+                 "postgresql://...)");
+}
+
+std::vector<CLI::Option*> add_job_options(CLI::App& cmd, JobOptions& o) {
+  return {cmd.add_option("--gpus", o.gpus, "Without a launcher: run N ranks on this host (N or 'all'), one per GPU"),
+          cmd.add_option("--rendezvous-timeout", o.rendezvous_timeout_s, "Seconds the ranks wait for each other")
+              ->capture_default_str()};
+}
+
+void JobOptions::validate() const {
+  if (!(rendezvous_timeout_s > 0) || !std::isfinite(rendezvous_timeout_s)) {
+    throw UsageError(fmt::format("--rendezvous-timeout {}: must be a positive number of seconds", rendezvous_timeout_s));
+  }
+}
+
+std::string records_path(const std::string& command, const std::string& out) {
+  return out.empty() ? fmt::format("upgradebench-{}-{}.jsonl", command, utc_now_compact()) : out;
+}
+
+std::unique_ptr<RecordWriter> open_records(const Context& ctx, const std::string& path, const ContextRecord& context) {
+  auto writer = std::make_unique<RecordWriter>(path);
+  if (!ctx.history_db.empty()) history::record_into_history(*writer, ctx.history_db);
+  writer->write(context);
+  return writer;
+}
+
+void add_file_to_history(const Context& ctx, const std::string& path) {
+  if (ctx.history_db.empty()) return;
+  history::HistoryStore(ctx.history_db).add_file(path);
+}
+
+void finish_measurement(Context& ctx, const std::string& command, const PointCounts& counts, bool interrupted,
+                        const std::string& records) {
+  if (interrupted) {
+    ctx.exit_code = kExitInterrupted;
+    return;
+  }
+  if (counts.wrong > 0) {
+    throw WorkError(fmt::format("{}: {} of {} point(s) failed their check against the reference and were not timed "
+                                "(their records in {} say why)",
+                                command, counts.wrong, counts.total(), records));
+  }
+}
+
+}  // namespace ub::cli
