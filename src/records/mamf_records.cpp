@@ -10,13 +10,23 @@ namespace ub {
 using nlohmann::json;
 
 void MamfConfig::validate() const {
+  // A step's products reach a vocabulary (128256 for Llama 3) and a sequence's tokens; a grid
+  // beyond 65536 in a dimension is a typo.
+  const int64_t largest = listed.empty() ? 65536 : int64_t{1} << 22;
   for (const auto* sizes : {&ms, &ns, &ks}) {
     if (sizes->empty()) throw UsageError("mamf: every dimension needs at least one size");
     for (int64_t x : *sizes) {
       if (x < 1) throw UsageError(fmt::format("matrix size {} must be positive", x));
-      if (x > 65536) throw UsageError(fmt::format("matrix size {} is beyond 65536: absurd for a MAMF search", x));
+      if (x > largest) {
+        throw UsageError(fmt::format("matrix size {} is beyond {}: absurd for a MAMF {}", x, largest,
+                                     listed.empty() ? "search" : "shape"));
+      }
     }
   }
+  if (!listed.empty() && (ms.size() != listed.size() || ns.size() != listed.size() || ks.size() != listed.size())) {
+    throw UsageError("mamf: listed shapes need one m, n and k each");
+  }
+  if (!listed.empty() && search) throw UsageError("--search looks for the ceiling over a grid, not over listed shapes");
   if (top_k < 1 || top_k > 64) throw UsageError("--top-k must be within 1..64");
   if (check_samples < 4 || check_samples > 65536) throw UsageError("--check-samples must be within 4..65536");
   if (search_budget_s < 0) throw UsageError("--search-budget-s must not be negative");
@@ -34,6 +44,7 @@ void to_json(json& j, const MamfConfig& c) {
   j = {{"dtype", to_string(c.dtype)}, {"m", c.ms}, {"n", c.ns}, {"k", c.ks}, {"top_k", c.top_k},
        {"workspace_bytes", c.workspace_bytes}, {"check_samples", c.check_samples}, {"seed", c.seed},
        {"search", c.search}, {"search_budget_s", c.search_budget_s},
+       {"shapes_of", c.listed.empty() ? json() : json(c.listed_from)},
        {"l2_flush", "256 MiB memset before every sample"}, {"output", "re-randomised before every sample"}};
   put_timing(j, c.timing);
 }
@@ -71,6 +82,7 @@ void to_json(json& j, const AlgoInfo& a) {
 void to_json(json& j, const MamfShape& s) {
   j = {{"type", "mamf"}, {"device", s.device}, {"dtype", s.dtype}, {"m", s.m}, {"n", s.n}, {"k", s.k},
        {"flop", s.flops()}, {"quick", s.quick}, {"elapsed_s", s.elapsed_s}, {"checks", s.checks}};
+  if (s.listed) j["step_gemm"] = s.listed->name, j["count"] = s.listed->count;
   if (!s.ok) {
     j["error"] = s.error;
     return;
@@ -113,6 +125,7 @@ MamfShape read_mamf_shape(const Fields& f) {
   if (auto t = f.optional_object("telemetry")) s.telemetry = read_telemetry(*t);
   s.algos_tried = static_cast<int>(f.optional_count("algos_tried").value_or(0));
   s.algos_valid = static_cast<int>(f.optional_count("algos_valid").value_or(0));
+  if (f.has("step_gemm")) s.listed = ListedShape{f.string("step_gemm"), f.count("count")};
   return s;
 }
 
@@ -131,6 +144,7 @@ void to_json(json& j, const MamfSummary& s) {
        {"best", {{"mean", best_json(s.best_mean)}, {"median", best_json(s.best_median)}, {"max", best_json(s.best_max)}}},
        {"arithmetic_mean_tflops", {{"mean", or_null(s.arithmetic_of_means)}, {"median", or_null(s.arithmetic_of_medians)}}},
        {"geometric_mean_tflops", {{"mean", or_null(s.geometric_of_means)}, {"median", or_null(s.geometric_of_medians)}}},
+       {"step_tflops", or_null(s.step_tflops)},
        {"elapsed_s", s.elapsed_s},
        {"interrupted", s.interrupted}};
 }

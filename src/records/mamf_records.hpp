@@ -18,8 +18,17 @@
 
 namespace ub {
 
+// A shape of a listed set (--shapes-of): which products of a training step it is, and how many
+// times the step runs it.
+struct ListedShape {
+  std::string name;  // "qkv fwd, o dgrad"
+  int64_t count = 1;
+};
+
 struct MamfConfig {
-  std::vector<int64_t> ms, ns, ks;  // the grid (all combinations)
+  std::vector<int64_t> ms, ns, ks;  // the grid (all combinations), or with `listed` the shapes (ms[i], ns[i], ks[i])
+  std::vector<ListedShape> listed;  // shapes of a training step (facts/step_gemms.hpp), one per ms[i]
+  std::string listed_from;          // what they are the products of ("llama-3.1-8b, 4 layers, seqlen 8192")
   Dtype dtype = Dtype::bf16;
   int top_k = 8;                    // heuristic algorithms tried per shape
   BenchmarkTiming timing{10, {20, 300, 0.0, 1.0, 0.005, 10, 0}};  // each shape's winner
@@ -71,6 +80,7 @@ struct MamfShape {
   int algos_tried = 0, algos_valid = 0;
   std::optional<TimeStats> time;
   TelemetrySummary telemetry;
+  std::optional<ListedShape> listed;  // a shape of a training step: which products, how many times
 
   std::string shape() const;  // "2048x2048x13312"
   double flops() const;       // 2 M N K
@@ -88,6 +98,9 @@ struct MamfSummary {
   std::optional<MamfBest> best_mean, best_median, best_max;
   // Across the shapes measured: arithmetic and geometric means of their mean and median TFLOPS.
   std::optional<double> arithmetic_of_means, arithmetic_of_medians, geometric_of_means, geometric_of_medians;
+  // Listed shapes of a training step: their FLOPs over their time as the step runs them (each
+  // shape's median time times its count), the rate at which this GPU does the step's products.
+  std::optional<double> step_tflops;
   double elapsed_s = 0;
   bool interrupted = false;
 };

@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+#include "base/units.hpp"
+
 namespace ub {
 
 double tflops_by(const MamfShape& s, MamfOutcome::By by) {
@@ -63,6 +65,19 @@ std::string MamfOutcome::footer() const {
   return out;
 }
 
+std::optional<double> MamfOutcome::step_tflops() const {
+  double flop = 0, ms = 0;
+  for (const MamfShape& x : shapes) {
+    if (!x.listed) continue;
+    if (!x.ok || !(x.median_tflops > 0)) return std::nullopt;  // a product of the step not measured
+    const double f = x.flops() * static_cast<double>(x.listed->count);
+    flop += f;
+    ms += f / x.median_tflops / 1e9;  // TFLOPS = flop / 1e12 / (ms / 1e3)
+  }
+  if (!(ms > 0)) return std::nullopt;
+  return tflops_from(flop, ms);
+}
+
 MamfSummary MamfOutcome::summary(int device) const {
   auto best_of = [&](By by) -> std::optional<MamfBest> {
     const auto b = best(by);
@@ -81,6 +96,7 @@ MamfSummary MamfOutcome::summary(int device) const {
   s.arithmetic_of_medians = arithmetic_mean(By::median);
   s.geometric_of_means = geometric_mean(By::mean);
   s.geometric_of_medians = geometric_mean(By::median);
+  s.step_tflops = step_tflops();
   s.elapsed_s = elapsed_s;
   s.interrupted = interrupted;
   return s;

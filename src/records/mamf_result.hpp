@@ -22,6 +22,10 @@ struct MamfOutcome {
   std::optional<double> arithmetic_mean(By by) const;
   std::optional<double> geometric_mean(By by) const;
 
+  // Listed shapes of a training step: their FLOPs, each times its count, over the time the step
+  // spends in them at each shape's median; none when a listed shape failed or none is listed.
+  std::optional<double> step_tflops() const;
+
   // "Tried N shapes => the best outcomes were:" then mean / median / max lines (mamf-finder.py's form).
   std::string footer() const;
   MamfSummary summary(int device) const;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "base/error.hpp"
+#include "facts/step_gemms.hpp"
 
 namespace ub {
 namespace {
@@ -109,6 +110,57 @@ TEST(Flops, NonPositiveSizesAreUsageErrors) {
   FlopOptions bad;
   bad.batch = -1;
   EXPECT_THROW(step_flops(m, 8, bad), UsageError);
+}
+
+}  // namespace
+}  // namespace ub
+
+namespace ub {
+namespace {
+
+double total_flop(const std::vector<StepGemm>& gemms) {
+  double f = 0;
+  for (const StepGemm& g : gemms) f += g.flop() * static_cast<double>(g.count);
+  return f;
+}
+
+TEST(StepGemms, TheStepsProductsAddUpToItsDenseFlops) {
+  const ModelShape m = with_layers(preset("llama-3.1-8b"), 4);
+  const double dense = step_flops(m, 8192, {}).dense;
+  EXPECT_NEAR(total_flop(step_gemms(m, 8192, {})), dense, dense * 1e-12);
+  // Tiles and loss chunks cut the rows, not the work.
+  StepLevers cut;
+  cut.mlp_tile = 3000, cut.loss_chunk = 4096;
+  const auto tiled = step_gemms(m, 8192, cut);
+  const double gate_up_again = 2.0 * 8192 * 4096 * 2 * 14336 * 4;  // the tiled backward's gate|up
+  EXPECT_NEAR(total_flop(tiled), dense + gate_up_again, dense * 1e-12);
+  EXPECT_NEAR(total_flop(distinct_shapes(tiled)), total_flop(tiled), dense * 1e-12);
+}
+
+TEST(StepGemms, CheckpointingRecomputesEveryForwardButTheDownProjection) {
+  const ModelShape m = with_layers(preset("llama-3.1-8b"), 4);
+  StepLevers ckpt;
+  ckpt.checkpointing = true;
+  const double dense = step_flops(m, 8192, {}).dense;
+  const double again = 2.0 * 8192 * 4 * (4096.0 * 6144 + 4096.0 * 4096 + 4096.0 * 2 * 14336);
+  EXPECT_NEAR(total_flop(step_gemms(m, 8192, ckpt)), dense + again, dense * 1e-12);
+}
+
+TEST(StepGemms, ShapesAsCublasLtIsCalled) {
+  const auto g = step_gemms(preset("llama-3.1-8b"), 8192, {});
+  auto find = [&](const std::string& name) {
+    for (const StepGemm& x : g) {
+      if (x.name == name) return x;
+    }
+    ADD_FAILURE() << name;
+    return StepGemm{};
+  };
+  EXPECT_EQ(find("qkv fwd").shape(), "6144x8192x4096");  // (32 + 2 x 8) heads x 128
+  EXPECT_EQ(find("qkv fwd").count, 32);
+  EXPECT_EQ(find("down dgrad").shape(), "14336x8192x4096");
+  EXPECT_EQ(find("gate_up wgrad").shape(), "4096x28672x8192");
+  EXPECT_EQ(find("lm_head fwd").shape(), "128256x8192x4096");
+  EXPECT_EQ(find("lm_head fwd").count, 1);
 }
 
 }  // namespace
