@@ -43,3 +43,17 @@ ub_cudnn_dir() {
 ub_arch() {
   nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2> /dev/null | head -1 | tr -d .
 }
+
+# Debian .deb files carried to a machine that lacks their headers (libsqlite3-dev and libpq-dev on
+# the GPU machine, which has SQLite's runtime library): each unpacked into PREFIX with dpkg -x
+# (never into /), and UB_CMAKE_ARGS pointed at the headers, the machine's own libsqlite3.so.0 and
+# libpq's archive (libpq is opened at run time; the build only needs a file to name).
+#   ub_unpack_debs DEB_DIR PREFIX
+ub_unpack_debs() {
+  local debs=$1 prefix=$2 lib
+  mkdir -p "$prefix"
+  for f in "$debs"/*.deb; do dpkg -x "$f" "$prefix" || return 1; done
+  lib=$prefix/usr/lib/x86_64-linux-gnu
+  export UB_CMAKE_ARGS="${UB_CMAKE_ARGS:-} -DSQLite3_INCLUDE_DIR=$prefix/usr/include -DSQLite3_LIBRARY=/usr/lib/x86_64-linux-gnu/libsqlite3.so.0 \
+-DPostgreSQL_INCLUDE_DIR=$prefix/usr/include/postgresql -DPostgreSQL_LIBRARY=$lib/libpq.a"
+}

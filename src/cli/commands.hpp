@@ -23,6 +23,7 @@ void register_nccl(CLI::App& app, Context& ctx);
 void register_decompose(CLI::App& app, Context& ctx);
 void register_predict(CLI::App& app, Context& ctx);
 void register_history(CLI::App& app, Context& ctx);
+void register_suite(CLI::App& app, Context& ctx);
 
 // Exit code of a measurement stopped by Ctrl-C (128 + SIGINT), its records kept.
 inline constexpr int kExitInterrupted = 130;

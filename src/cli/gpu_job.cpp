@@ -174,9 +174,14 @@ void run_job(Context& ctx, const std::string& command, const JobOptions& o, cons
   } catch (const std::exception& e) {
     job->fail(e.what());
   }
-  // Every rank saw the same checks (a collective's is summed over the ranks): the leader says why.
-  if (run) {
-    finish_measurement(ctx, command, counts, run->interrupted->load(), run->writer->path().string());
+  // Every rank saw the same checks (a collective's is summed over the ranks): the leader says why,
+  // once the job has ended in good order (unwinding through it would end it as a failure).
+  const bool leader = run != nullptr, interrupted = run && run->interrupted->load();
+  const std::string records = run ? run->writer->path().string() : "";
+  run.reset();
+  job.reset();
+  if (leader) {
+    finish_measurement(ctx, command, counts, interrupted, records);
   } else if (counts.wrong > 0) {
     ctx.exit_code = 1;
   }

@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   ub::cli::register_attention(app, ctx);
   ub::cli::register_train(app, ctx);
   ub::cli::register_sweep(app, ctx);
+  ub::cli::register_suite(app, ctx);
   ub::cli::register_nccl(app, ctx);
   ub::cli::register_decompose(app, ctx);
   ub::cli::register_predict(app, ctx);

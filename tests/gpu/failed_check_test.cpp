@@ -47,7 +47,8 @@ std::string temp_path(const std::string& name) {
   return p.string();
 }
 
-// The records of `type` in `path` and how many of them say ok.
+// The records of `type` in `path` and how many of them hold a measurement (no error; a record
+// with an "ok" field says so there too).
 std::pair<int, int> records_and_ok(const std::string& path, const std::string& type) {
   std::ifstream in(path);
   int n = 0, ok = 0;
@@ -55,7 +56,7 @@ std::pair<int, int> records_and_ok(const std::string& path, const std::string& t
     const auto j = nlohmann::json::parse(line);
     if (j.value("type", "") != type) continue;
     ++n;
-    ok += j.value("ok", false) ? 1 : 0;
+    ok += !j.contains("error") && j.value("ok", true) ? 1 : 0;
   }
   return {n, ok};
 }

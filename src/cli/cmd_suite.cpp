@@ -1,0 +1,305 @@
+// `upgradebench suite --out DIR`: everything the decision needs, measured on this machine for one
+// workload, into one folder (analysis/suite_plan.hpp says which parts and why): the plan printed
+// first with each part's estimated time, fitted into --budget, then each part as its own process
+// of this program, its records in the folder and its standard error kept in DIR/logs, the
+// manifest rewritten after each part (records/suite_manifest.hpp). Ctrl-C stops after the part
+// that runs and keeps everything finished; --resume runs what the manifest does not hold as done.
+// `decide OLD_DIR NEW_DIR` reads two such folders.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "analysis/suite_plan.hpp"
+#include "base/error.hpp"
+#include "base/json_text.hpp"
+#include "base/progress.hpp"
+#include "cli/arguments.hpp"
+#include "cli/child_process.hpp"
+#include "cli/commands.hpp"
+#include "cli/context.hpp"
+#include "cli/interrupt.hpp"
+#include "cli/measuring_shell.hpp"
+#include "cli/train_options.hpp"
+#include "records/readers/read_run.hpp"
+#include "records/record_file.hpp"
+#include "records/suite_manifest.hpp"
+#include "report/format.hpp"
+
+namespace ub::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct SuiteOptions {
+  TrainOptions train;
+  std::string seqlens = "8k,16k,32k,64k,128k";
+  std::string dir, budget, ceiling;
+  std::vector<std::string> traces;
+  bool resume = false, no_find_max = false, dry_run = false;
+  OutputOptions output;
+};
+
+std::string utc_now() { return utc_now_iso8601(); }
+
+// This machine's GPUs as env.json says: their names (empty without a GPU).
+std::vector<std::string> gpus_in(const fs::path& env) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  if (!fs::is_regular_file(env, ec)) return names;
+  try {
+    std::ifstream in(env);
+    std::ostringstream text;
+    text << in.rdbuf();
+    const json j = parse_json_text(text.str(), env.string());
+    for (const json& g : j.value("gpus", json::array())) names.push_back(g.value("name", ""));
+  } catch (const WorkError&) {
+    // an env.json that is not one: planned as a machine without a GPU named
+  }
+  return names;
+}
+
+SuiteWorkload workload_of(const TrainConfig& cfg, const SuiteOptions& o, const std::vector<int64_t>& seqlens) {
+  SuiteWorkload w;
+  w.model = o.train.model;
+  w.layers = cfg.model.layers;
+  w.batch = cfg.batch;
+  w.seqlens = seqlens;
+  w.checkpointing = cfg.checkpointing;
+  w.master_weights = cfg.master_weights;
+  w.mlp_tile = cfg.mlp_tile;
+  w.loss_chunk = cfg.loss_chunk;
+  w.train_args = o.train.given_as_arguments();
+  return w;
+}
+
+std::string minutes(double s) { return s >= 90 ? fmt::format("{:.1f} min", s / 60) : fmt::format("{:.0f} s", s); }
+
+report::Document plan_document(const SuitePlan& plan, const std::string& gpu, const std::optional<double>& budget) {
+  report::Document doc;
+  auto& b = doc.add(fmt::format("suite plan on {} (times estimated from its catalog figures{})",
+                                gpu.empty() ? "an unknown GPU" : gpu, gpu.empty() ? ", taken as an H200" : ""));
+  b.table.columns = {{"part"}, {"name", report::Align::left}, {"estimated"}, {"what", report::Align::left}};
+  for (size_t i = 0; i < plan.parts.size(); ++i) {
+    const SuitePart& p = plan.parts[i];
+    b.table.add_row({std::to_string(i + 1), p.name, minutes(p.estimate_s), p.what});
+  }
+  b.notes.push_back(fmt::format("total about {}{}", minutes(plan.total_s()),
+                                budget ? fmt::format(" (budget {})", minutes(*budget)) : ""));
+  for (const std::string& d : plan.dropped) b.notes.push_back("left out to fit the budget: " + d);
+  return doc;
+}
+
+// The longest and shortest lengths the sweep measured, of those it was asked for.
+std::pair<std::optional<int64_t>, std::optional<int64_t>> measured_range(const fs::path& sweep,
+                                                                        const std::vector<int64_t>& asked) {
+  std::optional<int64_t> lo, hi;
+  try {
+    const RunLog log = read_run_log(LineSource::file(sweep.string()), WarmupOnly::leave_out);
+    for (int64_t s : asked) {
+      const RunPoint* p = log.point(s);
+      if (!p || p->status != PointStatus::ok || !p->steps.has_steady()) continue;
+      if (!lo) lo = s;
+      hi = s;
+    }
+  } catch (const std::exception&) {
+    // no sweep records: nothing to decompose
+  }
+  return {lo, hi};
+}
+
+// The decomposition's length set to what the sweep could run: the shortest and longest it measured.
+void aim_decompositions(SuiteManifest& m, const fs::path& dir) {
+  const auto [lo, hi] = measured_range(dir / "sweep.jsonl", m.workload.seqlens);
+  for (ManifestPart& p : m.parts) {
+    if (p.status == PartStatus::done || (p.name != "decompose-short" && p.name != "decompose-long")) continue;
+    const std::optional<int64_t> at = p.name == "decompose-short" ? lo : hi;
+    for (size_t i = 0; i + 1 < p.command.size(); ++i) {
+      if (p.command[i] == "--seqlen" && at) p.command[i + 1] = std::to_string(*at);
+    }
+    if (!at) p.why = "the sweep measured no length";
+    if (p.name == "decompose-long" && hi && lo && *hi == *lo) p.why = "the sweep measured one length only";
+  }
+}
+
+ManifestPart part_of(const SuitePart& s) {
+  ManifestPart p;
+  p.name = s.name, p.what = s.what, p.records = s.records, p.estimate_s = s.estimate_s;
+  p.command = s.args;
+  if (!s.stdout_is_records) p.command.insert(p.command.end(), {"--out", s.records});
+  return p;
+}
+
+// Runs part `p` in `dir`; updates it with what became of it.
+void run_part(Context& ctx, const fs::path& dir, ManifestPart& p, const std::atomic<bool>& interrupted) {
+  std::vector<std::string> args;
+  const bool to_stdout = p.command.size() < 2 || p.command[p.command.size() - 2] != "--out";
+  for (size_t i = 0; i < p.command.size(); ++i) {
+    args.push_back(p.command[i]);
+    if (i > 0 && p.command[i - 1] == "--out") args.back() = (dir / p.command[i]).string();
+  }
+  if (!ctx.history_db.empty() && !to_stdout) args.insert(args.end(), {"--db", ctx.history_db});
+  fs::create_directories(dir / "logs");
+  p.started = utc_now();
+  const auto t0 = std::chrono::steady_clock::now();
+  const ChildRun r = run_this_program(args, to_stdout ? (dir / p.records).string() : "",
+                                      fmt::format("suite: {}", p.name), (dir / "logs" / (p.name + ".log")).string());
+  p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  p.exit_code = r.exit_code;
+  if (r.exit_code == 0) {
+    p.status = PartStatus::done, p.why.clear();
+  } else if (r.exit_code == kExitInterrupted || interrupted.load()) {
+    p.status = PartStatus::interrupted, p.why = "interrupted (Ctrl-C)";
+  } else {
+    p.status = PartStatus::failed;
+    p.why = r.exit_code == kExitOutOfMemory ? "out of memory" : r.last_error.empty() ? fmt::format("exit code {}", r.exit_code) : r.last_error;
+  }
+}
+
+report::Document summary(const SuiteManifest& m, const fs::path& dir) {
+  report::Document doc;
+  auto& b = doc.add(fmt::format("suite of {} ({} layers) in {}", m.workload.model, m.workload.layers, dir.string()));
+  b.table.columns = {{"part", report::Align::left}, {"status", report::Align::left}, {"seconds"}, {"estimated"},
+                     {"records", report::Align::left}, {"why", report::Align::left}};
+  for (const ManifestPart& p : m.parts) {
+    b.table.add_row({p.name, to_string(p.status), p.started.empty() ? "-" : report::num(p.seconds, 0),
+                     report::num(p.estimate_s, 0), p.records, p.why});
+  }
+  for (const std::string& d : m.dropped) b.notes.push_back("left out to fit the budget: " + d);
+  b.notes.push_back(fmt::format("manifest: {}; `upgradebench decide OLD_DIR NEW_DIR` compares two such folders",
+                                (dir / "manifest.json").string()));
+  return doc;
+}
+
+void run(Context& ctx, SuiteOptions& o) {
+  if (o.dir.empty()) throw UsageError("suite: --out DIR names the folder the measurements go to");
+  std::vector<int64_t> seqlens = parse_size_list(o.seqlens, "--seqlens");
+  std::sort(seqlens.begin(), seqlens.end());
+  seqlens.erase(std::unique(seqlens.begin(), seqlens.end()), seqlens.end());
+  const TrainConfig cfg = train_config(ctx, o.train, seqlens.back());  // every length is checked by sweep's train
+  for (int64_t s : seqlens) (void)train_config(ctx, o.train, s);
+  const std::optional<double> budget =
+      o.budget.empty() ? std::nullopt : std::optional<double>(parse_duration_seconds(o.budget, "--budget"));
+  for (const std::string& t : o.traces) {
+    if (!fs::exists(t)) throw UsageError(fmt::format("--trace {}: no such file or folder", t));
+  }
+  const fs::path dir = o.dir;
+  const bool exists = fs::exists(dir);
+  if (o.resume && !is_suite_folder(dir)) throw UsageError(fmt::format("--resume: {} is not a suite folder", dir.string()));
+  if (!o.resume && exists && !fs::is_empty(dir)) {
+    throw UsageError(fmt::format("suite: {} is not empty: give a new folder, or --resume to continue the suite in it",
+                                 dir.string()));
+  }
+  const SuiteWorkload workload = workload_of(cfg, o, seqlens);
+  SuiteManifest m;
+  if (o.resume) {
+    m = read_suite_manifest(dir);
+    if (const std::string d = m.workload.differs_from(workload); !d.empty()) {
+      throw UsageError(fmt::format("--resume: {} holds another workload ({}): resume with the same options", dir.string(), d));
+    }
+  }
+  if (!o.dry_run) fs::create_directories(dir);
+  const std::atomic<bool>& interrupted = install_interrupt_handler();
+
+  // The stack first: what the plan estimates for, and what `decide` checks the two machines share
+  // (a dry run reads it into a scratch folder).
+  const fs::path env_dir = o.dry_run ? fs::temp_directory_path() / fmt::format("upgradebench-suite-{}", ::getpid()) : dir;
+  ManifestPart env = part_of({"env", "the stack fingerprint: GPU, driver, CUDA, cuBLASLt, cuDNN, NCCL", {"env", "--json"},
+                              "env.json", true, 2});
+  const ManifestPart* had = o.resume ? m.part("env") : nullptr;
+  if (!(had && had->status == PartStatus::done)) run_part(ctx, env_dir, env, interrupted);
+  const std::vector<std::string> gpus = gpus_in(env_dir / "env.json");
+  if (o.dry_run) fs::remove_all(env_dir);
+  SuiteRequest req;
+  req.train = cfg;
+  req.train_args = o.train.given_as_arguments();
+  req.engine_args = o.train.given_as_arguments({"--steps", "--breakdown", "--profile-steps"});
+  req.seqlens = seqlens;
+  req.find_max = !o.no_find_max;
+  req.find_max_ceiling = o.ceiling.empty() ? 0 : parse_size(o.ceiling, "--find-max-ceiling");
+  req.gpus = static_cast<int>(gpus.size());
+  req.traces = o.traces;
+  req.budget_s = budget;
+  req.gpu = gpus.empty() ? nullptr : ctx.catalog().try_find(gpus.front());
+  const SuitePlan plan = plan_suite(req);
+  const report::Document shown = plan_document(plan, gpus.empty() ? "" : gpus.front(), budget);
+  if (o.dry_run) {
+    json j = json::array();
+    for (const SuitePart& p : plan.parts) j.push_back({{"name", p.name}, {"what", p.what}, {"command", p.args}, {"estimate_s", p.estimate_s}});
+    o.output.emit(shown, {{"parts", j}, {"total_s", plan.total_s()}, {"dropped", plan.dropped}});
+    return;
+  }
+  std::fputs(report::render_text(shown).c_str(), stderr);
+  if (!o.resume) {
+    m.created = utc_now();
+    m.argv = ctx.argv;
+    m.workload = workload;
+    m.budget_s = budget;
+    m.dropped = plan.dropped;
+    for (const SuitePart& s : plan.parts) m.parts.push_back(s.name == "env" ? env : part_of(s));
+  } else {
+    for (ManifestPart& p : m.parts) {
+      if (p.name == "env" && p.status != PartStatus::done) p = env;
+    }
+  }
+  m.updated = utc_now();
+  write_suite_manifest(dir, m);
+
+  Progress progress;
+  int failed = 0;
+  for (size_t i = 0; i < m.parts.size() && !interrupted.load(); ++i) {
+    ManifestPart& p = m.parts[i];
+    if (p.status == PartStatus::done) continue;
+    if (p.name.rfind("decompose-", 0) == 0) {
+      aim_decompositions(m, dir);
+      if (!p.why.empty()) {
+        progress.line(fmt::format("suite: {} left out: {}", p.name, p.why));
+        continue;
+      }
+    }
+    progress.line(fmt::format("suite: part {} of {}: {} (about {})", i + 1, m.parts.size(), p.name, minutes(p.estimate_s)));
+    run_part(ctx, dir, p, interrupted);
+    failed += p.status == PartStatus::failed;
+    m.updated = utc_now();
+    write_suite_manifest(dir, m);
+    progress.line(fmt::format("suite: {} {} in {}{}", p.name, to_string(p.status), minutes(p.seconds),
+                              p.why.empty() ? "" : ": " + p.why));
+  }
+  json j = m;
+  o.output.emit(summary(m, dir), j);
+  if (interrupted.load()) {
+    ctx.exit_code = kExitInterrupted;
+  } else if (failed > 0) {
+    throw WorkError(fmt::format("suite: {} part(s) failed (their logs are in {}); `--resume` runs them again", failed,
+                                (dir / "logs").string()));
+  }
+}
+
+}  // namespace
+
+void register_suite(CLI::App& app, Context& ctx) {
+  auto o = std::make_shared<SuiteOptions>();
+  auto* cmd = app.add_subcommand("suite", "Everything the decision needs, measured on this machine for one workload, "
+                                          "into one folder (then `decide OLD_DIR NEW_DIR`)");
+  cmd->add_option("-o,--out", o->dir, "The folder the measurements go to (new, or the one to --resume)")->required();
+  cmd->add_option("--seqlens", o->seqlens, "Sequence lengths of the sweep and of attention (k = 1024)")->capture_default_str();
+  o->train.layers = 4;  // the guide's slice of a model that fits one GPU
+  o->train.add_to(*cmd, {.seqlen = false, .parallel = false, .breakdown = false});
+  cmd->add_option("--budget", o->budget, "Fit the plan into this time (30m, 1h30m, 900s), leaving out what it must");
+  cmd->add_flag("--no-find-max", o->no_find_max, "Do not look for the longest length that fits");
+  cmd->add_option("--find-max-ceiling", o->ceiling, "The longest length --find-max tries");
+  cmd->add_option("--trace", o->traces, "A torch.profiler trace of your own step to decompose too (repeatable)");
+  cmd->add_flag("--resume", o->resume, "Continue the suite in --out: run what its manifest does not hold as done");
+  cmd->add_flag("--dry-run", o->dry_run, "Print the plan and its estimates, measure nothing");
+  o->output.add_to(*cmd);
+  cmd->add_option("--db", ctx.history_db, "Also add every part's records to this history database");
+  cmd->callback([&ctx, o] { run(ctx, *o); });
+}
+
+}  // namespace ub::cli
