@@ -1,15 +1,23 @@
-// `upgradebench decide`: the ml-engineering guide's two-part verdict from the catalog (analysis/decide.hpp), with
-// every conclusion's reason. Measurements of both GPUs (`compare`) decide part 2; this says what specs
-// can, and with --old-run (a measurement of the old GPU only) what `predict` gives for part 2.
+// `upgradebench decide`: the ml-engineering guide's two-part verdict.
+//   decide OLD_DIR NEW_DIR   two suite folders (or any measurement files of the two GPUs, grouped
+//                            by the GPU each names): one verdict from what both measured, its
+//                            reasons, the guide's tables (analysis/upgrade_decision.hpp); with -o,
+//                            the page as HTML and markdown (report/decision_page.hpp);
+//   decide OLD_DIR --to GPU  one machine's folder: part 2 PREDICTED for the GPU not rented yet;
+//   decide [--from --to]     the catalog alone (analysis/decide.hpp), with --old-run what
+//                            `predict` gives for part 2.
 #include <fmt/format.h>
 
 #include "analysis/decide.hpp"
+#include "analysis/upgrade_decision.hpp"
 #include "base/error.hpp"
 #include "cli/arguments.hpp"
 #include "cli/catalog_json.hpp"
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "cli/prediction_inputs.hpp"
+#include "records/measurement_set.hpp"
+#include "report/decision_page.hpp"
 #include "report/format.hpp"
 
 namespace ub::cli {
@@ -20,7 +28,11 @@ using nlohmann::json;
 using report::Align;
 
 struct DecideOptions {
+  std::vector<std::string> inputs;  // suite folders or measurement files
   std::string from = "h200-sxm", to = "b200-sxm";
+  bool to_given = false;
+  std::string need_seqlen, out_dir, web_dir;
+  bool force = false;
   std::string model = "llama-3.1-8b";
   std::string need;
   std::string price_from, price_to;
@@ -30,7 +42,91 @@ struct DecideOptions {
   OutputOptions out;
 };
 
+void run(Context& ctx, const DecideOptions& o);
+
+// What the inputs measured, one set per GPU: a suite folder each, or files grouped by their GPU.
+std::vector<MeasurementSet> measurement_sets(const std::vector<std::string>& inputs) {
+  std::vector<MeasurementSet> sets;
+  std::vector<LineSource> files;
+  for (const std::string& in : inputs) {
+    if (std::filesystem::is_directory(in)) {
+      sets.push_back(read_suite_folder(in));
+    } else {
+      files.push_back(LineSource::file(in));
+    }
+  }
+  for (MeasurementSet& s : read_measurement_files(files)) sets.push_back(std::move(s));
+  return sets;
+}
+
+// The files of a suite folder that `predict` reads: the step's decompositions and the sweep as
+// the steps, the micro-benchmarks as measured rates of the old GPU.
+PredictionRequest prediction_of_folder(const MeasurementSet& s, const DecideOptions& o, const Accelerator& to) {
+  PredictionRequest r;
+  const std::filesystem::path dir = s.where;
+  for (const ManifestPart& p : s.manifest->parts) {
+    if (p.status != PartStatus::done) continue;
+    const std::string path = (dir / p.records).string();
+    if (p.name.rfind("decompose-", 0) == 0) r.inputs.push_back(path);
+    if (p.name == "mamf" || p.name == "attention" || p.name == "bandwidth") r.measured.push_back(path);
+  }
+  if (r.inputs.empty() && s.manifest->part("sweep") && s.manifest->part("sweep")->status == PartStatus::done) {
+    r.inputs.push_back((dir / "sweep.jsonl").string());
+  }
+  if (r.inputs.empty()) {
+    throw UsageError(fmt::format("{}: no decomposition or sweep finished there: nothing to predict from", s.where));
+  }
+  r.to = to.id;
+  r.model = s.manifest->workload.model;
+  r.layers = s.manifest->workload.layers;
+  r.price_from = parse_optional_positive(o.price_from, "--price-old");
+  r.price_to = parse_optional_positive(o.price_to, "--price-new");
+  return r;
+}
+
+void run_on_measurements(Context& ctx, const DecideOptions& o) {
+  const std::vector<MeasurementSet> sets = measurement_sets(o.inputs);
+  if (sets.size() > 2) {
+    throw UsageError(fmt::format("decide: the inputs hold {} GPUs' measurements ({}, {}, ...): give two, the one you "
+                                 "have first", sets.size(), sets[0].gpu, sets[1].gpu));
+  }
+  if (sets.size() == 1) {
+    if (!o.to_given) {
+      throw UsageError(fmt::format("decide: {} holds one GPU's measurements: give the other GPU's folder, or --to GPU "
+                                   "for a PREDICTED part 2", sets[0].where));
+    }
+    if (!sets[0].manifest) throw UsageError("decide --to GPU predicts from a suite folder: give the folder");
+    DecideOptions one = o;
+    const Accelerator& to = ctx.catalog().find(o.to);
+    const PredictionRequest r = prediction_of_folder(sets[0], o, to);
+    one.from = sets[0].gpu;
+    one.model = r.model;
+    one.layers = r.layers;
+    one.old_runs = r.inputs;
+    one.measured = r.measured;
+    one.inputs.clear();
+    return run(ctx, one);
+  }
+  UpgradeOptions opt;
+  opt.price_old = parse_optional_positive(o.price_from, "--price-old");
+  opt.price_new = parse_optional_positive(o.price_to, "--price-new");
+  if (!o.need.empty()) opt.need = parse_dtype_list(o.need, "--need-dtype");
+  if (!o.need_seqlen.empty()) opt.need_seqlen = parse_size(o.need_seqlen, "--need-seqlen");
+  opt.force = o.force;
+  const UpgradeDecision d = decide_upgrade(sets[0], sets[1], ctx.catalog(), ctx.data_dir() / "models", opt);
+  const report::ReportContent page = report::decision_page(d);
+  report::Document shown;
+  if (!page.banner.empty()) shown.add().notes.push_back(page.banner);
+  for (const report::Block& b : page.body.blocks) shown.blocks.push_back(b);
+  if (!o.out_dir.empty()) {
+    report::write_report(page, o.out_dir, report::find_web_modules(o.web_dir, ctx.web_module_candidates()));
+    shown.blocks.back().notes.push_back(fmt::format("page: {}/report.html, {}/report.md", o.out_dir, o.out_dir));
+  }
+  o.out.emit(shown, report::decision_json(d));
+}
+
 void run(Context& ctx, const DecideOptions& o) {
+  if (!o.inputs.empty()) return run_on_measurements(ctx, o);
   const Catalog& cat = ctx.catalog();
   DecideInput in;
   in.from = &cat.find(o.from);
@@ -118,15 +214,24 @@ void run(Context& ctx, const DecideOptions& o) {
 
 void register_decide(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<DecideOptions>();
-  auto* cmd = app.add_subcommand("decide", "Is the new GPU worth it? Capability gate first, then "
-                                           "what specs bound, break-even price ratio");
-  cmd->add_option("--from", o->from, "The GPU you have (catalog id or name)")->capture_default_str();
-  cmd->add_option("--to", o->to, "The GPU you consider")->capture_default_str();
+  auto* cmd = app.add_subcommand("decide", "Is the new GPU worth it? From two suite folders (OLD_DIR NEW_DIR), one "
+                                           "folder and --to (predicted), or the catalog alone");
+  cmd->add_option("INPUTS", o->inputs,
+                  "Suite folders (OLD_DIR NEW_DIR), or measurement files of the two GPUs, grouped by the GPU each names");
+  cmd->add_option("--from", o->from, "The GPU you have (catalog id or name), without measurements")->capture_default_str();
+  auto* to = cmd->add_option("--to", o->to, "The GPU you consider")->capture_default_str();
   cmd->add_option("--model", o->model, "Preset id or config.json path ('none' to skip)")
       ->capture_default_str();
   cmd->add_option("--need-dtype", o->need, "Dtypes your recipe needs, e.g. fp8,nvfp4");
-  cmd->add_option("--price-from", o->price_from, "USD per GPU-hour of the GPU you have");
-  cmd->add_option("--price-to", o->price_to, "USD per GPU-hour of the GPU you consider");
+  cmd->add_option("--price-old,--price-from", o->price_from,
+                  "USD per GPU-hour of the GPU you have (--price-from: the older name)");
+  cmd->add_option("--price-new,--price-to", o->price_to,
+                  "USD per GPU-hour of the GPU you consider (--price-to: the older name)");
+  cmd->add_option("--need-seqlen", o->need_seqlen,
+                  "A sequence length the team must train: a GPU that cannot hold it on its own is a capability gap");
+  cmd->add_flag("--force", o->force, "Compare measurements taken on different software stacks (said first on the page)");
+  cmd->add_option("-o,--out", o->out_dir, "Also write the page (report.html, report.md, charts) into this folder");
+  cmd->add_option("--web-dir", o->web_dir, "node_modules holding vega, vega-lite, vega-embed");
   cmd->add_option("--old-run", o->old_runs,
                   "A measurement of the GPU you have (decomposition or training log): part 2 PREDICTED from it "
                   "(docs/predict.md)");
@@ -134,7 +239,10 @@ void register_decide(CLI::App& app, Context& ctx) {
   cmd->add_option("--seqlen", o->seqlens, "With --old-run: predict at these lengths (as predict)");
   cmd->add_option("--layers", o->layers, "With --old-run: the layers the run kept of --model");
   o->out.add_to(*cmd);
-  cmd->callback([&ctx, o] { run(ctx, *o); });
+  cmd->callback([&ctx, o, to] {
+    o->to_given = to->count() > 0;
+    run(ctx, *o);
+  });
 }
 
 }  // namespace ub::cli

@@ -2,6 +2,7 @@
 // longest sequence that fits a GPU (facts/memfit.hpp).
 #include <fmt/format.h>
 
+#include "analysis/memory_headroom.hpp"
 #include "base/error.hpp"
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
@@ -37,7 +38,10 @@ void run(Context& ctx, const MemfitOptions& o) {
     if (!capacity) throw UsageError(fmt::format("the catalog has no usable capacity for {}: give --capacity-gib", a->id));
     capacity_from = a->id;
   }
-  const auto max_seqlen = fit.max_seqlen(*capacity, log.batch);
+  // On the log's own GPU, a length measured out of memory caps what the fit says.
+  const bool own_gpu = o.capacity.empty() && (o.for_gpu.empty() || ctx.catalog().try_find(log.gpu) == &ctx.catalog().find(o.for_gpu));
+  const LongestSequence longest = longest_sequence(log, capacity, std::nullopt, own_gpu);
+  const auto max_seqlen = longest.tokens;
 
   report::Document doc;
   auto& b = doc.add(fmt::format("{} ({}, batch {})", o.path, log.gpu, log.batch));
@@ -55,8 +59,9 @@ void run(Context& ctx, const MemfitOptions& o) {
   }
   b.notes.push_back(fmt::format("peak GiB = {:.2f} + {:.6f} x tokens (R^2 {:.4f}, {} points)",
                                 fit.intercept_gib, fit.slope_gib_per_token, fit.r2, fit.points));
-  b.notes.push_back(fmt::format("capacity {:.1f} GiB ({}): longest sequence that fits: {}", *capacity,
-                                capacity_from, max_seqlen ? fmt::format("{}", *max_seqlen) : "no limit in sight (memory does not grow)"));
+  b.notes.push_back(fmt::format("capacity {:.1f} GiB ({}): longest sequence that fits: {}{}", *capacity, capacity_from,
+                                max_seqlen ? fmt::format("{}", *max_seqlen) : "no limit in sight (memory does not grow)",
+                                longest.capped ? fmt::format(" ({})", longest.how) : ""));
   json j = {{"intercept_gib", fit.intercept_gib},
             {"slope_gib_per_token", fit.slope_gib_per_token},
             {"r2", fit.r2},
@@ -64,6 +69,8 @@ void run(Context& ctx, const MemfitOptions& o) {
             {"capacity_gib", *capacity},
             {"capacity_from", capacity_from},
             {"max_seqlen", max_seqlen ? json(*max_seqlen) : json()},
+            {"fitted_max_seqlen", longest.fitted ? json(*longest.fitted) : json()},
+            {"capped_by_out_of_memory", longest.capped ? json(*longest.out_of_memory_at) : json()},
             {"provenance", log.provenance}};
   o.out.emit(doc, j);
 }
@@ -74,7 +81,7 @@ void register_memfit(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<MemfitOptions>();
   auto* cmd = app.add_subcommand("memfit", "Peak memory vs tokens (least squares) and the longest "
                                            "sequence each GPU can hold");
-  cmd->add_option("LOG", o->path, "A training log (seed sweep log or upgradebench records)")->required();
+  cmd->add_option("LOG", o->path, "A training log (benchmark.py's sweep log or upgradebench records)")->required();
   cmd->add_option("--capacity-gib", o->capacity, "Usable memory to fit into");
   cmd->add_option("--for", o->for_gpu, "Use this catalog GPU's usable capacity");
   o->out.add_to(*cmd);

@@ -4,9 +4,6 @@
 // each GPU holds; two: the comparison, both stacks and the decision. Collective benchmarks
 // (`nccl` records): busbw and time per call by size for one run, the comparison for two.
 #include <fmt/format.h>
-#include <unistd.h>
-
-#include <array>
 
 #include "analysis/decide.hpp"
 #include "analysis/log_comparisons.hpp"
@@ -37,23 +34,10 @@ struct ReportOptions {
   LogInputs inputs;
 };
 
-std::vector<fs::path> web_candidates(const Context& ctx) {
-  std::vector<fs::path> out;
-  if (const char* env = std::getenv("UPGRADEBENCH_WEB"); env && *env) out.emplace_back(env);
-  out.push_back(ctx.data_dir() / ".." / "web" / "node_modules");
-  std::array<char, 4096> buf{};
-  const ssize_t n = readlink("/proc/self/exe", buf.data(), buf.size() - 1);
-  if (n > 0) {
-    out.push_back(fs::path(std::string(buf.data(), static_cast<size_t>(n))).parent_path() / ".." / "share" /
-                  "upgradebench" / "web" / "node_modules");
-  }
-  return out;
-}
-
 void run(Context& ctx, const ReportOptions& o) {
   if (o.logs.empty() || o.logs.size() > 2) throw UsageError("report takes one log, or two (OLD NEW)");
   // The inputs are read and checked first: a bad input is named whatever is installed.
-  const auto web = [&] { return report::find_web_modules(o.web_dir, web_candidates(ctx)); };
+  const auto web = [&] { return report::find_web_modules(o.web_dir, ctx.web_module_candidates()); };
   report::ReportContent content;
   std::vector<LineSource> texts;
   for (const std::string& path : o.logs) texts.push_back(o.inputs.read(path));

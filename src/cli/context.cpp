@@ -59,4 +59,12 @@ ModelShape Context::model(const std::string& name, int64_t layers) const {
   return layers > 0 ? with_layers(std::move(m), layers) : m;
 }
 
+std::vector<std::filesystem::path> Context::web_module_candidates() const {
+  std::vector<std::filesystem::path> out;
+  if (const char* env = std::getenv("UPGRADEBENCH_WEB"); env && *env) out.emplace_back(env);
+  out.push_back(data_dir() / ".." / "web" / "node_modules");
+  out.push_back(exe_dir() / ".." / "share" / "upgradebench" / "web" / "node_modules");
+  return out;
+}
+
 }  // namespace ub::cli

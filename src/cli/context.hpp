@@ -30,6 +30,10 @@ class Context {
   // The folder of the running executable.
   static std::filesystem::path exe_dir();
 
+  // Where the report's front-end libraries may be: $UPGRADEBENCH_WEB, the source tree's web/
+  // beside data/, the installed share/upgradebench/web.
+  std::vector<std::filesystem::path> web_module_candidates() const;
+
  private:
   std::unique_ptr<Catalog> catalog_;
 };

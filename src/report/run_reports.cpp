@@ -8,11 +8,12 @@
 #include <tuple>
 
 #include "analysis/decision_summary.hpp"
+#include "analysis/memory_headroom.hpp"
+#include "base/units.hpp"
 #include "facts/flops.hpp"
 #include "facts/memfit.hpp"
 #include "report/comparison_view.hpp"
 #include "report/format.hpp"
-#include "base/units.hpp"
 
 namespace ub::report {
 
@@ -76,15 +77,18 @@ void two_run_memory_fit(const Comparison& c, Document& body) {
     std::vector<std::string> row = {fmt::format("{} ({})", run->gpu, who),
                                     fmt::format("{:.2f} + {:.6f} x tokens", fit.intercept_gib, fit.slope_gib_per_token),
                                     fmt::format("{:.4f}", fit.r2)};
+    const Accelerator* own = run == &c.old_run ? c.old_gpu : c.new_gpu;
     for (const Accelerator* g : gpus) {
-      const auto s = fit.max_seqlen(*capacity_of(*g).first, run->batch);
-      row.push_back(s ? fmt::format("{}", *s) : "no limit");
+      const LongestSequence s = longest_sequence(*run, capacity_of(*g).first, std::nullopt, g == own);
+      row.push_back(s.tokens ? fmt::format("{}{}", *s.tokens, s.capped ? " (capped: out of memory)" : "") : "no limit");
     }
     f.table.add_row(row);
   }
   f.notes.push_back("Each run's line extended to each GPU's capacity: memory per token differs between stacks, so "
                     "the new run's line on the new GPU is the one to plan with.");
 }
+
+}  // namespace
 
 // The charts of two runs, on one x range (the measured lengths, and the longest that fits where
 // it lies beyond them): TFLOPS, the speedup with its interval band, the hardware ratios, the
@@ -152,10 +156,12 @@ std::vector<Chart> comparison_charts(const Comparison& c, const DecisionSummary&
                           {},
                           SeriesStyle::line});
     if (gpu && cap) {
-      if (const auto longest = fit.max_seqlen(*cap, run->batch)) {
-        mem.lines.push_back({fmt::format("longest on {}: {} tokens", gpu->id, *longest),
-                             static_cast<double>(*longest * run->batch), true});
-        x_hi = std::max(x_hi, static_cast<double>(*longest));
+      const LongestSequence longest = longest_sequence(*run, cap, std::nullopt, true);
+      if (longest.tokens) {
+        mem.lines.push_back({fmt::format("longest on {}: {} tokens{}", gpu->id, *longest.tokens,
+                                         longest.capped ? " (below a measured out of memory)" : ""),
+                             static_cast<double>(*longest.tokens * run->batch), true});
+        x_hi = std::max(x_hi, static_cast<double>(*longest.tokens));
       }
     }
   }
@@ -176,8 +182,6 @@ std::vector<Chart> comparison_charts(const Comparison& c, const DecisionSummary&
   }
   return charts;
 }
-
-}  // namespace
 
 ReportContent comparison_report(const Comparison& c, const std::vector<std::string>& reasons) {
   ReportContent r;
@@ -249,8 +253,9 @@ ReportContent single_run_report(const RunLog& run, const Catalog& catalog, const
     for (const Accelerator& a : catalog.all()) {
       const auto [cap, basis] = capacity_of(a);
       if (!cap) continue;
-      const auto s = fit.max_seqlen(*cap, run.batch);
-      f.table.add_row({a.id, num(*cap), basis, s ? fmt::format("{}", *s) : "no limit"});
+      const LongestSequence s = longest_sequence(run, cap, std::nullopt, &a == gpu);
+      f.table.add_row({a.id, num(*cap), basis,
+                       s.tokens ? fmt::format("{}{}", *s.tokens, s.capped ? " (capped: out of memory)" : "") : "no limit"});
     }
     Series fitted{"fit", {}};
     for (const auto& [x, y] : mem.points) fitted.points.emplace_back(x, fit.intercept_gib + fit.slope_gib_per_token * x * static_cast<double>(run.batch));

@@ -1,0 +1,42 @@
+// The longest sequence a GPU holds; see memory_headroom.hpp.
+#include "analysis/memory_headroom.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "facts/memfit.hpp"
+
+namespace ub {
+
+namespace {
+
+constexpr int64_t kRounding = 1024;  // a capped length is said to the kilo-token below the failure
+
+}  // namespace
+
+LongestSequence longest_sequence(const RunLog& run, std::optional<double> capacity_gib, std::optional<int64_t> found,
+                                 bool same_gpu) {
+  LongestSequence l;
+  for (const RunPoint& p : run.points) {
+    if (p.status == PointStatus::oom) l.out_of_memory_at = std::min(l.out_of_memory_at.value_or(p.seqlen), p.seqlen);
+  }
+  if (found && same_gpu) {
+    l.tokens = *found, l.measured = true;
+    l.how = "measured (sweep --find-max)";
+    return l;
+  }
+  const auto points = memory_points(run);
+  if (points.size() >= 2 && capacity_gib) l.fitted = fit_memory(points).max_seqlen(*capacity_gib, run.batch);
+  l.tokens = l.fitted;
+  l.how = l.fitted ? fmt::format("fitted from {} lengths", points.size()) : "unknown (fewer than two lengths with memory)";
+  if (same_gpu && l.out_of_memory_at && (!l.tokens || *l.tokens >= *l.out_of_memory_at)) {
+    l.capped = true;
+    l.tokens = std::max<int64_t>(1, (*l.out_of_memory_at - 1) / kRounding * kRounding);
+    l.how = l.fitted ? fmt::format("below {}, measured out of memory (the fit alone says {})", *l.out_of_memory_at, *l.fitted)
+                     : fmt::format("below {}, measured out of memory", *l.out_of_memory_at);
+  }
+  return l;
+}
+
+}  // namespace ub

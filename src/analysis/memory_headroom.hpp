@@ -1,0 +1,30 @@
+// The longest sequence a GPU holds for a training run, and how it is known: measured (sweep
+// --find-max found the boundary), or fitted (facts/memfit.hpp's line of peak memory against
+// tokens, read at the GPU's usable capacity). A length measured out of memory caps what the fit
+// says: a fit can miss what the allocator does near the top, a measured failure cannot.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "records/run_log.hpp"
+
+namespace ub {
+
+struct LongestSequence {
+  std::optional<int64_t> tokens;           // per sequence, batch as the run's
+  std::optional<int64_t> fitted;           // what the fit alone says
+  std::optional<int64_t> out_of_memory_at; // the shortest length measured out of memory
+  bool measured = false;                   // found by --find-max
+  bool capped = false;                     // the fit was above a measured out-of-memory length
+  std::string how;                         // in words, for the page
+};
+
+// `capacity_gib`: where the fit is read (the run's GPU's usable capacity, or another GPU's);
+// `found`: sweep --find-max's longest fit, when the run has one (then that is the answer on the
+// run's own GPU). `same_gpu`: the capacity is the run's own GPU's (its out-of-memory lengths cap).
+LongestSequence longest_sequence(const RunLog& run, std::optional<double> capacity_gib, std::optional<int64_t> found,
+                                 bool same_gpu = true);
+
+}  // namespace ub

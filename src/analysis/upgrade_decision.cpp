@@ -1,0 +1,324 @@
+// The decision from two GPUs' measurements; see upgrade_decision.hpp.
+#include "analysis/upgrade_decision.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "analysis/decision_summary.hpp"
+#include "base/error.hpp"
+
+namespace ub {
+
+namespace {
+
+std::string tokens(int64_t s) { return s % 1024 == 0 ? fmt::format("{}k", s / 1024) : fmt::format("{}", s); }
+
+std::optional<double> ratio_of(std::optional<double> n, std::optional<double> o) {
+  if (!n || !o || !(*o > 0)) return std::nullopt;
+  return *n / *o;
+}
+
+// What differs between the two stacks, of what both name; the driver apart (two machines
+// rarely share it, and it is named, not refused).
+std::vector<std::string> stack_differences(const MeasurementSet& o, const MeasurementSet& n,
+                                           std::vector<std::string>& warnings) {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : o.stack) {
+    const auto it = n.stack.find(k);
+    if (it == n.stack.end() || it->second == v) continue;
+    if (k == "driver" || k == "cuda_driver_api") {
+      warnings.push_back(fmt::format("the driver differs: {} {} (old) vs {} (new)", k, v, it->second));
+      continue;
+    }
+    out.push_back(fmt::format("{} {} (old) vs {} (new)", k, v, it->second));
+  }
+  return out;
+}
+
+std::optional<double> best_median(const std::optional<MamfLog>& m) {
+  if (!m) return std::nullopt;
+  const auto b = m->best(MamfOutcome::By::median);
+  return b ? std::optional<double>(b->median_tflops) : std::nullopt;
+}
+
+std::optional<double> step_rate(const std::optional<MamfLog>& m) {
+  return m ? m->outcome.step_tflops() : std::nullopt;
+}
+
+void add_ratios(UpgradeDecision& d, const MeasurementSet& o, const MeasurementSet& n) {
+  const Accelerator* a = d.old_accel;
+  const Accelerator* b = d.new_accel;
+  const auto mamf = [](const Accelerator* g) {
+    return g && g->mamf_bf16 ? g->mamf_bf16->tflops.get() : std::nullopt;
+  };
+  const auto peak = [](const Accelerator* g) { return g ? g->peak(Dtype::bf16).get() : std::nullopt; };
+  const auto hbm = [](const Accelerator* g) {
+    return g && g->bandwidth_tbps.known() ? std::optional<double>(g->bandwidth_tbps.value * 1000) : std::nullopt;
+  };
+  if (o.ceiling || n.ceiling) {
+    d.ratios.push_back({"matmul ceiling (best median, bf16)", best_median(o.ceiling), best_median(n.ceiling),
+                        ratio_of(best_median(n.ceiling), best_median(o.ceiling)), ratio_of(mamf(b), mamf(a)), "TFLOPS",
+                        "against the published MAMF ratio"});
+  }
+  if (o.step_products || n.step_products) {
+    d.ratios.push_back({"the step's own products, as the step runs them", step_rate(o.step_products),
+                        step_rate(n.step_products), ratio_of(step_rate(n.step_products), step_rate(o.step_products)),
+                        ratio_of(peak(b), peak(a)), "TFLOPS", "against the dense bf16 peak ratio"});
+  }
+  if (o.bandwidth || n.bandwidth) {
+    const auto og = o.bandwidth ? o.bandwidth->hbm_gbps("copy") : std::nullopt;
+    const auto ng = n.bandwidth ? n.bandwidth->hbm_gbps("copy") : std::nullopt;
+    d.ratios.push_back({"HBM copy (best median beyond L2)", og, ng, ratio_of(ng, og), ratio_of(hbm(b), hbm(a)), "GB/s",
+                        "against the datasheet bandwidth ratio"});
+  }
+}
+
+// Pairs the two sets' decompositions: the i-th of each (a suite writes the shortest length first).
+void add_decompositions(UpgradeDecision& d, const MeasurementSet& o, const MeasurementSet& n, const Catalog& catalog) {
+  for (size_t i = 0; i < std::min(o.decompositions.size(), n.decompositions.size()); ++i) {
+    d.decompositions.push_back(compare_decomposition(o.decompositions[i], n.decompositions[i], catalog));
+  }
+}
+
+struct LengthsByCost {
+  std::vector<int64_t> all, cheaper, costlier, even, only_new;
+};
+
+LengthsByCost by_cost(const Comparison& c) {
+  LengthsByCost l;
+  for (const CompareRow& r : c.rows) {
+    if (r.note == "old cannot run this") l.only_new.push_back(r.seqlen);
+    if (!r.speedup) continue;
+    l.all.push_back(r.seqlen);
+    if (!c.break_even) continue;
+    if (r.speedup->low > *c.break_even) l.cheaper.push_back(r.seqlen);
+    else if (r.speedup->high < *c.break_even) l.costlier.push_back(r.seqlen);
+    else l.even.push_back(r.seqlen);
+  }
+  return l;
+}
+
+// The speedup's span over the lengths measured on both: "1.69-2.03x".
+std::string speedup_span(const Comparison& c) {
+  double lo = 1e300, hi = 0;
+  for (const CompareRow& r : c.rows) {
+    if (!r.speedup) continue;
+    lo = std::min(lo, r.speedup->ratio), hi = std::max(hi, r.speedup->ratio);
+  }
+  if (hi == 0) return "not measured";
+  return lo == hi ? fmt::format("{:.2f}x", lo) : fmt::format("{:.2f}-{:.2f}x", lo, hi);
+}
+
+const CompareRow* row_at(const Comparison& c, int64_t seqlen) {
+  for (const CompareRow& r : c.rows) {
+    if (r.seqlen == seqlen) return &r;
+  }
+  return nullptr;
+}
+
+void decide_verdict(UpgradeDecision& d, const UpgradeOptions& opt) {
+  const std::string& ng = d.new_accel ? d.new_accel->id : d.new_gpu;
+  if (!d.specs.missing_dtypes.empty()) {
+    std::vector<std::string> names;
+    for (Dtype t : d.specs.missing_dtypes) names.emplace_back(to_string(t));
+    d.verdict = UpgradeVerdict::capability;
+    d.line = fmt::format("UPGRADE FOR CAPABILITY: the recipe needs {}, which the {} executes and the {} cannot: the old "
+                         "GPU scores zero there, whatever the speed.", fmt::join(names, ", "), ng, d.old_gpu);
+    return;
+  }
+  if (opt.need_seqlen && d.new_longest.tokens && *d.new_longest.tokens >= *opt.need_seqlen &&
+      (!d.old_longest.tokens || *d.old_longest.tokens < *opt.need_seqlen)) {
+    d.verdict = UpgradeVerdict::capability;
+    d.line = fmt::format("UPGRADE FOR CAPABILITY: {} tokens per sequence fit one {} ({} at most) and not one {} ({} at "
+                         "most); on the old GPU only more GPUs with sharded activations reach it.",
+                         *opt.need_seqlen, ng, *d.new_longest.tokens, d.old_gpu,
+                         d.old_longest.tokens ? std::to_string(*d.old_longest.tokens) : "unknown");
+    return;
+  }
+  if (!d.training) {
+    d.verdict = UpgradeVerdict::measure_more;
+    d.line = "MEASURE MORE: no training step was measured on both GPUs (run `upgradebench suite` on each): the "
+             "micro-benchmarks below bound the speedup, they do not give it.";
+    return;
+  }
+  const Comparison& c = *d.training;
+  const LengthsByCost l = by_cost(c);
+  if (d.old_accel && d.old_accel == d.new_accel) {
+    bool differ = false;
+    for (const CompareRow& r : c.rows) {
+      differ = differ || (r.speedup && (r.speedup->verdict == Verdict::faster || r.speedup->verdict == Verdict::slower));
+    }
+    d.verdict = UpgradeVerdict::same_gpu;
+    d.line = !differ ? fmt::format("SAME GPU: both are a {}, and their steps agree within noise at every length "
+                                   "({}): nothing to upgrade.", ng, speedup_span(c))
+                     : fmt::format("SAME GPU: both are a {}, yet their steps differ ({}): the difference is the "
+                                   "machines' clocks, power or software, not the GPU model.", ng, speedup_span(c));
+    return;
+  }
+  if (l.all.empty()) {
+    d.verdict = UpgradeVerdict::measure_more;
+    d.line = l.only_new.empty() ? "MEASURE MORE: no length ran on both GPUs: give the sweep lengths both can run."
+                                : fmt::format("UPGRADE FOR LONG CONTEXT: only the {} fits {} tokens; no length ran on "
+                                              "both to compare speed.", ng, tokens(l.only_new.front()));
+    if (!l.only_new.empty()) d.verdict = UpgradeVerdict::long_context;
+    return;
+  }
+  if (!c.break_even) {
+    d.verdict = UpgradeVerdict::no_prices;
+    d.line = fmt::format("NO PRICES: the {} is {} the {}'s speed over {}-{} tokens; give --price-old and --price-new "
+                         "(USD per GPU-hour) for the verdict in $/token.", ng, speedup_span(c), d.old_gpu,
+                         tokens(l.all.front()), tokens(l.all.back()));
+    return;
+  }
+  const double be = *c.break_even;
+  if (l.cheaper.size() == l.all.size()) {
+    d.verdict = UpgradeVerdict::upgrade;
+    d.line = fmt::format("UPGRADE: the {} is cheaper per token at every length measured ({}-{} tokens): {} the speed "
+                         "against a break-even of {:.2f}x (the price ratio).", ng, tokens(l.all.front()),
+                         tokens(l.all.back()), speedup_span(c), be);
+    return;
+  }
+  // Cheaper from some length on: every cheaper length above every other one.
+  const bool suffix = !l.cheaper.empty() && std::all_of(l.all.begin(), l.all.end(), [&](int64_t s) {
+    return std::find(l.cheaper.begin(), l.cheaper.end(), s) != l.cheaper.end() || s < l.cheaper.front();
+  });
+  if (suffix || (l.cheaper.empty() && !l.only_new.empty() && l.even.empty())) {
+    const int64_t from = suffix ? l.cheaper.front() : l.only_new.front();
+    d.verdict = UpgradeVerdict::long_context;
+    d.line = suffix ? fmt::format("UPGRADE FOR LONG CONTEXT ONLY: the {} is cheaper per token from {} tokens on (the "
+                                  "whole speedup interval above the break-even {:.2f}x), not below.", ng, tokens(from), be)
+                    : fmt::format("UPGRADE FOR LONG CONTEXT ONLY: only the {} fits {} tokens and beyond; below, it "
+                                  "costs more per token (break-even {:.2f}x).", ng, tokens(from), be);
+    return;
+  }
+  if (l.cheaper.empty() && l.even.empty()) {
+    d.verdict = UpgradeVerdict::do_not_upgrade;
+    d.line = fmt::format("DO NOT UPGRADE: the {} costs more per token at every length measured: {} the speed against "
+                         "a break-even of {:.2f}x.", ng, speedup_span(c), be);
+    return;
+  }
+  d.verdict = UpgradeVerdict::measure_more;
+  const int64_t at = l.even.empty() ? l.all.front() : l.even.front();
+  const CompareRow* r = row_at(c, at);
+  d.line = fmt::format("MEASURE MORE: at {} tokens the speedup {:.2f}x (interval {:.2f}-{:.2f}) holds the break-even "
+                       "{:.2f}x: more steps there on both GPUs (sweep --seqlens {} --steps 30) would settle it.",
+                       tokens(at), r->speedup->ratio, r->speedup->low, r->speedup->high, be, at);
+}
+
+void add_reasons(UpgradeDecision& d, const MeasurementSet& o, const MeasurementSet& n) {
+  // 1. Capability: dtypes and memory, from the catalog.
+  for (const std::string& s : d.specs.reasons) {
+    if (s.rfind("Capability:", 0) == 0 || s.rfind("Software:", 0) == 0) {
+      d.reasons.push_back(s);
+    }
+  }
+  // 2. Stack match.
+  if (d.stack_differences.empty()) {
+    std::vector<std::string> named;
+    for (const char* k : {"upgradebench", "cuda_runtime", "cublaslt", "cudnn", "nccl", "torch"}) {
+      const auto it = o.stack.find(k);
+      if (it == o.stack.end()) continue;
+      named.push_back(it->second.rfind(k, 0) == 0 ? it->second : fmt::format("{} {}", k, it->second));
+    }
+    d.reasons.push_back(named.empty() ? "Stack: neither set names its software." :
+                        fmt::format("Stack: the same software on both ({}).", fmt::join(named, ", ")));
+  } else {
+    d.reasons.push_back(fmt::format("Stack: it differs ({}): part of any difference is the software.",
+                                    fmt::join(d.stack_differences, "; ")));
+  }
+  // 3-5. Speedup per length, $/token against the price ratio, wall clock.
+  if (d.training) {
+    for (const std::string& s : measured_conclusions(*d.training)) d.reasons.push_back(s);
+    for (const std::string& s : decision_summary(*d.training).lines) d.reasons.push_back(s);
+  }
+  // 6. Memory headroom.
+  const auto longest = [](const std::string& gpu, const LongestSequence& l) {
+    return fmt::format("{} {} ({})", gpu, l.tokens ? std::to_string(*l.tokens) : "unknown", l.how);
+  };
+  if (o.sweep || n.sweep) {
+    d.reasons.push_back(fmt::format("Memory headroom, the longest sequence on one GPU: {}; {}.", longest(d.old_gpu, d.old_longest),
+                                    longest(d.new_gpu, d.new_longest)));
+  }
+  // 7. The micro-benchmarks against the catalog.
+  for (const RatioRow& r : d.ratios) {
+    if (!r.measured_ratio) continue;
+    d.reasons.push_back(fmt::format("{}: {:.2f}x measured{}.", r.what, *r.measured_ratio,
+                                    r.catalog_ratio ? fmt::format(", {:.2f}x {}", *r.catalog_ratio, r.note.substr(8)) : ""));
+  }
+}
+
+}  // namespace
+
+const char* to_string(UpgradeVerdict v) {
+  switch (v) {
+    case UpgradeVerdict::upgrade: return "upgrade";
+    case UpgradeVerdict::long_context: return "upgrade for long context only";
+    case UpgradeVerdict::capability: return "upgrade for capability";
+    case UpgradeVerdict::do_not_upgrade: return "do not upgrade";
+    case UpgradeVerdict::measure_more: return "measure more";
+    case UpgradeVerdict::same_gpu: return "same GPU";
+    case UpgradeVerdict::no_prices: return "no prices";
+  }
+  return "?";
+}
+
+UpgradeDecision decide_upgrade(const MeasurementSet& o, const MeasurementSet& n, const Catalog& catalog,
+                               const std::filesystem::path& models_dir, const UpgradeOptions& opt) {
+  for (const auto& [p, name] : {std::pair{opt.price_old, "--price-old"}, std::pair{opt.price_new, "--price-new"}}) {
+    if (p && !(*p > 0)) throw UsageError(fmt::format("{} must be a positive price in USD per GPU-hour", name));
+  }
+  if (opt.price_old.has_value() != opt.price_new.has_value()) {
+    throw UsageError("give both prices (--price-old and --price-new) or neither");
+  }
+  if (o.manifest && n.manifest) {
+    if (const std::string w = o.manifest->workload.differs_from(n.manifest->workload); !w.empty()) {
+      throw UsageError(fmt::format("{} and {} measured different workloads ({}): run suite with the same options on "
+                                   "both", o.where, n.where, w));
+    }
+  }
+  UpgradeDecision d;
+  d.old_gpu = o.gpu.empty() ? "old GPU" : o.gpu;
+  d.new_gpu = n.gpu.empty() ? "new GPU" : n.gpu;
+  d.old_accel = o.gpu.empty() ? nullptr : catalog.try_find(o.gpu);
+  d.new_accel = n.gpu.empty() ? nullptr : catalog.try_find(n.gpu);
+  d.provenance = weaker(o.provenance, n.provenance);
+  d.warnings = o.warnings;
+  d.warnings.insert(d.warnings.end(), n.warnings.begin(), n.warnings.end());
+  d.old_stack = o.stack, d.new_stack = n.stack;
+  d.stack_differences = stack_differences(o, n, d.warnings);
+  if (!d.stack_differences.empty() && !opt.force) {
+    throw UsageError(fmt::format("the two stacks differ ({}): measure both on one software stack (the guide's first "
+                                 "step), or --force to compare them anyway", fmt::join(d.stack_differences, "; ")));
+  }
+  if (o.sweep && n.sweep) {
+    CompareOptions co;
+    co.price_old = opt.price_old, co.price_new = opt.price_new, co.force = opt.force;
+    d.training = compare_runs(*o.sweep, *n.sweep, catalog, models_dir, co);
+  }
+  if (o.ceiling && n.ceiling) d.ceiling = compare_mamf(*o.ceiling, *n.ceiling, catalog, opt.force);
+  if (o.attention && n.attention) d.attention = compare_attention(*o.attention, *n.attention, catalog);
+  if (o.nccl && n.nccl) d.nccl = compare_nccl(*o.nccl, *n.nccl, catalog);
+  add_decompositions(d, o, n, catalog);
+  add_ratios(d, o, n);
+  if (o.sweep) {
+    d.old_longest = longest_sequence(*o.sweep, d.old_accel ? d.old_accel->capacity_gib() : std::nullopt, o.longest_fit);
+  }
+  if (n.sweep) {
+    d.new_longest = longest_sequence(*n.sweep, d.new_accel ? d.new_accel->capacity_gib() : std::nullopt, n.longest_fit);
+  }
+  if (d.old_accel && d.new_accel) {
+    DecideInput in;
+    in.from = d.old_accel, in.to = d.new_accel;
+    if (d.training) in.model = d.training->model;
+    in.need = opt.need;
+    in.price_from = opt.price_old, in.price_to = opt.price_new;
+    d.specs = decide(in);
+  }
+  decide_verdict(d, opt);
+  add_reasons(d, o, n);
+  return d;
+}
+
+}  // namespace ub

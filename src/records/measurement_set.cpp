@@ -1,0 +1,162 @@
+// Gathering one GPU's measurements; see measurement_set.hpp.
+#include "records/measurement_set.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "base/error.hpp"
+#include "base/json_text.hpp"
+#include "records/context_record.hpp"
+#include "records/readers/log_kind.hpp"
+#include "records/readers/read_run.hpp"
+#include "records/record_file.hpp"
+
+namespace ub {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// sweep --find-max's result record, when the file holds one (the last one wins).
+void read_sweep_max(const LineSource& t, MeasurementSet& s) {
+  std::vector<std::string> warnings;
+  for_each_record(t, [&](const RecordLine& r) {
+    if (r.type != "sweep_max") return;
+    const Fields f(r.json, r.where);
+    s.longest_fit = f.optional_count("longest_fit");
+    s.shortest_out_of_memory = f.optional_count("shortest_out_of_memory");
+  }, warnings);
+}
+
+// The stack a suite's env.json names: every component with a version.
+std::map<std::string, std::string> stack_of_env(const fs::path& env, std::string& gpu) {
+  std::ifstream in(env);
+  std::ostringstream text;
+  text << in.rdbuf();
+  const json j = parse_json_text(text.str(), env.string());
+  const Fingerprint fp = read_fingerprint(Fields(j, env.string()));
+  std::map<std::string, std::string> out;
+  for (const auto& [name, e] : fp.stack) {
+    if (e.version) out[name] = *e.version;
+  }
+  for (const auto& [k, v] : fp.build) {
+    if (k == "upgradebench" || k == "version") out["upgradebench"] = v;
+  }
+  if (!fp.gpus.empty()) gpu = fp.gpus.front().name;
+  return out;
+}
+
+// What `t` holds, into `s` (its GPU checked against the set's); `slot` names a suite's part.
+void add_file(MeasurementSet& s, const LineSource& t, LogKind kind, const std::string& part) {
+  s.provenance = weaker(s.provenance, read_provenance(t));
+  std::string gpu;
+  auto once = [&](auto& slot, auto value, const char* what) {
+    if (slot) {
+      throw UsageError(fmt::format("{}: a second {} of {} ({} already holds one): give one per GPU", t.path, what,
+                                   s.gpu.empty() ? "this GPU" : s.gpu, s.where));
+    }
+    gpu = value.gpu;
+    slot = std::move(value);
+  };
+  switch (kind) {
+    case LogKind::mamf:
+      if (part == "mamf-step") once(s.step_products, read_mamf_log(t), "set of the step's products");
+      else once(s.ceiling, read_mamf_log(t), "matmul ceiling");
+      break;
+    case LogKind::attention: once(s.attention, read_attention_log(t), "attention run"); break;
+    case LogKind::nccl: once(s.nccl, read_nccl_log(t), "collective run"); break;
+    case LogKind::decomposition: {
+      DecompositionLog d = read_decomposition_log(t);
+      gpu = d.gpu;
+      s.decompositions.push_back(std::move(d));
+      break;
+    }
+    case LogKind::training: {
+      once(s.sweep, read_run_log(t, WarmupOnly::leave_out), "training sweep");
+      for (const auto& [k, v] : s.sweep->software) s.stack.emplace(k, v);
+      read_sweep_max(t, s);
+      break;
+    }
+    case LogKind::prediction:
+      throw UsageError(fmt::format("{}: a prediction, not a measurement: decide predicts with --to GPU itself", t.path));
+    case LogKind::unknown:
+      if (has_record_type(t, "bandwidth")) {
+        once(s.bandwidth, read_bandwidth_log(t), "bandwidth run");
+        break;
+      }
+      throw UsageError(fmt::format("{}: not a measurement upgradebench reads (a training log, mamf, bandwidth, "
+                                   "attention, decompose or nccl records, or the peers' printouts)", t.path));
+  }
+  if (s.gpu.empty()) s.gpu = gpu;
+}
+
+// `b`, one file's set, into `a`: a kind both hold is a UsageError naming both.
+void merge(MeasurementSet& a, MeasurementSet b) {
+  auto take = [&](auto& into, auto& from, const char* what) {
+    if (!from) return;
+    if (into) {
+      throw UsageError(fmt::format("{}: a second {} of {} ({} already holds one): give one per GPU", b.where, what,
+                                   a.gpu.empty() ? "this GPU" : a.gpu, a.where));
+    }
+    into = std::move(from);
+  };
+  take(a.ceiling, b.ceiling, "matmul ceiling");
+  take(a.step_products, b.step_products, "set of the step's products");
+  take(a.bandwidth, b.bandwidth, "bandwidth run");
+  take(a.attention, b.attention, "attention run");
+  take(a.sweep, b.sweep, "training sweep");
+  take(a.nccl, b.nccl, "collective run");
+  if (b.longest_fit) a.longest_fit = b.longest_fit, a.shortest_out_of_memory = b.shortest_out_of_memory;
+  for (DecompositionLog& d : b.decompositions) a.decompositions.push_back(std::move(d));
+  for (const auto& [k, v] : b.stack) a.stack.emplace(k, v);
+  a.provenance = weaker(a.provenance, b.provenance);
+  if (a.gpu.empty()) a.gpu = b.gpu;
+}
+
+}  // namespace
+
+MeasurementSet read_suite_folder(const fs::path& dir) {
+  MeasurementSet s;
+  s.where = dir.string();
+  s.manifest = read_suite_manifest(dir);
+  std::error_code ec;
+  if (fs::is_regular_file(dir / "env.json", ec)) s.stack = stack_of_env(dir / "env.json", s.gpu);
+  for (const ManifestPart& p : s.manifest->parts) {
+    if (p.name == "env") continue;
+    if (p.status != PartStatus::done) {
+      s.warnings.push_back(fmt::format("{}: part {} is {}{}: its measurements are left out", dir.string(), p.name,
+                                       to_string(p.status), p.why.empty() ? "" : " (" + p.why + ")"));
+      continue;
+    }
+    const LineSource t = LineSource::file(dir / p.records);
+    add_file(s, t, detect_log_kind(t), p.name);
+  }
+  return s;
+}
+
+std::vector<MeasurementSet> read_measurement_files(const std::vector<LineSource>& files) {
+  std::vector<MeasurementSet> sets;
+  for (const LineSource& t : files) {
+    const LogKind kind = detect_log_kind(t);
+    MeasurementSet* into = nullptr;
+    // A file's GPU is known once it is read: read it alone, then into the set of its GPU.
+    MeasurementSet one;
+    one.where = t.path;
+    add_file(one, t, kind, "");
+    for (MeasurementSet& s : sets) {
+      if (!one.gpu.empty() && s.gpu == one.gpu) into = &s;
+    }
+    if (!into && one.gpu.empty() && !sets.empty()) into = &sets.back();
+    if (!into) {
+      sets.push_back(std::move(one));
+      continue;
+    }
+    merge(*into, std::move(one));
+  }
+  return sets;
+}
+
+}  // namespace ub

@@ -1,0 +1,33 @@
+// What a file's numbers are: measurements, unless the file says otherwise. Hand-written example
+// and test data says so in its first lines, as `# provenance: ...` in the text formats (benchmark.py,
+// bench_flash_attn.py, bench_decompose.py, mamf-finder.py printouts) or as the context record's
+// "provenance" field in our records; `predict` writes its predictions with their own kind. Every
+// command that shows numbers from a file carries this along: a row of example data is never
+// called measured, a predicted one never measured either.
+#pragma once
+
+#include <string>
+
+#include "base/line_source.hpp"
+
+namespace ub {
+
+enum class Origin { measured, predicted, example };
+
+struct Provenance {
+  Origin origin = Origin::measured;
+  std::string note;  // the file's own words ("hand-written example data for tests ...")
+
+  // The tag a row or chart point carries: MEASURED, PREDICTED or EXAMPLE DATA.
+  const char* tag() const;
+  bool measured() const { return origin == Origin::measured; }
+};
+
+// The provenance of `t` from its first lines (a `# provenance:` line, or a context record's field
+// among the first records); measured when neither says anything.
+Provenance read_provenance(const LineSource& t);
+
+// The least trustworthy of two: example data over predicted over measured.
+Provenance weaker(const Provenance& a, const Provenance& b);
+
+}  // namespace ub
