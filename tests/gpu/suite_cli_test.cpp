@@ -1,0 +1,92 @@
+// `suite` end to end on the GPU, twice into two folders, then `decide` on the two: one GPU
+// measured twice is the SAME GPU within noise. And `mamf --shapes-of`, the step's own products.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "require_gpu.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliRun {
+  int code = -1;
+  std::string out;
+};
+
+CliRun run(const std::string& args) {
+  CliRun r;
+  FILE* p = popen((std::string(UB_BINARY) + " " + args + " 2>/dev/null").c_str(), "r");
+  char buf[4096];
+  size_t n = 0;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+fs::path fresh(const std::string& name) {
+  const fs::path p = fs::temp_directory_path() / (name + "-" + std::to_string(::getpid()));
+  fs::remove_all(p);
+  return p;
+}
+
+TEST(SuiteCli, TwoSuitesOfOneGpuDecideSame) {
+  UB_REQUIRE_GPU();
+  const std::string options = " --layers 2 --seqlens 2k,4k --steps 6 --no-find-max --budget 5m";
+  const fs::path a = fresh("suite-a"), b = fresh("suite-b");
+  for (const fs::path& dir : {a, b}) {
+    const CliRun s = run("suite --out " + dir.string() + options + " --json");
+    ASSERT_EQ(s.code, 0) << s.out;
+    const auto m = nlohmann::json::parse(s.out);
+    for (const auto& part : m.at("parts")) {
+      EXPECT_EQ(part.at("status"), "done") << part.dump();
+      EXPECT_TRUE(fs::exists(dir / part.at("records").get<std::string>())) << part.dump();
+    }
+  }
+  const CliRun d = run("decide " + a.string() + " " + b.string() + " --price-old 3 --price-new 3 --json");
+  ASSERT_EQ(d.code, 0) << d.out;
+  const auto j = nlohmann::json::parse(d.out);
+  EXPECT_EQ(j.at("verdict"), "same GPU") << j.at("line");
+  EXPECT_NE(j.at("line").get<std::string>().find("agree within noise"), std::string::npos) << j.at("line");
+  EXPECT_EQ(j.at("data"), "MEASURED");
+  ASSERT_EQ(j.at("lengths").size(), 2u);
+  for (const auto& r : j.at("lengths")) {
+    EXPECT_GT(r.at("speedup").get<double>(), 0.9) << r.dump();
+    EXPECT_LT(r.at("speedup").get<double>(), 1.1) << r.dump();
+  }
+  // Resumed, a finished suite runs nothing again.
+  const CliRun again = run("suite --out " + a.string() + options + " --resume --json");
+  EXPECT_EQ(again.code, 0) << again.out;
+}
+
+TEST(MamfCli, TheShapesOfAStepAreTimedWithTheirCounts) {
+  UB_REQUIRE_GPU();
+  const fs::path out = fresh("mamf-step").string() + ".jsonl";
+  const CliRun r = run("mamf --shapes-of llama-tiny --seqlen 256 --warmup-s 0 --max-seconds 0.2 --out " + out.string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::ifstream in(out);
+  int shapes = 0;
+  double step_tflops = 0;
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line);
+    if (j.value("type", "") == "mamf") {
+      ++shapes;
+      EXPECT_TRUE(j.contains("step_gemm")) << line;
+      EXPECT_GE(j.value("count", 0), 1) << line;
+    }
+    if (j.value("type", "") == "mamf_summary" && j["step_tflops"].is_number()) step_tflops = j["step_tflops"];
+  }
+  EXPECT_GE(shapes, 10);  // qkv, o, gate|up, down and lm_head, three products each, some shapes shared
+  EXPECT_GT(step_tflops, 0);
+}
+
+}  // namespace
