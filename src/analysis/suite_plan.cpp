@@ -52,9 +52,9 @@ double sweep_seconds(const SuiteRequest& r, const std::vector<int64_t>& lengths)
 
 double bisection_seconds(const SuiteRequest& r, int64_t longest) {
   // The probes land around the longest length that fits; 1.5x the longest measured one is where
-  // the guide's 4-layer sweep ends (and each probe runs one step).
+  // the guide's 4-layer sweep ends (and each probe runs a warm-up step and one timed step).
   const int64_t around = r.find_max_ceiling > 0 ? std::min(r.find_max_ceiling, longest * 3 / 2) : longest * 3 / 2;
-  return kBisectionProbes * (kProcessSeconds + estimated_step_seconds(r.train, around, r.gpu));
+  return kBisectionProbes * (kProcessSeconds + 2 * estimated_step_seconds(r.train, around, r.gpu));  // warm-up + 1
 }
 
 double decompose_seconds(const SuiteRequest& r, int64_t len) {

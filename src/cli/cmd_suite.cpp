@@ -123,8 +123,10 @@ void aim_decompositions(SuiteManifest& m, const fs::path& dir) {
     for (size_t i = 0; i + 1 < p.command.size(); ++i) {
       if (p.command[i] == "--seqlen" && at) p.command[i + 1] = std::to_string(*at);
     }
-    if (!at) p.why = "the sweep measured no length";
-    if (p.name == "decompose-long" && hi && lo && *hi == *lo) p.why = "the sweep measured one length only";
+    if (!at) p.why = "the sweep measured no length", p.status = PartStatus::skipped;
+    if (p.name == "decompose-long" && hi && lo && *hi == *lo) {
+      p.why = "the sweep measured one length only", p.status = PartStatus::skipped;
+    }
   }
 }
 
@@ -218,8 +220,14 @@ void run(Context& ctx, SuiteOptions& o) {
   if (o.dry_run) fs::remove_all(env_dir);
   SuiteRequest req;
   req.train = cfg;
-  req.train_args = o.train.given_as_arguments();
-  req.engine_args = o.train.given_as_arguments({"--steps", "--breakdown", "--profile-steps"});
+  // The workload always by name (the suite's default depth is not train's), then what was given.
+  const std::vector<std::string> workload_args = {"--model", o.train.model, "--layers", std::to_string(o.train.layers)};
+  req.train_args = workload_args;
+  for (const std::string& a : o.train.given_as_arguments({"--model", "--layers"})) req.train_args.push_back(a);
+  req.engine_args = workload_args;
+  for (const std::string& a : o.train.given_as_arguments({"--model", "--layers", "--steps", "--breakdown", "--profile-steps"})) {
+    req.engine_args.push_back(a);
+  }
   req.seqlens = seqlens;
   req.find_max = !o.no_find_max;
   req.find_max_ceiling = o.ceiling.empty() ? 0 : parse_size(o.ceiling, "--find-max-ceiling");
@@ -255,11 +263,12 @@ void run(Context& ctx, SuiteOptions& o) {
   int failed = 0;
   for (size_t i = 0; i < m.parts.size() && !interrupted.load(); ++i) {
     ManifestPart& p = m.parts[i];
-    if (p.status == PartStatus::done) continue;
+    if (p.status == PartStatus::done || p.status == PartStatus::skipped) continue;
     if (p.name.rfind("decompose-", 0) == 0) {
       aim_decompositions(m, dir);
-      if (!p.why.empty()) {
+      if (p.status == PartStatus::skipped) {
         progress.line(fmt::format("suite: {} left out: {}", p.name, p.why));
+        write_suite_manifest(dir, m);
         continue;
       }
     }

@@ -74,13 +74,14 @@ std::optional<int64_t> predicted_longest(Context& ctx, const std::string& out) {
 // interrupted).
 int run_point(const SweepOptions& o, int64_t seqlen, const std::string& out, const std::string& db, bool probe) {
   std::vector<std::string> args = {"train"};
-  // A bisection's length only has to show whether it fits: --find-max-steps timed steps, no warm-up.
+  // A bisection's length only has to show whether it fits: --find-max-steps timed steps after one
+  // warm-up step (the first step tunes the GEMMs and attention: its time is not the step's).
   const bool short_probe = probe && o.probe_steps > 0;
   for (const std::string& a : o.train.given_as_arguments(short_probe ? std::set<std::string>{"--steps", "--warmup"}
                                                                      : std::set<std::string>{})) {
     args.push_back(a);
   }
-  if (short_probe) args.insert(args.end(), {"--steps", std::to_string(o.probe_steps), "--warmup", "0"});
+  if (short_probe) args.insert(args.end(), {"--steps", std::to_string(o.probe_steps), "--warmup", "1"});
   args.insert(args.end(), {"--seqlen", std::to_string(seqlen), "--out", out});
   if (!db.empty()) args.insert(args.end(), {"--db", db});  // each length's run goes in as it is measured
   return run_this_program(args, "", fmt::format("sweep: train for seqlen {}", seqlen)).exit_code;  // records: the file
@@ -236,7 +237,7 @@ void register_sweep(CLI::App& app, Context& ctx) {
       ->capture_default_str();
   cmd->add_option("--find-max-ceiling", o->ceiling, "Do not try lengths beyond this")->capture_default_str();
   cmd->add_option("--find-max-steps", o->probe_steps,
-                  "Timed steps of each length the bisection tries, without warm-up (0: as --steps)")
+                  "Timed steps of each length the bisection tries, after one warm-up step (0: as --steps)")
       ->capture_default_str();
   add_shell_options(*cmd, ctx, o->shell, "sweep", {});
   cmd->callback([&ctx, o] { run(ctx, *o); });

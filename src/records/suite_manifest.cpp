@@ -23,10 +23,11 @@ constexpr const char* kType = "upgradebench_suite";
 constexpr int64_t kVersion = 1;
 
 PartStatus status_named(const std::string& s, const std::string& where) {
-  for (PartStatus p : {PartStatus::pending, PartStatus::done, PartStatus::failed, PartStatus::interrupted}) {
+  for (PartStatus p : {PartStatus::pending, PartStatus::done, PartStatus::failed, PartStatus::interrupted,
+                       PartStatus::skipped}) {
     if (s == to_string(p)) return p;
   }
-  throw WorkError(fmt::format("{}: a part's status \"{}\" is none of pending, done, failed, interrupted", where, s));
+  throw WorkError(fmt::format("{}: a part's status \"{}\" is none of pending, done, failed, interrupted, skipped", where, s));
 }
 
 std::vector<std::string> strings(const Fields& f, const char* key) {
@@ -83,6 +84,7 @@ const char* to_string(PartStatus s) {
     case PartStatus::done: return "done";
     case PartStatus::failed: return "failed";
     case PartStatus::interrupted: return "interrupted";
+    case PartStatus::skipped: return "skipped";
   }
   return "?";
 }
@@ -111,7 +113,7 @@ const ManifestPart* SuiteManifest::part(const std::string& name) const {
 
 bool SuiteManifest::complete() const {
   for (const ManifestPart& p : parts) {
-    if (p.status != PartStatus::done) return false;
+    if (p.status != PartStatus::done && p.status != PartStatus::skipped) return false;
   }
   return !parts.empty();
 }

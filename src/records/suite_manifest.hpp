@@ -14,7 +14,7 @@
 
 namespace ub {
 
-enum class PartStatus { pending, done, failed, interrupted };
+enum class PartStatus { pending, done, failed, interrupted, skipped };
 const char* to_string(PartStatus s);
 
 struct ManifestPart {
@@ -51,7 +51,7 @@ struct SuiteManifest {
   std::vector<ManifestPart> parts;
 
   const ManifestPart* part(const std::string& name) const;
-  bool complete() const;  // every part done
+  bool complete() const;  // every part done or left out for a reason (skipped)
 };
 
 void to_json(nlohmann::json& j, const SuiteManifest& m);
