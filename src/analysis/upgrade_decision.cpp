@@ -274,8 +274,8 @@ UpgradeDecision decide_upgrade(const MeasurementSet& o, const MeasurementSet& n,
   }
   if (o.manifest && n.manifest) {
     if (const std::string w = o.manifest->workload.differs_from(n.manifest->workload); !w.empty()) {
-      throw UsageError(fmt::format("{} and {} measured different workloads ({}): run suite with the same options on "
-                                   "both", o.where, n.where, w));
+      throw UsageError(fmt::format("{} and {} measured different workloads ({}, old vs new): run suite with the same "
+                                   "options on both", o.where, n.where, w));
     }
   }
   UpgradeDecision d;

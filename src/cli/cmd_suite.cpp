@@ -203,7 +203,8 @@ void run(Context& ctx, SuiteOptions& o) {
   if (o.resume) {
     m = read_suite_manifest(dir);
     if (const std::string d = m.workload.differs_from(workload); !d.empty()) {
-      throw UsageError(fmt::format("--resume: {} holds another workload ({}): resume with the same options", dir.string(), d));
+      throw UsageError(fmt::format("--resume: {} holds another workload ({}, the folder's vs these options'): resume "
+                                   "with the same options", dir.string(), d));
     }
   }
   if (!o.dry_run) fs::create_directories(dir);

@@ -92,7 +92,7 @@ const char* to_string(PartStatus s) {
 std::string SuiteWorkload::differs_from(const SuiteWorkload& o) const {
   std::vector<std::string> d;
   auto check = [&](const char* what, const auto& here, const auto& there) {
-    if (here != there) d.push_back(fmt::format("{} {} here, {} there", what, here, there));
+    if (here != there) d.push_back(fmt::format("{} {} vs {}", what, here, there));
   };
   check("model", model, o.model);
   check("layers", layers, o.layers);

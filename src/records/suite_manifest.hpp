@@ -38,7 +38,7 @@ struct SuiteWorkload {
   int64_t mlp_tile = 0, loss_chunk = 0;
   std::vector<std::string> train_args;  // the training options as given
 
-  // "" when `o` is the same workload, else what differs ("layers 4 here, 2 there").
+  // "" when `o` is the same workload, else what differs, this one's first ("layers 4 vs 2").
   std::string differs_from(const SuiteWorkload& o) const;
 };
 

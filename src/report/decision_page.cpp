@@ -69,15 +69,16 @@ void append_tagged(Document& into, Document from, const char* tag) {
   }
 }
 
-void stack_block(Document& doc, const UpgradeDecision& d) {
+void stack_block(Document& doc, const UpgradeDecision& d, const char* tag) {
   auto& b = doc.add("The two stacks");
-  b.table.columns = {{"component", Align::left}, {"old", Align::left}, {"new", Align::left}, {"", Align::left}};
+  b.table.columns = {{"component", Align::left}, {"old", Align::left}, {"new", Align::left}, {"", Align::left},
+                     {"data", Align::left}};
   std::map<std::string, std::pair<std::string, std::string>> rows;
   for (const auto& [k, v] : d.old_stack) rows[k].first = v;
   for (const auto& [k, v] : d.new_stack) rows[k].second = v;
   for (const auto& [k, v] : rows) {
     b.table.add_row({k, v.first.empty() ? "-" : v.first, v.second.empty() ? "-" : v.second,
-                     v.first != v.second && !v.first.empty() && !v.second.empty() ? "differs" : ""});
+                     v.first != v.second && !v.first.empty() && !v.second.empty() ? "differs" : "", tag});
   }
 }
 
@@ -108,7 +109,7 @@ ReportContent decision_page(const UpgradeDecision& d) {
   if (d.attention) append_tagged(r.body, attention_comparison_document(*d.attention), tag);
   for (const DecompositionComparison& c : d.decompositions) append_tagged(r.body, decomposition_comparison_document(c), tag);
   if (d.nccl) append_tagged(r.body, nccl_comparison_document(*d.nccl), tag);
-  if (!d.old_stack.empty() || !d.new_stack.empty()) stack_block(r.body, d);
+  if (!d.old_stack.empty() || !d.new_stack.empty()) stack_block(r.body, d, tag);
   if (!d.warnings.empty()) {
     auto& w = r.body.add("Warnings");
     w.notes = d.warnings;

@@ -53,4 +53,21 @@ case $bad in LABELS-BAD*PLANTED*) ;; *) echo "FAIL: the label check did not catc
 for c in tflops speedup cost attention_share memory; do
   [ -s "$art/report/charts/$c.png" ] && [ -s "$art/report/charts/$c.svg" ] || { echo "FAIL: $c.png/.svg missing" >&2; exit 1; }
 done
+# decide's page of the guide's H200 and B200 figures (hand-written example data, two torch
+# versions: compared with --force): the software mismatch first, then the verdict, above the
+# charts; every table row tagged EXAMPLE DATA, none MEASURED; every chart rendered.
+examples=$fixtures/../../data/examples
+"$bin" decide "$examples/example_h200_handwritten.log" "$examples/example_b200_handwritten.log" --price-old 3.50 \
+  --price-new 6.00 --force -o "$art/decide" >/dev/null
+"${chrome[@]}" --user-data-dir="$(mktemp -d)" --dump-dom "file://$art/decide/report.html" 2>/dev/null > "$art/decide-dom.html"
+lead=$(tr '\n' ' ' < "$art/decide-dom.html" | grep -o '<div id="decision"> *<h2>Verdict</h2> *<ul> *<li>[^<]*</li> *<li>[^<]*' | head -1)
+case $lead in *"<li>SOFTWARE DIFFERS"*"<li>[EXAMPLE DATA] UPGRADE FOR LONG CONTEXT ONLY"*) ;;
+  *) echo "FAIL: the decide page does not lead with the mismatch and the verdict: $lead" >&2; exit 1 ;; esac
+body_rows=$(grep -o '<tr><td class="[lr]">' "$art/decide-dom.html" | wc -l)
+tagged=$(grep -o '<td class="l">EXAMPLE DATA</td></tr>' "$art/decide-dom.html" | wc -l)
+echo "decide page: $tagged of $body_rows table rows tagged EXAMPLE DATA"
+[ "$body_rows" -gt 10 ] && [ "$tagged" -eq "$body_rows" ] || { echo "FAIL: a row of the decide page without its tag" >&2; exit 1; }
+! grep -q 'MEASURED' "$art/decide-dom.html" || { echo "FAIL: example data called MEASURED on the decide page" >&2; exit 1; }
+decide_rendered=$(grep -o 'data-rendered="yes"' "$art/decide-dom.html" | wc -l)
+[ "$decide_rendered" -ge 4 ] || { echo "FAIL: the decide page's charts did not render ($decide_rendered)" >&2; exit 1; }
 echo "PASS"

@@ -1,0 +1,177 @@
+// `suite` and `decide` on the command line, on the CPU: the plan and its budget, and the verdict
+// from two machines' measurements: a real suite folder of one H200 (tests/fixtures/suite_h200_2l,
+// measured), the ml-engineering guide's H200 and B200 figures (hand-written example logs), and
+// the bad inputs (a folder that is not a suite's, an interrupted suite, another workload, prices
+// of zero, a software stack that differs).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "cli_run.hpp"
+
+namespace {
+
+using namespace ub_test;
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::string kFx = UB_FIXTURES_DIR;
+const std::string kSuite = kFx + "/suite_h200_2l";
+const std::string kExamples = std::string(UB_DATA_DIR) + "/examples";
+
+// A copy of the fixture suite whose manifest `edit` changes.
+fs::path edited_suite(const std::string& name, const std::function<void(json&)>& edit) {
+  const fs::path dir = fs::path(::testing::TempDir()) / name;
+  fs::remove_all(dir);
+  fs::copy(kSuite, dir, fs::copy_options::recursive);
+  json m = json::parse(slurp((dir / "manifest.json").string()));
+  edit(m);
+  std::ofstream(dir / "manifest.json") << m.dump(2);
+  return dir;
+}
+
+TEST(Decide, OneGpusTwoSuitesAreTheSameGpuWithinNoise) {
+  const Result r = run("decide " + kSuite + " " + kSuite + " --price-old 3.5 --price-new 3.5 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["verdict"], "same GPU");
+  EXPECT_EQ(j["data"], "MEASURED");
+  EXPECT_NE(j["line"].get<std::string>().find("agree within noise"), std::string::npos) << j["line"];
+  ASSERT_EQ(j["lengths"].size(), 2u);
+  EXPECT_DOUBLE_EQ(j["lengths"][0]["speedup"].get<double>(), 1.0);
+}
+
+TEST(Decide, TheVerdictLineComesFirstAndEveryRowSaysWhatItsNumbersAre) {
+  const Result r = run("decide " + kSuite + " " + kSuite);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("Verdict\nSAME GPU:", 0), 0u) << r.out.substr(0, 200);
+  // Every table row of the page ends in its data tag.
+  std::istringstream lines(r.out);
+  int tagged = 0;
+  bool in_table = false;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("---", 0) == 0) {
+      in_table = true;
+      continue;
+    }
+    if (line.empty()) in_table = false;
+    if (!in_table || line.find("  ") == std::string::npos) continue;
+    if (line.find("Speedup =") == 0 || line.find("The catalog") == 0 || line.find("Hardware ratios") == 0) continue;
+    ++tagged;
+  }
+  EXPECT_GT(tagged, 10);
+  EXPECT_EQ(r.out.find("EXAMPLE DATA"), std::string::npos);
+}
+
+TEST(Decide, TheGuidesFiguresGiveLongContextOnlyAndStayExampleData) {
+  const std::string logs = kExamples + "/example_h200_handwritten.log " + kExamples + "/example_b200_handwritten.log";
+  // The guide's two runs used different torch versions: refused, then compared when forced.
+  expect_error("decide " + logs + " --price-old 3.50 --price-new 6.00", 2, "the two stacks differ (torch 2.13.0");
+  const Result r = run("decide " + logs + " --price-old 3.50 --price-new 6.00 --force --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["verdict"], "upgrade for long context only");
+  EXPECT_EQ(j["data"], "EXAMPLE DATA");
+  EXPECT_NE(j["line"].get<std::string>().find("from 32k tokens on"), std::string::npos) << j["line"];
+  EXPECT_NEAR(j["break_even"].get<double>(), 6.0 / 3.5, 1e-12);
+  const Result text = run("decide " + logs + " --price-old 3.50 --price-new 6.00 --force");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_EQ(text.out.rfind("EXAMPLE DATA: hand-written", 0), 0u) << text.out.substr(0, 200);
+  EXPECT_NE(text.out.find("SOFTWARE DIFFERS"), std::string::npos);
+  EXPECT_NE(text.out.find("[EXAMPLE DATA] UPGRADE FOR LONG CONTEXT ONLY"), std::string::npos);
+  EXPECT_EQ(text.out.find("MEASURED"), std::string::npos) << "example data called measured";
+}
+
+TEST(Decide, NeedingADtypeTheOldGpuLacksIsACapabilityVerdict) {
+  const std::string logs = kExamples + "/example_h200_handwritten.log " + kExamples + "/example_b200_handwritten.log";
+  const Result r = run("decide " + logs + " --price-old 3.50 --price-new 6.00 --force --need-dtype nvfp4 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["verdict"], "upgrade for capability");
+}
+
+TEST(Decide, WithoutPricesItSaysTheSpeedupAndAsksForThem) {
+  const std::string logs = kExamples + "/example_h200_handwritten.log " + kExamples + "/example_b200_handwritten.log";
+  const Result r = run("decide " + logs + " --force --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["verdict"], "no prices");
+  EXPECT_NE(j["line"].get<std::string>().find("1.69-2.03x"), std::string::npos) << j["line"];
+}
+
+TEST(Decide, BadInputIsRefusedNamingWhat) {
+  const fs::path empty = fs::path(::testing::TempDir()) / "not_a_suite";
+  fs::create_directories(empty);
+  expect_error("decide " + empty.string() + " " + kSuite, 2, "not a suite folder (no manifest.json");
+  expect_error("decide " + kSuite, 2, "holds one GPU's measurements: give the other GPU's folder, or --to GPU");
+  expect_error("decide " + kSuite + " " + kSuite + " --price-old 0 --price-new 3", 2, "--price-old: must be positive");
+  expect_error("decide " + kSuite + " " + kSuite + " --price-old 3", 2, "give both prices");
+  const fs::path deeper = edited_suite("suite_3_layers", [](json& m) { m["workload"]["layers"] = 3; });
+  expect_error("decide " + kSuite + " " + deeper.string(), 2, "measured different workloads (layers 2 vs 3, old vs new)");
+}
+
+TEST(Decide, AnInterruptedSuiteIsReadForWhatItFinishedAndSaysWhatIsMissing) {
+  const fs::path cut = edited_suite("suite_interrupted", [](json& m) {
+    for (json& p : m["parts"]) {
+      if (p["name"] == "sweep") p["status"] = "interrupted";
+    }
+  });
+  const Result r = run("decide " + kSuite + " " + cut.string() + " --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["verdict"], "measure more");
+  ASSERT_FALSE(j["warnings"].empty());
+  EXPECT_NE(j["warnings"][0].get<std::string>().find("part sweep is interrupted"), std::string::npos) << j["warnings"];
+}
+
+TEST(Decide, APageWithItsVerdictFirst) {
+  const fs::path out = fs::path(::testing::TempDir()) / "decide_page";
+  fs::remove_all(out);
+  const Result r = run("decide " + kSuite + " " + kSuite + " --price-old 3 --price-new 3 -o " + out.string());
+  if (report_tools_missing(r)) GTEST_SKIP() << r.err;
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string md = slurp((out / "report.md").string());
+  EXPECT_LT(md.find("SAME GPU:"), md.find("Why, in the ml-engineering guide's order")) << md.substr(0, 400);
+  EXPECT_TRUE(fs::exists(out / "report.html"));
+}
+
+TEST(Decide, OldSpellingsOfThePricesStillWork) {
+  const std::string logs = kExamples + "/example_h200_handwritten.log " + kExamples + "/example_b200_handwritten.log";
+  const Result a = run("decide " + logs + " --price-from 3.50 --price-to 6.00 --force --json");
+  const Result b = run("decide " + logs + " --price-old 3.50 --price-new 6.00 --force --json");
+  ASSERT_EQ(a.code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+}
+
+TEST(Suite, ThePlanFitsTheBudgetByLeavingOutWhatMattersLeast) {
+  const Result full = run("suite --out /tmp/ub-plan --dry-run --layers 2 --json");
+  ASSERT_EQ(full.code, 0) << full.err;
+  const json all = json::parse(full.out);
+  std::vector<std::string> names;
+  for (const json& p : all["parts"]) names.push_back(p["name"]);
+  EXPECT_EQ(names, (std::vector<std::string>{"env", "mamf", "mamf-step", "bandwidth", "attention", "sweep",
+                                             "decompose-short", "decompose-long"}));
+  EXPECT_TRUE(all["dropped"].empty());
+  const double total = all["total_s"];
+  // A budget just under the whole plan: the bisection goes first.
+  const Result cut = run(fmt::format("suite --out /tmp/ub-plan --dry-run --layers 2 --json --budget {:.0f}s", total - 1));
+  ASSERT_EQ(cut.code, 0) << cut.err;
+  const json fit = json::parse(cut.out);
+  ASSERT_FALSE(fit["dropped"].empty());
+  EXPECT_NE(fit["dropped"][0].get<std::string>().find("--find-max"), std::string::npos) << fit["dropped"];
+  EXPECT_LE(fit["total_s"].get<double>(), total - 1);
+  expect_error("suite --out /tmp/ub-plan --dry-run --budget 10s", 2, "more than --budget 10 s");
+  expect_error("suite --out /tmp/ub-plan --dry-run --budget 10x", 2, "--budget: '10x' is not a duration");
+}
+
+TEST(Suite, AFolderInUseOrNotASuitesIsRefused) {
+  expect_error("suite --out " + kSuite, 2, "is not empty: give a new folder, or --resume");
+  const fs::path empty = fs::path(::testing::TempDir()) / "not_a_suite_either";
+  fs::create_directories(empty);
+  expect_error("suite --resume --out " + empty.string(), 2, "is not a suite folder");
+  expect_error("suite --out " + kSuite + " --resume --layers 3", 2, "holds another workload (layers 2 vs 3, the folder's vs these options')");
+}
+
+}  // namespace
