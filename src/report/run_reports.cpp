@@ -102,7 +102,7 @@ std::vector<Chart> comparison_charts(const Comparison& c, const DecisionSummary&
   Chart attn{"attention_share", "Attention share of model FLOPs", "sequence length", "% of FLOPs", true, {}, {}, {}};
   Chart mem{"memory", "Peak memory against tokens", "tokens (sequence length x batch)", "GiB", false, {}, {}, {}};
   const std::string old_name = c.old_run.gpu + " (old)", new_name = c.new_run.gpu + " (new)";
-  Series so{old_name, {}}, sn{new_name, {}}, ss{"measured", {}}, sa{"attention", {}};
+  Series so{old_name, {}}, sn{new_name, {}}, ss{"speedup", {}}, sa{"attention", {}};
   Series co{old_name, {}}, cn{new_name, {}}, mo{old_name, {}}, mn{new_name, {}};
   Series oom_old{old_name + " out of memory", {}, {}, SeriesStyle::markers};
   Series oom_new{new_name + " out of memory", {}, {}, SeriesStyle::markers};
