@@ -164,8 +164,10 @@ void predicted_part(const DecideInput& in, Decision& out) {
     ++known;
     cheaper += p.cost_verdict.rfind("CHEAPER", 0) == 0;
     costlier += p.cost_verdict.rfind("COSTLIER", 0) == 0;
-    out.reasons.push_back(fmt::format("PREDICTED{} (from {} measured on the {}): {:.2f}x ({:.2f}-{:.2f}x), limited by "
-                                      "{}{}.", at, p.input.path, p.old_id, *p.speedup, *p.speedup_low,
+    out.reasons.push_back(fmt::format("PREDICTED{} (from {} {} the {}): {:.2f}x ({:.2f}-{:.2f}x), limited by "
+                                      "{}{}.", at, p.input.path,
+                                      p.input.provenance.measured() ? "measured on" : "example data, not measured, of",
+                                      p.old_id, *p.speedup, *p.speedup_low,
                                       *p.speedup_high, p.limiting,
                                       p.cost_verdict.empty() ? "" : "; " + p.cost_verdict));
   }

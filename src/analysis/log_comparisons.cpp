@@ -62,8 +62,19 @@ HardwareRatios hardware_ratios(const std::string& old_gpu, const std::string& ne
   return h;
 }
 
+std::vector<std::string> provenance_lines(const std::string& old_path, const Provenance& o, const std::string& new_path,
+                                          const Provenance& n) {
+  std::vector<std::string> out;
+  for (const auto& [path, p] : {std::pair{old_path, o}, std::pair{new_path, n}}) {
+    if (!p.measured()) out.push_back(not_measured_line(path, p));
+  }
+  return out;
+}
+
 AttentionComparison compare_attention(const AttentionLog& o, const AttentionLog& n, const Catalog& catalog) {
   AttentionComparison c;
+  c.provenance = weaker(o.provenance, n.provenance);
+  c.provenance_notes = provenance_lines(o.path, o.provenance, n.path, n.provenance);
   c.old_gpu = o.gpu, c.new_gpu = n.gpu;
   c.old_backend = header_or(o, "backend"), c.new_backend = header_or(n, "backend");
   c.hardware = hardware_ratios(o.gpu, n.gpu, catalog);
@@ -125,6 +136,8 @@ DecompositionComparison compare_decomposition(const DecompositionLog& old_log, c
   const DecompositionLog n = fold && !in_guide_buckets(new_log) ? as_guide_buckets(new_log) : new_log;
   DecompositionComparison c;
   c.old_gpu = o.gpu, c.new_gpu = n.gpu;
+  c.provenance = weaker(old_log.provenance, new_log.provenance);
+  c.provenance_notes = provenance_lines(old_log.path, old_log.provenance, new_log.path, new_log.provenance);
   c.old_path = o.path, c.new_path = n.path;
   if (o.summary.count("step")) c.old_step_ms = o.summary.at("step");
   if (n.summary.count("step")) c.new_step_ms = n.summary.at("step");
@@ -157,6 +170,8 @@ std::string versions(const MamfLog& l) {
 MamfComparison compare_mamf(const MamfLog& o, const MamfLog& n, const Catalog& catalog, bool force) {
   MamfComparison c;
   c.old_gpu = o.gpu, c.new_gpu = n.gpu;
+  c.provenance = weaker(o.provenance, n.provenance);
+  c.provenance_notes = provenance_lines(o.path, o.provenance, n.path, n.provenance);
   c.old_format = o.format, c.new_format = n.format;
   c.old_dtype = o.dtype, c.new_dtype = n.dtype;
   c.old_shapes = o.outcome.shapes.size(), c.new_shapes = n.outcome.shapes.size();

@@ -32,8 +32,15 @@ struct AttentionComparisonRow {
   int64_t seqlen = 0;
   std::optional<double> old_fwd, new_fwd, fwd_speedup, old_fwd_bwd, new_fwd_bwd, fwd_bwd_speedup;  // TFLOPS
 };
+// What the two logs' numbers are, one line per log that is not measurements ("EXAMPLE DATA:
+// path: its own words"), for the top of every comparison of them.
+std::vector<std::string> provenance_lines(const std::string& old_path, const Provenance& o, const std::string& new_path,
+                                          const Provenance& n);
+
 struct AttentionComparison {
   std::string old_gpu, new_gpu, old_backend, new_backend;
+  Provenance provenance;                // the weaker of the two
+  std::vector<std::string> provenance_notes;
   HardwareRatios hardware;
   std::vector<AttentionComparisonRow> rows;  // every sequence length either log has
 };
@@ -45,6 +52,8 @@ struct DecompositionComparisonRow {
 };
 struct DecompositionComparison {
   std::string old_gpu, new_gpu, old_path, new_path;
+  Provenance provenance;
+  std::vector<std::string> provenance_notes;
   std::optional<std::string> old_step_ms, new_step_ms;  // the wall step as each printout says it
   HardwareRatios hardware;
   std::vector<DecompositionComparisonRow> rows;  // the old log's buckets in order, then the new one's others
@@ -60,6 +69,8 @@ struct MamfComparisonRow {
 };
 struct MamfComparison {
   std::string old_gpu, new_gpu, old_format, new_format, old_dtype, new_dtype;
+  Provenance provenance;
+  std::vector<std::string> provenance_notes;
   size_t old_shapes = 0, new_shapes = 0;
   bool same_gpu = false;  // both files name the same device (its UUID)
   HardwareRatios hardware;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "analysis/log_comparisons.hpp"
 #include "facts/collectives.hpp"
 #include "records/fields.hpp"
 
@@ -36,6 +37,7 @@ NcclComparison compare_nccl(const NcclLog& o, const NcclLog& n, const Catalog& c
   NcclComparison c;
   c.old_path = o.path;
   c.new_path = n.path;
+  c.warnings = provenance_lines(o.path, o.provenance, n.path, n.provenance);
   c.old_gpu = o.gpu;
   c.new_gpu = n.gpu;
   c.old_source = o.source;

@@ -2,6 +2,7 @@
 // longest sequence that fits a GPU (facts/memfit.hpp).
 #include <fmt/format.h>
 
+#include "records/provenance.hpp"
 #include "analysis/memory_headroom.hpp"
 #include "base/error.hpp"
 #include "cli/arguments.hpp"
@@ -45,7 +46,7 @@ void run(Context& ctx, const MemfitOptions& o) {
 
   report::Document doc;
   auto& b = doc.add(fmt::format("{} ({}, batch {})", o.path, log.gpu, log.batch));
-  if (!log.provenance.empty()) b.notes.push_back("NOT MEASUREMENTS: " + log.provenance);
+  if (!log.provenance.empty()) b.notes.push_back(not_measured_line(o.path, log.provenance));
   b.table.columns = {{"seqlen"}, {"tokens"}, {"measured GiB"}, {"fitted GiB"}, {"status", Align::left}};
   for (const RunPoint& p : log.points) {
     const double tokens = static_cast<double>(p.seqlen) * static_cast<double>(log.batch);

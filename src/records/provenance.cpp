@@ -48,6 +48,10 @@ Provenance read_provenance(const LineSource& t) {
   return p;
 }
 
+std::string not_measured_line(const std::string& path, const Provenance& p) {
+  return std::string(p.tag()) + ": " + path + ": " + p.note;
+}
+
 Provenance weaker(const Provenance& a, const Provenance& b) {
   auto rank = [](Origin o) { return o == Origin::example ? 2 : o == Origin::predicted ? 1 : 0; };
   return rank(b.origin) > rank(a.origin) ? b : a;

@@ -27,6 +27,14 @@ struct Provenance {
 // among the first records); measured when neither says anything.
 Provenance read_provenance(const LineSource& t);
 
+// The line that says a file is not measurements: "EXAMPLE DATA: PATH: NOTE" (or PREDICTED: ...).
+std::string not_measured_line(const std::string& path, const Provenance& p);
+
+// The same for a file known to be example data by its note alone (a sweep log's provenance line).
+inline std::string not_measured_line(const std::string& path, const std::string& example_note) {
+  return not_measured_line(path, Provenance{Origin::example, example_note});
+}
+
 // The least trustworthy of two: example data over predicted over measured.
 Provenance weaker(const Provenance& a, const Provenance& b);
 

@@ -1,4 +1,5 @@
 // Rendering of a comparison; see comparison_view.hpp.
+#include "records/provenance.hpp"
 #include "report/comparison_view.hpp"
 
 #include <fmt/format.h>
@@ -37,7 +38,7 @@ Document comparison_document(const Comparison& c) {
   auto& head = doc.add(fmt::format("old: {}  ->  new: {}", gpu_label(c.old_run, c.old_gpu),
                                    gpu_label(c.new_run, c.new_gpu)));
   for (const RunLog* r : {&c.old_run, &c.new_run}) {
-    if (!r->provenance.empty()) head.notes.push_back(fmt::format("NOT MEASUREMENTS: {}: {}", r->path, r->provenance));
+    if (!r->provenance.empty()) head.notes.push_back(not_measured_line(r->path, r->provenance));
   }
   head.notes.push_back(fmt::format("Hardware ratios from the catalog (new/old): peak {} {}, published MAMF {}, "
                                    "HBM bandwidth {}.", c.old_run.dtype, ratio(c.peak_ratio),

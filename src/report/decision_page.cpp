@@ -90,6 +90,7 @@ ReportContent decision_page(const UpgradeDecision& d) {
   r.title = fmt::format("{} -> {}: {}", d.old_gpu, d.new_gpu, to_string(d.verdict));
   if (!d.provenance.measured()) {
     r.banner = fmt::format("{}: {}", tag, d.provenance.note.empty() ? "not measurements" : d.provenance.note);
+    r.chart_tag = tag;
   }
   if (!d.stack_differences.empty()) {
     r.alert = fmt::format("SOFTWARE DIFFERS between the two GPUs' measurements ({}): compared with --force, every "

@@ -1,4 +1,5 @@
 // The decomposition report; see decomposition_report.hpp.
+#include "records/provenance.hpp"
 #include "report/decomposition_report.hpp"
 
 #include <fmt/format.h>
@@ -16,6 +17,11 @@ ReportContent decomposition_report(const std::vector<DecompositionLog>& runs,
   std::vector<std::string> gpus;
   for (const DecompositionLog& d : runs) gpus.push_back(d.gpu.empty() ? "GPU unknown" : d.gpu);
   r.title = fmt::format("Where the step's time goes: {}", fmt::join(gpus, " vs "));
+  std::vector<std::string> not_measured;
+  for (const DecompositionLog& d : runs) {
+    if (!d.provenance.measured()) not_measured.push_back(not_measured_line(d.path, d.provenance));
+  }
+  if (!not_measured.empty()) r.banner = fmt::format("{}", fmt::join(not_measured, "; ")), r.chart_tag = "EXAMPLE DATA";
   if (comparison) {
     const Document d = decomposition_comparison_document(*comparison);
     for (const Block& b : d.blocks) r.body.blocks.push_back(b);

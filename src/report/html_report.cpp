@@ -112,9 +112,9 @@ std::string render_html(const Document& doc) {
 
 void write_report(const ReportContent& r_in, const fs::path& dir, const fs::path& web_modules) {
   ReportContent r = r_in;
-  // Charts leave the page too (as PNG and SVG files): each carries the banner's warning itself.
-  if (!r.banner.empty()) {
-    for (Chart& c : r.charts) c.title += " [NOT MEASUREMENTS]";
+  // Charts leave the page too (as PNG and SVG files): each carries what its numbers are itself.
+  if (!r.chart_tag.empty()) {
+    for (Chart& c : r.charts) c.title += " [" + r.chart_tag + "]";
   }
   fs::create_directories(dir / "charts");
   // Charts as files first: a missing gnuplot stops here, before anything half-written.

@@ -14,7 +14,8 @@ namespace ub::report {
 
 struct ReportContent {
   std::string title;
-  std::string banner;  // shown above everything when not empty (e.g. "not measurements")
+  std::string banner;     // shown above everything when not empty (what the numbers are, if not measurements)
+  std::string chart_tag;  // each chart's title carries it when the chart leaves the page (EXAMPLE DATA, PREDICTED)
   std::string alert;   // shown in red under it when not empty (the runs' software differs)
   Document body;
   bool lead_block = false;  // the body's first block goes above the charts (the decision at a glance)

@@ -22,6 +22,7 @@ std::string hardware_line(const std::string& old_gpu, const std::string& new_gpu
 Document attention_comparison_document(const AttentionComparison& c) {
   Document doc;
   auto& b = doc.add(fmt::format("Attention: {} ({}) -> {} ({})", c.old_gpu, c.old_backend, c.new_gpu, c.new_backend));
+  b.notes = c.provenance_notes;
   b.notes.push_back(hardware_line(c.old_gpu, c.new_gpu, c.hardware));
   b.table.columns = {{"seqlen"}, {"old fwd TFLOPS"}, {"new fwd TFLOPS"}, {"fwd speedup"},
                      {"old fwd+bwd"}, {"new fwd+bwd"}, {"fwd+bwd speedup"}};
@@ -36,6 +37,7 @@ Document attention_comparison_document(const AttentionComparison& c) {
 Document decomposition_comparison_document(const DecompositionComparison& c) {
   Document doc;
   auto& b = doc.add(fmt::format("Step decomposition: {} -> {}", c.old_gpu, c.new_gpu));
+  b.notes = c.provenance_notes;
   b.notes.push_back(hardware_line(c.old_gpu, c.new_gpu, c.hardware));
   if (c.old_step_ms) b.notes.push_back(fmt::format("{}: wall step {} ms", c.old_path, *c.old_step_ms));
   if (c.new_step_ms) b.notes.push_back(fmt::format("{}: wall step {} ms", c.new_path, *c.new_step_ms));
@@ -43,8 +45,9 @@ Document decomposition_comparison_document(const DecompositionComparison& c) {
   for (const auto& r : c.rows) {
     b.table.add_row({r.bucket, num(r.old_ms), num(r.new_ms), ratio(r.speedup), num(r.old_tflops), num(r.new_tflops)});
   }
-  b.notes.push_back("Buckets split one measured wall-clock step (bench_decompose.py's method): their speedups show "
-                    "which part follows compute and which follows bandwidth. No interval: one figure each.");
+  b.notes.push_back(fmt::format("Buckets split one {}wall-clock step (bench_decompose.py's method): their speedups "
+                                "show which part follows compute and which follows bandwidth. No interval: one figure "
+                                "each.", c.provenance.measured() ? "measured " : ""));
   for (const std::string& w : c.warnings) b.notes.push_back(w);
   return doc;
 }
@@ -56,6 +59,7 @@ Document mamf_comparison_document(const MamfComparison& c) {
   };
   auto& b = doc.add(fmt::format("MAMF: {} -> {}{}", side(c.old_gpu, c.old_dtype, c.old_format),
                                 side(c.new_gpu, c.new_dtype, c.new_format), c.same_gpu ? ", same GPU" : ""));
+  b.notes = c.provenance_notes;
   b.notes.push_back(hardware_line(c.old_gpu, c.new_gpu, c.hardware));
   b.table.columns = {{"best", Align::left}, {"old TFLOPS"}, {"@ old MxNxK", Align::left}, {"new TFLOPS"},
                      {"@ new MxNxK", Align::left}, {"new/old"}};

@@ -63,6 +63,7 @@ ReportContent prediction_report(const LineSource& t, const std::optional<RunLog>
   }, warnings);
   if (tab.table.rows.empty()) throw WorkError(fmt::format("{}: no prediction records", t.path));
   r.title = fmt::format("PREDICTED: {} -> {}, by sequence length", old_gpu, new_gpu);
+  r.chart_tag = "PREDICTED";
   r.banner = fmt::format("PREDICTED, NOT MEASURED on the {}: {} (predict's records; docs/predict.md)", new_gpu, t.path);
   if (measured_new) {
     r.banner = fmt::format("PREDICTED from {}, beside the {} measured in {}", t.path, new_gpu, measured_new->path);

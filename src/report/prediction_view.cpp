@@ -31,6 +31,12 @@ Document prediction_document(const std::vector<Prediction>& ps) {
   if (ps.empty()) return doc;
   const Prediction& first = ps.front();
   auto& s = doc.add(fmt::format("PREDICTED: {} -> {} (not measured on the {})", first.old_id, first.new_id, first.new_id));
+  for (const Prediction& p : ps) {
+    const Provenance& in = p.input.provenance;
+    if (in.measured()) continue;
+    s.notes.push_back(fmt::format("PREDICTED FROM {}: {}: {}", in.tag(), p.input.path, in.note));
+    break;  // said once: the inputs of one prediction run share their files
+  }
   s.table.columns = {{"seqlen"},         {"old GPU ms"}, {"PREDICTED ms"}, {"interval"},      {"speedup"},
                      {"interval"},       {"TFLOPS"},      {"MFU"},          {"limited by", Align::left},
                      {"$/Mtok old"},     {"$/Mtok new"},  {"per token", Align::left}, {"fits", Align::left}};

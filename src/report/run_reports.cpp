@@ -1,4 +1,5 @@
 // Report contents; see run_reports.hpp.
+#include "records/provenance.hpp"
 #include "report/run_reports.hpp"
 
 #include <fmt/format.h>
@@ -22,10 +23,10 @@ namespace {
 std::string banner_of(const std::vector<const RunLog*>& runs) {
   std::vector<std::string> parts;
   for (const RunLog* r : runs) {
-    if (!r->provenance.empty()) parts.push_back(fmt::format("{}: {}", r->path, r->provenance));
+    if (!r->provenance.empty()) parts.push_back(not_measured_line(r->path, r->provenance));
   }
   if (parts.empty()) return "";
-  return fmt::format("NOT MEASUREMENTS. {}", fmt::join(parts, "; "));
+  return fmt::format("{}", fmt::join(parts, "; "));
 }
 
 Document stack_document(const RunLog& o, const RunLog& n) {
@@ -187,6 +188,7 @@ ReportContent comparison_report(const Comparison& c, const std::vector<std::stri
   ReportContent r;
   r.title = fmt::format("{} vs {}: training step by sequence length", c.old_run.gpu, c.new_run.gpu);
   r.banner = banner_of({&c.old_run, &c.new_run});
+  if (!r.banner.empty()) r.chart_tag = "EXAMPLE DATA";
   const DecisionSummary summary = decision_summary(c);
   auto& glance = r.body.add("Decision at a glance");
   glance.notes = summary.lines;
@@ -210,6 +212,7 @@ ReportContent single_run_report(const RunLog& run, const Catalog& catalog, const
   r.title = fmt::format("{}: {}{} training step by sequence length", run.gpu, model ? model->id : "model unknown",
                         run.layers ? fmt::format(" ({} layers)", *run.layers) : "");
   r.banner = banner_of({&run});
+  if (!r.banner.empty()) r.chart_tag = "EXAMPLE DATA";
   const Accelerator* gpu = catalog.try_find(run.gpu);
   auto& t = r.body.add("Per sequence length");
   t.notes.push_back("Records: " + run.path);

@@ -136,7 +136,7 @@ TEST(BadInput, TrainOptions) {
   expect_error("train --offload-optimizer", 2, "give --zero 1, 2 or 3");
   expect_error("train --mlp-tile=-4", 2, "--mlp-tile");
   expect_error("train --bucket 1q", 2, "--bucket");
-  expect_error("train --rendezvous-timeout 0", 2, "--rendezvous-timeout must be a positive number of seconds");
+  expect_error("train --rendezvous-timeout 0", 2, "--rendezvous-timeout 0: must be a positive number of seconds");
   expect_error("sweep --seqlens 8k --zero 7", 2, "train: --zero 7 is not a ZeRO stage");
   expect_error("sweep --seqlens 8k --offload-optimizer --zero 1 --precision bf16", 2, "does not go with --precision bf16");
   const std::string dir = ::testing::TempDir() + "/cli_train_models";
@@ -522,7 +522,7 @@ TEST(Cli, ReportOfPredictions) {
   }
   const std::string md = slurp(dir + "/report.md");
   EXPECT_NE(md.find("PREDICTED, NOT MEASURED on the b200-sxm"), std::string::npos);
-  EXPECT_NE(md.find("[NOT MEASUREMENTS]"), std::string::npos);  // each chart carries it
+  EXPECT_NE(md.find("[PREDICTED]"), std::string::npos);  // each chart carries it
   EXPECT_NE(md.find("| 8192 |"), std::string::npos);
   // Beside a measured run of the new GPU: its times on the charts, predicted over measured per length.
   const std::string beside = dir + "_beside";

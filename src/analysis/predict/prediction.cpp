@@ -200,6 +200,7 @@ void to_json(nlohmann::json& j, const Prediction& p) {
   j = {{"type", "prediction"},
        {"predicted", true},
        {"input", p.input.path},
+       {"input_data", p.input.provenance.tag()},
        {"from", p.input.from},
        {"old_gpu", p.old_id},
        {"new_gpu", p.new_id},

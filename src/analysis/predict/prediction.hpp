@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "facts/catalog.hpp"
+#include "records/provenance.hpp"
 
 namespace ub {
 
@@ -61,6 +62,7 @@ struct StepInput {
   std::vector<Bucket> buckets;  // add up to step_ms
   std::optional<double> step_tflop;      // the model's FLOPs per step, when known
   std::optional<double> peak_memory_gib; // as measured on the old GPU
+  Provenance provenance;                 // what the input's numbers are: a prediction from example data stays marked
 };
 
 // Micro-benchmarks of one GPU that replace catalog figures where given.

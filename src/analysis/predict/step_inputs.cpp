@@ -77,8 +77,10 @@ StepInput from_printout(const DecompositionLog& d) {
 
 std::vector<StepInput> steps_from_decompositions(const LineSource& t) {
   std::vector<StepInput> out;
+  const Provenance provenance = read_provenance(t);
   if (!looks_like_records(t)) {
     out.push_back(from_printout(read_decomposition_log(t)));
+    out.back().provenance = provenance;
     return out;
   }
   std::vector<std::string> warnings;
@@ -104,6 +106,7 @@ std::vector<StepInput> steps_from_decompositions(const LineSource& t) {
       if (!in.seqlen) in.seqlen = context_seqlen;
       if (!r.json.contains("batch") && context_batch) in.batch = *context_batch;
       in.layers = context_layers;
+      in.provenance = provenance;
       out.push_back(std::move(in));
     }
   }, warnings);
@@ -116,6 +119,7 @@ std::vector<StepInput> steps_from_training_log(const LineSource& t,
                                                const std::function<std::optional<double>(int64_t)>& step_tflop,
                                                std::vector<std::string>& warnings) {
   const RunLog run = read_run_log(t);
+  const Provenance provenance = read_provenance(t);
   std::vector<StepInput> out;
   for (const RunPoint& p : run.points) {
     if (p.status != PointStatus::ok || !p.steps.has_steady()) continue;
@@ -139,6 +143,7 @@ std::vector<StepInput> steps_from_training_log(const LineSource& t,
                   {"everything else", in.step_ms * (1 - *share), WorkKind::dense_mixed}};
     in.step_tflop = step_tflop(p.seqlen);
     in.peak_memory_gib = st.peak_mem_gib;
+    in.provenance = provenance;
     out.push_back(std::move(in));
   }
   if (out.empty()) throw WorkError(fmt::format("{}: no measured point to predict from", t.path));

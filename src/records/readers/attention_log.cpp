@@ -17,6 +17,7 @@ namespace ub {
 AttentionLog read_attention_log(const LineSource& t) {
   AttentionLog log;
   log.path = t.path;
+  log.provenance = read_provenance(t);
   size_t ignored = 0, other_devices = 0;
   std::optional<int> first_device;
   t.for_each([&](const Line& l) {

@@ -11,6 +11,7 @@
 
 #include "base/line_source.hpp"
 #include "records/attention_records.hpp"
+#include "records/provenance.hpp"
 
 namespace ub {
 
@@ -19,6 +20,7 @@ struct AttentionLog {
   std::map<std::string, std::string> header;  // the `# gpu=` line, or our context's configuration
   std::vector<AttentionRecord> points;        // sorted by seqlen
   std::vector<std::string> warnings;
+  Provenance provenance;  // what the numbers are (records/provenance.hpp)
 };
 
 AttentionLog read_attention_log(const LineSource& t);

@@ -23,6 +23,7 @@ std::optional<double> BandwidthLog::hbm_gbps(const std::string& op) const {
 BandwidthLog read_bandwidth_log(const LineSource& t) {
   BandwidthLog log;
   log.path = t.path;
+  log.provenance = read_provenance(t);
   std::optional<int> first_device;
   size_t other_devices = 0;
   for_each_record(t, [&](const RecordLine& r) {

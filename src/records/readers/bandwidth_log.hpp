@@ -8,6 +8,7 @@
 
 #include "base/line_source.hpp"
 #include "records/bandwidth_records.hpp"
+#include "records/provenance.hpp"
 
 namespace ub {
 
@@ -15,6 +16,7 @@ struct BandwidthLog {
   std::string path, gpu;
   std::vector<BandwidthRecord> points;  // in the file's order
   std::vector<std::string> warnings;
+  Provenance provenance;  // what the numbers are (records/provenance.hpp)
 
   // The best median GB/s of `op` over the sizes that do not fit in L2 (what HBM does), or none.
   std::optional<double> hbm_gbps(const std::string& op) const;

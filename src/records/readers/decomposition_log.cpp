@@ -99,9 +99,14 @@ DecompositionLog read_decomposition_records(const LineSource& t) {
 }  // namespace
 
 DecompositionLog read_decomposition_log(const LineSource& t) {
-  if (looks_like_records(t)) return read_decomposition_records(t);
+  if (looks_like_records(t)) {
+    DecompositionLog log = read_decomposition_records(t);
+    log.provenance = read_provenance(t);
+    return log;
+  }
   DecompositionLog log;
   log.path = t.path;
+  log.provenance = read_provenance(t);
   size_t ignored = 0;
   t.for_each([&](const Line& l) {
     const std::string line = trim(l.text);

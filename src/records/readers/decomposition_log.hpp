@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/line_source.hpp"
+#include "records/provenance.hpp"
 
 namespace ub {
 
@@ -29,6 +30,7 @@ struct DecompositionLog {
   std::map<std::string, std::string> summary;  // the `# wall step=` line, as written
   std::vector<DecompositionBucket> buckets;
   std::vector<std::string> warnings;
+  Provenance provenance;  // what the numbers are (records/provenance.hpp)
 };
 
 DecompositionLog read_decomposition_log(const LineSource& t);

@@ -160,6 +160,7 @@ std::optional<MamfShape> MamfLog::best(MamfOutcome::By by) const {
 MamfLog read_mamf_log(const LineSource& t) {
   MamfLog log;
   log.path = t.path;
+  log.provenance = read_provenance(t);
   if (looks_like_records(t)) {
     log.format = "upgradebench";
     size_t other_devices = 0;

@@ -11,6 +11,7 @@
 
 #include "base/line_source.hpp"
 #include "records/mamf_result.hpp"
+#include "records/provenance.hpp"
 
 namespace ub {
 
@@ -24,6 +25,7 @@ struct MamfLog {
   std::optional<MamfShape> footer_mean, footer_median, footer_max;
   std::optional<double> arithmetic_mean, geometric_mean;  // of the shapes' mean TFLOPS
   std::vector<std::string> warnings;
+  Provenance provenance;  // what the numbers are (records/provenance.hpp)
 
   // The best shape by `by`: from the shapes, else from the footer.
   std::optional<MamfShape> best(MamfOutcome::By by) const;

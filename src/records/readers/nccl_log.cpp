@@ -83,6 +83,7 @@ NcclPointKey key_of(const NcclRecord& r) { return {r.collective, r.dtype, r.in_p
 NcclLog read_nccl_log(const LineSource& t) {
   NcclLog log;
   log.path = t.path;
+  log.provenance = read_provenance(t);
   size_t ignored = 0;
   t.for_each([&](const Line& l) {
     const std::string line = trim(l.text);

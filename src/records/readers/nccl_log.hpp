@@ -13,6 +13,7 @@
 
 #include "base/line_source.hpp"
 #include "records/nccl_records.hpp"
+#include "records/provenance.hpp"
 
 namespace ub {
 
@@ -39,6 +40,7 @@ struct NcclLog {
   std::map<std::string, std::string> details;  // NCCL version, launcher, topology, torch
   std::vector<NcclPoint> points;               // ordered by collective, dtype, place, size
   std::vector<std::string> warnings;           // failed points, wrong results, ignored lines
+  Provenance provenance;                       // what the numbers are (records/provenance.hpp)
 };
 
 NcclLog read_nccl_log(const LineSource& t);
