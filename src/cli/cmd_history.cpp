@@ -175,8 +175,8 @@ void register_history(CLI::App& app, Context& ctx) {
     const history::HistoryStore store = trend_o->reader();
     const history::RunFilter f = trend_o->filter.parse();
     const double x = choose_point(store, *trend_o, f);
-    const Trend t = trend_of(trend_o->metric, x, trend_o->by, store.trend_rows(trend_o->metric, x, trend_o->by, f));
-    if (t.runs.empty()) throw UsageError(fmt::format("no run of {} matches the filters", trend_o->metric));
+    const std::vector<Trend> t = trends_of(trend_o->metric, x, trend_o->by, store.trend_rows(trend_o->metric, x, trend_o->by, f));
+    if (t.empty()) throw UsageError(fmt::format("no run of {} matches the filters", trend_o->metric));
     trend_o->out.emit(trend_document(t), trend_json(t));
   });
 
@@ -195,8 +195,8 @@ void register_history(CLI::App& app, Context& ctx) {
     const history::HistoryStore store = fleet_o->reader();
     const history::RunFilter f = fleet_o->filter.parse();
     const double x = choose_point(store, *fleet_o, f);
-    const Fleet result = fleet_of(fleet_o->metric, x, tolerance, store.fleet_rows(fleet_o->metric, x, f));
-    if (result.gpus.empty()) throw UsageError(fmt::format("no GPU's run of {} matches the filters", fleet_o->metric));
+    const std::vector<Fleet> result = fleets_of(fleet_o->metric, x, tolerance, store.fleet_rows(fleet_o->metric, x, f));
+    if (result.empty()) throw UsageError(fmt::format("no GPU's run of {} matches the filters", fleet_o->metric));
     fleet_o->out.emit(fleet_document(result), fleet_json(result));
   });
 }

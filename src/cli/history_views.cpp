@@ -45,10 +45,17 @@ json metric_json(const MetricPoint& m) {
   return j;
 }
 
+// MEASURED, PREDICTED or EXAMPLE DATA (provenance.hpp), as every other page tags its rows.
+std::string data_tag(const history::RunSummary& r) {
+  if (r.kind == "prediction") return "PREDICTED";
+  return r.provenance.empty() ? "MEASURED" : "EXAMPLE DATA";
+}
+
 json summary_json(const history::RunSummary& r) {
   return {{"id", r.id},         {"key", r.key},       {"kind", r.kind},   {"command", r.command}, {"format", r.format},
           {"date", r.date},     {"host", r.host},     {"model", r.model}, {"gpu", r.gpu},         {"gpus", r.gpus},
-          {"source", r.source}, {"added", r.added},   {"lines", r.lines}, {"metrics", r.metrics}};
+          {"source", r.source}, {"added", r.added},   {"lines", r.lines}, {"metrics", r.metrics},
+          {"workload", r.workload}, {"data", data_tag(r)}, {"provenance", r.provenance}};
 }
 
 }  // namespace
@@ -93,10 +100,12 @@ Document list_document(const std::vector<history::RunSummary>& runs, size_t limi
   Document doc;
   auto& b = doc.add("Runs");
   b.table.columns = {{"id"}, {"date", Align::left}, {"command", Align::left}, {"kind", Align::left}, {"GPU", Align::left},
-                     {"GPUs"}, {"host", Align::left}, {"model", Align::left}, {"figures"}, {"source", Align::left}};
+                     {"GPUs"}, {"host", Align::left}, {"workload", Align::left}, {"figures"}, {"data", Align::left},
+                     {"source", Align::left}};
   for (const history::RunSummary& r : runs) {
     b.table.add_row({std::to_string(r.id), r.date, printable(r.command), r.kind, printable(r.gpu), std::to_string(r.gpus),
-                     printable(r.host), printable(r.model), std::to_string(r.metrics), printable(r.source)});
+                     printable(r.host), printable(r.workload.empty() ? r.model : r.workload), std::to_string(r.metrics),
+                     data_tag(r), printable(r.source)});
   }
   if (runs.empty()) b.notes.push_back("no run matches");
   if (runs.size() == limit) b.notes.push_back(fmt::format("the first {} runs: narrow the filters or raise --limit", limit));
@@ -120,10 +129,12 @@ Document show_document(const history::RunDetail& d) {
   head.table.add_row({"date", d.run.date});
   head.table.add_row({"host", printable(d.run.host)});
   head.table.add_row({"model", printable(d.run.model)});
+  head.table.add_row({"workload", printable(d.run.workload)});
+  head.table.add_row({"GPUs", std::to_string(d.run.gpus)});
   head.table.add_row({"source", printable(d.run.source)});
   head.table.add_row({"added", d.run.added});
   head.table.add_row({"lines", std::to_string(d.run.lines)});
-  if (!d.provenance.empty()) head.notes.push_back("provenance: " + printable(d.provenance));
+  if (!d.run.provenance.empty()) head.notes.push_back(data_tag(d.run) + ": " + printable(d.run.provenance));
   auto& gpus = doc.add("GPUs");
   gpus.table.columns = {{"index"}, {"name", Align::left}, {"UUID", Align::left}};
   for (const StoredGpu& g : d.gpus) gpus.table.add_row({std::to_string(g.index), printable(g.name), printable(g.uuid)});
@@ -141,7 +152,7 @@ Document show_document(const history::RunDetail& d) {
 
 json show_json(const history::RunDetail& d) {
   json j = summary_json(d.run);
-  j["provenance"] = d.provenance;
+  j["provenance"] = d.run.provenance;
   j["gpu_list"] = json::array();
   for (const StoredGpu& g : d.gpus) j["gpu_list"].push_back({{"index", g.index}, {"name", g.name}, {"uuid", g.uuid}});
   j["stack"] = json::object();
@@ -172,11 +183,31 @@ json metrics_json(const std::vector<history::MetricInfo>& metrics) {
   return {{"metrics", out}};
 }
 
-Document trend_document(const Trend& t) {
-  Document doc;
+namespace {
+
+// "NVIDIA H200, llama-3.1-8b, 4 of 32 layers, 1 GPU, ZeRO-0, bf16, batch 1": what a series holds.
+std::string series_text(const std::string& gpu, const std::string& workload) {
+  const std::string name = gpu.empty() ? "GPU unknown" : printable(gpu);
+  return workload.empty() ? name : name + ", " + printable(workload);
+}
+
+void add_trend(Document& doc, const Trend& t, size_t series) {
   const std::string at = t.x == 0 ? "" : " at " + point_text(t.metric, t.x);
-  auto& g = doc.add(fmt::format("{}{}{} ({}, {} is better)", t.metric, at, t.by.empty() ? " over time" : " by " + t.by,
-                                t.unit, t.higher_is_better ? "higher" : "lower"));
+  auto& g = doc.add(fmt::format("{}{}{} ({}, {} is better): {}", t.metric, at, t.by.empty() ? " over time" : " by " + t.by,
+                                t.unit, t.higher_is_better ? "higher" : "lower", series_text(t.gpu, t.workload)));
+  if (series > 1) {
+    g.notes.push_back(fmt::format("{} series of unlike runs (another GPU model or workload): each is its own trend, "
+                                  "never pooled", series));
+  }
+  if (t.runs.size() == 1) g.notes.push_back("one run in this series: no change to show until another run of this GPU and workload");
+  std::vector<std::string> examples;
+  for (const TrendRun& r : t.runs) {
+    if (r.example_data) examples.push_back(std::to_string(r.run_id));
+  }
+  if (!examples.empty()) {
+    g.notes.push_back(fmt::format("EXAMPLE DATA: run{} {} say{} {} not measurements (history show ID)", examples.size() == 1 ? "" : "s",
+                                  fmt::join(examples, ", "), examples.size() == 1 ? "s" : "", examples.size() == 1 ? "it is" : "they are"));
+  }
   g.table.columns = {{t.by.empty() ? "date" : t.by, Align::left}, {"runs"}, {"first run", Align::left}, {"median"},
                      {"95% interval", Align::left}, {"change", Align::left}};
   for (size_t i = 0; i < t.groups.size(); ++i) {
@@ -205,12 +236,11 @@ Document trend_document(const Trend& t) {
     row.insert(row.end(), {figure_text(run.figure.median), interval_text(run.figure), std::to_string(run.figure.n)});
     r.table.add_row(std::move(row));
   }
-  return doc;
 }
 
-json trend_json(const Trend& t) {
-  json j = {{"metric", t.metric}, {"unit", t.unit}, {"x", t.x}, {"by", t.by}, {"higher_is_better", t.higher_is_better},
-            {"groups", json::array()}, {"steps", json::array()}, {"runs", json::array()}};
+json one_trend_json(const Trend& t) {
+  json j = {{"gpu", t.gpu}, {"workload", t.workload}, {"groups", json::array()}, {"steps", json::array()},
+            {"runs", json::array()}};
   for (const TrendGroup& g : t.groups) {
     j["groups"].push_back({{"label", g.label}, {"runs", g.run_ids}, {"first_date", g.first_date}, {"figure", figure_json(g.figure)}});
   }
@@ -218,17 +248,38 @@ json trend_json(const Trend& t) {
   if (t.overall) j["overall"] = {{"from", t.overall->from}, {"to", t.overall->to}, {"change", change_json(t.overall->change)}};
   for (const TrendRun& r : t.runs) {
     j["runs"].push_back({{"run", r.run_id}, {"date", r.date}, {"gpu", r.gpu}, {"host", r.host}, {"version", r.version},
-                         {"figure", figure_json(r.figure)}});
+                         {"figure", figure_json(r.figure)}, {"data", r.example_data ? "EXAMPLE DATA" : "MEASURED"}});
   }
   return j;
 }
 
-Document fleet_document(const Fleet& f) {
+}  // namespace
+
+Document trend_document(const std::vector<Trend>& series) {
   Document doc;
+  for (const Trend& t : series) add_trend(doc, t, series.size());
+  return doc;
+}
+
+json trend_json(const std::vector<Trend>& series) {
+  const Trend& t = series.front();
+  json j = {{"metric", t.metric}, {"unit", t.unit}, {"x", t.x}, {"by", t.by}, {"higher_is_better", t.higher_is_better},
+            {"series", json::array()}};
+  for (const Trend& one : series) j["series"].push_back(one_trend_json(one));
+  return j;
+}
+
+namespace {
+
+void add_fleet(Document& doc, const Fleet& f, size_t series) {
   const std::string at = f.x == 0 ? "" : " at " + point_text(f.metric, f.x);
   const char* gpus = f.gpus.size() == 1 ? "GPU" : "GPUs";
-  auto& b = doc.add(fmt::format("{}{} across {} {} ({}, {} is better)", f.metric, at, f.gpus.size(), gpus, f.unit,
-                                f.higher_is_better ? "higher" : "lower"));
+  auto& b = doc.add(fmt::format("{}{} across {} {} ({}, {} is better): {}", f.metric, at, f.gpus.size(), gpus, f.unit,
+                                f.higher_is_better ? "higher" : "lower", series_text(f.gpu_model, f.workload)));
+  if (series > 1) {
+    b.notes.push_back(fmt::format("{} fleets of unlike runs (another GPU model or workload): a GPU is measured against "
+                                  "its own fleet only", series));
+  }
   b.table.columns = {{"GPU", Align::left}, {"name", Align::left}, {"host", Align::left}, {"runs"}, {"median"},
                      {"95% interval", Align::left}, {"vs fleet"}, {"status", Align::left}, {"SM MHz"}, {"W"}, {"C"},
                      {"clock events", Align::left}, {"why", Align::left}};
@@ -246,12 +297,11 @@ Document fleet_document(const Fleet& f) {
   for (const FleetGpu& g : f.gpus) flagged += g.status != FleetStatus::typical;
   b.notes.push_back(fmt::format("{} GPUs flagged: a GPU's whole 95% interval beyond {:.1f}% of the fleet's median", flagged,
                                 f.tolerance * 100));
-  return doc;
+  if (f.gpus.size() == 1) b.notes.push_back("one GPU in this fleet: nothing to measure it against");
 }
 
-json fleet_json(const Fleet& f) {
-  json j = {{"metric", f.metric}, {"unit", f.unit}, {"x", f.x}, {"tolerance", f.tolerance},
-            {"higher_is_better", f.higher_is_better}, {"median", figure_json(f.median)}, {"gpus", json::array()}};
+json one_fleet_json(const Fleet& f) {
+  json j = {{"gpu_model", f.gpu_model}, {"workload", f.workload}, {"median", figure_json(f.median)}, {"gpus", json::array()}};
   if (f.median_clock) j["median_sm_clock_mhz"] = *f.median_clock;
   for (const FleetGpu& g : f.gpus) {
     json x = {{"id", g.id},        {"name", g.name},           {"host", g.host},
@@ -262,6 +312,22 @@ json fleet_json(const Fleet& f) {
     if (g.temperature_c) x["temperature_c"] = *g.temperature_c;
     j["gpus"].push_back(x);
   }
+  return j;
+}
+
+}  // namespace
+
+Document fleet_document(const std::vector<Fleet>& series) {
+  Document doc;
+  for (const Fleet& f : series) add_fleet(doc, f, series.size());
+  return doc;
+}
+
+json fleet_json(const std::vector<Fleet>& series) {
+  const Fleet& f = series.front();
+  json j = {{"metric", f.metric}, {"unit", f.unit}, {"x", f.x}, {"tolerance", f.tolerance},
+            {"higher_is_better", f.higher_is_better}, {"fleets", json::array()}};
+  for (const Fleet& one : series) j["fleets"].push_back(one_fleet_json(one));
   return j;
 }
 

@@ -23,10 +23,12 @@ report::Document show_document(const history::RunDetail& d);
 nlohmann::json show_json(const history::RunDetail& d);
 report::Document metrics_document(const std::vector<history::MetricInfo>& metrics);
 nlohmann::json metrics_json(const std::vector<history::MetricInfo>& metrics);
-report::Document trend_document(const Trend& t);
-nlohmann::json trend_json(const Trend& t);
-report::Document fleet_document(const Fleet& f);
-nlohmann::json fleet_json(const Fleet& f);
+// One block per series (trends_of, fleets_of); the JSON's "series" / "fleets" in the same order.
+// Each takes at least one.
+report::Document trend_document(const std::vector<Trend>& series);
+nlohmann::json trend_json(const std::vector<Trend>& series);
+report::Document fleet_document(const std::vector<Fleet>& series);
+nlohmann::json fleet_json(const std::vector<Fleet>& series);
 
 // "+16.3% [+15.1%, +17.5%]"
 std::string change_text(const Change& c);

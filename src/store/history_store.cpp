@@ -134,8 +134,9 @@ MetricPoint metric_of(const Row& row, size_t first) {
 
 // A run's own columns, read by summary_of; queries add theirs after them.
 constexpr const char* kRunColumns =
-    "r.id, r.run_key, r.kind, r.command, r.format, r.date, r.host, r.model, r.source, r.added, r.line_count";
-constexpr size_t kRunColumnCount = 11;
+    "r.id, r.run_key, r.kind, r.command, r.format, r.date, r.host, r.model, r.source, r.added, r.line_count, "
+    "r.workload, r.world_size, r.provenance";
+constexpr size_t kRunColumnCount = 14;
 
 RunSummary summary_of(const Row& row) {
   RunSummary s;
@@ -150,6 +151,9 @@ RunSummary summary_of(const Row& row) {
   s.source = row.text(8);
   s.added = row.text(9);
   s.lines = row.integer(10);
+  s.workload = row.text(11);
+  s.world_size = row.at(12) ? row.integer(12) : 1;
+  s.provenance = row.text(13);
   return s;
 }
 
@@ -192,11 +196,12 @@ AddOutcome HistoryStore::add_run(const StoredRun& run, const std::string& source
   std::vector<Row> existing = db_->query("SELECT id, line_count FROM runs WHERE run_key = $1" + lock, {run.key});
   if (existing.empty()) {
     const std::vector<Row> inserted = db_->query(
-        "INSERT INTO runs (run_key, kind, command, format, date, host, model, provenance, source, added, line_count) "
-        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (run_key) DO NOTHING RETURNING id",
+        "INSERT INTO runs (run_key, kind, command, format, date, host, model, provenance, source, added, line_count, "
+        "workload, world_size) "
+        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (run_key) DO NOTHING RETURNING id",
         {run.key, run.kind, run.command, run.format, text_or_null(run.date), text_or_null(run.host),
          text_or_null(run.model), text_or_null(run.provenance), source, utc_now_iso8601(),
-         static_cast<int64_t>(run.lines.size())});
+         static_cast<int64_t>(run.lines.size()), run.workload, run.world_size});
     if (inserted.empty()) {  // another writer stored it between our look and our insert
       existing = db_->query("SELECT id, line_count FROM runs WHERE run_key = $1" + lock, {run.key});
     } else {
@@ -247,7 +252,7 @@ std::vector<RunSummary> HistoryStore::list(const RunFilter& f, size_t limit) con
   std::vector<RunSummary> out;
   for (const Row& row : db_->query(sql, params)) {
     RunSummary s = summary_of(row);
-    s.gpus = row.integer(kRunColumnCount);
+    s.gpus = std::max(row.integer(kRunColumnCount), s.world_size);  // a peer's log of 8 ranks names one GPU
     s.gpu = row.text(kRunColumnCount + 1);
     s.metrics = row.integer(kRunColumnCount + 2);
     out.push_back(std::move(s));
@@ -257,11 +262,10 @@ std::vector<RunSummary> HistoryStore::list(const RunFilter& f, size_t limit) con
 
 std::optional<RunDetail> HistoryStore::show(int64_t id) const {
   const std::vector<Row> rows =
-      db_->query(fmt::format("SELECT {}, r.provenance FROM runs r WHERE r.id = $1", kRunColumns), {id});
+      db_->query(fmt::format("SELECT {} FROM runs r WHERE r.id = $1", kRunColumns), {id});
   if (rows.empty()) return std::nullopt;
   RunDetail d;
   d.run = summary_of(rows.front());
-  d.provenance = rows.front().text(kRunColumnCount);
   for (const Row& g : db_->query("SELECT gpu_index, name, uuid FROM run_gpus WHERE run_id = $1 ORDER BY gpu_index", {id})) {
     d.gpus.push_back({static_cast<int>(g.integer(0)), g.text(1), g.text(2)});
   }
@@ -272,7 +276,7 @@ std::optional<RunDetail> HistoryStore::show(int64_t id) const {
                                              kMetricColumns), {id})) {
     d.metrics.push_back(metric_of(m, 0));
   }
-  d.run.gpus = static_cast<int64_t>(d.gpus.size());
+  d.run.gpus = std::max(static_cast<int64_t>(d.gpus.size()), d.run.world_size);
   d.run.gpu = d.gpus.empty() ? "" : d.gpus.front().name;
   d.run.metrics = static_cast<int64_t>(d.metrics.size());
   return d;
@@ -309,7 +313,7 @@ std::vector<TrendRun> HistoryStore::trend_rows(const std::string& metric, double
   std::vector<Value> params{metric, x, by};
   Where where(params, f, "g");
   const std::string sql = fmt::format(
-      "SELECT r.id, r.date, r.host, g.name, s.version, m.n, m.median, m.low, m.high FROM run_metrics m "
+      "SELECT r.id, r.date, r.host, g.name, s.version, m.n, m.median, m.low, m.high, r.workload, r.provenance FROM run_metrics m "
       "JOIN runs r ON r.id = m.run_id "
       "LEFT JOIN run_gpus g ON g.run_id = m.run_id AND g.gpu_index = m.gpu_index "
       "LEFT JOIN run_stack s ON s.run_id = r.id AND s.component = $3{}",
@@ -323,6 +327,8 @@ std::vector<TrendRun> HistoryStore::trend_rows(const std::string& metric, double
     t.gpu = row.text(3);
     t.version = row.text(4);
     t.figure = {row.real(6), row.real(7), row.real(8), static_cast<size_t>(row.integer(5))};
+    t.workload = row.text(9);
+    t.example_data = !row.text(10).empty();
     out.push_back(std::move(t));
   }
   return out;
@@ -332,7 +338,7 @@ std::vector<FleetSample> HistoryStore::fleet_rows(const std::string& metric, dou
   std::vector<Value> params{metric, x};
   Where where(params, f, "g");
   const std::string sql = fmt::format(
-      "SELECT r.id, r.date, r.host, g.name, g.uuid, {} FROM run_metrics m JOIN runs r ON r.id = m.run_id "
+      "SELECT r.id, r.date, r.host, g.name, g.uuid, r.workload, {} FROM run_metrics m JOIN runs r ON r.id = m.run_id "
       "LEFT JOIN run_gpus g ON g.run_id = m.run_id AND g.gpu_index = m.gpu_index{}",
       kMetricColumns, where.sql("m.metric = $1 AND m.x = $2"));
   std::vector<FleetSample> out;
@@ -343,7 +349,8 @@ std::vector<FleetSample> HistoryStore::fleet_rows(const std::string& metric, dou
     s.host = row.text(2);
     s.gpu_name = row.text(3);
     s.uuid = row.text(4);
-    s.point = metric_of(row, 5);
+    s.workload = row.text(5);
+    s.point = metric_of(row, 6);
     s.gpu_index = s.point.gpu;
     out.push_back(std::move(s));
   }

@@ -39,8 +39,10 @@ struct AddOutcome {
 
 struct RunSummary {
   int64_t id = 0;
-  std::string key, kind, command, format, date, host, model, gpu, source, added;
+  std::string key, kind, command, format, date, host, model, gpu, source, added, workload;
+  std::string provenance;  // what the numbers are when not measurements (provenance.hpp); "" measured
   int64_t gpus = 0, lines = 0, metrics = 0;
+  int64_t world_size = 1;
 };
 
 struct RunDetail {
@@ -48,7 +50,6 @@ struct RunDetail {
   std::vector<StoredGpu> gpus;
   std::vector<std::pair<std::string, std::string>> stack;
   std::vector<MetricPoint> metrics;
-  std::string provenance;
 };
 
 struct MetricInfo {

@@ -3,9 +3,14 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
+#include "analysis/history/stored_run.hpp"
 #include "base/error.hpp"
+#include "base/line_source.hpp"
 
 namespace ub::history {
 
@@ -43,6 +48,29 @@ CREATE INDEX run_metrics_metric ON run_metrics (metric, x);
 )", id);
 }
 
+// Version 2: what each run ran (its workload identity, workload.hpp) and its job's world size, so a
+// trend or a fleet pools only runs of one workload. Runs stored before are read again from their
+// lines, as `history add` would read them now.
+void version_2(Database& db) {
+  db.execute("ALTER TABLE runs ADD COLUMN workload TEXT");
+  db.execute("ALTER TABLE runs ADD COLUMN world_size INTEGER");
+  for (const Row& r : db.query("SELECT id FROM runs ORDER BY id")) {
+    const int64_t id = r.integer(0);
+    std::vector<std::string> lines;
+    for (const Row& l : db.query("SELECT text FROM run_lines WHERE run_id = $1 ORDER BY line_no", {id})) lines.push_back(l.text(0));
+    std::string workload;
+    int64_t world_size = 1;
+    try {
+      const std::vector<StoredRun> runs = runs_of_file(LineSource::view(lines, false, fmt::format("run {}", id)));
+      if (!runs.empty()) workload = runs.front().workload, world_size = runs.front().world_size;
+    } catch (const std::runtime_error&) {
+      // A run this build no longer reads keeps an unknown workload: it joins no series but its own.
+      workload = fmt::format("unknown (run {})", id);
+    }
+    db.query("UPDATE runs SET workload = $1, world_size = $2 WHERE id = $3", {workload, world_size, id});
+  }
+}
+
 int current_version(Database& db) {
   const std::vector<Row> rows = db.query("SELECT MAX(version) FROM schema_version");
   return rows.empty() || !rows.front().at(0) ? 0 : static_cast<int>(rows.front().integer(0));
@@ -62,6 +90,10 @@ void migrate(Database& db) {
   if (version < 1) {
     db.execute(version_1(db.dialect()));
     db.query("INSERT INTO schema_version (version) VALUES ($1)", {int64_t{1}});
+  }
+  if (version < 2) {
+    version_2(db);
+    db.query("INSERT INTO schema_version (version) VALUES ($1)", {int64_t{2}});
   }
   t.commit();
 }

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "cli_run.hpp"
@@ -632,14 +633,21 @@ TEST(History, AddListShowAndTrendOfTheGuidesTorchVersions) {
   expect_golden("history_trend_torch.csv", "history trend train.tflops --at 8k --by torch --stack cuda=13.0 --csv --db " + db);
   const Result json = run("history trend train.tflops --at 8192 --by torch --stack cuda=13.0 --json --db " + db);
   ASSERT_EQ(json.code, 0) << json.err;
-  const auto t = nlohmann::json::parse(json.out);
+  const auto all = nlohmann::json::parse(json.out);
+  ASSERT_EQ(all["series"].size(), 1u) << "one GPU, one workload";
+  const auto& t = all["series"][0];
+  EXPECT_EQ(t["workload"], "llama-3.1-8b, all layers, 8 GPUs, ZeRO-3, checkpointing, offloaded optimizer, bf16, batch 1");
+  EXPECT_EQ(t["runs"][0]["data"], "EXAMPLE DATA") << "the logs say they are hand-written";
   ASSERT_EQ(t["steps"].size(), 3u);
   EXPECT_EQ(t["steps"][1]["from"], "2.11.0");
   EXPECT_NEAR(t["steps"][1]["change"]["change"].get<double>(), 0.163, 0.001);
   EXPECT_TRUE(t["steps"][1]["change"]["significant"].get<bool>());
   const Result list = run("history list --json --command benchmark.py --stack torch=2.13.0 --db " + db);
   ASSERT_EQ(list.code, 0) << list.err;
-  EXPECT_EQ(nlohmann::json::parse(list.out)["runs"].size(), 2u);
+  const auto listed = nlohmann::json::parse(list.out)["runs"];
+  ASSERT_EQ(listed.size(), 2u);
+  EXPECT_EQ(listed[0]["gpus"], 8) << "benchmark.py's world_size=8, not the one GPU its header names";
+  EXPECT_EQ(listed[0]["data"], "EXAMPLE DATA");
   const Result show = run("history show 4 --db " + db);
   ASSERT_EQ(show.code, 0) << show.err;
   EXPECT_NE(show.out.find("torch         2.12.0"), std::string::npos) << show.out;
@@ -656,7 +664,30 @@ TEST(History, FleetOfRealMamfRecords) {
   const Result json = run("history fleet mamf.tflops.bf16 --json --gpu h200 --db " + db);
   ASSERT_EQ(json.code, 0) << json.err;
   const auto f = nlohmann::json::parse(json.out);
-  EXPECT_EQ(f["gpus"].size(), 3u) << "three H200s: one in the first file, two in the second";
+  ASSERT_EQ(f["fleets"].size(), 1u);
+  EXPECT_EQ(f["fleets"][0]["gpus"].size(), 3u) << "three H200s: one in the first file, two in the second";
+}
+
+// The guide's 8-GPU H200 and B200 jobs and our 4-layer H200 step at 8k: three series, never one
+// trend, and each run of the guide's logs counts its 8 GPUs.
+TEST(History, UnlikeRunsAreNeverOneSeries) {
+  const std::string db = fresh_db("history_unlike");
+  ASSERT_EQ(run("history add --db " + db + " sweep_h200.log sweep_b200.log ../../data/examples/sweep_h200_llama-3.1-8b-4layers.jsonl", kFx).code, 0);
+  const Result text = run("history trend train.tflops --at 8k --db " + db);
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("3 series of unlike runs"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("one run in this series"), std::string::npos) << text.out;
+  const Result json = run("history trend train.tflops --at 8k --json --db " + db);
+  const auto series = nlohmann::json::parse(json.out)["series"];
+  ASSERT_EQ(series.size(), 3u);
+  std::set<std::string> gpus;
+  for (const auto& s : series) {
+    EXPECT_EQ(s["runs"].size(), 1u);
+    gpus.insert(s["gpu"].get<std::string>() + " / " + s["workload"].get<std::string>());
+  }
+  EXPECT_EQ(gpus.size(), 3u);
+  const Result list = run("history list --db " + db);
+  EXPECT_NE(list.out.find("8 GPUs, ZeRO-3"), std::string::npos) << list.out;
 }
 
 TEST(History, CompareAndReportReadStoredRuns) {

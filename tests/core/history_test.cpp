@@ -47,6 +47,23 @@ TEST(HistoryRuns, ASweepFileIsOneRunPerContextRecord) {
   EXPECT_EQ(runs_of_file(in_memory(t))[3].key, runs[3].key) << "keys are stable";
 }
 
+// What a series may pool a run with: the workload, from our context record and from benchmark.py's
+// header alike; the guide's logs are jobs of 8 GPUs that name one.
+TEST(HistoryRuns, EachRunSaysItsWorkload) {
+  const std::vector<StoredRun> ours = runs_of_file(LineSource::file(kExamples + "/sweep_h200_llama-3.1-8b-4layers.jsonl"));
+  EXPECT_EQ(ours[0].workload.rfind("llama-3.1-8b, 4 of 32 layers, 1 GPU, ZeRO-0, checkpointing, ", 0), 0u) << ours[0].workload;
+  EXPECT_EQ(ours[0].world_size, 1);
+  const std::vector<StoredRun> zero3 = runs_of_file(LineSource::file(kFixtures + "/train_records_h200_zero3.jsonl"));
+  EXPECT_NE(zero3[0].workload.find("ZeRO-3"), std::string::npos) << zero3[0].workload;
+  EXPECT_NE(zero3[0].workload, ours[0].workload);
+  const std::vector<StoredRun> guide = runs_of_file(LineSource::file(kFixtures + "/sweep_h200.log"));
+  ASSERT_EQ(guide.size(), 1u);
+  EXPECT_EQ(guide[0].world_size, 8);
+  EXPECT_EQ(guide[0].workload, "llama-3.1-8b, all layers, 8 GPUs, ZeRO-3, checkpointing, offloaded optimizer, bf16, batch 1");
+  const std::vector<StoredRun> attention = runs_of_file(LineSource::file(kFixtures + "/attention_records_h200.jsonl"));
+  EXPECT_EQ(attention[0].workload, "32 heads (8 KV) of 128, batch 1, causal, bf16");
+}
+
 TEST(HistoryRuns, TrainingFiguresAreTheSteadyStepsMedianWithItsInterval) {
   const std::vector<std::string> t = LineSource::file(kFixtures + "/torch_versions/h200_torch2.12.0_cu130.log").read_all();
   const std::vector<StoredRun> runs = runs_of_file(in_memory(t));
@@ -181,10 +198,10 @@ TEST(HistoryIntervals, PoolingAndChange) {
 
 TEST(HistoryTrend, GroupsByVersionInVersionOrder) {
   std::vector<TrendRun> runs = {
-      {1, "2026-11-23", "2.12.0", "H200", "a", {140.1, 139.8, 140.4, 6}},
-      {2, "2026-11-20", "2.9.0", "H200", "a", {110, 109, 111, 6}},
-      {3, "2026-11-21", "2.11.0", "H200", "a", {120.5, 120.2, 120.8, 6}},
-      {4, "2026-11-24", "2.12.0", "H200", "b", {139.9, 139.5, 140.3, 6}},
+      {1, "2026-11-23", "2.12.0", "H200", "a", {140.1, 139.8, 140.4, 6}, "w", false},
+      {2, "2026-11-20", "2.9.0", "H200", "a", {110, 109, 111, 6}, "w", false},
+      {3, "2026-11-21", "2.11.0", "H200", "a", {120.5, 120.2, 120.8, 6}, "w", false},
+      {4, "2026-11-24", "2.12.0", "H200", "b", {139.9, 139.5, 140.3, 6}, "w", false},
   };
   const Trend t = trend_of("train.tflops", 8192, "torch", runs);
   ASSERT_EQ(t.groups.size(), 3u);
@@ -204,11 +221,35 @@ TEST(HistoryTrend, GroupsByVersionInVersionOrder) {
 }
 
 TEST(HistoryTrend, LowerIsBetterForTimes) {
-  const Trend t = trend_of("train.step_ms", 8192, "", {{1, "d1", "", "", "", {100, 99, 101, 5}}});
+  const Trend t = trend_of("train.step_ms", 8192, "", {{1, "d1", "", "", "", {100, 99, 101, 5}, "w", false}});
   EXPECT_FALSE(t.higher_is_better);
   EXPECT_EQ(t.unit, "ms");
   EXPECT_TRUE(t.steps.empty());
   EXPECT_FALSE(t.overall);
+}
+
+// A B200's run and a 32-layer 8-GPU job's are not steps of an H200's 4-layer trend: each series is
+// one GPU model and one workload, the largest first, and a series of one run has no step.
+TEST(HistoryTrend, UnlikeRunsAreSeparateSeries) {
+  const std::string small = "llama-3.1-8b, 4 of 32 layers, 1 GPU, ZeRO-0, bf16, batch 1";
+  const std::string big = "llama-3.1-8b, all layers, 8 GPUs, ZeRO-3, checkpointing, offloaded optimizer, bf16, batch 1";
+  const std::vector<TrendRun> runs = {
+      {1, "2026-11-20", "2.11.0", "NVIDIA H200", "a", {560, 559, 561, 6}, small, false},
+      {2, "2026-11-21", "2.12.0", "NVIDIA H200", "a", {565, 564, 566, 6}, small, false},
+      {3, "2026-11-22", "2.12.0", "NVIDIA H200", "b", {140, 139, 141, 6}, big, true},
+      {4, "2026-11-23", "2.13.0", "NVIDIA B200", "c", {1200, 1190, 1210, 6}, small, false},
+  };
+  const std::vector<Trend> series = trends_of("train.tflops", 8192, "torch", runs);
+  ASSERT_EQ(series.size(), 3u);
+  EXPECT_EQ(series[0].gpu, "NVIDIA H200");
+  EXPECT_EQ(series[0].workload, small);
+  ASSERT_EQ(series[0].runs.size(), 2u);
+  ASSERT_EQ(series[0].steps.size(), 1u);
+  EXPECT_NEAR(series[0].steps[0].change.change, 565.0 / 560 - 1, 1e-12) << "the H200's own change, not toward the B200's";
+  for (size_t i = 1; i < series.size(); ++i) {
+    EXPECT_EQ(series[i].runs.size(), 1u);
+    EXPECT_TRUE(series[i].steps.empty()) << series[i].gpu << " " << series[i].workload;
+  }
 }
 
 FleetSample gpu_sample(int index, double tflops, double spread, double clock, uint64_t reasons = 0, double temp = 60) {
@@ -253,6 +294,28 @@ TEST(HistoryFleet, AWideIntervalIsNotAnOutlier) {
   samples.push_back(gpu_sample(4, 770, 40, 1980));  // 4% low but its interval reaches the median
   const Fleet f = fleet_of("mamf.tflops.bf16", 0, 0.03, samples);
   for (const FleetGpu& g : f.gpus) EXPECT_EQ(g.status, FleetStatus::typical) << g.id;
+}
+
+// A B200 in the database is no fast H200, and a 32-layer job on one H200 no slow card.
+TEST(HistoryFleet, AnotherGpuModelOrWorkloadIsItsOwnFleet) {
+  std::vector<FleetSample> samples;
+  for (int i = 0; i < 4; ++i) samples.push_back(gpu_sample(i, 800, 2, 1980));
+  FleetSample b200 = gpu_sample(4, 1600, 2, 1965);
+  b200.gpu_name = "NVIDIA B200";
+  FleetSample other_job = gpu_sample(5, 300, 2, 1980);
+  other_job.workload = "llama-3.1-8b, all layers, 8 GPUs, ZeRO-3, bf16, batch 1";
+  samples.push_back(b200);
+  samples.push_back(other_job);
+  const std::vector<Fleet> fleets = fleets_of("mamf.tflops.bf16", 0, 0.03, samples);
+  ASSERT_EQ(fleets.size(), 3u);
+  EXPECT_EQ(fleets[0].gpu_model, "NVIDIA H200");
+  ASSERT_EQ(fleets[0].gpus.size(), 4u);
+  for (const FleetGpu& g : fleets[0].gpus) EXPECT_EQ(g.status, FleetStatus::typical) << g.id;
+  EXPECT_DOUBLE_EQ(fleets[0].median.median, 800);
+  for (size_t i = 1; i < fleets.size(); ++i) {
+    ASSERT_EQ(fleets[i].gpus.size(), 1u);
+    EXPECT_EQ(fleets[i].gpus[0].status, FleetStatus::typical) << fleets[i].gpu_model;
+  }
 }
 
 TEST(HistoryFleet, RunsOfOneGpuArePooled) {

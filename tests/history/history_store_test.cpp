@@ -264,6 +264,29 @@ TEST_P(HistoryStoreTest, ADatabaseOfANewerSchemaIsRefused) {
   }
 }
 
+// A database of version 1 (before runs said their workload) is brought to the current version
+// when opened: its runs are read again from their stored lines, and list and trend see them as
+// runs added today would be.
+TEST_P(HistoryStoreTest, AVersionOneDatabaseLearnsEachRunsWorkload) {
+  {
+    HistoryStore store(spec_);
+    store.add_file(kFixtures + "/sweep_h200.log");
+    store.add_file(kSweep);
+    Database& db = store.database();
+    db.execute("ALTER TABLE runs DROP COLUMN workload");
+    db.execute("ALTER TABLE runs DROP COLUMN world_size");
+    db.execute("DELETE FROM schema_version WHERE version > 1");
+  }
+  HistoryStore store(spec_);
+  const std::vector<RunSummary> runs = store.list({}, 100);
+  ASSERT_EQ(runs.size(), 11u);
+  EXPECT_EQ(runs[0].workload, "llama-3.1-8b, all layers, 8 GPUs, ZeRO-3, checkpointing, offloaded optimizer, bf16, batch 1");
+  EXPECT_EQ(runs[0].gpus, 8);
+  EXPECT_NE(runs[1].workload.find("4 of 32 layers, 1 GPU"), std::string::npos) << runs[1].workload;
+  const std::vector<Trend> series = trends_of("train.tflops", 8192, "", store.trend_rows("train.tflops", 8192, "", {}));
+  EXPECT_EQ(series.size(), 2u) << "the guide's 8-GPU job and our 4-layer step are two series";
+}
+
 TEST_P(HistoryStoreTest, RecordsGoInAsTheyAreWritten) {
   const std::vector<std::string> source = LineSource::file(kFixtures + "/mamf_records_h200_a.jsonl").read_all();
   const std::string path = (dir_ / "live.jsonl").string();

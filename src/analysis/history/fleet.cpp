@@ -101,4 +101,17 @@ Fleet fleet_of(const std::string& metric, double x, double tolerance, const std:
   return f;
 }
 
+std::vector<Fleet> fleets_of(const std::string& metric, double x, double tolerance, const std::vector<FleetSample>& samples) {
+  std::map<std::pair<std::string, std::string>, std::vector<FleetSample>> series;
+  for (const FleetSample& s : samples) series[{s.gpu_name, s.workload}].push_back(s);
+  std::vector<Fleet> out;
+  for (const auto& [key, members] : series) {
+    Fleet f = fleet_of(metric, x, tolerance, members);
+    f.gpu_model = key.first, f.workload = key.second;
+    out.push_back(std::move(f));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Fleet& a, const Fleet& b) { return a.gpus.size() > b.gpus.size(); });
+  return out;
+}
+
 }  // namespace ub

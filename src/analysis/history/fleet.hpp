@@ -23,6 +23,7 @@ namespace ub {
 struct FleetSample {
   int64_t run_id = 0;
   std::string date, host, gpu_name, uuid;
+  std::string workload;  // workload.hpp
   int gpu_index = 0;
   MetricPoint point;
 };
@@ -42,6 +43,7 @@ struct FleetGpu {
 
 struct Fleet {
   std::string metric, unit;
+  std::string gpu_model, workload;  // the series: one GPU model, one workload
   double x = 0, tolerance = 0.03;
   bool higher_is_better = true;
   Estimate median;                       // of the GPUs' figures
@@ -50,6 +52,10 @@ struct Fleet {
 };
 
 Fleet fleet_of(const std::string& metric, double x, double tolerance, const std::vector<FleetSample>& samples);
+
+// One fleet per series: the samples of one GPU model and one workload (workload.hpp), so a B200 is
+// never a fast H200 nor a 32-layer job a slow card. The fleet of the most GPUs first.
+std::vector<Fleet> fleets_of(const std::string& metric, double x, double tolerance, const std::vector<FleetSample>& samples);
 std::string_view to_string(FleetStatus s);
 
 }  // namespace ub

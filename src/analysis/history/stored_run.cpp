@@ -10,6 +10,7 @@
 #include <thread>
 #include <string_view>
 
+#include "analysis/history/workload.hpp"
 #include "base/error.hpp"
 #include "records/context_record.hpp"
 #include "records/readers/attention_log.hpp"
@@ -88,6 +89,8 @@ void read_figures(const LineSource& t, LogKind kind, StoredRun& run) {
         run.stack.insert(log.software.begin(), log.software.end());
         if (log.model) run.model = *log.model;
         run.provenance = log.provenance;
+        const Workload w = workload_of_sweep_log(log);
+        run.workload = w.text, run.world_size = w.world_size;
       }
       return;
     }
@@ -150,6 +153,8 @@ StoredRun records_run(std::vector<std::string> lines, bool cut_short, const std:
   run.host = c.host;
   run.provenance = c.provenance.value_or("");
   if (c.config.contains("model") && c.config.at("model").is_string()) run.model = c.config.at("model").get<std::string>();
+  const Workload w = workload_of_records(c.command, c.config, c.world);
+  run.workload = w.text, run.world_size = w.world_size;
   for (const GpuFacts& g : c.fingerprint.gpus) run.gpus.push_back({g.index, g.name, g.uuid.value_or("")});
   for (const auto& [component, entry] : c.fingerprint.stack) {
     if (entry.version) run.stack[component] = *entry.version;

@@ -8,6 +8,7 @@
 // torch.distributed collective script) is one run.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -29,6 +30,8 @@ struct StoredRun {
   std::string format;   // "upgradebench", or the peer script's name
   std::string date;     // ISO 8601 (UTC for ours; as the peer's log printed it), "" unknown
   std::string host, model, provenance;
+  std::string workload;    // what a series may pool it with (workload.hpp)
+  int64_t world_size = 1;  // the job's GPUs, which a peer's log may name one of
   std::vector<StoredGpu> gpus;
   std::map<std::string, std::string> stack;  // component -> version
   std::vector<std::string> lines;            // without newlines

@@ -72,4 +72,17 @@ Trend trend_of(const std::string& metric, double x, const std::string& by, std::
   return t;
 }
 
+std::vector<Trend> trends_of(const std::string& metric, double x, const std::string& by, const std::vector<TrendRun>& runs) {
+  std::map<std::pair<std::string, std::string>, std::vector<TrendRun>> series;
+  for (const TrendRun& r : runs) series[{r.gpu, r.workload}].push_back(r);
+  std::vector<Trend> out;
+  for (auto& [key, members] : series) {
+    Trend t = trend_of(metric, x, by, std::move(members));
+    t.gpu = key.first, t.workload = key.second;
+    out.push_back(std::move(t));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Trend& a, const Trend& b) { return a.runs.size() > b.runs.size(); });
+  return out;
+}
+
 }  // namespace ub

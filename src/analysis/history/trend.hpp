@@ -6,7 +6,8 @@
 // Grouping: with a component (`by`, e.g. torch), the runs are grouped by its version, in version
 // order (2.9.0 before 2.10.0); without one, each run is its own group, in date order. Each group's
 // figure pools its runs' (figure_interval.hpp); each step is the change from one group to the
-// next, and `overall` the change from the first to the last.
+// next, and `overall` the change from the first to the last. Only runs of one series are grouped
+// (trends_of).
 #pragma once
 
 #include <cstdint>
@@ -22,6 +23,8 @@ struct TrendRun {
   int64_t run_id = 0;
   std::string date, version, gpu, host;  // version: of the `by` component, "" where the run lacks it
   Estimate figure;
+  std::string workload;       // workload.hpp
+  bool example_data = false;  // the run's file says it is not measurements
 };
 
 struct TrendGroup {
@@ -38,6 +41,7 @@ struct TrendStep {
 
 struct Trend {
   std::string metric, unit, by;
+  std::string gpu, workload;  // the series: one GPU model, one workload
   double x = 0;
   bool higher_is_better = true;
   std::vector<TrendRun> runs;  // date order
@@ -47,6 +51,11 @@ struct Trend {
 };
 
 Trend trend_of(const std::string& metric, double x, const std::string& by, std::vector<TrendRun> runs);
+
+// One trend per series: the runs of one GPU model and one workload (workload.hpp), never pooled
+// with another's (a B200's or a 32-layer job's figure is no step of an H200's 4-layer trend). The
+// series with the most runs first.
+std::vector<Trend> trends_of(const std::string& metric, double x, const std::string& by, const std::vector<TrendRun>& runs);
 
 // Version order: numeric parts compare as numbers ("2.9.0" < "2.10.0"), the rest as text.
 bool version_less(const std::string& a, const std::string& b);

@@ -1,0 +1,108 @@
+// A run's workload identity; see workload.hpp.
+#include "analysis/history/workload.hpp"
+
+#include <fmt/format.h>
+
+#include <optional>
+#include <vector>
+
+namespace ub {
+
+namespace {
+
+// The parts of a training step's identity, written the same way for our records and benchmark.py's.
+struct TrainingIdentity {
+  std::string model = "model unknown";
+  std::optional<int64_t> layers, config_layers;
+  int64_t world = 1, zero = 0, batch = 1;
+  bool checkpointing = false, offload = false;
+  std::string precision = "bf16";
+};
+
+std::string text_of(const TrainingIdentity& t) {
+  std::vector<std::string> parts{t.model};
+  if (t.layers && t.config_layers && *t.layers != *t.config_layers) {
+    parts.push_back(fmt::format("{} of {} layers", *t.layers, *t.config_layers));
+  } else if (t.layers) {
+    parts.push_back(fmt::format("{} layers", *t.layers));
+  } else {
+    parts.push_back("all layers");
+  }
+  parts.push_back(fmt::format("{} GPU{}", t.world, t.world == 1 ? "" : "s"));
+  parts.push_back(fmt::format("ZeRO-{}", t.zero));
+  if (t.checkpointing) parts.push_back("checkpointing");
+  if (t.offload) parts.push_back("offloaded optimizer");
+  parts.push_back(t.precision);
+  parts.push_back(fmt::format("batch {}", t.batch));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+std::optional<int64_t> integer(const nlohmann::json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_number_integer()) return std::nullopt;
+  return j[key].get<int64_t>();
+}
+
+bool flag(const nlohmann::json& j, const char* key) {
+  return j.is_object() && j.contains(key) && j[key].is_boolean() && j[key].get<bool>();
+}
+
+std::string text(const nlohmann::json& j, const char* key, const std::string& otherwise) {
+  return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : otherwise;
+}
+
+int64_t world_size_of(const nlohmann::json& config, const nlohmann::json& world) {
+  if (const auto n = integer(world, "size")) return *n;
+  return integer(config, "world_size").value_or(1);
+}
+
+}  // namespace
+
+Workload workload_of_records(const std::string& command, const nlohmann::json& config, const nlohmann::json& world) {
+  Workload w;
+  w.world_size = world_size_of(config, world);
+  if (config.is_object() && config.contains("model") && config.contains("hidden")) {  // a training step (train, sweep, decompose)
+    TrainingIdentity t;
+    t.model = text(config, "model", t.model);
+    t.layers = integer(config, "layers");
+    t.config_layers = integer(config, "config_layers");
+    t.world = w.world_size;
+    t.zero = integer(config, "zero_stage").value_or(0);
+    t.batch = integer(config, "batch").value_or(1);
+    t.checkpointing = flag(config, "activation_checkpointing");
+    t.offload = flag(config, "offload_optimizer");
+    t.precision = text(config, "dtype", t.precision);
+    w.text = text_of(t);
+  } else if (command == "attention") {
+    w.text = fmt::format("{} heads ({} KV) of {}, batch {}, {}, {}", integer(config, "heads").value_or(0),
+                         integer(config, "kv_heads").value_or(0), integer(config, "head_dim").value_or(0),
+                         integer(config, "batch").value_or(1), flag(config, "causal") ? "causal" : "full mask",
+                         text(config, "dtype", "bf16"));
+  } else if (command == "nccl") {
+    w.text = fmt::format("{} GPUs", w.world_size);
+  }
+  return w;  // mamf, bandwidth: the metric names the dtype; nothing else tells their runs apart
+}
+
+Workload workload_of_sweep_log(const RunLog& log) {
+  const auto number = [&](const char* key) -> std::optional<int64_t> {
+    const auto it = log.config.find(key);
+    if (it == log.config.end()) return std::nullopt;
+    try {
+      return std::stoll(it->second);
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+  };
+  TrainingIdentity t;
+  if (log.model) t.model = *log.model;
+  t.layers = log.layers;
+  t.world = number("world_size").value_or(1);
+  t.zero = number("zero").value_or(0);
+  t.batch = log.batch;
+  t.checkpointing = number("gc").value_or(0) != 0;
+  t.offload = number("offload_optim").value_or(0) != 0;
+  t.precision = log.dtype;
+  return {text_of(t), t.world};
+}
+
+}  // namespace ub
