@@ -284,6 +284,9 @@ UpgradeDecision decide_upgrade(const MeasurementSet& o, const MeasurementSet& n,
   d.old_accel = o.gpu.empty() ? nullptr : catalog.try_find(o.gpu);
   d.new_accel = n.gpu.empty() ? nullptr : catalog.try_find(n.gpu);
   d.provenance = weaker(o.provenance, n.provenance);
+  for (const MeasurementSet* s : {&o, &n}) {
+    if (!s->provenance.measured()) d.provenance_notes.push_back(not_measured_line(s->where, s->provenance));
+  }
   d.warnings = o.warnings;
   d.warnings.insert(d.warnings.end(), n.warnings.begin(), n.warnings.end());
   d.old_stack = o.stack, d.new_stack = n.stack;

@@ -55,7 +55,8 @@ struct RatioRow {
 struct UpgradeDecision {
   UpgradeVerdict verdict = UpgradeVerdict::measure_more;
   std::string line;  // the verdict in one line
-  Provenance provenance;
+  Provenance provenance;                      // the weaker of the two sets'
+  std::vector<std::string> provenance_notes;  // one line per set that is not measurements
   std::string old_gpu, new_gpu;
   const Accelerator* old_accel = nullptr;
   const Accelerator* new_accel = nullptr;

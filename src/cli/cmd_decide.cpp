@@ -8,6 +8,8 @@
 //                            `predict` gives for part 2.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "analysis/decide.hpp"
 #include "analysis/upgrade_decision.hpp"
 #include "base/error.hpp"
@@ -184,6 +186,22 @@ void run(Context& ctx, const DecideOptions& o) {
   auto& v = doc.add(fmt::format("Verdict: {}", d.verdict));
   v.notes = d.reasons;
   v.bulleted = true;
+  std::rotate(doc.blocks.begin(), doc.blocks.end() - 1, doc.blocks.end());  // the verdict first, then its figures
+  if (!o.out_dir.empty()) {
+    report::ReportContent page;
+    page.title = fmt::format("{} -> {}: {}", in.from->name, in.to->name, d.verdict);
+    page.lead_block = true;
+    if (in.predicted.empty()) {
+      page.banner = "FROM THE CATALOG: the datasheets' figures, no measurement of either GPU";
+    } else {
+      page.banner = fmt::format("PREDICTED: part 2 for the {} from measurements of the {} (docs/predict.md), not measured",
+                                in.to->name, in.from->name);
+      page.chart_tag = "PREDICTED";
+    }
+    page.body = doc;
+    report::write_report(page, o.out_dir, report::find_web_modules(o.web_dir, ctx.web_module_candidates()));
+    doc.blocks.back().notes.push_back(fmt::format("page: {}/report.html, {}/report.md", o.out_dir, o.out_dir));
+  }
 
   std::vector<std::string> missing;
   for (Dtype dt : d.missing_dtypes) missing.emplace_back(to_string(dt));

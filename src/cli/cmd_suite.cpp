@@ -207,6 +207,10 @@ void run(Context& ctx, SuiteOptions& o) {
                                    "with the same options", dir.string(), d));
     }
   }
+  if (!o.dry_run && !fs::exists(Context::exe_dir() / "upgradebench-gpu")) {
+    throw WorkError("suite: this build of upgradebench has no GPU side (nvcc was not found at build time, so there is "
+                    "no upgradebench-gpu beside it): nothing can be measured here (--dry-run prints the plan)");
+  }
   if (!o.dry_run) fs::create_directories(dir);
   const std::atomic<bool>& interrupted = install_interrupt_handler();
 
@@ -219,6 +223,9 @@ void run(Context& ctx, SuiteOptions& o) {
   if (!(had && had->status == PartStatus::done)) run_part(ctx, env_dir, env, interrupted);
   const std::vector<std::string> gpus = gpus_in(env_dir / "env.json");
   if (o.dry_run) fs::remove_all(env_dir);
+  if (gpus.empty() && !o.dry_run) {
+    throw WorkError(fmt::format("suite: env found no GPU on this machine ({}): nothing to measure", (dir / "env.json").string()));
+  }
   SuiteRequest req;
   req.train = cfg;
   // The workload always by name (the suite's default depth is not train's), then what was given.

@@ -89,7 +89,8 @@ ReportContent decision_page(const UpgradeDecision& d) {
   const char* tag = d.provenance.tag();
   r.title = fmt::format("{} -> {}: {}", d.old_gpu, d.new_gpu, to_string(d.verdict));
   if (!d.provenance.measured()) {
-    r.banner = fmt::format("{}: {}", tag, d.provenance.note.empty() ? "not measurements" : d.provenance.note);
+    r.banner = d.provenance_notes.empty() ? fmt::format("{}: {}", tag, d.provenance.note)
+                                          : fmt::format("{}", fmt::join(d.provenance_notes, "; "));
     r.chart_tag = tag;
   }
   if (!d.stack_differences.empty()) {

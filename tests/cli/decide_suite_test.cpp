@@ -79,7 +79,7 @@ TEST(Decide, TheGuidesFiguresGiveLongContextOnlyAndStayExampleData) {
   EXPECT_NEAR(j["break_even"].get<double>(), 6.0 / 3.5, 1e-12);
   const Result text = run("decide " + logs + " --price-old 3.50 --price-new 6.00 --force");
   ASSERT_EQ(text.code, 0) << text.err;
-  EXPECT_EQ(text.out.rfind("EXAMPLE DATA: hand-written", 0), 0u) << text.out.substr(0, 200);
+  EXPECT_EQ(text.out.rfind("EXAMPLE DATA: " + kExamples + "/example_h200_handwritten.log: hand-written", 0), 0u) << text.out.substr(0, 200);
   EXPECT_NE(text.out.find("SOFTWARE DIFFERS"), std::string::npos);
   EXPECT_NE(text.out.find("[EXAMPLE DATA] UPGRADE FOR LONG CONTEXT ONLY"), std::string::npos);
   EXPECT_EQ(text.out.find("MEASURED"), std::string::npos) << "example data called measured";
@@ -137,6 +137,34 @@ TEST(Decide, APageWithItsVerdictFirst) {
   EXPECT_TRUE(fs::exists(out / "report.html"));
 }
 
+// With one folder and --to, and with the catalog alone, -o writes the page too, its verdict first;
+// the predicted page says PREDICTED in its banner and on its charts.
+TEST(Decide, EveryWayOfCallingItWritesItsPage) {
+  for (const std::string& args : {kSuite + " --to b200 --price-old 3.5 --price-new 6", std::string("--from h200 --to b200")}) {
+    const fs::path out = fs::path(::testing::TempDir()) / ("decide_page_" + std::to_string(args.size()));
+    fs::remove_all(out);
+    const Result r = run("decide " + args + " -o " + out.string());
+    if (report_tools_missing(r)) GTEST_SKIP() << r.err;
+    ASSERT_EQ(r.code, 0) << args << "\n" << r.err;
+    EXPECT_EQ(r.out.rfind("Verdict: ", 0), 0u) << args << "\n" << r.out.substr(0, 300);
+    const std::string md = slurp((out / "report.md").string());
+    EXPECT_LT(md.find("Verdict: "), md.find("peak bf16 TFLOPS")) << args;
+    const bool predicted = args.find("--price-old") != std::string::npos;
+    EXPECT_EQ(md.find("PREDICTED: part 2") != std::string::npos, predicted) << args << "\n" << md.substr(0, 400);
+    EXPECT_EQ(md.find("FROM THE CATALOG") != std::string::npos, !predicted) << args;
+  }
+}
+
+// Both files' own words head the page of two example files, not the first file's alone.
+TEST(Decide, EachExampleFileIsNamedInTheBanner) {
+  const std::string logs = kExamples + "/example_h200_handwritten.log " + kExamples + "/example_b200_handwritten.log";
+  const Result r = run("decide " + logs + " --force");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string first = r.out.substr(0, r.out.find('\n'));
+  EXPECT_NE(first.find("example_h200_handwritten.log"), std::string::npos) << first;
+  EXPECT_NE(first.find("example_b200_handwritten.log"), std::string::npos) << first;
+}
+
 TEST(Decide, OldSpellingsOfThePricesStillWork) {
   const std::string logs = kExamples + "/example_h200_handwritten.log " + kExamples + "/example_b200_handwritten.log";
   const Result a = run("decide " + logs + " --price-from 3.50 --price-to 6.00 --force --json");
@@ -164,6 +192,16 @@ TEST(Suite, ThePlanFitsTheBudgetByLeavingOutWhatMattersLeast) {
   EXPECT_LE(fit["total_s"].get<double>(), total - 1);
   expect_error("suite --out /tmp/ub-plan --dry-run --budget 10s", 2, "more than --budget 10 s");
   expect_error("suite --out /tmp/ub-plan --dry-run --budget 10x", 2, "--budget: '10x' is not a duration");
+}
+
+// A build without the GPU side refuses a suite before it makes a folder (the plan still prints).
+TEST(Suite, WithoutAGpuSideNothingIsStarted) {
+  if (fs::exists(fs::path(UB_BINARY).parent_path() / "upgradebench-gpu")) GTEST_SKIP() << "this build has a GPU side";
+  const fs::path out = fs::path(::testing::TempDir()) / "suite_no_gpu_side";
+  fs::remove_all(out);
+  expect_error("suite --out " + out.string(), 1, "this build of upgradebench has no GPU side");
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_EQ(run("suite --out " + out.string() + " --dry-run").code, 0);
 }
 
 TEST(Suite, AFolderInUseOrNotASuitesIsRefused) {
