@@ -62,7 +62,7 @@ void register_attention(CLI::App& app, Context& ctx) {
   AttentionConfig& c = o->config;
   auto* cmd = app.add_subcommand("attention", "Fused attention (cuDNN) forward and backward over sequence "
                                               "lengths, validated, in bench_flash_attn.py's TFLOPS");
-  auto* seqlens = cmd->add_option("--seqlens", o->seqlens, "Sequence lengths (k = 1024)")->capture_default_str();
+  auto* seqlens = cmd->add_option("--seqlens,--seqlen", o->seqlens, "Sequence lengths (k = 1024)")->capture_default_str();
   cmd->add_option("--heads", c.heads, "Query heads")->capture_default_str();
   cmd->add_option("--kv-heads", c.kv_heads, "Key/value heads (dividing --heads)")->capture_default_str();
   cmd->add_option("--head-dim", c.head_dim, "Head dimension (64, 128, 256)")->capture_default_str();

@@ -24,7 +24,7 @@ void CompareFlags::add_to(CLI::App& cmd) {
   cmd.add_option("--price-old", price_old, "USD per GPU-hour of the old GPU");
   cmd.add_option("--price-new", price_new, "USD per GPU-hour of the new GPU");
   cmd.add_option("--tokens", tokens, "Also give the time to train this many tokens (e.g. 1e12)");
-  cmd.add_option("--gpus", gpus, "... on this many GPUs")->capture_default_str();
+  cmd.add_option("--train-gpus,--gpus", gpus, "... on this many GPUs (--gpus: the older name)")->capture_default_str();
   cmd.add_flag("--strict", strict, "Refuse runs whose software stacks differ (beyond the intended)");
   cmd.add_flag("--force", force, "Compare runs of different models, depths, batch sizes or dtypes");
 }
@@ -34,7 +34,7 @@ CompareOptions CompareFlags::parse() const {
   o.price_old = parse_optional_positive(price_old, "--price-old");
   o.price_new = parse_optional_positive(price_new, "--price-new");
   o.tokens = parse_optional_positive(tokens, "--tokens");
-  o.gpus = parse_size(gpus, "--gpus");
+  o.gpus = parse_size(gpus, "--train-gpus");
   o.strict = strict;
   o.force = force;
   return o;

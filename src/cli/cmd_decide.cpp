@@ -254,7 +254,7 @@ void register_decide(CLI::App& app, Context& ctx) {
                   "A measurement of the GPU you have (decomposition or training log): part 2 PREDICTED from it "
                   "(docs/predict.md)");
   cmd->add_option("--measured", o->measured, "With --old-run: micro-benchmarks of either GPU (as predict)");
-  cmd->add_option("--seqlen", o->seqlens, "With --old-run: predict at these lengths (as predict)");
+  cmd->add_option("--seqlens,--seqlen", o->seqlens, "With --old-run: predict at these lengths (as predict)");
   cmd->add_option("--layers", o->layers, "With --old-run: the layers the run kept of --model");
   o->out.add_to(*cmd);
   cmd->callback([&ctx, o, to] {

@@ -94,7 +94,7 @@ void register_flops(CLI::App& app, Context& ctx) {
                                           "packed-document variant (the MFU convention)");
   cmd->add_option("--model", o->model, "Preset id or path to a Hugging Face config.json")
       ->capture_default_str();
-  auto* seqlens = cmd->add_option("--seqlen,--seqlens", o->seqlens, "Sequence lengths, comma-separated (k = 1024)")
+  auto* seqlens = cmd->add_option("--seqlens,--seqlen", o->seqlens, "Sequence lengths, comma-separated (k = 1024)")
                       ->capture_default_str();
   cmd->add_option("--layers", o->layers, "Keep only the first N layers");
   cmd->add_option("--batch", o->batch, "Micro-batch size")->capture_default_str();

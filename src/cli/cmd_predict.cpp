@@ -2,6 +2,7 @@
 // the old one (analysis/predict/): a decomposition or a training log of the old GPU, each bucket scaled
 // by the new GPU's ratio for its kind of work (measured micro-benchmarks where given with
 // --measured, else the catalog), with intervals, cost against the break-even and memory fit.
+#include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/context.hpp"
 #include "cli/output.hpp"
@@ -17,11 +18,14 @@ namespace {
 
 struct PredictCommand {
   PredictionRequest request;
+  std::string price_old, price_new;  // text, parsed as every command parses a price
   std::string out;
   OutputOptions output;
 };
 
-void run(Context& ctx, const PredictCommand& o) {
+void run(Context& ctx, PredictCommand o) {
+  o.request.price_from = parse_optional_positive(o.price_old, "--price-old");
+  o.request.price_to = parse_optional_positive(o.price_new, "--price-new");
   const PredictionRun run = run_predictions(ctx, o.request);
   const PredictionRequest& r = o.request;
   nlohmann::json j = nlohmann::json::array();
@@ -65,12 +69,12 @@ void register_predict(CLI::App& app, Context& ctx) {
   cmd->add_option("--to-layers", o->request.to_layers,
                   "Predict at this depth, carried from the measured one by the model's FLOPs and parameters (needs "
                   "--model); --to the same GPU checks the carrying against a measured run");
-  cmd->add_option("--seqlen", o->request.seqlens,
+  cmd->add_option("--seqlens,--seqlen", o->request.seqlens,
                   "Predict at these lengths (k = 1024), each carried from the measured step nearest to it by the "
                   "model's FLOPs (needs --model); --to the same GPU checks the carrying against a measured curve");
   cmd->add_option("--carry-from", o->request.carry_from, "With --seqlen: carry from this measured length only");
-  cmd->add_option("--price-from", o->request.price_from, "USD per GPU-hour of the old GPU");
-  cmd->add_option("--price-to", o->request.price_to, "USD per GPU-hour of the new GPU");
+  cmd->add_option("--price-old,--price-from", o->price_old, "USD per GPU-hour of the old GPU (--price-from: the older name)");
+  cmd->add_option("--price-new,--price-to", o->price_new, "USD per GPU-hour of the new GPU (--price-to: the older name)");
   cmd->add_option("--out", o->out, "Append the prediction records to this file (JSON lines)");
   o->output.add_to(*cmd);
   cmd->callback([&ctx, o] { run(ctx, *o); });

@@ -305,7 +305,7 @@ void register_suite(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand("suite", "Everything the decision needs, measured on this machine for one workload, "
                                           "into one folder (then `decide OLD_DIR NEW_DIR`)");
   cmd->add_option("-o,--out", o->dir, "The folder the measurements go to (new, or the one to --resume)")->required();
-  cmd->add_option("--seqlens", o->seqlens, "Sequence lengths of the sweep and of attention (k = 1024)")->capture_default_str();
+  cmd->add_option("--seqlens,--seqlen", o->seqlens, "Sequence lengths of the sweep and of attention (k = 1024)")->capture_default_str();
   o->train.layers = 4;  // the guide's slice of a model that fits one GPU
   o->train.add_to(*cmd, {.seqlen = false, .parallel = false, .breakdown = false});
   cmd->add_option("--budget", o->budget, "Fit the plan into this time (30m, 1h30m, 900s), leaving out what it must");

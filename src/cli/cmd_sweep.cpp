@@ -229,7 +229,7 @@ void register_sweep(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand("sweep", "The training step over sequence lengths into one records file "
                                           "(each point its own `train` process, with every train option; "
                                           "--resume, --find-max)");
-  cmd->add_option("--seqlens", o->seqlens, "Sequence lengths (k = 1024)")->capture_default_str();
+  cmd->add_option("--seqlens,--seqlen", o->seqlens, "Sequence lengths (k = 1024)")->capture_default_str();
   o->train.add_to(*cmd, {.seqlen = false});
   cmd->add_flag("--resume", o->resume, "Skip the lengths --out already holds (measured or out of memory)");
   cmd->add_flag("--find-max", o->find_max, "Then bisect for the longest length that fits");

@@ -14,7 +14,7 @@ namespace ub::cli {
 
 void add_shell_options(CLI::App& cmd, Context& ctx, ShellOptions& o, const std::string& command, ShellParts parts) {
   if (parts.devices) {
-    cmd.add_option("--devices", o.devices, "GPU indices, or 'all' (measured at the same time)")->capture_default_str();
+    cmd.add_option("--devices,--device", o.devices, "GPU indices, or 'all' (measured at the same time)")->capture_default_str();
   }
   cmd.add_option("--out", o.out,
                  fmt::format("Records file (JSON lines, appended; default upgradebench-{}-<date>.jsonl)", command));

@@ -13,6 +13,7 @@
 #include "facts/flops.hpp"
 #include "records/readers/log_kind.hpp"
 #include "base/units.hpp"
+#include "records/readers/read_run.hpp"
 
 namespace ub::cli {
 
@@ -21,7 +22,7 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
   const Catalog& cat = ctx.catalog();
   const Accelerator& to = cat.find(o.to);
   if ((o.price_from.has_value()) != (o.price_to.has_value())) {
-    throw UsageError("--price-from and --price-to go together (USD per GPU-hour of each GPU)");
+    throw UsageError("--price-old and --price-new go together (USD per GPU-hour of each GPU)");
   }
   for (const auto& p : {o.price_from, o.price_to}) {
     if (p && !(*p > 0)) throw UsageError("prices must be positive (USD per GPU-hour)");
@@ -40,6 +41,12 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
     if (kind == LogKind::decomposition || decomposed) {
       for (StepInput& s : steps_from_decompositions(t)) steps.push_back(std::move(s));
     } else if (kind == LogKind::training) {
+      if (!model) {  // the model the log names (benchmark.py's model_size, our records' config), as compare reads it
+        if (const std::optional<std::string> named = read_run_log(t).model) {
+          model = ctx.model(*named, o.layers), full_model = ctx.model(*named, 0);
+          warnings.push_back(fmt::format("{}: the model is {}, as the log says (--model to give another)", path, *named));
+        }
+      }
       const auto flops = [&](int64_t seqlen, int64_t batch) -> std::optional<StepFlops> {
         if (!model) return std::nullopt;
         FlopOptions fo;

@@ -311,7 +311,11 @@ TEST(BadInput, Predict) {
                "not a micro-benchmark predict reads");
   expect_error("predict --to b200 " + kFx + "/decompose_h200.txt --measured " + kFx + "/attention_h200.log --from mi300x", 2,
                "");
-  expect_error("predict --to b200 " + kFx + "/records_h200.jsonl", 1, "no measured point to predict from");
+  expect_error("predict --to b200 " + kFx + "/sweep_no_steady.log", 1, "has no steady steps");
+  // A log that names its model needs no --model (as compare reads it), and says where it came from.
+  const Result named = run("predict --to b200 " + kFx + "/records_h200.jsonl");
+  EXPECT_EQ(named.code, 0) << named.err;
+  EXPECT_NE(named.out.find("the model is llama-3.1-8b, as the log says"), std::string::npos) << named.out;
   expect_error("decide --measured " + kFx + "/attention_h200.log", 2, "go with --old-run");
   expect_error("decide --from h100 --to b200 --old-run " + kFx + "/decompose_h200.txt", 2,
                "decompose_h200.txt measured the NVIDIA H200, not the h100-sxm (--from)");
@@ -616,6 +620,30 @@ TEST(Bounds, ReadingALogTakesMemoryIndependentOfItsSize) {
   }
   std::remove(small.c_str());
   std::remove(large.c_str());
+}
+
+// One name per concept across commands; the older spellings give the same output.
+TEST(Flags, OneNamePerConceptAndTheOlderSpellingsStillWork) {
+  const std::string logs = "sweep_h200.log sweep_b200.log --force";
+  const auto same = [](const std::string& a, const std::string& b, const std::string& cwd = "") {
+    const Result x = run(a, cwd), y = run(b, cwd);
+    ASSERT_EQ(x.code, 0) << a << "\n" << x.err;
+    ASSERT_EQ(y.code, 0) << b << "\n" << y.err;
+    EXPECT_EQ(x.out, y.out) << a << " vs " << b;
+  };
+  same("compare " + logs + " --tokens 1e12 --train-gpus 8 --json", "compare " + logs + " --tokens 1e12 --gpus 8 --json", kFx);
+  same("predict --to b200 sweep_h200.log --price-old 3.5 --price-new 6 --json",
+       "predict --to b200 sweep_h200.log --price-from 3.5 --price-to 6 --json", kFx);
+  same("flops --model llama-3.1-8b --seqlens 8k,16k --json", "flops --model llama-3.1-8b --seqlen 8k,16k --json");
+  // A price is read the same way everywhere: text, then a one-line error naming the option.
+  expect_error("predict --to b200 " + kFx + "/sweep_h200.log --price-old x --price-new 6", 2, "--price-old");
+  for (const char* c : {"compare", "report", "predict", "decide", "suite", "history trend"}) {
+    const Result help = run(std::string(c) + " --help");
+    EXPECT_EQ(help.out.find("Excludes:"), std::string::npos) << c;
+    EXPECT_NE(help.out.find("Usage: upgradebench "), std::string::npos) << c << ": " << help.out.substr(0, 200);
+    EXPECT_EQ(help.out.find("(1x)"), std::string::npos) << c;
+  }
+  expect_error("compare " + kFx + "/sweep_h200.log --json --csv " + kFx + "/sweep_b200.log", 2, "excludes");
 }
 
 TEST(History, AddListShowAndTrendOfTheGuidesTorchVersions) {
