@@ -66,6 +66,11 @@ SideFigures side(const RunLog& run, const RunPoint* p, const Accelerator* gpu,
     s.usd_per_step = usd_per_step(*price, st.time_ms.median);
   }
   if (opt.tokens) s.hours_to_train = hours_to_train(*opt.tokens, opt.gpus, tps);
+  if (const std::optional<double> joules = p->steps.joules_per_step()) {
+    s.tokens_per_joule = tokens_per_joule(run.batch, p->seqlen, *joules);
+    s.energy_source = p->steps.energy_source();
+    if (opt.power_usd_per_kwh) s.energy_usd_per_mtok = energy_usd_per_million_tokens(*s.tokens_per_joule, *opt.power_usd_per_kwh, opt.pue);
+  }
   return s;
 }
 
@@ -110,9 +115,12 @@ Comparison compare_runs(RunLog old_run, RunLog new_run, const Catalog& catalog,
     throw UsageError("give both --price-old and --price-new, or neither");
   }
   if (opt.tokens && !(*opt.tokens > 0)) throw UsageError("--tokens must be positive");
-  if (opt.gpus <= 0) throw UsageError("--gpus must be positive");
+  if (opt.gpus <= 0) throw UsageError("--train-gpus must be positive");
+  if (opt.power_usd_per_kwh && !(*opt.power_usd_per_kwh > 0)) throw UsageError("--power-price must be positive USD per kWh");
+  if (!(opt.pue >= 1)) throw UsageError(fmt::format("--pue {}: a facility's power over its IT equipment's is 1 or more", opt.pue));
 
   Comparison c;
+  c.power_usd_per_kwh = opt.power_usd_per_kwh, c.pue = opt.pue;
   c.old_run = std::move(old_run);
   c.new_run = std::move(new_run);
   for (const RunLog* r : {&c.old_run, &c.new_run}) {
@@ -195,6 +203,9 @@ Comparison compare_runs(RunLog old_run, RunLog new_run, const Catalog& catalog,
       row.speedup = speedup_of(point_stats(c.old_run, *op).time_ms, point_stats(c.new_run, *np).time_ms);
       row.wall_clock_ratio = *row.new_side.step_ms / *row.old_side.step_ms;
       if (row.old_side.usd_per_mtok) row.cost_ratio = *row.new_side.usd_per_mtok / *row.old_side.usd_per_mtok;
+      if (row.old_side.tokens_per_joule && row.new_side.tokens_per_joule) {
+        row.energy_ratio = *row.new_side.tokens_per_joule / *row.old_side.tokens_per_joule;
+      }
     } else if (row.old_side.status == "oom" && row.new_side.status == "ok") {
       row.note = "old cannot run this";
     } else if (row.old_side.status == "ok" && row.new_side.status == "oom") {

@@ -22,6 +22,8 @@ struct CompareOptions {
   std::optional<double> price_old, price_new;  // USD per GPU-hour
   std::optional<double> tokens;                // time to train this many tokens ...
   int64_t gpus = 1;                            // ... on this many GPUs
+  std::optional<double> power_usd_per_kwh;     // electricity, for GPUs owned rather than rented
+  double pue = 1.0;                            // the facility's power over the GPUs' (facts/cost.hpp)
   bool strict = false;                         // unintended stack differences are errors
   bool force = false;                          // compare different models / batch sizes anyway
 };
@@ -39,6 +41,8 @@ struct SideFigures {
   std::string status = "absent";  // ok, oom, absent
   std::optional<Summary> step_time;  // steady steps: median, mean, min, max, median interval
   std::optional<double> step_ms, tflops, mfu, peak_gib, usd_per_mtok, usd_per_step, hours_to_train;
+  std::optional<double> tokens_per_joule, energy_usd_per_mtok;  // where the steps' telemetry had power
+  std::string energy_source;
   size_t steady_steps = 0;
 };
 
@@ -49,6 +53,7 @@ struct CompareRow {
   std::optional<Speedup> speedup;
   std::optional<double> cost_ratio;        // new $/token over old
   std::optional<double> wall_clock_ratio;  // new time over old, same tokens, same GPU count
+  std::optional<double> energy_ratio;      // new tokens per joule over old
   std::string note;                        // "old cannot run this", ...
 };
 
@@ -64,6 +69,8 @@ struct Comparison {
   std::optional<ModelShape> model;
   std::optional<double> peak_ratio, mamf_ratio, bandwidth_ratio;  // new / old, from the catalog
   std::optional<double> break_even;
+  std::optional<double> power_usd_per_kwh;  // as given, for the energy table
+  double pue = 1.0;
   std::vector<CompareRow> rows;
   std::vector<StackDifference> stack;
   bool stack_mismatch = false;  // an unintended difference exists

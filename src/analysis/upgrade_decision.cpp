@@ -7,6 +7,7 @@
 #include <set>
 
 #include "analysis/decision_summary.hpp"
+#include "analysis/energy_summary.hpp"
 #include "base/error.hpp"
 
 namespace ub {
@@ -232,6 +233,7 @@ void add_reasons(UpgradeDecision& d, const MeasurementSet& o, const MeasurementS
   if (d.training) {
     for (const std::string& s : measured_conclusions(*d.training)) d.reasons.push_back(s);
     for (const std::string& s : decision_summary(*d.training).lines) d.reasons.push_back(s);
+    for (const std::string& s : energy_conclusions(*d.training)) d.reasons.push_back(s);
   }
   // 6. Memory headroom.
   const auto longest = [](const std::string& gpu, const LongestSequence& l) {
@@ -298,6 +300,7 @@ UpgradeDecision decide_upgrade(const MeasurementSet& o, const MeasurementSet& n,
   if (o.sweep && n.sweep) {
     CompareOptions co;
     co.price_old = opt.price_old, co.price_new = opt.price_new, co.force = opt.force;
+    co.power_usd_per_kwh = opt.power_usd_per_kwh, co.pue = opt.pue;
     d.training = compare_runs(*o.sweep, *n.sweep, catalog, models_dir, co);
   }
   if (o.ceiling && n.ceiling) d.ceiling = compare_mamf(*o.ceiling, *n.ceiling, catalog, opt.force);

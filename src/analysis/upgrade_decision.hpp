@@ -44,6 +44,8 @@ struct UpgradeOptions {
   std::vector<Dtype> need;                     // dtypes the recipe needs
   std::optional<int64_t> need_seqlen;          // a length the team needs to train
   bool force = false;                          // compare across software stacks
+  std::optional<double> power_usd_per_kwh;     // electricity, for GPUs owned (energy_summary.hpp)
+  double pue = 1.0;
 };
 
 struct RatioRow {

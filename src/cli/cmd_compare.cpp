@@ -25,6 +25,8 @@ void CompareFlags::add_to(CLI::App& cmd) {
   cmd.add_option("--price-new", price_new, "USD per GPU-hour of the new GPU");
   cmd.add_option("--tokens", tokens, "Also give the time to train this many tokens (e.g. 1e12)");
   cmd.add_option("--train-gpus,--gpus", gpus, "... on this many GPUs (--gpus: the older name)")->capture_default_str();
+  cmd.add_option("--power-price", power_price, "USD per kWh of electricity: its cost per token, for GPUs you own");
+  cmd.add_option("--pue", pue, "With --power-price: the facility's power over the GPUs' (1.0: the GPU alone)")->capture_default_str();
   cmd.add_flag("--strict", strict, "Refuse runs whose software stacks differ (beyond the intended)");
   cmd.add_flag("--force", force, "Compare runs of different models, depths, batch sizes or dtypes");
 }
@@ -35,6 +37,8 @@ CompareOptions CompareFlags::parse() const {
   o.price_new = parse_optional_positive(price_new, "--price-new");
   o.tokens = parse_optional_positive(tokens, "--tokens");
   o.gpus = parse_size(gpus, "--train-gpus");
+  o.power_usd_per_kwh = parse_optional_positive(power_price, "--power-price");
+  o.pue = parse_positive(pue, "--pue");
   o.strict = strict;
   o.force = force;
   return o;

@@ -38,6 +38,7 @@ struct DecideOptions {
   std::string model = "llama-3.1-8b";
   std::string need;
   std::string price_from, price_to;
+  std::string power_price, pue = "1.0";
   std::vector<std::string> old_runs, measured;
   std::string seqlens;
   int64_t layers = 0;
@@ -115,6 +116,8 @@ void run_on_measurements(Context& ctx, const DecideOptions& o) {
   if (!o.need.empty()) opt.need = parse_dtype_list(o.need, "--need-dtype");
   if (!o.need_seqlen.empty()) opt.need_seqlen = parse_size(o.need_seqlen, "--need-seqlen");
   opt.force = o.force;
+  opt.power_usd_per_kwh = parse_optional_positive(o.power_price, "--power-price");
+  opt.pue = parse_positive(o.pue, "--pue");
   const UpgradeDecision d = decide_upgrade(sets[0], sets[1], ctx.catalog(), ctx.data_dir() / "models", opt);
   const report::ReportContent page = report::decision_page(d);
   report::Document shown;
@@ -245,6 +248,9 @@ void register_decide(CLI::App& app, Context& ctx) {
                   "USD per GPU-hour of the GPU you have (--price-from: the older name)");
   cmd->add_option("--price-new,--price-to", o->price_to,
                   "USD per GPU-hour of the GPU you consider (--price-to: the older name)");
+  cmd->add_option("--power-price", o->power_price, "USD per kWh of electricity: its cost per token, for GPUs you own");
+  cmd->add_option("--pue", o->pue, "With --power-price: the facility's power over the GPUs' (1.0: the GPU alone)")
+      ->capture_default_str();
   cmd->add_option("--need-seqlen", o->need_seqlen,
                   "A sequence length the team must train: a GPU that cannot hold it on its own is a capability gap");
   cmd->add_flag("--force", o->force, "Compare measurements taken on different software stacks (said first on the page)");

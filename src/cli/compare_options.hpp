@@ -1,4 +1,4 @@
-// The options `compare` and `report` share: prices, time to train, --strict, --force.
+// The options `compare` and `report` share: prices, time to train, electricity, --strict, --force.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -10,6 +10,7 @@ namespace ub::cli {
 
 struct CompareFlags {
   std::string price_old, price_new, tokens, gpus = "1";
+  std::string power_price, pue = "1.0";  // electricity, for GPUs owned
   bool strict = false, force = false;
 
   void add_to(CLI::App& cmd);

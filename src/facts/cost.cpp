@@ -19,4 +19,12 @@ double hours_to_train(double tokens, int64_t gpus, double tokens_per_gpu_s) {
   return tokens / (tokens_per_gpu_s * static_cast<double>(gpus)) / 3600.0;
 }
 
+double tokens_per_joule(int64_t batch, int64_t seqlen, double joules_per_step) {
+  return static_cast<double>(batch) * static_cast<double>(seqlen) / joules_per_step;
+}
+
+double energy_usd_per_million_tokens(double tokens_per_joule, double usd_per_kwh, double pue) {
+  return 1e6 / tokens_per_joule / 3.6e6 * usd_per_kwh * pue;
+}
+
 }  // namespace ub

@@ -41,6 +41,7 @@ struct Nvml::Api {
   nvmlReturn_t (*nvlink_remote_pci)(nvmlDevice_t, unsigned, PciInfo*) = nullptr;
   nvmlReturn_t (*common_ancestor)(nvmlDevice_t, nvmlDevice_t, int*) = nullptr;
   nvmlReturn_t (*p2p_status)(nvmlDevice_t, nvmlDevice_t, int, int*) = nullptr;
+  nvmlReturn_t (*energy)(nvmlDevice_t, unsigned long long*) = nullptr;  // millijoules
 };
 
 std::unique_ptr<Nvml> Nvml::open(std::string* why, const char* library) {
@@ -81,6 +82,7 @@ std::unique_ptr<Nvml> Nvml::open(std::string* why, const char* library) {
   optional(api->nvlink_remote_pci, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
   optional(api->common_ancestor, "nvmlDeviceGetTopologyCommonAncestor");
   optional(api->p2p_status, "nvmlDeviceGetP2PStatus");
+  optional(api->energy, "nvmlDeviceGetTotalEnergyConsumption");
   if (const int rc = api->init(); rc != kSuccess) {
     if (why) *why = fmt::format("nvmlInit failed with code {}", rc);
     return nullptr;
@@ -117,6 +119,12 @@ TelemetrySample Nvml::sample() const {
   unsigned long long r = 0;
   if (api_->reasons(device_, &r) == kSuccess) s.reasons = r;
   return s;
+}
+
+std::optional<double> Nvml::energy_j() const {
+  unsigned long long mj = 0;
+  if (!device_ || !api_->energy || api_->energy(device_, &mj) != kSuccess) return std::nullopt;
+  return static_cast<double>(mj) / 1000.0;
 }
 
 double Nvml::power_limit_w() const {

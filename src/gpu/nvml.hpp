@@ -25,6 +25,8 @@ class Nvml {
   [[nodiscard]] bool select(const std::string& uuid);
   TelemetrySample sample() const;
   double power_limit_w() const;
+  // The driver's energy counter, in joules since it loaded; nullopt where the GPU has none.
+  std::optional<double> energy_j() const;
   double max_sm_clock_mhz() const;
   // How two GPUs of this host are linked: "NVLink xN" (active links between them), else the
   // closest PCIe / CPU ancestor ("PCIe switch", "PCIe host bridge", "NUMA node", "across NUMA

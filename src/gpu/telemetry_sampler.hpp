@@ -3,6 +3,8 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <optional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -24,12 +26,16 @@ class TelemetrySampler {
   TelemetrySummary stop();
 
  private:
+  TelemetrySample timed(TelemetrySample s) const;  // stamped with its time in the window
+
   Nvml* nvml_;
   int period_ms_;
   std::atomic<bool> running_{false};
   std::thread thread_;
   std::mutex mutex_;
   std::vector<TelemetrySample> samples_;
+  std::chrono::steady_clock::time_point started_;
+  std::optional<double> energy_at_start_;  // the driver's counter, where it has one
 };
 
 }  // namespace ub::gpu

@@ -41,6 +41,13 @@ void PointSteps::add(const TrainStep& s) {
   ++steady_seen_;
   without_tflops_ += !s.tflops;
   if (s.telemetry) fold_telemetry(telemetry_[s.device], *s.telemetry);
+  if (s.telemetry && s.telemetry->available && s.telemetry->mean_power_w() > 0) {
+    auto& [joules, n] = energy_[s.device];
+    joules += s.telemetry->mean_power_w() * s.exec_time_ms * 1e-3;
+    ++n;
+    // Records before energy was recorded say the samples' mean power only.
+    energy_source_ = s.telemetry->energy_j ? s.telemetry->energy_source : "mean sampled power";
+  }
   const StepSample sample{s.exec_time_ms, s.tflops, s.device};
   if (kept_.size() < kStepsKept) {
     kept_.push_back(sample);
@@ -50,6 +57,13 @@ void PointSteps::add(const TrainStep& s) {
   // with probability kStepsKept / n, so every step is in the sample with the same probability.
   const uint64_t slot = next_random(random_) % steady_seen_;
   if (slot < kStepsKept) kept_[slot] = sample;
+}
+
+std::optional<double> PointSteps::joules_per_step() const {
+  if (energy_.empty()) return std::nullopt;
+  double joules = 0;
+  for (const auto& [device, e] : energy_) joules += e.first / static_cast<double>(e.second);
+  return joules;
 }
 
 const RunPoint* RunLog::point(int64_t seqlen) const {

@@ -56,6 +56,11 @@ class PointSteps {
   std::optional<double> peak_mem_gib() const { return peak_mem_gib_; }
   std::optional<double> attention_share() const { return attention_share_; }
   const std::map<int, TelemetrySummary>& telemetry() const { return telemetry_; }  // by GPU
+  // The energy of one steady step, in joules: each step's time at its window's mean power
+  // (telemetry.hpp), averaged over the steady steps that had telemetry; nullopt where none had.
+  // Of the job's GPUs, for a step that ran on several (their energies add up).
+  std::optional<double> joules_per_step() const;
+  const std::string& energy_source() const { return energy_source_; }  // the steps' telemetry's
 
  private:
   std::vector<StepSample> kept_;
@@ -63,6 +68,8 @@ class PointSteps {
   uint64_t random_ = 0x9e3779b97f4a7c15ull;  // the reservoir's generator state (splitmix64)
   std::optional<double> peak_mem_gib_, attention_share_;
   std::map<int, TelemetrySummary> telemetry_;
+  std::map<int, std::pair<double, size_t>> energy_;  // by GPU: joules of the steady steps, and how many
+  std::string energy_source_;
 };
 
 struct RunPoint {

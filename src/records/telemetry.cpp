@@ -56,19 +56,29 @@ TelemetrySummary TelemetrySummary::of(const std::vector<TelemetrySample>& s, dou
   }
   t.sm_clock_mean = clock_sum / static_cast<double>(s.size());
   t.power_mean_w = power_sum / static_cast<double>(s.size());
+  t.window_s = s.back().t_s - s.front().t_s;
+  if (s.size() >= 2 && t.window_s > 0) {
+    double joules = 0;
+    for (size_t i = 1; i < s.size(); ++i) joules += (s[i].power_w + s[i - 1].power_w) / 2 * (s[i].t_s - s[i - 1].t_s);
+    t.energy_j = joules;
+    t.energy_source = kEnergyFromPower;
+  }
   return t;
 }
 
 nlohmann::json TelemetrySummary::to_json() const {
   if (!available) return {{"available", false}};
-  return {{"available", true},
+  nlohmann::json j = {{"available", true},
           {"samples", samples},
           {"sm_clock_mhz", {{"min", sm_clock_min}, {"mean", sm_clock_mean}, {"max", sm_clock_max}}},
           {"mem_clock_mhz", mem_clock_mhz},
           {"power_w", {{"mean", power_mean_w}, {"max", power_max_w}, {"limit", power_limit_w}}},
           {"temperature_max_c", temperature_max_c},
           {"clock_event_reasons", clock_reason_names(reasons)},
-          {"throttled", throttled()}};
+          {"throttled", throttled()},
+          {"window_s", window_s}};
+  if (energy_j) j["energy_j"] = *energy_j, j["energy_source"] = energy_source;
+  return j;
 }
 
 }  // namespace ub

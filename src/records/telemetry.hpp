@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,7 +35,14 @@ uint64_t clock_reason_mask(const std::vector<std::string>& names);
 struct TelemetrySample {
   double sm_clock_mhz = 0, mem_clock_mhz = 0, power_w = 0, temperature_c = 0;
   uint64_t reasons = 0;
+  double t_s = 0;  // when, in seconds from the window's start
 };
+
+// Where a window's energy comes from: the driver's energy counter (millijoules since it loaded,
+// on Volta and later) read at both ends, or the sampled power integrated over the samples' times
+// (trapezoids) where there is no counter.
+inline constexpr const char* kEnergyFromCounter = "NVML energy counter";
+inline constexpr const char* kEnergyFromPower = "sampled power";
 
 struct TelemetrySummary {
   bool available = false;  // false: no NVML (the record says "unknown", not "not throttled")
@@ -42,7 +50,12 @@ struct TelemetrySummary {
   double sm_clock_min = 0, sm_clock_mean = 0, sm_clock_max = 0, mem_clock_mhz = 0;
   double power_mean_w = 0, power_max_w = 0, power_limit_w = 0, temperature_max_c = 0;
   uint64_t reasons = 0;  // OR over the samples
+  double window_s = 0;              // from the first sample to the last
+  std::optional<double> energy_j;   // over the window
+  std::string energy_source;        // kEnergyFromCounter or kEnergyFromPower
 
+  // The window's mean power: its energy over its time where both are known, else the samples' mean.
+  double mean_power_w() const { return energy_j && window_s > 0 ? *energy_j / window_s : power_mean_w; }
   bool throttled() const { return (reasons & clock_reason::throttling) != 0; }
   static TelemetrySummary of(const std::vector<TelemetrySample>& s, double power_limit_w);
   nlohmann::json to_json() const;

@@ -65,6 +65,9 @@ TelemetrySummary read_telemetry(const Fields& f) {
     t.power_limit_w = p->optional_number("limit").value_or(0);
   }
   t.temperature_max_c = f.optional_number("temperature_max_c").value_or(0);
+  t.window_s = f.optional_number("window_s").value_or(0);
+  t.energy_j = f.optional_number("energy_j");
+  if (t.energy_j) t.energy_source = f.raw().value("energy_source", std::string(kEnergyFromPower));
   if (f.raw().contains("clock_event_reasons") && f.raw().at("clock_event_reasons").is_array()) {
     t.reasons = clock_reason_mask(f.raw().at("clock_event_reasons").get<std::vector<std::string>>());
   }

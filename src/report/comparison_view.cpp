@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "report/energy_view.hpp"
 #include "report/format.hpp"
 
 namespace ub::report {
@@ -98,6 +99,7 @@ Document comparison_document(const Comparison& c) {
     t.notes.push_back(fmt::format("Break-even speedup (price new/old): {:.2f}x. $/Mtok = USD per million "
                                   "tokens per GPU.", *c.break_even));
   }
+  add_energy_block(doc, c);
   // Per-point statistics of the step times (steady steps only).
   auto& st = doc.add("Step time statistics (ms, steady steps)");
   st.table.columns = {{"seqlen"}, {"old n"}, {"old median"}, {"old mean"}, {"old min"}, {"old max"}, {"old 95% of median"},
@@ -165,6 +167,7 @@ json comparison_json(const Comparison& c) {
                     {"old_hours_to_train", opt(r.old_side.hours_to_train)},
                     {"new_hours_to_train", opt(r.new_side.hours_to_train)},
                     {"note", r.note}});
+    add_energy_json(rows.back(), r);
   }
   json stack = json::array();
   for (const auto& d : c.stack) {

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "analysis/decision_summary.hpp"
+#include "report/energy_view.hpp"
 #include "report/format.hpp"
 #include "report/log_comparison_views.hpp"
 #include "report/nccl_views.hpp"
@@ -35,6 +36,7 @@ void training_block(Document& doc, const Comparison& c, const char* tag) {
   b.notes.push_back("Speedup = old step time / new step time (medians of the steady steps), with the 95% interval of "
                     "the medians; verdict SAME within 2%. $/Mtok = USD per million tokens per GPU.");
   if (c.break_even) b.notes.push_back(fmt::format("Break-even speedup (price new / old): {:.2f}x.", *c.break_even));
+  add_energy_block(doc, c, tag);
 }
 
 void headroom_block(Document& doc, const UpgradeDecision& d, const char* tag) {

@@ -165,6 +165,25 @@ TEST(Decide, EachExampleFileIsNamedInTheBanner) {
   EXPECT_NE(first.find("example_b200_handwritten.log"), std::string::npos) << first;
 }
 
+// Energy: the suite's steps recorded their power, so the page gives tokens per joule and, with a
+// price of electricity and a PUE, its cost per token; benchmark.py's logs say they have none.
+TEST(Decide, TokensPerJouleAndTheElectricityPerToken) {
+  const Result r = run("decide " + kSuite + " " + kSuite + " --price-old 3 --price-new 3 --power-price 0.12 --pue 1.3 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  bool said = false;
+  for (const auto& line : j["reasons"]) said = said || line.get<std::string>().rfind("Energy: ", 0) == 0;
+  EXPECT_TRUE(said) << j["reasons"];
+  const Result text = run("decide " + kSuite + " " + kSuite + " --price-old 3 --price-new 3 --power-price 0.12 --pue 1.3");
+  EXPECT_NE(text.out.find("Energy per sequence length"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("PUE 1.30"), std::string::npos);
+  const std::string logs = kExamples + "/example_h200_handwritten.log " + kExamples + "/example_b200_handwritten.log";
+  const Result none = run("decide " + logs + " --force");
+  EXPECT_NE(none.out.find("neither run recorded the GPU's power"), std::string::npos) << none.out;
+  expect_error("decide " + kSuite + " " + kSuite + " --power-price 0.12 --pue 0.8", 2, "--pue 0.8");
+  expect_error("decide " + kSuite + " " + kSuite + " --power-price -1", 2, "--power-price");
+}
+
 TEST(Decide, OldSpellingsOfThePricesStillWork) {
   const std::string logs = kExamples + "/example_h200_handwritten.log " + kExamples + "/example_b200_handwritten.log";
   const Result a = run("decide " + logs + " --price-from 3.50 --price-to 6.00 --force --json");

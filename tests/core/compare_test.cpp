@@ -11,6 +11,8 @@
 #include "facts/cost.hpp"
 #include "facts/memfit.hpp"
 #include "records/readers/read_run.hpp"
+#include "records/run_log.hpp"
+#include "records/telemetry.hpp"
 
 namespace ub {
 namespace {
@@ -195,6 +197,33 @@ TEST(Cost, Formulas) {
   EXPECT_DOUBLE_EQ(usd_per_step(3.6, 2000), 0.002);
   EXPECT_DOUBLE_EQ(break_even_speedup(2, 5), 2.5);
   EXPECT_DOUBLE_EQ(hours_to_train(3.6e6, 1, 1000), 1.0);
+  // 8192 tokens for 40 J; a million of them at 1 USD/kWh is 1e6 / 204.8 J = 1.356 Wh, times the PUE.
+  EXPECT_DOUBLE_EQ(tokens_per_joule(2, 4096, 40), 204.8);
+  EXPECT_NEAR(energy_usd_per_million_tokens(204.8, 1.0, 1.5), 1e6 / 204.8 / 3.6e6 * 1.5, 1e-15);
+}
+
+// A step's energy is its time at the power measured while it ran (the window's energy over the
+// window's time), averaged over the steady steps; warm-up steps and steps without telemetry do
+// not count, and records from before energy was recorded use the samples' mean power.
+TEST(Energy, JoulesPerStepAreEachStepsTimeAtItsMeasuredPower) {
+  PointSteps p;
+  const auto step = [](bool warmup, double ms, std::optional<TelemetrySummary> t) {
+    TrainStep s;
+    s.warmup = warmup, s.exec_time_ms = ms, s.telemetry = std::move(t);
+    return s;
+  };
+  TelemetrySummary counter;
+  counter.available = true, counter.power_mean_w = 600, counter.window_s = 0.5, counter.energy_j = 350;  // 700 W
+  counter.energy_source = kEnergyFromCounter;
+  TelemetrySummary sampled;
+  sampled.available = true, sampled.power_mean_w = 500;
+  p.add(step(true, 900, counter));
+  EXPECT_FALSE(p.joules_per_step()) << "warm-up steps do not count";
+  p.add(step(false, 400, counter));    // 700 W x 0.4 s = 280 J
+  p.add(step(false, 400, sampled));    // 500 W x 0.4 s = 200 J
+  p.add(step(false, 400, std::nullopt));
+  ASSERT_TRUE(p.joules_per_step());
+  EXPECT_DOUBLE_EQ(*p.joules_per_step(), 240);
 }
 
 TEST(MemFit, RecoversALineAndItsLimit) {

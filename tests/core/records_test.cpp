@@ -247,6 +247,18 @@ TEST(Telemetry, ThrottleReasonsAndSummary) {
   const TelemetrySummary back = read_telemetry(Fields(j, "t:1"));
   EXPECT_DOUBLE_EQ(back.sm_clock_min, 1755);
   EXPECT_TRUE(back.throttled());
+  // Energy: the sampled power integrated over the samples' times (trapezoids), kept in the record.
+  const TelemetrySummary timed = TelemetrySummary::of({{1980, 2619, 600, 60, 0, 0.0}, {1980, 2619, 700, 60, 0, 0.1},
+                                                       {1980, 2619, 700, 60, 0, 0.3}}, 700);
+  EXPECT_DOUBLE_EQ(timed.window_s, 0.3);
+  ASSERT_TRUE(timed.energy_j);
+  EXPECT_NEAR(*timed.energy_j, 650 * 0.1 + 700 * 0.2, 1e-12);
+  EXPECT_EQ(timed.energy_source, kEnergyFromPower);
+  EXPECT_NEAR(timed.mean_power_w(), (65.0 + 140.0) / 0.3, 1e-9);
+  const TelemetrySummary timed_back = read_telemetry(Fields(timed.to_json(), "t:2"));
+  EXPECT_DOUBLE_EQ(*timed_back.energy_j, *timed.energy_j);
+  EXPECT_EQ(timed_back.energy_source, kEnergyFromPower);
+  EXPECT_FALSE(t.energy_j) << "two samples at one instant: no window, no energy";
   const TelemetrySummary idle = TelemetrySummary::of({{345, 3201, 80, 30, clock_reason::gpu_idle}}, 700);
   EXPECT_FALSE(idle.throttled());
   EXPECT_EQ(TelemetrySummary{}.to_json()["available"], false);
