@@ -24,6 +24,7 @@ struct Speedup {
   Verdict verdict = Verdict::ambiguous;
 };
 
-Speedup speedup_of(const Summary& old_time, const Summary& new_time, double same_band = 0.02);
+inline constexpr double kSameBand = 0.02;  // what counts as the same speed: within 2%
+Speedup speedup_of(const Summary& old_time, const Summary& new_time, double same_band = kSameBand);
 
 }  // namespace ub

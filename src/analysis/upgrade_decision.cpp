@@ -147,13 +147,15 @@ void decide_verdict(UpgradeDecision& d, const UpgradeOptions& opt) {
   const Comparison& c = *d.training;
   const LengthsByCost l = by_cost(c);
   if (d.old_accel && d.old_accel == d.new_accel) {
+    // Two machines of one model differ run to run by a fraction of a percent that a long run
+    // resolves: that is noise here; a difference is an interval wholly beyond the same band.
     bool differ = false;
     for (const CompareRow& r : c.rows) {
-      differ = differ || (r.speedup && (r.speedup->verdict == Verdict::faster || r.speedup->verdict == Verdict::slower));
+      differ = differ || (r.speedup && (r.speedup->low > 1 + kSameBand || r.speedup->high < 1 - kSameBand));
     }
     d.verdict = UpgradeVerdict::same_gpu;
-    d.line = !differ ? fmt::format("SAME GPU: both are a {}, and their steps agree within noise at every length "
-                                   "({}): nothing to upgrade.", ng, speedup_span(c))
+    d.line = !differ ? fmt::format("SAME GPU: both are a {}, and their steps agree within noise (2%) at every "
+                                   "length ({}): nothing to upgrade.", ng, speedup_span(c))
                      : fmt::format("SAME GPU: both are a {}, yet their steps differ ({}): the difference is the "
                                    "machines' clocks, power or software, not the GPU model.", ng, speedup_span(c));
     return;

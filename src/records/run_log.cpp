@@ -42,11 +42,16 @@ void PointSteps::add(const TrainStep& s) {
   without_tflops_ += !s.tflops;
   if (s.telemetry) fold_telemetry(telemetry_[s.device], *s.telemetry);
   if (s.telemetry && s.telemetry->available && s.telemetry->mean_power_w() > 0) {
-    auto& [joules, n] = energy_[s.device];
-    joules += s.telemetry->mean_power_w() * s.exec_time_ms * 1e-3;
-    ++n;
-    // Records before energy was recorded say the samples' mean power only.
-    energy_source_ = s.telemetry->energy_j ? s.telemetry->energy_source : "mean sampled power";
+    Energy& e = energy_[s.device];
+    const TelemetrySummary& t = *s.telemetry;
+    if (t.energy_j && t.window_s > 0) {
+      e.window_j += *t.energy_j, e.window_s += t.window_s, e.windowed_step_s += s.exec_time_ms * 1e-3;
+      energy_source_ = t.energy_source;
+    } else {
+      e.sampled_j += t.power_mean_w * s.exec_time_ms * 1e-3;
+      if (energy_source_.empty()) energy_source_ = "mean sampled power";
+    }
+    ++e.steps;
   }
   const StepSample sample{s.exec_time_ms, s.tflops, s.device};
   if (kept_.size() < kStepsKept) {
@@ -62,7 +67,10 @@ void PointSteps::add(const TrainStep& s) {
 std::optional<double> PointSteps::joules_per_step() const {
   if (energy_.empty()) return std::nullopt;
   double joules = 0;
-  for (const auto& [device, e] : energy_) joules += e.first / static_cast<double>(e.second);
+  for (const auto& [device, e] : energy_) {
+    const double windowed = e.window_s > 0 ? e.window_j / e.window_s * e.windowed_step_s : 0;
+    joules += (windowed + e.sampled_j) / static_cast<double>(e.steps);
+  }
   return joules;
 }
 

@@ -56,9 +56,12 @@ class PointSteps {
   std::optional<double> peak_mem_gib() const { return peak_mem_gib_; }
   std::optional<double> attention_share() const { return attention_share_; }
   const std::map<int, TelemetrySummary>& telemetry() const { return telemetry_; }  // by GPU
-  // The energy of one steady step, in joules: each step's time at its window's mean power
-  // (telemetry.hpp), averaged over the steady steps that had telemetry; nullopt where none had.
-  // Of the job's GPUs, for a step that ran on several (their energies add up).
+  // The energy of one steady step, in joules: the steps' time at the mean power of their windows
+  // (telemetry.hpp), over the steady steps that had telemetry; nullopt where none had. The mean
+  // power is the windows' energy over the windows' time, summed over the steps: the driver's
+  // counter moves in steps of about 100 ms on an H200, so one 140 ms window reads 66 or 138 J
+  // where a dozen of them read the power within a few percent. Records written before energy was
+  // recorded give the samples' mean power instead. Of the job's GPUs, for a step on several.
   std::optional<double> joules_per_step() const;
   const std::string& energy_source() const { return energy_source_; }  // the steps' telemetry's
 
@@ -68,7 +71,12 @@ class PointSteps {
   uint64_t random_ = 0x9e3779b97f4a7c15ull;  // the reservoir's generator state (splitmix64)
   std::optional<double> peak_mem_gib_, attention_share_;
   std::map<int, TelemetrySummary> telemetry_;
-  std::map<int, std::pair<double, size_t>> energy_;  // by GPU: joules of the steady steps, and how many
+  struct Energy {
+    double window_j = 0, window_s = 0, windowed_step_s = 0;  // steps whose windows have an energy
+    double sampled_j = 0;                                    // the others: mean sampled power x time
+    size_t steps = 0;
+  };
+  std::map<int, Energy> energy_;  // by GPU
   std::string energy_source_;
 };
 

@@ -44,6 +44,28 @@ TEST(Decide, OneGpusTwoSuitesAreTheSameGpuWithinNoise) {
   EXPECT_DOUBLE_EQ(j["lengths"][0]["speedup"].get<double>(), 1.0);
 }
 
+// The same GPU model in two machines: steps 0.5% apart resolve as a difference on a long run, yet
+// are noise between machines; 15% apart is a difference the page names (this suite's intervals are about +-5%).
+TEST(Decide, OneGpuModelInTwoMachinesDiffersOnlyBeyondTheSameBand) {
+  for (const auto& [scale, said] : {std::pair{1.005, "agree within noise"}, std::pair{1.15, "yet their steps differ"}}) {
+    const fs::path other = edited_suite(fmt::format("suite_slower_{}", scale), [](json&) {});
+    std::ifstream in(other / "sweep.jsonl");
+    std::string all, line;
+    while (std::getline(in, line)) {
+      json r = json::parse(line);
+      if (r.value("type", "") == "train_step") r["exec_time_ms"] = r["exec_time_ms"].get<double>() * scale;
+      all += r.dump() + "\n";
+    }
+    in.close();
+    std::ofstream(other / "sweep.jsonl") << all;
+    const Result r = run("decide " + kSuite + " " + other.string() + " --price-old 3.5 --price-new 3.5 --json");
+    ASSERT_EQ(r.code, 0) << r.err;
+    const json j = json::parse(r.out);
+    EXPECT_EQ(j["verdict"], "same GPU");
+    EXPECT_NE(j["line"].get<std::string>().find(said), std::string::npos) << scale << ": " << j["line"];
+  }
+}
+
 TEST(Decide, TheVerdictLineComesFirstAndEveryRowSaysWhatItsNumbersAre) {
   const Result r = run("decide " + kSuite + " " + kSuite);
   ASSERT_EQ(r.code, 0) << r.err;

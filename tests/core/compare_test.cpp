@@ -224,6 +224,15 @@ TEST(Energy, JoulesPerStepAreEachStepsTimeAtItsMeasuredPower) {
   p.add(step(false, 400, std::nullopt));
   ASSERT_TRUE(p.joules_per_step());
   EXPECT_DOUBLE_EQ(*p.joules_per_step(), 240);
+  // A coarse counter: windows of 140 ms reading 66 J and 138 J in turn are 204 J over 0.28 s
+  // together (729 W), not their ratios' mean.
+  PointSteps coarse;
+  for (double j : {66.0, 138.0}) {
+    TelemetrySummary t = counter;
+    t.window_s = 0.14, t.energy_j = j;
+    coarse.add(step(false, 135, t));
+  }
+  EXPECT_NEAR(*coarse.joules_per_step(), 204.0 / 0.28 * 0.135, 1e-9);
 }
 
 TEST(MemFit, RecoversALineAndItsLimit) {

@@ -152,6 +152,35 @@ TEST(DecomposeCli, OurEngineUnderCupti) {
   std::filesystem::remove(trace);
 }
 
+// Each step's telemetry carries its energy: on a GPU with the driver's energy counter (Volta and
+// later) from the counter. The counter moves in steps of about 100 ms, so one 140 ms window is
+// coarse; over the steady steps together the counter's power agrees with the sampled power.
+TEST(TrainCli, EachStepRecordsItsEnergy) {
+  UB_REQUIRE_GPU();
+  const std::string out = temp_path("train_energy");
+  const CliRun r = run("train --model llama-3.1-8b --layers 2 --seqlen 16k --steps 6 --warmup 2 --out " + out);
+  ASSERT_EQ(r.code, 0) << r.out;
+  size_t steps = 0;
+  double joules = 0, window = 0, sampled = 0, limit = 0;
+  for (const auto& rec : json_lines(r.out)) {
+    if (rec["type"] != "train_step" || rec["warmup"].get<bool>()) continue;
+    ++steps;
+    const auto& t = rec["telemetry"];
+    ASSERT_TRUE(t["available"].get<bool>()) << "NVML is on the GPU machines";
+    ASSERT_TRUE(t.contains("energy_j")) << t.dump();
+    EXPECT_EQ(t["energy_source"], "NVML energy counter") << t.dump();
+    ASSERT_GT(t["window_s"].get<double>(), 0.05) << t.dump();
+    joules += t["energy_j"].get<double>(), window += t["window_s"].get<double>();
+    sampled += t["power_w"]["mean"].get<double>(), limit = t["power_w"]["limit"].get<double>();
+  }
+  ASSERT_EQ(steps, 6u);
+  const double counter_w = joules / window, sampled_w = sampled / static_cast<double>(steps);
+  EXPECT_GT(counter_w, 100);
+  EXPECT_LT(counter_w, 1.1 * limit);
+  EXPECT_NEAR(counter_w, sampled_w, 0.15 * sampled_w) << "counter " << counter_w << " W, samples " << sampled_w << " W";
+  std::filesystem::remove(out);
+}
+
 TEST(TrainCli, OutOfMemoryIsARecordAndExitCode3) {
   UB_REQUIRE_GPU();
   const std::string out = temp_path("train-oom");
