@@ -103,6 +103,7 @@ struct RunLog {
   std::vector<RunPoint> points;                 // sorted by seqlen
   std::vector<std::string> warnings;            // tolerated oddities, counted
   std::string provenance;                       // `# provenance: ...`: what the numbers are
+  std::string date, host, command;              // our records' first context record; "" where a log does not say
 
   const RunPoint* point(int64_t seqlen) const;
 };

@@ -1,5 +1,4 @@
 // Report contents; see run_reports.hpp.
-#include "records/provenance.hpp"
 #include "report/run_reports.hpp"
 
 #include <fmt/format.h>
@@ -11,8 +10,10 @@
 #include "analysis/decision_summary.hpp"
 #include "analysis/memory_headroom.hpp"
 #include "base/units.hpp"
+#include "facts/cost.hpp"
 #include "facts/flops.hpp"
 #include "facts/memfit.hpp"
+#include "records/provenance.hpp"
 #include "report/comparison_view.hpp"
 #include "report/format.hpp"
 
@@ -207,6 +208,63 @@ ReportContent comparison_report(const Comparison& c, const std::vector<std::stri
   return r;
 }
 
+namespace {
+
+// What the single-run page leads with, as the two-run page leads with its decision: what ran,
+// where, on which stack, when, the best figures and the longest sequence.
+std::vector<std::string> glance_lines(const RunLog& run, const Accelerator* gpu, const std::optional<ModelShape>& model) {
+  std::vector<std::string> out;
+  const std::string what = fmt::format("{}{}, batch {}, {}", model ? model->id : run.model.value_or("model unknown"),
+                                       run.layers ? fmt::format(", {} layers", *run.layers) : "", run.batch, run.dtype);
+  const std::string by = run.command.empty() ? run.format : fmt::format("upgradebench {}", run.command);
+  out.push_back(fmt::format("What ran: the training step of {}, by {}, at {} lengths.", what, by, run.points.size()));
+  out.push_back(fmt::format("Where and when: {}{}{}, {}.", run.gpu.empty() ? "GPU unknown" : run.gpu,
+                            gpu ? fmt::format(" ({})", gpu->id) : " (not in the catalog)",
+                            run.host.empty() ? "" : " on " + run.host, run.date.empty() ? "date not in the log" : run.date));
+  std::vector<std::string> stack;
+  for (const char* k : {"upgradebench", "torch", "cuda", "cuda_runtime", "cublaslt", "cudnn", "nccl", "driver", "flash-attn-3"}) {
+    const auto it = run.software.find(k);
+    if (it == run.software.end()) continue;
+    // Our records name the tool with its name ("upgradebench 0.1.0").
+    const std::string v = it->second.rfind(std::string(k) + " ", 0) == 0 ? it->second.substr(std::string(k).size() + 1) : it->second;
+    stack.push_back(fmt::format("{} {}", k, v));
+  }
+  out.push_back(stack.empty() ? std::string("Stack: not in the log.") : fmt::format("Stack: {}.", fmt::join(stack, ", ")));
+  std::optional<double> best;
+  int64_t best_at = 0, longest_ran = 0;
+  std::optional<double> best_mfu;
+  std::optional<int64_t> first_oom;
+  std::vector<double> per_joule;
+  for (const RunPoint& p : run.points) {
+    if (p.status == PointStatus::oom) {
+      if (!first_oom) first_oom = p.seqlen;
+      continue;
+    }
+    const PointStats st = point_stats(run, p);
+    const PointThroughput tp = point_throughput(run, p, st, model, gpu);
+    if (tp.tflops && (!best || *tp.tflops > *best)) best = tp.tflops, best_at = p.seqlen, best_mfu = tp.mfu;
+    longest_ran = std::max(longest_ran, p.seqlen);
+    if (const auto j = p.steps.joules_per_step()) per_joule.push_back(tokens_per_joule(run.batch, p.seqlen, *j));
+  }
+  if (best) {
+    out.push_back(fmt::format("Best: {:.1f} TFLOPS per GPU at {} tokens{}.", *best, best_at,
+                              best_mfu ? fmt::format(" (MFU {:.1f}%)", *best_mfu * 100) : ""));
+  }
+  const LongestSequence fit = longest_sequence(run, gpu ? gpu->capacity_gib() : std::nullopt, std::nullopt, true);
+  out.push_back(fmt::format("Longest sequence: {} tokens ran{}{}.", longest_ran,
+                            first_oom ? fmt::format(", {} ran out of memory", *first_oom) : "",
+                            fit.tokens ? fmt::format("; on one {} the fit holds {} ({})", gpu ? gpu->id : run.gpu, *fit.tokens, fit.how)
+                                       : ""));
+  if (!per_joule.empty()) {
+    const auto [lo, hi] = std::minmax_element(per_joule.begin(), per_joule.end());
+    out.push_back(fmt::format("Energy: {:.1f}-{:.1f} tokens per joule per GPU ({}).", *lo, *hi,
+                              run.points.front().steps.energy_source().empty() ? "sampled power" : run.points.front().steps.energy_source()));
+  }
+  return out;
+}
+
+}  // namespace
+
 ReportContent single_run_report(const RunLog& run, const Catalog& catalog, const std::optional<ModelShape>& model) {
   ReportContent r;
   r.title = fmt::format("{}: {}{} training step by sequence length", run.gpu, model ? model->id : "model unknown",
@@ -214,6 +272,10 @@ ReportContent single_run_report(const RunLog& run, const Catalog& catalog, const
   r.banner = banner_of({&run});
   if (!r.banner.empty()) r.chart_tag = "EXAMPLE DATA";
   const Accelerator* gpu = catalog.try_find(run.gpu);
+  auto& glance = r.body.add("At a glance");
+  glance.notes = glance_lines(run, gpu, model);
+  glance.bulleted = true;
+  r.lead_block = true;
   auto& t = r.body.add("Per sequence length");
   t.notes.push_back("Records: " + run.path);
   t.table.columns = {{"seqlen"}, {"step ms"}, {"TFLOPS"}, {"MFU"}, {"attn share"}, {"peak GiB"}, {"status", Align::left}};

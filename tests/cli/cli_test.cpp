@@ -375,6 +375,26 @@ TEST(Cli, ReportWritesEveryFile) {
   EXPECT_NE(md.find("| h200-sxm |"), std::string::npos);
 }
 
+// The page of one run leads with what ran, where, on what, when, the best figure and the longest
+// sequence, as the two-run page leads with its decision.
+TEST(Cli, AReportOfOneRunLeadsWithItsSummary) {
+  const std::string dir = ::testing::TempDir() + "/cli_report_glance";
+  std::filesystem::remove_all(dir);
+  const Result r = run("report " + std::string(UB_DATA_DIR) + "/examples/sweep_h200_llama-3.1-8b-4layers.jsonl -o " + dir);
+  if (report_tools_missing(r)) GTEST_SKIP() << r.err;
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string md = slurp(dir + "/report.md");
+  const size_t glance = md.find("### At a glance"), table = md.find("### Per sequence length");
+  ASSERT_NE(glance, std::string::npos) << md.substr(0, 400);
+  EXPECT_LT(glance, table);
+  for (const char* said : {"What ran: the training step of llama-3.1-8b, 4 layers, batch 1, bf16, by upgradebench train",
+                           "Where and when: NVIDIA H200 (h200-sxm) on vm, 2026-11-30T12:44:52Z", "cublaslt 13.1.0",
+                           "upgradebench 0.1.0", "Best: 467.6 TFLOPS per GPU at 16384 tokens",
+                           "Longest sequence: 327680 tokens ran, 393216 ran out of memory", "tokens per joule"}) {
+    EXPECT_NE(md.substr(glance, table - glance).find(said), std::string::npos) << said << "\n" << md.substr(glance, table - glance);
+  }
+}
+
 // One argument for the shell, whatever it holds.
 std::string shell_quoted(const std::string& s) {
   std::string out = "'";

@@ -35,6 +35,7 @@ void take_context(const ContextRecord& c, RunLog& run, const std::string& where,
   }
   if (!c.tool.empty()) run.software["upgradebench"] = c.tool;
   if (c.provenance) run.provenance = *c.provenance;
+  if (first) run.date = c.date, run.host = c.host, run.command = c.command;
   read_config_text(c, run.config);
   run.model = w.model;
   run.layers = w.layers;
