@@ -14,10 +14,12 @@ std::string_view to_string(Verdict v) {
 }
 
 Speedup speedup_of(const Summary& o, const Summary& n, double band) {
+  return speedup_in(o.median / n.median, o.median_low / n.median_high, o.median_high / n.median_low, band);
+}
+
+Speedup speedup_in(double ratio, double low, double high, double band) {
   Speedup s;
-  s.ratio = o.median / n.median;
-  s.low = o.median_low / n.median_high;
-  s.high = o.median_high / n.median_low;
+  s.ratio = ratio, s.low = low, s.high = high;
   if (s.low > 1.0) s.verdict = Verdict::faster;
   else if (s.high < 1.0) s.verdict = Verdict::slower;
   else if (s.low >= 1.0 - band && s.high <= 1.0 + band) s.verdict = Verdict::same;

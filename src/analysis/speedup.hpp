@@ -26,5 +26,7 @@ struct Speedup {
 
 inline constexpr double kSameBand = 0.02;  // what counts as the same speed: within 2%
 Speedup speedup_of(const Summary& old_time, const Summary& new_time, double same_band = kSameBand);
+// A speedup given with its interval (a prediction's), judged by the same rule.
+Speedup speedup_in(double ratio, double low, double high, double same_band = kSameBand);
 
 }  // namespace ub

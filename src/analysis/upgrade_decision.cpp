@@ -8,6 +8,7 @@
 
 #include "analysis/decision_summary.hpp"
 #include "analysis/energy_summary.hpp"
+#include "analysis/spec_compare.hpp"
 #include "base/error.hpp"
 
 namespace ub {
@@ -210,7 +211,17 @@ void decide_verdict(UpgradeDecision& d, const UpgradeOptions& opt) {
                        tokens(at), r->speedup->ratio, r->speedup->low, r->speedup->high, be, at);
 }
 
-void add_reasons(UpgradeDecision& d, const MeasurementSet& o, const MeasurementSet& n) {
+// `n`: the new GPU's measurements, nullptr where part 2 is predicted.
+void check_prices(const UpgradeOptions& opt) {
+  for (const auto& [p, name] : {std::pair{opt.price_old, "--price-old"}, std::pair{opt.price_new, "--price-new"}}) {
+    if (p && !(*p > 0)) throw UsageError(fmt::format("{} must be a positive price in USD per GPU-hour", name));
+  }
+  if (opt.price_old.has_value() != opt.price_new.has_value()) {
+    throw UsageError("give both prices (--price-old and --price-new) or neither");
+  }
+}
+
+void add_reasons(UpgradeDecision& d, const MeasurementSet& o, const MeasurementSet* n) {
   // 1. Capability: dtypes and memory, from the catalog.
   for (const std::string& s : d.specs.reasons) {
     if (s.rfind("Capability:", 0) == 0 || s.rfind("Software:", 0) == 0) {
@@ -218,7 +229,10 @@ void add_reasons(UpgradeDecision& d, const MeasurementSet& o, const MeasurementS
     }
   }
   // 2. Stack match.
-  if (d.stack_differences.empty()) {
+  if (!n) {
+    d.reasons.push_back("Stack: the prediction carries the old GPU's software to the new one; measure there on the "
+                        "same stack to know.");
+  } else if (d.stack_differences.empty()) {
     std::vector<std::string> named;
     for (const char* k : {"upgradebench", "cuda_runtime", "cublaslt", "cudnn", "nccl", "torch"}) {
       const auto it = o.stack.find(k);
@@ -235,13 +249,15 @@ void add_reasons(UpgradeDecision& d, const MeasurementSet& o, const MeasurementS
   if (d.training) {
     for (const std::string& s : measured_conclusions(*d.training)) d.reasons.push_back(s);
     for (const std::string& s : decision_summary(*d.training).lines) d.reasons.push_back(s);
-    for (const std::string& s : energy_conclusions(*d.training)) d.reasons.push_back(s);
+    if (n) {  // a prediction has no energy of the new GPU
+      for (const std::string& s : energy_conclusions(*d.training)) d.reasons.push_back(s);
+    }
   }
   // 6. Memory headroom.
   const auto longest = [](const std::string& gpu, const LongestSequence& l) {
     return fmt::format("{} {} ({})", gpu, l.tokens ? std::to_string(*l.tokens) : "unknown", l.how);
   };
-  if (o.sweep || n.sweep) {
+  if (o.sweep || (n && n->sweep)) {
     d.reasons.push_back(fmt::format("Memory headroom, the longest sequence on one GPU: {}; {}.", longest(d.old_gpu, d.old_longest),
                                     longest(d.new_gpu, d.new_longest)));
   }
@@ -270,12 +286,7 @@ const char* to_string(UpgradeVerdict v) {
 
 UpgradeDecision decide_upgrade(const MeasurementSet& o, const MeasurementSet& n, const Catalog& catalog,
                                const std::filesystem::path& models_dir, const UpgradeOptions& opt) {
-  for (const auto& [p, name] : {std::pair{opt.price_old, "--price-old"}, std::pair{opt.price_new, "--price-new"}}) {
-    if (p && !(*p > 0)) throw UsageError(fmt::format("{} must be a positive price in USD per GPU-hour", name));
-  }
-  if (opt.price_old.has_value() != opt.price_new.has_value()) {
-    throw UsageError("give both prices (--price-old and --price-new) or neither");
-  }
+  check_prices(opt);
   if (o.manifest && n.manifest) {
     if (const std::string w = o.manifest->workload.differs_from(n.manifest->workload); !w.empty()) {
       throw UsageError(fmt::format("{} and {} measured different workloads ({}, old vs new): run suite with the same "
@@ -325,7 +336,81 @@ UpgradeDecision decide_upgrade(const MeasurementSet& o, const MeasurementSet& n,
     d.specs = decide(in);
   }
   decide_verdict(d, opt);
-  add_reasons(d, o, n);
+  add_reasons(d, o, &n);
+  return d;
+}
+
+UpgradeDecision decide_predicted_upgrade(const MeasurementSet& o, const std::vector<Prediction>& predictions,
+                                         const Accelerator& to, const Catalog& catalog,
+                                         const std::filesystem::path& models_dir, const UpgradeOptions& opt) {
+  check_prices(opt);
+  UpgradeDecision d;
+  d.old_gpu = o.gpu.empty() ? "old GPU" : o.gpu;
+  d.new_gpu = to.name;
+  d.old_accel = o.gpu.empty() ? nullptr : catalog.try_find(o.gpu);
+  d.new_accel = &to;
+  d.provenance = weaker(o.provenance, Provenance{Origin::predicted, fmt::format(
+      "part 2 for the {} predicted from {} (predict, docs/predict.md), not measured", to.name, o.where)});
+  if (!o.provenance.measured()) d.provenance_notes.push_back(not_measured_line(o.where, o.provenance));
+  d.provenance_notes.push_back(fmt::format("PREDICTED: {}: part 2 for the {} from the {}'s measurements, not measured "
+                                           "(docs/predict.md)", o.where, to.name, d.old_gpu));
+  d.warnings = o.warnings;
+  d.old_stack = o.stack;
+  if (o.sweep) {
+    CompareOptions co;
+    co.price_old = opt.price_old, co.price_new = opt.price_new, co.force = true;
+    co.power_usd_per_kwh = opt.power_usd_per_kwh, co.pue = opt.pue;
+    // The old run beside itself gives the old side of every row; the new side is the prediction's.
+    Comparison c = compare_runs(*o.sweep, *o.sweep, catalog, models_dir, co);
+    c.new_run.gpu = to.name;
+    c.new_run.provenance = d.provenance.note;
+    c.new_gpu = &to;
+    c.stack.clear(), c.stack_mismatch = false;
+    if (c.old_gpu) {
+      const SpecComparison sc = compare_specs(*c.old_gpu, to);
+      if (auto dt = parse_dtype(c.old_run.dtype)) c.peak_ratio = sc.ratios.peak.at(*dt);
+      c.mamf_ratio = c.old_run.dtype == "fp8" ? sc.ratios.mamf_fp8 : sc.ratios.mamf_bf16;
+      c.bandwidth_ratio = sc.ratios.bandwidth;
+    }
+    for (CompareRow& r : c.rows) {
+      const Prediction* p = nullptr;
+      for (const Prediction& x : predictions) {
+        if (x.input.seqlen == r.seqlen && x.step_ms && x.speedup) p = &x;
+      }
+      r.new_side = SideFigures{};
+      r.speedup.reset(), r.cost_ratio.reset(), r.wall_clock_ratio.reset(), r.energy_ratio.reset();
+      if (r.old_side.status == "oom") {
+        r.note = "old cannot run this";
+        continue;
+      }
+      if (!p) {
+        r.note = "not predicted";
+        continue;
+      }
+      r.note.clear();
+      r.new_side.status = "ok";
+      r.new_side.step_ms = p->step_ms, r.new_side.tflops = p->tflops, r.new_side.mfu = p->mfu;
+      r.new_side.peak_gib = r.old_side.peak_gib;
+      r.new_side.usd_per_mtok = p->usd_per_mtoken_new;
+      r.speedup = speedup_in(*p->speedup, p->speedup_low.value_or(*p->speedup), p->speedup_high.value_or(*p->speedup));
+      r.wall_clock_ratio = 1 / *p->speedup;
+      if (r.old_side.usd_per_mtok && r.new_side.usd_per_mtok) r.cost_ratio = *r.new_side.usd_per_mtok / *r.old_side.usd_per_mtok;
+    }
+    d.training = std::move(c);
+    d.old_longest = longest_sequence(*o.sweep, d.old_accel ? d.old_accel->capacity_gib() : std::nullopt, o.longest_fit);
+    d.new_longest = longest_sequence(*o.sweep, to.capacity_gib(), std::nullopt, false);
+    d.new_longest.how = "the old run's memory fit at this GPU's capacity, PREDICTED";
+  }
+  if (d.old_accel) {
+    DecideInput in;
+    in.from = d.old_accel, in.to = &to;
+    if (d.training) in.model = d.training->model;
+    in.need = opt.need;
+    in.price_from = opt.price_old, in.price_to = opt.price_new;
+    d.specs = decide(in);
+  }
+  decide_verdict(d, opt);
+  add_reasons(d, o, nullptr);
   return d;
 }
 

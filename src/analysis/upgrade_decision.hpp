@@ -32,6 +32,7 @@
 #include "analysis/log_comparisons.hpp"
 #include "analysis/memory_headroom.hpp"
 #include "analysis/nccl_comparison.hpp"
+#include "analysis/predict/prediction.hpp"
 #include "records/measurement_set.hpp"
 
 namespace ub {
@@ -80,5 +81,13 @@ struct UpgradeDecision {
 // (unless forced), a price of zero.
 UpgradeDecision decide_upgrade(const MeasurementSet& old_set, const MeasurementSet& new_set, const Catalog& catalog,
                                const std::filesystem::path& models_dir, const UpgradeOptions& options);
+
+// The same decision with part 2 PREDICTED for a GPU not measured: the old set's sweep beside
+// `predictions` of the new GPU's step at its lengths (analysis/predict/), the new GPU's memory
+// headroom from the old run's memory fit at the new GPU's capacity, the catalog's part as ever.
+// Every row and the verdict are PREDICTED; the old set's own provenance carries through.
+UpgradeDecision decide_predicted_upgrade(const MeasurementSet& old_set, const std::vector<Prediction>& predictions,
+                                         const Accelerator& to, const Catalog& catalog,
+                                         const std::filesystem::path& models_dir, const UpgradeOptions& options);
 
 }  // namespace ub

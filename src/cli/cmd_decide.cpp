@@ -87,6 +87,49 @@ PredictionRequest prediction_of_folder(const MeasurementSet& s, const DecideOpti
   return r;
 }
 
+UpgradeOptions upgrade_options(const DecideOptions& o) {
+  UpgradeOptions opt;
+  opt.price_old = parse_optional_positive(o.price_from, "--price-old");
+  opt.price_new = parse_optional_positive(o.price_to, "--price-new");
+  if (!o.need.empty()) opt.need = parse_dtype_list(o.need, "--need-dtype");
+  if (!o.need_seqlen.empty()) opt.need_seqlen = parse_size(o.need_seqlen, "--need-seqlen");
+  opt.force = o.force;
+  opt.power_usd_per_kwh = parse_optional_positive(o.power_price, "--power-price");
+  opt.pue = parse_positive(o.pue, "--pue");
+  return opt;
+}
+
+// The page, on stdout and with -o in its folder.
+void show_decision(Context& ctx, const DecideOptions& o, const UpgradeDecision& d) {
+  const report::ReportContent page = report::decision_page(d);
+  report::Document shown;
+  if (!page.banner.empty()) shown.add().notes.push_back(page.banner);
+  for (const report::Block& b : page.body.blocks) shown.blocks.push_back(b);
+  if (!o.out_dir.empty()) {
+    report::write_report(page, o.out_dir, report::find_web_modules(o.web_dir, ctx.web_module_candidates()));
+    shown.blocks.back().notes.push_back(fmt::format("page: {}/report.html, {}/report.md", o.out_dir, o.out_dir));
+  }
+  o.out.emit(shown, report::decision_json(d));
+}
+
+// One folder and --to: the same page, part 2 PREDICTED at every length the sweep ran.
+void run_predicted(Context& ctx, const DecideOptions& o, const MeasurementSet& set) {
+  const Accelerator& to = ctx.catalog().find(o.to);
+  PredictionRequest r = prediction_of_folder(set, o, to);
+  if (set.sweep) {
+    std::vector<std::string> lengths;
+    for (const RunPoint& p : set.sweep->points) {
+      if (p.status == PointStatus::ok) lengths.push_back(std::to_string(p.seqlen));
+    }
+    if (!lengths.empty() && !r.model.empty()) r.seqlens = fmt::format("{}", fmt::join(lengths, ","));
+  }
+  const PredictionRun run = run_predictions(ctx, r);
+  UpgradeDecision d = decide_predicted_upgrade(set, run.predictions, to, ctx.catalog(), ctx.data_dir() / "models",
+                                               upgrade_options(o));
+  d.warnings.insert(d.warnings.end(), run.warnings.begin(), run.warnings.end());
+  show_decision(ctx, o, d);
+}
+
 void run_on_measurements(Context& ctx, const DecideOptions& o) {
   const std::vector<MeasurementSet> sets = measurement_sets(o.inputs);
   if (sets.size() > 2) {
@@ -99,35 +142,9 @@ void run_on_measurements(Context& ctx, const DecideOptions& o) {
                                    "for a PREDICTED part 2", sets[0].where));
     }
     if (!sets[0].manifest) throw UsageError("decide --to GPU predicts from a suite folder: give the folder");
-    DecideOptions one = o;
-    const Accelerator& to = ctx.catalog().find(o.to);
-    const PredictionRequest r = prediction_of_folder(sets[0], o, to);
-    one.from = sets[0].gpu;
-    one.model = r.model;
-    one.layers = r.layers;
-    one.old_runs = r.inputs;
-    one.measured = r.measured;
-    one.inputs.clear();
-    return run(ctx, one);
+    return run_predicted(ctx, o, sets[0]);
   }
-  UpgradeOptions opt;
-  opt.price_old = parse_optional_positive(o.price_from, "--price-old");
-  opt.price_new = parse_optional_positive(o.price_to, "--price-new");
-  if (!o.need.empty()) opt.need = parse_dtype_list(o.need, "--need-dtype");
-  if (!o.need_seqlen.empty()) opt.need_seqlen = parse_size(o.need_seqlen, "--need-seqlen");
-  opt.force = o.force;
-  opt.power_usd_per_kwh = parse_optional_positive(o.power_price, "--power-price");
-  opt.pue = parse_positive(o.pue, "--pue");
-  const UpgradeDecision d = decide_upgrade(sets[0], sets[1], ctx.catalog(), ctx.data_dir() / "models", opt);
-  const report::ReportContent page = report::decision_page(d);
-  report::Document shown;
-  if (!page.banner.empty()) shown.add().notes.push_back(page.banner);
-  for (const report::Block& b : page.body.blocks) shown.blocks.push_back(b);
-  if (!o.out_dir.empty()) {
-    report::write_report(page, o.out_dir, report::find_web_modules(o.web_dir, ctx.web_module_candidates()));
-    shown.blocks.back().notes.push_back(fmt::format("page: {}/report.html, {}/report.md", o.out_dir, o.out_dir));
-  }
-  o.out.emit(shown, report::decision_json(d));
+  show_decision(ctx, o, decide_upgrade(sets[0], sets[1], ctx.catalog(), ctx.data_dir() / "models", upgrade_options(o)));
 }
 
 void run(Context& ctx, const DecideOptions& o) {

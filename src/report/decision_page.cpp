@@ -33,10 +33,14 @@ void training_block(Document& doc, const Comparison& c, const char* tag) {
                      r.speedup ? std::string(to_string(r.speedup->verdict)) : "-", money(r.old_side.usd_per_mtok),
                      money(r.new_side.usd_per_mtok), ratio(r.cost_ratio), ratio(r.wall_clock_ratio), r.note, tag});
   }
-  b.notes.push_back("Speedup = old step time / new step time (medians of the steady steps), with the 95% interval of "
-                    "the medians; verdict SAME within 2%. $/Mtok = USD per million tokens per GPU.");
+  const bool predicted = std::string(tag) == "PREDICTED";
+  b.notes.push_back(predicted ? "Speedup PREDICTED for the new GPU from the old GPU's measurements, bucket by bucket; its "
+                                "interval takes every bucket at its ratio's low end and at its high end (docs/predict.md). "
+                                "$/Mtok = USD per million tokens per GPU."
+                              : "Speedup = old step time / new step time (medians of the steady steps), with the 95% "
+                                "interval of the medians; verdict SAME within 2%. $/Mtok = USD per million tokens per GPU.");
   if (c.break_even) b.notes.push_back(fmt::format("Break-even speedup (price new / old): {:.2f}x.", *c.break_even));
-  add_energy_block(doc, c, tag);
+  if (!predicted) add_energy_block(doc, c, tag);
 }
 
 void headroom_block(Document& doc, const UpgradeDecision& d, const char* tag) {

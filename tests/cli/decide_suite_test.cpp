@@ -159,22 +159,34 @@ TEST(Decide, APageWithItsVerdictFirst) {
   EXPECT_TRUE(fs::exists(out / "report.html"));
 }
 
-// With one folder and --to, and with the catalog alone, -o writes the page too, its verdict first;
-// the predicted page says PREDICTED in its banner and on its charts.
+// With one folder and --to, -o writes the same page as of two folders, part 2 PREDICTED on every
+// row and in the verdict; with the catalog alone, the catalog's page, its verdict first.
 TEST(Decide, EveryWayOfCallingItWritesItsPage) {
-  for (const std::string& args : {kSuite + " --to b200 --price-old 3.5 --price-new 6", std::string("--from h200 --to b200")}) {
-    const fs::path out = fs::path(::testing::TempDir()) / ("decide_page_" + std::to_string(args.size()));
-    fs::remove_all(out);
-    const Result r = run("decide " + args + " -o " + out.string());
-    if (report_tools_missing(r)) GTEST_SKIP() << r.err;
-    ASSERT_EQ(r.code, 0) << args << "\n" << r.err;
-    EXPECT_EQ(r.out.rfind("Verdict: ", 0), 0u) << args << "\n" << r.out.substr(0, 300);
-    const std::string md = slurp((out / "report.md").string());
-    EXPECT_LT(md.find("Verdict: "), md.find("peak bf16 TFLOPS")) << args;
-    const bool predicted = args.find("--price-old") != std::string::npos;
-    EXPECT_EQ(md.find("PREDICTED: part 2") != std::string::npos, predicted) << args << "\n" << md.substr(0, 400);
-    EXPECT_EQ(md.find("FROM THE CATALOG") != std::string::npos, !predicted) << args;
-  }
+  const fs::path predicted = fs::path(::testing::TempDir()) / "decide_page_predicted";
+  fs::remove_all(predicted);
+  const Result p = run("decide " + kSuite + " --to b200 --price-old 3.5 --price-new 6 -o " + predicted.string());
+  if (report_tools_missing(p)) GTEST_SKIP() << p.err;
+  ASSERT_EQ(p.code, 0) << p.err;
+  EXPECT_EQ(p.out.rfind("PREDICTED: ", 0), 0u) << p.out.substr(0, 300);
+  const std::string md = slurp((predicted / "report.md").string());
+  const size_t verdict = md.find("[PREDICTED] "), table = md.find("The training step per sequence length");
+  ASSERT_NE(verdict, std::string::npos) << md.substr(0, 600);
+  EXPECT_LT(verdict, table);
+  EXPECT_EQ(md.find("MEASURED"), std::string::npos) << "a predicted page calls nothing measured";
+  const Result j = run("decide " + kSuite + " --to b200 --price-old 3.5 --price-new 6 --json");
+  const json d = json::parse(j.out);
+  EXPECT_EQ(d["data"], "PREDICTED");
+  ASSERT_EQ(d["lengths"].size(), 2u) << "a prediction at each length the sweep ran";
+  for (const auto& l : d["lengths"]) EXPECT_GT(l["speedup"].get<double>(), 1.0) << l;
+
+  const fs::path catalog = fs::path(::testing::TempDir()) / "decide_page_catalog";
+  fs::remove_all(catalog);
+  const Result c = run("decide --from h200 --to b200 -o " + catalog.string());
+  ASSERT_EQ(c.code, 0) << c.err;
+  EXPECT_EQ(c.out.rfind("Verdict: ", 0), 0u) << c.out.substr(0, 300);
+  const std::string cmd = slurp((catalog / "report.md").string());
+  EXPECT_LT(cmd.find("Verdict: "), cmd.find("peak bf16 TFLOPS"));
+  EXPECT_NE(cmd.find("FROM THE CATALOG"), std::string::npos);
 }
 
 // Both files' own words head the page of two example files, not the first file's alone.
