@@ -271,7 +271,9 @@ void register_decide(CLI::App& app, Context& ctx) {
   cmd->add_option("--need-seqlen", o->need_seqlen,
                   "A sequence length the team must train: a GPU that cannot hold it on its own is a capability gap");
   cmd->add_flag("--force", o->force, "Compare measurements taken on different software stacks (said first on the page)");
-  cmd->add_option("-o,--out", o->out_dir, "Also write the page (report.html, report.md, charts) into this folder");
+  cmd->add_option("-o,--page,--out", o->out_dir,
+                  "Also write the page (report.html, report.md, charts) into this folder (--out: the older name; "
+                  "--out is where records go in the measuring commands)");
   cmd->add_option("--web-dir", o->web_dir, "node_modules holding vega, vega-lite, vega-embed");
   cmd->add_option("--old-run", o->old_runs,
                   "A measurement of the GPU you have (decomposition or training log): part 2 PREDICTED from it "

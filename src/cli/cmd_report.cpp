@@ -115,7 +115,8 @@ void register_report(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand("report", "HTML + markdown report with charts (PNG, SVG) from one "
                                            "training or collective log, or two compared");
   cmd->add_option("LOGS", o->logs, "One log, or OLD NEW (files, or run:ID selections of the history)")->required()->expected(-1);  // more than two: refused by name below
-  cmd->add_option("-o,--out", o->out_dir, "Folder to write into (created)")->required();
+  cmd->add_option("-o,--page,--out", o->out_dir, "Folder the page is written into, created (--out: the older name; "
+                                                  "--out is where records go in the measuring commands)")->required();
   cmd->add_option("--web-dir", o->web_dir, "node_modules holding vega, vega-lite, vega-embed");
   o->flags.add_to(*cmd);
   o->inputs.add_to(*cmd);

@@ -664,6 +664,15 @@ TEST(Flags, OneNamePerConceptAndTheOlderSpellingsStillWork) {
     EXPECT_EQ(help.out.find("(1x)"), std::string::npos) << c;
   }
   expect_error("compare " + kFx + "/sweep_h200.log --json --csv " + kFx + "/sweep_b200.log", 2, "excludes");
+  // --out is where records go; a page's folder is -o / --page (report's and decide's older --out still works).
+  const std::string a = ::testing::TempDir() + "/page_a", b = ::testing::TempDir() + "/page_b";
+  std::filesystem::remove_all(a), std::filesystem::remove_all(b);
+  const Result pa = run("report " + kFx + "/records_h200.jsonl --page " + a), pb = run("report " + kFx + "/records_h200.jsonl --out " + b);
+  if (report_tools_missing(pa)) GTEST_SKIP() << pa.err;
+  EXPECT_EQ(pa.code, 0) << pa.err;
+  EXPECT_EQ(pb.code, 0) << pb.err;
+  EXPECT_EQ(slurp(a + "/report.md"), slurp(b + "/report.md"));
+  expect_error("report " + kFx + "/records_h200.jsonl", 2, "--page is required");
 }
 
 TEST(History, AddListShowAndTrendOfTheGuidesTorchVersions) {
