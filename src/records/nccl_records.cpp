@@ -69,8 +69,7 @@ void to_json(json& j, const NcclRecord& r) {
   j["telemetry"] = r.telemetry;
 }
 
-NcclRecord read_nccl_record(const Fields& f) {
-  NcclRecord r;
+void read_nccl_point_name(const Fields& f, NcclRecord& r) {
   r.world_size = static_cast<int>(f.count("world_size"));
   const std::string name = f.string("collective");
   const auto c = parse_collective(name);
@@ -78,6 +77,11 @@ NcclRecord read_nccl_record(const Fields& f) {
   r.collective = *c;
   r.dtype = f.string("dtype");
   r.bytes = f.count("bytes");
+}
+
+NcclRecord read_nccl_record(const Fields& f) {
+  NcclRecord r;
+  read_nccl_point_name(f, r);
   r.send_count = f.optional_count("send_count").value_or(0);
   r.recv_count = f.optional_count("recv_count").value_or(0);
   r.in_place = f.boolean_or("in_place", false);

@@ -77,5 +77,8 @@ void to_json(nlohmann::json& j, const NcclConfig& c);
 void to_json(nlohmann::json& j, const WorldFacts& w);
 void to_json(nlohmann::json& j, const NcclRecord& r);
 NcclRecord read_nccl_record(const Fields& f);
+// What names a point, in our records and the torch.distributed peer's lines alike: world_size,
+// collective, dtype, bytes. WorkError naming an unknown collective.
+void read_nccl_point_name(const Fields& f, NcclRecord& r);
 
 }  // namespace ub

@@ -57,13 +57,7 @@ void read_our_context(const Fields& f, NcclLog& log) {
 NcclPoint read_peer_point(const Fields& f, NcclLog& log) {
   NcclPoint p;
   NcclRecord& r = p.record;
-  r.world_size = static_cast<int>(f.count("world_size"));
-  const std::string name = f.string("collective");
-  const auto c = parse_collective(name);
-  if (!c) throw WorkError(fmt::format("{}: unknown collective \"{}\"", f.where(), name));
-  r.collective = *c;
-  r.dtype = f.string("dtype");
-  r.bytes = f.count("bytes");
+  read_nccl_point_name(f, r);
   r.in_place = f.boolean_or("in_place", false);
   r.ok = true;
   p.time_us = f.positive("time_us");
