@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <limits>
 #include <numeric>
 
@@ -116,7 +117,20 @@ double parse_positive(const std::string& text_in, const std::string& what) {
     throw UsageError(fmt::format("{}: '{}' is not a number", what, text));
   }
   if (!(v > 0)) throw UsageError(fmt::format("{}: must be positive, got '{}'", what, text));
+  // A subnormal number divides into infinity (a price of 1e-320 makes the break-even "inf").
+  if (v < std::numeric_limits<double>::min()) throw UsageError(fmt::format("{}: '{}' is too small to compute with", what, text));
   return v;
+}
+
+void refuse_output_among_inputs(const std::string& out, const std::vector<std::string>& inputs, const std::string& what) {
+  if (out.empty()) return;
+  std::error_code ec;
+  for (const std::string& in : inputs) {
+    if (std::filesystem::exists(out, ec) && std::filesystem::equivalent(out, in, ec)) {
+      throw UsageError(fmt::format("{} {}: that is an input ({}): records are appended to it, which would change "
+                                   "what is read; give another file", what, out, in));
+    }
+  }
 }
 
 std::optional<double> parse_optional_positive(const std::string& text, const std::string& what) {

@@ -27,6 +27,8 @@ std::vector<int> parse_devices(const std::string& text, int available);
 
 // A strictly positive number ("3.5", "1e12"). Throws UsageError naming `what`.
 double parse_positive(const std::string& text, const std::string& what);
+// UsageError when `out` (a records file to append to) is one of `inputs` (the same file, by inode).
+void refuse_output_among_inputs(const std::string& out, const std::vector<std::string>& inputs, const std::string& what);
 std::optional<double> parse_optional_positive(const std::string& text, const std::string& what);
 
 // A duration: "30m", "1h30m", "90s", "2h", or plain seconds ("1800"); positive, at most a week.

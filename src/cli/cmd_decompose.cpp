@@ -123,6 +123,7 @@ void run(Context& ctx, DecomposeOptions& o, const CLI::App& cmd) {
     throw UsageError("--seqlen, --layers and --batch describe the traced model: give --model too");
   }
   const std::vector<std::string> files = trace::trace_files(o.inputs);
+  refuse_output_among_inputs(o.shell.out, files, "--out");
   // The records of a trace go to --out (and --db) only when asked: reading a trace measures nothing.
   const std::string& out = o.shell.out;
   std::unique_ptr<RecordWriter> writer;

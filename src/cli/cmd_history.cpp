@@ -4,6 +4,8 @@
 // (fleet). docs/history.md is the manual.
 #include <fmt/format.h>
 
+#include <cctype>
+
 #include <algorithm>
 
 #include "base/error.hpp"
@@ -17,6 +19,29 @@
 namespace ub::cli {
 
 namespace {
+
+// A date or its beginning, as runs are dated (2026, 2026-11, 2026-11-30, 2026-11-30T10:00): a month
+// past 12 or a day past 31 is a typing error, not a filter that matches nothing.
+std::string date_prefix(const std::string& text, const char* what) {
+  if (text.empty()) return text;
+  const auto digits = [&](size_t at, size_t n) {
+    if (text.size() < at + n) return -1;
+    int v = 0;
+    for (size_t i = at; i < at + n; ++i) {
+      if (!std::isdigit(static_cast<unsigned char>(text[i]))) return -1;
+      v = v * 10 + (text[i] - '0');
+    }
+    return v;
+  };
+  const bool year = digits(0, 4) >= 0;
+  const bool month_ok = text.size() <= 4 || (text[4] == '-' && digits(5, 2) >= 1 && digits(5, 2) <= 12);
+  const bool day_ok = text.size() <= 7 || (text[7] == '-' && digits(8, 2) >= 1 && digits(8, 2) <= 31);
+  const bool rest_ok = text.size() <= 10 || text[10] == 'T' || text[10] == ' ';
+  if (!year || !month_ok || !day_ok || !rest_ok || text.size() == 5 || text.size() == 6 || text.size() == 8 || text.size() == 9) {
+    throw UsageError(fmt::format("{}: '{}' is not a date or its beginning (2026, 2026-11, 2026-11-30)", what, text));
+  }
+  return text;
+}
 
 struct FilterFlags {
   std::string gpu, uuid, host, command, model, kind, since, until;
@@ -35,7 +60,7 @@ struct FilterFlags {
   }
 
   history::RunFilter parse() const {
-    history::RunFilter f{gpu, uuid, host, command, model, kind, since, until, {}};
+    history::RunFilter f{gpu, uuid, host, command, model, kind, date_prefix(since, "--since"), date_prefix(until, "--until"), {}};
     for (const std::string& s : stack) {
       const size_t eq = s.find('=');
       if (eq == std::string::npos || eq == 0 || eq + 1 == s.size()) {

@@ -26,6 +26,9 @@ struct PredictCommand {
 void run(Context& ctx, PredictCommand o) {
   o.request.price_from = parse_optional_positive(o.price_old, "--price-old");
   o.request.price_to = parse_optional_positive(o.price_new, "--price-new");
+  std::vector<std::string> read = o.request.inputs;
+  read.insert(read.end(), o.request.measured.begin(), o.request.measured.end());
+  refuse_output_among_inputs(o.out, read, "--out");
   const PredictionRun run = run_predictions(ctx, o.request);
   const PredictionRequest& r = o.request;
   nlohmann::json j = nlohmann::json::array();

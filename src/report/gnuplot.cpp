@@ -22,6 +22,7 @@
 
 #include "base/error.hpp"
 #include "report/chart.hpp"
+#include "report/report_files.hpp"
 
 namespace ub::report {
 
@@ -205,10 +206,16 @@ void run_gnuplot(const std::string& text, const std::string& what) {
 }  // namespace
 
 void render_with_gnuplot(const Chart& c, const std::string& dir) {
-  const std::string png = (std::filesystem::path(dir) / (c.id + ".png")).string();
-  const std::string svg = (std::filesystem::path(dir) / (c.id + ".svg")).string();
-  run_gnuplot(script(c, "pngcairo noenhanced size 900,540 font 'sans,10'", png), png);
-  run_gnuplot(script(c, "svg noenhanced size 900,540 dynamic font 'sans,10'", svg), svg);
+  // gnuplot writes beside each file's place; the file is renamed into it (report_files.hpp).
+  for (const auto& [ext, terminal] : {std::pair{".png", "pngcairo noenhanced size 900,540 font 'sans,10'"},
+                                      std::pair{".svg", "svg noenhanced size 900,540 dynamic font 'sans,10'"}}) {
+    const std::filesystem::path place = std::filesystem::path(dir) / (c.id + ext);
+    refuse_symlink(place);
+    const std::string staged = staging_name(place).string();
+    std::filesystem::remove(staged);
+    run_gnuplot(script(c, terminal, staged), (place).string());
+    place_staged(place);
+  }
 }
 
 }  // namespace ub::report

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "base/error.hpp"
+#include "report/report_files.hpp"
 
 namespace ub::report {
 
@@ -39,12 +40,6 @@ std::string slurp(const fs::path& p) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-void write_file(const fs::path& p, const std::string& text) {
-  std::ofstream out(p, std::ios::binary);
-  out << text;
-  if (!out) throw WorkError(fmt::format("{}: cannot write", p.string()));
 }
 
 bool has_modules(const fs::path& dir) {
@@ -116,7 +111,7 @@ void write_report(const ReportContent& r_in, const fs::path& dir, const fs::path
   if (!r.chart_tag.empty()) {
     for (Chart& c : r.charts) c.title += " [" + r.chart_tag + "]";
   }
-  fs::create_directories(dir / "charts");
+  prepare_report_folder(dir);
   // Charts as files first: a missing gnuplot stops here, before anything half-written.
   for (const Chart& c : r.charts) render_with_gnuplot(c, (dir / "charts").string());
 
@@ -132,7 +127,7 @@ void write_report(const ReportContent& r_in, const fs::path& dir, const fs::path
   }
   for (const Chart& c : r.charts) md += fmt::format("![{}](charts/{}.png)\n", c.title, c.id);
   md += "\n" + render_markdown(md_rest);
-  write_file(dir / "report.md", md);
+  place_file(dir / "report.md", md);
 
   std::string html = "<!doctype html>\n<html><head><meta charset=\"utf-8\">\n<title>" + escape(r.title) +
                      "</title>\n<style>" + kStyle + "</style>\n";
@@ -162,7 +157,7 @@ void write_report(const ReportContent& r_in, const fs::path& dir, const fs::path
           "    .then(() => document.getElementById(id).setAttribute('data-rendered', 'yes'))\n"
           "    .catch(e => { document.getElementById(id).textContent = 'chart failed: ' + e; });\n"
           "}\n</script>\n</body></html>\n";
-  write_file(dir / "report.html", html);
+  place_file(dir / "report.html", html);
 }
 
 }  // namespace ub::report

@@ -24,7 +24,7 @@ class Where {
   Where(std::vector<Value>& params, const RunFilter& f, const char* gpu_alias) : params_(params) {
     // Per GPU where the query has one GPU per row; else any GPU of the run.
     if (!f.gpu.empty()) {
-      gpu_clause("LOWER({}.name) LIKE {}", gpu_alias, "%" + lower(f.gpu) + "%");
+      gpu_clause("LOWER({}.name) LIKE {} ESCAPE '\\'", gpu_alias, "%" + like_literal(lower(f.gpu)) + "%");
     }
     if (!f.uuid.empty()) gpu_clause("{}.uuid = {}", gpu_alias, f.uuid);
     if (!f.host.empty()) add("r.host = {}", f.host);
@@ -51,6 +51,16 @@ class Where {
   }
 
  private:
+  // `s` matched as itself inside a LIKE pattern: its %, _ and \ escaped (an underscore is a GPU name's
+  // character, not "any one").
+  static std::string like_literal(const std::string& s) {
+    std::string out;
+    for (char c : s) {
+      if (c == '%' || c == '_' || c == '\\') out += '\\';
+      out += c;
+    }
+    return out;
+  }
   static std::string lower(std::string s) {
     std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     return s;

@@ -777,6 +777,47 @@ TEST(History, AGzippedRecordFileIsReadLikeAPlainOne) {
   EXPECT_EQ(j["files"][1]["runs"][0]["status"], "already stored") << "the same run, compressed or not";
 }
 
+// Nothing clobbered, nothing silently wrong: a symlink planted where a report's file goes is refused
+// and what it points to untouched; an empty page folder is refused; records never go into an
+// input; a subnormal price does not make an infinite break-even; a GPU filter's underscore is an
+// underscore; an impossible date is refused.
+TEST(BadInput, NothingClobberedNothingSilentlyWrong) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / "planted_report";
+  const fs::path victim = fs::path(::testing::TempDir()) / "planted_victim";
+  fs::remove_all(dir), fs::remove(victim);
+  fs::create_directories(dir / "charts");
+  fs::create_symlink(victim, dir / "report.html");
+  const Result planted = run("report " + kFx + "/records_h200.jsonl -o " + dir.string());
+  if (!report_tools_missing(planted)) {
+    EXPECT_EQ(planted.code, 1) << planted.err;
+    EXPECT_NE(planted.err.find("a symlink where a file of the report goes"), std::string::npos) << planted.err;
+    EXPECT_FALSE(fs::exists(victim)) << "written through the link";
+    const fs::path linked = fs::path(::testing::TempDir()) / "planted_charts";
+    fs::remove_all(linked), fs::remove_all(dir);
+    fs::create_directories(linked), fs::create_directories(dir);
+    fs::create_directory_symlink(linked, dir / "charts");
+    expect_error("report " + kFx + "/records_h200.jsonl -o " + dir.string(), 1, "a symlink where the report's folder goes");
+    EXPECT_TRUE(fs::is_empty(linked));
+  }
+  expect_error("report " + kFx + "/records_h200.jsonl -o ''", 2, "the report's folder is an empty name");
+  const fs::path input = fs::path(::testing::TempDir()) / "predict_input.log";
+  fs::copy_file(kFx + "/sweep_h200.log", input, fs::copy_options::overwrite_existing);
+  const auto size = fs::file_size(input);
+  expect_error("predict --to b200 " + input.string() + " --out " + input.string(), 2, "that is an input");
+  EXPECT_EQ(fs::file_size(input), size);
+  expect_error("decompose " + kFx + "/decompose_h200.txt --out " + kFx + "/decompose_h200.txt", 2, "that is an input");
+  expect_error("compare " + kFx + "/sweep_h200.log " + kFx + "/sweep_b200.log --force --price-old 1e-320 --price-new 1", 2,
+               "too small to compute with");
+  const std::string db = fresh_db("history_like");
+  ASSERT_EQ(run("history add --db " + db + " " + kFx + "/sweep_h200.log").code, 0);
+  const Result underscore = run("history list --json --gpu _ --db " + db);
+  ASSERT_EQ(underscore.code, 0) << underscore.err;
+  EXPECT_TRUE(nlohmann::json::parse(underscore.out)["runs"].empty()) << "'_' matched any one character";
+  EXPECT_EQ(nlohmann::json::parse(run("history list --json --gpu h200 --since 2026-11 --db " + db).out)["runs"].size(), 1u);
+  expect_error("history list --since 2026-13-45 --db " + db, 2, "--since: '2026-13-45' is not a date");
+}
+
 TEST(BadInput, History) {
   const std::string db = fresh_db("history_bad");
   expect_error("history list --db " + ::testing::TempDir() + "/nowhere/none.sqlite", 2, "no history database there yet");

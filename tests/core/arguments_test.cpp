@@ -61,7 +61,9 @@ TEST(Arguments, Devices) {
 TEST(Arguments, PositiveNumbers) {
   EXPECT_DOUBLE_EQ(parse_positive("3.5", "--price"), 3.5);
   EXPECT_DOUBLE_EQ(parse_positive("1e12", "--tokens"), 1e12);
-  EXPECT_DOUBLE_EQ(parse_positive("1e-308", "--price"), 1e-308);  // tiny, but a number
+  EXPECT_DOUBLE_EQ(parse_positive("1e-300", "--price"), 1e-300);  // tiny, but a number
+  // Subnormal: it divides into infinity (a break-even of "inf").
+  EXPECT_THROW(parse_positive("1e-308", "--price"), UsageError);
   for (const char* bad : {"0", "-2", "x", "nan", "inf", "3x", ""}) {
     EXPECT_THROW(parse_positive(bad, "--price"), UsageError) << bad;
   }

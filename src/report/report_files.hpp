@@ -1,0 +1,28 @@
+// How a report's files reach their folder without clobbering anything else: each is written whole
+// under a new name beside its place and renamed into it, so a symlink planted where a file of the
+// report should be (report.html, charts/tflops.png, the charts folder itself) is refused, never
+// followed, and a reader never sees half a file.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+namespace ub::report {
+
+// The folder and its charts/ folder, created; WorkError where either is a symlink, or where `dir`
+// is empty (a folder must be named).
+void prepare_report_folder(const std::filesystem::path& dir);
+
+// WorkError naming `place` where it is a symlink (or anything but a plain file).
+void refuse_symlink(const std::filesystem::path& place);
+
+// A name beside `place` for its new contents (same folder, so the rename stays on one file system).
+std::filesystem::path staging_name(const std::filesystem::path& place);
+
+// `text` into `place`: written under staging_name, then renamed over it.
+void place_file(const std::filesystem::path& place, const std::string& text);
+
+// A file written at staging_name(place), renamed over `place`.
+void place_staged(const std::filesystem::path& place);
+
+}  // namespace ub::report
