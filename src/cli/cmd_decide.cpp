@@ -32,7 +32,7 @@ using report::Align;
 struct DecideOptions {
   std::vector<std::string> inputs;  // suite folders or measurement files
   std::string from = "h200-sxm", to = "b200-sxm";
-  bool to_given = false;
+  bool to_given = false, model_given = false;
   std::string need_seqlen, out_dir, web_dir;
   bool force = false;
   std::string model = "llama-3.1-8b";
@@ -161,7 +161,8 @@ void run(Context& ctx, const DecideOptions& o) {
     PredictionRequest r;
     r.inputs = o.old_runs, r.measured = o.measured, r.seqlens = o.seqlens;
     r.from = in.from->id, r.to = in.to->id;
-    r.model = o.model == "none" ? "" : o.model;
+    // The model the logs name unless --model was given (then a log of another is refused).
+    r.model = o.model == "none" || !o.model_given ? "" : o.model;
     r.layers = o.layers;
     r.price_from = in.price_from, r.price_to = in.price_to;
     in.predicted = run_predictions(ctx, r).predictions;
@@ -258,8 +259,9 @@ void register_decide(CLI::App& app, Context& ctx) {
                   "Suite folders (OLD_DIR NEW_DIR), or measurement files of the two GPUs, grouped by the GPU each names");
   cmd->add_option("--from", o->from, "The GPU you have (catalog id or name), without measurements")->capture_default_str();
   auto* to = cmd->add_option("--to", o->to, "The GPU you consider")->capture_default_str();
-  cmd->add_option("--model", o->model, "Preset id or config.json path ('none' to skip)")
-      ->capture_default_str();
+  auto* model = cmd->add_option("--model", o->model, "Preset id or config.json path ('none' to skip); with --old-run, "
+                                                     "the model the logs name unless given")
+                    ->capture_default_str();
   cmd->add_option("--need-dtype", o->need, "Dtypes your recipe needs, e.g. fp8,nvfp4");
   cmd->add_option("--price-old,--price-from", o->price_from,
                   "USD per GPU-hour of the GPU you have (--price-from: the older name)");
@@ -282,8 +284,9 @@ void register_decide(CLI::App& app, Context& ctx) {
   cmd->add_option("--seqlens,--seqlen", o->seqlens, "With --old-run: predict at these lengths (as predict)");
   cmd->add_option("--layers", o->layers, "With --old-run: the layers the run kept of --model");
   o->out.add_to(*cmd);
-  cmd->callback([&ctx, o, to] {
+  cmd->callback([&ctx, o, to, model] {
     o->to_given = to->count() > 0;
+    o->model_given = model->count() > 0;
     run(ctx, *o);
   });
 }

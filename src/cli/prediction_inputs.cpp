@@ -41,24 +41,33 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
     if (kind == LogKind::decomposition || decomposed) {
       for (StepInput& s : steps_from_decompositions(t)) steps.push_back(std::move(s));
     } else if (kind == LogKind::training) {
-      if (!model) {  // the model the log names (benchmark.py's model_size, our records' config), as compare reads it
-        if (const std::optional<std::string> named = read_run_log(t).model) {
-          model = ctx.model(*named, o.layers), full_model = ctx.model(*named, 0);
-          warnings.push_back(fmt::format("{}: the model is {}, as the log says (--model to give another)", path, *named));
-        }
+      // What the log says it ran (model, layers, batch) wins over defaults; against an explicit
+      // option it is an error, not a silent choice.
+      const RunLog said = read_run_log(t);
+      if (!model && said.model) {  // as compare reads it: benchmark.py's model_size, our records' config
+        model = ctx.model(*said.model, o.layers), full_model = ctx.model(*said.model, 0);
+        warnings.push_back(fmt::format("{}: the model is {}, as the log says (--model to give another)", path, *said.model));
+      } else if (model && said.model && !o.model.empty() && *said.model != o.model) {
+        throw UsageError(fmt::format("{}: the log ran {}, --model says {}: give the model it ran", path, *said.model, o.model));
       }
-      const auto flops = [&](int64_t seqlen, int64_t batch) -> std::optional<StepFlops> {
-        if (!model) return std::nullopt;
+      if (said.layers && o.layers > 0 && *said.layers != o.layers) {
+        throw UsageError(fmt::format("{}: the log ran {} layers, --layers says {}", path, *said.layers, o.layers));
+      }
+      const std::optional<ModelShape> step_model =
+          !model ? std::nullopt : said.layers ? std::optional<ModelShape>(with_layers(*full_model, *said.layers)) : model;
+      const int64_t batch = said.batch;
+      const auto flops = [&](int64_t seqlen) -> std::optional<StepFlops> {
+        if (!step_model) return std::nullopt;
         FlopOptions fo;
         fo.batch = batch;
-        return step_flops(*model, seqlen, fo);
+        return step_flops(*step_model, seqlen, fo);
       };
       auto share = [&](int64_t s) -> std::optional<double> {
-        const auto f = flops(s, 1);
+        const auto f = flops(s);
         return f ? std::optional<double>(f->attention_share()) : std::nullopt;
       };
       auto tflop = [&](int64_t s) -> std::optional<double> {
-        const auto f = flops(s, 1);
+        const auto f = flops(s);
         return f ? std::optional<double>(to_tflop(f->total())) : std::nullopt;
       };
       for (StepInput& s : steps_from_training_log(t, share, tflop, warnings)) steps.push_back(std::move(s));

@@ -312,6 +312,16 @@ TEST(BadInput, Predict) {
   expect_error("predict --to b200 " + kFx + "/decompose_h200.txt --measured " + kFx + "/attention_h200.log --from mi300x", 2,
                "");
   expect_error("predict --to b200 " + kFx + "/sweep_no_steady.log", 1, "has no steady steps");
+  // What the records say they ran wins: 4 of Llama-3.1-8B's 32 layers are counted as 4 (an MFU above
+  // 100% was the 32 layers' FLOPs over a 4-layer step), and an option that contradicts them is refused.
+  const Result four = run("predict --to b200 " + kFx + "/train_records_h200_plain_8k.jsonl --model llama-3.1-8b --json");
+  ASSERT_EQ(four.code, 0) << four.err;
+  for (const auto& p : nlohmann::json::parse(four.out)) {
+    EXPECT_LT(p["mfu"].get<double>(), 0.8) << p.dump().substr(0, 300);
+  }
+  expect_error("predict --to b200 " + kFx + "/train_records_h200_plain_8k.jsonl --model llama-3.1-70b", 2,
+               "the log ran llama-3.1-8b, --model says llama-3.1-70b");
+  expect_error("predict --to b200 " + kFx + "/train_records_h200_plain_8k.jsonl --layers 8", 2, "the log ran 4 layers, --layers says 8");
   // A log that names its model needs no --model (as compare reads it), and says where it came from.
   const Result named = run("predict --to b200 " + kFx + "/records_h200.jsonl");
   EXPECT_EQ(named.code, 0) << named.err;
