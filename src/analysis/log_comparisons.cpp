@@ -263,4 +263,41 @@ void to_json(json& j, const MamfComparison& c) {
        {"notes", c.notes}};
 }
 
+BandwidthComparison compare_bandwidth(const BandwidthLog& o, const BandwidthLog& n, const Catalog& catalog) {
+  BandwidthComparison c;
+  c.old_gpu = o.gpu, c.new_gpu = n.gpu;
+  c.provenance = weaker(o.provenance, n.provenance);
+  c.provenance_notes = provenance_lines(o.path, o.provenance, n.path, n.provenance);
+  c.hardware = hardware_ratios(o.gpu, n.gpu, catalog);
+  const auto find = [](const BandwidthLog& l, const std::string& op, int64_t bytes) -> const BandwidthRecord* {
+    for (const BandwidthRecord& r : l.points) {
+      if (r.op == op && r.bytes == bytes && r.ok) return &r;
+    }
+    return nullptr;
+  };
+  for (const BandwidthRecord& r : o.points) {
+    BandwidthComparisonRow row{r.op, r.bytes, r.in_l2, {}, {}, {}};
+    if (r.ok) row.old_gbps = r.median_gbps;
+    if (const BandwidthRecord* m = find(n, r.op, r.bytes)) row.new_gbps = m->median_gbps;
+    if (row.old_gbps && row.new_gbps && *row.old_gbps > 0) row.ratio = *row.new_gbps / *row.old_gbps;
+    c.rows.push_back(row);
+  }
+  for (const BandwidthRecord& r : n.points) {
+    if (!find(o, r.op, r.bytes) && r.ok) c.rows.push_back({r.op, r.bytes, r.in_l2, std::nullopt, r.median_gbps, std::nullopt});
+  }
+  const std::optional<double> a = o.hbm_gbps("copy"), b = n.hbm_gbps("copy");
+  if (a && b && *a > 0) c.hbm_copy_ratio = *b / *a;
+  return c;
+}
+
+void to_json(nlohmann::json& j, const BandwidthComparison& c) {
+  const auto opt = [](std::optional<double> v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
+  j = {{"old_gpu", c.old_gpu}, {"new_gpu", c.new_gpu}, {"data", c.provenance.tag()}, {"hardware", c.hardware},
+       {"hbm_copy_ratio", opt(c.hbm_copy_ratio)}, {"rows", nlohmann::json::array()}};
+  for (const BandwidthComparisonRow& r : c.rows) {
+    j["rows"].push_back({{"op", r.op}, {"bytes", r.bytes}, {"in_l2", r.in_l2}, {"old_gbps", opt(r.old_gbps)},
+                         {"new_gbps", opt(r.new_gbps)}, {"ratio", opt(r.ratio)}});
+  }
+}
+
 }  // namespace ub

@@ -14,6 +14,7 @@
 
 #include "facts/catalog.hpp"
 #include "records/readers/attention_log.hpp"
+#include "records/readers/bandwidth_log.hpp"
 #include "records/readers/decomposition_log.hpp"
 #include "records/readers/mamf_log.hpp"
 
@@ -81,7 +82,26 @@ struct MamfComparison {
 // a speedup), unless `force`; then it is said in the notes.
 MamfComparison compare_mamf(const MamfLog& o, const MamfLog& n, const Catalog& catalog, bool force = false);
 
+// Two `bandwidth` runs, operation by operation and size by size: each GB/s (the median) and the
+// new/old ratio, beside the datasheet HBM ratio; the sizes beyond L2 are what HBM does.
+struct BandwidthComparisonRow {
+  std::string op;
+  int64_t bytes = 0;
+  bool in_l2 = false;
+  std::optional<double> old_gbps, new_gbps, ratio;
+};
+struct BandwidthComparison {
+  std::string old_gpu, new_gpu;
+  Provenance provenance;
+  std::vector<std::string> provenance_notes;
+  HardwareRatios hardware;
+  std::vector<BandwidthComparisonRow> rows;
+  std::optional<double> hbm_copy_ratio;  // the best copy beyond L2, new over old
+};
+BandwidthComparison compare_bandwidth(const BandwidthLog& o, const BandwidthLog& n, const Catalog& catalog);
+
 void to_json(nlohmann::json& j, const HardwareRatios& h);
+void to_json(nlohmann::json& j, const BandwidthComparison& c);
 void to_json(nlohmann::json& j, const AttentionComparison& c);
 void to_json(nlohmann::json& j, const DecompositionComparison& c);
 void to_json(nlohmann::json& j, const MamfComparison& c);

@@ -12,6 +12,7 @@
 #include "cli/compare_options.hpp"
 #include "cli/output.hpp"
 #include "cli/run_inputs.hpp"
+#include "records/readers/bandwidth_log.hpp"
 #include "records/readers/log_kind.hpp"
 #include "records/readers/read_run.hpp"
 #include "report/comparison_view.hpp"
@@ -57,7 +58,7 @@ void register_compare(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<CompareCliOptions>();
   auto* cmd = app.add_subcommand("compare", "Two runs of one kind side by side: training (speedup per "
                                             "sequence length with intervals, MFU, memory, $/token, stack check), "
-                                            "attention, decomposition, MAMF, collectives (size by size)");
+                                            "attention, decomposition, MAMF, HBM bandwidth, collectives (size by size)");
   cmd->add_option("OLD", o->old_path, "Log of the GPU you have (a file, or run:ID of the history)")->required();
   cmd->add_option("NEW", o->new_path, "Log of the GPU you consider (a file, or run:ID of the history)")->required();
   o->flags.add_to(*cmd);
@@ -68,6 +69,14 @@ void register_compare(CLI::App& app, Context& ctx) {
     // collective benchmarks.
     const LineSource old_text = o->inputs.read(o->old_path), new_text = o->inputs.read(o->new_path);
     const LogKind kind = detect_log_kind(old_text), new_kind = detect_log_kind(new_text);
+    // Our `bandwidth` records are no log of another tool's kind: told by their records.
+    const bool old_bw = kind == LogKind::unknown && has_record_type(old_text, "bandwidth");
+    const bool new_bw = new_kind == LogKind::unknown && has_record_type(new_text, "bandwidth");
+    if (old_bw && new_bw) {
+      const BandwidthComparison c = compare_bandwidth(read_bandwidth_log(old_text), read_bandwidth_log(new_text), ctx.catalog());
+      o->out.emit(report::bandwidth_comparison_document(c), c);
+      return;
+    }
     if (kind != new_kind || kind == LogKind::unknown) {
       throw UsageError(fmt::format("compare needs two logs of one kind: {} is {}, {} is {}", o->old_path,
                                    to_string(kind), o->new_path, to_string(new_kind)));

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "base/text.hpp"
 #include "report/format.hpp"
 
 namespace ub::report {
@@ -71,6 +72,21 @@ Document mamf_comparison_document(const MamfComparison& c) {
                                 "compared, each at its own best shape; the means are over every shape of each run.",
                                 c.old_shapes, c.new_shapes));
   for (const std::string& n : c.notes) b.notes.push_back(n);
+  return doc;
+}
+
+Document bandwidth_comparison_document(const BandwidthComparison& c) {
+  Document doc;
+  auto& b = doc.add(fmt::format("HBM bandwidth: {} -> {}", c.old_gpu.empty() ? "?" : c.old_gpu,
+                                c.new_gpu.empty() ? "?" : c.new_gpu));
+  b.notes = c.provenance_notes;
+  b.notes.push_back(hardware_line(c.old_gpu, c.new_gpu, c.hardware));
+  b.table.columns = {{"op", Align::left}, {"size"}, {"where", Align::left}, {"old GB/s"}, {"new GB/s"}, {"new/old"}};
+  for (const BandwidthComparisonRow& r : c.rows) {
+    b.table.add_row({r.op, binary_size_text(r.bytes), r.in_l2 ? "L2" : "HBM", num(r.old_gbps), num(r.new_gbps), ratio(r.ratio)});
+  }
+  b.notes.push_back(fmt::format("GB/s: the median of each size's samples, each result checked. The best copy beyond L2, "
+                                "new/old: {}; the datasheet's HBM ratio: {}.", ratio(c.hbm_copy_ratio), ratio(c.hardware.bandwidth)));
   return doc;
 }
 

@@ -10,5 +10,6 @@ namespace ub::report {
 Document attention_comparison_document(const AttentionComparison& c);
 Document decomposition_comparison_document(const DecompositionComparison& c);
 Document mamf_comparison_document(const MamfComparison& c);
+Document bandwidth_comparison_document(const BandwidthComparison& c);
 
 }  // namespace ub::report

@@ -218,6 +218,19 @@ TEST(Decide, TokensPerJouleAndTheElectricityPerToken) {
   expect_error("decide " + kSuite + " " + kSuite + " --power-price -1", 2, "--power-price");
 }
 
+// compare reads `bandwidth` records too: each operation and size side by side, the best copy beyond
+// L2 against the datasheet's ratio.
+TEST(Compare, BandwidthRecordsSizeBySize) {
+  const std::string bw = kSuite + "/bandwidth.jsonl";
+  const Result r = run("compare " + bw + " " + bw + " --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["rows"].size(), 6u);
+  EXPECT_DOUBLE_EQ(j["hbm_copy_ratio"].get<double>(), 1.0);
+  EXPECT_EQ(j["data"], "MEASURED");
+  expect_error("compare " + bw + " " + kSuite + "/mamf.jsonl", 2, "compare needs two logs of one kind");
+}
+
 TEST(Decide, OldSpellingsOfThePricesStillWork) {
   const std::string logs = kExamples + "/example_h200_handwritten.log " + kExamples + "/example_b200_handwritten.log";
   const Result a = run("decide " + logs + " --price-from 3.50 --price-to 6.00 --force --json");
