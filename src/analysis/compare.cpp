@@ -106,6 +106,15 @@ std::optional<ModelShape> run_model(const RunLog& run, const std::filesystem::pa
   }
 }
 
+void set_catalog_ratios(Comparison& c) {
+  c.peak_ratio.reset(), c.mamf_ratio.reset(), c.bandwidth_ratio.reset();
+  if (!c.old_gpu || !c.new_gpu) return;
+  const SpecComparison sc = compare_specs(*c.old_gpu, *c.new_gpu);
+  if (auto dt = parse_dtype(c.old_run.dtype)) c.peak_ratio = sc.ratios.peak.at(*dt);
+  c.mamf_ratio = c.old_run.dtype == "fp8" ? sc.ratios.mamf_fp8 : sc.ratios.mamf_bf16;
+  c.bandwidth_ratio = sc.ratios.bandwidth;
+}
+
 Comparison compare_runs(RunLog old_run, RunLog new_run, const Catalog& catalog,
                         const std::filesystem::path& models_dir, const CompareOptions& opt) {
   for (const auto* p : {&opt.price_old, &opt.price_new}) {
@@ -143,12 +152,7 @@ Comparison compare_runs(RunLog old_run, RunLog new_run, const Catalog& catalog,
     if (!g) c.warnings.push_back(fmt::format("{}: GPU '{}' is not in the catalog: its MFU and hardware ratios are N/A", r->path, r->gpu));
   }
   c.model = run_model(c.old_run, models_dir, c.warnings);
-  if (c.old_gpu && c.new_gpu) {
-    const SpecComparison sc = compare_specs(*c.old_gpu, *c.new_gpu);
-    if (auto dt = parse_dtype(c.old_run.dtype)) c.peak_ratio = sc.ratios.peak.at(*dt);
-    c.mamf_ratio = c.old_run.dtype == "fp8" ? sc.ratios.mamf_fp8 : sc.ratios.mamf_bf16;
-    c.bandwidth_ratio = sc.ratios.bandwidth;
-  }
+  set_catalog_ratios(c);
   if (opt.price_old) c.break_even = break_even_speedup(*opt.price_old, *opt.price_new);
 
   // Stack check: every software component and every configuration key of either run.

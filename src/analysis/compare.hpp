@@ -86,6 +86,10 @@ std::optional<ModelShape> run_model(const RunLog& run, const std::filesystem::pa
 // (with prices) and the wall-clock gain, and the lengths only one GPU can run.
 std::vector<std::string> measured_conclusions(const Comparison& c);
 
+// The catalog's new/old ratios (peak in the run's dtype, published MAMF, HBM) of c.old_gpu and
+// c.new_gpu; none where either is unknown.
+void set_catalog_ratios(Comparison& c);
+
 Comparison compare_runs(RunLog old_run, RunLog new_run, const Catalog& catalog,
                         const std::filesystem::path& models_dir, const CompareOptions& options);
 

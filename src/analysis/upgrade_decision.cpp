@@ -8,7 +8,6 @@
 
 #include "analysis/decision_summary.hpp"
 #include "analysis/energy_summary.hpp"
-#include "analysis/spec_compare.hpp"
 #include "base/error.hpp"
 
 namespace ub {
@@ -221,6 +220,17 @@ void check_prices(const UpgradeOptions& opt) {
   }
 }
 
+// Part 1 and the specs' bounds, from the catalog: capability gate, memory, break-even.
+void add_catalog_part(UpgradeDecision& d, const UpgradeOptions& opt) {
+  if (!d.old_accel || !d.new_accel) return;
+  DecideInput in;
+  in.from = d.old_accel, in.to = d.new_accel;
+  if (d.training) in.model = d.training->model;
+  in.need = opt.need;
+  in.price_from = opt.price_old, in.price_to = opt.price_new;
+  d.specs = decide(in);
+}
+
 void add_reasons(UpgradeDecision& d, const MeasurementSet& o, const MeasurementSet* n) {
   // 1. Capability: dtypes and memory, from the catalog.
   for (const std::string& s : d.specs.reasons) {
@@ -327,14 +337,7 @@ UpgradeDecision decide_upgrade(const MeasurementSet& o, const MeasurementSet& n,
   if (n.sweep) {
     d.new_longest = longest_sequence(*n.sweep, d.new_accel ? d.new_accel->capacity_gib() : std::nullopt, n.longest_fit);
   }
-  if (d.old_accel && d.new_accel) {
-    DecideInput in;
-    in.from = d.old_accel, in.to = d.new_accel;
-    if (d.training) in.model = d.training->model;
-    in.need = opt.need;
-    in.price_from = opt.price_old, in.price_to = opt.price_new;
-    d.specs = decide(in);
-  }
+  add_catalog_part(d, opt);
   decide_verdict(d, opt);
   add_reasons(d, o, &n);
   return d;
@@ -366,12 +369,7 @@ UpgradeDecision decide_predicted_upgrade(const MeasurementSet& o, const std::vec
     c.new_run.provenance = d.provenance.note;
     c.new_gpu = &to;
     c.stack.clear(), c.stack_mismatch = false;
-    if (c.old_gpu) {
-      const SpecComparison sc = compare_specs(*c.old_gpu, to);
-      if (auto dt = parse_dtype(c.old_run.dtype)) c.peak_ratio = sc.ratios.peak.at(*dt);
-      c.mamf_ratio = c.old_run.dtype == "fp8" ? sc.ratios.mamf_fp8 : sc.ratios.mamf_bf16;
-      c.bandwidth_ratio = sc.ratios.bandwidth;
-    }
+    set_catalog_ratios(c);
     for (CompareRow& r : c.rows) {
       const Prediction* p = nullptr;
       for (const Prediction& x : predictions) {
@@ -401,14 +399,7 @@ UpgradeDecision decide_predicted_upgrade(const MeasurementSet& o, const std::vec
     d.new_longest = longest_sequence(*o.sweep, to.capacity_gib(), std::nullopt, false);
     d.new_longest.how = "the old run's memory fit at this GPU's capacity, PREDICTED";
   }
-  if (d.old_accel) {
-    DecideInput in;
-    in.from = d.old_accel, in.to = &to;
-    if (d.training) in.model = d.training->model;
-    in.need = opt.need;
-    in.price_from = opt.price_old, in.price_to = opt.price_new;
-    d.specs = decide(in);
-  }
+  add_catalog_part(d, opt);
   decide_verdict(d, opt);
   add_reasons(d, o, nullptr);
   return d;

@@ -57,7 +57,7 @@ void run(Context& ctx, const OutputOptions& out) {
   for (const auto& [k, v] : fp.build) bld.table.add_row({k, v});
   out.emit(doc, fp);
 #else
-  if (std::filesystem::exists(Context::exe_dir() / "upgradebench-gpu")) run_in_gpu_binary(ctx, "env");
+  if (has_gpu_binary()) run_in_gpu_binary(ctx, "env");
   doc.add().notes.push_back("This build has no GPU side (nvcc was not found at build time): "
                             "no GPU can be measured with it.");
   out.emit(doc, nlohmann::json{{"gpus", nlohmann::json::array()}, {"no_gpu", "built without CUDA"}});

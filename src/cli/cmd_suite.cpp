@@ -22,6 +22,7 @@
 #include "cli/child_process.hpp"
 #include "cli/commands.hpp"
 #include "cli/context.hpp"
+#include "cli/gpu_binary.hpp"
 #include "cli/interrupt.hpp"
 #include "cli/measuring_shell.hpp"
 #include "cli/train_options.hpp"
@@ -207,7 +208,7 @@ void run(Context& ctx, SuiteOptions& o) {
                                    "with the same options", dir.string(), d));
     }
   }
-  if (!o.dry_run && !fs::exists(Context::exe_dir() / "upgradebench-gpu")) {
+  if (!o.dry_run && !has_gpu_binary()) {
     throw WorkError("suite: this build of upgradebench has no GPU side (nvcc was not found at build time, so there is "
                     "no upgradebench-gpu beside it): nothing can be measured here (--dry-run prints the plan)");
   }

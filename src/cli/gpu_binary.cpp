@@ -13,9 +13,15 @@
 
 namespace ub::cli {
 
+namespace {
+std::filesystem::path gpu_binary() { return Context::exe_dir() / "upgradebench-gpu"; }
+}  // namespace
+
+bool has_gpu_binary() { return std::filesystem::exists(gpu_binary()); }
+
 void run_in_gpu_binary(const Context& ctx, const std::string& command) {
-  const std::filesystem::path gpu = Context::exe_dir() / "upgradebench-gpu";
-  if (!std::filesystem::exists(gpu)) {
+  const std::filesystem::path gpu = gpu_binary();
+  if (!has_gpu_binary()) {
     throw WorkError(fmt::format("{}: this build of upgradebench has no GPU side (nvcc was not found at build "
                                 "time, so there is no upgradebench-gpu beside it)", command));
   }

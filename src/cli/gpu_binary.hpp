@@ -16,4 +16,7 @@ namespace ub::cli {
 // `command` when there is none beside this executable (a build without CUDA) or it cannot run.
 [[noreturn]] void run_in_gpu_binary(const Context& ctx, const std::string& command);
 
+// Whether upgradebench-gpu is beside this executable (a build with the GPU side).
+bool has_gpu_binary();
+
 }  // namespace ub::cli
