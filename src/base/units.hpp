@@ -23,6 +23,9 @@ constexpr double to_tflop(double flop) { return flop / 1e12; }
 
 constexpr double tflops_from(double flop, double ms) { return ms > 0 ? to_tflop(flop) / (ms / 1e3) : 0; }
 
+// The time `flop` takes at `tflops`, in ms (the inverse of tflops_from); 0 for a rate that is not positive.
+constexpr double ms_at(double flop, double tflops) { return tflops > 0 ? to_tflop(flop) / tflops * 1e3 : 0; }
+
 constexpr double gbps_from(double bytes, double ms) { return ms > 0 ? bytes / 1e9 / (ms / 1e3) : 0; }
 
 constexpr std::optional<double> fraction_of(std::optional<double> achieved, std::optional<double> ceiling) {

@@ -71,7 +71,9 @@ PredictionRequest prediction_of_folder(const MeasurementSet& s, const DecideOpti
     if (p.status != PartStatus::done) continue;
     const std::string path = (dir / p.records).string();
     if (p.name.rfind("decompose-", 0) == 0) r.inputs.push_back(path);
-    if (p.name == "mamf" || p.name == "attention" || p.name == "bandwidth") r.measured.push_back(path);
+    if (p.name == "mamf" || p.name == "mamf-step" || p.name == "attention" || p.name == "bandwidth") {
+      r.measured.push_back(path);
+    }
   }
   if (r.inputs.empty() && s.manifest->part("sweep") && s.manifest->part("sweep")->status == PartStatus::done) {
     r.inputs.push_back((dir / "sweep.jsonl").string());

@@ -11,9 +11,11 @@
 #include "base/error.hpp"
 #include "cli/arguments.hpp"
 #include "facts/flops.hpp"
+#include "records/provenance.hpp"
 #include "records/readers/log_kind.hpp"
 #include "base/units.hpp"
 #include "records/readers/read_run.hpp"
+#include "records/record_file.hpp"
 
 namespace ub::cli {
 
@@ -39,6 +41,12 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
     // A training log with `train --breakdown`'s decompositions in it: those, not the FLOP split.
     const bool decomposed = kind == LogKind::training && has_record_type(t, "decomposition");
     if (kind == LogKind::decomposition || decomposed) {
+      // bench_decompose.py runs one model, meta-llama/Llama-3.1-8B (its MODEL_ID): its printout need not say it.
+      if (!model && !looks_like_records(t)) {
+        model = ctx.model("llama-3.1-8b", o.layers), full_model = ctx.model("llama-3.1-8b", 0);
+        warnings.push_back(fmt::format("{}: the model is llama-3.1-8b, the one bench_decompose.py runs (--model to give "
+                                       "another)", path));
+      }
       for (StepInput& s : steps_from_decompositions(t)) steps.push_back(std::move(s));
     } else if (kind == LogKind::training) {
       // What the log says it ran (model, layers, batch) wins over defaults; against an explicit
@@ -56,21 +64,16 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
       const std::optional<ModelShape> step_model =
           !model ? std::nullopt : said.layers ? std::optional<ModelShape>(with_layers(*full_model, *said.layers)) : model;
       const int64_t batch = said.batch;
-      const auto flops = [&](int64_t seqlen) -> std::optional<StepFlops> {
+      const StepFlopsAt flops = [&](int64_t seqlen, bool recompute) -> std::optional<StepFlops> {
         if (!step_model) return std::nullopt;
         FlopOptions fo;
         fo.batch = batch;
+        fo.recompute = recompute;
         return step_flops(*step_model, seqlen, fo);
       };
-      auto share = [&](int64_t s) -> std::optional<double> {
-        const auto f = flops(s);
-        return f ? std::optional<double>(f->attention_share()) : std::nullopt;
-      };
-      auto tflop = [&](int64_t s) -> std::optional<double> {
-        const auto f = flops(s);
-        return f ? std::optional<double>(to_tflop(f->total())) : std::nullopt;
-      };
-      for (StepInput& s : steps_from_training_log(t, share, tflop, warnings)) steps.push_back(std::move(s));
+      const Accelerator* said_gpu = said.gpu.empty() ? nullptr : cat.try_find(said.gpu);
+      const double peak = said_gpu && said_gpu->peak(Dtype::bf16).known() ? said_gpu->peak(Dtype::bf16).value : 0;
+      for (StepInput& s : steps_from_training_log(said, read_provenance(t), flops, peak, warnings)) steps.push_back(std::move(s));
     } else {
       throw UsageError(fmt::format("{} is {}; give a decomposition (decompose records, bench_decompose.py's "
                                    "printout) or a training log (train / sweep records, benchmark.py's sweep log)",
@@ -140,12 +143,9 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
       if (*s.layers != o.to_layers) s = project_to_layers(s, o.to_layers, *full_model);
     }
   }
+  po.catalog = &cat;
   for (StepInput& s : steps) {
-    if (model && !s.step_tflop && s.seqlen) {
-      FlopOptions fo;
-      fo.batch = s.batch;
-      s.step_tflop = to_tflop(step_flops(model_of(s), *s.seqlen, fo).total());
-    }
+    if (model) add_model(s, model_of(s));
     out.predictions.push_back(predict_step(s, from, to, from_rates, to_rates, po));
   }
   out.from = &from, out.to = &to;

@@ -98,6 +98,11 @@ std::optional<double> Accelerator::fraction_of_peak(std::optional<double> tflops
   return fraction_of(tflops, peak(d).get());
 }
 
+std::optional<double> Accelerator::published_mamf(Dtype d) const {
+  const std::optional<PublishedMamf>& m = d == Dtype::bf16 ? mamf_bf16 : d == Dtype::fp8 ? mamf_fp8 : std::nullopt;
+  return m ? m->tflops.get() : std::nullopt;
+}
+
 std::optional<double> Accelerator::capacity_gib() const {
   const auto total = device_total(*this);
   if (!total) return std::nullopt;
@@ -155,6 +160,7 @@ Catalog Catalog::parse(const std::string& text, const std::filesystem::path& fil
       a.max_sm_clock_mhz = optional_figure(e, "max_sm_clock_mhz", src, where);
       a.last_level_cache_mib = optional_figure(e, "last_level_cache_mib", src, where);
       a.interconnect_gbps = optional_figure(e, "interconnect_gbps", src, where);
+      a.sm_count = optional_figure(e, "sm_count", src, where);
       a.mamf_bf16 = parse_mamf(e, "bf16", where);
       a.mamf_fp8 = parse_mamf(e, "fp8", where);
       cat.accelerators_.push_back(std::move(a));
@@ -181,6 +187,7 @@ Catalog Catalog::parse(const std::string& text, const std::filesystem::path& fil
     check(a.max_sm_clock_mhz, "max_sm_clock_mhz");
     check(a.last_level_cache_mib, "last_level_cache_mib");
     check(a.interconnect_gbps, "interconnect_gbps");
+    check(a.sm_count, "sm_count");
   }
   // Names must be unambiguous: an id or alias may belong to one accelerator only.
   std::map<std::string, std::string> owner;

@@ -32,9 +32,12 @@ struct Accelerator {
   std::string memory_type;
   Figure device_total_gib;  // the total memory the driver reports (nvidia-smi), where it was read
   Figure bandwidth_tbps, power_w, max_sm_clock_mhz, last_level_cache_mib, interconnect_gbps;
+  Figure sm_count;  // streaming multiprocessors enabled on the part (a GEMM's last wave spreads over them)
   std::optional<PublishedMamf> mamf_bf16, mamf_fp8;
 
   const Figure& peak(Dtype d) const { return peak_tflops.at(d); }
+  // The published MAMF in `d` (bf16 or fp8), where the catalog has one.
+  std::optional<double> published_mamf(Dtype d) const;
   // Achieved TFLOPS in `d` as a fraction of the dense peak (MFU); none when the peak is not published.
   std::optional<double> fraction_of_peak(std::optional<double> tflops, Dtype d) const;
   // The memory a training step can use, by the rule below; unknown without a capacity figure.

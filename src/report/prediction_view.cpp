@@ -74,6 +74,11 @@ Document prediction_document(const std::vector<Prediction>& ps) {
     b.table.add_row({"step", "", num(p.input.step_ms, 2), ratio(p.speedup), ratio_interval(p.speedup_low, p.speedup_high),
                      num(p.step_ms, 2), ""});
     for (const std::string& n : p.notes) b.notes.push_back(n);
+    if (p.next) {
+      b.notes.push_back(fmt::format("Measure next: {} ({}): if its ratio came out in the middle of today's interval, the "
+                                    "step's interval would narrow to {:.2f}-{:.2f}x.",
+                                    p.next->what, p.next->command, p.next->speedup_low, p.next->speedup_high));
+    }
   }
   return doc;
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "facts/cost.hpp"
 #include "records/fields.hpp"
@@ -27,6 +28,15 @@ Ratio spread(double point, double half_width, std::string source) {
   return {point, point * (1 - half_width), point * (1 + half_width), std::move(source)};
 }
 
+// Everything the ratios need of the two GPUs.
+struct Sides {
+  const Accelerator& a;
+  const Accelerator& b;
+  const MeasuredRates& ma;
+  const MeasuredRates& mb;
+  const Catalog* catalog;
+};
+
 std::optional<double> attention_at(const MeasuredRates& m, int64_t seqlen) {
   for (const auto& [s, tflops] : m.attention_tflops) {
     if (s == seqlen) return tflops;
@@ -34,20 +44,21 @@ std::optional<double> attention_at(const MeasuredRates& m, int64_t seqlen) {
   return std::nullopt;
 }
 
-std::optional<Ratio> matmul_ratio(const Accelerator& a, const Accelerator& b, const MeasuredRates& ma,
-                                  const MeasuredRates& mb) {
-  if (ma.mamf_tflops && mb.mamf_tflops) {
-    return spread(*mb.mamf_tflops / *ma.mamf_tflops, kMeasuredSpread,
-                  fmt::format("measured MAMF {:.1f} -> {:.1f} TFLOPS", *ma.mamf_tflops, *mb.mamf_tflops));
-  }
-  const auto published = [](const Accelerator& g, const MeasuredRates& m) -> std::optional<double> {
-    if (m.mamf_tflops) return m.mamf_tflops;
-    if (g.mamf_bf16 && g.mamf_bf16->tflops.known()) return g.mamf_bf16->tflops.value;
-    return std::nullopt;
-  };
-  const auto x = published(a, ma), y = published(b, mb);
+std::optional<ComputeCeiling> ceiling_of(const Sides& s, bool old_side) {
+  return old_side ? compute_ceiling(s.a, Dtype::bf16, s.ma.mamf_tflops, s.catalog, s.b, s.mb.mamf_tflops)
+                  : compute_ceiling(s.b, Dtype::bf16, s.mb.mamf_tflops, s.catalog, s.a, s.ma.mamf_tflops);
+}
+
+// The best-shape matmul ratio: both ceilings measured or published, the ratio with their spread;
+// a ceiling from a peak and an efficiency, its own interval over the other's point.
+std::optional<Ratio> compute_ratio(const Sides& s) {
+  const auto x = ceiling_of(s, true), y = ceiling_of(s, false);
   if (!x || !y) return std::nullopt;
-  return spread(*y / *x, kPublishedSpread, fmt::format("MAMF {:.1f} -> {:.1f} TFLOPS (published where not measured)", *x, *y));
+  const std::string source = fmt::format("{} -> {}", x->source, y->source);
+  if ((x->measured || x->published) && (y->measured || y->published)) {
+    return spread(y->tflops / x->tflops, x->measured && y->measured ? kMeasuredSpread : kPublishedSpread, source);
+  }
+  return Ratio{y->tflops / x->tflops, y->low / x->tflops, y->high / x->tflops, source};
 }
 
 // Measured on both GPUs where given (`what` and the unit name it), else the two catalog figures.
@@ -62,23 +73,14 @@ std::optional<Ratio> measured_or_catalog(std::optional<double> ma, std::optional
                 fmt::format("catalog {} {:.{}f} -> {:.{}f} {}", catalog_what, a.value, digits, b.value, digits, catalog_unit));
 }
 
-std::optional<Ratio> memory_ratio(const Accelerator& a, const Accelerator& b, const MeasuredRates& ma,
-                                  const MeasuredRates& mb) {
-  return measured_or_catalog(ma.hbm_gbps, mb.hbm_gbps, a.bandwidth_tbps, b.bandwidth_tbps, kPublishedSpread,
+std::optional<Ratio> memory_ratio(const Sides& s) {
+  return measured_or_catalog(s.ma.hbm_gbps, s.mb.hbm_gbps, s.a.bandwidth_tbps, s.b.bandwidth_tbps, kPublishedSpread,
                              "HBM copy", "GB/s", "HBM", "TB/s", 2);
 }
 
-std::optional<Ratio> attention_ratio(const Accelerator& a, const Accelerator& b, const MeasuredRates& ma,
-                                     const MeasuredRates& mb, std::optional<int64_t> seqlen) {
-  if (seqlen) {
-    const auto x = attention_at(ma, *seqlen), y = attention_at(mb, *seqlen);
-    if (x && y) {
-      return spread(*y / *x, kMeasuredSpread,
-                    fmt::format("measured attention at {} tokens {:.1f} -> {:.1f} TFLOPS", *seqlen, *x, *y));
-    }
-  }
-  if (!a.peak(Dtype::bf16).known() || !b.peak(Dtype::bf16).known()) return std::nullopt;
-  const double peak = b.peak(Dtype::bf16).value / a.peak(Dtype::bf16).value;
+std::optional<Ratio> catalog_attention_ratio(const Sides& s) {
+  if (!s.a.peak(Dtype::bf16).known() || !s.b.peak(Dtype::bf16).known()) return std::nullopt;
+  const double peak = s.b.peak(Dtype::bf16).value / s.a.peak(Dtype::bf16).value;
   return Ratio{peak * kAttentionEfficiency, peak * kAttentionEfficiencyLow, peak * kAttentionEfficiencyHigh,
                fmt::format("catalog bf16 peak ratio {:.2f}x at {:.0f}% ({:.0f}-{:.0f}%) of the old GPU's fraction of "
                            "peak (no attention measured on both at this length)",
@@ -86,10 +88,206 @@ std::optional<Ratio> attention_ratio(const Accelerator& a, const Accelerator& b,
                            100 * kAttentionEfficiencyHigh)};
 }
 
-std::optional<Ratio> interconnect_ratio(const Accelerator& a, const Accelerator& b, const MeasuredRates& ma,
-                                        const MeasuredRates& mb) {
-  return measured_or_catalog(ma.busbw_gbps, mb.busbw_gbps, a.interconnect_gbps, b.interconnect_gbps,
+// Attention measured on both at this length; else at the nearest length measured on both (by the
+// ratio of lengths), its interval widened to the catalog's where it does not reach; else the catalog.
+std::optional<Ratio> attention_ratio(const Sides& s, std::optional<int64_t> seqlen) {
+  const std::optional<Ratio> catalog = catalog_attention_ratio(s);
+  if (!seqlen) return catalog;
+  if (const auto x = attention_at(s.ma, *seqlen), y = attention_at(s.mb, *seqlen); x && y) {
+    return spread(*y / *x, kMeasuredSpread,
+                  fmt::format("measured attention at {} tokens {:.1f} -> {:.1f} TFLOPS", *seqlen, *x, *y));
+  }
+  std::optional<int64_t> nearest;
+  for (const auto& [len, tflops] : s.ma.attention_tflops) {
+    if (!attention_at(s.mb, len)) continue;
+    const auto distance = [&](int64_t l) { return std::abs(std::log(static_cast<double>(l) / static_cast<double>(*seqlen))); };
+    if (!nearest || distance(len) < distance(*nearest)) nearest = len;
+  }
+  if (!nearest) return catalog;
+  Ratio r = spread(*attention_at(s.mb, *nearest) / *attention_at(s.ma, *nearest), kMeasuredSpread,
+                   fmt::format("measured attention at {} tokens (the nearest length measured on both)", *nearest));
+  if (catalog) {
+    r.low = std::min(r.low, catalog->low), r.high = std::max(r.high, catalog->high);
+    r.source += fmt::format(", the interval out to the catalog's {:.2f}-{:.2f}x", catalog->low, catalog->high);
+  }
+  return r;
+}
+
+std::optional<Ratio> interconnect_ratio(const Sides& s) {
+  return measured_or_catalog(s.ma.busbw_gbps, s.mb.busbw_gbps, s.a.interconnect_gbps, s.b.interconnect_gbps,
                              kInterconnectSpread, "all_reduce busbw", "GB/s", "interconnect", "GB/s", 0);
+}
+
+// Time beyond the ceiling of a bucket's work: kernels that ran below it (memory-bound, too small
+// to fill the GPU) and gaps between them. Which of the two it is the model cannot tell: between
+// 1.0x (gaps) and HBM's ratio, the point in the middle.
+Ratio beyond_ceiling_ratio(const Ratio& hbm) {
+  return {(1 + hbm.point) / 2, 1, hbm.point,
+          fmt::format("time beyond the work's ceiling: between unscaled (1.00x) and HBM ({:.2f}x)", hbm.point)};
+}
+
+Ratio unexplained_ratio(const Ratio& hbm) {
+  return {1, 1, hbm.point,
+          fmt::format("no kernel's work explains it (host, launch gaps, offload): not assumed to scale, up to HBM's "
+                      "{:.2f}x", hbm.point)};
+}
+
+GemmGpu gemm_gpu(const Accelerator& g, const MeasuredRates& m, const ComputeCeiling& c) {
+  GemmGpu out;
+  out.compute_tflops = c.tflops;
+  out.hbm_tbps = m.hbm_gbps ? *m.hbm_gbps / 1e3 : g.bandwidth_tbps.value;
+  if (g.sm_count.known()) out.sms = static_cast<int64_t>(g.sm_count.value);
+  out.timed = m.gemm_shapes;
+  return out;
+}
+
+// The ratio of a step's GEMMs shape by shape, and the time they take at the old GPU's ceiling.
+struct GemmScale {
+  Ratio ratio;
+  std::optional<double> old_ceiling_ms;  // the products at the old GPU's ceiling, where their work is known
+};
+
+std::optional<GemmScale> gemm_scale(const Sides& s, const StepInput& in, std::optional<double> bucket_tflop) {
+  const auto compute = compute_ratio(s);
+  const auto hbm = memory_ratio(s);
+  if (!compute || !hbm) return std::nullopt;
+  const auto old_ceiling = ceiling_of(s, true), new_ceiling = ceiling_of(s, false);
+  if (in.gemms.empty() || !s.a.bandwidth_tbps.known() || !s.b.bandwidth_tbps.known()) {
+    GemmScale g{{compute->point, std::min(hbm->low, compute->low), compute->high,
+                 fmt::format("the best shape's ratio ({}), the step's shapes unknown; down to HBM's {:.2f}x",
+                             compute->source, hbm->low)},
+                std::nullopt};
+    if (bucket_tflop) g.old_ceiling_ms = *bucket_tflop / old_ceiling->tflops * 1e3;
+    return g;
+  }
+  const GemmMix mix = gemm_mix(in.gemms, gemm_gpu(s.a, s.ma, *old_ceiling), gemm_gpu(s.b, s.mb, *new_ceiling));
+  const double point = mix.ratio();
+  GemmScale g;
+  g.old_ceiling_ms = mix.old_ms;
+  if (mix.timed_both == mix.shapes) {
+    g.ratio = spread(point, kMeasuredSpread, fmt::format("the step's {} products timed on both GPUs", mix.shapes));
+    return g;
+  }
+  g.ratio = {point, std::min({hbm->low, point}), std::max(compute->high, point),
+             fmt::format("the step's {} products shape by shape ({} timed on the old GPU, {} on both{}), {}; from HBM's "
+                         "{:.2f}x (bandwidth-bound) to compute's {:.2f}x",
+                         mix.shapes, mix.timed_old, mix.timed_both,
+                         mix.ridge_share > 0 ? fmt::format("; {:.0f}% of their time below the ridge point", 100 * mix.ridge_share) : "",
+                         compute->source, hbm->low, compute->high)};
+  return g;
+}
+
+// The parts of one bucket and what each scales by; nullopt when a figure it needs is unknown.
+std::optional<std::vector<BucketPart>> parts_of(const Sides& s, const StepInput& in, const StepInput::Bucket& x) {
+  const auto hbm = memory_ratio(s);
+  switch (x.kind) {
+    case WorkKind::attention: {
+      const auto r = attention_ratio(s, in.seqlen);
+      if (!r) return std::nullopt;
+      return std::vector<BucketPart>{{"attention kernels", x.ms, *r, Lever::attention}};
+    }
+    case WorkKind::memory:
+      if (!hbm) return std::nullopt;
+      return std::vector<BucketPart>{{"memory-bound kernels", x.ms, *hbm, Lever::hbm}};
+    case WorkKind::communication: {
+      const auto r = interconnect_ratio(s);
+      if (!r) return std::nullopt;
+      return std::vector<BucketPart>{{"exposed collectives", x.ms, *r, Lever::interconnect}};
+    }
+    case WorkKind::unexplained:
+      if (!hbm) return std::nullopt;
+      return std::vector<BucketPart>{{"time no kernel's work explains", x.ms, unexplained_ratio(*hbm), Lever::unexplained}};
+    case WorkKind::unscaled:
+      return std::vector<BucketPart>{{"copies over host links", x.ms, Ratio::one("unscaled: copies over host links"), Lever::none}};
+    case WorkKind::matmul:
+    case WorkKind::dense_mixed:
+    case WorkKind::unknown: {
+      if (!hbm) return std::nullopt;
+      const auto g = gemm_scale(s, in, x.tflop);
+      if (!g) return std::nullopt;
+      if (!g->old_ceiling_ms && x.kind != WorkKind::matmul) {
+        // GEMMs and memory-bound work of unknown work: at HBM's ratio, as the guide found its
+        // "everything else" at one sequence per GPU, up to the GEMMs'.
+        return std::vector<BucketPart>{{"GEMMs and memory-bound work (work unknown)", x.ms,
+                                        Ratio{hbm->point, std::min(hbm->low, g->ratio.low), std::max(hbm->high, g->ratio.high),
+                                              fmt::format("its work unknown: at HBM's ratio ({}), up to the GEMMs' {:.2f}x",
+                                                          hbm->source, g->ratio.high)},
+                                        Lever::gemm}};
+      }
+      const double explained = g->old_ceiling_ms ? std::min(x.ms, *g->old_ceiling_ms) : x.ms;
+      std::vector<BucketPart> parts = {{"GEMMs at the old GPU's ceiling", explained, g->ratio, Lever::gemm}};
+      if (x.ms - explained > 0) {
+        parts.push_back({"beyond the GEMMs' ceiling", x.ms - explained, beyond_ceiling_ratio(*hbm), Lever::beyond_ceiling});
+      }
+      return parts;
+    }
+  }
+  return std::nullopt;
+}
+
+struct Totals {
+  double point = 0, fast = 0, slow = 0;  // new ms: every part at its ratio's point, high end, low end
+  void add(const BucketPart& p) { point += p.old_ms / p.ratio.point, fast += p.old_ms / p.ratio.high, slow += p.old_ms / p.ratio.low; }
+};
+
+// The ratio a bucket's parts make together, its source the parts' own.
+Ratio combined(const std::vector<BucketPart>& parts, double old_ms) {
+  Totals t;
+  for (const BucketPart& p : parts) t.add(p);
+  if (parts.size() == 1) return {old_ms / t.point, old_ms / t.slow, old_ms / t.fast, parts[0].ratio.source};
+  // Each part with its time and ratio; the sources of the measured or catalog ratios after them
+  // (the time beyond a ceiling is said once, in the notes).
+  std::string source, sources;
+  for (const BucketPart& p : parts) {
+    source += fmt::format("{}{} {:.2f} ms at {:.2f}x ({:.2f}-{:.2f}x)", source.empty() ? "" : ", ", p.what, p.old_ms,
+                          p.ratio.point, p.ratio.low, p.ratio.high);
+    if (p.lever != Lever::beyond_ceiling) sources += "; " + p.ratio.source;
+  }
+  return {old_ms / t.point, old_ms / t.slow, old_ms / t.fast, source + sources};
+}
+
+// What each lever's measurement is, and the command that takes it on the new GPU.
+std::pair<std::string, std::string> measurement_of(Lever l, const StepInput& in, const std::string& new_id) {
+  const std::string len = in.seqlen ? std::to_string(*in.seqlen) : "S";
+  switch (l) {
+    case Lever::gemm:
+      return {"the step's GEMMs shape by shape",
+              in.gemms.empty() ? fmt::format("upgradebench mamf on the {} and the old GPU", new_id)
+                               : fmt::format("upgradebench mamf --shapes-of MODEL --seqlen {} on the {} and the old GPU", len, new_id)};
+    case Lever::attention:
+      return {fmt::format("attention at {} tokens", len),
+              fmt::format("upgradebench attention --seqlens {} on the {} and the old GPU", len, new_id)};
+    case Lever::hbm: return {"HBM bandwidth", fmt::format("upgradebench bandwidth on the {} and the old GPU", new_id)};
+    case Lever::interconnect:
+      return {"the all_reduce bus bandwidth", fmt::format("upgradebench nccl on the {} and the old GPU", new_id)};
+    default: return {"", ""};
+  }
+}
+
+// Each lever not measured on both GPUs, its ratio taken at the middle of today's interval with a
+// measurement's spread: the one that leaves the narrowest step interval.
+std::optional<NextMeasurement> next_measurement(const std::vector<PredictedBucket>& buckets, const StepInput& in,
+                                                const std::string& new_id) {
+  std::optional<NextMeasurement> best;
+  for (const Lever l : {Lever::gemm, Lever::attention, Lever::hbm, Lever::interconnect}) {
+    bool present = false, open = false;
+    Totals t;
+    for (const PredictedBucket& b : buckets) {
+      for (BucketPart p : b.parts) {
+        if (p.lever == l) {
+          present = true;
+          if (p.ratio.high - p.ratio.low > 2 * kMeasuredSpread * p.ratio.point + 1e-9) open = true;
+          p.ratio = spread((p.ratio.low + p.ratio.high) / 2, kMeasuredSpread, "");
+        }
+        t.add(p);
+      }
+    }
+    if (!present || !open) continue;
+    const auto [what, command] = measurement_of(l, in, new_id);
+    NextMeasurement m{what, command, in.step_ms / t.slow, in.step_ms / t.fast};
+    if (!best || m.speedup_high - m.speedup_low < best->speedup_high - best->speedup_low) best = m;
+  }
+  return best;
 }
 
 }  // namespace
@@ -101,33 +299,11 @@ std::string_view to_string(WorkKind k) {
     case WorkKind::memory: return "memory-bound";
     case WorkKind::dense_mixed: return "matmul and memory-bound";
     case WorkKind::communication: return "communication";
+    case WorkKind::unexplained: return "unexplained";
     case WorkKind::unscaled: return "unscaled";
     case WorkKind::unknown: return "unknown";
   }
   return "unknown";
-}
-
-std::optional<Ratio> work_ratio(WorkKind kind, const Accelerator& a, const Accelerator& b, const MeasuredRates& ma,
-                                const MeasuredRates& mb, std::optional<int64_t> seqlen) {
-  switch (kind) {
-    case WorkKind::matmul: return matmul_ratio(a, b, ma, mb);
-    case WorkKind::attention: return attention_ratio(a, b, ma, mb, seqlen);
-    case WorkKind::memory: return memory_ratio(a, b, ma, mb);
-    case WorkKind::communication: return interconnect_ratio(a, b, ma, mb);
-    case WorkKind::unscaled: return Ratio::one("unscaled: host, idle and copies over host links");
-    case WorkKind::dense_mixed:
-    case WorkKind::unknown: {
-      // GEMMs and memory-bound work together: between the two ratios; the point at HBM's, as the
-      // guide found for its "everything else" at one sequence per GPU.
-      const auto mem = memory_ratio(a, b, ma, mb);
-      if (!mem) return std::nullopt;
-      const auto mm = matmul_ratio(a, b, ma, mb);
-      if (!mm) return mem;
-      return Ratio{mem->point, std::min(mem->low, mm->low), std::max(mem->high, mm->high),
-                   fmt::format("between HBM ({}) and matmul ({}), at HBM's", mem->source, mm->source)};
-    }
-  }
-  return std::nullopt;
 }
 
 Prediction predict_step(const StepInput& in, const Accelerator& a, const Accelerator& b, const MeasuredRates& ma,
@@ -135,16 +311,29 @@ Prediction predict_step(const StepInput& in, const Accelerator& a, const Acceler
   Prediction p;
   p.input = in;
   p.old_id = a.id, p.new_id = b.id, p.new_name = b.name;
-  double step = 0, low = 0, high = 0;
-  bool complete = true;
+  const Sides sides{a, b, ma, mb, options.catalog};
+  Totals total;
+  bool complete = true, beyond = false, unexplained = false;
   for (const StepInput::Bucket& x : in.buckets) {
     PredictedBucket pb;
     pb.name = x.name, pb.kind = x.kind, pb.old_ms = x.ms;
     // The same GPU (a step carried to another length, checked against a measured curve): nothing to scale.
-    pb.ratio = a.id == b.id ? std::optional<Ratio>(Ratio::one("the same GPU")) : work_ratio(x.kind, a, b, ma, mb, in.seqlen);
-    if (pb.ratio) {
-      pb.ms = x.ms / pb.ratio->point, pb.ms_low = x.ms / pb.ratio->high, pb.ms_high = x.ms / pb.ratio->low;
-      step += *pb.ms, low += *pb.ms_low, high += *pb.ms_high;
+    const auto parts = a.id == b.id ? std::optional<std::vector<BucketPart>>({{"the same GPU", x.ms, Ratio::one("the same GPU"), Lever::none}})
+                                    : parts_of(sides, in, x);
+    if (parts && x.ms > 0) {
+      pb.parts = *parts;
+      pb.ratio = combined(pb.parts, x.ms);
+      Totals t;
+      for (const BucketPart& part : pb.parts) {
+        t.add(part), total.add(part);
+        beyond = beyond || (part.lever == Lever::beyond_ceiling && part.old_ms > 0.05 * in.step_ms);
+        unexplained = unexplained || (part.lever == Lever::unexplained && part.old_ms > 0.05 * in.step_ms);
+      }
+      pb.ms = t.point, pb.ms_low = t.fast, pb.ms_high = t.slow;
+    } else if (parts) {  // an empty bucket: its ratio shown, nothing to add
+      pb.parts = *parts;
+      pb.ratio = pb.parts.front().ratio;
+      pb.ms = pb.ms_low = pb.ms_high = 0.0;
     } else if (x.ms > 0) {
       complete = false;
       p.notes.push_back(fmt::format("{}: N/A, a figure it needs ({} work) is unknown for one of the GPUs", x.name,
@@ -156,22 +345,31 @@ Prediction predict_step(const StepInput& in, const Accelerator& a, const Acceler
     }
     p.buckets.push_back(std::move(pb));
   }
-  if (complete && step > 0) {
-    p.step_ms = step, p.step_low_ms = low, p.step_high_ms = high;
-    p.speedup = in.step_ms / step, p.speedup_low = in.step_ms / high, p.speedup_high = in.step_ms / low;
+  if (unexplained) {
+    p.notes.push_back("Part of the old step is time no kernel's work explains (host, offload, launch gaps): it is not "
+                      "assumed to scale (low end 1.0x); a decomposition of the step on the new GPU would narrow it.");
+  }
+  if (beyond) {
+    p.notes.push_back("Part of a bucket ran beyond its work's ceiling on the old GPU (kernels below it, or gaps): scaled "
+                      "between 1.0x and HBM's ratio; a decomposition by kernel (decompose) would narrow it.");
+  }
+  if (complete && total.point > 0) {
+    p.step_ms = total.point, p.step_low_ms = total.fast, p.step_high_ms = total.slow;
+    p.speedup = in.step_ms / total.point, p.speedup_low = in.step_ms / total.slow, p.speedup_high = in.step_ms / total.fast;
     if (in.step_tflop) {
-      p.tflops = *in.step_tflop / (step / 1e3);
+      p.tflops = *in.step_tflop / (total.point / 1e3);
       p.mfu = b.fraction_of_peak(p.tflops, Dtype::bf16);
     }
     const auto most = std::max_element(p.buckets.begin(), p.buckets.end(),
                                        [](const auto& x, const auto& y) { return x.ms.value_or(0) < y.ms.value_or(0); });
-    p.limiting = fmt::format("{} ({:.0f}% of the predicted step, {:.2f}x)", most->name, 100 * *most->ms / step,
+    p.limiting = fmt::format("{} ({:.0f}% of the predicted step, {:.2f}x)", most->name, 100 * *most->ms / total.point,
                              most->ratio->point);
+    if (a.id != b.id) p.next = next_measurement(p.buckets, in, b.id);
     if (options.price_from && options.price_to) {
       p.break_even = break_even_speedup(*options.price_from, *options.price_to);
       if (in.seqlen) {
         p.usd_per_mtoken_old = usd_per_million_tokens(*options.price_from, tokens_per_gpu_second(in.batch, *in.seqlen, in.step_ms));
-        p.usd_per_mtoken_new = usd_per_million_tokens(*options.price_to, tokens_per_gpu_second(in.batch, *in.seqlen, step));
+        p.usd_per_mtoken_new = usd_per_million_tokens(*options.price_to, tokens_per_gpu_second(in.batch, *in.seqlen, total.point));
       }
       p.cost_verdict = *p.speedup_low > *p.break_even    ? "CHEAPER per token"
                        : *p.speedup_high < *p.break_even ? "COSTLIER per token"
@@ -195,6 +393,12 @@ void to_json(nlohmann::json& j, const Prediction& p) {
     } else {
       r["ratio"] = nullptr;
     }
+    nlohmann::json parts = nlohmann::json::array();
+    for (const BucketPart& part : x.parts) {
+      parts.push_back({{"what", part.what}, {"old_ms", part.old_ms}, {"point", part.ratio.point},
+                       {"low", part.ratio.low}, {"high", part.ratio.high}, {"source", part.ratio.source}});
+    }
+    r["parts"] = parts;
     buckets.push_back(r);
   }
   j = {{"type", "prediction"},
@@ -225,6 +429,9 @@ void to_json(nlohmann::json& j, const Prediction& p) {
        {"new_capacity_gib", or_null(p.new_capacity_gib)},
        {"fits", or_null(p.fits)},
        {"buckets", buckets},
+       {"next_measurement", p.next ? nlohmann::json{{"what", p.next->what}, {"command", p.next->command},
+                                                    {"speedup_interval", {p.next->speedup_low, p.next->speedup_high}}}
+                                   : nlohmann::json()},
        {"notes", p.notes}};
 }
 

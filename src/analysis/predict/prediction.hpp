@@ -1,15 +1,19 @@
 // `predict`: the new GPU's training step from a measurement on the old one, by the ml-engineering
-// guide's own explanation of its speedups: split the old step into buckets (a decomposition, or
-// the FLOP split of a training log), scale each bucket by what the new GPU does for that kind of
-// work, add the buckets back up. No fitted coefficients: every ratio is a measured or published
-// figure named with its source, and an unknown figure makes its bucket (and the total) N/A rather
-// than borrowing another GPU's. docs/predict.md is the model on one page.
+// guide's own explanation of its speedups: split the old step into buckets (a decomposition, a
+// training log that decomposes itself over its lengths, or the FLOP split of a shorter log), scale
+// each bucket by what the new GPU does for that kind of work, add the buckets back up. No fitted
+// coefficient: every ratio is a measured or published figure named with its source, and an unknown
+// figure makes its bucket (and the total) N/A rather than borrowing another GPU's. docs/predict.md
+// is the model on one page.
 //
-//   new bucket time  = old bucket time / ratio            ratio = new GPU's speed / old GPU's for that work
-//   new step         = sum of the new bucket times         (exposed communication scaled; idle, host and
-//                                                           copies unscaled)
-//   speedup          = old step / new step
-//   interval         = every bucket at its ratio's low end, and every bucket at its high end together
+//   a bucket's time  = the time its work takes at the old GPU's ceiling for that work (explained:
+//                      scaled by the work's ratio; GEMMs shape by shape, gemm_model.hpp)
+//                    + the rest, which its work does not explain (kernels below their ceiling,
+//                      launch gaps: between 1.0x and HBM's ratio, the point in the middle)
+//   time no kernel's work explains (idle, host, an offloaded optimizer) is not assumed to scale:
+//                      1.0x, up to HBM's ratio at the high end
+//   new step         = the sum of the new parts            speedup = old step / new step
+//   interval         = every part at its ratio's low end, and every part at its high end together
 //                      (the worst and best cases: the inputs' uncertainties are not assumed independent)
 #pragma once
 
@@ -20,7 +24,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/predict/gemm_model.hpp"
 #include "facts/catalog.hpp"
+#include "facts/step_gemms.hpp"
 #include "records/provenance.hpp"
 
 namespace ub {
@@ -32,7 +38,8 @@ enum class WorkKind {
   memory,         // element-wise, norms, loss, optimizer: HBM bandwidth
   dense_mixed,    // bench_decompose.py's "everything else": GEMMs and memory-bound work together
   communication,  // exposed collectives: the interconnect
-  unscaled,       // idle, memory copies (host links), host time: the same on both
+  unexplained,    // idle, host time, an offloaded optimizer: time no kernel's work explains
+  unscaled,       // memory copies over host links: the same on both
   unknown,        // compute nobody classified: N/A
 };
 std::string_view to_string(WorkKind k);
@@ -58,8 +65,11 @@ struct StepInput {
     std::string name;
     double ms = 0;
     WorkKind kind = WorkKind::unknown;
+    std::optional<double> tflop;  // the work its kernels did (recompute included), where known
   };
   std::vector<Bucket> buckets;  // add up to step_ms
+  std::vector<StepGemm> gemms;  // the step's matrix products (the model's, at this length), where known
+  StepLevers levers;            // how the step ran, as far as its products' shapes go
   std::optional<double> step_tflop;      // the model's FLOPs per step, when known
   std::optional<double> peak_memory_gib; // as measured on the old GPU
   Provenance provenance;                 // what the input's numbers are: a prediction from example data stays marked
@@ -68,6 +78,7 @@ struct StepInput {
 // Micro-benchmarks of one GPU that replace catalog figures where given.
 struct MeasuredRates {
   std::optional<double> mamf_tflops;       // best median, bf16
+  std::vector<ShapeTime> gemm_shapes;      // bf16 products timed one by one (`mamf --shapes-of`): median ms
   std::vector<std::pair<int64_t, double>> attention_tflops;  // (seqlen, forward+backward TFLOPS), sorted
   std::optional<double> hbm_gbps;          // device-to-device copy, out of cache
   std::optional<double> busbw_gbps;        // the largest all_reduce measured
@@ -76,14 +87,34 @@ struct MeasuredRates {
 
 struct PredictOptions {
   std::optional<double> price_from, price_to;  // USD per GPU-hour
+  const Catalog* catalog = nullptr;  // the MAMF efficiencies of sibling parts, for a GPU without its own MAMF
+};
+
+// What a part of a bucket follows on the new GPU: the measurement that would pin it down.
+enum class Lever { gemm, attention, hbm, interconnect, beyond_ceiling, unexplained, none };
+
+// A part of a bucket's old time and the ratio it scales by.
+struct BucketPart {
+  std::string what;  // "GEMMs at the old GPU's ceiling", "beyond the ceiling", ...
+  double old_ms = 0;
+  Ratio ratio;
+  Lever lever = Lever::none;
 };
 
 struct PredictedBucket {
   std::string name;
   WorkKind kind = WorkKind::unknown;
   double old_ms = 0;
-  std::optional<Ratio> ratio;             // null: N/A
+  std::optional<Ratio> ratio;             // null: N/A; else old_ms over the new time, with its source
+  std::vector<BucketPart> parts;          // what the ratio is made of
   std::optional<double> ms, ms_low, ms_high;  // on the new GPU (low: the fastest case)
+};
+
+// The measurement on the new GPU that would narrow the step's interval most: what it is, the
+// command, and the interval it would leave if its ratio came out in the middle of today's.
+struct NextMeasurement {
+  std::string what, command;
+  double speedup_low = 0, speedup_high = 0;
 };
 
 struct Prediction {
@@ -98,14 +129,9 @@ struct Prediction {
   std::string cost_verdict;  // CHEAPER / COSTLIER / AMBIGUOUS per token, or "" without prices
   std::optional<bool> fits;  // the old run's peak memory within the new GPU's capacity
   std::optional<double> new_capacity_gib;
+  std::optional<NextMeasurement> next;
   std::vector<std::string> notes;
 };
-
-// The ratio for a kind of work between two GPUs, from measurements where given, else the catalog.
-// nullopt when a figure is unknown (the bucket is N/A).
-std::optional<Ratio> work_ratio(WorkKind kind, const Accelerator& from, const Accelerator& to,
-                                const MeasuredRates& from_measured, const MeasuredRates& to_measured,
-                                std::optional<int64_t> seqlen);
 
 Prediction predict_step(const StepInput& input, const Accelerator& from, const Accelerator& to,
                         const MeasuredRates& from_measured, const MeasuredRates& to_measured,

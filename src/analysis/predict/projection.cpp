@@ -43,9 +43,11 @@ StepInput project_to_seqlen(const StepInput& in, int64_t seqlen, const ModelShap
       case WorkKind::dense_mixed:
       case WorkKind::unknown: growth = b.dense / a.dense; break;
       case WorkKind::communication:
+      case WorkKind::unexplained:
       case WorkKind::unscaled: growth = 1; break;
     }
     x.ms *= growth;
+    if (x.tflop) *x.tflop *= x.kind == WorkKind::attention ? b.attention / a.attention : growth;
     out.step_ms += x.ms;
   }
   if (in.step_tflop) out.step_tflop = to_tflop(b.total());
@@ -80,9 +82,11 @@ StepInput project_to_layers(const StepInput& in, int64_t layers, const ModelShap
       case WorkKind::attention: growth = fb.attention / fa.attention; break;
       case WorkKind::memory: growth = x.name == "optimizer" ? parameters : x.name == "loss" ? 1.0 : depth; break;
       case WorkKind::communication: growth = parameters; break;
+      case WorkKind::unexplained:
       case WorkKind::unscaled: growth = 1; break;
     }
     x.ms *= growth;
+    if (x.tflop) *x.tflop *= growth;
     out.step_ms += x.ms;
   }
   if (in.step_tflop) out.step_tflop = to_tflop(fb.total());

@@ -16,6 +16,9 @@
 #include "records/readers/read_run.hpp"
 #include "records/record_file.hpp"
 #include "records/run_log.hpp"
+#include "analysis/predict/sweep_fit.hpp"
+#include "facts/step_gemms.hpp"
+#include "base/units.hpp"
 
 namespace ub {
 
@@ -25,7 +28,8 @@ WorkKind work_kind_of(const std::string& bucket) {
   if (bucket == "elementwise" || bucket == "loss" || bucket == "optimizer") return WorkKind::memory;
   if (bucket == "everything else") return WorkKind::dense_mixed;
   if (bucket == "communication") return WorkKind::communication;
-  if (bucket == "memory copies" || bucket == "idle") return WorkKind::unscaled;
+  if (bucket == "idle") return WorkKind::unexplained;
+  if (bucket == "memory copies") return WorkKind::unscaled;
   return WorkKind::unknown;
 }
 
@@ -42,7 +46,7 @@ StepInput from_record(const DecompositionRecord& r, const std::string& path) {
   double tflop = 0;
   bool all_flops = false;
   for (const DecompositionBucketRecord& b : r.buckets) {
-    in.buckets.push_back({b.name, b.ms, work_kind_of(b.name)});
+    in.buckets.push_back({b.name, b.ms, work_kind_of(b.name), b.tflop});
     if (b.tflop && (b.name == "gemm" || b.name == "attention")) tflop += *b.tflop, all_flops = true;
   }
   if (all_flops) in.step_tflop = tflop;
@@ -56,13 +60,15 @@ StepInput from_printout(const DecompositionLog& d) {
   in.from = "decomposition (bench_decompose.py's printout: attention and everything else)";
   in.old_gpu = d.gpu;
   if (auto it = d.header.find("seq"); it != d.header.end()) in.seqlen = std::stoll(it->second);
+  in.levers = levers_of(d.header, 1);
   for (const DecompositionBucket& b : d.buckets) {
     if (b.name == "TOTAL") {
       in.step_ms = b.ms;
       in.step_tflop = b.tflop;
       continue;
     }
-    in.buckets.push_back({b.name, b.ms, work_kind_of(b.name)});
+    // The printout's FLOPs are the model's (MFU convention): with checkpointing the kernels did more.
+    in.buckets.push_back({b.name, b.ms, work_kind_of(b.name), in.levers.checkpointing ? std::nullopt : std::optional<double>(b.tflop)});
   }
   if (auto it = d.summary.find("peak_mem"); it != d.summary.end()) {
     try {
@@ -86,6 +92,7 @@ std::vector<StepInput> steps_from_decompositions(const LineSource& t) {
   std::vector<std::string> warnings;
   // Records written before decompositions carried their length: the run's context says it.
   std::optional<int64_t> context_seqlen, context_batch, context_layers;
+  std::map<std::string, std::string> context_config;
   for_each_record(t, [&](const RecordLine& r) {
     if (r.type == "context" && r.json.contains("config") && r.json["config"].is_object()) {
       const nlohmann::json& c = r.json["config"];
@@ -101,11 +108,13 @@ std::vector<StepInput> steps_from_decompositions(const LineSource& t) {
       if (c.contains("seqlen")) context_seqlen = count(c["seqlen"]);
       if (c.contains("batch")) context_batch = count(c["batch"]);
       if (c.contains("layers")) context_layers = count(c["layers"]);
+      for (const auto& [k, v] : c.items()) context_config[k] = v.is_string() ? v.get<std::string>() : v.dump();
     } else if (r.type == "decomposition") {
       StepInput in = from_record(read_decomposition_record(Fields(r.json, r.where)), t.path);
       if (!in.seqlen) in.seqlen = context_seqlen;
       if (!r.json.contains("batch") && context_batch) in.batch = *context_batch;
       in.layers = context_layers;
+      in.levers = levers_of(context_config, in.batch);
       in.provenance = provenance;
       out.push_back(std::move(in));
     }
@@ -114,39 +123,132 @@ std::vector<StepInput> steps_from_decompositions(const LineSource& t) {
   return out;
 }
 
-std::vector<StepInput> steps_from_training_log(const LineSource& t,
-                                               const std::function<std::optional<double>(int64_t)>& attention_share,
-                                               const std::function<std::optional<double>(int64_t)>& step_tflop,
-                                               std::vector<std::string>& warnings) {
-  const RunLog run = read_run_log(t);
-  const Provenance provenance = read_provenance(t);
+void add_model(StepInput& s, const ModelShape& m) {
+  if (!s.seqlen) return;
+  if (!s.step_tflop) {
+    FlopOptions fo;
+    fo.batch = s.batch;
+    s.step_tflop = to_tflop(step_flops(m, *s.seqlen, fo).total());
+  }
+  StepLevers levers = s.levers;
+  levers.batch = s.batch;
+  s.gemms = step_gemms(m, *s.seqlen, levers);
+}
+
+StepLevers levers_of(const std::map<std::string, std::string>& config, int64_t batch) {
+  const auto text = [&](const char* key) {
+    const auto it = config.find(key);
+    return it == config.end() ? std::string() : it->second;
+  };
+  const auto count = [&](const char* key) -> int64_t {
+    const std::string v = text(key);
+    if (v.empty() || v.size() > 12 || v.find_first_not_of("0123456789") != std::string::npos) return 0;
+    return std::stoll(v);
+  };
+  StepLevers l;
+  l.batch = batch;
+  l.checkpointing = text("gc") == "1" || text("gc") == "true" || text("activation_checkpointing") == "true";
+  l.mlp_tile = count("mlp_tile");
+  l.loss_chunk = count("loss_chunk");
+  return l;
+}
+
+namespace {
+
+// A point of a log as `predict` reads it, before it is split.
+struct LogPoint {
+  int64_t seqlen = 0;
+  double step_ms = 0;
+  std::optional<double> peak_mem_gib;
+  std::optional<double> share;  // attention share of FLOPs, as recorded
+};
+
+StepInput log_step(const RunLog& run, const LogPoint& p, const StepLevers& levers, const Provenance& provenance,
+                   const std::string& path) {
+  StepInput in;
+  in.path = path;
+  in.old_gpu = run.gpu;
+  in.seqlen = p.seqlen;
+  in.batch = run.batch;
+  in.layers = run.layers;
+  in.levers = levers;
+  in.step_ms = p.step_ms;
+  in.peak_memory_gib = p.peak_mem_gib;
+  in.provenance = provenance;
+  return in;
+}
+
+// Each point split by the log's own fit: per-step time, dense work, attention.
+std::vector<StepInput> fitted_steps(const RunLog& run, const std::vector<LogPoint>& points, const SweepFit& fit,
+                                    const StepFlopsAt& flops, const StepLevers& levers, const Provenance& provenance,
+                                    const std::string& path) {
   std::vector<StepInput> out;
+  for (const LogPoint& p : points) {
+    const StepFlops model = *flops(p.seqlen, false), work = *flops(p.seqlen, levers.checkpointing);
+    const SweepPoint sp{p.seqlen, p.step_ms, to_tflop(model.dense), to_tflop(model.attention)};
+    double dense = fit.dense_ms(sp), attention = fit.attention_ms(sp);
+    // What the fit leaves of this step is time no kernel's work explains; a step shorter than its
+    // work at the fitted rates is its work, scaled down.
+    double rest = p.step_ms - dense - attention;
+    if (rest < 0) {
+      const double scale = p.step_ms / (dense + attention);
+      dense *= scale, attention *= scale, rest = 0;
+    }
+    StepInput in = log_step(run, p, levers, provenance, path);
+    in.from = fmt::format("training log decomposed by its own {} lengths (per step {:.0f} ms, dense work at {:.0f} and "
+                          "attention at {:.0f} model TFLOPS; worst fit {:.1f}%)",
+                          fit.points, fit.per_step_ms, fit.dense_tflops, fit.attention_tflops, 100 * fit.worst_residual);
+    in.buckets = {{"per step (host, offload)", rest, WorkKind::unexplained, std::nullopt},
+                  {"dense (GEMMs, memory-bound)", dense, WorkKind::dense_mixed, to_tflop(work.dense)},
+                  {"attention", attention, WorkKind::attention, to_tflop(work.attention)}};
+    in.step_tflop = to_tflop(model.total());
+    out.push_back(std::move(in));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<StepInput> steps_from_training_log(const RunLog& run, const Provenance& provenance, const StepFlopsAt& flops,
+                                               double peak_tflops, std::vector<std::string>& warnings) {
+  const StepLevers levers = levers_of(run.config, run.batch);
+  std::vector<LogPoint> points;
   for (const RunPoint& p : run.points) {
     if (p.status != PointStatus::ok || !p.steps.has_steady()) continue;
     const PointStats st = point_stats(run, p);
-    std::optional<double> share = p.steps.attention_share();
-    if (!share) share = attention_share(p.seqlen);
+    points.push_back({p.seqlen, st.time_ms.median, st.peak_mem_gib, p.steps.attention_share()});
+  }
+  // Three lengths or more of a known model: the log's own decomposition.
+  std::string why_not = "the model is not known";
+  if (flops && !points.empty() && flops(points.front().seqlen, false)) {
+    std::vector<SweepPoint> sp;
+    for (const LogPoint& p : points) {
+      const StepFlops f = *flops(p.seqlen, false);
+      sp.push_back({p.seqlen, p.step_ms, to_tflop(f.dense), to_tflop(f.attention)});
+    }
+    if (const auto fit = fit_sweep(sp, peak_tflops, why_not)) return fitted_steps(run, points, *fit, flops, levers, provenance, run.path);
+  }
+  if (points.size() > 1) warnings.push_back(fmt::format("{}: not decomposed by its own lengths: {}", run.path, why_not));
+  std::vector<StepInput> out;
+  for (const LogPoint& p : points) {
+    const std::optional<StepFlops> model = flops ? flops(p.seqlen, false) : std::nullopt;
+    const std::optional<double> share = p.share ? p.share : model ? std::optional<double>(model->attention_share()) : std::nullopt;
     if (!share) {
       warnings.push_back(fmt::format("{}: seqlen {} left out: its attention share of FLOPs is unknown (give --model)",
-                                     t.path, p.seqlen));
+                                     run.path, p.seqlen));
       continue;
     }
-    StepInput in;
-    in.path = t.path;
+    StepInput in = log_step(run, p, levers, provenance, run.path);
     in.from = "training log, the median step split by its attention share of FLOPs (no decomposition: the "
               "attention kernels are assumed to run at the step's average rate)";
-    in.old_gpu = run.gpu;
-    in.seqlen = p.seqlen;
-    in.batch = run.batch;
-    in.step_ms = st.time_ms.median;
-    in.buckets = {{"attention", in.step_ms * *share, WorkKind::attention},
-                  {"everything else", in.step_ms * (1 - *share), WorkKind::dense_mixed}};
-    in.step_tflop = step_tflop(p.seqlen);
-    in.peak_memory_gib = st.peak_mem_gib;
-    in.provenance = provenance;
+    const std::optional<double> dense_work =
+        model ? std::optional<double>(to_tflop(flops(p.seqlen, levers.checkpointing)->dense)) : std::nullopt;
+    in.buckets = {{"attention", in.step_ms * *share, WorkKind::attention, std::nullopt},
+                  {"everything else", in.step_ms * (1 - *share), WorkKind::dense_mixed, dense_work}};
+    if (model) in.step_tflop = to_tflop(model->total());
     out.push_back(std::move(in));
   }
-  if (out.empty()) throw WorkError(fmt::format("{}: no measured point to predict from", t.path));
+  if (out.empty()) throw WorkError(fmt::format("{}: no measured point to predict from", run.path));
   return out;
 }
 
@@ -160,7 +262,14 @@ MeasuredFile read_measured(const LineSource& t) {
       if (l.dtype != "bf16" && !l.dtype.empty()) {
         throw UsageError(fmt::format("{}: a MAMF run of {}; predict scales bf16 GEMMs by bf16 MAMF", t.path, l.dtype));
       }
-      if (const auto best = l.best(MamfOutcome::By::median)) m.rates.mamf_tflops = best->median_tflops;
+      // Each shape timed in full: its median time per call, for the shape-by-shape GEMM ratio. A
+      // step's own products (`mamf --shapes-of`) are not a search for the ceiling: only those.
+      bool step_shapes = false;
+      for (const MamfShape& s : l.outcome.shapes) {
+        step_shapes = step_shapes || s.listed.has_value();
+        if (s.ok && !s.quick && s.median_tflops > 0) m.rates.gemm_shapes.push_back({s.m, s.n, s.k, ms_at(s.flops(), s.median_tflops)});
+      }
+      if (const auto best = l.best(MamfOutcome::By::median); best && !step_shapes) m.rates.mamf_tflops = best->median_tflops;
       return m;
     }
     case LogKind::attention: {
@@ -207,6 +316,10 @@ MeasuredFile read_measured(const LineSource& t) {
 
 void merge(MeasuredRates& a, const MeasuredRates& b) {
   if (b.mamf_tflops) a.mamf_tflops = b.mamf_tflops;
+  for (const ShapeTime& x : b.gemm_shapes) {
+    std::erase_if(a.gemm_shapes, [&](const ShapeTime& y) { return y.m == x.m && y.n == x.n && y.k == x.k; });
+    a.gemm_shapes.push_back(x);
+  }
   if (b.hbm_gbps) a.hbm_gbps = b.hbm_gbps;
   if (b.busbw_gbps) a.busbw_gbps = b.busbw_gbps;
   for (const auto& x : b.attention_tflops) {

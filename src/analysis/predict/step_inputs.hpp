@@ -6,12 +6,17 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "analysis/predict/prediction.hpp"
 #include "base/line_source.hpp"
+#include "facts/flops.hpp"
+#include "facts/model_shape.hpp"
+#include "records/provenance.hpp"
+#include "records/run_log.hpp"
 
 namespace ub {
 
@@ -21,12 +26,26 @@ WorkKind work_kind_of(const std::string& bucket);
 // Every decomposition the file holds. WorkError when it holds none.
 std::vector<StepInput> steps_from_decompositions(const LineSource& t);
 
-// A training log's points, each split by its attention share of FLOPs: from the records, else
-// from `attention_share(seqlen)` (the model's FLOP count), else the point is left out with a
-// warning. `step_tflop(seqlen)` gives the model's FLOPs per step where known.
-std::vector<StepInput> steps_from_training_log(
-    const LineSource& t, const std::function<std::optional<double>(int64_t)>& attention_share,
-    const std::function<std::optional<double>(int64_t)>& step_tflop, std::vector<std::string>& warnings);
+// The model's FLOPs of one step at a length: model FLOPs (the MFU convention) with `recompute`
+// false, the work the kernels do (activation checkpointing's recompute included) with it true;
+// nullopt when the model is not known.
+using StepFlopsAt = std::function<std::optional<StepFlops>(int64_t seqlen, bool recompute)>;
+
+// A training log's points. With the model's FLOPs at three lengths or more, the log decomposes
+// itself (sweep_fit.hpp): per-step time no kernel's work explains, dense work and attention; else
+// each point is split by its attention share of FLOPs (from the records, else from `flops`), and
+// without either it is left out with a warning. `peak_tflops` bounds the fit (0: unknown).
+std::vector<StepInput> steps_from_training_log(const RunLog& run, const Provenance& provenance, const StepFlopsAt& flops,
+                                               double peak_tflops, std::vector<std::string>& warnings);
+
+// What the model adds to a step measured at a known length: its FLOPs per step where the input did
+// not say them, and its matrix products shape by shape as our engine runs that model (with the
+// step's checkpointing, MLP tiles and loss chunks).
+void add_model(StepInput& s, const ModelShape& m);
+
+// How a run ran, as far as its products' shapes go: checkpointing (benchmark.py's gc, our
+// activation_checkpointing), MLP tiles and loss chunks, from a log's configuration.
+StepLevers levers_of(const std::map<std::string, std::string>& config, int64_t batch);
 
 // A micro-benchmark file: the GPU it measured (as it names it) and what it measured.
 struct MeasuredFile {
