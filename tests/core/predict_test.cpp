@@ -99,6 +99,34 @@ TEST(Predict, OneStepPredictsOneSpeedupWhicheverWayItsBucketsCome) {
   EXPECT_NEAR(*ps[0].speedup, *ps[1].speedup, 0.1 * *ps[0].speedup);
 }
 
+// `mamf --shapes-of` records (a real run of a 2-layer step at 2k on an H200) time the step's own
+// products: on the old GPU they replace the model's time at its ceiling; timed on both GPUs (here
+// the new GPU's times are the old ones halved), the GEMMs' ratio is measured, said so, and exact.
+TEST(Predict, TheStepsOwnProductsTimedOnBothGpusGiveAMeasuredGemmRatio) {
+  Gpus g;
+  const MeasuredFile old_shapes = read_measured(fixture("suite_h200_2l/mamf-step.jsonl"));
+  ASSERT_EQ(old_shapes.gpu, "NVIDIA H200");
+  ASSERT_FALSE(old_shapes.rates.gemm_shapes.empty());
+  EXPECT_FALSE(old_shapes.rates.mamf_tflops.has_value()) << "a step's products are not a search for the ceiling";
+  StepInput in;
+  in.path = "t", in.seqlen = 2048, in.step_ms = 100;
+  in.buckets = {{"gemm", 100, WorkKind::matmul, std::nullopt}};
+  add_model(in, with_layers(load_model("llama-3.1-8b", std::string(UB_DATA_DIR) + "/models"), 2));
+  MeasuredRates twice_as_fast = old_shapes.rates;
+  for (ShapeTime& t : twice_as_fast.gemm_shapes) t.ms /= 2;
+  PredictOptions po;
+  po.catalog = &g.cat;
+  const Prediction modelled = predict_step(in, g.h200, g.b200, old_shapes.rates, {}, po);
+  const Prediction measured = predict_step(in, g.h200, g.b200, old_shapes.rates, twice_as_fast, po);
+  const BucketPart& part = measured.buckets[0].parts[0];
+  EXPECT_NEAR(part.ratio.point, 2.0, 1e-9);
+  EXPECT_NE(part.ratio.source.find("timed on both GPUs"), std::string::npos) << part.ratio.source;
+  EXPECT_NEAR(part.ratio.high - part.ratio.low, 2 * 0.03 * 2.0, 1e-9);
+  // Timed on the old GPU only: the model's ratio, its time at the old GPU's ceiling the measured one.
+  EXPECT_NE(modelled.buckets[0].parts[0].ratio.source.find("timed on the old GPU"), std::string::npos);
+  EXPECT_GT(modelled.buckets[0].parts[0].ratio.high - modelled.buckets[0].parts[0].ratio.low, part.ratio.high - part.ratio.low);
+}
+
 TEST(Predict, CatalogFiguresWhereNothingIsMeasuredAndNaForAnUnknownOne) {
   Gpus g;
   StepInput in;
