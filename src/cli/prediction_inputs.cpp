@@ -47,7 +47,14 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
         warnings.push_back(fmt::format("{}: the model is llama-3.1-8b, the one bench_decompose.py runs (--model to give "
                                        "another)", path));
       }
-      for (StepInput& s : steps_from_decompositions(t)) steps.push_back(std::move(s));
+      for (StepInput& s : steps_from_decompositions(t)) {
+        // Our records name the model they decomposed, as a training log's do.
+        if (!model && s.model) {
+          model = ctx.model(*s.model, o.layers), full_model = ctx.model(*s.model, 0);
+          warnings.push_back(fmt::format("{}: the model is {}, as its records say (--model to give another)", path, *s.model));
+        }
+        steps.push_back(std::move(s));
+      }
     } else if (kind == LogKind::training) {
       // What the log says it ran (model, layers, batch) wins over defaults; against an explicit
       // option it is an error, not a silent choice.

@@ -513,8 +513,8 @@ TEST(Cli, DecomposeOfATraceGoesIntoTheHistory) {
   EXPECT_EQ(runs[0]["source"], out);
 }
 
-// The engine's 2-layer decomposition carried to the whole model: its records say the depth it
-// measured; --layers that contradicts them is refused, and a depth the model does not have too.
+// The engine's 2-layer decomposition carried to the whole model: its records say the model and the
+// depth they measured; --layers that contradicts them is refused, and a depth the model does not have too.
 TEST(Cli, PredictCarriesADecompositionToAnotherDepth) {
   const std::string in = kFx + "/engine_llama_2l_4096.jsonl";
   const Result two = run("predict --to h200 " + in + " --model llama-3.1-8b --json");
@@ -534,7 +534,13 @@ TEST(Cli, PredictCarriesADecompositionToAnotherDepth) {
   EXPECT_NEAR(b[0]["step_ms"].get<double>(), b[0]["old_step_ms"].get<double>(), 1e-6 * b[0]["step_ms"].get<double>());
   const Result text = run("predict --to h200 " + in + " --model llama-3.1-8b --to-layers 32");
   EXPECT_NE(text.out.find("* the old GPU's step there is itself carried"), std::string::npos) << text.out;
-  expect_error("predict --to h200 " + in + " --to-layers 32", 2, "--to-layers carries a measured step");
+  // Without --model, the model its records name.
+  const Result named = run("predict --to h200 " + in + " --to-layers 32 --json");
+  ASSERT_EQ(named.code, 0) << named.err;
+  const Result said = run("predict --to h200 " + in + " --to-layers 32");
+  EXPECT_NE(said.out.find("the model is llama-3.1-8b, as its records say"), std::string::npos) << said.out;
+  EXPECT_NEAR(nlohmann::json::parse(named.out)[0]["step_ms"].get<double>(), b[0]["step_ms"].get<double>(),
+              1e-6 * b[0]["step_ms"].get<double>());
   expect_error("predict --to h200 " + in + " --model llama-3.1-8b --layers 4 --to-layers 32", 2,
                "measured 2 layers, not the 4 of --layers");
   expect_error("predict --to h200 " + in + " --model llama-3.1-8b --to-layers 40", 2, "more than the 32 layers");

@@ -44,9 +44,15 @@ std::optional<double> attention_at(const MeasuredRates& m, int64_t seqlen) {
   return std::nullopt;
 }
 
+// One kind of source on both sides where it can be: a MAMF measured on one GPU only is set aside
+// for the published figures of both when both have one (our cuBLASLt search finds 3% more on an
+// H200 than mamf-finder.py's torch.mm: a measured/published ratio would carry that difference).
 std::optional<ComputeCeiling> ceiling_of(const Sides& s, bool old_side) {
-  return old_side ? compute_ceiling(s.a, Dtype::bf16, s.ma.mamf_tflops, s.catalog, s.b, s.mb.mamf_tflops)
-                  : compute_ceiling(s.b, Dtype::bf16, s.mb.mamf_tflops, s.catalog, s.a, s.ma.mamf_tflops);
+  const bool both_published = s.a.published_mamf(Dtype::bf16) && s.b.published_mamf(Dtype::bf16);
+  const bool both_measured = s.ma.mamf_tflops && s.mb.mamf_tflops;
+  const auto measured = [&](const MeasuredRates& m) { return both_measured || !both_published ? m.mamf_tflops : std::nullopt; };
+  return old_side ? compute_ceiling(s.a, Dtype::bf16, measured(s.ma), s.catalog, s.b, measured(s.mb))
+                  : compute_ceiling(s.b, Dtype::bf16, measured(s.mb), s.catalog, s.a, measured(s.ma));
 }
 
 // The best-shape matmul ratio: both ceilings measured or published, the ratio with their spread;
@@ -205,9 +211,10 @@ std::optional<std::vector<BucketPart>> parts_of(const Sides& s, const StepInput&
       if (!hbm) return std::nullopt;
       const auto g = gemm_scale(s, in, x.tflop);
       if (!g) return std::nullopt;
-      if (!g->old_ceiling_ms && x.kind != WorkKind::matmul) {
-        // GEMMs and memory-bound work of unknown work: at HBM's ratio, as the guide found its
-        // "everything else" at one sequence per GPU, up to the GEMMs'.
+      // Compute nobody classified, or GEMMs and memory-bound work of unknown work: at HBM's ratio, as
+      // the guide found its "everything else" at one sequence per GPU, up to the GEMMs'. (The step's
+      // products are the gemm bucket's, or everything else's: not an unclassified bucket's.)
+      if (x.kind == WorkKind::unknown || (!g->old_ceiling_ms && x.kind != WorkKind::matmul)) {
         return std::vector<BucketPart>{{"GEMMs and memory-bound work (work unknown)", x.ms,
                                         Ratio{hbm->point, std::min(hbm->low, g->ratio.low), std::max(hbm->high, g->ratio.high),
                                               fmt::format("its work unknown: at HBM's ratio ({}), up to the GEMMs' {:.2f}x",

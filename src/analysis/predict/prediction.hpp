@@ -57,6 +57,7 @@ struct StepInput {
   std::string old_gpu;     // as the input names it
   std::optional<int64_t> seqlen;
   std::optional<int64_t> carried_from;  // the measured length this step was carried from (then it is predicted too)
+  std::optional<std::string> model;     // the model, where the input names it (our records' context)
   std::optional<int64_t> layers;        // the model's depth in the step, where the input says it
   std::optional<int64_t> layers_carried_from;  // the measured depth this step was carried from
   int64_t batch = 1;

@@ -114,6 +114,9 @@ std::vector<StepInput> steps_from_decompositions(const LineSource& t) {
       if (!in.seqlen) in.seqlen = context_seqlen;
       if (!r.json.contains("batch") && context_batch) in.batch = *context_batch;
       in.layers = context_layers;
+      if (const auto it = context_config.find("model"); it != context_config.end() && !it->second.empty()) {
+        in.model = it->second;
+      }
       in.levers = levers_of(context_config, in.batch);
       in.provenance = provenance;
       out.push_back(std::move(in));
