@@ -401,6 +401,23 @@ UpgradeDecision decide_predicted_upgrade(const MeasurementSet& o, const std::vec
   }
   add_catalog_part(d, opt);
   decide_verdict(d, opt);
+  // A predicted interval is the model's uncertainty, not noise: more steps do not settle it, a
+  // measurement on the new GPU does. Name the one the prediction says narrows it most.
+  if (d.verdict == UpgradeVerdict::measure_more && d.training && d.training->break_even) {
+    for (const CompareRow& r : d.training->rows) {
+      if (!r.speedup || r.speedup->low > *d.training->break_even || r.speedup->high < *d.training->break_even) continue;
+      for (const Prediction& p : predictions) {
+        if (p.input.seqlen != r.seqlen || !p.next) continue;
+        d.line = fmt::format("MEASURE MORE: at {} tokens the predicted speedup {:.2f}x (interval {:.2f}-{:.2f}) holds the "
+                             "break-even {:.2f}x: measure on the {} first {} ({}), which would narrow it to "
+                             "{:.2f}-{:.2f}x; then run the suite there and decide on both folders.",
+                             r.seqlen, r.speedup->ratio, r.speedup->low, r.speedup->high, *d.training->break_even,
+                             to.id, p.next->what, p.next->command, p.next->speedup_low, p.next->speedup_high);
+        break;
+      }
+      break;
+    }
+  }
   add_reasons(d, o, nullptr);
   return d;
 }

@@ -173,6 +173,12 @@ TEST(Decide, EveryWayOfCallingItWritesItsPage) {
   ASSERT_NE(verdict, std::string::npos) << md.substr(0, 600);
   EXPECT_LT(verdict, table);
   EXPECT_EQ(md.find("MEASURED"), std::string::npos) << "a predicted page calls nothing measured";
+  // A predicted interval that holds the break-even is settled on the new GPU, not by more steps:
+  // the verdict names the measurement the prediction says narrows it most.
+  EXPECT_NE(p.out.find("MEASURE MORE"), std::string::npos) << p.out.substr(0, 600);
+  EXPECT_NE(p.out.find("measure on the b200-sxm first the step's GEMMs shape by shape (upgradebench mamf --shapes-of "
+                       "llama-3.1-8b --seqlen 2048 --layers 2"), std::string::npos) << p.out.substr(0, 600);
+  EXPECT_EQ(p.out.find("--steps 30"), std::string::npos) << p.out.substr(0, 600);
   const Result j = run("decide " + kSuite + " --to b200 --price-old 3.5 --price-new 6 --json");
   const json d = json::parse(j.out);
   EXPECT_EQ(d["data"], "PREDICTED");

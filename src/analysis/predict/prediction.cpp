@@ -260,7 +260,9 @@ std::pair<std::string, std::string> measurement_of(Lever l, const StepInput& in,
     case Lever::gemm:
       return {"the step's GEMMs shape by shape",
               in.gemms.empty() ? fmt::format("upgradebench mamf on the {} and the old GPU", new_id)
-                               : fmt::format("upgradebench mamf --shapes-of MODEL --seqlen {} on the {} and the old GPU", len, new_id)};
+                               : fmt::format("upgradebench mamf --shapes-of {} --seqlen {}{} on the {} and the old GPU",
+                                             in.model.value_or("MODEL"), len,
+                                             in.layers ? fmt::format(" --layers {}", *in.layers) : "", new_id)};
     case Lever::attention:
       return {fmt::format("attention at {} tokens", len),
               fmt::format("upgradebench attention --seqlens {} on the {} and the old GPU", len, new_id)};

@@ -127,6 +127,7 @@ std::vector<StepInput> steps_from_decompositions(const LineSource& t) {
 }
 
 void add_model(StepInput& s, const ModelShape& m) {
+  if (!s.model) s.model = m.id;
   if (!s.seqlen) return;
   if (!s.step_tflop) {
     FlopOptions fo;
@@ -174,6 +175,7 @@ StepInput log_step(const RunLog& run, const LogPoint& p, const StepLevers& lever
   in.seqlen = p.seqlen;
   in.batch = run.batch;
   in.layers = run.layers;
+  in.model = run.model;
   in.levers = levers;
   in.step_ms = p.step_ms;
   in.peak_memory_gib = p.peak_mem_gib;
