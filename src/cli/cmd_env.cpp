@@ -7,6 +7,7 @@
 #include "cli/commands.hpp"
 #include "cli/gpu_binary.hpp"
 #include "cli/output.hpp"
+#include "facts/gpu_features.hpp"
 #include "report/format.hpp"
 
 #ifdef UB_HAVE_CUDA
@@ -40,6 +41,16 @@ void run(Context& ctx, const OutputOptions& out) {
         {"catalog_id", text(g.catalog_id)}};
     for (const auto& [k, v] : rows) b.table.add_row({k, v});
     if (!g.catalog_id) b.notes.push_back("Not in the catalog: MFU and spec ratios for it are N/A.");
+    // What the commands can run on it (facts/gpu_features.hpp), said rather than found out at launch.
+    const auto cc = g.compute_capability ? parse_compute_capability(*g.compute_capability) : std::nullopt;
+    if (!cc) continue;
+    auto& f = doc.add(fmt::format("GPU {}: what runs on compute capability {}", g.index, cc->text()));
+    f.table.columns = {{"feature", Align::left}, {"needs"}, {"here", Align::left}};
+    for (const FeatureRow& r : gpu_features()) {
+      const auto why = missing_feature(r.feature, *cc);
+      f.table.add_row({r.name, fmt::format("{}.{}", r.needs / 10, r.needs % 10),
+                       !why ? "yes" : r.fallback.empty() ? "no" : "no: " + r.fallback + " runs instead"});
+    }
   }
   auto& s = doc.add("Software stack");
   s.table.columns = {{"component", Align::left}, {"version", Align::left}, {"loaded from", Align::left}};

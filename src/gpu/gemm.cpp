@@ -30,36 +30,6 @@ unsigned char scale_one(Dtype d) { return d == Dtype::nvfp4 ? 0x38 : 127; }
 
 }  // namespace
 
-std::optional<std::string> gemm_unsupported_reason(Dtype d, int major, int minor) {
-  const int cc = major * 10 + minor;
-  switch (d) {
-    case Dtype::fp32:
-    case Dtype::fp16: return std::nullopt;
-    case Dtype::tf32:
-    case Dtype::bf16:
-      if (cc < 80) return fmt::format("{} needs compute capability 8.0+ (this GPU is {}.{})", to_string(d), major, minor);
-      return std::nullopt;
-    case Dtype::fp8:
-      if (cc < 89) return fmt::format("fp8 matrix units need compute capability 8.9+ (Ada, Hopper, Blackwell); this GPU is {}.{}", major, minor);
-      return std::nullopt;
-    case Dtype::mxfp8:
-    case Dtype::nvfp4:
-      if (major < 10) {
-        return fmt::format("{} is a block-scaled (microscaling) format that only Blackwell "
-                           "(compute capability 10.0+) executes; this GPU is {}.{} and has no "
-                           "hardware for it: it scores zero here, not slower", to_string(d), major, minor);
-      }
-      return std::nullopt;
-    case Dtype::int8:
-    case Dtype::fp6:
-    case Dtype::fp4:
-    case Dtype::mxfp4:
-      return fmt::format("mamf does not measure {} yet (supported: bf16, fp16, tf32, fp32, fp8, "
-                         "mxfp8, nvfp4)", to_string(d));
-  }
-  return "unknown dtype";
-}
-
 Elem gemm_input_elem(Dtype d) {
   switch (d) {
     case Dtype::fp32:

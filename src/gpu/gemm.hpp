@@ -28,8 +28,6 @@ struct GemmShape {
   double flops() const { return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k); }
 };
 
-// The dtypes `mamf` can run, and whether this GPU can: nullopt when it can, else why not.
-[[nodiscard]] std::optional<std::string> gemm_unsupported_reason(Dtype d, int cc_major, int cc_minor);
 // Input and output element types for a dtype.
 Elem gemm_input_elem(Dtype d);
 Elem gemm_output_elem(Dtype d);

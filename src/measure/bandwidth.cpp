@@ -3,7 +3,9 @@
 
 #include <fmt/format.h>
 
+#include "base/error.hpp"
 #include "base/units.hpp"
+#include "facts/gpu_features.hpp"
 #include "gpu/cuda_raii.hpp"
 #include "gpu/kernels/bandwidth.cuh"
 #include "measure/injected_wrong.hpp"
@@ -100,7 +102,12 @@ class BandwidthPoint : public Point {
 BandwidthBenchmark::BandwidthBenchmark(const BandwidthConfig& config, DeviceRun& run)
     : Benchmark(config.timing), cfg_(config), run_(run) {
   cfg_.validate();
-  (void)gpu::parse_bandwidth_kernel(cfg_.kernel);  // an unknown kernel is a usage error before any work
+  // An unknown kernel, or one this GPU lacks, is a usage error before any work.
+  if (gpu::parse_bandwidth_kernel(cfg_.kernel) == gpu::BandwidthKernel::bulk) {
+    if (const auto why = missing_feature(GpuFeature::bulk_copy, ComputeCapability{run.cc_major, run.cc_minor})) {
+      throw UsageError(fmt::format("--kernel bulk: {}", *why));
+    }
+  }
 }
 
 BandwidthBenchmark::~BandwidthBenchmark() = default;

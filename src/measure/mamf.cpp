@@ -7,6 +7,7 @@
 
 #include "base/error.hpp"
 #include "base/units.hpp"
+#include "facts/gpu_features.hpp"
 #include "gpu/gemm.hpp"
 #include "gpu/timing.hpp"
 #include "measure/injected_wrong.hpp"
@@ -109,7 +110,7 @@ class MamfPoint : public Point {
 MamfBenchmark::MamfBenchmark(const MamfConfig& config, DeviceRun& run)
     : Benchmark(config.timing), cfg_(config), run_(run) {
   cfg_.validate();
-  if (auto why = gpu::gemm_unsupported_reason(cfg_.dtype, run.cc_major, run.cc_minor)) {
+  if (auto why = gemm_unsupported_reason(cfg_.dtype, ComputeCapability{run.cc_major, run.cc_minor})) {
     throw UsageError(fmt::format("{} (GPU {}: {})", *why, run.device, run.device_name));
   }
   lt_ = std::make_unique<gpu::CublasLt>();
