@@ -201,7 +201,8 @@ std::vector<AddOutcome> HistoryStore::add_runs(const std::vector<StoredRun>& run
 }
 
 AddOutcome HistoryStore::add_run(const StoredRun& run, const std::string& source) {
-  AddOutcome o{AddStatus::added, 0, run.key, run.kind, run.command, run.date, run.lines.size(), run.metrics.size()};
+  AddOutcome o{AddStatus::added, 0, run.key, run.kind, run.command, run.date, run.lines.size(), run.metrics.size(),
+               run.warnings};
   const std::string lock = db_->dialect() == Dialect::postgresql ? " FOR UPDATE" : "";
   std::vector<Row> existing = db_->query("SELECT id, line_count FROM runs WHERE run_key = $1" + lock, {run.key});
   if (existing.empty()) {

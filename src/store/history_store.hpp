@@ -35,6 +35,7 @@ struct AddOutcome {
   int64_t run_id = 0;
   std::string key, kind, command, date;
   size_t lines = 0, metrics = 0;
+  std::vector<std::string> warnings;  // what the reader tolerated (damaged lines skipped, points read twice)
 };
 
 struct RunSummary {

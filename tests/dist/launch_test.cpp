@@ -72,6 +72,18 @@ TEST(Launch, SlurmNodeLists) {
   EXPECT_THROW(first_slurm_host("gpu[x-3]"), UsageError);
   EXPECT_THROW(first_slurm_host("gpu[1-3"), UsageError);
   EXPECT_THROW(first_slurm_host(""), UsageError);
+  // A name of digits alone would be resolved as an IPv4 address ("01" is 0.0.0.1).
+  for (const char* bad : {"[01]", "[01-03],gpu1", "01", "123", "gpu 1", "g\x1b[31m[1]"}) {
+    try {
+      first_slurm_host(bad);
+      ADD_FAILURE() << bad << " read as a node list";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("set MASTER_ADDR"), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find('\x1b'), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_NE(usage_error({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_JOB_NODELIST", "[01]"}}).find("[01]"),
+            std::string::npos);
 }
 
 TEST(Launch, OpenMpi) {
