@@ -84,7 +84,7 @@ struct HistoryOptions {
   history::HistoryStore reader() const {
     const std::string spec = database();
     history::require_existing(spec);
-    return history::HistoryStore(spec);
+    return history::HistoryStore(spec, history::Access::read_only);
   }
 };
 

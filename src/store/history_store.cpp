@@ -181,7 +181,10 @@ std::string_view to_string(AddStatus s) {
   return "added";
 }
 
-HistoryStore::HistoryStore(const std::string& spec) : HistoryStore(open_database(spec)) {}
+HistoryStore::HistoryStore(const std::string& spec, Access access) : db_(open_database(spec, access)) {
+  if (access == Access::read_only && db_->dialect() == Dialect::sqlite) check_schema(*db_);
+  else migrate(*db_);
+}
 
 HistoryStore::HistoryStore(std::unique_ptr<Database> db) : db_(std::move(db)) { migrate(*db_); }
 

@@ -61,8 +61,9 @@ struct MetricInfo {
 
 class HistoryStore {
  public:
-  // Opens the database (open_database) and brings its schema up to date.
-  explicit HistoryStore(const std::string& spec);
+  // Opens the database (open_database) and brings its schema up to date; read-only, only checks
+  // that it is up to date (check_schema).
+  explicit HistoryStore(const std::string& spec, Access access = Access::read_write);
   explicit HistoryStore(std::unique_ptr<Database> db);
 
   Database& database() { return *db_; }

@@ -217,6 +217,49 @@ TEST(Messages, AKernelNameThatIsNotUtf8GivesValidJson) {
   EXPECT_GE(lines, 2u) << "the context and the decomposition";
 }
 
+// ---- Valid input read ----
+
+TEST(ValidInput, AByteOrderMarkIsNotPartOfTheFirstLine) {
+  for (const std::string name : {"records_h200.jsonl", "sweep_h200.log"}) {
+    const std::string path = write_file("bom_" + name, "\xEF\xBB\xBF" + slurp(kFx + "/" + name));
+    const Result with = run("memfit " + path + " --capacity-gib 130 --json");
+    const Result without = run("memfit " + kFx + "/" + name + " --capacity-gib 130 --json");
+    ASSERT_EQ(with.code, 0) << with.err;
+    EXPECT_EQ(nlohmann::json::parse(with.out)["max_seqlen"], nlohmann::json::parse(without.out)["max_seqlen"]);
+  }
+}
+
+// Permissions do not hold back root: these run as another user (CI's), and skip under root.
+TEST(ValidInput, ADatabaseTheUserMayReadButNotWriteOpensForReading) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root reads and writes whatever the permissions say";
+  const std::string db = fresh_db("read_only");
+  ASSERT_EQ(run("history add --db " + db + " " + kFx + "/sweep_h200.log").code, 0);
+  ASSERT_EQ(::chmod(db.c_str(), 0444), 0);
+  const Result list = run("history list --json --db " + db);
+  EXPECT_EQ(list.code, 0) << list.err;
+  EXPECT_EQ(nlohmann::json::parse(list.out)["runs"].size(), 1u);
+  EXPECT_EQ(run("history trend train.tflops --at 8k --db " + db).code, 0);
+  expect_error("history add --db " + db + " " + kFx + "/sweep_b200.log", 2, "permission denied: this user may read");
+  ASSERT_EQ(::chmod(db.c_str(), 0), 0);
+  expect_error("history list --db " + db, 2, "permission denied: this user may not read");
+  ::chmod(db.c_str(), 0644);
+}
+
+TEST(ValidInput, AReportFolderNamedWithANewlineGetsItsFiles) {
+  const std::string dir = temp_path("report\nfolder");
+  fs::remove_all(dir);
+  ::setenv("UB_TEST_REPORT_DIR", dir.c_str(), 1);
+  const Result r = run("report " + kFx + "/records_h200.jsonl -o \"$UB_TEST_REPORT_DIR\"");
+  if (report_tools_missing(r)) GTEST_SKIP() << r.err;
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find("\x89PNG"), std::string::npos) << "a chart went to stdout";
+  EXPECT_TRUE(fs::exists(fs::path(dir) / "report.html"));
+  size_t pngs = 0;
+  for (const auto& e : fs::directory_iterator(fs::path(dir) / "charts")) pngs += e.path().extension() == ".png";
+  EXPECT_GT(pngs, 0u);
+  fs::remove_all(dir);
+}
+
 // ---- Bounded cost ----
 
 // A trace of `steps` ProfilerStep annotations, each with one kernel inside it.
@@ -260,6 +303,30 @@ TEST(Bounds, StepsBeyondWhatTheTraceHoldsAreRefused) {
   expect_error("decompose " + kFx + "/trace_kineto_small.json --step-name '^none$' --steps 1000000000", 2,
                "--steps 1000000000: more steps than the ");
   EXPECT_EQ(run("decompose " + kFx + "/trace_kineto_small.json --step-name '^none$' --steps 2").code, 0);
+}
+
+// The binary with `input` piped into its standard input (a pipe, not a redirected file).
+Result run_piped(const std::string& input, const std::string& args) {
+  const std::string err_file = temp_path(fmt::format("piped_stderr_{}.txt", ::getpid()));
+  Result r;
+  FILE* p = ::popen(fmt::format("cat {} | {} {} 2>{}", input, UB_BINARY, args, err_file).c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
+  const int status = ::pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.err = slurp(err_file);
+  return r;
+}
+
+TEST(Bounds, APipeIsReadLikeAFile) {
+  const Result piped = run_piped(kFx + "/sweep_h200.log", "memfit /dev/stdin --capacity-gib 130 --json");
+  const Result file = run("memfit " + kFx + "/sweep_h200.log --capacity-gib 130 --json");
+  ASSERT_EQ(piped.code, 0) << piped.err;
+  ASSERT_EQ(file.code, 0) << file.err;
+  auto a = nlohmann::json::parse(piped.out), b = nlohmann::json::parse(file.out);
+  EXPECT_EQ(a["max_seqlen"], b["max_seqlen"]);
+  EXPECT_EQ(a["slope_gib_per_token"], b["slope_gib_per_token"]);
 }
 
 }  // namespace
