@@ -134,6 +134,7 @@ Launch launch_from(const Environment& env) {
     }
     l.master_port = number_or(env, "MASTER_PORT", 29500, 1, 65535);
   }
+  if (auto secret = get(env, kJobSecretVariable)) l.secret = *secret;
   check(l);
   return l;
 }
@@ -143,7 +144,7 @@ Environment launch_environment() {
       "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK", "MASTER_ADDR", "MASTER_PORT",
       "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NODEID", "SLURM_NNODES", "SLURM_NTASKS_PER_NODE",
       "SLURM_JOB_NODELIST", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
-      "OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_COMM_WORLD_NODE_RANK"};
+      "OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_COMM_WORLD_NODE_RANK", kJobSecretVariable};
   Environment env;
   for (const char* k : kKeys) {
     if (const char* v = std::getenv(k)) env[k] = v;

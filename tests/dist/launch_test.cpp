@@ -86,6 +86,16 @@ TEST(Launch, SlurmNodeLists) {
             std::string::npos);
 }
 
+TEST(Launch, TheJobsSecretComesFromTheEnvironmentOrIsDrawnForGpusN) {
+  const Launch l = launch_from({{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "1"},
+                                {"UPGRADEBENCH_JOB_SECRET", "s3cret-of-the-job"}});
+  EXPECT_EQ(l.secret, "s3cret-of-the-job");
+  const std::string a = new_job_secret(), b = new_job_secret();
+  EXPECT_EQ(a.size(), 32u);
+  EXPECT_EQ(a.find_first_not_of("0123456789abcdef"), std::string::npos) << a;
+  EXPECT_NE(a, b);
+}
+
 TEST(Launch, OpenMpi) {
   const Launch l = launch_from({{"OMPI_COMM_WORLD_RANK", "3"}, {"OMPI_COMM_WORLD_SIZE", "4"},
                                 {"OMPI_COMM_WORLD_LOCAL_RANK", "3"}, {"OMPI_COMM_WORLD_LOCAL_SIZE", "4"}});
