@@ -329,4 +329,24 @@ TEST(Bounds, APipeIsReadLikeAFile) {
   EXPECT_EQ(a["slope_gib_per_token"], b["slope_gib_per_token"]);
 }
 
+// A server that accepts the connection and never answers: the command ends, and says why.
+TEST(Bounds, APostgresServerThatNeverAnswersDoesNotHang) {
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(listener, 16), 0);  // the kernel accepts; nobody reads or answers
+  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const auto start = std::chrono::steady_clock::now();
+  const Result r = run(fmt::format("history list --db postgresql://nobody@127.0.0.1:{}/history", ntohs(addr.sin_port)));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ::close(listener);
+  if (r.err.find("libpq.so.5 is not installed") != std::string::npos) GTEST_SKIP() << r.err;
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("cannot connect to PostgreSQL (connect_timeout 10 s"), std::string::npos) << r.err;
+  EXPECT_LT(seconds, 30);
+}
+
 }  // namespace
