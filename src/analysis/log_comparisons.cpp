@@ -186,6 +186,8 @@ MamfComparison compare_mamf(const MamfLog& o, const MamfLog& n, const Catalog& c
   }
   for (const MamfLog* l : {&o, &n}) {
     if (l->dtype.empty()) c.notes.push_back(fmt::format("{}: the dtype is not said; assumed the same.", l->path));
+    // What the reader left out (a damaged shape line, other GPUs' shapes) is said beside the ratios.
+    for (const std::string& w : l->warnings) c.notes.push_back(w.rfind(l->path, 0) == 0 ? w : l->path + ": " + w);
   }
   c.same_gpu = !o.gpu_uuid.empty() && o.gpu_uuid == n.gpu_uuid;
   if (c.same_gpu) {

@@ -15,6 +15,9 @@ namespace ub {
 
 namespace {
 
+// What some editors put at the start of a UTF-8 file: not part of its first line.
+constexpr std::string_view kUtf8ByteOrderMark = "\xEF\xBB\xBF";
+
 [[noreturn]] void too_long(const std::string& name, size_t index) {
   throw WorkError(fmt::format("{}:{}: a line longer than {} MiB: not a log upgradebench reads", name, index + 1,
                               kMaxLineBytes >> 20));
@@ -45,6 +48,9 @@ class LineSplitter {
         too_long(name_, index_);
       }
       if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      if (index_ == 0 && line.substr(0, kUtf8ByteOrderMark.size()) == kUtf8ByteOrderMark) {
+        line.remove_prefix(kUtf8ByteOrderMark.size());
+      }
       const bool go_on = each_(Line{line, index_++, false});
       pending_.clear();
       if (!go_on) return false;
@@ -52,7 +58,11 @@ class LineSplitter {
     return true;
   }
   void finish() {
-    if (!pending_.empty()) each_(Line{pending_, index_, true});
+    std::string_view line = pending_;
+    if (index_ == 0 && line.substr(0, kUtf8ByteOrderMark.size()) == kUtf8ByteOrderMark) {
+      line.remove_prefix(kUtf8ByteOrderMark.size());
+    }
+    if (!line.empty()) each_(Line{line, index_, true});
   }
 
  private:
@@ -91,6 +101,79 @@ void scan_file(const std::filesystem::path& file, const std::string& name, const
 
 }  // namespace
 
+// A pipe read a line at a time, once: what was read stays read, so its first lines are kept (up to
+// kPipeHeldBytes) for the passes that come back to them, and the rest is handed out as it comes.
+struct LineSource::Pipe {
+  std::unique_ptr<gzFile_s, int (*)(gzFile)> in{nullptr, gzclose};
+  std::string buffer;  // bytes read and not yet handed out
+  size_t at = 0;       // where the next line starts in `buffer`
+  bool eof = false;
+  std::vector<std::string> kept;  // the first lines, for later passes
+  size_t kept_bytes = 0;
+  bool past_kept = false;  // lines were handed out and not kept: no pass can read them again
+  bool kept_last_cut_short = false;
+  size_t next_index = 0;
+
+  // The next line read from the pipe, or false at its end.
+  bool next(const std::string& name, std::string& line, bool& cut_short) {
+    for (;;) {
+      const size_t nl = buffer.find('\n', at);
+      if (nl != std::string::npos) {
+        if (nl - at > kMaxLineBytes) too_long(name, next_index);
+        line.assign(buffer, at, nl - at);
+        at = nl + 1;
+        cut_short = false;
+        break;
+      }
+      if (buffer.size() - at > kMaxLineBytes) too_long(name, next_index);
+      if (eof) {
+        if (at == buffer.size()) return false;
+        line.assign(buffer, at, std::string::npos);
+        at = buffer.size();
+        cut_short = true;
+        break;
+      }
+      buffer.erase(0, at);
+      at = 0;
+      const size_t had = buffer.size();
+      buffer.resize(had + (size_t{1} << 16));
+      const int n = gzread(in.get(), buffer.data() + had, static_cast<unsigned>(size_t{1} << 16));
+      if (n < 0) {
+        int code = 0;
+        throw WorkError(fmt::format("{}: cannot be read: {}", name, gzerror(in.get(), &code)));
+      }
+      buffer.resize(had + static_cast<size_t>(n));
+      eof = n == 0;
+    }
+    if (next_index == 0 && line.rfind(kUtf8ByteOrderMark, 0) == 0) line.erase(0, kUtf8ByteOrderMark.size());
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    return true;
+  }
+
+  void scan(const std::string& name, const std::function<bool(const Line&)>& each) {
+    for (size_t i = 0; i < kept.size(); ++i) {
+      if (!each(Line{kept[i], i, kept_last_cut_short && i + 1 == kept.size()})) return;
+    }
+    if (past_kept) {
+      throw WorkError(fmt::format("{}: a pipe is read once, and reading it needs its lines again past the first {} MiB "
+                                  "kept: give a file instead", name, kPipeHeldBytes >> 20));
+    }
+    std::string line;
+    bool cut_short = false;
+    while (next(name, line, cut_short)) {
+      const size_t index = next_index++;
+      if (!past_kept && kept_bytes + line.size() <= kPipeHeldBytes) {
+        kept.push_back(line);
+        kept_bytes += line.size() + 1;
+        kept_last_cut_short = cut_short;
+      } else {
+        past_kept = true;
+      }
+      if (!each(Line{line, index, cut_short})) return;
+    }
+  }
+};
+
 LineSource LineSource::file(const std::filesystem::path& path) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
@@ -100,11 +183,10 @@ LineSource LineSource::file(const std::filesystem::path& path) {
   s.path = path.string();
   s.file_ = path;
   if (!std::filesystem::is_regular_file(status)) {
-    // A pipe or a device is read once: its lines are held.
-    HeldLines held;
-    scan_file(path, s.path, collector(held));
-    s.held_ = std::make_shared<const std::vector<std::string>>(std::move(held.lines));
-    s.held_cut_short_ = held.cut_short;
+    // A pipe or a device is read once, a line at a time as the passes go (Pipe).
+    s.pipe_ = std::make_shared<Pipe>();
+    s.pipe_->in.reset(gzopen(path.c_str(), "rb"));
+    if (!s.pipe_->in) throw UsageError(fmt::format("{}: cannot be read", s.path));
   } else if (FILE* f = std::fopen(path.c_str(), "rb")) {
     std::fclose(f);
   } else {
@@ -140,6 +222,7 @@ LineSource LineSource::view(const std::vector<std::string>& lines, bool cut_shor
 std::string LineSource::where(size_t index) const { return fmt::format("{}:{}", path, index + 1); }
 
 void LineSource::scan(const std::function<bool(const Line&)>& each) const {
+  if (pipe_) return pipe_->scan(path, each);
   if (!held_) return scan_file(file_, path, each);
   const std::vector<std::string>& lines = *held_;
   for (size_t i = 0; i < lines.size(); ++i) {

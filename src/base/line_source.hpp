@@ -7,7 +7,10 @@
 // Every line is bounded (kMaxLineBytes): a longer one is a file that is not a log (/dev/zero, a
 // binary, an attack on the readers), refused with its line number instead of filling memory.
 // gzip files read decompressed. A file that is not a regular file (a pipe, a device) cannot be
-// read twice, so it is read into memory once when opened, under the same bound per line.
+// read twice: it is read a line at a time as the passes ask for its lines, its first
+// kPipeHeldBytes kept so that a later pass reads them again (a reader's first pass, which tells
+// the kind of a log, looks at its start); a pass that needs more of it again than was kept is a
+// WorkError that says to give a file. Memory stays bounded however much the pipe holds.
 #pragma once
 
 #include <cstddef>
@@ -23,6 +26,8 @@ namespace ub {
 // No log line comes near this; a longer one is a file that is not a log (or an attack on the
 // readers): it is refused, naming the line.
 inline constexpr size_t kMaxLineBytes = size_t{1} << 20;
+// How much of the start of a pipe is kept for the passes after the first.
+inline constexpr size_t kPipeHeldBytes = size_t{8} << 20;
 
 struct Line {
   std::string_view text;   // without the newline (and a carriage return before it)
@@ -64,9 +69,12 @@ class LineSource {
   std::vector<std::string> read_all() const { return hold().lines; }
 
  private:
+  struct Pipe;  // a pipe's stream, where the passes have read it to, and its kept start
+
   std::filesystem::path file_;                             // read by each pass, when `held_` is null
   std::shared_ptr<const std::vector<std::string>> held_;  // lines in memory
   bool held_cut_short_ = false;
+  std::shared_ptr<Pipe> pipe_;                             // a pipe or a device: read as the passes go
 };
 
 // A plain decimal number as a log line prints it (what TextCursor::decimal matched: "..5" and "."

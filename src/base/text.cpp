@@ -1,6 +1,8 @@
 // String helpers; see text.hpp.
 #include "base/text.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <numeric>
@@ -71,6 +73,64 @@ std::string binary_size_text(int64_t bytes) {
     if (bytes >= one && bytes % one == 0) return std::to_string(bytes >> shift) + unit;
   }
   return std::to_string(bytes);
+}
+
+std::string escape_control(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto u = static_cast<unsigned char>(s[i]);
+    const bool c1 = u == 0xc2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
+                    static_cast<unsigned char>(s[i + 1]) <= 0x9f;  // U+0080-U+009F in UTF-8
+    if (u < 0x20 || u == 0x7f) {
+      out += fmt::format("\\x{:02x}", u);
+    } else if (c1) {
+      out += fmt::format("\\xc2\\x{:02x}", static_cast<unsigned char>(s[++i]));
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// The length of the valid UTF-8 sequence at s[i], 0 when the byte there starts none.
+size_t utf8_length(std::string_view s, size_t i) {
+  const auto at = [&](size_t k) { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0u; };
+  const unsigned b = at(0);
+  const auto cont = [&](size_t k, unsigned lo = 0x80, unsigned hi = 0xbf) { return at(k) >= lo && at(k) <= hi; };
+  if (b < 0x80) return 1;
+  if (b >= 0xc2 && b <= 0xdf) return cont(1) ? 2 : 0;
+  if (b == 0xe0) return cont(1, 0xa0) && cont(2) ? 3 : 0;
+  if ((b >= 0xe1 && b <= 0xec) || b == 0xee || b == 0xef) return cont(1) && cont(2) ? 3 : 0;
+  if (b == 0xed) return cont(1, 0x80, 0x9f) && cont(2) ? 3 : 0;  // not the UTF-16 surrogates
+  if (b == 0xf0) return cont(1, 0x90) && cont(2) && cont(3) ? 4 : 0;
+  if (b >= 0xf1 && b <= 0xf3) return cont(1) && cont(2) && cont(3) ? 4 : 0;
+  if (b == 0xf4) return cont(1, 0x80, 0x8f) && cont(2) && cont(3) ? 4 : 0;
+  return 0;
+}
+
+}  // namespace
+
+bool replace_invalid_utf8(std::string& s) {
+  if (std::all_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; })) return false;
+  std::string out;
+  out.reserve(s.size() + 8);
+  bool replaced = false;
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = utf8_length(s, i);
+    if (n == 0) {
+      out += "\xef\xbf\xbd";
+      replaced = true;
+      ++i;
+    } else {
+      out.append(s, i, n);
+      i += n;
+    }
+  }
+  if (replaced) s = std::move(out);
+  return replaced;
 }
 
 std::string printable(std::string_view s, bool keep_newlines) {

@@ -22,6 +22,15 @@ std::vector<std::string> closest(std::string_view name, const std::vector<std::s
 // unless `keep_newlines`) become spaces, so text read from a file cannot drive the terminal or
 // break a line-based format.
 std::string printable(std::string_view s, bool keep_newlines = false);
+// `s` safe for a one-line message on a terminal, with nothing lost: control characters (an escape
+// sequence, a newline, a carriage return, DEL, and the C1 controls U+0080-U+009F that some
+// terminals obey) are written as \xNN, so text read from a file shows what it holds and cannot
+// drive the terminal or break the message's one line. Every error message passes through it.
+std::string escape_control(std::string_view s);
+// Replaces each byte of `s` that is not part of valid UTF-8 with U+FFFD; false when there was none.
+// Text read outside a JSON parser (a trace's kernel names, streamed) may hold any bytes, and the
+// JSON written from it must be UTF-8.
+bool replace_invalid_utf8(std::string& s);
 // A byte count as sizes are written on the command line: "4G", "16M", "8K" when it is a whole
 // number of them, else the number.
 std::string binary_size_text(int64_t bytes);

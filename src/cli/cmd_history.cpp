@@ -84,7 +84,7 @@ struct HistoryOptions {
   history::HistoryStore reader() const {
     const std::string spec = database();
     history::require_existing(spec);
-    return history::HistoryStore(spec);
+    return history::HistoryStore(spec, history::Access::read_only);
   }
 };
 
@@ -142,6 +142,7 @@ void register_history(CLI::App& app, Context& ctx) {
     for (const std::string& file : add_o->files) {
       try {
         done.emplace_back(file, store.add_file(file));
+        for (const history::AddOutcome& run : done.back().second) warn_about_lines(run.warnings, file);
       } catch (const UsageError& e) {
         throw UsageError(fmt::format("{} (nothing of it added; {} files before it were)", e.what(), done.size()));
       } catch (const WorkError& e) {

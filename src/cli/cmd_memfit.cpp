@@ -72,8 +72,10 @@ void run(Context& ctx, const MemfitOptions& o) {
             {"max_seqlen", max_seqlen ? json(*max_seqlen) : json()},
             {"fitted_max_seqlen", longest.fitted ? json(*longest.fitted) : json()},
             {"capped_by_out_of_memory", longest.capped ? json(*longest.out_of_memory_at) : json()},
-            {"provenance", log.provenance}};
+            {"provenance", log.provenance},
+            {"warnings", log.warnings}};
   o.out.emit(doc, j);
+  warn_about_lines(log.warnings, o.path);  // after the result: an error before it is the one line said
 }
 
 }  // namespace

@@ -11,9 +11,17 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.hpp"
+#include "base/text.hpp"
 #include "cli/commands.hpp"
 
 namespace {
+
+// One line on stderr, whatever the message holds: file data in it (a kernel name, a line of a log)
+// is shown with its control characters escaped, never obeyed by the terminal.
+void print_error(const std::string& text, const char* tail = "") {
+  const std::string safe = ub::escape_control(text);
+  std::fprintf(stderr, "upgradebench: error: %s%s\n", safe.c_str(), tail);
+}
 
 // CLI11's help, less what it says of itself: "Excludes: --csv --md" beside --json tells a reader
 // nothing the option's own words do not (giving two formats is refused with that message).
@@ -65,8 +73,7 @@ int main(int argc, char** argv) {
       names += (names.empty() ? "" : ", ") + sub->get_name();
     }
     if (!known) {
-      std::fprintf(stderr, "upgradebench: error: unknown command '%s'; the commands are %s (see --help)\n", argv[1],
-                   names.c_str());
+      print_error(fmt::format("unknown command '{}'; the commands are {} (see --help)", argv[1], names));
       return 2;
     }
   }
@@ -84,8 +91,8 @@ int main(int argc, char** argv) {
         names += (names.empty() ? "" : ", ") + sub->get_name();
       }
       if (!known) {
-        std::fprintf(stderr, "upgradebench: error: unknown %s command '%s'; the %s commands are %s (see %s --help)\n",
-                     argv[1], argv[2], argv[1], names.c_str(), argv[1]);
+        print_error(fmt::format("unknown {0} command '{1}'; the {0} commands are {2} (see {0} --help)", argv[1], argv[2],
+                                names));
         return 2;
       }
     }
@@ -94,19 +101,19 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    std::fprintf(stderr, "upgradebench: error: %s (see --help)\n", e.what());
+    print_error(e.what(), " (see --help)");
     return 2;
   } catch (const ub::UsageError& e) {
-    std::fprintf(stderr, "upgradebench: error: %s\n", e.what());
+    print_error(e.what());
     return 2;
   } catch (const ub::WorkError& e) {
-    std::fprintf(stderr, "upgradebench: error: %s\n", e.what());
+    print_error(e.what());
     return 1;
   } catch (const nlohmann::json::exception& e) {
-    std::fprintf(stderr, "upgradebench: error: malformed JSON: %s\n", e.what());
+    print_error(std::string("malformed JSON: ") + e.what());
     return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "upgradebench: error: %s\n", e.what());
+    print_error(e.what());
     return 1;
   }
   // Output that did not reach its destination (a full disk, a closed stdout) is a failure, not a success.

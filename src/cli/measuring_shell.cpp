@@ -3,7 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 
 #include "base/error.hpp"
 #include "cli/commands.hpp"
@@ -24,15 +26,46 @@ void add_shell_options(CLI::App& cmd, Context& ctx, ShellOptions& o, const std::
                  "postgresql://...)");
 }
 
+namespace {
+
+// The job's options are checked where they are typed (CLI11 runs these while parsing): a usage
+// error, exit 2, before anything looks for a GPU or a launcher ("--gpus 0" was "no usable GPU", 1).
+std::string gpus_problem(const std::string& text) {
+  if (text == "all") return "";
+  char* end = nullptr;
+  errno = 0;
+  const long n = std::strtol(text.c_str(), &end, 10);
+  if (end == text.c_str() || *end != '\0' || errno == ERANGE || n < 1 || n > kMaxLocalRanks) {
+    return fmt::format("'{}' is not a number of GPUs from 1 to {}, or 'all'", text, kMaxLocalRanks);
+  }
+  return "";
+}
+
+std::string timeout_problem(const std::string& text) {
+  char* end = nullptr;
+  const double s = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || *end != '\0' || !std::isfinite(s) || !(s > 0) || s > kMaxRendezvousTimeoutS) {
+    return fmt::format("'{}' is not a number of seconds above 0 and up to {:.0f}", text, kMaxRendezvousTimeoutS);
+  }
+  return "";
+}
+
+}  // namespace
+
 std::vector<CLI::Option*> add_job_options(CLI::App& cmd, JobOptions& o) {
-  return {cmd.add_option("--gpus", o.gpus, "Without a launcher: run N ranks on this host (N or 'all'), one per GPU"),
+  return {cmd.add_option("--gpus", o.gpus, "Without a launcher: run N ranks on this host (N or 'all'), one per GPU")
+              ->check(gpus_problem, "N|all"),
           cmd.add_option("--rendezvous-timeout", o.rendezvous_timeout_s, "Seconds the ranks wait for each other")
+              ->check(timeout_problem, "SECONDS")
               ->capture_default_str()};
 }
 
 void JobOptions::validate() const {
-  if (!(rendezvous_timeout_s > 0) || !std::isfinite(rendezvous_timeout_s)) {
-    throw UsageError(fmt::format("--rendezvous-timeout {}: must be a positive number of seconds", rendezvous_timeout_s));
+  if (!gpus.empty()) {
+    if (const std::string why = gpus_problem(gpus); !why.empty()) throw UsageError("--gpus: " + why);
+  }
+  if (const std::string why = timeout_problem(fmt::format("{}", rendezvous_timeout_s)); !why.empty()) {
+    throw UsageError("--rendezvous-timeout: " + why);
   }
 }
 

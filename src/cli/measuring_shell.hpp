@@ -47,11 +47,16 @@ void add_shell_options(CLI::App& cmd, Context& ctx, ShellOptions& o, const std::
 
 // A command that runs as a job of GPUs, one process per GPU (cli/gpu_job.hpp): started by
 // torchrun --no-python, srun or mpirun, or by --gpus N on one host.
+inline constexpr long kMaxLocalRanks = 4096;                  // --gpus N: no host holds more GPUs
+inline constexpr double kMaxRendezvousTimeoutS = 7 * 86400.0;  // a week: beyond it, a typo
+
 struct JobOptions {
   std::string gpus;                   // --gpus: N ranks on this host, or "all"
   double rendezvous_timeout_s = 120;  // --rendezvous-timeout
 
-  void validate() const;  // UsageError for a timeout that is not a positive number of seconds
+  // UsageError for --gpus that is not 1..kMaxLocalRanks or 'all', and for a timeout that is not a
+  // finite number of seconds above 0 (the parser already refuses both as they are typed).
+  void validate() const;
 };
 // Declares --gpus and --rendezvous-timeout; returns them.
 std::vector<CLI::Option*> add_job_options(CLI::App& cmd, JobOptions& o);

@@ -56,7 +56,7 @@ LineSource LogInputs::read(const std::string& arg) const {
   const std::vector<int64_t> ids = parse_run_ids(arg.substr(std::string(kPrefix).size()), arg);
   const std::string spec = db.empty() ? history::default_database() : db;
   history::require_existing(spec);
-  const history::HistoryStore store(spec);
+  const history::HistoryStore store(spec, history::Access::read_only);
   return store.run_text(ids, arg);
 }
 

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "base/error.hpp"
+#include "base/text.hpp"
 
 
 namespace ub::dist {
@@ -62,18 +63,25 @@ std::string first_slurm_host(const std::string& nodelist) {
   }
   const std::string first = nodelist.substr(0, end);
   const size_t open = first.find('[');
-  if (first.empty() || (open != std::string::npos && first.back() != ']')) {
-    throw UsageError(fmt::format("launcher (slurm): SLURM_JOB_NODELIST='{}' is not a node list", nodelist));
+  const auto refuse = [&](const char* why) {
+    return UsageError(fmt::format("launcher (slurm): SLURM_JOB_NODELIST='{}' is not a node list: {}; set MASTER_ADDR "
+                                  "to rank 0's host", printable(nodelist), why));
+  };
+  if (first.empty()) throw refuse("its first entry is empty");
+  if (open != std::string::npos && first.back() != ']') throw refuse("a '[' without its ']'");
+  const std::string prefix = first.substr(0, open == std::string::npos ? first.size() : open);
+  // Slurm names nodes by host name: a name of digits alone ("[01]" read as "01") would be taken by
+  // the resolver for an IPv4 address (0.0.0.1), so a name needs a letter before its numbers.
+  if (prefix.find_first_not_of("0123456789") == std::string::npos) throw refuse("a node name needs a name before its number");
+  if (prefix.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_") != std::string::npos) {
+    throw refuse("a node name holds only letters, digits, '.', '-' and '_'");
   }
   if (open == std::string::npos) return first;
   // prefix[07-09,12]: the prefix and the first number of the first range, zero padding kept.
-  const std::string prefix = first.substr(0, open);
   const std::string ranges = first.substr(open + 1, first.size() - open - 2);
   const size_t stop = ranges.find_first_of("-,");
   const std::string low = ranges.substr(0, stop);
-  if (low.empty() || low.find_first_not_of("0123456789") != std::string::npos) {
-    throw UsageError(fmt::format("launcher (slurm): SLURM_JOB_NODELIST='{}' is not a node list", nodelist));
-  }
+  if (low.empty() || low.find_first_not_of("0123456789") != std::string::npos) throw refuse("a range in brackets is of numbers");
   return prefix + low;
 }
 
@@ -126,6 +134,7 @@ Launch launch_from(const Environment& env) {
     }
     l.master_port = number_or(env, "MASTER_PORT", 29500, 1, 65535);
   }
+  if (auto secret = get(env, kJobSecretVariable)) l.secret = *secret;
   check(l);
   return l;
 }
@@ -135,7 +144,7 @@ Environment launch_environment() {
       "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK", "MASTER_ADDR", "MASTER_PORT",
       "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NODEID", "SLURM_NNODES", "SLURM_NTASKS_PER_NODE",
       "SLURM_JOB_NODELIST", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
-      "OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_COMM_WORLD_NODE_RANK"};
+      "OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_COMM_WORLD_NODE_RANK", kJobSecretVariable};
   Environment env;
   for (const char* k : kKeys) {
     if (const char* v = std::getenv(k)) env[k] = v;

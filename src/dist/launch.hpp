@@ -10,6 +10,10 @@
 //                          NODE_RANK; MASTER_ADDR (on one node, 127.0.0.1 when unset)
 //   upgradebench --gpus N  the same variables as torchrun, set by the parent for its children
 //
+// Every launcher also passes UPGRADEBENCH_JOB_SECRET, the same text on every rank of a job (16
+// characters or more; --gpus N makes a random one): the rendezvous lets in only the ranks that
+// know it (rendezvous.hpp).
+//
 // No launcher (none of these set) is a job of one rank. Plain C++: tested on any machine.
 #pragma once
 
@@ -26,7 +30,11 @@ struct Launch {
   int node_rank = 0;
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
+  std::string secret;  // UPGRADEBENCH_JOB_SECRET: what a rank shows the rendezvous
 };
+
+inline constexpr const char* kJobSecretVariable = "UPGRADEBENCH_JOB_SECRET";
+inline constexpr size_t kMinJobSecretChars = 16;
 
 using Environment = std::map<std::string, std::string>;
 

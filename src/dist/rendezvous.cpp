@@ -13,10 +13,12 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string_view>
 
 #include "base/error.hpp"
 
@@ -32,6 +34,9 @@ struct Message {
   Kind kind;
   std::string payload;
 };
+
+// Connections accepted and not yet a rank, at most: the oldest is dropped past it.
+constexpr size_t kMaxPending = 256;
 
 int remaining_ms(Clock::time_point deadline) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
@@ -71,25 +76,110 @@ std::string unhex(const std::string& text) {
 
 std::string where(const Launch& l) { return fmt::format("{}:{}", l.master_addr, l.master_port); }
 
+// The same secret, compared in a time that does not tell a stranger how much of it was right.
+bool same_secret(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+std::string numeric_address(const sockaddr* addr, socklen_t len) {
+  char host[NI_MAXHOST] = "?";
+  ::getnameinfo(addr, len, host, sizeof host, nullptr, 0, NI_NUMERICHOST);
+  return host;
+}
+
+bool is_loopback(const sockaddr* addr) {
+  if (addr->sa_family == AF_INET) {
+    return (ntohl(reinterpret_cast<const sockaddr_in*>(addr)->sin_addr.s_addr) >> 24) == 127;
+  }
+  return addr->sa_family == AF_INET6 && IN6_IS_ADDR_LOOPBACK(&reinterpret_cast<const sockaddr_in6*>(addr)->sin6_addr);
+}
+
+// Rank 0's listening socket, bound to the address MASTER_ADDR names on this host: the ranks reach
+// it there, and nobody reaches it through another interface of the host.
+int listen_at(const Launch& l) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  addrinfo* res = nullptr;
+  const int gai = ::getaddrinfo(l.master_addr.c_str(), std::to_string(l.master_port).c_str(), &hints, &res);
+  if (gai != 0) {
+    throw UsageError(fmt::format("rendezvous: rank 0 cannot resolve MASTER_ADDR {}: {}", l.master_addr, gai_strerror(gai)));
+  }
+  std::unique_ptr<addrinfo, void (*)(addrinfo*)> held(res, ::freeaddrinfo);
+  std::string why = "no address";
+  for (const addrinfo* a = res; a; a = a->ai_next) {
+    const std::string address = numeric_address(a->ai_addr, a->ai_addrlen);
+    if (is_loopback(a->ai_addr) && l.local_world_size < l.world_size) {
+      throw UsageError(fmt::format("rendezvous: MASTER_ADDR {} is {} on rank 0's host, a loopback address the ranks "
+                                   "on other nodes cannot reach: set MASTER_ADDR to rank 0's network address",
+                                   l.master_addr, address));
+    }
+    const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) {
+      why = std::strerror(errno);
+      continue;
+    }
+    const int one = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && ::listen(fd, 128) == 0) return fd;
+    why = fmt::format("{}: {}", address, std::strerror(errno));
+    ::close(fd);
+  }
+  throw WorkError(fmt::format("rendezvous: rank 0 cannot listen at MASTER_ADDR {} port {} ({}); MASTER_ADDR must "
+                               "name rank 0's host, and the port be free", l.master_addr, l.master_port, why));
+}
+
+// A hello: "<rank>\n<secret>\n<what the rank says of itself>".
+struct Hello {
+  int rank = -1;
+  std::string secret, info;
+};
+
+std::optional<Hello> parse_hello(const Message& m) {
+  if (m.kind != Kind::hello) return std::nullopt;
+  const size_t first = m.payload.find('\n');
+  const size_t second = first == std::string::npos ? first : m.payload.find('\n', first + 1);
+  if (second == std::string::npos) return std::nullopt;
+  const std::string digits = m.payload.substr(0, first);
+  if (digits.empty() || digits.size() > 7 || digits.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  return Hello{std::stoi(digits), m.payload.substr(first + 1, second - first - 1), m.payload.substr(second + 1)};
+}
+
+// The world rank 0 sends: every rank's info (each within a hello) and the blob, hex, in JSON
+// (which may escape each byte of an info as six).
+size_t world_limit(int world_size) { return 4096 + static_cast<size_t>(world_size) * 6 * kMaxHelloBytes; }
+
 }  // namespace
 
 struct Rendezvous::Connection {
   int fd = -1;
   int rank = -1;
+  std::string peer;   // its address, for messages
   std::string inbox;  // bytes received, not yet a whole message
+  size_t limit = kMaxHelloBytes;  // the longest payload it may send now
+  size_t oversize = 0;            // the length it announced beyond `limit`; 0 while within it
   Clock::time_point last_heard = Clock::now();
   bool open = true, said_goodbye = false;
 
-  explicit Connection(int f) : fd(f) {}
+  explicit Connection(int f, std::string p = "") : fd(f), peer(std::move(p)) {}
   ~Connection() {
     if (fd >= 0) ::close(fd);
   }
-  // A whole message from the inbox, if one has arrived.
+  // A whole message from the inbox, if one has arrived; nullopt too when its announced length is
+  // beyond `limit` (`oversize` says so): the inbox never holds more than a message's bound.
   std::optional<Message> next() {
-    if (inbox.size() < 5) return std::nullopt;
+    if (inbox.size() < 5 || oversize) return std::nullopt;
     uint32_t n = 0;
     std::memcpy(&n, inbox.data(), 4);
     n = ntohl(n);
+    if (n > limit) {
+      oversize = n;
+      return std::nullopt;
+    }
     if (inbox.size() < 5 + size_t{n}) return std::nullopt;
     Message m{static_cast<Kind>(inbox[4]), inbox.substr(5, n)};
     inbox.erase(0, 5 + size_t{n});
@@ -106,11 +196,12 @@ struct Rendezvous::Connection {
     if (k > 0) inbox.append(buf, static_cast<size_t>(k));
     return true;
   }
-  // The next message before `deadline`, or nullopt (timeout or closed: `open` says which).
+  // The next message before `deadline`, or nullopt (timeout, closed or oversize: `open` and
+  // `oversize` say which).
   std::optional<Message> wait(Clock::time_point deadline) {
     while (true) {
       if (auto m = next()) return m;
-      if (Clock::now() >= deadline) return std::nullopt;
+      if (oversize || Clock::now() >= deadline) return std::nullopt;
       if (!receive(std::min(remaining_ms(deadline), 200))) {
         open = false;
         return std::nullopt;
@@ -127,6 +218,15 @@ Rendezvous::Rendezvous(const Launch& launch, std::string info, const std::functi
   if (launch.world_size == 1) {
     blob_ = make_blob ? make_blob() : "";
     return;
+  }
+  if (launch.secret.size() < kMinJobSecretChars) {
+    throw UsageError(fmt::format("rendezvous: the job has no secret: set {} to the same random text of {} characters "
+                                 "or more on every rank (openssl rand -hex 16); --gpus N makes one itself",
+                                 kJobSecretVariable, kMinJobSecretChars));
+  }
+  if (infos_[static_cast<size_t>(launch.rank)].size() + launch.secret.size() + 16 > kMaxHelloBytes) {
+    throw UsageError(fmt::format("rendezvous: rank {}'s hello is longer than {} bytes (a secret that long?)", launch.rank,
+                                 kMaxHelloBytes));
   }
   if (launch.rank == 0) {
     serve(make_blob, timeout_s);
@@ -150,29 +250,31 @@ Rendezvous::~Rendezvous() {
 
 void Rendezvous::serve(const std::function<std::string()>& make_blob, double timeout_s) {
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
-  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (listener < 0) throw WorkError(fmt::format("rendezvous: cannot open a socket: {}", std::strerror(errno)));
-  const int one = 1;
-  ::setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_ANY);
-  addr.sin_port = htons(static_cast<uint16_t>(launch_.master_port));
-  if (::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(listener, 128) != 0) {
-    const std::string why = std::strerror(errno);
-    ::close(listener);
-    throw WorkError(fmt::format("rendezvous: rank 0 cannot listen on port {}: {}", launch_.master_port, why));
-  }
+  const int listener = listen_at(launch_);
   peers_.resize(static_cast<size_t>(launch_.world_size));
   int arrived = 1;
   std::vector<std::unique_ptr<Connection>> pending;  // accepted, not yet said who they are
+  size_t turned_away = 0;
+  std::string last_turned_away;
+  // A connection that is no rank of this job is closed, said so, and the meeting goes on.
+  const auto turn_away = [&](size_t i, const std::string& why) {
+    ++turned_away;
+    last_turned_away = fmt::format("{} from {}", why, pending[i]->peer);
+    std::fprintf(stderr, "upgradebench: rendezvous at %s: turned away a connection from %s: %s\n", where(launch_).c_str(),
+                 pending[i]->peer.c_str(), why.c_str());
+    pending.erase(pending.begin() + static_cast<long>(i));
+  };
   while (arrived < launch_.world_size && Clock::now() < deadline) {
     std::vector<pollfd> fds{{listener, POLLIN, 0}};
     for (auto& c : pending) fds.push_back({c->fd, POLLIN, 0});
     if (::poll(fds.data(), fds.size(), std::min(remaining_ms(deadline), 200)) <= 0) continue;
     if (fds[0].revents & POLLIN) {
-      const int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd >= 0) pending.push_back(std::make_unique<Connection>(fd));
+      sockaddr_storage from{};
+      socklen_t len = sizeof from;
+      const int fd = ::accept4(listener, reinterpret_cast<sockaddr*>(&from), &len, SOCK_CLOEXEC);
+      if (fd >= 0) pending.push_back(std::make_unique<Connection>(fd, numeric_address(reinterpret_cast<sockaddr*>(&from), len)));
+      // Connections that never say who they are cannot hold every descriptor: the oldest goes.
+      if (pending.size() > kMaxPending) turn_away(0, "too many connections that did not say who they are");
     }
     for (size_t i = 0; i < pending.size();) {
       Connection& c = *pending[i];
@@ -181,24 +283,34 @@ void Rendezvous::serve(const std::function<std::string()>& make_blob, double tim
         continue;
       }
       const auto m = c.next();
+      if (c.oversize) {
+        turn_away(i, fmt::format("a message of {} bytes, more than a hello's {}", c.oversize, kMaxHelloBytes));
+        continue;
+      }
       if (!m) {
         ++i;
         continue;
       }
-      const size_t nl = m->payload.find('\n');
-      int r = -1;
-      try {
-        r = m->kind == Kind::hello ? std::stoi(m->payload.substr(0, nl)) : -1;
-      } catch (const std::exception&) {
+      const std::optional<Hello> hello = parse_hello(*m);
+      if (!hello) {
+        turn_away(i, "not a hello of this job's ranks");
+        continue;
       }
+      if (!same_secret(hello->secret, launch_.secret)) {
+        turn_away(i, "a wrong job secret");
+        continue;
+      }
+      const int r = hello->rank;
       if (r < 1 || r >= launch_.world_size || peers_[static_cast<size_t>(r)]) {
+        // It knows the secret: a rank of this job, misconfigured (two processes as one rank).
         ::close(listener);
-        throw WorkError(fmt::format("rendezvous at {}: a connection said it is rank '{}' (world of {}{})", where(launch_),
-                                    m->payload.substr(0, nl), launch_.world_size,
+        throw WorkError(fmt::format("rendezvous at {}: a rank of this job said it is rank {} (world of {}{})",
+                                    where(launch_), r, launch_.world_size,
                                     r >= 1 && r < launch_.world_size ? ", already arrived" : ""));
       }
       c.rank = r;
-      infos_[static_cast<size_t>(r)] = nl == std::string::npos ? "" : m->payload.substr(nl + 1);
+      c.limit = kMaxControlBytes;
+      infos_[static_cast<size_t>(r)] = hello->info;
       peers_[static_cast<size_t>(r)] = std::move(pending[i]);
       pending.erase(pending.begin() + static_cast<long>(i));
       ++arrived;
@@ -210,11 +322,16 @@ void Rendezvous::serve(const std::function<std::string()>& make_blob, double tim
     for (int r = 1; r < launch_.world_size; ++r) {
       if (!peers_[static_cast<size_t>(r)]) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
     }
-    throw WorkError(fmt::format("rendezvous at {}: rank(s) {} of {} did not arrive within {:g} s", where(launch_),
-                                missing, launch_.world_size, timeout_s));
+    throw WorkError(fmt::format("rendezvous at {}: rank(s) {} of {} did not arrive within {:g} s{}", where(launch_),
+                                missing, launch_.world_size, timeout_s,
+                                turned_away ? fmt::format(" ({} connection(s) turned away, the last: {}; do all ranks "
+                                                          "have the same {}?)",
+                                                          turned_away, last_turned_away, kJobSecretVariable)
+                                            : ""));
   }
   blob_ = make_blob ? make_blob() : "";
-  const std::string world = nlohmann::json{{"infos", infos_}, {"blob", hex(blob_)}}.dump();
+  const std::string world = nlohmann::json{{"infos", infos_}, {"blob", hex(blob_)}}.dump(-1, ' ', false,
+                                                                                          nlohmann::json::error_handler_t::replace);
   for (auto& p : peers_) {
     if (p && !send_message(p->fd, Kind::world, world)) {
       throw WorkError(fmt::format("rendezvous: rank {} went away before the world was sent to it", p->rank));
@@ -256,18 +373,36 @@ void Rendezvous::join(double timeout_s) {
   c->rank = 0;
   const int yes = 1;
   ::setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes);
-  if (!send_message(c->fd, Kind::hello, std::to_string(launch_.rank) + "\n" + infos_[static_cast<size_t>(launch_.rank)])) {
+  const std::string hello =
+      std::to_string(launch_.rank) + "\n" + launch_.secret + "\n" + infos_[static_cast<size_t>(launch_.rank)];
+  if (!send_message(c->fd, Kind::hello, hello)) {
     throw WorkError(fmt::format("rank {}: the connection to {} broke", launch_.rank, where(launch_)));
   }
+  c->limit = world_limit(launch_.world_size);
   const auto m = c->wait(deadline);
+  if (c->oversize) {
+    throw WorkError(fmt::format("rank {}: {} sent {} bytes for the world of {} ranks, more than {}: not this job's rank 0",
+                                launch_.rank, where(launch_), c->oversize, launch_.world_size, c->limit));
+  }
   if (!m || m->kind != Kind::world) {
     throw WorkError(fmt::format("rank {}: rank 0 at {} {} within {:g} s", launch_.rank, where(launch_),
-                                c->open ? "did not send the world (other ranks missing?)" : "closed the connection",
+                                c->open ? "did not send the world (other ranks missing?)"
+                                        : fmt::format("closed the connection (a wrong {}?)", kJobSecretVariable),
                                 timeout_s));
   }
-  const nlohmann::json w = nlohmann::json::parse(m->payload);
-  infos_ = w.at("infos").get<std::vector<std::string>>();
-  blob_ = unhex(w.at("blob").get<std::string>());
+  try {
+    const nlohmann::json w = nlohmann::json::parse(m->payload);
+    infos_ = w.at("infos").get<std::vector<std::string>>();
+    blob_ = unhex(w.at("blob").get<std::string>());
+  } catch (const std::exception& e) {
+    throw WorkError(fmt::format("rank {}: the world {} sent is malformed ({}): not this job's rank 0", launch_.rank,
+                                where(launch_), e.what()));
+  }
+  if (infos_.size() != static_cast<size_t>(launch_.world_size)) {
+    throw WorkError(fmt::format("rank {}: the world {} sent holds {} ranks, not {}", launch_.rank, where(launch_),
+                                infos_.size(), launch_.world_size));
+  }
+  c->limit = kMaxControlBytes;
   peers_.push_back(std::move(c));
 }
 
@@ -309,6 +444,9 @@ void Rendezvous::watch_loop() {
           }
           return fail(r, nl == std::string::npos ? m->payload : m->payload.substr(nl + 1));
         }
+      }
+      if (c.oversize) {
+        return fail(c.rank, fmt::format("rank {} sent a message of {} bytes, more than {}", c.rank, c.oversize, c.limit));
       }
       if (closed) {
         c.open = false;

@@ -9,6 +9,14 @@
 // connection closes without a goodbye (a crash, kill -9: the kernel closes its socket) or that is
 // silent for longer than the limit is a failure of the job: rank 0 tells every rank which rank
 // failed first and why, and each rank's handler aborts its work (its NCCL communicator) and exits.
+// Who may join: rank 0 listens at the address MASTER_ADDR names (not on every interface), and a
+// connection is a rank only when its hello carries the job's secret (UPGRADEBENCH_JOB_SECRET,
+// launch.hpp). Every message's length is bounded (kMaxHelloBytes, kMaxControlBytes; the world in
+// proportion to the ranks). A stranger (a wrong secret, a malformed hello, an oversize message)
+// is dropped and said so on stderr, and the job goes on meeting; the timeout's error counts them.
+// The secret travels in clear on the job's network: it keeps out whoever can reach the port,
+// not whoever can read the job's traffic.
+//
 // Plain POSIX sockets: tested with local processes on any machine.
 #pragma once
 
@@ -24,11 +32,18 @@
 
 namespace ub::dist {
 
+// The longest hello (the rank, the secret and what the rank says of itself) and the longest
+// message after it (a heartbeat, a failure's reason, a goodbye): more is no rank of this job.
+inline constexpr size_t kMaxHelloBytes = size_t{16} << 10;
+inline constexpr size_t kMaxControlBytes = size_t{64} << 10;
+
 class Rendezvous {
  public:
   // Meets the other ranks of `launch`. `info`: what this rank says about itself (host, GPU), in
   // any text; `make_blob`: rank 0 only, called once every rank has arrived. Throws WorkError on a
-  // timeout, naming the ranks that did not arrive (rank 0) or the address nobody answered at.
+  // timeout, naming the ranks that did not arrive (rank 0) or the address nobody answered at;
+  // UsageError when the job has no secret (a world of more than one) or MASTER_ADDR is loopback
+  // while ranks run on other nodes; WorkError when rank 0 cannot listen there (not this host's).
   Rendezvous(const Launch& launch, std::string info, const std::function<std::string()>& make_blob, double timeout_s);
   // Says goodbye (a clean end, not a failure) and closes the connections.
   ~Rendezvous();

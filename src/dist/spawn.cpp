@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include <thread>
 
 #include "base/error.hpp"
+#include "dist/launch.hpp"
 
 extern char** environ;
 
@@ -26,13 +28,26 @@ namespace {
 // The variables a launcher sets per rank (replaced for each child).
 bool is_rank_variable(const std::string& kv) {
   for (const char* k : {"RANK=", "WORLD_SIZE=", "LOCAL_RANK=", "LOCAL_WORLD_SIZE=", "MASTER_ADDR=", "MASTER_PORT=",
-                        "GROUP_RANK="}) {
+                        "GROUP_RANK=", "UPGRADEBENCH_JOB_SECRET="}) {
     if (kv.rfind(k, 0) == 0) return true;
   }
   return false;
 }
 
 }  // namespace
+
+std::string new_job_secret() {
+  unsigned char bytes[16];
+  for (size_t got = 0; got < sizeof bytes;) {
+    const ssize_t k = ::getrandom(bytes + got, sizeof bytes - got, 0);
+    if (k < 0 && errno == EINTR) continue;
+    if (k < 0) throw WorkError(fmt::format("--gpus: cannot draw the job's secret: {}", std::strerror(errno)));
+    got += static_cast<size_t>(k);
+  }
+  std::string hex;
+  for (const unsigned char b : bytes) hex += fmt::format("{:02x}", b);
+  return hex;
+}
 
 int free_local_port() {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -66,6 +81,7 @@ std::vector<std::string> without_gpus_option(const std::vector<std::string>& arg
 
 SpawnResult spawn_local_ranks(int n, const std::vector<std::string>& argv, double grace_s) {
   const int port = free_local_port();
+  const std::string secret = new_job_secret();
   std::vector<pid_t> pids(static_cast<size_t>(n), -1);
   for (int r = 0; r < n; ++r) {
     std::vector<std::string> env;
@@ -78,7 +94,8 @@ SpawnResult spawn_local_ranks(int n, const std::vector<std::string>& argv, doubl
                                {"LOCAL_WORLD_SIZE", std::to_string(n)},
                                {"GROUP_RANK", "0"},
                                {"MASTER_ADDR", "127.0.0.1"},
-                               {"MASTER_PORT", std::to_string(port)}}) {
+                               {"MASTER_PORT", std::to_string(port)},
+                               {kJobSecretVariable, secret}}) {
       env.push_back(k + "=" + v);
     }
     std::vector<char*> cargv, cenv;

@@ -1,6 +1,7 @@
 // `--gpus N` on one host, without a launcher: this process becomes the parent of N ranks of
 // itself, each started with the variables torchrun would set (RANK, WORLD_SIZE, LOCAL_RANK,
-// LOCAL_WORLD_SIZE, MASTER_ADDR=127.0.0.1, MASTER_PORT a free port) and the same command line
+// LOCAL_WORLD_SIZE, MASTER_ADDR=127.0.0.1, MASTER_PORT a free port, UPGRADEBENCH_JOB_SECRET a
+// secret drawn for the job) and the same command line
 // minus --gpus. The parent waits for all of them; when one fails, the others have 60 s to end
 // (their watchdog aborts them first), then are killed: the job never hangs. It returns the exit
 // code of the rank that failed first (0 when all succeeded), and says which one it was.
@@ -13,6 +14,9 @@ namespace ub::dist {
 
 // A TCP port on 127.0.0.1 nobody listens on now.
 int free_local_port();
+
+// 32 hexadecimal digits from the kernel's random source: the secret of a job --gpus N starts.
+std::string new_job_secret();
 
 struct SpawnResult {
   int exit_code = 0;         // of the first rank to fail, 0 if none did

@@ -67,7 +67,9 @@ RecordWriter::RecordWriter(const std::filesystem::path& path) : path_(path) {
 RecordWriter::~RecordWriter() = default;
 
 void RecordWriter::write(const json& record) {
-  const std::string line = record.dump() + "\n";
+  // Bytes that are not UTF-8 (a file name, text from a streamed trace) become U+FFFD rather than an
+  // exception after the records before it were written: JSON lines are UTF-8.
+  const std::string line = record.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
   std::lock_guard lock(mutex_);
   if (!write_all(fd_.get(), line.data(), line.size())) {
     throw WorkError(fmt::format("{}: writing a record failed: {}", path_.string(), std::strerror(errno)));

@@ -60,12 +60,27 @@ void to_json(json& j, const TrainConfig& c) {
        {"tokens", fmt::format("synthetic, uniform below {}", synthetic_token_bound(m.vocab))}};
 }
 
+namespace {
+
+// A whole number from `lo` to `hi`, or a WorkError naming the record and the field.
+int64_t count_in_range(const Fields& f, const char* key, int64_t lo, int64_t hi) {
+  const json& v = f.raw().at(key);
+  const double d = v.is_number() ? v.get<double>() : 0;
+  if (!v.is_number() || !(d >= static_cast<double>(lo) && d <= static_cast<double>(hi)) || d != std::floor(d)) {
+    throw WorkError(fmt::format("{}: \"{}\" must be a whole number from {} to {}, got {}", f.where(), key, lo, hi,
+                                v.dump()));
+  }
+  return static_cast<int64_t>(d);
+}
+
+}  // namespace
+
 TrainWorkload read_train_workload(const Fields& config) {
   const json& c = config.raw();
   TrainWorkload w;
   if (c.contains("model") && c.at("model").is_string()) w.model = c.at("model").get<std::string>();
-  if (c.contains("layers") && c.at("layers").is_number_integer()) w.layers = c.at("layers").get<int64_t>();
-  if (c.contains("batch") && c.at("batch").is_number_integer()) w.batch = c.at("batch").get<int64_t>();
+  if (config.has("layers")) w.layers = count_in_range(config, "layers", 1, kMaxLayers);
+  if (config.has("batch")) w.batch = count_in_range(config, "batch", 1, kMaxBatch);
   if (c.contains("dtype") && c.at("dtype").is_string()) w.dtype = c.at("dtype").get<std::string>();
   return w;
 }
@@ -133,8 +148,7 @@ TrainStep read_train_step(const Fields& f, int64_t index) {
   if (!(*t > 0) || !std::isfinite(*t)) throw WorkError(fmt::format("{}: exec_time_ms must be a positive finite number", f.where()));
   s.exec_time_ms = *t;
   s.device = static_cast<int>(f.optional_count("device").value_or(0));
-  s.batch = f.optional_count("batch").value_or(1);
-  if (s.batch < 1) throw WorkError(fmt::format("{}: \"batch\" must be at least 1, got {}", f.where(), s.batch));
+  s.batch = f.has("batch") ? count_in_range(f, "batch", 1, kMaxBatch) : 1;
   s.tflops = loose_number(f, "tflops");
   s.mfu = loose_number(f, "mfu");
   s.hfu = loose_number(f, "hfu");

@@ -31,6 +31,12 @@ struct TrainWorkload {
   int64_t batch = 1;                 // micro-batch per GPU
   std::string dtype = "bf16";
 };
+// A micro-batch beyond this is no batch a GPU holds (a million sequences): a damaged figure, which
+// would otherwise multiply every token count and MFU (9e18 gave an MFU of 4e20%).
+inline constexpr int64_t kMaxBatch = 1000000;
+inline constexpr int64_t kMaxLayers = 100000;
+// WorkError naming the field when "batch" is not a whole number from 1 to kMaxBatch or "layers"
+// not one from 1 to kMaxLayers.
 TrainWorkload read_train_workload(const Fields& config);
 
 struct TrainStep {

@@ -157,6 +157,8 @@ void run_gnuplot(const std::string& text, const std::string& what) {
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
   posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
+  // gnuplot draws to its standard output when it cannot open its output file: never onto ours.
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
   char arg0[] = "gnuplot";
   char* argv[] = {arg0, nullptr};
   pid_t pid = 0;
@@ -206,14 +208,19 @@ void run_gnuplot(const std::string& text, const std::string& what) {
 }  // namespace
 
 void render_with_gnuplot(const Chart& c, const std::string& dir) {
-  // gnuplot writes beside each file's place; the file is renamed into it (report_files.hpp).
+  // gnuplot draws into a private folder of its own, whose name it can be told whatever the
+  // report's folder is called (a newline in that name cannot be said in gnuplot's script); the
+  // file is copied beside its place and renamed into it (report_files.hpp).
+  const PrivateDir drawn;
   for (const auto& [ext, terminal] : {std::pair{".png", "pngcairo noenhanced size 900,540 font 'sans,10'"},
                                       std::pair{".svg", "svg noenhanced size 900,540 dynamic font 'sans,10'"}}) {
     const std::filesystem::path place = std::filesystem::path(dir) / (c.id + ext);
     refuse_symlink(place);
+    const std::filesystem::path out = drawn.path() / (std::string("chart") + ext);
+    run_gnuplot(script(c, terminal, out.string()), place.string());
     const std::string staged = staging_name(place).string();
     std::filesystem::remove(staged);
-    run_gnuplot(script(c, terminal, staged), (place).string());
+    std::filesystem::copy_file(out, staged);  // a copy: the temporary folder may be on another file system
     place_staged(place);
   }
 }

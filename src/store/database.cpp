@@ -45,10 +45,10 @@ std::string statement_head(const std::string& sql) {
   return s;
 }
 
-std::unique_ptr<Database> open_database(const std::string& spec) {
+std::unique_ptr<Database> open_database(const std::string& spec, Access access) {
   if (spec.empty()) throw UsageError("--db: empty; give a file or a postgresql:// address");
   if (spec.rfind("postgresql://", 0) == 0 || spec.rfind("postgres://", 0) == 0) return open_postgres(spec);
-  return open_sqlite(spec);
+  return open_sqlite(spec, access);
 }
 
 void require_existing(const std::string& spec) {

@@ -69,8 +69,11 @@ class Transaction {
 // "postgresql://..." or "postgres://..." (libpq's URI: host, port, user, dbname, password):
 // PostgreSQL; anything else is an SQLite file (created with its folder when missing).
 // Throws UsageError when it cannot be opened or reached.
-std::unique_ptr<Database> open_database(const std::string& spec);
-std::unique_ptr<Database> open_sqlite(const std::string& path);
+// `read_only`: for the commands that only read (history list, trend, fleet; compare run:N): an
+// SQLite file the user may read but not write opens, and nothing is created or written.
+enum class Access { read_write, read_only };
+std::unique_ptr<Database> open_database(const std::string& spec, Access access = Access::read_write);
+std::unique_ptr<Database> open_sqlite(const std::string& path, Access access = Access::read_write);
 std::unique_ptr<Database> open_postgres(const std::string& url);
 
 // For commands that only read: a database file that does not exist is a UsageError naming it

@@ -181,7 +181,10 @@ std::string_view to_string(AddStatus s) {
   return "added";
 }
 
-HistoryStore::HistoryStore(const std::string& spec) : HistoryStore(open_database(spec)) {}
+HistoryStore::HistoryStore(const std::string& spec, Access access) : db_(open_database(spec, access)) {
+  if (access == Access::read_only && db_->dialect() == Dialect::sqlite) check_schema(*db_);
+  else migrate(*db_);
+}
 
 HistoryStore::HistoryStore(std::unique_ptr<Database> db) : db_(std::move(db)) { migrate(*db_); }
 
@@ -201,7 +204,8 @@ std::vector<AddOutcome> HistoryStore::add_runs(const std::vector<StoredRun>& run
 }
 
 AddOutcome HistoryStore::add_run(const StoredRun& run, const std::string& source) {
-  AddOutcome o{AddStatus::added, 0, run.key, run.kind, run.command, run.date, run.lines.size(), run.metrics.size()};
+  AddOutcome o{AddStatus::added, 0, run.key, run.kind, run.command, run.date, run.lines.size(), run.metrics.size(),
+               run.warnings};
   const std::string lock = db_->dialect() == Dialect::postgresql ? " FOR UPDATE" : "";
   std::vector<Row> existing = db_->query("SELECT id, line_count FROM runs WHERE run_key = $1" + lock, {run.key});
   if (existing.empty()) {

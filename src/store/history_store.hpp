@@ -35,6 +35,7 @@ struct AddOutcome {
   int64_t run_id = 0;
   std::string key, kind, command, date;
   size_t lines = 0, metrics = 0;
+  std::vector<std::string> warnings;  // what the reader tolerated (damaged lines skipped, points read twice)
 };
 
 struct RunSummary {
@@ -60,8 +61,9 @@ struct MetricInfo {
 
 class HistoryStore {
  public:
-  // Opens the database (open_database) and brings its schema up to date.
-  explicit HistoryStore(const std::string& spec);
+  // Opens the database (open_database) and brings its schema up to date; read-only, only checks
+  // that it is up to date (check_schema).
+  explicit HistoryStore(const std::string& spec, Access access = Access::read_write);
   explicit HistoryStore(std::unique_ptr<Database> db);
 
   Database& database() { return *db_; }

@@ -6,6 +6,12 @@
 //
 // libpq is opened at run time (dlopen, its declarations from libpq-fe.h): a GPU node without it
 // still measures, and only a postgresql:// --db asks for it.
+//
+// Nothing waits for ever on the server: connecting gives up after kConnectTimeoutS (a port that
+// accepts and never answers), a statement after kStatementTimeoutS (the server cancels it), and
+// a connection whose server went silent mid-session is dropped by TCP (keepalives, a limit on
+// unacknowledged data). Each limit is named in the error it causes; the address may set its own
+// (postgresql://host/db?connect_timeout=30), which wins.
 #include <dlfcn.h>
 #include <fmt/format.h>
 #include <libpq-fe.h>
@@ -19,6 +25,8 @@ namespace ub::history {
 
 namespace {
 
+constexpr int kConnectTimeoutS = 10;
+constexpr int kStatementTimeoutS = 300;
 
 // The address without its password, for messages.
 std::string without_password(const std::string& url) {
@@ -41,7 +49,7 @@ void ignore_notice(void*, const char*) {}  // "relation already exists, skipping
 
 // The libpq functions used, resolved once.
 struct Libpq {
-  decltype(&PQconnectdb) connectdb = nullptr;
+  decltype(&PQconnectdbParams) connectdb_params = nullptr;
   decltype(&PQstatus) status = nullptr;
   decltype(&PQerrorMessage) error_message = nullptr;
   decltype(&PQfinish) finish = nullptr;
@@ -73,7 +81,7 @@ const Libpq& libpq() {
       l.missing = "PostgreSQL's client library libpq.so.5 is not installed (Debian: libpq5)";
       return l;
     }
-    resolve(lib, "PQconnectdb", l.connectdb, l.missing);
+    resolve(lib, "PQconnectdbParams", l.connectdb_params, l.missing);
     resolve(lib, "PQstatus", l.status, l.missing);
     resolve(lib, "PQerrorMessage", l.error_message, l.missing);
     resolve(lib, "PQfinish", l.finish, l.missing);
@@ -97,12 +105,19 @@ class PostgresDatabase final : public Database {
  public:
   explicit PostgresDatabase(const std::string& url) : name_(without_password(url)), pq_(libpq()) {
     if (!pq_.missing.empty()) throw UsageError(fmt::format("--db {}: {}", name_, pq_.missing));
-    conn_ = pq_.connectdb(url.c_str());
+    // Our limits first: the address, expanded where it stands (expand_dbname), overrides them.
+    const std::string connect = std::to_string(kConnectTimeoutS);
+    const std::string options = fmt::format("-c statement_timeout={}", kStatementTimeoutS * 1000);
+    const char* keys[] = {"connect_timeout", "options", "keepalives_idle", "keepalives_interval", "keepalives_count",
+                          "tcp_user_timeout", "dbname", nullptr};
+    const char* values[] = {connect.c_str(), options.c_str(), "30", "10", "3", "60000", url.c_str(), nullptr};
+    conn_ = pq_.connectdb_params(keys, values, 1);
     if (conn_ == nullptr || pq_.status(conn_) != CONNECTION_OK) {
       const std::string why = one_line(conn_ ? pq_.error_message(conn_) : "out of memory");
       pq_.finish(conn_);
       conn_ = nullptr;
-      throw UsageError(fmt::format("--db {}: cannot connect to PostgreSQL: {}", name_, why));
+      throw UsageError(fmt::format("--db {}: cannot connect to PostgreSQL (connect_timeout {} s unless the address sets "
+                                   "another): {}", name_, kConnectTimeoutS, why));
     }
     pq_.set_notice_processor(conn_, ignore_notice, nullptr);
   }
@@ -156,8 +171,13 @@ class PostgresDatabase final : public Database {
   void check(PGresult* r, const std::string& sql) {
     const ExecStatusType s = pq_.result_status(r);
     if (s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK) return;
-    const std::string why = one_line(pq_.result_error_message(r));
+    std::string why = one_line(pq_.result_error_message(r));
     pq_.clear(r);
+    if (why.find("statement timeout") != std::string::npos) {
+      why += fmt::format(" (statement_timeout {} s: set another in the address, ?options=-c%20statement_timeout%3D600000)",
+                         kStatementTimeoutS);
+    }
+    if (why.empty()) why = "no answer from the server";
     throw WorkError(fmt::format("history database {}: {} ({})", name_, why, statement_head(sql)));
   }
 

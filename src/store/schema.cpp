@@ -78,6 +78,19 @@ int current_version(Database& db) {
 
 }  // namespace
 
+void check_schema(Database& db) {
+  const bool has_table = !db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'").empty();
+  const int version = has_table ? current_version(db) : 0;
+  if (version == kSchemaVersion) return;
+  if (version > kSchemaVersion) {
+    throw WorkError(fmt::format("history database {}: schema version {} is newer than this upgradebench's {}; use a newer upgradebench",
+                                db.name(), version, kSchemaVersion));
+  }
+  throw WorkError(fmt::format("history database {}: schema version {}, older than this upgradebench's {}, and opened "
+                              "read-only: run `upgradebench history add` on it as a user who may write it to bring it "
+                              "up to date", db.name(), version, kSchemaVersion));
+}
+
 void migrate(Database& db) {
   Transaction t(db);
   if (db.dialect() == Dialect::postgresql) db.query("SELECT pg_advisory_xact_lock(7342031)");  // one migrator at a time

@@ -15,4 +15,8 @@ inline constexpr int kSchemaVersion = 2;
 // by a newer upgradebench).
 void migrate(Database& db);
 
+// For a database opened read-only, which cannot be migrated: WorkError unless it is at
+// kSchemaVersion (an older one is brought up to date by a command that writes, history add).
+void check_schema(Database& db);
+
 }  // namespace ub::history

@@ -6,6 +6,10 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -29,17 +33,44 @@ struct FinalizeStatement {
   void operator()(sqlite3_stmt* stmt) const { sqlite3_finalize(stmt); }
 };
 
+// A permission the database needs and the user lacks, said as that (SQLite's own words for it
+// are "unable to open database file" or "attempt to write a readonly database", read as a bad
+// database): UsageError, or nothing when the permissions allow `access`.
+void check_permissions(const std::string& path, Access access) {
+  const std::filesystem::path p(path);
+  const std::filesystem::path folder = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
+  std::error_code ec;
+  const bool exists = std::filesystem::exists(p, ec);
+  if (exists && ::access(path.c_str(), R_OK) != 0) {
+    throw UsageError(fmt::format("--db {}: permission denied: this user may not read the history database ({}); ask "
+                                 "its owner for read access", path, std::strerror(errno)));
+  }
+  if (access == Access::read_only) return;
+  if (exists && ::access(path.c_str(), W_OK) != 0) {
+    throw UsageError(fmt::format("--db {}: permission denied: this user may read the history database but not write "
+                                 "it, which adding runs does; the reading commands (history list, trend, fleet) open "
+                                 "it read-only", path));
+  }
+  // SQLite writes its journal (-wal, -shm) beside the file, and a new database is created there.
+  if (std::filesystem::exists(folder, ec) && ::access(folder.c_str(), W_OK) != 0) {
+    throw UsageError(fmt::format("--db {}: permission denied: this user may not write the folder {} that holds the "
+                                 "history database and its journal; choose a --db in a folder you may write",
+                                 path, folder.string()));
+  }
+}
+
 class SqliteDatabase final : public Database {
  public:
-  explicit SqliteDatabase(const std::string& path) : name_(path) {
+  SqliteDatabase(const std::string& path, Access access) : name_(path) {
+    check_permissions(path, access);
     const std::filesystem::path p(path);
-    if (p.has_parent_path()) {
+    if (p.has_parent_path() && access == Access::read_write) {
       std::error_code ec;
       std::filesystem::create_directories(p.parent_path(), ec);
     }
     sqlite3* opened = nullptr;
-    const int rc = sqlite3_open_v2(path.c_str(), &opened,
-                                   SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
+    const int flags = access == Access::read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+    const int rc = sqlite3_open_v2(path.c_str(), &opened, flags | SQLITE_OPEN_FULLMUTEX, nullptr);
     db_.reset(opened);  // SQLite hands out a handle to close even when opening fails
     if (rc != SQLITE_OK) {
       const char* why = db_ ? sqlite3_errmsg(db_.get()) : "out of memory";
@@ -47,7 +78,10 @@ class SqliteDatabase final : public Database {
     }
     sqlite3_busy_timeout(db_.get(), kBusyTimeoutMs);
     try {
-      execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL");
+      // Read-only, the journal mode stays what the writer set (WAL); reading the schema tells
+      // whether the file is an SQLite database at all.
+      if (access == Access::read_only) execute("SELECT count(*) FROM sqlite_master");
+      else execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL");
     } catch (const WorkError& e) {
       throw UsageError(fmt::format("--db {}: not an SQLite database it can use ({})", path, e.what()));
     }
@@ -133,6 +167,8 @@ class SqliteDatabase final : public Database {
 
 }  // namespace
 
-std::unique_ptr<Database> open_sqlite(const std::string& path) { return std::make_unique<SqliteDatabase>(path); }
+std::unique_ptr<Database> open_sqlite(const std::string& path, Access access) {
+  return std::make_unique<SqliteDatabase>(path, access);
+}
 
 }  // namespace ub::history

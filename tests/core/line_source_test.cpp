@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <zlib.h>
 
@@ -81,16 +82,67 @@ TEST(LineSource, GzipReadsDecompressed) {
   expect_the_lines(all_of(LineSource::file(path)));
 }
 
-TEST(LineSource, APipeIsReadOnceAndHeldForEveryPass) {
+// A pipe's start is kept for the passes after the first (a reader tells the kind of a log first).
+TEST(LineSource, APipesStartIsKeptForTheNextPass) {
   const std::string path = ::testing::TempDir() + "/lines.fifo";
   std::remove(path.c_str());
   ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
   std::thread writer([&] { std::ofstream(path, std::ios::binary) << kText; });
   const LineSource pipe = LineSource::file(path);
+  EXPECT_EQ(pipe.first_nonblank(), "first") << "a pass that stops early";
+  expect_the_lines(all_of(pipe));
+  expect_the_lines(all_of(pipe));
   writer.join();
-  expect_the_lines(all_of(pipe));
-  expect_the_lines(all_of(pipe));
   std::remove(path.c_str());
+}
+
+// Peak resident memory of this process so far.
+long peak_kib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss;
+}
+
+// A pipe fed far more than is kept is read a line at a time: memory does not grow with it, and a
+// pass that needs its lines again past the kept start is refused, saying to give a file.
+TEST(LineSource, APipeIsReadALineAtATimeNotHeldWhole) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "under AddressSanitizer a process's memory holds its quarantine of freed blocks";
+#endif
+  const std::string path = ::testing::TempDir() + "/endless.fifo";
+  std::remove(path.c_str());
+  ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
+  constexpr size_t kLines = 1 << 20;  // 1M lines of 100 bytes: 100 MB through the pipe
+  std::thread writer([&] {
+    std::ofstream out(path, std::ios::binary);
+    const std::string line(99, 'z');
+    for (size_t i = 0; i < kLines; ++i) out << line << '\n';
+  });
+  const long before = peak_kib();
+  const LineSource pipe = LineSource::file(path);
+  size_t seen = 0;
+  pipe.for_each([&](const Line& l) { seen += l.text.size() == 99; });
+  writer.join();
+  EXPECT_EQ(seen, kLines);
+  EXPECT_LT(peak_kib() - before, 40 * 1024) << "KiB more at the peak, for 100 MB through the pipe";
+  EXPECT_EQ(pipe.first_nonblank(), std::string(99, 'z')) << "the kept start is read again";
+  try {
+    pipe.for_each([](const Line&) {});
+    FAIL() << "a second whole pass of what was not kept";
+  } catch (const WorkError& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ": a pipe is read once"), std::string::npos) << e.what();
+  }
+  std::remove(path.c_str());
+}
+
+TEST(LineSource, AByteOrderMarkIsNotPartOfTheFirstLine) {
+  const std::string path = ::testing::TempDir() + "/bom.txt";
+  std::ofstream(path, std::ios::binary) << "\xEF\xBB\xBF{\"type\": \"context\"}\nsecond \xEF\xBB\xBF\n";
+  const std::vector<Seen> seen = all_of(LineSource::file(path));
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].text, "{\"type\": \"context\"}");
+  EXPECT_EQ(seen[1].text, "second \xEF\xBB\xBF") << "only at the start of the file";
+  EXPECT_EQ(all_of(LineSource::text("\xEF\xBB\xBF" "cut", "t")).front().text, "cut");
 }
 
 TEST(LineSource, AnOverlongLineIsRefusedByNumberWhenThePassReachesIt) {

@@ -72,6 +72,28 @@ TEST(Launch, SlurmNodeLists) {
   EXPECT_THROW(first_slurm_host("gpu[x-3]"), UsageError);
   EXPECT_THROW(first_slurm_host("gpu[1-3"), UsageError);
   EXPECT_THROW(first_slurm_host(""), UsageError);
+  // A name of digits alone would be resolved as an IPv4 address ("01" is 0.0.0.1).
+  for (const char* bad : {"[01]", "[01-03],gpu1", "01", "123", "gpu 1", "g\x1b[31m[1]"}) {
+    try {
+      first_slurm_host(bad);
+      ADD_FAILURE() << bad << " read as a node list";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("set MASTER_ADDR"), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find('\x1b'), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_NE(usage_error({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_JOB_NODELIST", "[01]"}}).find("[01]"),
+            std::string::npos);
+}
+
+TEST(Launch, TheJobsSecretComesFromTheEnvironmentOrIsDrawnForGpusN) {
+  const Launch l = launch_from({{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"}, {"MASTER_PORT", "1"},
+                                {"UPGRADEBENCH_JOB_SECRET", "s3cret-of-the-job"}});
+  EXPECT_EQ(l.secret, "s3cret-of-the-job");
+  const std::string a = new_job_secret(), b = new_job_secret();
+  EXPECT_EQ(a.size(), 32u);
+  EXPECT_EQ(a.find_first_not_of("0123456789abcdef"), std::string::npos) << a;
+  EXPECT_NE(a, b);
 }
 
 TEST(Launch, OpenMpi) {

@@ -1,6 +1,8 @@
 // The rendezvous and the watchdog with real processes on this machine: every rank learns the
 // world and rank 0's blob; a missing rank is named after the timeout; a rank that reports a
 // failure, exits or is killed makes every other rank's handler run, naming it, within seconds.
+// Who may join: rank 0 listens only at MASTER_ADDR, a job needs its secret, and strangers (a wrong
+// secret, a malformed hello, an oversize message) are turned away while the job meets.
 #include "dist/rendezvous.hpp"
 
 #include <gtest/gtest.h>
@@ -16,6 +18,13 @@
 #include <stdexcept>
 #include <sstream>
 #include <thread>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <cstring>
+#include <optional>
 
 #include "base/error.hpp"
 #include "dist/spawn.hpp"
@@ -40,6 +49,7 @@ Launch rank_of(int rank, int world, int port) {
   l.launcher = "test";
   l.rank = rank, l.world_size = world, l.local_rank = rank, l.local_world_size = world;
   l.master_addr = "127.0.0.1", l.master_port = port;
+  l.secret = "0123456789abcdef-test-secret";
   return l;
 }
 
@@ -174,6 +184,122 @@ TEST(Rendezvous, ASilentRankIsAFailureAfterTheLimit) {
   const auto [codes, seconds] = failing_job(2, 1, [](Rendezvous&) { ::kill(::getpid(), SIGSTOP); }, "silent", 8);
   EXPECT_EQ(codes[0], 3);  // at ~5 s; the stopped rank is killed by the test at 8 s
   EXPECT_NE(slurp(scratch() + "/silent_0").find("no heartbeat from rank 1"), std::string::npos);
+}
+
+// A TCP connection to `address`:`port`, or -1 (retried for a second while rank 0 starts).
+int connect_to(const char* address, int port, double retry_s = 1) {
+  const auto until = Clock::now() + std::chrono::duration<double>(retry_s);
+  do {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    ::inet_pton(AF_INET, address, &addr.sin_addr);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) return fd;
+    ::close(fd);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  } while (Clock::now() < until);
+  return -1;
+}
+
+// A frame as the rendezvous reads one: a 4-byte big-endian length (the payload's, unless given),
+// a kind byte, the payload.
+std::string frame(char kind, const std::string& payload, std::optional<uint32_t> length = std::nullopt) {
+  std::string f(5, '\0');
+  const uint32_t n = htonl(length.value_or(static_cast<uint32_t>(payload.size())));
+  std::memcpy(f.data(), &n, 4);
+  f[4] = kind;
+  return f + payload;
+}
+
+// Whether rank 0 closes the connection within 5 s of `bytes` (it turned the stranger away).
+bool turned_away(int port, const std::string& bytes) {
+  const int fd = connect_to("127.0.0.1", port, 5);
+  if (fd < 0) return false;
+  ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+  timeval five{5, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &five, sizeof five);
+  char c = 0;
+  const ssize_t k = ::recv(fd, &c, 1, 0);
+  ::close(fd);
+  return k == 0 || (k < 0 && errno == ECONNRESET);
+}
+
+TEST(Rendezvous, StrangersAreTurnedAwayAndTheJobStillMeets) {
+  const int port = free_local_port();
+  const std::string dir = scratch();
+  // Ranks 0 and 1 of a world of 2; "rank" 2 is a stranger who comes first, four times.
+  const auto [codes, seconds] = run_ranks(3, [&](int r) {
+    if (r == 2) {
+      const bool all = turned_away(port, frame(1, "1\nnot-the-secret\n{}")) &&  // a wrong secret
+                       turned_away(port, frame(1, "1 no hello")) &&             // a malformed hello
+                       turned_away(port, frame(1, "", 1u << 30)) &&             // 1 GiB announced
+                       turned_away(port, frame(2, "not a hello!"));             // another kind
+      return all ? 0 : 5;
+    }
+    if (r == 1) std::this_thread::sleep_for(std::chrono::seconds(3));  // the stranger first
+    Rendezvous rv(rank_of(r, 2, port), "host-" + std::to_string(r), [] { return std::string("blob"); }, 15);
+    std::ofstream(dir + "/stranger_" + std::to_string(r)) << rv.infos()[1] << "," << rv.blob();
+    return 0;
+  });
+  EXPECT_EQ(codes, (std::vector<int>{0, 0, 0})) << "2: the stranger was not turned away (5) or could not connect";
+  for (int r = 0; r < 2; ++r) EXPECT_EQ(slurp(dir + "/stranger_" + std::to_string(r)), "host-1,blob") << "rank " << r;
+}
+
+TEST(Rendezvous, AMissingRankAfterStrangersSaysTheyWereTurnedAway) {
+  const int port = free_local_port();
+  std::thread stranger([&] { turned_away(port, frame(1, "1\nnot-the-secret\n{}")); });
+  try {
+    Rendezvous rv(rank_of(0, 2, port), "", {}, 2.0);
+    FAIL() << "a stranger made the world";
+  } catch (const WorkError& e) {
+    EXPECT_NE(std::string(e.what()).find("rank(s) 1 of 2 did not arrive within 2 s (1 connection(s) turned away, the "
+                                         "last: a wrong job secret from 127.0.0.1; do all ranks have the same "
+                                         "UPGRADEBENCH_JOB_SECRET?)"),
+              std::string::npos)
+        << e.what();
+  }
+  stranger.join();
+}
+
+// Linux routes all of 127.0.0.0/8 to the loopback device: rank 0 told 127.0.0.2 is not reached at 127.0.0.1.
+TEST(Rendezvous, RankZeroListensOnlyAtMasterAddr) {
+  const int port = free_local_port();
+  const auto [codes, seconds] = run_ranks(2, [&](int r) {
+    if (r == 0) {
+      Launch l = rank_of(0, 2, port);
+      l.master_addr = "127.0.0.2";
+      try {
+        Rendezvous rv(l, "", {}, 3);
+      } catch (const WorkError&) {
+        return 0;  // nobody joined: the other process only knocked
+      }
+      return 1;
+    }
+    const int there = connect_to("127.0.0.2", port, 2);
+    const int elsewhere = connect_to("127.0.0.1", port, 0.2);
+    if (there >= 0) ::close(there);
+    if (elsewhere >= 0) ::close(elsewhere);
+    return there >= 0 && elsewhere < 0 ? 0 : 7;
+  });
+  EXPECT_EQ(codes, (std::vector<int>{0, 0})) << "7: reached at another address than MASTER_ADDR, or not at it";
+}
+
+TEST(Rendezvous, AJobNeedsItsSecret) {
+  Launch l = rank_of(0, 2, free_local_port());
+  l.secret = "short";
+  try {
+    Rendezvous rv(l, "", {}, 1);
+    FAIL() << "met without a secret";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("the job has no secret: set UPGRADEBENCH_JOB_SECRET"), std::string::npos) << e.what();
+  }
+  // A world of one meets nobody: no secret needed.
+  EXPECT_NO_THROW(Rendezvous(rank_of(0, 1, free_local_port()), "", {}, 1));
+  // Loopback cannot be where ranks of other nodes meet rank 0.
+  Launch two_nodes = rank_of(0, 4, free_local_port());
+  two_nodes.local_world_size = 2;
+  EXPECT_THROW(Rendezvous(two_nodes, "", {}, 1), UsageError);
 }
 
 }  // namespace

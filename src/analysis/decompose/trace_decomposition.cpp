@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <numeric>
 #include <unordered_map>
 
 #include "base/error.hpp"
+#include "base/text.hpp"
 #include "records/trace/kineto_trace.hpp"
 
 namespace ub::trace {
@@ -33,9 +35,52 @@ class Pattern {
   regex_t re_{};
 };
 
+// A name as records and tables carry it: the trace is streamed, not parsed by a JSON library, so a
+// name may hold bytes that are not UTF-8, which JSON output cannot; they become U+FFFD.
+std::string utf8_name(std::string name) {
+  replace_invalid_utf8(name);
+  return name;
+}
+
 bool ends_with(const std::string& s, const char* tail) {
   const std::string t(tail);
   return s.size() >= t.size() && s.compare(s.size() - t.size(), t.size(), t) == 0;
+}
+
+// Every step's split, each step seeing only the activities that overlap it: the activities are
+// ordered by start once; a step's are those still running at its start (carried over from the
+// steps before) and those that start inside it. An activity is visited once per step it overlaps,
+// so the time grows with the trace and not with its steps times its activities (200k steps of a
+// long trace took a minute when every step looked at every activity). `windows`: sorted by start.
+std::vector<StepDecomposition> decompose_steps(const std::vector<StepWindow>& windows, const std::vector<GpuActivity>& acts) {
+  std::vector<uint32_t> order(acts.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return acts[a].start < acts[b].start; });
+  std::vector<uint32_t> running, mine;
+  std::vector<GpuActivity> overlapping;
+  std::vector<StepDecomposition> out;
+  size_t next = 0;  // the first activity (in `order`) that starts at or after the current step's start
+  for (const StepWindow& w : windows) {
+    if (!(w.end > w.start)) continue;
+    while (next < order.size() && acts[order[next]].start < w.start) running.push_back(order[next++]);
+    std::erase_if(running, [&](uint32_t i) { return acts[i].end <= w.start; });
+    mine = running;
+    for (size_t k = next; k < order.size() && acts[order[k]].start < w.end; ++k) mine.push_back(order[k]);
+    std::sort(mine.begin(), mine.end());  // the trace's order: the same sums, to the last bit, as before
+    overlapping.clear();
+    for (uint32_t i : mine) overlapping.push_back(acts[i]);
+    out.push_back(decompose_step(w, overlapping));
+  }
+  return out;
+}
+
+// --steps N cuts the timeline into N parts: more parts than the device has activities would be
+// parts holding nothing (and N = 1e9 parts, memory for a billion steps): refused, with the bound.
+void check_parts(int n, size_t activities, int64_t device, const std::string& path) {
+  if (static_cast<size_t>(n) > activities) {
+    throw UsageError(fmt::format("--steps {}: more steps than the {} GPU activities of device {} in {}: give at most {}",
+                                 n, activities, device, path, activities));
+  }
 }
 
 }  // namespace
@@ -60,7 +105,7 @@ std::vector<TraceDecomposition> decompose_trace(const std::string& path, KernelC
   const TraceInfo info = read_kineto_trace(path, [&](const TraceEvent& e) {
     if (e.kind == EventKind::cpu_annotation || e.kind == EventKind::gpu_annotation) {
       if (step_name.matches(e.name)) {
-        (e.kind == EventKind::cpu_annotation ? cpu_steps : gpu_steps).push_back({e.name, e.ts, e.ts + e.dur});
+        (e.kind == EventKind::cpu_annotation ? cpu_steps : gpu_steps).push_back({utf8_name(e.name), e.ts, e.ts + e.dur});
       }
       return;
     }
@@ -70,7 +115,7 @@ std::vector<TraceDecomposition> decompose_trace(const std::string& path, KernelC
     if (e.kind == EventKind::kernel) {
       auto [it, fresh] = ids.try_emplace(e.name, static_cast<uint32_t>(names.size()));
       if (fresh) {
-        names.push_back(e.name);
+        names.push_back(utf8_name(e.name));
         buckets.push_back(classes.classify(e.name));
         name_us.push_back(0);
         name_count.push_back(0);
@@ -114,6 +159,7 @@ std::vector<TraceDecomposition> decompose_trace(const std::string& path, KernelC
       double first = acts.front().start, last = acts.front().end;
       for (const GpuActivity& a : acts) first = std::min(first, a.start), last = std::max(last, a.end);
       const int n = *options.steps;
+      check_parts(n, acts.size(), device, path);
       for (int i = 0; i < n; ++i) {
         windows.push_back({fmt::format("part {} of {}", i + 1, n), first + (last - first) * i / n,
                            first + (last - first) * (i + 1) / n});
@@ -125,9 +171,7 @@ std::vector<TraceDecomposition> decompose_trace(const std::string& path, KernelC
                                   path, options.step_pattern));
     }
     std::sort(windows.begin(), windows.end(), [](const StepWindow& a, const StepWindow& b) { return a.start < b.start; });
-    for (const StepWindow& w : windows) {
-      if (w.end > w.start) d.steps.push_back(decompose_step(w, acts));
-    }
+    d.steps = decompose_steps(windows, acts);
     if (d.steps.empty()) throw WorkError(fmt::format("{}: every step annotation is empty", path));
     out.push_back(std::move(d));
   }

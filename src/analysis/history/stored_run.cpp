@@ -235,7 +235,10 @@ std::vector<StoredRun> runs_of_file(const LineSource& source) {
   size_t first = 0;
   while (first < lines.size() && lines[first].find_first_not_of(" \t\r") == std::string::npos) ++first;
   if (first == lines.size()) throw WorkError(fmt::format("{}: empty: no run to add", source.path));
-  if (!looks_like_records(source)) return {peer_run(std::move(lines), cut_short, source.path)};
+  // Told from the lines held, not by reading the source again (a pipe is read once).
+  if (!looks_like_records(LineSource::view(lines, cut_short, source.path))) {
+    return {peer_run(std::move(lines), cut_short, source.path)};
+  }
   // The runs, split at their context records (their lines moved out of `lines`)...
   struct Segment {
     std::vector<std::string> lines;

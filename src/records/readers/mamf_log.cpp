@@ -72,6 +72,39 @@ bool shape_line(std::string_view line, const std::string& where, MamfShape& s) {
   return true;
 }
 
+// "  12 | ...": the start of a shape line, whatever follows (a line that starts so and does not read
+// as one is a damaged shape, said so rather than dropped without a word).
+bool starts_like_shape_line(std::string_view line) {
+  TextCursor c(line);
+  std::string_view id;
+  return c.skip_space() && c.digits(id) && c.skip_space() && c.literal("|");
+}
+
+// No GPU comes near an exaflop (1e6 TFLOPS), and a matrix has no side of length zero: a shape
+// line saying otherwise is a damaged one. Empty when `s` is possible, else why not.
+std::string impossible_shape(const MamfShape& s) {
+  if (s.m < 1 || s.n < 1 || s.k < 1) return fmt::format("a side of {}x{}x{} is zero", s.m, s.n, s.k);
+  constexpr double kMaxTflops = 1e6;
+  for (const double v : {s.mean_tflops, s.median_tflops, s.max_tflops}) {
+    if (v > kMaxTflops) return fmt::format("{} TFLOPS is more than any GPU does", v);
+  }
+  return "";
+}
+
+// Shape lines left out, counted, and the first of them named: one warning for the file.
+struct LeftOutShapes {
+  size_t count = 0;
+  std::string first_where, first_why;
+  void add(const std::string& where, const std::string& why) {
+    if (count++ == 0) first_where = where, first_why = why;
+  }
+  void warn(std::vector<std::string>& warnings) const {
+    if (count == 0) return;
+    warnings.push_back(fmt::format("{}: a shape line left out, damaged or impossible ({}){}", first_where, first_why,
+                                   count > 1 ? fmt::format("; {} such lines in all", count) : ""));
+  }
+};
+
 // "median: 715.0 TFLOPS @ 4096x4096x4096" (trimmed); which of mean, median, max it is.
 bool footer_line(std::string_view line, const std::string& where, MamfShape& s, std::string_view& which) {
   TextCursor c(line);
@@ -193,6 +226,7 @@ MamfLog read_mamf_log(const LineSource& t) {
   } else {
     log.format = "mamf-finder";
     std::string section;  // the header section a line is in ("critical software versions", ...)
+    LeftOutShapes left_out;
     t.for_each([&](const Line& l) {
       const std::string trimmed = trim(l.text);
       const std::string where = t.where(l.index);
@@ -200,7 +234,10 @@ MamfLog read_mamf_log(const LineSource& t) {
       std::string_view which, value, name;
       std::string ranges;
       if (shape_line(l.text, where, s)) {
-        add_shape(log, s, where);
+        if (const std::string why = impossible_shape(s); !why.empty()) left_out.add(where, why);
+        else add_shape(log, s, where);
+      } else if (starts_like_shape_line(l.text)) {
+        left_out.add(where, "not `ID | T(mean) T(median) T(max) @ MxNxK`");
       } else if (footer_line(trimmed, where, s, which)) {
         (which == "mean" ? log.footer_mean : which == "median" ? log.footer_median : log.footer_max) = s;
       } else if (mean_line(trimmed, which, value)) {
@@ -218,6 +255,7 @@ MamfLog read_mamf_log(const LineSource& t) {
       }
       if (trimmed.rfind("** ", 0) == 0) section = to_lower(trim(trimmed.substr(3, trimmed.find(':') - 3)));
     });
+    left_out.warn(log.warnings);
   }
   if (!log.arithmetic_mean) log.arithmetic_mean = log.outcome.arithmetic_mean(MamfOutcome::By::mean);
   if (!log.geometric_mean) log.geometric_mean = log.outcome.geometric_mean(MamfOutcome::By::mean);

@@ -78,7 +78,7 @@ NcclLog read_nccl_log(const LineSource& t) {
   NcclLog log;
   log.path = t.path;
   log.provenance = read_provenance(t);
-  size_t ignored = 0;
+  size_t ignored = 0, failed_check = 0;
   t.for_each([&](const Line& l) {
     const std::string line = trim(l.text);
     const std::string where = t.where(l.index);
@@ -113,6 +113,15 @@ NcclLog read_nccl_log(const LineSource& t) {
                                            p.record.dtype, p.record.bytes, p.record.error));
         return;
       }
+      // A collective whose output was checked and found wrong timed something other than the
+      // collective: its time is no measurement of it, and comparing it as one would be silently wrong.
+      if (p.record.wrong > 0) {
+        ++failed_check;
+        log.warnings.push_back(fmt::format("{}: {} {} {} B left out: {} output elements failed the exactness check",
+                                           where, to_string(p.record.collective), p.record.dtype, p.record.bytes,
+                                           p.record.wrong));
+        return;
+      }
       p.time_us = p.record.time_us();
     }
     if (log.world_size == 0) log.world_size = p.record.world_size;
@@ -126,6 +135,11 @@ NcclLog read_nccl_log(const LineSource& t) {
     keep_later(log.points, std::move(p), [](const NcclPoint& a, const NcclPoint& b) { return key_of(a.record) == key_of(b.record); },
                [&](const NcclPoint&) { return "first on an earlier line"; }, where, what, log.warnings);
   });
+  if (log.points.empty() && failed_check) {
+    throw WorkError(fmt::format("{}: every collective result ({}) failed its exactness check (\"wrong\" > 0): nothing "
+                                "to compare; rerun nccl and look at the first failing size",
+                                t.path, failed_check));
+  }
   if (log.points.empty()) throw WorkError(fmt::format("{}: no collective results", t.path));
   std::stable_sort(log.points.begin(), log.points.end(),
                    [](const NcclPoint& a, const NcclPoint& b) { return key_of(a.record) < key_of(b.record); });

@@ -13,6 +13,7 @@
 #include "base/text.hpp"
 #include "records/fields.hpp"
 #include "records/readers/repeated_points.hpp"
+#include "records/train_records.hpp"
 
 namespace ub {
 
@@ -157,8 +158,9 @@ RunLog read_sweep_log(const LineSource& t, WarmupOnly warmup_only) {
   }
   if (run.config.contains("batch_size")) {
     const std::string& b = run.config["batch_size"];
-    if (b.empty() || b.size() > 15 || b.find_first_not_of("0123456789") != std::string::npos || std::stoll(b) <= 0) {
-      throw WorkError(fmt::format("{}: batch_size={} is not a positive integer", t.path, b));
+    if (b.empty() || b.size() > 15 || b.find_first_not_of("0123456789") != std::string::npos || std::stoll(b) <= 0 ||
+        std::stoll(b) > kMaxBatch) {
+      throw WorkError(fmt::format("{}: batch_size={} is not a whole number from 1 to {}", t.path, b, kMaxBatch));
     }
     run.batch = std::stoll(b);
   }

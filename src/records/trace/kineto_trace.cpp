@@ -1,8 +1,13 @@
 // Reading torch.profiler traces; see kineto_trace.hpp.
 #include "records/trace/kineto_trace.hpp"
 
-#include <cstring>
+#include <fmt/format.h>
 
+#include <cmath>
+#include <cstring>
+#include <optional>
+
+#include "base/error.hpp"
 #include "base/json_stream.hpp"
 
 namespace ub::trace {
@@ -27,6 +32,37 @@ EventKind kind_of(std::string_view cat) {
   if (equals_lower(cat, "user_annotation")) return EventKind::cpu_annotation;
   if (equals_lower(cat, "gpu_user_annotation")) return EventKind::gpu_annotation;
   return EventKind::other;
+}
+
+// A GPU activity or a step annotation longer than a day is no duration a profiler recorded
+// (a trace holds seconds to minutes): a damaged or hand-edited number.
+constexpr double kMaxDurationUs = 86400e6;
+
+// What a number member of an event held: absent, a number, or something else (a string, null).
+struct NumberField {
+  bool seen = false;
+  std::optional<double> value;
+  void read(JsonSpan& v) {
+    seen = true;
+    value = v.number();
+  }
+};
+
+// An event the decomposition uses must say when it ran and for how long: a duration that is
+// absent, not a number, negative or absurd would be counted as zero or clipped, a silently wrong
+// split, so the trace is refused naming the event and the field.
+void check_times(const TraceInfo& info, const TraceEvent& ev, const NumberField& ts, const NumberField& dur) {
+  const auto refuse = [&](const char* field, const std::string& why) {
+    return WorkError(fmt::format("{}: traceEvents[{}] (\"{}\"): \"{}\" {}: a damaged trace (export it again from "
+                                 "torch.profiler)", info.path, info.events, ev.name.substr(0, 80), field, why));
+  };
+  for (const auto& [field, f] : {std::pair{"ts", &ts}, std::pair{"dur", &dur}}) {
+    if (!f->seen) throw refuse(field, "is missing");
+    if (!f->value) throw refuse(field, "is not a number");
+    if (!std::isfinite(*f->value)) throw refuse(field, "is not a finite number");
+  }
+  if (*dur.value < 0) throw refuse("dur", fmt::format("is negative ({})", *dur.value));
+  if (*dur.value > kMaxDurationUs) throw refuse("dur", fmt::format("is {} us, more than a day", *dur.value));
 }
 
 }  // namespace
@@ -66,6 +102,7 @@ TraceInfo read_kineto_trace(const std::string& path, const std::function<void(co
     ev.ts = ev.dur = 0;
     ev.device = ev.stream = -1;
     bool cat_seen = false, name_pending = false;
+    NumberField ts, dur;
     e.for_each_member([&](std::string_view k, JsonSpan& v) {
       if (k == "ph") {
         const std::string_view ph = v.string_view(scratch);
@@ -83,9 +120,9 @@ TraceInfo read_kineto_trace(const std::string& path, const std::function<void(co
           v.string_into(ev.name);
         }
       } else if (k == "ts") {
-        ev.ts = v.number().value_or(0);
+        ts.read(v);
       } else if (k == "dur") {
-        ev.dur = v.number().value_or(0);
+        dur.read(v);
       } else if (k == "args" && v.peek() == '{' && (!cat_seen || ev.kind == EventKind::kernel ||
                                                    ev.kind == EventKind::memcpy || ev.kind == EventKind::memset)) {
         v.for_each_member([&](std::string_view ak, JsonSpan& av) {
@@ -96,8 +133,15 @@ TraceInfo read_kineto_trace(const std::string& path, const std::function<void(co
       }
       return true;
     });
+    if (ev.ph == 'X' && ev.kind != EventKind::other) {
+      check_times(info, ev, ts, dur);
+      ev.ts = *ts.value;
+      ev.dur = *dur.value;
+      ++info.events;
+      each(ev);
+      return;
+    }
     ++info.events;
-    if (ev.ph == 'X' && ev.kind != EventKind::other) each(ev);
   };
   stream_document(source, "traceEvents", h);
   info.bytes = source.bytes_read();

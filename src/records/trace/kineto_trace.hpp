@@ -30,7 +30,9 @@ struct TraceInfo {
 };
 
 // Calls `each` for every complete ("X") event of a kind other than `other`; the event is reused
-// between calls. WorkError naming the file and byte offset for a malformed trace.
+// between calls. WorkError naming the file and byte offset for a malformed trace, and naming the
+// event (its index in traceEvents) and the field for such an event whose "ts" or "dur" is missing,
+// not a finite number, or (dur) negative or longer than a day.
 TraceInfo read_kineto_trace(const std::string& path, const std::function<void(const TraceEvent&)>& each);
 
 }  // namespace ub::trace

@@ -1,0 +1,352 @@
+// Hostile and careless input to the binary, class by class, each case a real file written to a
+// temporary folder: nothing silently wrong (a figure that cannot be a measurement is refused, or
+// left out and said so), usage errors exit 2, messages stay one line and never carry a terminal's
+// control sequences, valid input is read (a byte-order mark, a read-only database, a folder named
+// with a newline), and nothing costs without bound (a trace's steps in linear time, a pipe read a
+// line at a time, a PostgreSQL server that never answers).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+
+#include "cli_run.hpp"
+
+namespace {
+
+using namespace ub_test;
+namespace fs = std::filesystem;
+
+const std::string kFx = UB_FIXTURES_DIR;
+
+std::string temp_path(const std::string& name) { return ::testing::TempDir() + "/hostile_" + name; }
+
+std::string write_file(const std::string& name, const std::string& text) {
+  const std::string path = temp_path(name);
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+// `text` with the first `from` replaced by `to` (a test failure when there is none).
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  if (at == std::string::npos) {
+    ADD_FAILURE() << "'" << from << "' is not in the text";
+    return text;
+  }
+  return text.replace(at, from.size(), to);
+}
+
+// `text` with the first match of `re` replaced by its first group followed by `tail`.
+std::string replaced_match(const std::string& text, const std::regex& re, const std::string& tail) {
+  std::smatch m;
+  if (!std::regex_search(text, m, re)) {
+    ADD_FAILURE() << "no match";
+    return text;
+  }
+  return m.prefix().str() + m[1].str() + tail + m.suffix().str();
+}
+
+// The line of `text` that holds `part`, 1-based.
+size_t line_of(const std::string& text, const std::string& part) {
+  const size_t at = text.find(part);
+  return at == std::string::npos ? 0 : static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n')) + 1;
+}
+
+std::string fresh_db(const std::string& name) {
+  const std::string db = temp_path(name + ".sqlite");
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db + suffix);
+  return db;
+}
+
+// ---- Silently wrong results: refused naming the place, or left out with a warning ----
+
+TEST(SilentlyWrong, ATimeThatIsNotAFiniteNumberIsRefusedNamingTheLineAndTheField) {
+  const std::string log = slurp(kFx + "/sweep_h200.log");
+  const std::string step = R"("exec_time_ms": "2988.00")";
+  for (const char* bad : {R"("exec_time_ms": "nan")", R"("exec_time_ms": "inf")", R"("exec_time_ms": "-3")"}) {
+    const std::string path = write_file("nan_times.log", replaced(log, step, bad));
+    expect_error(fmt::format("compare {} {}/sweep_b200.log --force", path, kFx), 1,
+                 fmt::format("{}:{}", path, line_of(log, step)));
+    expect_error(fmt::format("memfit {} --capacity-gib 130", path), 1, "exec_time_ms");
+  }
+  // bench_decompose.py's printout: a bucket line's figures.
+  const std::string printout = slurp(kFx + "/decompose_h200.txt");
+  for (const char* bad : {"nan ms", "inf ms"}) {
+    const std::string path = write_file("nan_decompose.txt", replaced(printout, "107.4 ms", bad));
+    expect_error("decompose " + path, 1, fmt::format("{}:{}: ms must be a finite", path, line_of(printout, "107.4 ms")));
+  }
+}
+
+TEST(SilentlyWrong, ACollectiveThatFailedItsExactnessCheckIsLeftOutAndSaidSo) {
+  const std::string plain = slurp(kFx + "/nccl_records_h200x2_plain.jsonl");
+  const std::string path = write_file("nccl_wrong.jsonl", replaced(plain, R"("wrong":0)", R"("wrong":7)"));
+  const auto timed_points = [](const std::string& out) {
+    const nlohmann::json j = nlohmann::json::parse(out);
+    size_t n = 0;
+    for (const auto& row : j["rows"]) n += !row["old"]["time_us"].is_null();
+    return n;
+  };
+  const Result good = run(fmt::format("compare {0}/nccl_records_h200x2_plain.jsonl {0}/nccl_records_h200x2_graph.jsonl --json", kFx));
+  const Result bad = run(fmt::format("compare {} {}/nccl_records_h200x2_graph.jsonl --json", path, kFx));
+  ASSERT_EQ(good.code, 0) << good.err;
+  ASSERT_EQ(bad.code, 0) << bad.err;
+  EXPECT_EQ(timed_points(bad.out) + 1, timed_points(good.out)) << "the failed point was compared as valid";
+  EXPECT_NE(bad.out.find("7 output elements failed the exactness check"), std::string::npos) << bad.out;
+  // The history stores what a comparison would compare, and says what it left out.
+  const Result add = run(fmt::format("history add --db {} {}", fresh_db("nccl_wrong"), path));
+  ASSERT_EQ(add.code, 0) << add.err;
+  EXPECT_NE(add.err.find("warning: " + path + ":"), std::string::npos) << add.err;
+  EXPECT_NE(add.err.find("failed the exactness check"), std::string::npos) << add.err;
+}
+
+TEST(SilentlyWrong, ATraceEventWithoutAUsableDurationIsRefusedNamingTheEventAndTheField) {
+  const std::string trace = slurp(kFx + "/trace_kineto_small.json");
+  const std::regex first_kernel_dur(R"(("cat": "kernel"[^\n]*?"dur": )[0-9.]+)");
+  ASSERT_TRUE(std::regex_search(trace, first_kernel_dur));
+  for (const std::string bad : {"-5", "\"12\"", "null", "1e300", "86400000001"}) {
+    const std::string path = write_file("bad_dur.json", replaced_match(trace, first_kernel_dur, bad));
+    expect_error("decompose " + path, 1, "traceEvents[");
+    const Result r = run("decompose " + path);
+    EXPECT_NE(r.err.find(path + ": traceEvents["), std::string::npos) << bad << ": " << r.err;
+    EXPECT_NE(r.err.find("\"dur\""), std::string::npos) << bad << ": " << r.err;
+  }
+  const std::regex first_kernel_ts(R"re(("cat": "kernel"[^\n]*?)"ts": [0-9.]+, )re");
+  const std::string no_ts = write_file("no_ts.json", replaced_match(trace, first_kernel_ts, ""));
+  expect_error("decompose " + no_ts, 1, "\"ts\" is missing");
+  // The trace as torch.profiler wrote it still reads.
+  EXPECT_EQ(run("decompose " + kFx + "/trace_kineto_small.json").code, 0);
+}
+
+TEST(SilentlyWrong, TheBatchOfAContextRecordIsRangeChecked) {
+  const std::string records = slurp(kFx + "/records_h200.jsonl");
+  const std::string batch = R"("batch": 1, "dtype")";
+  for (const char* bad : {"9e18", "9000000000000000000", "-2", "0", "1.5", "\"4\""}) {
+    const std::string path = write_file("batch.jsonl", replaced(records, batch, fmt::format(R"("batch": {}, "dtype")", bad)));
+    expect_error(fmt::format("memfit {} --capacity-gib 130", path), 1, "\"batch\" must be a whole number from 1 to 1000000");
+  }
+  const std::string ok = write_file("batch_ok.jsonl", replaced(records, batch, R"("batch": 2, "dtype")"));
+  EXPECT_EQ(run(fmt::format("memfit {} --capacity-gib 130", ok)).code, 0);
+}
+
+TEST(SilentlyWrong, AMamfShapeLineThatCannotBeAMeasurementIsLeftOutWithAWarning) {
+  const std::string log = slurp(kFx + "/mamf_finder_h200.txt");
+  std::string bad = replaced(log, "741.3(mean)", "741.3e9(mean)");  // does not read as a shape line
+  bad = replaced(bad, "@ 4096x2048x13312", "@ 0x2048x13312");       // reads, and is impossible
+  const std::string path = write_file("mamf_bad.txt", bad);
+  const Result r = run(fmt::format("compare {} {}/mamf_finder_h200.txt --json", path, kFx));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find(fmt::format("{}:{}: a shape line left out, damaged or impossible (a side of 0x2048x13312 is "
+                                   "zero); 2 such lines in all", path, line_of(log, "@ 4096x2048x13312"))),
+            std::string::npos)
+      << r.out;
+}
+
+// ---- Exit codes and messages ----
+
+TEST(Messages, TheJobsOptionsAreUsageErrors) {
+  for (const char* bad : {"--gpus 0", "--gpus -1", "--gpus abc", "--gpus 99999", "--rendezvous-timeout -1",
+                          "--rendezvous-timeout nan", "--rendezvous-timeout 0", "--rendezvous-timeout inf"}) {
+    const std::string option = std::string(bad).substr(0, std::string(bad).find(' '));
+    expect_error(std::string("nccl ") + bad, 2, option);
+    expect_error(std::string("train ") + bad, 2, option);
+  }
+}
+
+TEST(Messages, DamagedAndDuplicateLinesSkippedAreWarnedAbout) {
+  const std::string records = slurp(kFx + "/records_h200.jsonl");
+  const size_t second_line = records.find('\n') + 1;
+  const std::string damaged = write_file("damaged.jsonl", records.substr(0, second_line) + "{\"type\": \"train_st\n" +
+                                                              records.substr(second_line));
+  for (const std::string& cmd : {"memfit " + damaged + " --capacity-gib 130",
+                                "history add --db " + fresh_db("damaged") + " " + damaged}) {
+    const Result r = run(cmd);
+    ASSERT_EQ(r.code, 0) << cmd << "\n" << r.err;
+    EXPECT_NE(r.err.find("upgradebench: warning: " + damaged + ":2"), std::string::npos) << cmd << "\n" << r.err;
+  }
+  // A length measured again (a sweep appended to its log twice): the later block is read, and said so.
+  const std::string log = slurp(kFx + "/sweep_h200.log");
+  const size_t first = log.find("===== seq_len="), second = log.find("===== seq_len=", first + 1);
+  const std::string twice = write_file("twice.log", log + log.substr(first, second - first));
+  for (const std::string& cmd : {"memfit " + twice + " --capacity-gib 130",
+                                "history add --db " + fresh_db("duplicate") + " " + twice}) {
+    const Result r = run(cmd);
+    ASSERT_EQ(r.code, 0) << cmd << "\n" << r.err;
+    EXPECT_NE(r.err.find(fmt::format("upgradebench: warning: {}:{}: seq_len=8192 measured again", twice,
+                                     std::count(log.begin(), log.end(), '\n') + 1)),
+              std::string::npos)
+        << cmd << "\n" << r.err;
+  }
+}
+
+TEST(Messages, ControlCharactersFromAFileAreEscapedInTheError) {
+  const std::string path = write_file("escape.log", "===== seq_len=\x1b]0;owned\x07\x1b[2J =====\n");
+  const Result r = run("memfit " + path + " --capacity-gib 130");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << "an escape sequence reached the terminal";
+  EXPECT_EQ(r.err.find('\x07'), std::string::npos);
+  EXPECT_NE(r.err.find("\\x1b]0;owned\\x07\\x1b[2J"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+TEST(Messages, AKernelNameThatIsNotUtf8GivesValidJson) {
+  const std::string trace = slurp(kFx + "/trace_kineto_small.json");
+  const std::regex first_kernel_name(R"(("cat": "kernel", "name": ")[^"]*)");
+  ASSERT_TRUE(std::regex_search(trace, first_kernel_name));
+  const std::string path = write_file("bad_utf8.json", replaced_match(trace, first_kernel_name, "bad\xff\xc0name"));
+  const std::string records = temp_path("bad_utf8_records.jsonl");
+  fs::remove(records);
+  const Result r = run(fmt::format("decompose {} --json --out {}", path, records));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_NE(j.dump().find("bad\xef\xbf\xbd\xef\xbf\xbdname"), std::string::npos) << "the name, its bad bytes replaced";
+  std::ifstream in(records);
+  size_t lines = 0;
+  for (std::string line; std::getline(in, line); ++lines) EXPECT_TRUE(nlohmann::json::accept(line)) << line;
+  EXPECT_GE(lines, 2u) << "the context and the decomposition";
+}
+
+// ---- Valid input read ----
+
+TEST(ValidInput, AByteOrderMarkIsNotPartOfTheFirstLine) {
+  for (const std::string name : {"records_h200.jsonl", "sweep_h200.log"}) {
+    const std::string path = write_file("bom_" + name, "\xEF\xBB\xBF" + slurp(kFx + "/" + name));
+    const Result with = run("memfit " + path + " --capacity-gib 130 --json");
+    const Result without = run("memfit " + kFx + "/" + name + " --capacity-gib 130 --json");
+    ASSERT_EQ(with.code, 0) << with.err;
+    EXPECT_EQ(nlohmann::json::parse(with.out)["max_seqlen"], nlohmann::json::parse(without.out)["max_seqlen"]);
+  }
+}
+
+// Permissions do not hold back root: these run as another user (CI's), and skip under root.
+TEST(ValidInput, ADatabaseTheUserMayReadButNotWriteOpensForReading) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root reads and writes whatever the permissions say";
+  const std::string db = fresh_db("read_only");
+  ASSERT_EQ(run("history add --db " + db + " " + kFx + "/sweep_h200.log").code, 0);
+  ASSERT_EQ(::chmod(db.c_str(), 0444), 0);
+  const Result list = run("history list --json --db " + db);
+  EXPECT_EQ(list.code, 0) << list.err;
+  EXPECT_EQ(nlohmann::json::parse(list.out)["runs"].size(), 1u);
+  EXPECT_EQ(run("history trend train.tflops --at 8k --db " + db).code, 0);
+  expect_error("history add --db " + db + " " + kFx + "/sweep_b200.log", 2, "permission denied: this user may read");
+  ASSERT_EQ(::chmod(db.c_str(), 0), 0);
+  expect_error("history list --db " + db, 2, "permission denied: this user may not read");
+  ::chmod(db.c_str(), 0644);
+}
+
+TEST(ValidInput, AReportFolderNamedWithANewlineGetsItsFiles) {
+  const std::string dir = temp_path("report\nfolder");
+  fs::remove_all(dir);
+  ::setenv("UB_TEST_REPORT_DIR", dir.c_str(), 1);
+  const Result r = run("report " + kFx + "/records_h200.jsonl -o \"$UB_TEST_REPORT_DIR\"");
+  if (report_tools_missing(r)) GTEST_SKIP() << r.err;
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find("\x89PNG"), std::string::npos) << "a chart went to stdout";
+  EXPECT_TRUE(fs::exists(fs::path(dir) / "report.html"));
+  size_t pngs = 0;
+  for (const auto& e : fs::directory_iterator(fs::path(dir) / "charts")) pngs += e.path().extension() == ".png";
+  EXPECT_GT(pngs, 0u);
+  fs::remove_all(dir);
+}
+
+// ---- Bounded cost ----
+
+// A trace of `steps` ProfilerStep annotations, each with one kernel inside it.
+std::string steps_trace(size_t steps) {
+  const std::string path = temp_path(fmt::format("steps_{}.json", steps));
+  std::ofstream out(path);
+  out << R"({"deviceProperties": [{"id": 0, "name": "NVIDIA H200"}], "traceEvents": [)" << "\n";
+  for (size_t i = 0; i < steps; ++i) {
+    const double t = 1000.0 + static_cast<double>(i) * 100;
+    out << fmt::format(R"({{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#{}", "ts": {}, "dur": 90}},)", i, t)
+        << "\n"
+        << fmt::format(R"({{"ph": "X", "cat": "kernel", "name": "sm90_xmma_gemm_bf16", "ts": {}, "dur": 50, "args": {{"device": 0, "stream": 7}}}}{})",
+                       t + 10, i + 1 == steps ? "" : ",")
+        << "\n";
+  }
+  out << "]}\n";
+  return path;
+}
+
+double seconds_to_decompose(const std::string& path) {
+  const auto start = std::chrono::steady_clock::now();
+  const Result r = run("decompose " + path + " --json");
+  EXPECT_EQ(r.code, 0) << r.err;
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Four times the steps take about four times as long, not sixteen (each step looked at every
+// kernel of the trace: 50k steps took 4.7 s, 200k a minute; 80k here would take 12 s).
+TEST(Bounds, DecomposeReadsATracesStepsInLinearTime) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "timings under AddressSanitizer are not the build's";
+#endif
+  const std::string small = steps_trace(20000), large = steps_trace(80000);
+  const double t_small = std::min(seconds_to_decompose(small), seconds_to_decompose(small));
+  const double t_large = std::min(seconds_to_decompose(large), seconds_to_decompose(large));
+  EXPECT_LT(t_large, 8 * t_small + 0.5) << t_small << " s for 20k steps, " << t_large << " s for 80k";
+  fs::remove(small), fs::remove(large);
+}
+
+TEST(Bounds, StepsBeyondWhatTheTraceHoldsAreRefused) {
+  expect_error("decompose " + kFx + "/trace_kineto_small.json --step-name '^none$' --steps 1000000000", 2,
+               "--steps 1000000000: more steps than the ");
+  EXPECT_EQ(run("decompose " + kFx + "/trace_kineto_small.json --step-name '^none$' --steps 2").code, 0);
+}
+
+// The binary with `input` piped into its standard input (a pipe, not a redirected file).
+Result run_piped(const std::string& input, const std::string& args) {
+  const std::string err_file = temp_path(fmt::format("piped_stderr_{}.txt", ::getpid()));
+  Result r;
+  FILE* p = ::popen(fmt::format("cat {} | {} {} 2>{}", input, UB_BINARY, args, err_file).c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
+  const int status = ::pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.err = slurp(err_file);
+  return r;
+}
+
+TEST(Bounds, APipeIsReadLikeAFile) {
+  const Result piped = run_piped(kFx + "/sweep_h200.log", "memfit /dev/stdin --capacity-gib 130 --json");
+  const Result file = run("memfit " + kFx + "/sweep_h200.log --capacity-gib 130 --json");
+  ASSERT_EQ(piped.code, 0) << piped.err;
+  ASSERT_EQ(file.code, 0) << file.err;
+  auto a = nlohmann::json::parse(piped.out), b = nlohmann::json::parse(file.out);
+  EXPECT_EQ(a["max_seqlen"], b["max_seqlen"]);
+  EXPECT_EQ(a["slope_gib_per_token"], b["slope_gib_per_token"]);
+}
+
+// A server that accepts the connection and never answers: the command ends, and says why.
+TEST(Bounds, APostgresServerThatNeverAnswersDoesNotHang) {
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(listener, 16), 0);  // the kernel accepts; nobody reads or answers
+  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const auto start = std::chrono::steady_clock::now();
+  const Result r = run(fmt::format("history list --db postgresql://nobody@127.0.0.1:{}/history", ntohs(addr.sin_port)));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ::close(listener);
+  if (r.err.find("libpq.so.5 is not installed") != std::string::npos) GTEST_SKIP() << r.err;
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("cannot connect to PostgreSQL (connect_timeout 10 s"), std::string::npos) << r.err;
+  EXPECT_LT(seconds, 30);
+}
+
+}  // namespace
