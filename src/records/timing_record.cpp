@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "base/error.hpp"
+#include "base/text.hpp"
 
 namespace ub {
 
@@ -67,9 +68,17 @@ TelemetrySummary read_telemetry(const Fields& f) {
   t.temperature_max_c = f.optional_number("temperature_max_c").value_or(0);
   t.window_s = f.optional_number("window_s").value_or(0);
   t.energy_j = f.optional_number("energy_j");
-  if (t.energy_j) t.energy_source = f.raw().value("energy_source", std::string(kEnergyFromPower));
+  if (t.energy_j) t.energy_source = f.string_or("energy_source", kEnergyFromPower);
   if (f.raw().contains("clock_event_reasons") && f.raw().at("clock_event_reasons").is_array()) {
-    t.reasons = clock_reason_mask(f.raw().at("clock_event_reasons").get<std::vector<std::string>>());
+    std::vector<std::string> reasons;
+    for (const nlohmann::json& r : f.raw().at("clock_event_reasons")) {
+      if (!r.is_string()) {
+        throw WorkError(fmt::format("{}: field 'clock_event_reasons': a list of names, found {}", f.where(),
+                                    printable(r.dump(), false)));
+      }
+      reasons.push_back(r.get<std::string>());
+    }
+    t.reasons = clock_reason_mask(reasons);
   }
   return t;
 }

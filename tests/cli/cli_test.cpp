@@ -137,7 +137,7 @@ TEST(BadInput, TrainOptions) {
   expect_error("train --offload-optimizer", 2, "give --zero 1, 2 or 3");
   expect_error("train --mlp-tile=-4", 2, "--mlp-tile");
   expect_error("train --bucket 1q", 2, "--bucket");
-  expect_error("train --rendezvous-timeout 0", 2, "--rendezvous-timeout 0: must be a positive number of seconds");
+  expect_error("train --rendezvous-timeout 0", 2, "--rendezvous-timeout: '0' is not a number of seconds above 0");
   expect_error("sweep --seqlens 8k --zero 7", 2, "train: --zero 7 is not a ZeRO stage");
   expect_error("sweep --seqlens 8k --offload-optimizer --zero 1 --precision bf16", 2, "does not go with --precision bf16");
   const std::string dir = ::testing::TempDir() + "/cli_train_models";
