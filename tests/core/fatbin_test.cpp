@@ -17,12 +17,12 @@ TEST(Fatbin, TheGpuBinaryHoldsEveryArchitectureOfItsBuild) {
 #else
   const FatbinArchitectures a = read_fatbin_architectures(UB_GPU_BINARY);
   ASSERT_FALSE(a.empty()) << UB_GPU_BINARY << " holds no GPU code";
-  // CMAKE_CUDA_ARCHITECTURES: "90;100", "90-real;100", "native"...; each number must be there as
-  // machine code (a -virtual entry as PTX).
+  // CMAKE_CUDA_ARCHITECTURES, its ';' made ',': "90,100", "90-real,100", "native"...; each number
+  // must be there as machine code (a -virtual entry as PTX).
   std::stringstream list(UB_CUDA_ARCHITECTURES);
   std::string entry;
   int newest = 0;
-  while (std::getline(list, entry, ';')) {
+  while (std::getline(list, entry, ',')) {
     if (entry.empty() || !std::isdigit(static_cast<unsigned char>(entry[0]))) continue;
     const int arch = std::stoi(entry);
     newest = std::max(newest, arch);
