@@ -33,6 +33,11 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
   if (!o.model.empty()) model = ctx.model(o.model, o.layers), full_model = ctx.model(o.model, 0);
   // The model at the depth a step measured: its records' depth where they say it, else --layers.
   const auto model_of = [&](const StepInput& s) { return s.layers ? with_layers(*full_model, *s.layers) : *model; };
+  // The model an input names (or implies), where --model gave none: said so.
+  const auto adopt = [&](const std::string& name, const std::string& path, const char* because) {
+    model = ctx.model(name, o.layers), full_model = ctx.model(name, 0);
+    out.warnings.push_back(fmt::format("{}: the model is {}, {} (--model to give another)", path, name, because));
+  };
   std::vector<std::string>& warnings = out.warnings;
   std::vector<StepInput> steps;
   for (const std::string& path : o.inputs) {
@@ -42,17 +47,10 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
     const bool decomposed = kind == LogKind::training && has_record_type(t, "decomposition");
     if (kind == LogKind::decomposition || decomposed) {
       // bench_decompose.py runs one model, meta-llama/Llama-3.1-8B (its MODEL_ID): its printout need not say it.
-      if (!model && !looks_like_records(t)) {
-        model = ctx.model("llama-3.1-8b", o.layers), full_model = ctx.model("llama-3.1-8b", 0);
-        warnings.push_back(fmt::format("{}: the model is llama-3.1-8b, the one bench_decompose.py runs (--model to give "
-                                       "another)", path));
-      }
+      if (!model && !looks_like_records(t)) adopt("llama-3.1-8b", path, "the one bench_decompose.py runs");
       for (StepInput& s : steps_from_decompositions(t)) {
         // Our records name the model they decomposed, as a training log's do.
-        if (!model && s.model) {
-          model = ctx.model(*s.model, o.layers), full_model = ctx.model(*s.model, 0);
-          warnings.push_back(fmt::format("{}: the model is {}, as its records say (--model to give another)", path, *s.model));
-        }
+        if (!model && s.model) adopt(*s.model, path, "as its records say");
         steps.push_back(std::move(s));
       }
     } else if (kind == LogKind::training) {
@@ -60,8 +58,7 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
       // option it is an error, not a silent choice.
       const RunLog said = read_run_log(t);
       if (!model && said.model) {  // as compare reads it: benchmark.py's model_size, our records' config
-        model = ctx.model(*said.model, o.layers), full_model = ctx.model(*said.model, 0);
-        warnings.push_back(fmt::format("{}: the model is {}, as the log says (--model to give another)", path, *said.model));
+        adopt(*said.model, path, "as the log says");
       } else if (model && said.model && !o.model.empty() && *said.model != o.model) {
         throw UsageError(fmt::format("{}: the log ran {}, --model says {}: give the model it ran", path, *said.model, o.model));
       }

@@ -131,8 +131,8 @@ TEST(Predict, CatalogFiguresWhereNothingIsMeasuredAndNaForAnUnknownOne) {
   Gpus g;
   StepInput in;
   in.path = "t", in.seqlen = 8192, in.step_ms = 100;
-  in.buckets = {{"gemm", 60, WorkKind::matmul}, {"attention", 20, WorkKind::attention},
-                {"optimizer", 10, WorkKind::memory}, {"idle", 10, WorkKind::unscaled}};
+  in.buckets = {{"gemm", 60, WorkKind::matmul, std::nullopt}, {"attention", 20, WorkKind::attention, std::nullopt},
+                {"optimizer", 10, WorkKind::memory, std::nullopt}, {"idle", 10, WorkKind::unscaled, std::nullopt}};
   const Prediction p = predict_step(in, g.h200, g.b200, {}, {}, {});
   ASSERT_TRUE(p.step_ms.has_value());
   EXPECT_NE(p.buckets[0].ratio->source.find("published"), std::string::npos);
@@ -157,7 +157,7 @@ TEST(Predict, TheCostVerdictComparesTheIntervalWithTheBreakEven) {
   Gpus g;
   StepInput in;
   in.path = "t", in.seqlen = 4096, in.step_ms = 100;
-  in.buckets = {{"optimizer", 100, WorkKind::memory}};  // 1.67x (1.58-1.75x) from HBM
+  in.buckets = {{"optimizer", 100, WorkKind::memory, std::nullopt}};  // 1.67x (1.58-1.75x) from HBM
   PredictOptions cheap{3.0, 4.0}, dear{3.0, 6.0}, close{3.0, 5.0};
   EXPECT_EQ(predict_step(in, g.h200, g.b200, {}, {}, cheap).cost_verdict, "CHEAPER per token");      // break-even 1.33x
   EXPECT_EQ(predict_step(in, g.h200, g.b200, {}, {}, dear).cost_verdict, "COSTLIER per token");      // 2.00x
@@ -229,9 +229,9 @@ StepInput four_layer_step() {
   in.path = "four.jsonl";
   in.seqlen = 8192;
   in.layers = 4;
-  in.buckets = {{"gemm", 60, WorkKind::matmul},      {"attention", 10, WorkKind::attention},
-                {"elementwise", 20, WorkKind::memory}, {"loss", 4, WorkKind::memory},
-                {"optimizer", 6, WorkKind::memory},    {"idle", 1, WorkKind::unscaled}};
+  in.buckets = {{"gemm", 60, WorkKind::matmul, std::nullopt},      {"attention", 10, WorkKind::attention, std::nullopt},
+                {"elementwise", 20, WorkKind::memory, std::nullopt}, {"loss", 4, WorkKind::memory, std::nullopt},
+                {"optimizer", 6, WorkKind::memory, std::nullopt},    {"idle", 1, WorkKind::unscaled, std::nullopt}};
   in.step_ms = 101;
   in.step_tflop = 1;
   in.peak_memory_gib = 30;

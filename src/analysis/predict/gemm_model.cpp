@@ -102,11 +102,17 @@ double wave_efficiency(int64_t m, int64_t n, std::optional<int64_t> sms) {
   return static_cast<double>(tiles) / static_cast<double>(waves * *sms);
 }
 
+namespace {
+
+// What one call reads and writes: A, B and D once each.
+double gemm_bytes(const StepGemm& g) { return kBytesPerElement * static_cast<double>(g.m * g.k + g.k * g.n + g.m * g.n); }
+
+}  // namespace
+
 double modelled_ms(const StepGemm& g, const GemmGpu& gpu, bool wave) {
   const double w = wave ? wave_efficiency(g.m, g.n, gpu.sms) : 1.0;
   const double compute_ms = ms_at(g.flop(), gpu.compute_tflops * w);
-  const double bytes = kBytesPerElement * static_cast<double>(g.m * g.k + g.k * g.n + g.m * g.n);
-  const double memory_ms = bytes / (gpu.hbm_tbps * 1e12) * 1e3;
+  const double memory_ms = gemm_bytes(g) / (gpu.hbm_tbps * 1e12) * 1e3;
   return std::max(compute_ms, memory_ms);
 }
 
@@ -134,8 +140,7 @@ GemmMix gemm_mix(const std::vector<StepGemm>& gemms, const GemmGpu& old_gpu, con
     const double old_ms = old_timed.value_or(model_old);
     const double new_ms = new_timed ? *new_timed : old_ms * model_new / model_old;
     mix.old_ms += count * old_ms, mix.new_ms += count * new_ms, mix.old_tflop += count * g.flop() / 1e12;
-    const double bytes = kBytesPerElement * static_cast<double>(g.m * g.k + g.k * g.n + g.m * g.n);
-    if (g.flop() / bytes < ridge) below_ridge_ms += count * old_ms;
+    if (g.flop() / gemm_bytes(g) < ridge) below_ridge_ms += count * old_ms;
     ++mix.shapes;
     if (old_timed) ++mix.timed_old;
     if (old_timed && new_timed) ++mix.timed_both;

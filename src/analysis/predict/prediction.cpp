@@ -37,13 +37,6 @@ struct Sides {
   const Catalog* catalog;
 };
 
-std::optional<double> attention_at(const MeasuredRates& m, int64_t seqlen) {
-  for (const auto& [s, tflops] : m.attention_tflops) {
-    if (s == seqlen) return tflops;
-  }
-  return std::nullopt;
-}
-
 // One kind of source on both sides where it can be: a MAMF measured on one GPU only is set aside
 // for the published figures of both when both have one (our cuBLASLt search finds 3% more on an
 // H200 than mamf-finder.py's torch.mm: a measured/published ratio would carry that difference).
@@ -99,18 +92,18 @@ std::optional<Ratio> catalog_attention_ratio(const Sides& s) {
 std::optional<Ratio> attention_ratio(const Sides& s, std::optional<int64_t> seqlen) {
   const std::optional<Ratio> catalog = catalog_attention_ratio(s);
   if (!seqlen) return catalog;
-  if (const auto x = attention_at(s.ma, *seqlen), y = attention_at(s.mb, *seqlen); x && y) {
+  if (const auto x = s.ma.attention_at(*seqlen), y = s.mb.attention_at(*seqlen); x && y) {
     return spread(*y / *x, kMeasuredSpread,
                   fmt::format("measured attention at {} tokens {:.1f} -> {:.1f} TFLOPS", *seqlen, *x, *y));
   }
   std::optional<int64_t> nearest;
   for (const auto& [len, tflops] : s.ma.attention_tflops) {
-    if (!attention_at(s.mb, len)) continue;
+    if (!s.mb.attention_at(len)) continue;
     const auto distance = [&](int64_t l) { return std::abs(std::log(static_cast<double>(l) / static_cast<double>(*seqlen))); };
     if (!nearest || distance(len) < distance(*nearest)) nearest = len;
   }
   if (!nearest) return catalog;
-  Ratio r = spread(*attention_at(s.mb, *nearest) / *attention_at(s.ma, *nearest), kMeasuredSpread,
+  Ratio r = spread(*s.mb.attention_at(*nearest) / *s.ma.attention_at(*nearest), kMeasuredSpread,
                    fmt::format("measured attention at {} tokens (the nearest length measured on both)", *nearest));
   if (catalog) {
     r.low = std::min(r.low, catalog->low), r.high = std::max(r.high, catalog->high);
@@ -300,6 +293,13 @@ std::optional<NextMeasurement> next_measurement(const std::vector<PredictedBucke
 }
 
 }  // namespace
+
+std::optional<double> MeasuredRates::attention_at(int64_t seqlen) const {
+  for (const auto& [s, tflops] : attention_tflops) {
+    if (s == seqlen) return tflops;
+  }
+  return std::nullopt;
+}
 
 std::string_view to_string(WorkKind k) {
   switch (k) {

@@ -84,6 +84,7 @@ struct MeasuredRates {
   std::optional<double> hbm_gbps;          // device-to-device copy, out of cache
   std::optional<double> busbw_gbps;        // the largest all_reduce measured
   std::vector<std::string> files;
+  std::optional<double> attention_at(int64_t seqlen) const;  // forward+backward TFLOPS measured at that length
 };
 
 struct PredictOptions {

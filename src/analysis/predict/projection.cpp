@@ -9,17 +9,6 @@
 
 namespace ub {
 
-namespace {
-
-std::optional<double> attention_tflops_at(const MeasuredRates& m, int64_t seqlen) {
-  for (const auto& [s, t] : m.attention_tflops) {
-    if (s == seqlen) return t;
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
 StepInput project_to_seqlen(const StepInput& in, int64_t seqlen, const ModelShape& model,
                             const MeasuredRates& measured) {
   if (!in.seqlen) throw UsageError(fmt::format("{}: its sequence length is not known, so it cannot be carried to "
@@ -28,7 +17,7 @@ StepInput project_to_seqlen(const StepInput& in, int64_t seqlen, const ModelShap
   fo.batch = in.batch;
   const StepFlops a = step_flops(model, *in.seqlen, fo), b = step_flops(model, seqlen, fo);
   const double tokens = static_cast<double>(seqlen) / static_cast<double>(*in.seqlen);
-  const auto ta = attention_tflops_at(measured, *in.seqlen), tb = attention_tflops_at(measured, seqlen);
+  const auto ta = measured.attention_at(*in.seqlen), tb = measured.attention_at(seqlen);
   const double attention_speed = ta && tb ? *ta / *tb : 1.0;  // time per FLOP at b over a
   StepInput out = in;
   out.seqlen = seqlen;
