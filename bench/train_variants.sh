@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Our training step under several sets of options on this machine's GPUs, one after another in
 # one run, each into its own records file, then a table of the median step, TFLOPS per GPU, peak
-# memory and the exposed communication and offload of each:
+# memory, the exposed communication, offloaded-optimizer and offloaded-checkpoint times and the
+# host memory held pinned of each:
 #   bench/train_variants.sh OUT_DIR NAME="OPTIONS" [NAME="OPTIONS" ...]
 #   e.g. bench/train_variants.sh out plain="" selective="--selective-checkpointing" \
 #          tiles="--checkpointing --mlp-tile 4k" zero3="--zero 3" offload="--zero 3 --offload-optimizer"
@@ -30,7 +31,8 @@ done
 "$PYTHON" - "$out" "$@" <<'PY' | tee "$out/variants.txt"
 import json, statistics, sys
 out, variants = sys.argv[1], [v.split("=", 1) for v in sys.argv[2:]]
-print(f"{'variant':<12} {'seqlen':>7} {'step ms':>9} {'TFLOPS':>8} {'peak GiB':>9} {'comm ms':>8} {'offload ms':>10}  options")
+print(f"{'variant':<12} {'seqlen':>7} {'step ms':>9} {'TFLOPS':>8} {'peak GiB':>9} {'comm ms':>8} {'offload ms':>10} "
+      f"{'ckpt copy ms':>12} {'pinned GiB':>10}  options")
 for name, options in variants:
     steps = {}
     try:
@@ -44,6 +46,6 @@ for name, options in variants:
     for s, rs in sorted(steps.items()):
         med = lambda k: statistics.median(x[k] for x in rs) if all(x.get(k) is not None for x in rs) else float("nan")
         print(f"{name:<12} {s:>7} {med('exec_time_ms'):>9.1f} {med('tflops'):>8.1f} {max(x['peak_mem_gib'] for x in rs):>9.2f} "
-              f"{med('exposed_comm_ms') if 'exposed_comm_ms' in rs[0] else float('nan'):>8.2f} "
-              f"{med('exposed_offload_ms') if 'exposed_offload_ms' in rs[0] else float('nan'):>10.1f}  {options}")
+              f"{med('exposed_comm_ms'):>8.2f} {med('exposed_offload_ms'):>10.1f} "
+              f"{med('exposed_checkpoint_copy_ms'):>12.1f} {med('pinned_host_gib'):>10.2f}  {options}")
 PY

@@ -93,7 +93,7 @@ nlohmann::json workload_keys(const TrainConfig& cfg) {
   const json all = cfg;
   json keys;
   for (const char* k : {"model", "layers", "batch", "master_weights", "activation_checkpointing", "loss_chunk",
-                        "mlp_tile", "zero_stage", "offload_optimizer"}) {
+                        "mlp_tile", "zero_stage", "offload_optimizer", "offload_checkpoints"}) {
     keys[k] = all.at(k);
   }
   return keys;
@@ -174,8 +174,11 @@ void run(Context& ctx, const SweepOptions& o) {
       else break;  // a failure that is not memory: bisection cannot go on
     }
     longest = search.longest_fit(), shortest_oom = search.shortest_failure();
-    RecordWriter(out).write(SweepMax{longest, shortest_oom, granularity});
-    add_file_to_history(ctx, out);  // the result joins the last length's run there
+    // An interrupted search has a lower bound, not a boundary: no result record claims one.
+    if (!interrupted.load()) {
+      RecordWriter(out).write(SweepMax{longest, shortest_oom, granularity});
+      add_file_to_history(ctx, out);  // the result joins the last length's run there
+    }
   }
 
   // The summary, read back from the records file (what compare and report will see).
@@ -207,7 +210,12 @@ void run(Context& ctx, const SweepOptions& o) {
     b.table.add_row({std::to_string(s), outcome_name(outcome), tf, ms, gib});
     j["points"].push_back(pj);
   }
-  if (o.find_max) {
+  if (o.find_max && interrupted.load()) {
+    b.notes.push_back(longest ? fmt::format("find-max interrupted: {} tokens fit, the longest is not known (--resume "
+                                            "--find-max goes on)", *longest)
+                              : "find-max interrupted before any length fitted");
+    j["longest_fit"] = json();
+  } else if (o.find_max) {
     b.notes.push_back(longest ? fmt::format("longest length that fits: {} tokens{}", *longest,
                                             shortest_oom ? fmt::format(" ({} does not)", *shortest_oom) : "")
                               : "no length fitted");

@@ -44,6 +44,10 @@ void TrainOptions::add_to(CLI::App& cmd, Parts parts) {
   engine(cmd.add_flag("--selective-checkpointing", o.selective,
                       "Checkpointing that keeps each layer's attention output and softmax statistics too: the "
                       "recompute skips attention and redoes the cheap rest (implies --checkpointing)"));
+  engine(cmd.add_flag("--offload-checkpoints", o.offload_checkpoints,
+                      "Checkpointing with the kept layer inputs in pinned host memory: copied out as the forward pass "
+                      "writes them, back one layer ahead of the backward pass, on a copy stream (implies "
+                      "--checkpointing; needs layers x seqlen x hidden x 2 bytes of host memory)"));
   engine(cmd.add_option("--mlp-tile", o.mlp_tile,
                         "Run each layer's MLP this many tokens at a time, never holding seqlen x intermediate "
                         "activations; the backward recomputes each tile's gate|up (0: the whole sequence at once)"))
@@ -101,8 +105,9 @@ TrainConfig train_config(Context& ctx, const TrainOptions& o, std::optional<int6
   cfg.adam = o.adam;
   cfg.seed = o.seed;
   cfg.mem_debug = o.mem_debug;
-  cfg.checkpointing = o.checkpointing || o.selective;
+  cfg.checkpointing = o.checkpointing || o.selective || o.offload_checkpoints;
   cfg.selective = o.selective;
+  cfg.offload_checkpoints = o.offload_checkpoints;
   cfg.mlp_tile = o.mlp_tile == "0" ? 0 : parse_size(o.mlp_tile, "--mlp-tile");
   cfg.loss_chunk = o.loss_chunk == "0" ? 0 : parse_size(o.loss_chunk, "--loss-chunk");
   cfg.zero = o.zero;

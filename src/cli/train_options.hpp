@@ -29,7 +29,7 @@ struct TrainOptions {
   AdamWParams adam;
   uint64_t seed = 1234;
   bool mem_debug = false;
-  bool checkpointing = false, selective = false, no_autotune = false;
+  bool checkpointing = false, selective = false, offload_checkpoints = false, no_autotune = false;
   std::string loss_chunk = "0", mlp_tile = "0";
   int device = 0;
   // Data parallelism.

@@ -103,13 +103,15 @@ class TrainPoint : public Point {
     r.device = b_.run_.device;
     r.seqlen = cfg_.seqlen, r.batch = cfg_.batch, r.step = index;
     r.warmup = index < cfg_.warmup;
+    double checkpoint_copy_ms = engine_.exposed_checkpoint_copy_ms();
+    auto pinned = static_cast<double>(engine_.pinned_host_bytes());
     if (gpu::NcclComm* comm = b_.comm_) {
       // The job's step: the slowest rank's time, the largest rank's memory, the loss of every
       // rank's sequences, the slowest rank's exposed communication.
       const std::vector<double> all = comm->gather_from_ranks(
           {ms, static_cast<double>(mem.reserved), static_cast<double>(mem.peak), static_cast<double>(mem.device_used),
-           engine_.exposed_comm_ms(), engine_.exposed_offload_ms(), loss});
-      constexpr size_t k = 7;
+           engine_.exposed_comm_ms(), engine_.exposed_offload_ms(), loss, checkpoint_copy_ms, pinned});
+      constexpr size_t k = 9;
       int slowest = 0;
       double loss_sum = 0;
       for (int q = 0; q < comm->world(); ++q) {
@@ -119,6 +121,7 @@ class TrainPoint : public Point {
         mem.peak = std::max(mem.peak, static_cast<size_t>(v[2]));
         mem.device_used = std::max(mem.device_used, static_cast<size_t>(v[3]));
         loss_sum += v[6];
+        pinned = std::max(pinned, v[8]);
       }
       const double* worst = all.data() + static_cast<size_t>(slowest) * k;
       ms = worst[0];
@@ -126,7 +129,10 @@ class TrainPoint : public Point {
       r.world_size = comm->world(), r.slowest_rank = slowest;
       r.exposed_comm_ms = worst[4];
       if (cfg_.offload_optimizer) r.exposed_offload_ms = worst[5];
+      checkpoint_copy_ms = worst[7];
     }
+    if (cfg_.offload_checkpoints) r.exposed_checkpoint_copy_ms = checkpoint_copy_ms;
+    if (pinned > 0) r.pinned_host_gib = to_gib(static_cast<size_t>(pinned));
     r.exec_time_ms = ms;
     r.tflops = tflops_from(flops_.total(), ms);
     r.mfu = fraction_of(r.tflops, cfg_.peak_tflops);
@@ -172,6 +178,7 @@ class TrainPoint : public Point {
     gpu::EngineOptions eo;
     eo.batch = cfg_.batch, eo.seqlen = cfg_.seqlen, eo.master_weights = cfg_.master_weights, eo.adam = cfg_.adam;
     eo.checkpointing = cfg_.checkpointing, eo.selective = cfg_.selective, eo.mlp_tile = cfg_.mlp_tile;
+    eo.offload_checkpoints = cfg_.offload_checkpoints;
     eo.loss_chunk = cfg_.loss_chunk, eo.autotune_gemm = cfg_.autotune_gemm;
     eo.comm = b_.comm_, eo.zero = cfg_.zero, eo.bucket_elems = static_cast<size_t>(cfg_.bucket_elems);
     eo.offload_optimizer = cfg_.offload_optimizer, eo.host_threads = cfg_.host_threads;

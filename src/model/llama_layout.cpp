@@ -96,20 +96,22 @@ void check_training_step(const ModelShape& m, int64_t batch, int64_t seqlen, int
   }
 }
 
-void check_step_options(int zero, bool offload_optimizer, bool master_weights, bool checkpointing, bool selective,
-                        int64_t mlp_tile) {
-  if (zero < 0 || zero > 3) throw UsageError(fmt::format("train: --zero {} is not a ZeRO stage (0, 1, 2 or 3)", zero));
-  if (offload_optimizer && !master_weights) {
+void check_step_options(const StepOptions& o) {
+  if (o.zero < 0 || o.zero > 3) throw UsageError(fmt::format("train: --zero {} is not a ZeRO stage (0, 1, 2 or 3)", o.zero));
+  if (o.offload_optimizer && !o.master_weights) {
     throw UsageError("train: --offload-optimizer keeps fp32 master weights and AdamW state in host memory "
                      "(DeepSpeed's CPU Adam): it does not go with --precision bf16");
   }
-  if (offload_optimizer && zero == 0) {
+  if (o.offload_optimizer && o.zero == 0) {
     throw UsageError("train: --offload-optimizer moves this rank's shard of the optimizer to host memory: give "
                      "--zero 1, 2 or 3");
   }
-  if (selective && !checkpointing) throw UsageError("train: --selective-checkpointing is a kind of --checkpointing: give both");
-  if (mlp_tile < 0 || mlp_tile > (int64_t{1} << 24)) {
-    throw UsageError(fmt::format("train: --mlp-tile {} is out of range (0..16M tokens; 0: no tiles)", mlp_tile));
+  if (o.selective && !o.checkpointing) throw UsageError("train: --selective-checkpointing is a kind of --checkpointing: give both");
+  if (o.offload_checkpoints && !o.checkpointing) {
+    throw UsageError("train: --offload-checkpoints moves the layer inputs that --checkpointing keeps: give both");
+  }
+  if (o.mlp_tile < 0 || o.mlp_tile > (int64_t{1} << 24)) {
+    throw UsageError(fmt::format("train: --mlp-tile {} is out of range (0..16M tokens; 0: no tiles)", o.mlp_tile));
   }
 }
 

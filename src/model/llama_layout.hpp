@@ -73,10 +73,18 @@ void check_trainable(const ModelShape& m);
 // check of a step's configuration, for the command line and the engine alike.
 void check_training_step(const ModelShape& m, int64_t batch, int64_t seqlen, int64_t loss_chunk);
 
+// The step's options that must go together, as the command line and the engine both name them.
+struct StepOptions {
+  int zero = 0;
+  bool offload_optimizer = false, master_weights = true;
+  bool checkpointing = false, selective = false, offload_checkpoints = false;
+  int64_t mlp_tile = 0;
+};
+
 // Throws UsageError for options of the step that do not go together: a ZeRO stage outside 0..3,
 // an offloaded optimizer without fp32 master weights or without a ZeRO stage to shard it,
-// selective checkpointing without checkpointing, an MLP tile below zero or beyond 16M tokens.
-void check_step_options(int zero, bool offload_optimizer, bool master_weights, bool checkpointing, bool selective,
-                        int64_t mlp_tile);
+// selective checkpointing or offloaded checkpoints without checkpointing, an MLP tile below zero
+// or beyond 16M tokens.
+void check_step_options(const StepOptions& o);
 
 }  // namespace ub

@@ -10,7 +10,7 @@ namespace ub {
 
 void TrainConfig::validate() const {
   check_training_step(model, batch, seqlen, loss_chunk);
-  check_step_options(zero, offload_optimizer, master_weights, checkpointing, selective, mlp_tile);
+  check_step_options(step_options());
   if (bucket_elems < 0 || bucket_elems > (int64_t{1} << 40)) {
     throw UsageError(fmt::format("train: --bucket {} is out of range (0..2^40 elements; 0: one bucket per unit)", bucket_elems));
   }
@@ -26,6 +26,14 @@ void TrainConfig::validate() const {
     throw UsageError(fmt::format("train: --profile-steps {} is out of range (1..1000)", profile_steps));
   }
   if (!(adam.max_grad_norm >= 0)) throw UsageError("train: --max-grad-norm must not be negative (0: no clipping)");
+}
+
+StepOptions TrainConfig::step_options() const {
+  StepOptions o;
+  o.zero = zero, o.offload_optimizer = offload_optimizer, o.master_weights = master_weights;
+  o.checkpointing = checkpointing, o.selective = selective, o.offload_checkpoints = offload_checkpoints;
+  o.mlp_tile = mlp_tile;
+  return o;
 }
 
 }  // namespace ub

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "facts/model_shape.hpp"
+#include "model/llama_layout.hpp"
 #include "model/train_math.hpp"
 
 namespace ub {
@@ -21,6 +22,7 @@ struct TrainConfig {
   bool master_weights = true;
   bool checkpointing = false;  // recompute each layer's forward in backward
   bool selective = false;      // ... keeping each layer's attention output and statistics
+  bool offload_checkpoints = false;  // ... the kept layer inputs in host memory
   int64_t mlp_tile = 0;        // tokens per MLP tile (0: the whole sequence at once)
   int64_t loss_chunk = 0;      // tokens per lm_head + cross-entropy chunk (0: all at once)
   // Data parallelism: ranks in the job (each trains its own sequences), the ZeRO stage, elements
@@ -41,6 +43,7 @@ struct TrainConfig {
   std::optional<double> peak_tflops;  // the catalog's bf16 dense peak for this GPU, if known
 
   void validate() const;  // UsageError for what cannot run, before the GPU is touched
+  StepOptions step_options() const;
 };
 
 }  // namespace ub

@@ -44,6 +44,7 @@ void to_json(json& j, const TrainConfig& c) {
        {"activation_checkpointing", c.checkpointing},
        {"checkpointing_kept", c.checkpointing ? json(c.selective ? "layer inputs, attention outputs and statistics"
                                                                  : "layer inputs") : json()},
+       {"offload_checkpoints", c.offload_checkpoints},
        {"mlp_tile", c.mlp_tile},
        {"world_size", c.world},
        {"zero_stage", c.zero},
@@ -101,6 +102,8 @@ void to_json(json& j, const TrainStep& s) {
   if (s.slowest_rank) j["slowest_rank"] = *s.slowest_rank;
   if (s.exposed_comm_ms) j["exposed_comm_ms"] = *s.exposed_comm_ms;
   if (s.exposed_offload_ms) j["exposed_offload_ms"] = *s.exposed_offload_ms;
+  if (s.exposed_checkpoint_copy_ms) j["exposed_checkpoint_copy_ms"] = *s.exposed_checkpoint_copy_ms;
+  if (s.pinned_host_gib) j["pinned_host_gib"] = *s.pinned_host_gib;
 }
 
 namespace {
@@ -161,6 +164,8 @@ TrainStep read_train_step(const Fields& f, int64_t index) {
   s.attention_share = loose_number(f, "attention_share");
   s.exposed_comm_ms = loose_number(f, "exposed_comm_ms");
   s.exposed_offload_ms = loose_number(f, "exposed_offload_ms");
+  s.exposed_checkpoint_copy_ms = loose_number(f, "exposed_checkpoint_copy_ms");
+  s.pinned_host_gib = loose_number(f, "pinned_host_gib");
   if (auto w = f.optional_count("world_size")) s.world_size = static_cast<int>(*w);
   if (auto r = f.optional_count("slowest_rank")) s.slowest_rank = static_cast<int>(*r);
   // A rate, a size or a share below zero is a damaged record, not a measurement.
@@ -168,7 +173,8 @@ TrainStep read_train_step(const Fields& f, int64_t index) {
       {"tflops", &s.tflops}, {"mfu", &s.mfu}, {"hfu", &s.hfu}, {"peak_mem_gib", &s.peak_mem_gib},
       {"peak_allocated_gib", &s.peak_allocated_gib}, {"device_used_gib", &s.device_used_gib}, {"flop", &s.flop},
       {"attention_share", &s.attention_share}, {"exposed_comm_ms", &s.exposed_comm_ms},
-      {"exposed_offload_ms", &s.exposed_offload_ms}};
+      {"exposed_offload_ms", &s.exposed_offload_ms}, {"exposed_checkpoint_copy_ms", &s.exposed_checkpoint_copy_ms},
+      {"pinned_host_gib", &s.pinned_host_gib}};
   for (const auto& [name, v] : non_negative) {
     if (*v && (!(**v >= 0) || !std::isfinite(**v))) {
       throw WorkError(fmt::format("{}: \"{}\" must be a finite number not below zero, got {}", f.where(), name, **v));

@@ -52,6 +52,9 @@ struct TrainStep {
   // offloaded optimizer (the parts not hidden behind compute).
   std::optional<int> world_size, slowest_rank;
   std::optional<double> exposed_comm_ms, exposed_offload_ms;
+  // With offloaded checkpoints: the milliseconds the compute stream waited for their copies.
+  // With anything offloaded: the host memory held pinned (the largest rank's).
+  std::optional<double> exposed_checkpoint_copy_ms, pinned_host_gib;
 };
 
 struct MemoryGib {

@@ -126,6 +126,30 @@ TEST(DataParallel, AJobOfOneRankTrainsAsTheEngineAlone) {
   }
 }
 
+// Offloaded checkpoints go with every stage and with the offloaded optimizer: on one rank the
+// step is the one that keeps the checkpoints on the GPU (the same copies of the same bytes), up
+// to the order of the norm's sum.
+TEST(DataParallel, OffloadedCheckpointsGoWithTheStagesAndTheOffloadedOptimizer) {
+  UB_REQUIRE_GPU();
+  Stream stream;
+  NcclComm comm(nccl_unique_id(), 1, 0);
+  ModelShape m = tiny(false);
+  m.layers = 4;
+  for (const Variant& v : {kVariants[2], kVariants[7]}) {  // zero 3; zero 3 offloaded
+    SCOPED_TRACE(v.name);
+    EngineOptions kept = options(1);
+    kept.comm = &comm, kept.zero = v.zero, kept.offload_optimizer = v.offload, kept.bucket_elems = v.bucket;
+    kept.checkpointing = true;
+    EngineOptions offloaded = kept;
+    offloaded.offload_checkpoints = true;
+    const Trained want = train(m, kept, 0, stream.get());
+    const Trained got = train(m, offloaded, 0, stream.get());
+    for (int i = 0; i < kSteps; ++i) EXPECT_NEAR(got.losses[i], want.losses[i], 1e-6 * want.losses[i]) << "step " << i;
+    EXPECT_LT(rel_l2(got.params, want.params, want.layout), 1e-6);
+    EXPECT_LT(rel_l2(got.first_grads, want.first_grads, want.layout), 1e-6);
+  }
+}
+
 // Selective checkpointing recomputes without attention; MLP tiles run the MLP a tile at a time
 // and recompute gate|up in backward: neither changes the gradients beyond fp32 summation order,
 // and each takes less memory than the step it replaces.

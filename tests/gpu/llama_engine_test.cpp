@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/error.hpp"
 #include "facts/model_shape.hpp"
 #include "gpu/cuda_raii.hpp"
 #include "gpu/device_arena.hpp"
@@ -216,6 +217,80 @@ TEST_F(LlamaEngineTest, CheckpointingAndLossChunksGiveTheSameGradients) {
   }
   EXPECT_LT(one_step(m, ck, stream()).mem.peak, plain.mem.peak);
   EXPECT_LT(one_step(m, chunked, stream()).mem.peak, plain.mem.peak);
+}
+
+// Offloaded checkpoints move the layers' kept inputs to host memory and back unchanged, so the
+// step is the one that keeps them on the GPU, bit for bit: the same kernels in the same order on
+// the same bytes. Where a kernel sums with atomics (the norm weights' gradients) two runs of the
+// same step may differ in the last bits; there the offloaded step may differ by no more than two
+// runs of the kept one do. Three steps, so the slots are reused across steps; five layers, so
+// inputs come back from host memory (the last three stay in their slots).
+TEST_F(LlamaEngineTest, OffloadedCheckpointsGiveTheSameStepBitForBit) {
+  ModelShape m = tiny();
+  m.layers = 5;
+  auto run = [&](bool offload) {
+    EngineOptions o;
+    o.batch = 2, o.seqlen = 64, o.autotune_gemm = false, o.checkpointing = true, o.offload_checkpoints = offload;
+    LlamaEngine e(m, o, stream());
+    e.init_parameters(41);
+    e.set_tokens(synthetic_tokens(42, o.batch, o.seqlen, m.vocab));
+    std::vector<double> losses;
+    std::vector<float> grads;
+    for (int step = 0; step < 3; ++step) {
+      e.forward_backward();
+      losses.push_back(e.loss());
+      if (step == 2) grads = e.gradients();
+      e.optimizer_step();
+    }
+    EXPECT_EQ(e.pinned_host_bytes(), offload ? static_cast<size_t>(m.layers * o.batch * o.seqlen * m.hidden) * 2 : 0u);
+    return std::tuple{losses, grads, e.parameters(), e.memory().peak, e.exposed_checkpoint_copy_ms()};
+  };
+  const auto [loss_a, grads_a, params_a, peak_a, copy_a] = run(false);
+  const auto [loss_b, grads_b, params_b, peak_b, copy_b] = run(false);
+  const auto [loss_c, grads_c, params_c, peak_c, copy_c] = run(true);
+  const LlamaLayout L = llama_layout(m);
+  const std::vector<double> ref(grads_a.begin(), grads_a.end());
+  size_t exact = 0;
+  for (const ParamTensor& t : L.tensors) {
+    const auto part = [&](const std::vector<float>& v) {
+      return std::vector<float>(v.begin() + static_cast<std::ptrdiff_t>(t.offset),
+                                v.begin() + static_cast<std::ptrdiff_t>(t.offset + t.count()));
+    };
+    if (part(grads_a) == part(grads_b)) {
+      EXPECT_TRUE(part(grads_c) == part(grads_a)) << t.name << ": the kept step repeats bit for bit, the offloaded one differs";
+      ++exact;
+    } else {
+      EXPECT_LE(rel_l2(grads_c, ref, t.offset, t.count()), 4 * rel_l2(grads_b, ref, t.offset, t.count()) + 1e-7) << t.name;
+    }
+  }
+  std::printf("  %zu of %zu gradients bit for bit (the rest differ between two runs of the kept step too)\n", exact,
+              L.tensors.size());
+  EXPECT_GT(exact, L.tensors.size() / 2) << "most gradients come from kernels without atomics";
+  if (loss_a == loss_b) EXPECT_EQ(loss_c, loss_a);
+  for (size_t i = 0; i < loss_a.size(); ++i) EXPECT_NEAR(loss_c[i], loss_a[i], 1e-6 * loss_a[i]) << "step " << i;
+  const std::vector<double> pref(params_a.begin(), params_a.end());
+  EXPECT_LT(rel_l2(params_c, pref, 0, pref.size()), 1e-5);
+  // Five layer inputs of 2 x 64 tokens leave the GPU; three slots stay.
+  EXPECT_EQ(peak_a - peak_c, 2 * arena_round(static_cast<size_t>(2 * 64 * m.hidden) * 2));
+  EXPECT_EQ(copy_a, 0.0);
+  EXPECT_GE(copy_c, 0.0);
+  (void)params_b, (void)peak_b, (void)copy_b;
+}
+
+// The host memory offloaded checkpoints need is checked before anything is allocated: 32 layers
+// of 4M tokens are a terabyte, refused naming the shortfall.
+TEST_F(LlamaEngineTest, OffloadedCheckpointsBeyondTheHostAreRefusedBeforeAllocating) {
+  const ModelShape m = load_model("llama-3.1-8b", UB_DATA_DIR "/models");
+  EngineOptions o;
+  o.batch = 1, o.seqlen = int64_t{1} << 22, o.checkpointing = true, o.offload_checkpoints = true, o.loss_chunk = 16384;
+  try {
+    LlamaEngine e(m, o, stream());
+    FAIL() << "a step needing 1 TiB of pinned host memory was planned";
+  } catch (const WorkError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("out of host memory: the offloaded checkpoints (32 layers x 32.00 GiB) need 1024.00 GiB"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("short"), std::string::npos) << msg;
+  }
 }
 
 }  // namespace

@@ -41,12 +41,6 @@ std::vector<std::vector<size_t>> use_schedule(const ShardPlan& p) {
 
 }  // namespace
 
-double DataParallel::Timed::sum_ms() const {
-  double ms = 0;
-  for (size_t i = 0; i < used; ++i) ms += pairs[i]->after.since(pairs[i]->before);
-  return ms;
-}
-
 DataParallel::DataParallel(const EngineOptions& o, LlamaBuffers& b, cudaStream_t compute)
     : opt_(o), b_(b), plan_(b.plan), zero_(o.zero), compute_(compute), schedule_(use_schedule(b.plan)),
       unit_slots_(b.unit_slots.size()) {
@@ -76,17 +70,7 @@ DataParallel::DataParallel(const EngineOptions& o, LlamaBuffers& b, cudaStream_t
 
 DataParallel::~DataParallel() = default;
 
-DataParallel::Stall& DataParallel::Timed::next() {
-  if (used == pairs.size()) pairs.push_back(std::make_unique<Stall>());
-  return *pairs[used++];
-}
-
-void DataParallel::wait(cudaEvent_t e, Timed& into) {
-  Stall& s = into.next();
-  s.before.record(compute_);
-  UB_CUDA_CHECK(cudaStreamWaitEvent(compute_, e));
-  s.after.record(compute_);
-}
+void DataParallel::wait(cudaEvent_t e, TimedWaits& into) { into.wait(compute_, e); }
 
 double DataParallel::exposed_comm_ms() const {
   UB_CUDA_CHECK(cudaStreamSynchronize(compute_));
@@ -101,7 +85,8 @@ double DataParallel::exposed_offload_ms() const {
 void DataParallel::begin_step(int64_t next_step) {
   if (host_) host_->begin(next_step);
   next_use_ = 0;
-  comm_waits_.used = offload_waits_.used = 0;
+  comm_waits_.begin_step();
+  offload_waits_.begin_step();
   for (size_t k = 0; k < plan_.buckets.size(); ++k) {
     pending_[k] = plan_.buckets[k].end_tensor - plan_.buckets[k].first_tensor;
     reduced_buckets_[k] = false;
@@ -313,7 +298,7 @@ void DataParallel::optimizer_step(int64_t step) {
   const AdamWParams& adam = opt_.adam;
   const size_t gsize = b_.grads.element_bytes();
   if (host_) {
-    Stall& stall = offload_waits_.next();  // from here to the weights being back on the GPU
+    TimedWaits::Pair& stall = offload_waits_.next();  // from here to the weights being back on the GPU
     stall.before.record(compute_);
     if (host_->clipping()) {  // the global norm first: known once every reduction is done
       UB_CUDA_CHECK(cudaEventSynchronize(reduced_.get()));

@@ -33,6 +33,7 @@
 #include "gpu/cuda_raii.hpp"
 #include "gpu/model/llama_buffers.hpp"
 #include "gpu/model/llama_engine.hpp"
+#include "gpu/timed_waits.hpp"
 #include "model/shard_plan.hpp"
 
 namespace ub::gpu {
@@ -83,17 +84,7 @@ class DataParallel {
     unsigned long long released_at = 0;
     Event free, gathered;
   };
-  struct Stall {
-    Event before, after;
-  };
-  struct Timed {
-    std::vector<std::unique_ptr<Stall>> pairs;
-    size_t used = 0;
-    Stall& next();  // the step's next pair (made the first time it is needed)
-    double sum_ms() const;
-  };
-
-  void wait(cudaEvent_t e, Timed& into);
+  void wait(cudaEvent_t e, TimedWaits& into);
   void gather(size_t unit);  // ZeRO-3: into a slot, on the comm stream
   size_t slot_of(size_t unit) const;
   void prefetch(size_t use_index);
@@ -126,7 +117,7 @@ class DataParallel {
   std::vector<bool> slice_slot_used_;
   std::vector<std::unique_ptr<Event>> on_host_;  // per bucket: its reduced slice is in host memory
   std::unique_ptr<HostOptimizer> host_;
-  Timed comm_waits_, offload_waits_;
+  TimedWaits comm_waits_, offload_waits_;
 };
 
 }  // namespace ub::gpu

@@ -7,15 +7,21 @@ namespace ub::gpu {
 
 void LlamaPasses::forward() {
   const ShardPlan& P = b_.plan;
+  const auto layers = static_cast<size_t>(m_.layers);
   if (dp_) dp_->use(P.embedding_unit());
+  if (offload_) offload_->begin_step(), offload_->before_write(0);
   {
     auto p = op_scope("norm/elementwise", "embedding fwd", 2 * act_bytes(D_.H));
     embedding_forward(b_.tokens, b_.w(L_.embed), b_.x[0], D_.T, D_.H, s_);
   }
+  if (offload_) offload_->written(0);
   if (dp_) dp_->release(P.embedding_unit());
-  for (size_t l = 0; l < static_cast<size_t>(m_.layers); ++l) {
+  for (size_t l = 0; l < layers; ++l) {
+    const bool offloaded_output = offload_ && l + 1 < layers;  // the next layer's input
     if (dp_) dp_->use(P.layer_unit(l));
+    if (offloaded_output) offload_->before_write(l + 1);
     forward_layer(l, b_.activations(l));
+    if (offloaded_output) offload_->written(l + 1);
     if (dp_) dp_->release(P.layer_unit(l));
   }
   // The head's use of its weights lasts until its backward is done (llama_passes.cpp).

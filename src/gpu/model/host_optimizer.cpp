@@ -22,27 +22,14 @@ constexpr size_t kPart = 1 << 16;
 
 }  // namespace
 
-PinnedBuffer::PinnedBuffer(size_t bytes) : bytes_(bytes) {
-  if (bytes == 0) return;
-  const cudaError_t e = cudaHostAlloc(&p_, bytes, cudaHostAllocDefault);
-  if (e != cudaSuccess) {
-    (void)cudaGetLastError();
-    p_ = nullptr;
-    throw WorkError(fmt::format("out of host memory: {:.2f} GiB of pinned memory for the offloaded optimizer ({})",
-                                to_gib(bytes), cudaGetErrorString(e)));
-  }
-  std::memset(p_, 0, bytes);
-}
-
-PinnedBuffer::~PinnedBuffer() {
-  if (p_) cudaFreeHost(p_);
-}
-
 HostOptimizer::HostOptimizer(const ShardPlan& plan, const AdamWParams& adam, size_t threads, int device,
                              std::function<void(size_t)> updated)
     : plan_(plan), adam_(adam), device_(device), updated_(std::move(updated)),
-      master_(plan.shard * sizeof(float)), m_(plan.shard * sizeof(float)), v_(plan.shard * sizeof(float)),
-      grads_(plan.shard * sizeof(float)), w16_(plan.shard * sizeof(uint16_t)),
+      master_(plan.shard * sizeof(float), "the offloaded optimizer's fp32 master weights"),
+      m_(plan.shard * sizeof(float), "the offloaded optimizer's first moments"),
+      v_(plan.shard * sizeof(float), "the offloaded optimizer's second moments"),
+      grads_(plan.shard * sizeof(float), "the offloaded optimizer's gradient shard"),
+      w16_(plan.shard * sizeof(uint16_t), "the offloaded optimizer's bf16 weights"),
       pool_(threads ? threads : std::max(1u, std::thread::hardware_concurrency())) {
   dispatcher_ = std::thread([this] { dispatch(); });
 }

@@ -21,27 +21,11 @@
 #include <thread>
 
 #include "base/work_pool.hpp"
+#include "gpu/pinned_buffer.hpp"
 #include "model/shard_plan.hpp"
 #include "model/train_math.hpp"
 
 namespace ub::gpu {
-
-// Page-locked host memory (cudaHostAlloc), zeroed.
-class PinnedBuffer {
- public:
-  PinnedBuffer() = default;
-  explicit PinnedBuffer(size_t bytes);
-  ~PinnedBuffer();
-  PinnedBuffer(const PinnedBuffer&) = delete;
-  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
-  template <class T>
-  T* as() const { return static_cast<T*>(p_); }
-  size_t bytes() const { return bytes_; }
-
- private:
-  void* p_ = nullptr;
-  size_t bytes_ = 0;
-};
 
 class HostOptimizer {
  public:
@@ -51,6 +35,9 @@ class HostOptimizer {
   ~HostOptimizer();
   HostOptimizer(const HostOptimizer&) = delete;
   HostOptimizer& operator=(const HostOptimizer&) = delete;
+
+  // Pinned host memory it takes: fp32 master weights, moments and gradient shard, bf16 weights.
+  static size_t host_bytes(const ShardPlan& plan) { return plan.shard * (4 * sizeof(float) + sizeof(uint16_t)); }
 
   float* master() const { return master_.as<float>(); }
   float* grads() const { return grads_.as<float>(); }

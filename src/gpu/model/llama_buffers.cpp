@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "gpu/check.hpp"
+#include "gpu/model/checkpoint_offload.hpp"
 #include "gpu/model/llama_engine.hpp"
 
 namespace ub::gpu {
@@ -76,8 +77,14 @@ LlamaBuffers::LlamaBuffers(const ModelShape& m, const ShardPlan& p, const Engine
   const auto half = static_cast<size_t>(D.S * (D.d / 2));
   arena.request("rotary cos table", half, &rope_cos);
   arena.request("rotary sin table", half, &rope_sin);
-  x.resize(static_cast<size_t>(m.layers + 1));
-  for (int64_t l = 0; l <= m.layers; ++l) {
+  x.assign(static_cast<size_t>(m.layers + 1), nullptr);
+  if (o.offload_checkpoints) {  // the layers' inputs in host memory, a few slots here (checkpoint_offload.hpp)
+    checkpoint_slots.resize(CheckpointOffload::kSlots);
+    for (size_t i = 0; i < CheckpointOffload::kSlots; ++i) {
+      arena.request(fmt::format("layer input slot {}", i), D.activation_bytes(D.H), reinterpret_cast<void**>(&checkpoint_slots[i]));
+    }
+  }
+  for (int64_t l = o.offload_checkpoints ? m.layers : 0; l <= m.layers; ++l) {
     arena.request(fmt::format("residual stream {}", l), D.activation_bytes(D.H), reinterpret_cast<void**>(&x[static_cast<size_t>(l)]));
   }
   const bool keep_attention = o.checkpointing && o.selective;

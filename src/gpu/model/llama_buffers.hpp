@@ -4,7 +4,8 @@
 // Persistent: parameters (fp32 master weights when kept, the bf16 compute copy), gradients (fp32
 // with master weights, bf16 in pure bf16 as PyTorch's bf16 model; then the norm weights'
 // gradients are also summed in a small fp32 buffer before their rounding), the AdamW moments,
-// the token ids and their index, the rotary tables, the residual stream, every activation the
+// the token ids and their index, the rotary tables, the residual stream (or, with offloaded
+// checkpoints, three slots for the layers' inputs and the last layer's output), every activation the
 // backward pass reads (one set per layer, or one shared set with activation checkpointing, plus
 // each layer's attention output and statistics with selective checkpointing), the final norm's
 // output and the per-token loss. Scratch: the largest of the phases' temporaries (the
@@ -88,7 +89,11 @@ class LlamaBuffers {
   std::vector<void*> slice_slots;     // offloaded: reduced slices on their way to host memory
   int32_t *tokens = nullptr, *token_order = nullptr, *token_starts = nullptr;  // index_tokens's on the device
   float *rope_cos = nullptr, *rope_sin = nullptr;
-  std::vector<bf16*> x;                // residual stream: x[0] embeddings, x[l + 1] output of layer l
+  // Residual stream: x[0] embeddings, x[l + 1] output of layer l. With offloaded checkpoints the
+  // layers' inputs x[0 .. layers - 1] point into checkpoint_slots while they are on the GPU (null
+  // otherwise: gpu/model/checkpoint_offload.hpp moves them); the last layer's output has its own.
+  std::vector<bf16*> x;
+  std::vector<bf16*> checkpoint_slots;
   bf16* xf = nullptr;                  // final norm output
   float* rstdf = nullptr;
   bf16* dx = nullptr;                  // gradient of the residual stream, carried down the layers

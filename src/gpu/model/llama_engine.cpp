@@ -3,15 +3,20 @@
 #include "gpu/model/llama_engine.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
 
 #include "base/error.hpp"
+#include "base/host_memory.hpp"
+#include "base/units.hpp"
 #include "gpu/check.hpp"
 #include "gpu/kernels/llama_ops.cuh"
+#include "gpu/model/checkpoint_offload.hpp"
 #include "gpu/model/data_parallel.hpp"
 #include "gpu/model/host_copies.hpp"
+#include "gpu/model/host_optimizer.hpp"
 #include "gpu/model/llama_buffers.hpp"
 #include "gpu/model/llama_passes.hpp"
 #include "gpu/nccl_comm.hpp"
@@ -24,12 +29,35 @@ namespace {
 const ModelShape& checked(const ModelShape& m, const EngineOptions& o) {
   check_training_step(m, o.batch, o.seqlen, o.loss_chunk);
   check_sdpa_supported(SdpaDims{o.batch, o.seqlen, m.heads, m.kv_heads, m.head_dim, true, Dtype::bf16}, true);
-  check_step_options(o.zero, o.offload_optimizer, o.master_weights, o.checkpointing, o.selective, o.mlp_tile);
+  StepOptions step;
+  step.zero = o.zero, step.offload_optimizer = o.offload_optimizer, step.master_weights = o.master_weights;
+  step.checkpointing = o.checkpointing, step.selective = o.selective, step.offload_checkpoints = o.offload_checkpoints;
+  step.mlp_tile = o.mlp_tile;
+  check_step_options(step);
   if (o.data_parallel() && !o.comm) throw UsageError("train: sharding or an offloaded optimizer needs a communicator");
   return m;
 }
 
 int world_of(const EngineOptions& o) { return o.comm ? o.comm->world() : 1; }
+
+// The host memory the step will pin, checked against what the host has before anything is
+// allocated (base/host_memory.hpp); returns the bytes.
+size_t checked_pinned_bytes(const ModelShape& m, const EngineOptions& o, const ShardPlan& plan) {
+  std::vector<std::string> what;
+  size_t bytes = 0;
+  if (o.offload_optimizer) {
+    bytes += HostOptimizer::host_bytes(plan);
+    what.push_back(fmt::format("the offloaded optimizer ({:.2f} GiB)", to_gib(HostOptimizer::host_bytes(plan))));
+  }
+  if (o.offload_checkpoints) {
+    const StepDims d(m, o);
+    const size_t c = CheckpointOffload::host_bytes(d, m.layers);
+    bytes += c;
+    what.push_back(fmt::format("the offloaded checkpoints ({} layers x {:.2f} GiB)", m.layers, to_gib(d.activation_bytes(d.H))));
+  }
+  if (bytes > 0) check_host_memory(bytes, fmt::format("{}", fmt::join(what, " and ")), host_memory_available());
+  return bytes;
+}
 
 }  // namespace
 
@@ -39,17 +67,20 @@ struct LlamaEngine::Impl {
   ModelShape m;
   EngineOptions opt;
   ShardPlan plan;
+  const size_t pinned;  // host bytes
   const LlamaLayout& L;
   cudaStream_t s;
   LlamaBuffers buffers;
   std::unique_ptr<DataParallel> dp;  // null on one GPU without sharding
+  std::unique_ptr<CheckpointOffload> offload;  // null unless the checkpoints are offloaded
   LlamaPasses passes;
 
   Impl(const ModelShape& model, const EngineOptions& o, cudaStream_t stream)
       : m(checked(model, o)), opt(o), plan(plan_shards(m, world_of(opt), opt.data_parallel() ? opt.bucket_elems : 0)),
-        L(plan.layout), s(stream), buffers(m, plan, opt),
+        pinned(checked_pinned_bytes(m, opt, plan)), L(plan.layout), s(stream), buffers(m, plan, opt),
         dp(opt.data_parallel() ? std::make_unique<DataParallel>(opt, buffers, s) : nullptr),
-        passes(m, opt, buffers, s, dp.get()) {
+        offload(opt.offload_checkpoints ? std::make_unique<CheckpointOffload>(buffers, s) : nullptr),
+        passes(m, opt, buffers, s, dp.get(), offload.get()) {
     const RopeTable tab = rope_table(m, opt.seqlen);
     upload(buffers.rope_cos, tab.cos, s);
     upload(buffers.rope_sin, tab.sin, s);
@@ -131,6 +162,8 @@ std::vector<float> LlamaEngine::gradients() const {
 
 double LlamaEngine::exposed_comm_ms() const { return impl_->dp ? impl_->dp->exposed_comm_ms() : 0; }
 double LlamaEngine::exposed_offload_ms() const { return impl_->dp ? impl_->dp->exposed_offload_ms() : 0; }
+double LlamaEngine::exposed_checkpoint_copy_ms() const { return impl_->offload ? impl_->offload->exposed_ms() : 0; }
+size_t LlamaEngine::pinned_host_bytes() const { return impl_->pinned; }
 const ShardPlan& LlamaEngine::plan() const { return impl_->plan; }
 
 MemorySnapshot LlamaEngine::memory() const {

@@ -10,10 +10,11 @@
 // model); sums across tokens (the norm weights', the embedding's) are fp32 before their rounding.
 //
 // Memory: one arena planned in the constructor (gpu/model/llama_buffers.hpp says what lives
-// where); cuBLASLt's workspace and cuDNN's workspace are the only other device allocations. Two
-// options trade time for memory:
+// where); cuBLASLt's workspace and cuDNN's workspace are the only other device allocations.
+// Options that trade time for memory:
 //   activation checkpointing: only each layer's input is kept; the backward pass recomputes the
 //     layer's forward into one shared set of activation buffers before going back through it;
+//   offloaded checkpoints: those kept inputs in pinned host memory, a few of them on the GPU;
 //   loss chunks: the lm_head, the cross-entropy and their backward run `loss_chunk` tokens at a
 //     time, so the vocab x tokens logits tensor is never whole (the fused cross-entropy of the
 //     ml-engineering guide's recipe).
@@ -46,6 +47,9 @@ struct EngineOptions {
   // With checkpointing: keep each layer's attention output and softmax statistics, so the
   // recompute skips attention (the expensive part at long sequences) and redoes the cheap rest.
   bool selective = false;
+  // With checkpointing: the layers' kept inputs in pinned host memory, copied out as the forward
+  // pass writes them and back one layer ahead of the backward pass (gpu/model/checkpoint_offload.hpp).
+  bool offload_checkpoints = false;
   int64_t mlp_tile = 0;    // tokens per MLP tile (gate_up, SwiGLU, down run tile by tile); 0: all at once
   int64_t loss_chunk = 0;  // tokens per lm_head + cross-entropy chunk; 0: all at once
   bool autotune_gemm = true;  // time cuBLASLt's top algorithms per shape on first use
@@ -71,9 +75,10 @@ struct MemorySnapshot {
 
 class LlamaEngine {
  public:
-  // Checks the configuration (model/llama_layout.hpp's check_training_step, cuDNN's support),
-  // then plans and allocates everything; throws OutOfMemory (gpu/device_arena.hpp) naming what did
-  // not fit, UsageError for a model or a step the engine cannot run.
+  // Checks the configuration (model/llama_layout.hpp's check_training_step, cuDNN's support) and
+  // the host memory it will pin (base/host_memory.hpp), then plans and allocates everything;
+  // throws OutOfMemory (gpu/device_arena.hpp) naming what did not fit, WorkError for host memory
+  // short, UsageError for a model or a step the engine cannot run.
   LlamaEngine(const ModelShape& m, const EngineOptions& o, cudaStream_t stream);
   ~LlamaEngine();
   LlamaEngine(const LlamaEngine&) = delete;
@@ -105,6 +110,11 @@ class LlamaEngine {
   // stream waited for communication, and for the offloaded optimizer.
   double exposed_comm_ms() const;
   double exposed_offload_ms() const;
+  // Of the last step (synchronises): milliseconds the compute stream waited for the offloaded
+  // checkpoints' copies (0 without them).
+  double exposed_checkpoint_copy_ms() const;
+  // Host memory the engine holds pinned: the offloaded optimizer's state, the offloaded checkpoints.
+  size_t pinned_host_bytes() const;
   // Units, buckets and shards (model/shard_plan.hpp); its layout is layout().
   const ShardPlan& plan() const;
   MemorySnapshot memory() const;

@@ -7,10 +7,11 @@
 
 namespace ub::gpu {
 
-LlamaPasses::LlamaPasses(const ModelShape& m, const EngineOptions& o, LlamaBuffers& b, cudaStream_t s, DataParallel* dp)
+LlamaPasses::LlamaPasses(const ModelShape& m, const EngineOptions& o, LlamaBuffers& b, cudaStream_t s, DataParallel* dp,
+                         CheckpointOffload* offload)
     : gemm(o.autotune_gemm),
       sdpa{b.dims.B, b.dims.S, b.dims.nq, b.dims.nk, b.dims.d, true, Dtype::bf16},
-      m_(m), opt_(o), L_(b.layout), b_(b), D_(b.dims), s_(s), dp_(dp) {
+      m_(m), opt_(o), L_(b.layout), b_(b), D_(b.dims), s_(s), dp_(dp), offload_(offload) {
   attn_fwd_flop_ = attention_flops(AttentionShape{D_.B, D_.S, D_.nq, D_.nk, D_.d, true, {}}, false);
   gemm.set_stream(s);
   attention.set_stream(s);
@@ -37,8 +38,10 @@ void LlamaPasses::forward_backward(const LlamaEngine::PhaseHook& phase, std::vec
   if (dp_) dp_->release(P.head_unit(), with_head);
   for (size_t l = static_cast<size_t>(m_.layers); l-- > 0;) {
     if (dp_) dp_->use(P.layer_unit(l)), dp_->begin_gradients(P.layer_unit(l));
+    if (offload_) offload_->before_backward(l);
     if (opt_.checkpointing) forward_layer(l, b_.activations(l), true);  // recompute, then go back through it
     backward_layer(l, b_.activations(l));
+    if (offload_) offload_->after_backward(l);
     if (dp_) dp_->release(P.layer_unit(l));
   }
   if (dp_ && !tied) dp_->begin_gradients(P.embedding_unit());

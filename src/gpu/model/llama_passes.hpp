@@ -14,7 +14,9 @@
 //
 // With data parallelism (gpu/model/data_parallel.hpp) the passes tell the data-parallel layer
 // when they use a unit's weights and when each gradient is final; it gathers, reduces and
-// updates, and the norm is summed there, after the averaging.
+// updates, and the norm is summed there, after the averaging. With offloaded checkpoints
+// (gpu/model/checkpoint_offload.hpp) they say when a layer's input is written and when it is
+// needed again, and it moves the input between host memory and the GPU.
 //
 // Kernels are gpu/kernels/llama_ops.cuh, GEMMs gpu/linear_gemm.hpp, attention gpu/attention.hpp.
 // Every operation opens a profiling scope (gpu/step_profiler.hpp) naming its class and the
@@ -30,6 +32,7 @@
 #include "gpu/attention.hpp"
 #include "gpu/cuda_raii.hpp"
 #include "gpu/linear_gemm.hpp"
+#include "gpu/model/checkpoint_offload.hpp"
 #include "gpu/model/data_parallel.hpp"
 #include "gpu/model/llama_buffers.hpp"
 #include "gpu/model/llama_engine.hpp"
@@ -39,7 +42,8 @@ namespace ub::gpu {
 
 class LlamaPasses {
  public:
-  LlamaPasses(const ModelShape& m, const EngineOptions& o, LlamaBuffers& b, cudaStream_t s, DataParallel* dp);
+  LlamaPasses(const ModelShape& m, const EngineOptions& o, LlamaBuffers& b, cudaStream_t s, DataParallel* dp,
+              CheckpointOffload* offload);
 
   void forward_backward(const LlamaEngine::PhaseHook& phase, std::vector<float>* logits);
   void optimizer_step();
@@ -81,6 +85,7 @@ class LlamaPasses {
   const StepDims& D_;
   cudaStream_t s_;
   DataParallel* dp_;  // null on one GPU without sharding
+  CheckpointOffload* offload_;  // null unless the checkpoints are offloaded
   double attn_fwd_flop_ = 0;
   // The gradient norm is summed on a side stream, tensor by tensor as each gradient becomes
   // final (memory traffic beside compute-bound work); the side stream also zeroes what the
