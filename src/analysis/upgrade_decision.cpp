@@ -119,6 +119,64 @@ const CompareRow* row_at(const Comparison& c, int64_t seqlen) {
   return nullptr;
 }
 
+// The lever that takes GPU `g` furthest: "393216 with checkpointing + offloaded checkpoints".
+std::string best_lever(const LeverLadder& ladder, size_t g) {
+  const LeverRung* best = nullptr;
+  for (const LeverRung& r : ladder.rungs) {
+    if (r.longest[g].tokens && (!best || *r.longest[g].tokens > *best->longest[g].tokens)) best = &r;
+  }
+  return best ? fmt::format("{} with {}", *best->longest[g].tokens, best->levers.name()) : "unknown";
+}
+
+// The memory question per lever: each lever's longest sequence on both GPUs, then whether and at
+// what step time the old GPU reaches the length the team needs.
+void lever_reasons(UpgradeDecision& d, const UpgradeOptions& opt) {
+  const LeverLadder& ladder = *d.levers;
+  const LeverRung& base = ladder.rungs.front();
+  for (const LeverRung& r : ladder.rungs) {
+    const auto tokens = [](const LongestSequence& l) { return l.tokens ? std::to_string(*l.tokens) : "unknown"; };
+    d.reasons.push_back(fmt::format(
+        "Memory levers, {}: the longest sequence {} on the {} ({}), {} on the {} ({}){}.", r.levers.name(),
+        tokens(r.longest[0]), ladder.gpus[0].name, r.longest[0].how, tokens(r.longest[1]), ladder.gpus[1].name,
+        r.longest[1].how,
+        r.step_time_ratio ? fmt::format("; its step takes {:.2f}x the time of {} at {} tokens", *r.step_time_ratio,
+                                        base.levers.name(), *r.cost_at)
+                          : ""));
+  }
+  if (!opt.need_seqlen) return;
+  const int64_t need = *opt.need_seqlen;
+  const LeverRung* old_reach = ladder.first_reaching(0, need);
+  if (!old_reach) {
+    d.reasons.push_back(fmt::format("Memory: no lever measured takes the {} to {} tokens (the furthest: {}).", d.old_gpu,
+                                    need, best_lever(ladder, 0)));
+    return;
+  }
+  std::string cost;
+  if (old_reach->step_time_ratio) {
+    cost = fmt::format(", at {:.2f}x the step time of {} ({} tokens)", *old_reach->step_time_ratio, base.levers.name(),
+                       *old_reach->cost_at);
+  } else if (old_reach != &base) {
+    cost = fmt::format(" (its step time was not measured at a length {} also ran)", base.levers.name());
+  }
+  d.reasons.push_back(fmt::format(
+      "Memory: the {} reaches the {} tokens the team needs with {}{}: a cost in step time, not a capability gap.", d.old_gpu,
+      need, old_reach->levers.name(), cost));
+}
+
+// The suite's sweep of the old GPU beside its runs with other levers, read for both GPUs.
+void add_levers(UpgradeDecision& d, const MeasurementSet& o, const Catalog& catalog, const UpgradeOptions& opt) {
+  if (opt.old_levers.empty()) return;
+  if (!o.sweep) throw UsageError(fmt::format("--levers: {} has no training sweep to set the other levers beside", o.where));
+  std::vector<const RunLog*> runs{&*o.sweep};
+  runs.insert(runs.end(), opt.old_levers.begin(), opt.old_levers.end());
+  std::vector<LadderGpu> gpus;
+  for (const Accelerator* a : {d.old_accel, d.new_accel}) {
+    if (!a) throw UsageError("--levers: both GPUs must be in the catalog to read the memory fits at their capacity");
+    gpus.push_back({a->id, a->capacity_gib(), [&catalog, a](const RunLog& r) { return catalog.try_find(r.gpu) == a; }});
+  }
+  d.levers = lever_ladder(runs, std::move(gpus), {o.longest_fit});
+}
+
 void decide_verdict(UpgradeDecision& d, const UpgradeOptions& opt) {
   const std::string& ng = d.new_accel ? d.new_accel->id : d.new_gpu;
   if (!d.specs.missing_dtypes.empty()) {
@@ -130,12 +188,14 @@ void decide_verdict(UpgradeDecision& d, const UpgradeOptions& opt) {
     return;
   }
   if (opt.need_seqlen && d.new_longest.tokens && *d.new_longest.tokens >= *opt.need_seqlen &&
-      (!d.old_longest.tokens || *d.old_longest.tokens < *opt.need_seqlen)) {
+      (!d.old_longest.tokens || *d.old_longest.tokens < *opt.need_seqlen) &&
+      !(d.levers && d.levers->first_reaching(0, *opt.need_seqlen))) {
     d.verdict = UpgradeVerdict::capability;
     d.line = fmt::format("UPGRADE FOR CAPABILITY: {} tokens per sequence fit one {} ({} at most) and not one {} ({} at "
-                         "most); on the old GPU only more GPUs with sharded activations reach it.",
+                         "most{}); on the old GPU only more GPUs with sharded activations reach it.",
                          *opt.need_seqlen, ng, *d.new_longest.tokens, d.old_gpu,
-                         d.old_longest.tokens ? std::to_string(*d.old_longest.tokens) : "unknown");
+                         d.old_longest.tokens ? std::to_string(*d.old_longest.tokens) : "unknown",
+                         d.levers ? fmt::format(", and no lever measured reaches it: {}", best_lever(*d.levers, 0)) : "");
     return;
   }
   if (!d.training) {
@@ -231,7 +291,7 @@ void add_catalog_part(UpgradeDecision& d, const UpgradeOptions& opt) {
   d.specs = decide(in);
 }
 
-void add_reasons(UpgradeDecision& d, const MeasurementSet& o, const MeasurementSet* n) {
+void add_reasons(UpgradeDecision& d, const MeasurementSet& o, const MeasurementSet* n, const UpgradeOptions& opt) {
   // 1. Capability: dtypes and memory, from the catalog.
   for (const std::string& s : d.specs.reasons) {
     if (s.rfind("Capability:", 0) == 0 || s.rfind("Software:", 0) == 0) {
@@ -271,6 +331,7 @@ void add_reasons(UpgradeDecision& d, const MeasurementSet& o, const MeasurementS
     d.reasons.push_back(fmt::format("Memory headroom, the longest sequence on one GPU: {}; {}.", longest(d.old_gpu, d.old_longest),
                                     longest(d.new_gpu, d.new_longest)));
   }
+  if (d.levers) lever_reasons(d, opt);
   // 7. The micro-benchmarks against the catalog.
   for (const RatioRow& r : d.ratios) {
     if (!r.measured_ratio) continue;
@@ -337,9 +398,10 @@ UpgradeDecision decide_upgrade(const MeasurementSet& o, const MeasurementSet& n,
   if (n.sweep) {
     d.new_longest = longest_sequence(*n.sweep, d.new_accel ? d.new_accel->capacity_gib() : std::nullopt, n.longest_fit);
   }
+  add_levers(d, o, catalog, opt);
   add_catalog_part(d, opt);
   decide_verdict(d, opt);
-  add_reasons(d, o, &n);
+  add_reasons(d, o, &n, opt);
   return d;
 }
 
@@ -399,6 +461,7 @@ UpgradeDecision decide_predicted_upgrade(const MeasurementSet& o, const std::vec
     d.new_longest = longest_sequence(*o.sweep, to.capacity_gib(), std::nullopt, false);
     d.new_longest.how = "the old run's memory fit at this GPU's capacity, PREDICTED";
   }
+  add_levers(d, o, catalog, opt);
   add_catalog_part(d, opt);
   decide_verdict(d, opt);
   // A predicted interval is the model's uncertainty, not noise: more steps do not settle it, a
@@ -418,7 +481,7 @@ UpgradeDecision decide_predicted_upgrade(const MeasurementSet& o, const std::vec
       break;
     }
   }
-  add_reasons(d, o, nullptr);
+  add_reasons(d, o, nullptr, opt);
   return d;
 }
 

@@ -7,14 +7,15 @@
 //                                  break-even), or only the new GPU fits the longer lengths
 //     UPGRADE FOR CAPABILITY       the new GPU executes a dtype the recipe needs (--need-dtype), or
 //                                  holds a length the team needs (--need-seqlen) that the old one
-//                                  cannot on one GPU
+//                                  cannot on one GPU with any memory lever measured (--levers)
 //     DO NOT UPGRADE               it costs more per token at every length
 //     MEASURE MORE                 what would settle it is named (a length whose interval holds
 //                                  the break-even, a part neither folder has)
 //     SAME GPU                     both sets are one GPU model: the differences are noise or setup
 //   then the reasons: capability, stack match, the speedup per length with its interval, $/token
 //   against the price ratio, wall-clock time, memory headroom (the longest sequence each holds,
-//   measured or fitted), and the micro-benchmarks beside the catalog's ratios (the matmul ceiling,
+//   measured or fitted, per memory lever where runs with other levers are given: the lever that
+//   reaches the length the team needs on the old GPU and what it costs in step time), and the micro-benchmarks beside the catalog's ratios (the matmul ceiling,
 //   the step's own products, attention per length, HBM, the step's buckets).
 //
 // Without prices there is no $/token: the verdict says what the speedup is and asks for them. A
@@ -31,6 +32,7 @@
 #include "analysis/decide.hpp"
 #include "analysis/log_comparisons.hpp"
 #include "analysis/memory_headroom.hpp"
+#include "analysis/memory_levers.hpp"
 #include "analysis/nccl_comparison.hpp"
 #include "analysis/predict/prediction.hpp"
 #include "records/measurement_set.hpp"
@@ -44,6 +46,9 @@ struct UpgradeOptions {
   std::optional<double> price_old, price_new;  // USD per GPU-hour
   std::vector<Dtype> need;                     // dtypes the recipe needs
   std::optional<int64_t> need_seqlen;          // a length the team needs to train
+  // Runs of the old GPU's workload with other memory levers (analysis/memory_levers.hpp): which
+  // of them reaches need_seqlen, and at what step time, beside the suite's own sweep.
+  std::vector<const RunLog*> old_levers;
   bool force = false;                          // compare across software stacks
   std::optional<double> power_usd_per_kwh;     // electricity, for GPUs owned (energy_summary.hpp)
   double pue = 1.0;
@@ -73,6 +78,7 @@ struct UpgradeDecision {
   std::optional<NcclComparison> nccl;
   std::vector<RatioRow> ratios;  // micro-benchmarks against the catalog: ceiling, step products, HBM
   LongestSequence old_longest, new_longest;
+  std::optional<LeverLadder> levers;  // the old sweep and the old_levers runs, read for both GPUs
   Decision specs;  // the catalog's part of it: capability gate, memory, break-even
   std::vector<std::string> warnings;
 };

@@ -19,6 +19,7 @@
 #include "cli/output.hpp"
 #include "cli/prediction_inputs.hpp"
 #include "records/measurement_set.hpp"
+#include "records/readers/read_run.hpp"
 #include "report/decision_page.hpp"
 #include "report/format.hpp"
 
@@ -40,6 +41,7 @@ struct DecideOptions {
   std::string price_from, price_to;
   std::string power_price, pue = "1.0";
   std::vector<std::string> old_runs, measured;
+  std::vector<std::string> levers;  // the old GPU's runs with other memory levers
   std::string seqlens;
   int64_t layers = 0;
   OutputOptions out;
@@ -89,8 +91,16 @@ PredictionRequest prediction_of_folder(const MeasurementSet& s, const DecideOpti
   return r;
 }
 
-UpgradeOptions upgrade_options(const DecideOptions& o) {
+// The old GPU's runs with other memory levers (--levers), read once; they live as long as the decision.
+std::vector<RunLog> lever_runs(const DecideOptions& o) {
+  std::vector<RunLog> runs;
+  for (const std::string& p : o.levers) runs.push_back(read_run_log(p));
+  return runs;
+}
+
+UpgradeOptions upgrade_options(const DecideOptions& o, const std::vector<RunLog>& levers) {
   UpgradeOptions opt;
+  for (const RunLog& r : levers) opt.old_levers.push_back(&r);
   opt.price_old = parse_optional_positive(o.price_from, "--price-old");
   opt.price_new = parse_optional_positive(o.price_to, "--price-new");
   if (!o.need.empty()) opt.need = parse_dtype_list(o.need, "--need-dtype");
@@ -126,8 +136,9 @@ void run_predicted(Context& ctx, const DecideOptions& o, const MeasurementSet& s
     if (!lengths.empty() && !r.model.empty()) r.seqlens = fmt::format("{}", fmt::join(lengths, ","));
   }
   const PredictionRun run = run_predictions(ctx, r);
+  const std::vector<RunLog> levers = lever_runs(o);
   UpgradeDecision d = decide_predicted_upgrade(set, run.predictions, to, ctx.catalog(), ctx.data_dir() / "models",
-                                               upgrade_options(o));
+                                               upgrade_options(o, levers));
   d.warnings.insert(d.warnings.end(), run.warnings.begin(), run.warnings.end());
   show_decision(ctx, o, d);
 }
@@ -146,11 +157,13 @@ void run_on_measurements(Context& ctx, const DecideOptions& o) {
     if (!sets[0].manifest) throw UsageError("decide --to GPU predicts from a suite folder: give the folder");
     return run_predicted(ctx, o, sets[0]);
   }
-  show_decision(ctx, o, decide_upgrade(sets[0], sets[1], ctx.catalog(), ctx.data_dir() / "models", upgrade_options(o)));
+  const std::vector<RunLog> levers = lever_runs(o);
+  show_decision(ctx, o, decide_upgrade(sets[0], sets[1], ctx.catalog(), ctx.data_dir() / "models", upgrade_options(o, levers)));
 }
 
 void run(Context& ctx, const DecideOptions& o) {
   if (!o.inputs.empty()) return run_on_measurements(ctx, o);
+  if (!o.levers.empty()) throw UsageError("--levers goes with the old GPU's suite folder (the sweep they stand beside)");
   const Catalog& cat = ctx.catalog();
   DecideInput in;
   in.from = &cat.find(o.from);
@@ -274,6 +287,9 @@ void register_decide(CLI::App& app, Context& ctx) {
       ->capture_default_str();
   cmd->add_option("--need-seqlen", o->need_seqlen,
                   "A sequence length the team must train: a GPU that cannot hold it on its own is a capability gap");
+  cmd->add_option("--levers", o->levers,
+                  "Runs of the old GPU's workload with other memory levers (sweep records): the longest sequence "
+                  "per lever on both GPUs, and which lever reaches --need-seqlen on the old GPU at what step time");
   cmd->add_flag("--force", o->force, "Compare measurements taken on different software stacks (said first on the page)");
   cmd->add_option("-o,--page,--out", o->out_dir,
                   "Also write the page (report.html, report.md, charts) into this folder (--out: the older name; "

@@ -1,9 +1,13 @@
-// `upgradebench memfit LOG`: peak memory = a + b * tokens over the points that ran, and the
-// longest sequence that fits a GPU (facts/memfit.hpp).
+// `upgradebench memfit LOG...`: peak memory = a + b * tokens over the points that ran, and the
+// longest sequence that fits a GPU (facts/memfit.hpp); given runs of one workload with different
+// memory levers, or several GPUs, the longest sequence per lever and GPU
+// (analysis/memory_levers.hpp).
 #include <fmt/format.h>
 
 #include "records/provenance.hpp"
 #include "analysis/memory_headroom.hpp"
+#include "analysis/memory_levers.hpp"
+#include "base/text.hpp"
 #include "base/error.hpp"
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
@@ -20,11 +24,13 @@ using nlohmann::json;
 using report::Align;
 
 struct MemfitOptions {
-  std::string path, capacity, for_gpu;
+  std::vector<std::string> paths;
+  std::string capacity, for_gpu;
   OutputOptions out;
+  std::string path;  // the one LOG
 };
 
-void run(Context& ctx, const MemfitOptions& o) {
+void run_one(Context& ctx, const MemfitOptions& o) {
   const RunLog log = read_run_log(o.path);
   const MemoryFit fit = fit_memory(memory_points(log));
   // Capacity: --capacity-gib, else the --for GPU's, else the log's GPU's (the catalog's rule).
@@ -78,15 +84,115 @@ void run(Context& ctx, const MemfitOptions& o) {
   warn_about_lines(log.warnings, o.path);  // after the result: an error before it is the one line said
 }
 
+std::string longest_cell(const LongestSequence& l) {
+  if (!l.tokens) return "unknown";
+  return fmt::format("{}{}", *l.tokens, l.measured ? " (found)" : l.capped ? " (capped)" : "");
+}
+
+// The GPUs to read the ladder for: --for's list, else every catalog GPU the runs were measured on.
+std::vector<LadderGpu> ladder_gpus(Context& ctx, const MemfitOptions& o, const std::vector<RunLog>& logs) {
+  const Catalog& cat = ctx.catalog();
+  std::vector<const Accelerator*> chosen;
+  if (!o.for_gpu.empty()) {
+    for (const std::string& name : split(o.for_gpu, ',')) chosen.push_back(&cat.find(name));
+  } else {
+    for (const RunLog& l : logs) {
+      const Accelerator* a = cat.try_find(l.gpu);
+      if (!a) throw UsageError(fmt::format("{}: GPU '{}' is not in the catalog: give --for GPU", l.path, l.gpu));
+      if (std::find(chosen.begin(), chosen.end(), a) == chosen.end()) chosen.push_back(a);
+    }
+  }
+  std::vector<LadderGpu> gpus;
+  for (const Accelerator* a : chosen) {
+    if (!a->capacity_gib()) throw UsageError(fmt::format("the catalog has no usable capacity for {}", a->id));
+    gpus.push_back({a->id, a->capacity_gib(), [&cat, a](const RunLog& r) { return cat.try_find(r.gpu) == a; }});
+  }
+  return gpus;
+}
+
+void run_ladder(Context& ctx, const MemfitOptions& o) {
+  if (!o.capacity.empty()) throw UsageError("--capacity-gib reads one run at one capacity: with several runs or GPUs give --for");
+  std::vector<RunLog> logs;
+  for (const std::string& p : o.paths) logs.push_back(read_run_log(p));
+  std::vector<const RunLog*> runs;
+  for (const RunLog& l : logs) runs.push_back(&l);
+  const LeverLadder ladder = lever_ladder(runs, ladder_gpus(ctx, o, logs));
+
+  report::Document doc;
+  const RunLog& first = *ladder.rungs.front().run;
+  auto& b = doc.add(fmt::format("Longest sequence per memory lever ({}{}, batch {})", first.model.value_or("model unknown"),
+                                first.layers ? fmt::format(", {} layers", *first.layers) : "", first.batch));
+  b.table.columns = {{"levers", Align::left}, {"run", Align::left}, {"measured on", Align::left}, {"peak GiB = a + b x tokens", Align::left}};
+  for (const LadderGpu& g : ladder.gpus) b.table.columns.push_back({fmt::format("longest on {}", g.name)});
+  b.table.columns.push_back({"step time", Align::left});
+  json rows = json::array();
+  for (const LeverRung& r : ladder.rungs) {
+    const auto points = memory_points(*r.run);
+    std::string line = "-";
+    json fit_json;
+    if (points.size() >= 2) {
+      const MemoryFit fit = fit_memory(points);
+      line = fmt::format("{:.2f} + {:.6f} x tokens", fit.intercept_gib, fit.slope_gib_per_token);
+      fit_json = {{"intercept_gib", fit.intercept_gib}, {"slope_gib_per_token", fit.slope_gib_per_token}, {"r2", fit.r2},
+                  {"points", fit.points}};
+    }
+    const std::string cost = r.step_time_ratio ? fmt::format("{:.2f}x at {}", *r.step_time_ratio, *r.cost_at)
+                             : &r == &ladder.rungs.front() ? "base" : "-";
+    std::vector<std::string> row = {r.levers.name(), r.run->path, r.run->gpu.empty() ? "unknown" : r.run->gpu, line};
+    json longest = json::object();
+    for (size_t g = 0; g < ladder.gpus.size(); ++g) {
+      const LongestSequence& l = r.longest[g];
+      row.push_back(longest_cell(l));
+      longest[ladder.gpus[g].name] = {{"tokens", l.tokens ? json(*l.tokens) : json()}, {"how", l.how},
+                                      {"capped_by_out_of_memory", l.capped ? json(*l.out_of_memory_at) : json()}};
+      if (l.capped) b.notes.push_back(fmt::format("{} on {}: {}", r.levers.name(), ladder.gpus[g].name, l.how));
+    }
+    row.push_back(cost);
+    b.table.add_row(row);
+    rows.push_back({{"levers", r.levers.name()}, {"run", r.run->path}, {"gpu", r.run->gpu}, {"fit", fit_json},
+                    {"longest", longest}, {"step_time_ratio", r.step_time_ratio ? json(*r.step_time_ratio) : json()},
+                    {"cost_at", r.cost_at ? json(*r.cost_at) : json()}, {"provenance", r.run->provenance}});
+    if (!r.run->provenance.empty()) b.notes.push_back(not_measured_line(r.run->path, r.run->provenance));
+  }
+  // The lever that got each GPU furthest.
+  for (size_t g = 0; g < ladder.gpus.size(); ++g) {
+    const LeverRung* best = nullptr;
+    for (const LeverRung& r : ladder.rungs) {
+      if (r.longest[g].tokens && (!best || *r.longest[g].tokens > *best->longest[g].tokens)) best = &r;
+    }
+    if (best) {
+      b.notes.push_back(fmt::format("{}: the longest, {} tokens, with {} ({})", ladder.gpus[g].name,
+                                    *best->longest[g].tokens, best->levers.name(), best->longest[g].how));
+    }
+  }
+  b.notes.push_back("step time: the median step against the run with the fewest levers, at the longest length both "
+                    "measured on one GPU");
+  json gpus = json::array();
+  for (const LadderGpu& g : ladder.gpus) gpus.push_back({{"gpu", g.name}, {"capacity_gib", *g.capacity_gib}});
+  o.out.emit(doc, json{{"gpus", gpus}, {"levers", rows}});
+  for (const RunLog& l : logs) warn_about_lines(l.warnings, l.path);
+}
+
+void run(Context& ctx, MemfitOptions& o) {
+  if (o.paths.size() == 1 && o.for_gpu.find(',') == std::string::npos) {
+    o.path = o.paths.front();
+    return run_one(ctx, o);
+  }
+  run_ladder(ctx, o);
+}
+
 }  // namespace
 
 void register_memfit(CLI::App& app, Context& ctx) {
   auto o = std::make_shared<MemfitOptions>();
   auto* cmd = app.add_subcommand("memfit", "Peak memory vs tokens (least squares) and the longest "
-                                           "sequence each GPU can hold");
-  cmd->add_option("LOG", o->path, "A training log (benchmark.py's sweep log or upgradebench records)")->required();
-  cmd->add_option("--capacity-gib", o->capacity, "Usable memory to fit into");
-  cmd->add_option("--for", o->for_gpu, "Use this catalog GPU's usable capacity");
+                                           "sequence each GPU can hold, per memory lever");
+  cmd->add_option("LOG", o->paths,
+                  "Training logs (benchmark.py's sweep log or upgradebench records); several: runs of one workload "
+                  "with different memory levers, the longest sequence per lever")
+      ->required();
+  cmd->add_option("--capacity-gib", o->capacity, "Usable memory to fit into (one LOG)");
+  cmd->add_option("--for", o->for_gpu, "Use these catalog GPUs' usable capacity (GPU[,GPU...])");
   o->out.add_to(*cmd);
   cmd->callback([&ctx, o] { run(ctx, *o); });
 }

@@ -152,6 +152,15 @@ json decision_json(const UpgradeDecision& d) {
   const auto longest = [](const LongestSequence& l) {
     return json{{"tokens", or_null(l.tokens)}, {"measured", l.measured}, {"capped", l.capped}, {"how", l.how}};
   };
+  json levers = json::array();
+  if (d.levers) {
+    for (const LeverRung& r : d.levers->rungs) {
+      json on = json::object();
+      for (size_t g = 0; g < d.levers->gpus.size(); ++g) on[d.levers->gpus[g].name] = longest(r.longest[g]);
+      levers.push_back({{"levers", r.levers.name()}, {"run", r.run->path}, {"longest", on},
+                        {"step_time_ratio", or_null(r.step_time_ratio)}, {"cost_at", or_null(r.cost_at)}});
+    }
+  }
   return {{"verdict", to_string(d.verdict)},
           {"line", d.line},
           {"data", d.provenance.tag()},
@@ -163,6 +172,7 @@ json decision_json(const UpgradeDecision& d) {
           {"lengths", rows},
           {"ratios", ratios},
           {"longest", {{"old", longest(d.old_longest)}, {"new", longest(d.new_longest)}}},
+          {"levers", levers},
           {"warnings", d.warnings}};
 }
 

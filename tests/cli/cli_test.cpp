@@ -265,6 +265,11 @@ TEST(Golden, CompareAndMemfit) {
   expect_golden("memfit_bundled_sweep.txt", "memfit sweep_h200_llama-3.1-8b-4layers.jsonl --for h200",
                 std::string(UB_DATA_DIR) + "/examples");
   expect_golden("memfit_for.json", "memfit sweep_h200.log --for h200 --json", kFx);
+  // The longest sequence per memory lever on two GPUs (hand-written runs of one workload).
+  expect_golden("memfit_levers.txt",
+                "memfit levers/none.jsonl levers/checkpointing.jsonl levers/tiles_chunked.jsonl "
+                "levers/offloaded_checkpoints.jsonl --for h200,b200", kFx);
+  expect_golden("memfit_levers.json", "memfit levers/tiles_chunked.jsonl levers/offloaded_checkpoints.jsonl --json", kFx);
   expect_golden("compare_attention.txt", "compare attention_h200.log attention_b200.log", kFx);
   expect_golden("compare_attention.json", "compare attention_h200.log attention_b200.log --json", kFx);
   expect_golden("compare_decomposition.txt", "compare decompose_h200.txt decompose_b200.txt", kFx);
@@ -359,6 +364,12 @@ TEST(BadInput, CompareAndMemfit) {
   expect_error("compare " + h200 + " /nonexistent.log", 2, "/nonexistent.log: no such file");
   expect_error("memfit " + kFx + "/sweep_h200.log --capacity-gib=-5", 2, "--capacity-gib: must be positive");
   expect_error("memfit " + kFx + "/sweep_h200.log --for H2000", 2, "unknown GPU 'H2000'");
+  expect_error("memfit " + kFx + "/levers/none.jsonl " + kFx + "/records_h200.jsonl --for h200", 2,
+               "measured different workloads");
+  expect_error("memfit " + kFx + "/levers/none.jsonl " + kFx + "/levers/none.jsonl --for h200", 2,
+               "give one run per set of levers");
+  expect_error("memfit " + kFx + "/levers/none.jsonl " + kFx + "/levers/checkpointing.jsonl --capacity-gib 80", 2,
+               "--capacity-gib reads one run");
   expect_error("report " + h200 + " " + h200 + " " + h200 + " -o /tmp/x", 2, "");
   expect_error("compare " + kFx + "/attention_h200.log " + kFx + "/decompose_b200.txt", 2,
                "compare needs two logs of one kind");

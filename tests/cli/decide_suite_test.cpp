@@ -195,6 +195,59 @@ TEST(Decide, EveryWayOfCallingItWritesItsPage) {
   EXPECT_NE(cmd.find("FROM THE CATALOG"), std::string::npos);
 }
 
+// Runs of the suite's workload with other memory levers (the hand-written levers fixtures, made
+// the suite's 2 layers), for the old GPU.
+std::string lever_runs(const std::vector<std::string>& names) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "decide_levers";
+  fs::create_directories(dir);
+  std::string args;
+  for (const std::string& n : names) {
+    std::ifstream in(kFx + "/levers/" + n + ".jsonl");
+    std::string all, line;
+    while (std::getline(in, line)) {
+      json r = json::parse(line);
+      if (r["type"] == "context") r["config"]["layers"] = 2;
+      all += r.dump() + "\n";
+    }
+    std::ofstream((dir / (n + ".jsonl")).string()) << all;
+    args += " " + (dir / (n + ".jsonl")).string();
+  }
+  return args;
+}
+
+// The memory question per lever: 200000 tokens fit the B200 (the suite's fit at its capacity) and
+// not the H200 without levers. With a run whose levers reach it on the H200, the length is a cost
+// in step time, not a capability; with levers that fall short, it stays one, and the line says so.
+TEST(Decide, ALengthALeverReachesOnTheOldGpuIsACostNotACapability) {
+  const std::string base = "decide " + kSuite + " --to b200 --need-seqlen 200000 --json";
+  const json without = json::parse(run(base).out);
+  EXPECT_EQ(without["verdict"], "upgrade for capability") << without["line"];
+
+  const Result r = run(base + " --levers" + lever_runs({"checkpointing", "tiles_chunked", "offloaded_checkpoints"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json with = json::parse(r.out);
+  EXPECT_NE(with["verdict"], "upgrade for capability") << with["line"];
+  ASSERT_EQ(with["levers"].size(), 4u);
+  EXPECT_EQ(with["levers"][0]["levers"], "none");  // the suite's own sweep
+  EXPECT_EQ(with["levers"][3]["levers"], "checkpointing + MLP tiles + chunked loss + offloaded checkpoints");
+  EXPECT_TRUE(with["levers"][2]["longest"]["h200-sxm"]["capped"].get<bool>()) << "measured out of memory on the H200";
+  bool said = false;
+  for (const auto& reason : with["reasons"]) {
+    said = said || reason.get<std::string>().find("reaches the 200000 tokens the team needs with checkpointing + MLP "
+                                                  "tiles + chunked loss + offloaded checkpoints") != std::string::npos;
+  }
+  EXPECT_TRUE(said) << with["reasons"].dump(1);
+
+  const json short_of_it = json::parse(run(base + " --levers" + lever_runs({"checkpointing"})).out);
+  EXPECT_EQ(short_of_it["verdict"], "upgrade for capability");
+  EXPECT_NE(short_of_it["line"].get<std::string>().find("no lever measured reaches it: 187585 with none"),
+            std::string::npos) << short_of_it["line"];
+  // --levers needs the old GPU's sweep to stand beside.
+  const Result catalog_only = run("decide --from h200 --to b200 --levers" + lever_runs({"checkpointing"}));
+  EXPECT_EQ(catalog_only.code, 2);
+  EXPECT_NE(catalog_only.err.find("--levers goes with the old GPU's suite folder"), std::string::npos) << catalog_only.err;
+}
+
 // Both files' own words head the page of two example files, not the first file's alone.
 TEST(Decide, EachExampleFileIsNamedInTheBanner) {
   const std::string logs = kExamples + "/example_h200_handwritten.log " + kExamples + "/example_b200_handwritten.log";

@@ -1,0 +1,117 @@
+// The longest sequence per memory lever and GPU; see memory_levers.hpp.
+#include "analysis/memory_levers.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "base/error.hpp"
+
+namespace ub {
+
+namespace {
+
+// A configuration value that says yes: our records write true, benchmark.py's header 1.
+bool yes(const RunLog& run, const char* key) {
+  const auto it = run.config.find(key);
+  return it != run.config.end() && (it->second == "true" || it->second == "1");
+}
+
+// A configuration value that is a positive count (a tile or chunk size; 0 or absent: off).
+bool positive(const RunLog& run, const char* key) {
+  const auto it = run.config.find(key);
+  return it != run.config.end() && !it->second.empty() && it->second != "0" && it->second != "null" &&
+         it->second.find_first_not_of("0123456789") == std::string::npos;
+}
+
+std::string workload_of(const RunLog& r) {
+  return fmt::format("{}{}, batch {}", r.model.value_or("model unknown"),
+                     r.layers ? fmt::format(" ({} layers)", *r.layers) : "", r.batch);
+}
+
+// The longest length measured on both runs, and the ratio of their median steps there.
+void step_cost(LeverRung& rung, const RunLog& base) {
+  for (auto p = rung.run->points.rbegin(); p != rung.run->points.rend(); ++p) {
+    if (p->status != PointStatus::ok) continue;
+    const RunPoint* b = base.point(p->seqlen);
+    if (!b || b->status != PointStatus::ok) continue;
+    rung.cost_at = p->seqlen;
+    rung.step_time_ratio = point_stats(*rung.run, *p).time_ms.median / point_stats(base, *b).time_ms.median;
+    return;
+  }
+}
+
+}  // namespace
+
+int MemoryLevers::count() const {
+  return int{checkpointing} + int{mlp_tiles} + int{chunked_loss} + int{offloaded_optimizer} + int{offloaded_checkpoints};
+}
+
+std::string MemoryLevers::name() const {
+  std::vector<std::string> parts;
+  if (checkpointing) parts.emplace_back("checkpointing");
+  if (mlp_tiles) parts.emplace_back("MLP tiles");
+  if (chunked_loss) parts.emplace_back("chunked loss");
+  if (offloaded_optimizer) parts.emplace_back("offloaded optimizer");
+  if (offloaded_checkpoints) parts.emplace_back("offloaded checkpoints");
+  if (parts.empty()) return "none";
+  std::string out = parts.front();
+  for (size_t i = 1; i < parts.size(); ++i) out += " + " + parts[i];
+  return out;
+}
+
+MemoryLevers memory_levers(const RunLog& run) {
+  MemoryLevers l;
+  l.checkpointing = yes(run, "activation_checkpointing") || yes(run, "gc");
+  l.mlp_tiles = positive(run, "mlp_tile");
+  l.chunked_loss = positive(run, "loss_chunk") || yes(run, "liger");  // Liger's fused linear cross-entropy
+  l.offloaded_optimizer = yes(run, "offload_optimizer") || yes(run, "offload_optim");
+  l.offloaded_checkpoints = yes(run, "offload_checkpoints");
+  return l;
+}
+
+const LeverRung* LeverLadder::first_reaching(size_t g, int64_t seqlen) const {
+  for (const LeverRung& r : rungs) {
+    if (g < r.longest.size() && r.longest[g].tokens && *r.longest[g].tokens >= seqlen) return &r;
+  }
+  return nullptr;
+}
+
+LeverLadder lever_ladder(const std::vector<const RunLog*>& runs, std::vector<LadderGpu> gpus,
+                         const std::vector<std::optional<int64_t>>& found) {
+  LeverLadder ladder;
+  ladder.gpus = std::move(gpus);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const RunLog& r = *runs[i];
+    const RunLog& first = *runs.front();
+    if (r.model != first.model || r.layers != first.layers || r.batch != first.batch) {
+      throw UsageError(fmt::format("{} and {} measured different workloads ({} vs {}): the levers are compared on one",
+                                   first.path, r.path, workload_of(first), workload_of(r)));
+    }
+    LeverRung rung;
+    rung.run = &r;
+    rung.levers = memory_levers(r);
+    for (const LeverRung& other : ladder.rungs) {
+      if (other.levers == rung.levers && other.run->gpu == r.gpu) {
+        throw UsageError(fmt::format("{} and {} both ran with {} on the {}: give one run per set of levers", other.run->path,
+                                     r.path, rung.levers.name(), r.gpu.empty() ? "same GPU" : r.gpu));
+      }
+    }
+    for (const LadderGpu& g : ladder.gpus) {
+      const bool own = g.measured_on && g.measured_on(r);
+      rung.longest.push_back(longest_sequence(r, g.capacity_gib, i < found.size() ? found[i] : std::nullopt, own));
+    }
+    ladder.rungs.push_back(std::move(rung));
+  }
+  std::stable_sort(ladder.rungs.begin(), ladder.rungs.end(),
+                   [](const LeverRung& a, const LeverRung& b) { return a.levers.count() < b.levers.count(); });
+  if (!ladder.rungs.empty()) {
+    const RunLog& base = *ladder.rungs.front().run;
+    for (size_t i = 1; i < ladder.rungs.size(); ++i) {
+      if (ladder.rungs[i].run->gpu == base.gpu) step_cost(ladder.rungs[i], base);
+    }
+  }
+  return ladder;
+}
+
+}  // namespace ub
