@@ -55,7 +55,8 @@ std::optional<int64_t> MaxFitSearch::next() const {
     if (v <= ceiling_) return v;
     return inside(round(ceiling_)) ? std::optional<int64_t>(round(ceiling_)) : std::nullopt;
   };
-  if (aim_ && inside(round(*aim_))) return round(*aim_);  // the prediction, until it is on one side
+  // The prediction, until it is on one side; a prediction past the ceiling tries the ceiling.
+  if (aim_ && inside(round(std::min(*aim_, ceiling_)))) return round(std::min(*aim_, ceiling_));
   if (fit_ && fail_) {
     if (*fail_ - *fit_ <= granularity_) return std::nullopt;
     int64_t mid = round(*fit_ + (*fail_ - *fit_) / 2);

@@ -131,6 +131,26 @@ TEST(MaxFitSearch, NeverProbesPastTheCeiling) {
   EXPECT_LE(*s.shortest_failure() - *s.longest_fit(), 1024);
 }
 
+// A memory fit that predicts a length past the ceiling (a full model at long sequences, each probe
+// minutes) tries the ceiling first, not 10% steps up from the longest fit: 131072 fits, the fit
+// says 518635, the ceiling 393216 is probed, fits, and the search is done in one probe.
+TEST(MaxFitSearch, APredictionPastTheCeilingProbesTheCeilingFirst) {
+  MaxFitSearch s(32768, 393216);
+  s.fits(131072);
+  s.aim(518635);
+  EXPECT_EQ(s.next(), 393216);
+  s.fits(393216);
+  EXPECT_EQ(s.next(), std::nullopt);
+  MaxFitSearch short_of_it(32768, 393216);
+  short_of_it.fits(131072);
+  short_of_it.aim(518635);
+  short_of_it.does_not_fit(393216);
+  const std::optional<int64_t> below = short_of_it.next();
+  ASSERT_TRUE(below);
+  EXPECT_GT(*below, 131072);
+  EXPECT_LT(*below, 393216);
+}
+
 // Probes until the boundary is known; `truth` is the longest length that fits.
 int probes_to_boundary(MaxFitSearch& s, int64_t truth) {
   int probes = 0;
