@@ -8,6 +8,7 @@
 #include "analysis/decide.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -55,11 +56,35 @@ void capability_part(const DecideInput& in, Decision& out) {
         "scores zero here, not \"slower\": that alone decides, no benchmark needed.",
         dtype_list(out.missing_dtypes), to.name, from.name));
   }
-  if (in.need.empty() && !out.specs.new_dtypes.empty()) {
+  // Dtypes needed that both execute: said, so a need is never silently answered.
+  std::vector<Dtype> both;
+  for (Dtype d : in.need) {
+    if (to.peak(d).executes().value_or(false) && from.peak(d).executes().value_or(false)) both.push_back(d);
+  }
+  if (!both.empty()) {
+    out.reasons.push_back(fmt::format("Capability: both {} and {} execute {}: no gap there, measurements decide.",
+                                      from.name, to.name, dtype_list(both)));
+  }
+  // What the new GPU adds beyond the recipe's needs, and what each kind of dtype is for.
+  std::vector<Dtype> more;
+  for (Dtype d : out.specs.new_dtypes) {
+    if (std::find(in.need.begin(), in.need.end(), d) == in.need.end()) more.push_back(d);
+  }
+  if (!more.empty()) {
+    bool fp8 = false, fp4 = false, scaled = false;
+    for (Dtype d : more) {
+      fp8 = fp8 || d == Dtype::fp8;
+      fp4 = fp4 || d == Dtype::fp4 || d == Dtype::fp6 || d == Dtype::nvfp4 || d == Dtype::mxfp4;
+      scaled = scaled || d == Dtype::mxfp8 || d == Dtype::nvfp4 || d == Dtype::mxfp4;
+    }
+    std::vector<std::string> uses;
+    if (fp8) uses.emplace_back("fp8 training and inference");
+    if (fp4) uses.emplace_back("FP4 / FP6 inference");
+    if (scaled) uses.emplace_back("microscaling training");
     out.reasons.push_back(fmt::format(
-        "Capability: {} executes {}, which {} cannot. If your recipe needs one of them (FP4 "
-        "inference, microscaling training), that alone decides: say so with --need-dtype.",
-        to.name, dtype_list(out.specs.new_dtypes), from.name));
+        "Capability: {} executes {}, which {} cannot. If your recipe needs one of them ({}), that alone decides: say "
+        "so with --need-dtype.",
+        to.name, dtype_list(more), from.name, fmt::join(uses, ", ")));
   }
   if (in.need.empty() && out.specs.new_dtypes.empty()) {
     out.reasons.push_back(fmt::format(

@@ -1,10 +1,13 @@
 // `upgradebench env`: the stack fingerprint (GPU, driver, CUDA, cuBLASLt, cuDNN, NCCL, build) that
-// every record carries. Without a GPU or driver it says so plainly and exits 0.
+// every record carries, the GPU code this build holds (read from the binary itself) and, per GPU,
+// whether it runs there and what each feature needs. Without a GPU or driver it says so plainly
+// and exits 0.
 #include <fmt/format.h>
 
 #include <filesystem>
 
 #include "cli/commands.hpp"
+#include "cli/fatbin_architectures.hpp"
 #include "cli/gpu_binary.hpp"
 #include "cli/output.hpp"
 #include "facts/gpu_features.hpp"
@@ -29,7 +32,10 @@ std::string text(const std::optional<int>& v) { return v ? std::to_string(*v) : 
 void run(Context& ctx, const OutputOptions& out) {
   report::Document doc;
 #ifdef UB_HAVE_CUDA
-  const Fingerprint fp = machine_fingerprint(ctx, {});
+  Fingerprint fp = machine_fingerprint(ctx, {});
+  // What this binary holds, read from its own bytes (cli/fatbin_architectures.hpp).
+  const FatbinArchitectures& own = own_architectures();
+  fp.build["gpu_code"] = own.text();
   if (fp.gpus.empty()) doc.add().notes.push_back(fmt::format("No GPU here: {}.", fp.no_gpu.value_or("none visible")));
   for (const GpuFacts& g : fp.gpus) {
     auto& b = doc.add(fmt::format("GPU {}: {}", g.index, g.name));
@@ -46,6 +52,11 @@ void run(Context& ctx, const OutputOptions& out) {
     if (!cc) continue;
     auto& f = doc.add(fmt::format("GPU {}: what runs on compute capability {}", g.index, cc->text()));
     f.table.columns = {{"feature", Align::left}, {"needs"}, {"here", Align::left}};
+    f.table.add_row({"this build's GPU code", "-",
+                     own.empty() || own.runs_on(cc->value())
+                         ? fmt::format("yes ({})", own.text())
+                         : fmt::format("no: {} only; rebuild with -DCMAKE_CUDA_ARCHITECTURES including {}{}", own.text(),
+                                       cc->major, cc->minor)});
     for (const FeatureRow& r : gpu_features()) {
       const auto why = missing_feature(r.feature, *cc);
       f.table.add_row({r.name, fmt::format("{}.{}", r.needs / 10, r.needs % 10),

@@ -69,11 +69,33 @@ std::string FatbinArchitectures::text() const {
 }
 
 bool FatbinArchitectures::runs_on(int cc) const {
-  if (machine_code.contains(cc)) return true;
+  for (const int a : machine_code) {
+    if (a / 10 == cc / 10 && a <= cc) return true;
+  }
   for (const int a : ptx) {
     if (a <= cc) return true;
   }
   return false;
+}
+
+const FatbinArchitectures& own_architectures() {
+  static const FatbinArchitectures own = [] {
+    try {
+      return read_fatbin_architectures("/proc/self/exe");
+    } catch (const WorkError&) {
+      return FatbinArchitectures{};
+    }
+  }();
+  return own;
+}
+
+void check_runs_on(const FatbinArchitectures& built, int cc, const std::string& gpu) {
+  if (built.empty() || built.runs_on(cc)) return;
+  std::string list;
+  for (const int a : built.machine_code) list += fmt::format("{};", a);
+  throw WorkError(fmt::format("{} is sm_{} and this build holds GPU code for {} only: rebuild with "
+                              "-DCMAKE_CUDA_ARCHITECTURES=\"{}{}\" (or without the option: the default list covers "
+                              "sm_80 to sm_120)", gpu, cc, built.text(), list, cc));
 }
 
 FatbinArchitectures read_fatbin_architectures(const std::filesystem::path& elf) {

@@ -22,9 +22,18 @@ struct FatbinArchitectures {
   std::set<int> ptx;           // compute_XX as XX
   bool empty() const { return machine_code.empty() && ptx.empty(); }
   std::string text() const;    // "sm_90, sm_100; PTX compute_100"
-  // Whether a GPU of compute capability `cc` (x 10) can run: its machine code, or PTX at or below it.
+  // Whether a GPU of compute capability `cc` (x 10) can run: machine code of its major version at
+  // or below its minor (CUDA's binary compatibility: sm_80 runs on 8.6 and 8.9), or PTX at or below it.
   bool runs_on(int cc) const;
 };
+
+// What this process's own binary holds (read once; empty where it cannot be read).
+const FatbinArchitectures& own_architectures();
+
+// WorkError when `built` holds nothing a GPU of compute capability `cc` (x 10) runs, naming the
+// GPU, what the build holds and the build option that adds the GPU's architecture. Nothing is
+// checked when `built` is empty (a binary whose code could not be read).
+void check_runs_on(const FatbinArchitectures& built, int cc, const std::string& gpu);
 
 // WorkError when the file cannot be read or is not an ELF64 file; an ELF file without the section
 // has none.

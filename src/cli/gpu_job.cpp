@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "base/error.hpp"
+#include "cli/fatbin_architectures.hpp"
 #include "cli/gpu_workers.hpp"
 #include "cli/interrupt.hpp"
 #include "dist/fault.hpp"
@@ -110,6 +111,7 @@ std::unique_ptr<GpuJob> join_gpu_job(double rendezvous_timeout_s) {
   }
   job->device = l.local_rank;
   const gpu::DeviceInfo& d = list.devices[static_cast<size_t>(job->device)];
+  check_runs_on(own_architectures(), d.cc_major * 10 + d.cc_minor, fmt::format("rank {}: GPU {} ({})", l.rank, job->device, d.name));
   UB_CUDA_CHECK(cudaSetDevice(job->device));
   dist::fault_point("rendezvous", l.rank);
   const nlohmann::json info = {{"host", hostname()}, {"local_rank", l.local_rank}, {"device", job->device},

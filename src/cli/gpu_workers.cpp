@@ -9,6 +9,7 @@
 
 #include "base/error.hpp"
 #include "cli/arguments.hpp"
+#include "cli/fatbin_architectures.hpp"
 #include "cli/interrupt.hpp"
 #include "gpu/device.hpp"
 #include "gpu/fingerprint.hpp"
@@ -34,6 +35,10 @@ std::unique_ptr<GpuRun> start_gpu_run(Context& ctx, const std::string& command, 
   auto run = std::make_unique<GpuRun>();
   run->command = command;
   run->devices = parse_devices(devices, static_cast<int>(list.devices.size()));
+  for (const int i : run->devices) {  // before the first launch: code for each GPU, or which build option adds it
+    const gpu::DeviceInfo& d = list.devices[static_cast<size_t>(i)];
+    check_runs_on(own_architectures(), d.cc_major * 10 + d.cc_minor, fmt::format("{}: GPU {} ({})", command, i, d.name));
+  }
   const std::string path = records_path(command, out);
   run->context = make_context(command, ctx.argv, machine_fingerprint(ctx, run->devices), config);
   run->context.world = world;

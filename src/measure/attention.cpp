@@ -5,6 +5,7 @@
 
 #include "base/error.hpp"
 #include "base/units.hpp"
+#include "facts/gpu_features.hpp"
 #include "facts/packed_docs.hpp"
 #include "gpu/attention.hpp"
 #include "gpu/attention_buffers.hpp"
@@ -120,6 +121,12 @@ class AttentionPoint : public Point {
 AttentionBenchmark::AttentionBenchmark(const AttentionConfig& config, DeviceRun& run)
     : Benchmark(config.timing), cfg_(config), run_(run) {
   validate(cfg_);
+  // The capability table (facts/gpu_features.hpp) before cuDNN is asked: fp8 attention needs Hopper.
+  const GpuFeature needed = cfg_.dtype == Dtype::fp8 ? GpuFeature::fused_attention_fp8 : GpuFeature::fused_attention_bf16;
+  if (const auto why = missing_feature(needed, ComputeCapability{run.cc_major, run.cc_minor})) {
+    throw UsageError(fmt::format("attention --dtype {}: {} (GPU {}: {})", to_string(cfg_.dtype), *why, run.device,
+                                 run.device_name));
+  }
   attention_ = std::make_unique<gpu::CudnnAttention>();
   attention_->set_autotune(cfg_.autotune);
   flusher_ = std::make_unique<gpu::L2Flusher>(run.l2_bytes);

@@ -8,6 +8,7 @@
 
 #include "base/units.hpp"
 #include "facts/flops.hpp"
+#include "facts/gpu_features.hpp"
 #include "gpu/cuda_raii.hpp"
 #include "gpu/device_arena.hpp"
 #include "gpu/linear_gemm.hpp"
@@ -255,6 +256,9 @@ TrainBenchmark::TrainBenchmark(const TrainConfig& config, DeviceRun& run, trace:
                                const Accelerator* gpu, gpu::NcclComm* comm)
     : Benchmark(BenchmarkTiming{0, {}}), cfg_(config), run_(run), classes_(classes), gpu_(gpu), comm_(comm) {
   cfg_.validate();
+  if (const auto why = missing_feature(GpuFeature::engine, ComputeCapability{run.cc_major, run.cc_minor})) {
+    throw UsageError(fmt::format("train: {} (GPU {}: {})", *why, run.device, run.device_name));
+  }
 }
 
 TrainBenchmark::~TrainBenchmark() = default;

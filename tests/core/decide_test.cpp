@@ -147,3 +147,32 @@ TEST(Decide, ModelStateMemoryIsCounted) {
 
 }  // namespace
 }  // namespace ub
+
+namespace ub {
+namespace {
+
+// fp8 is a capability gap from an A100 (sm_80 has no fp8 matrix units), not from an H100; a
+// dtype the recipe needs that both execute is said, and what the new GPU adds beyond it is named
+// with what each kind is for.
+TEST(Decide, Fp8IsAGapFromAnA100NotFromAnH100) {
+  DecideInput a100 = input("a100", "h100");
+  a100.need = {Dtype::fp8};
+  const Decision from_a100 = decide(a100);
+  EXPECT_EQ(from_a100.missing_dtypes, (std::vector<Dtype>{Dtype::fp8}));
+  EXPECT_EQ(from_a100.verdict, "upgrade-for-capability");
+
+  DecideInput h100 = input("h100", "b200");
+  h100.need = {Dtype::fp8};
+  const Decision from_h100 = decide(h100);
+  EXPECT_TRUE(from_h100.missing_dtypes.empty());
+  EXPECT_TRUE(any_reason_contains(from_h100, "execute fp8: no gap there"));
+  EXPECT_TRUE(any_reason_contains(from_h100, "executes fp6, fp4, nvfp4, mxfp8, mxfp4, which NVIDIA H100 SXM cannot"));
+  EXPECT_TRUE(any_reason_contains(from_h100, "FP4 / FP6 inference, microscaling training"));
+
+  const Decision plain = decide(input("a100", "h100"));
+  EXPECT_TRUE(any_reason_contains(plain, "(fp8 training and inference)"));
+  EXPECT_FALSE(any_reason_contains(plain, "FP4")) << "an A100 -> H100 upgrade adds no FP4";
+}
+
+}  // namespace
+}  // namespace ub

@@ -51,10 +51,41 @@ TEST(Fatbin, MachineCodeRunsItsOwnArchitecturePtxEveryNewerOne) {
   EXPECT_TRUE(a.runs_on(90));
   EXPECT_FALSE(a.runs_on(80));
   EXPECT_FALSE(a.runs_on(120));
+  EXPECT_TRUE(a.runs_on(103)) << "sm_100 machine code runs on a B300 (10.3): one major version";
   a.ptx = {100};
   EXPECT_TRUE(a.runs_on(120));
   EXPECT_FALSE(a.runs_on(89));
   EXPECT_EQ(a.text(), "sm_90, sm_100; PTX compute_100");
+  FatbinArchitectures ampere;
+  ampere.machine_code = {80};
+  EXPECT_TRUE(ampere.runs_on(86));
+  EXPECT_TRUE(ampere.runs_on(89));
+  EXPECT_FALSE(ampere.runs_on(90)) << "machine code does not cross a major version";
+}
+
+// A GPU the build has no code for is refused before the first launch, naming the GPU, what the
+// build holds and the option that adds it; a binary whose code could not be read is not refused.
+TEST(Fatbin, AGpuWithoutCodeInTheBuildIsToldWhichOptionAddsIt) {
+  FatbinArchitectures built;
+  built.machine_code = {90, 100};
+  EXPECT_NO_THROW(check_runs_on(built, 90, "GPU 0"));
+  try {
+    check_runs_on(built, 80, "mamf: GPU 0 (NVIDIA A100-SXM4-80GB)");
+    FAIL() << "an A100 passed a build for sm_90 and sm_100";
+  } catch (const WorkError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("mamf: GPU 0 (NVIDIA A100-SXM4-80GB) is sm_80 and this build holds GPU code for sm_90, sm_100 only"),
+              std::string::npos) << m;
+    EXPECT_NE(m.find("-DCMAKE_CUDA_ARCHITECTURES=\"90;100;80\""), std::string::npos) << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  }
+  EXPECT_NO_THROW(check_runs_on(FatbinArchitectures{}, 80, "GPU 0"));
+#if defined(UB_GPU_BINARY) && defined(UB_DEFAULT_ARCHITECTURES)
+  // The default build runs on every data-centre GPU CUDA 13 supports, and a later one through PTX.
+  const FatbinArchitectures own = read_fatbin_architectures(UB_GPU_BINARY);
+  for (const int cc : {80, 86, 89, 90, 100, 103, 120, 121}) EXPECT_TRUE(own.runs_on(cc)) << cc << ": " << own.text();
+  EXPECT_TRUE(own.ptx.contains(120)) << own.text();
+#endif
 }
 
 }  // namespace
