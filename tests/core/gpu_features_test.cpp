@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "facts/catalog.hpp"
+
 namespace ub {
 namespace {
 
@@ -55,6 +57,28 @@ TEST(GpuFeatures, ARefusalNamesWhatHasItAndAFallbackWhatRunsInstead) {
   ASSERT_TRUE(bulk.has_value());
   EXPECT_NE(bulk->find("default tiled8cs kernel run instead"), std::string::npos) << *bulk;
   EXPECT_TRUE(gemm_unsupported_reason(Dtype::fp4, cc("10.0")).has_value()) << "not measured yet, said so";
+}
+
+// The catalog's dtypes and the architecture table say the same of every NVIDIA GPU with a compute
+// capability: a part the catalog says executes fp8 (or block-scaled nvfp4 / mxfp8) has the
+// architecture for it, and one it says cannot, has not. One truth, read by decide and by mamf.
+TEST(GpuFeatures, TheCatalogAgreesWithTheTableOnEveryNvidiaGpu) {
+  const Catalog cat = Catalog::load(std::string(UB_DATA_DIR) + "/accelerators.json");
+  int checked = 0;
+  for (const Accelerator& a : cat.all()) {
+    if (a.vendor != "NVIDIA" || !a.compute_capability || *a.compute_capability == "unknown") continue;
+    const std::optional<ComputeCapability> c = parse_compute_capability(*a.compute_capability);
+    ASSERT_TRUE(c) << a.id << ": compute capability " << *a.compute_capability;
+    const std::pair<Dtype, GpuFeature> pairs[] = {
+        {Dtype::fp8, GpuFeature::fp8_gemm}, {Dtype::nvfp4, GpuFeature::block_scaled_gemm}, {Dtype::mxfp8, GpuFeature::block_scaled_gemm}};
+    for (const auto& [d, f] : pairs) {
+      const std::optional<bool> says = a.peak(d).executes();
+      if (!says) continue;  // unknown in the catalog: nothing to hold it to
+      EXPECT_EQ(*says, !missing_feature(f, *c)) << a.id << " (" << *a.compute_capability << "): " << to_string(d);
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 20);
 }
 
 }  // namespace
