@@ -169,6 +169,13 @@ void add_levers(UpgradeDecision& d, const MeasurementSet& o, const Catalog& cata
   if (!o.sweep) throw UsageError(fmt::format("--levers: {} has no training sweep to set the other levers beside", o.where));
   std::vector<const RunLog*> runs{&*o.sweep};
   runs.insert(runs.end(), opt.old_levers.begin(), opt.old_levers.end());
+  // A run of example data makes the page example data: said in its banner and on every row.
+  for (const RunLog* r : opt.old_levers) {
+    if (r->provenance.empty()) continue;
+    const Provenance p{Origin::example, r->provenance};
+    d.provenance = weaker(d.provenance, p);
+    d.provenance_notes.push_back(not_measured_line(r->path, p));
+  }
   std::vector<LadderGpu> gpus;
   for (const Accelerator* a : {d.old_accel, d.new_accel}) {
     if (!a) throw UsageError("--levers: both GPUs must be in the catalog to read the memory fits at their capacity");

@@ -51,6 +51,32 @@ void headroom_block(Document& doc, const UpgradeDecision& d, const char* tag) {
   }
 }
 
+// The memory question per lever (decide --levers): each set of levers' longest sequence on both
+// GPUs and its step time against the run with the fewest.
+void levers_block(Document& doc, const UpgradeDecision& d, const char* tag) {
+  if (!d.levers) return;
+  const LeverLadder& ladder = *d.levers;
+  auto& b = doc.add("Memory levers: the longest sequence on one GPU per set of levers");
+  b.table.columns = {{"levers", Align::left}};
+  for (const LadderGpu& g : ladder.gpus) b.table.columns.push_back({fmt::format("longest on {}", g.name)});
+  b.table.columns.push_back({"step time", Align::left});
+  b.table.columns.push_back({"data", Align::left});
+  for (const LeverRung& r : ladder.rungs) {
+    std::vector<std::string> row = {r.levers.name()};
+    for (const LongestSequence& l : r.longest) {
+      row.push_back(l.tokens ? fmt::format("{}{}", *l.tokens, l.capped ? " (capped)" : l.measured ? " (found)" : "")
+                             : "unknown");
+    }
+    row.push_back(r.step_time_ratio ? fmt::format("{:.2f}x at {}", *r.step_time_ratio, *r.cost_at)
+                  : &r == &ladder.rungs.front() ? "base" : "-");
+    row.push_back(tag);
+    b.table.add_row(row);
+  }
+  b.notes.push_back("Each run's memory fit read at each GPU's usable capacity, capped by a length it measured out of "
+                    "memory on that GPU; step time against the run with the fewest levers, at the longest length both "
+                    "measured.");
+}
+
 void ratios_block(Document& doc, const UpgradeDecision& d, const char* tag) {
   if (d.ratios.empty()) return;
   auto& b = doc.add("Micro-benchmarks against the catalog's ratios");
@@ -112,6 +138,7 @@ ReportContent decision_page(const UpgradeDecision& d) {
   why.bulleted = true;
   if (d.training) training_block(r.body, *d.training, tag);
   headroom_block(r.body, d, tag);
+  levers_block(r.body, d, tag);
   ratios_block(r.body, d, tag);
   if (d.ceiling) append_tagged(r.body, mamf_comparison_document(*d.ceiling), tag);
   if (d.attention) append_tagged(r.body, attention_comparison_document(*d.attention), tag);

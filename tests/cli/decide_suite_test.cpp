@@ -227,6 +227,7 @@ TEST(Decide, ALengthALeverReachesOnTheOldGpuIsACostNotACapability) {
   ASSERT_EQ(r.code, 0) << r.err;
   const json with = json::parse(r.out);
   EXPECT_NE(with["verdict"], "upgrade for capability") << with["line"];
+  EXPECT_EQ(with["data"], "EXAMPLE DATA") << "hand-written lever runs make the page example data";
   ASSERT_EQ(with["levers"].size(), 4u);
   EXPECT_EQ(with["levers"][0]["levers"], "none");  // the suite's own sweep
   EXPECT_EQ(with["levers"][3]["levers"], "checkpointing + MLP tiles + chunked loss + offloaded checkpoints");
