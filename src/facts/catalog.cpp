@@ -218,12 +218,23 @@ const Accelerator* Catalog::try_find(std::string_view name) const {
 
 const Accelerator& Catalog::find(std::string_view name) const {
   if (const Accelerator* a = try_find(name)) return *a;
-  // Rank accelerators by the closest of their names (id or alias), report their ids.
+  // Rank accelerators by the closest of their names (id, name or alias), report their ids. A name
+  // that holds every word of the query ("rtx pro 6000" in "NVIDIA RTX PRO 6000 Blackwell Server
+  // Edition") comes first: a longer name is no worse a match for a partial query.
+  const auto words = split(to_lower(std::string(name)), ' ');
+  const auto holds_all = [&](const std::string& candidate) {
+    const std::string c = to_lower(candidate);
+    return !words.empty() && std::all_of(words.begin(), words.end(), [&](const std::string& w) { return c.find(w) != std::string::npos; });
+  };
   std::vector<std::pair<size_t, std::string>> scored;
   for (const Accelerator& a : accelerators_) {
-    size_t best = edit_distance(name, a.id);
-    for (const std::string& alias : a.aliases) best = std::min(best, edit_distance(name, alias));
-    scored.emplace_back(best, a.id);
+    size_t best = std::min(edit_distance(name, a.id), edit_distance(name, a.name));
+    bool contains = holds_all(a.id) || holds_all(a.name);
+    for (const std::string& alias : a.aliases) {
+      best = std::min(best, edit_distance(name, alias));
+      contains = contains || holds_all(alias);
+    }
+    scored.emplace_back(contains ? 0 : best + 1, a.id);
   }
   std::stable_sort(scored.begin(), scored.end(),
                    [](const auto& x, const auto& y) { return x.first < y.first; });

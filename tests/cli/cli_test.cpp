@@ -61,6 +61,9 @@ TEST(Golden, Decide) {
 
 TEST(BadInput, UnknownGpu) {
   expect_error("specs H2000", 2, "unknown GPU 'H2000'; closest known ids: h200-sxm");
+  // A partial name is matched by its words before its spelling: no bare "RTX PRO 6000" row (its
+  // workstation and server editions differ), and the server edition is offered first.
+  expect_error("specs 'RTX PRO 6000'", 2, "unknown GPU 'RTX PRO 6000'; closest known ids: rtx-pro-6000-server");
   expect_error("decide --to B2000", 2, "unknown GPU 'B2000'");
   expect_error("specs --compare h200 nope", 2, "unknown GPU 'nope'");
 }
