@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "base/error.hpp"
+#include "base/text.hpp"
 
 #include <algorithm>
 
@@ -71,7 +72,46 @@ std::vector<std::string> provenance_lines(const std::string& old_path, const Pro
   return out;
 }
 
+namespace {
+
+// What makes two attention points one problem, where both say it (0 or empty: not said).
+std::string attention_shape_difference(const AttentionRecord& a, const AttentionRecord& b) {
+  std::vector<std::string> d;
+  const auto num = [&](const char* what, int64_t x, int64_t y) {
+    if (x && y && x != y) d.push_back(fmt::format("{} {} vs {}", what, x, y));
+  };
+  num("batch", a.batch, b.batch);
+  num("heads", a.heads, b.heads);
+  num("kv heads", a.kv_heads, b.kv_heads);
+  num("head dim", a.head_dim, b.head_dim);
+  num("documents", a.docs, b.docs);
+  if (a.causal != b.causal) d.push_back(fmt::format("causal {} vs {}", a.causal, b.causal));
+  if (!a.dtype.empty() && !b.dtype.empty() && a.dtype != b.dtype) d.push_back(fmt::format("dtype {} vs {}", a.dtype, b.dtype));
+  std::string out;
+  for (const std::string& x : d) out += (out.empty() ? "" : ", ") + x;
+  return out;
+}
+
+}  // namespace
+
 AttentionComparison compare_attention(const AttentionLog& o, const AttentionLog& n, const Catalog& catalog) {
+  // A speedup is of one problem on two GPUs: logs or points of different shapes are not paired.
+  for (const char* key : {"causal", "nheads", "nheads_kv", "heads", "kv_heads", "head_dim", "batch", "dtype"}) {
+    const auto a = o.header.find(key), b = n.header.find(key);
+    if (a != o.header.end() && b != n.header.end() && to_lower(a->second) != to_lower(b->second)) {
+      throw UsageError(fmt::format("{} and {} measured different attention problems ({} {} vs {}, old vs new): "
+                                   "measure both at one shape", o.path, n.path, key, a->second, b->second));
+    }
+  }
+  for (const AttentionRecord& a : o.points) {
+    for (const AttentionRecord& b : n.points) {
+      if (a.seqlen != b.seqlen) continue;
+      if (const std::string why = attention_shape_difference(a, b); !why.empty()) {
+        throw UsageError(fmt::format("{} and {} measured different attention problems at seqlen {} ({}, old vs new): "
+                                     "measure both at one shape", o.path, n.path, a.seqlen, why));
+      }
+    }
+  }
   AttentionComparison c;
   c.provenance = weaker(o.provenance, n.provenance);
   c.provenance_notes = provenance_lines(o.path, o.provenance, n.path, n.provenance);

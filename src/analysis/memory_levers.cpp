@@ -4,8 +4,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 
 #include "base/error.hpp"
+#include "base/text.hpp"
 
 namespace ub {
 
@@ -14,19 +17,31 @@ namespace {
 // A configuration value that says yes: our records write true, benchmark.py's header 1.
 bool yes(const RunLog& run, const char* key) {
   const auto it = run.config.find(key);
-  return it != run.config.end() && (it->second == "true" || it->second == "1");
+  if (it == run.config.end()) return false;
+  const std::string v = to_lower(it->second);
+  return v == "true" || v == "1" || v == "yes";
 }
 
-// A configuration value that is a positive count (a tile or chunk size; 0 or absent: off).
+// A configuration value that is a positive size (a tile or chunk; 0, null or absent: off).
 bool positive(const RunLog& run, const char* key) {
   const auto it = run.config.find(key);
-  return it != run.config.end() && !it->second.empty() && it->second != "0" && it->second != "null" &&
-         it->second.find_first_not_of("0123456789") == std::string::npos;
+  if (it == run.config.end()) return false;
+  char* end = nullptr;
+  const double v = std::strtod(it->second.c_str(), &end);
+  return end != it->second.c_str() && *end == '\0' && std::isfinite(v) && v > 0;
 }
 
+std::string config_or(const RunLog& r, const char* key, const char* absent) {
+  const auto it = r.config.find(key);
+  return it == r.config.end() ? absent : it->second;
+}
+
+// What makes two runs one workload, whatever their memory levers: the model and its depth, the
+// batch, the dtype, the precision of weights and optimizer state, and the ranks it was spread over.
 std::string workload_of(const RunLog& r) {
-  return fmt::format("{}{}, batch {}", r.model.value_or("model unknown"),
-                     r.layers ? fmt::format(" ({} layers)", *r.layers) : "", r.batch);
+  return fmt::format("{}{}, batch {}, {}, master weights {}, world size {}", r.model.value_or("model unknown"),
+                     r.layers ? fmt::format(" ({} layers)", *r.layers) : "", r.batch, r.dtype,
+                     config_or(r, "master_weights", "unknown"), config_or(r, "world_size", "1"));
 }
 
 // The longest length measured on both runs, and the ratio of their median steps there.
@@ -84,7 +99,7 @@ LeverLadder lever_ladder(const std::vector<const RunLog*>& runs, std::vector<Lad
   for (size_t i = 0; i < runs.size(); ++i) {
     const RunLog& r = *runs[i];
     const RunLog& first = *runs.front();
-    if (r.model != first.model || r.layers != first.layers || r.batch != first.batch) {
+    if (workload_of(r) != workload_of(first)) {
       throw UsageError(fmt::format("{} and {} measured different workloads ({} vs {}): the levers are compared on one",
                                    first.path, r.path, workload_of(first), workload_of(r)));
     }

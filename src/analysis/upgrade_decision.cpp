@@ -169,6 +169,12 @@ void add_levers(UpgradeDecision& d, const MeasurementSet& o, const Catalog& cata
   if (!o.sweep) throw UsageError(fmt::format("--levers: {} has no training sweep to set the other levers beside", o.where));
   std::vector<const RunLog*> runs{&*o.sweep};
   runs.insert(runs.end(), opt.old_levers.begin(), opt.old_levers.end());
+  for (const RunLog* r : opt.old_levers) {
+    if (!d.old_accel || catalog.try_find(r->gpu) != d.old_accel) {
+      throw UsageError(fmt::format("--levers {}: measured on {}, not on the old GPU ({}): the levers are the old GPU's",
+                                   r->path, r->gpu.empty() ? "an unknown GPU" : r->gpu, d.old_gpu));
+    }
+  }
   // A run of example data makes the page example data: said in its banner and on every row.
   for (const RunLog* r : opt.old_levers) {
     if (r->provenance.empty()) continue;

@@ -168,6 +168,28 @@ size_t ByteSource::read_file(char* out, size_t n) {
 }
 
 size_t ByteSource::read(char* out, size_t n) {
+  if (!started_) {
+    started_ = true;
+    char first[3];
+    size_t got = 0;
+    while (got < 3) {
+      const size_t k = read_bytes(first + got, 3 - got);
+      if (k == 0) break;
+      got += k;
+    }
+    head_.assign(first, got);
+    if (head_ == "\xEF\xBB\xBF") head_.clear();
+  }
+  if (!head_.empty()) {
+    const size_t k = std::min(n, head_.size());
+    std::memcpy(out, head_.data(), k);
+    head_.erase(0, k);
+    return k;
+  }
+  return read_bytes(out, n);
+}
+
+size_t ByteSource::read_bytes(char* out, size_t n) {
   if (!ahead_) {
     const size_t got = read_file(out, n);
     bytes_ += got;

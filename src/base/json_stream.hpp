@@ -27,7 +27,8 @@ class ByteSource {
   ~ByteSource();
   ByteSource(const ByteSource&) = delete;
   ByteSource& operator=(const ByteSource&) = delete;
-  // Up to `n` bytes into `out`; 0 at the end. WorkError naming the file on a read error.
+  // Up to `n` bytes into `out`; 0 at the end. WorkError naming the file on a read error. A UTF-8
+  // byte-order mark at the start of the file is not part of what it holds: it is skipped.
   size_t read(char* out, size_t n);
   const std::string& path() const { return path_; }
   uint64_t bytes_read() const { return bytes_; }  // decompressed
@@ -37,6 +38,7 @@ class ByteSource {
 
  private:
   size_t read_file(char* out, size_t n);  // from the file, on whichever thread reads it
+  size_t read_bytes(char* out, size_t n);  // the decompressed bytes, byte-order mark and all
 
   struct ReadAhead;
   std::string path_;
@@ -44,6 +46,8 @@ class ByteSource {
   uint64_t bytes_ = 0;
   uint64_t known_size_ = 0;
   std::unique_ptr<ReadAhead> ahead_;  // gzip only
+  bool started_ = false;  // the first bytes looked at for a byte-order mark
+  std::string head_;      // the first bytes, read ahead to look, not yet handed out
 };
 
 // A parser over the bytes of JSON values in memory, reading only what is asked of it: members and

@@ -35,8 +35,26 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& where) 
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
-    throw WorkError(fmt::format("{}: not valid JSON: {}", where, e.what()));
+    throw WorkError(fmt::format("{}: not valid JSON: {}", where, json_error_text(e)));
   }
+}
+
+std::string read_json_file_text(std::istream& in, const std::string& where, const std::string& what) {
+  std::string text;
+  char buf[65536];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    text.append(buf, static_cast<size_t>(in.gcount()));
+    if (text.size() > kMaxJsonFileBytes) {
+      throw WorkError(fmt::format("{}: larger than {} MiB: not {}", where, kMaxJsonFileBytes >> 20, what));
+    }
+  }
+  return text;
+}
+
+std::string json_error_text(const nlohmann::json::exception& e) {
+  const std::string_view w = e.what();
+  const size_t tag = w.rfind("] ", w.find(' ') == std::string_view::npos ? w.size() : w.find(' ') + 1);
+  return std::string(w.substr(0, 1) == "[" && tag != std::string_view::npos ? w.substr(tag + 2) : w);
 }
 
 }  // namespace ub

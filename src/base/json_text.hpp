@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <istream>
 #include <string>
 #include <string_view>
 
@@ -18,5 +19,16 @@ bool json_depth_within(std::string_view text, size_t max_depth = kMaxJsonDepth);
 
 // `text` parsed; WorkError("<where>: ...") when it nests too deep or is not JSON.
 nlohmann::json parse_json_text(std::string_view text, const std::string& where);
+
+// A JSON library error in words: nlohmann's message without its "[json.exception.NAME.ID] " tag.
+std::string json_error_text(const nlohmann::json::exception& e);
+
+// A JSON file read whole (a model config, the catalog, kernel classes, a suite's manifest or env):
+// none is near this size, and a device or a pipe given as one (/dev/zero) must not fill memory.
+inline constexpr size_t kMaxJsonFileBytes = size_t{16} << 20;
+
+// The text of `in` (opened by the caller), WorkError("<where>: larger than 16 MiB: not <what>")
+// beyond kMaxJsonFileBytes.
+std::string read_json_file_text(std::istream& in, const std::string& where, const std::string& what);
 
 }  // namespace ub

@@ -112,8 +112,10 @@ double parse_positive(const std::string& text_in, const std::string& what) {
   errno = 0;
   const double v = std::strtod(text.c_str(), &end);
   // ERANGE also flags an underflow (1e-308 parses to a tiny number, which is a number): only
-  // overflow is refused, through isfinite.
-  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v)) {
+  // overflow is refused, through isfinite. A decimal number only: strtod also reads hexadecimal
+  // ("0x10" would be a price of 16) and "nan"/"inf".
+  const bool decimal = text.find_first_not_of("0123456789.eE+-") == std::string::npos;
+  if (text.empty() || !decimal || end != text.c_str() + text.size() || !std::isfinite(v)) {
     throw UsageError(fmt::format("{}: '{}' is not a number", what, text));
   }
   if (!(v > 0)) throw UsageError(fmt::format("{}: must be positive, got '{}'", what, text));
@@ -129,6 +131,36 @@ void refuse_output_among_inputs(const std::string& out, const std::vector<std::s
     if (std::filesystem::exists(out, ec) && std::filesystem::equivalent(out, in, ec)) {
       throw UsageError(fmt::format("{} {}: that is an input ({}): records are appended to it, which would change "
                                    "what is read; give another file", what, out, in));
+    }
+  }
+}
+
+void refuse_page_over_inputs(const std::string& dir, const std::vector<std::string>& inputs) {
+  namespace fs = std::filesystem;
+  if (dir.empty()) return;
+  std::error_code ec;
+  const fs::path charts = fs::weakly_canonical(fs::path(dir) / "charts", ec);
+  const auto refuse_if_page = [&](const fs::path& file, const std::string& given) {
+    for (const char* page : {"report.html", "report.md"}) {
+      const fs::path p = fs::path(dir) / page;
+      if (fs::exists(p, ec) && fs::equivalent(p, file, ec)) {
+        throw UsageError(fmt::format("-o {}: its {} is an input ({}): the page would overwrite it; write the page "
+                                     "into another folder", dir, page, given));
+      }
+    }
+    const fs::path parent = fs::weakly_canonical(file, ec).parent_path();
+    if (!ec && parent == charts) {
+      throw UsageError(fmt::format("-o {}: {} is in its charts folder, which the page rewrites; write the page into "
+                                   "another folder", dir, given));
+    }
+  };
+  for (const std::string& in : inputs) {
+    if (fs::is_directory(in, ec)) {
+      for (const fs::directory_entry& e : fs::directory_iterator(in, ec)) {
+        if (e.is_regular_file(ec)) refuse_if_page(e.path(), e.path().string());
+      }
+    } else if (fs::exists(in, ec)) {
+      refuse_if_page(in, in);
     }
   }
 }

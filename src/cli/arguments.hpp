@@ -29,6 +29,9 @@ std::vector<int> parse_devices(const std::string& text, int available);
 double parse_positive(const std::string& text, const std::string& what);
 // UsageError when `out` (a records file to append to) is one of `inputs` (the same file, by inode).
 void refuse_output_among_inputs(const std::string& out, const std::vector<std::string>& inputs, const std::string& what);
+// UsageError when a file a report page writes into `dir` (report.html, report.md, charts/...) is
+// one of `inputs` (a file, or a file in a folder input): the page would overwrite what it reads.
+void refuse_page_over_inputs(const std::string& dir, const std::vector<std::string>& inputs);
 std::optional<double> parse_optional_positive(const std::string& text, const std::string& what);
 
 // A duration: "30m", "1h30m", "90s", "2h", or plain seconds ("1800"); positive, at most a week.

@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "base/error.hpp"
+#include "base/file_place.hpp"
 #include "base/unique_fd.hpp"
 
 extern char** environ;
@@ -63,17 +64,25 @@ ChildRun run_this_program(const std::vector<std::string>& args, const std::strin
   for (auto& a : all) argv.push_back(a.data());
   argv.push_back(nullptr);
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> log(nullptr, &std::fclose);
-  if (!stderr_log.empty()) {
-    log.reset(std::fopen(stderr_log.c_str(), "w"));
-    if (!log) throw WorkError(fmt::format("{}: cannot write its log {}: {}", what, stderr_log, std::strerror(errno)));
+  if (!stderr_log.empty()) {  // never through a link planted where the log goes
+    const int fd = open_for_writing_no_follow(stderr_log, fmt::format("the log of {}", what));
+    log.reset(::fdopen(fd, "w"));
+    if (!log) {
+      ::close(fd);
+      throw WorkError(fmt::format("{}: cannot write its log {}: {}", what, stderr_log, std::strerror(errno)));
+    }
   }
+  // Its output file too: opened here with O_NOFOLLOW, so a link there is refused with a message
+  // rather than written through (or a child that cannot start).
+  UniqueFd out_file;
+  if (!stdout_path.empty()) out_file = UniqueFd(open_for_writing_no_follow(stdout_path, fmt::format("the output of {}", what)));
   int fds[2] = {-1, -1};
   if (log && ::pipe2(fds, O_CLOEXEC) != 0) throw WorkError(fmt::format("{}: no pipe: {}", what, std::strerror(errno)));
   UniqueFd read_end(fds[0]), write_end(fds[1]);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  const char* out = stdout_path.empty() ? "/dev/null" : stdout_path.c_str();
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (out_file.get() >= 0) posix_spawn_file_actions_adddup2(&actions, out_file.get(), STDOUT_FILENO);
+  else posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
   if (log) posix_spawn_file_actions_adddup2(&actions, write_end.get(), STDERR_FILENO);
   pid_t pid = 0;
   const int rc = posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv.data(), environ);

@@ -144,6 +144,9 @@ void run_predicted(Context& ctx, const DecideOptions& o, const MeasurementSet& s
 }
 
 void run_on_measurements(Context& ctx, const DecideOptions& o) {
+  std::vector<std::string> read = o.inputs;
+  read.insert(read.end(), o.levers.begin(), o.levers.end());
+  refuse_page_over_inputs(o.out_dir, read);
   const std::vector<MeasurementSet> sets = measurement_sets(o.inputs);
   if (sets.size() > 2) {
     throw UsageError(fmt::format("decide: the inputs hold {} GPUs' measurements ({}, {}, ...): give two, the one you "

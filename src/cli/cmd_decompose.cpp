@@ -123,7 +123,10 @@ void run(Context& ctx, DecomposeOptions& o, const CLI::App& cmd) {
     throw UsageError("--seqlen, --layers and --batch describe the traced model: give --model too");
   }
   const std::vector<std::string> files = trace::trace_files(o.inputs);
-  refuse_output_among_inputs(o.shell.out, files, "--out");
+  std::vector<std::string> read = files;  // every file the command reads: --out must be none of them
+  if (!o.classes.empty()) read.push_back(o.classes);
+  if (cmd.count("--model")) read.push_back(o.train.model);
+  refuse_output_among_inputs(o.shell.out, read, "--out");
   // The records of a trace go to --out (and --db) only when asked: reading a trace measures nothing.
   const std::string& out = o.shell.out;
   std::unique_ptr<RecordWriter> writer;

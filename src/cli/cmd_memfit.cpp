@@ -4,6 +4,8 @@
 // (analysis/memory_levers.hpp).
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "records/provenance.hpp"
 #include "analysis/memory_headroom.hpp"
 #include "analysis/memory_levers.hpp"
@@ -94,7 +96,11 @@ std::vector<LadderGpu> ladder_gpus(Context& ctx, const MemfitOptions& o, const s
   const Catalog& cat = ctx.catalog();
   std::vector<const Accelerator*> chosen;
   if (!o.for_gpu.empty()) {
-    for (const std::string& name : split(o.for_gpu, ',')) chosen.push_back(&cat.find(name));
+    for (const std::string& name : split(o.for_gpu, ',')) {
+      const Accelerator* a = &cat.find(name);
+      if (std::find(chosen.begin(), chosen.end(), a) == chosen.end()) chosen.push_back(a);  // each GPU once
+    }
+    if (chosen.empty()) throw UsageError(fmt::format("--for '{}': no GPU named", o.for_gpu));
   } else {
     for (const RunLog& l : logs) {
       const Accelerator* a = cat.try_find(l.gpu);

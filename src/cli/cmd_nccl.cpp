@@ -6,6 +6,9 @@
 // records, report/measurement_views.hpp).
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "base/error.hpp"
 #include "base/text.hpp"
 #include "cli/arguments.hpp"
@@ -47,6 +50,14 @@ void configure(NcclOptions& o) {
     const int64_t lo = parse_size(o.min_bytes, "-b"), hi = parse_size(o.max_bytes, "-e");
     if (!(o.factor > 1)) throw UsageError("-f: the factor between sizes must be above 1");
     if (lo > hi) throw UsageError(fmt::format("-b {} is above -e {}", o.min_bytes, o.max_bytes));
+    // As mamf's ranges: a list of sizes is bounded before it is built (a factor of 1.00000001 from
+    // 1 byte to 4G would be billions of them).
+    constexpr double kMaxSizes = 10000;
+    const double count = std::log(static_cast<double>(hi) / static_cast<double>(std::max<int64_t>(lo, 1))) / std::log(o.factor) + 1;
+    if (!(count <= kMaxSizes)) {
+      throw UsageError(fmt::format("-b {} -e {} -f {}: {:.0f} sizes, more than {:.0f}: give a larger factor", o.min_bytes,
+                                   o.max_bytes, o.factor, count, kMaxSizes));
+    }
     for (double s = static_cast<double>(lo); s <= static_cast<double>(hi) * (1 + 1e-12); s *= o.factor) {
       c.sizes.push_back(static_cast<int64_t>(s));
     }

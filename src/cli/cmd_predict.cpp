@@ -28,6 +28,7 @@ void run(Context& ctx, PredictCommand o) {
   o.request.price_to = parse_optional_positive(o.price_new, "--price-new");
   std::vector<std::string> read = o.request.inputs;
   read.insert(read.end(), o.request.measured.begin(), o.request.measured.end());
+  if (!o.request.model.empty()) read.push_back(o.request.model);  // a config.json path, or a preset id (no file)
   refuse_output_among_inputs(o.out, read, "--out");
   const PredictionRun run = run_predictions(ctx, o.request);
   const PredictionRequest& r = o.request;

@@ -9,6 +9,7 @@
 #include "analysis/log_comparisons.hpp"
 #include "analysis/nccl_comparison.hpp"
 #include "base/error.hpp"
+#include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/compare_options.hpp"
 #include "cli/run_inputs.hpp"
@@ -36,6 +37,7 @@ struct ReportOptions {
 
 void run(Context& ctx, const ReportOptions& o) {
   if (o.logs.empty() || o.logs.size() > 2) throw UsageError("report takes one log, or two (OLD NEW)");
+  refuse_page_over_inputs(o.out_dir, o.logs);
   // The inputs are read and checked first: a bad input is named whatever is installed.
   const auto web = [&] { return report::find_web_modules(o.web_dir, ctx.web_module_candidates()); };
   report::ReportContent content;

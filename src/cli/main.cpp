@@ -7,10 +7,12 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <string>
 #include <nlohmann/json.hpp>
 
 #include "base/error.hpp"
+#include "base/json_text.hpp"
 #include "base/text.hpp"
 #include "cli/commands.hpp"
 
@@ -110,7 +112,10 @@ int main(int argc, char** argv) {
     print_error(e.what());
     return 1;
   } catch (const nlohmann::json::exception& e) {
-    print_error(std::string("malformed JSON: ") + e.what());
+    print_error("malformed JSON: " + ub::json_error_text(e));
+    return 1;
+  } catch (const std::bad_alloc&) {
+    print_error("out of memory: an input (or the work it asks for) is larger than this machine's memory");
     return 1;
   } catch (const std::exception& e) {
     print_error(e.what());

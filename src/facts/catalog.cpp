@@ -120,9 +120,7 @@ std::string Accelerator::capacity_basis() const {
 Catalog Catalog::load(const std::filesystem::path& file) {
   std::ifstream in(file);
   if (!in) throw WorkError(fmt::format("{}: cannot open the accelerator catalog", file.string()));
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse(text.str(), file);
+  return parse(read_json_file_text(in, file.string(), "an accelerator catalog"), file);
 }
 
 Catalog Catalog::parse(const std::string& text, const std::filesystem::path& file) {
@@ -166,7 +164,7 @@ Catalog Catalog::parse(const std::string& text, const std::filesystem::path& fil
       cat.accelerators_.push_back(std::move(a));
     }
   } catch (const json::exception& e) {
-    throw WorkError(fmt::format("{}: malformed catalog: {}", file.string(), e.what()));
+    throw WorkError(fmt::format("{}: malformed catalog: {}", file.string(), json_error_text(e)));
   }
   // Every figure's source must be in the source table.
   for (const Accelerator& a : cat.accelerators_) {

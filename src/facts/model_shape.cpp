@@ -158,9 +158,7 @@ ModelShape load_model(const std::string& name, const std::filesystem::path& mode
   }
   std::ifstream in(file);
   if (!in) throw UsageError(fmt::format("{}: cannot read", file.string()));
-  std::stringstream text;
-  text << in.rdbuf();
-  const json root = parse_json_text(text.str(), file.string());
+  const json root = parse_json_text(read_json_file_text(in, file.string(), "a model's config.json"), file.string());
   ModelShape m = parse_hf_config(root, file.string());
   m.id = looks_like_path ? file.string() : to_lower(name);
   return m;

@@ -34,9 +34,7 @@ void read_sweep_max(const LineSource& t, MeasurementSet& s) {
 // The stack a suite's env.json names: every component with a version.
 std::map<std::string, std::string> stack_of_env(const fs::path& env, std::string& gpu) {
   std::ifstream in(env);
-  std::ostringstream text;
-  text << in.rdbuf();
-  const json j = parse_json_text(text.str(), env.string());
+  const json j = parse_json_text(read_json_file_text(in, env.string(), "env's JSON"), env.string());
   const Fingerprint fp = read_fingerprint(Fields(j, env.string()));
   std::map<std::string, std::string> out;
   for (const auto& [name, e] : fp.stack) {

@@ -95,6 +95,13 @@ NcclRecord read_nccl_record(const Fields& f) {
   r.slowest_rank = static_cast<int>(f.optional_count("slowest_rank").value_or(0));
   r.algbw_gbps = f.number("algbw_gbps");
   r.busbw_gbps = f.number("busbw_gbps");
+  // A bandwidth below zero, or beyond any link (a petabyte a second), is a damaged record.
+  for (const auto& [name, v] : {std::pair{"algbw_gbps", r.algbw_gbps}, {"busbw_gbps", r.busbw_gbps}}) {
+    if (!(v >= 0) || !(v <= 1e6)) {
+      throw WorkError(fmt::format("{}: \"{}\" is {}: a bandwidth from 0 to 1e6 GB/s is a measurement, this is not",
+                                  f.where(), name, v));
+    }
+  }
   if (auto t = f.optional_object("telemetry")) r.telemetry = read_telemetry(*t);
   return r;
 }

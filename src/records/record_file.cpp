@@ -119,7 +119,7 @@ void for_each_record(const LineSource& t, const std::function<void(const RecordL
     try {
       each(RecordLine{r, type, where, line.index});
     } catch (const json::exception& e) {
-      throw WorkError(fmt::format("{}: a record field has the wrong type: {}", where, e.what()));
+      throw WorkError(fmt::format("{}: a record field has the wrong type: {}", where, json_error_text(e)));
     }
   });
 }

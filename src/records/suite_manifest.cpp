@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "base/error.hpp"
+#include "base/file_place.hpp"
 #include "base/json_text.hpp"
 #include "records/fields.hpp"
 
@@ -159,9 +160,7 @@ SuiteManifest read_suite_manifest(const fs::path& dir) {
   const std::string where = path.string();
   std::ifstream in(path);
   if (!in) throw UsageError(fmt::format("{}: not a suite folder (no {}; `upgradebench suite --out DIR` makes one)", dir.string(), kFile));
-  std::ostringstream text;
-  text << in.rdbuf();
-  const json j = parse_json_text(text.str(), where);
+  const json j = parse_json_text(read_json_file_text(in, where, "a suite's manifest"), where);
   const Fields f(j, where);
   if (f.string_or("type", "") != kType) throw WorkError(fmt::format("{}: not a suite manifest (type is not \"{}\")", where, kType));
   if (f.count("version") != kVersion) {
@@ -182,16 +181,7 @@ SuiteManifest read_suite_manifest(const fs::path& dir) {
 }
 
 void write_suite_manifest(const fs::path& dir, const SuiteManifest& m) {
-  const fs::path path = dir / kFile, tmp = dir / (std::string(kFile) + ".new");
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << json(m).dump(2) << "\n";
-    out.flush();
-    if (!out) throw WorkError(fmt::format("{}: cannot write the suite's manifest", tmp.string()));
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) throw WorkError(fmt::format("{}: cannot write the suite's manifest: {}", path.string(), ec.message()));
+  write_file_replacing(dir / kFile, json(m).dump(2) + "\n", "the suite's manifest");
 }
 
 }  // namespace ub

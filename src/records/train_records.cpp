@@ -168,17 +168,31 @@ TrainStep read_train_step(const Fields& f, int64_t index) {
   s.pinned_host_gib = loose_number(f, "pinned_host_gib");
   if (auto w = f.optional_count("world_size")) s.world_size = static_cast<int>(*w);
   if (auto r = f.optional_count("slowest_rank")) s.slowest_rank = static_cast<int>(*r);
-  // A rate, a size or a share below zero is a damaged record, not a measurement.
-  const std::pair<const char*, const std::optional<double>*> non_negative[] = {
-      {"tflops", &s.tflops}, {"mfu", &s.mfu}, {"hfu", &s.hfu}, {"peak_mem_gib", &s.peak_mem_gib},
-      {"peak_allocated_gib", &s.peak_allocated_gib}, {"device_used_gib", &s.device_used_gib}, {"flop", &s.flop},
-      {"attention_share", &s.attention_share}, {"exposed_comm_ms", &s.exposed_comm_ms},
-      {"exposed_offload_ms", &s.exposed_offload_ms}, {"exposed_checkpoint_copy_ms", &s.exposed_checkpoint_copy_ms},
-      {"pinned_host_gib", &s.pinned_host_gib}};
-  for (const auto& [name, v] : non_negative) {
+  // A rate, a size or a share below zero is a damaged record, not a measurement; so is one beyond
+  // anything a machine measures (a step of 1e308 ms gives an interval of 1e305x and a verdict).
+  constexpr double kMaxMs = 1e10, kMaxGib = 1e6;  // four months; a million GiB
+  struct Bound {
+    const char* name;
+    const std::optional<double>* v;
+    double max;
+  };
+  const Bound bounded[] = {
+      {"tflops", &s.tflops, 1e7}, {"mfu", &s.mfu, 10}, {"hfu", &s.hfu, 10}, {"peak_mem_gib", &s.peak_mem_gib, kMaxGib},
+      {"peak_allocated_gib", &s.peak_allocated_gib, kMaxGib}, {"device_used_gib", &s.device_used_gib, kMaxGib},
+      {"flop", &s.flop, 1e27}, {"attention_share", &s.attention_share, 1e9}, {"exposed_comm_ms", &s.exposed_comm_ms, kMaxMs},
+      {"exposed_offload_ms", &s.exposed_offload_ms, kMaxMs},
+      {"exposed_checkpoint_copy_ms", &s.exposed_checkpoint_copy_ms, kMaxMs}, {"pinned_host_gib", &s.pinned_host_gib, kMaxGib}};
+  for (const auto& [name, v, max] : bounded) {
     if (*v && (!(**v >= 0) || !std::isfinite(**v))) {
       throw WorkError(fmt::format("{}: \"{}\" must be a finite number not below zero, got {}", f.where(), name, **v));
     }
+    if (*v && **v > max) {
+      throw WorkError(fmt::format("{}: \"{}\" is {:g}, beyond any measurement (at most {:g})", f.where(), name, **v, max));
+    }
+  }
+  if (s.exec_time_ms > kMaxMs) {
+    throw WorkError(fmt::format("{}: \"exec_time_ms\" is {:g}, beyond any measurement (at most {:g})", f.where(),
+                                s.exec_time_ms, kMaxMs));
   }
   if (s.attention_share && *s.attention_share > 1) {
     throw WorkError(fmt::format("{}: \"attention_share\" is a fraction of the FLOPs, got {}", f.where(), *s.attention_share));

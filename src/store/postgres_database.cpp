@@ -1,5 +1,5 @@
 // The history on a PostgreSQL server a team shares, through libpq (Debian's libpq5): one
-// connection, parameters sent as text with PQexecParams (the server infers their types from the
+// connection, parameters sent as text with PQsendQueryParams (the server infers their types from the
 // statement), rows read back as text. Transactions are the server's: a client that dies
 // mid-transaction leaves nothing behind, and concurrent writers of one run meet at the runs
 // table's unique key.
@@ -10,12 +10,19 @@
 // Nothing waits for ever on the server: connecting gives up after kConnectTimeoutS (a port that
 // accepts and never answers), a statement after kStatementTimeoutS (the server cancels it), and
 // a connection whose server went silent mid-session is dropped by TCP (keepalives, a limit on
-// unacknowledged data). Each limit is named in the error it causes; the address may set its own
-// (postgresql://host/db?connect_timeout=30), which wins.
+// unacknowledged data). A server that answers the handshake and then goes silent keeps TCP alive
+// and cancels nothing: every statement is therefore also waited for here, with a deadline (the
+// server's statement_timeout, asked right after connecting within kConnectTimeoutS, plus
+// kConnectTimeoutS), then the connection is closed. Each limit is named in the error it causes; the address may
+// set its own (postgresql://host/db?connect_timeout=30), which wins.
 #include <dlfcn.h>
+#include <poll.h>
 #include <fmt/format.h>
 #include <libpq-fe.h>
 
+#include <cerrno>
+#include <chrono>
+#include <optional>
 #include <regex>
 
 #include "base/error.hpp"
@@ -54,8 +61,6 @@ struct Libpq {
   decltype(&PQerrorMessage) error_message = nullptr;
   decltype(&PQfinish) finish = nullptr;
   decltype(&PQsetNoticeProcessor) set_notice_processor = nullptr;
-  decltype(&PQexec) exec = nullptr;
-  decltype(&PQexecParams) exec_params = nullptr;
   decltype(&PQclear) clear = nullptr;
   decltype(&PQresultStatus) result_status = nullptr;
   decltype(&PQresultErrorMessage) result_error_message = nullptr;
@@ -64,6 +69,12 @@ struct Libpq {
   decltype(&PQgetisnull) getisnull = nullptr;
   decltype(&PQgetvalue) getvalue = nullptr;
   decltype(&PQgetlength) getlength = nullptr;
+  decltype(&PQsendQuery) send_query = nullptr;
+  decltype(&PQsendQueryParams) send_query_params = nullptr;
+  decltype(&PQsocket) socket = nullptr;
+  decltype(&PQconsumeInput) consume_input = nullptr;
+  decltype(&PQisBusy) is_busy = nullptr;
+  decltype(&PQgetResult) get_result = nullptr;
   std::string missing;  // why it could not be loaded
 };
 
@@ -86,8 +97,6 @@ const Libpq& libpq() {
     resolve(lib, "PQerrorMessage", l.error_message, l.missing);
     resolve(lib, "PQfinish", l.finish, l.missing);
     resolve(lib, "PQsetNoticeProcessor", l.set_notice_processor, l.missing);
-    resolve(lib, "PQexec", l.exec, l.missing);
-    resolve(lib, "PQexecParams", l.exec_params, l.missing);
     resolve(lib, "PQclear", l.clear, l.missing);
     resolve(lib, "PQresultStatus", l.result_status, l.missing);
     resolve(lib, "PQresultErrorMessage", l.result_error_message, l.missing);
@@ -96,6 +105,12 @@ const Libpq& libpq() {
     resolve(lib, "PQgetisnull", l.getisnull, l.missing);
     resolve(lib, "PQgetvalue", l.getvalue, l.missing);
     resolve(lib, "PQgetlength", l.getlength, l.missing);
+    resolve(lib, "PQsendQuery", l.send_query, l.missing);
+    resolve(lib, "PQsendQueryParams", l.send_query_params, l.missing);
+    resolve(lib, "PQsocket", l.socket, l.missing);
+    resolve(lib, "PQconsumeInput", l.consume_input, l.missing);
+    resolve(lib, "PQisBusy", l.is_busy, l.missing);
+    resolve(lib, "PQgetResult", l.get_result, l.missing);
     return l;
   }();
   return pq;
@@ -120,6 +135,13 @@ class PostgresDatabase final : public Database {
                                    "another): {}", name_, kConnectTimeoutS, why));
     }
     pq_.set_notice_processor(conn_, ignore_notice, nullptr);
+    // The first exchange is bounded like the connection; then statements by the server's own limit.
+    deadline_s_ = kConnectTimeoutS;
+    const std::vector<Row> t = query("SHOW statement_timeout", {});
+    const std::optional<double> server = t.empty() || t[0].cells.empty() || !t[0].cells[0]
+                                             ? std::nullopt
+                                             : setting_seconds(*t[0].cells[0]);
+    deadline_s_ = server && *server > 0 ? *server + kConnectTimeoutS : 0;  // 0: the address turned the limit off
   }
   ~PostgresDatabase() override { pq_.finish(conn_); }
 
@@ -127,7 +149,8 @@ class PostgresDatabase final : public Database {
   const std::string& name() const override { return name_; }
 
   void execute(const std::string& sql) override {
-    PGresult* r = pq_.exec(conn_, sql.c_str());
+    if (!pq_.send_query(conn_, sql.c_str())) fail_to_send(sql);
+    PGresult* r = wait_for_result(sql);
     check(r, sql);
     pq_.clear(r);
   }
@@ -142,8 +165,11 @@ class PostgresDatabase final : public Database {
       else continue;  // NULL
       values[i] = text[i].c_str();
     }
-    PGresult* r = pq_.exec_params(conn_, sql.c_str(), static_cast<int>(params.size()), nullptr, values.data(), nullptr,
-                               nullptr, 0);
+    if (!pq_.send_query_params(conn_, sql.c_str(), static_cast<int>(params.size()), nullptr, values.data(), nullptr,
+                               nullptr, 0)) {
+      fail_to_send(sql);
+    }
+    PGresult* r = wait_for_result(sql);
     check(r, sql);
     std::vector<Row> rows;
     const int n = pq_.ntuples(r), columns = pq_.nfields(r);
@@ -163,11 +189,62 @@ class PostgresDatabase final : public Database {
   void begin() override { execute("BEGIN"); }
   void commit() override { execute("COMMIT"); }
   void rollback() noexcept override {
-    PGresult* r = pq_.exec(conn_, "ROLLBACK");
-    pq_.clear(r);
+    try {
+      execute("ROLLBACK");
+    } catch (const std::exception&) {
+      // the transaction ends with the connection anyway
+    }
   }
 
  private:
+  // "300s", "5min", "250ms", "0" as SHOW prints a time setting, in seconds.
+  static std::optional<double> setting_seconds(const std::string& v) {
+    static const std::regex re(R"(^\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|min|h|d)?\s*$)");
+    std::smatch m;
+    if (!std::regex_match(v, m, re)) return std::nullopt;
+    const double n = std::stod(m[1].str());
+    const std::string u = m[2].str();
+    const double scale = u == "s" ? 1 : u == "min" ? 60 : u == "h" ? 3600 : u == "d" ? 86400 : 1e-3;  // bare: ms
+    return n * scale;
+  }
+
+  [[noreturn]] void fail_to_send(const std::string& sql) {
+    throw WorkError(fmt::format("history database {}: {} ({})", name_, one_line(pq_.error_message(conn_)),
+                                statement_head(sql)));
+  }
+
+  // The statement's last result, waiting for the server at most deadline_s_ (0: as long as it
+  // takes); past it the error says how long was waited (the connection is closed with it).
+  PGresult* wait_for_result(const std::string& sql) {
+    using clock = std::chrono::steady_clock;
+    const auto until = clock::now() + std::chrono::duration<double>(deadline_s_);
+    while (pq_.is_busy(conn_)) {
+      int wait_ms = -1;
+      if (deadline_s_ > 0) {
+        const double left = std::chrono::duration<double>(until - clock::now()).count();
+        if (left <= 0) {
+          // No cancel request: libpq sends it on a connection of its own and waits, without a
+          // limit, for the silent server to close it. The connection is closed instead; the
+          // server's statement_timeout ends what it was doing.
+          throw WorkError(fmt::format("history database {}: no answer from the server within {:.0f} s (its "
+                                      "statement_timeout plus {} s, or {} s right after connecting) ({})",
+                                      name_, deadline_s_, kConnectTimeoutS, kConnectTimeoutS, statement_head(sql)));
+        }
+        wait_ms = static_cast<int>(std::min(left * 1000 + 1, 1e9));
+      }
+      pollfd p{pq_.socket(conn_), POLLIN, 0};
+      const int ready = ::poll(&p, 1, wait_ms);
+      if (ready < 0 && errno != EINTR) fail_to_send(sql);
+      if (ready > 0 && !pq_.consume_input(conn_)) fail_to_send(sql);
+    }
+    PGresult* last = nullptr;
+    while (PGresult* r = pq_.get_result(conn_)) {
+      if (last) pq_.clear(last);
+      last = r;
+    }
+    return last;
+  }
+
   void check(PGresult* r, const std::string& sql) {
     const ExecStatusType s = pq_.result_status(r);
     if (s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK) return;
@@ -184,6 +261,7 @@ class PostgresDatabase final : public Database {
   std::string name_;
   const Libpq& pq_;
   PGconn* conn_ = nullptr;
+  double deadline_s_ = kConnectTimeoutS;  // what a statement is waited for (0: no limit of ours)
 };
 
 }  // namespace

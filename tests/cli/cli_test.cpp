@@ -841,6 +841,25 @@ TEST(BadInput, NothingClobberedNothingSilentlyWrong) {
   expect_error("predict --to b200 " + input.string() + " --out " + input.string(), 2, "that is an input");
   EXPECT_EQ(fs::file_size(input), size);
   expect_error("decompose " + kFx + "/decompose_h200.txt --out " + kFx + "/decompose_h200.txt", 2, "that is an input");
+  // Every file a command reads, not only its positional inputs: a --model config, a --classes file.
+  const fs::path config = fs::path(::testing::TempDir()) / "model_as_out.json";
+  fs::copy_file(std::string(UB_DATA_DIR) + "/models/llama-3.1-8b.json", config, fs::copy_options::overwrite_existing);
+  const auto config_size = fs::file_size(config);
+  expect_error("predict " + kFx + "/decompose_h200.txt --to b200 --model " + config.string() + " --out " + config.string(),
+               2, "that is an input");
+  EXPECT_EQ(fs::file_size(config), config_size);
+  const fs::path classes = fs::path(::testing::TempDir()) / "classes_as_out.json";
+  std::ofstream(classes) << R"({"rules": []})";
+  expect_error("decompose " + kFx + "/trace_kineto_small.json --classes " + classes.string() + " --out " + classes.string(), 2,
+               "that is an input");
+  // A page that would overwrite an input named like one of its files is refused, the input kept.
+  const fs::path page_dir = fs::path(::testing::TempDir()) / "report_over_input";
+  fs::remove_all(page_dir);
+  fs::create_directories(page_dir);
+  fs::copy_file(kFx + "/records_h200.jsonl", page_dir / "report.md");
+  const std::string before = slurp((page_dir / "report.md").string());
+  expect_error("report " + (page_dir / "report.md").string() + " -o " + page_dir.string(), 2, "the page would overwrite it");
+  EXPECT_EQ(slurp((page_dir / "report.md").string()), before);
   expect_error("compare " + kFx + "/sweep_h200.log " + kFx + "/sweep_b200.log --force --price-old 1e-320 --price-new 1", 2,
                "too small to compute with");
   const std::string db = fresh_db("history_like");

@@ -196,7 +196,7 @@ TEST(Decide, EveryWayOfCallingItWritesItsPage) {
 }
 
 // Runs of the suite's workload with other memory levers (the hand-written levers fixtures, made
-// the suite's 2 layers), for the old GPU.
+// the suite's 2 layers with fp32 master weights), for the old GPU.
 std::string lever_runs(const std::vector<std::string>& names) {
   const fs::path dir = fs::path(::testing::TempDir()) / "decide_levers";
   fs::create_directories(dir);
@@ -206,7 +206,7 @@ std::string lever_runs(const std::vector<std::string>& names) {
     std::string all, line;
     while (std::getline(in, line)) {
       json r = json::parse(line);
-      if (r["type"] == "context") r["config"]["layers"] = 2;
+      if (r["type"] == "context") r["config"]["layers"] = 2, r["config"]["master_weights"] = true;
       all += r.dump() + "\n";
     }
     std::ofstream((dir / (n + ".jsonl")).string()) << all;
@@ -243,6 +243,21 @@ TEST(Decide, ALengthALeverReachesOnTheOldGpuIsACostNotACapability) {
   EXPECT_EQ(short_of_it["verdict"], "upgrade for capability");
   EXPECT_NE(short_of_it["line"].get<std::string>().find("no lever measured reaches it: 187585 with none"),
             std::string::npos) << short_of_it["line"];
+  // A lever run of another GPU is not the old GPU's.
+  {
+    const fs::path dir = fs::path(::testing::TempDir()) / "decide_levers";
+    std::ifstream in((dir / "checkpointing.jsonl").string());
+    std::string all, line;
+    while (std::getline(in, line)) {
+      json r = json::parse(line);
+      if (r["type"] == "context") r["gpus"][0]["name"] = "NVIDIA B200";
+      all += r.dump() + "\n";
+    }
+    std::ofstream((dir / "b200_run.jsonl").string()) << all;
+    const Result other = run(base + " --levers " + (dir / "b200_run.jsonl").string());
+    EXPECT_EQ(other.code, 2) << other.err;
+    EXPECT_NE(other.err.find("measured on NVIDIA B200, not on the old GPU"), std::string::npos) << other.err;
+  }
   // --levers needs the old GPU's sweep to stand beside.
   const Result catalog_only = run("decide --from h200 --to b200 --levers" + lever_runs({"checkpointing"}));
   EXPECT_EQ(catalog_only.code, 2);

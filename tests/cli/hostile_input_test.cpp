@@ -19,6 +19,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <thread>
 #include <string>
 
 #include "cli_run.hpp"
@@ -129,6 +130,26 @@ TEST(SilentlyWrong, ATraceEventWithoutAUsableDurationIsRefusedNamingTheEventAndT
   EXPECT_EQ(run("decompose " + kFx + "/trace_kineto_small.json").code, 0);
 }
 
+// A figure no machine measures (a step of 1e308 ms, a peak of 1e308 GiB) is refused naming the
+// line and the field, not turned into an interval of 1e305x or a fit of nan.
+TEST(SilentlyWrong, AFigureBeyondAnyMeasurementIsRefused) {
+  const std::string log = slurp(kFx + "/sweep_h200.log");
+  for (const auto& [field, value] : {std::pair{"exec_time_ms", "\"1e308\""}, {"peak_mem_gib", "\"1e308\""}}) {
+    const std::string path = write_file(fmt::format("absurd_{}.log", field),
+                                        replaced_match(log, std::regex(fmt::format("\"{}\": \"[0-9.]+\"", field)),
+                                                       fmt::format("\"{}\": {}", field, value)));
+    expect_error(fmt::format("memfit {} --capacity-gib 130", path), 1, fmt::format("\"{}\" is 1e+308, beyond any measurement", field));
+  }
+}
+
+// Attention logs of different problems (heads, head dim, causal) are not compared as one.
+TEST(SilentlyWrong, AttentionOfAnotherShapeIsNotCompared) {
+  const std::string other = write_file("attention_other_shape.log",
+                                       replaced(slurp(kFx + "/attention_b200.log"), "head_dim=128", "head_dim=64"));
+  expect_error(fmt::format("compare {}/attention_h200.log {}", kFx, other), 2,
+               "measured different attention problems (head_dim 128 vs 64, old vs new)");
+}
+
 TEST(SilentlyWrong, TheBatchOfAContextRecordIsRangeChecked) {
   const std::string records = slurp(kFx + "/records_h200.jsonl");
   const std::string batch = R"("batch": 1, "dtype")";
@@ -227,6 +248,46 @@ TEST(ValidInput, AByteOrderMarkIsNotPartOfTheFirstLine) {
     ASSERT_EQ(with.code, 0) << with.err;
     EXPECT_EQ(nlohmann::json::parse(with.out)["max_seqlen"], nlohmann::json::parse(without.out)["max_seqlen"]);
   }
+  // A torch.profiler trace too: the same decomposition with the mark as without.
+  const std::string trace = write_file("bom_trace.json", "\xEF\xBB\xBF" + slurp(kFx + "/trace_kineto_small.json"));
+  const Result with = run("decompose " + trace + " --json");
+  const Result without = run("decompose " + kFx + "/trace_kineto_small.json --json");
+  ASSERT_EQ(with.code, 0) << with.err;
+  const auto a = nlohmann::json::parse(with.out)[0], b = nlohmann::json::parse(without.out)[0];
+  EXPECT_EQ(a["buckets"], b["buckets"]);
+  EXPECT_EQ(a["step_ms"], b["step_ms"]);
+}
+
+// A JSON file read whole (a model config, kernel classes, the catalog) is bounded: a device given
+// as one is refused, not read until memory runs out; so is a list of sizes that would not end.
+TEST(Messages, AJsonErrorIsInWordsWithoutTheLibrarysTag) {
+  const std::string config = write_file("not_json_config.json", "root:x:0:0:root:/root:/bin/bash\n");
+  const Result r = run("flops --model " + config);
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find("not valid JSON: parse error at line 1"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("json.exception"), std::string::npos) << r.err;
+}
+
+// Numbers are decimal (a price of "0x10" is not 16); a report folder named through a link with
+// a trailing slash is still a link; memfit --for names at least one GPU, each once.
+TEST(Messages, ValuesAreWhatTheySayOrRefused) {
+  expect_error(fmt::format("compare {0}/sweep_h200.log {0}/sweep_b200.log --force --price-old 0x10 --price-new 6", kFx), 2,
+               "--price-old: '0x10' is not a number");
+  const fs::path target = fs::path(temp_path("link_target"));
+  fs::remove_all(target);
+  fs::create_directories(target);
+  const fs::path link = fs::path(temp_path("link_to_folder"));
+  fs::remove(link);
+  fs::create_directory_symlink(target, link);
+  expect_error("report " + kFx + "/records_h200.jsonl -o " + link.string() + "/", 1, "a symlink where the report's folder goes");
+  EXPECT_TRUE(fs::is_empty(target));
+  expect_error("memfit " + kFx + "/levers/none.jsonl --for ,", 2, "--for ',': no GPU named");
+}
+
+TEST(Bounds, AJsonFileThatDoesNotEndIsRefused) {
+  expect_error("flops --model /dev/zero", 1, "/dev/zero: larger than 16 MiB: not a model's config.json");
+  expect_error("decompose " + kFx + "/trace_kineto_small.json --classes /dev/zero", 1, "larger than 16 MiB");
+  expect_error("nccl -b 1 -e 4G -f 1.00000001", 2, "give a larger factor");
 }
 
 // Permissions do not hold back root: these run as another user (CI's), and skip under root.
@@ -346,6 +407,59 @@ TEST(Bounds, APostgresServerThatNeverAnswersDoesNotHang) {
   if (r.err.find("libpq.so.5 is not installed") != std::string::npos) GTEST_SKIP() << r.err;
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_NE(r.err.find("cannot connect to PostgreSQL (connect_timeout 10 s"), std::string::npos) << r.err;
+  EXPECT_LT(seconds, 30);
+}
+
+// A server that answers the handshake, then goes silent: TCP stays alive and the server cancels
+// nothing, so the client's own deadline ends the wait (10 s for the first statement), and says so.
+TEST(Bounds, APostgresServerSilentAfterTheHandshakeDoesNotHang) {
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(listener, 16), 0);
+  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  std::thread server([listener] {
+    const int c = ::accept(listener, nullptr, nullptr);
+    if (c < 0) return;
+    auto read_n = [&](char* buf, size_t n) {
+      for (size_t got = 0; got < n;) {
+        const ssize_t k = ::read(c, buf + got, n - got);
+        if (k <= 0) return false;
+        got += static_cast<size_t>(k);
+      }
+      return true;
+    };
+    for (;;) {  // SSL / GSS encryption requests are declined; the startup message is answered
+      char head[8];
+      if (!read_n(head, 8)) break;
+      const uint32_t size = ntohl(*reinterpret_cast<uint32_t*>(head)), code = ntohl(*reinterpret_cast<uint32_t*>(head + 4));
+      if (size == 8 && (code == 80877103 || code == 80877104)) {
+        if (::write(c, "N", 1) != 1) break;
+        continue;
+      }
+      std::vector<char> rest(size > 8 && size < 65536 ? size - 8 : 0);
+      if (!rest.empty() && !read_n(rest.data(), rest.size())) break;
+      const char ok[] = {'R', 0, 0, 0, 8, 0, 0, 0, 0, 'Z', 0, 0, 0, 5, 'I'};  // AuthenticationOk, ReadyForQuery
+      if (::write(c, ok, sizeof ok) != static_cast<ssize_t>(sizeof ok)) break;
+      char drain[4096];
+      while (::read(c, drain, sizeof drain) > 0) {
+      }  // what the client asks is read and never answered
+      break;
+    }
+    ::close(c);
+  });
+  const auto start = std::chrono::steady_clock::now();
+  const Result r = run(fmt::format("history list --db postgresql://nobody@127.0.0.1:{}/history", ntohs(addr.sin_port)));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ::shutdown(listener, SHUT_RDWR);
+  ::close(listener);
+  server.join();
+  if (r.err.find("libpq.so.5 is not installed") != std::string::npos) GTEST_SKIP() << r.err;
+  EXPECT_NE(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("no answer from the server within 10 s"), std::string::npos) << r.err;
   EXPECT_LT(seconds, 30);
 }
 

@@ -98,6 +98,13 @@ TEST_F(MemoryLeversTest, RunsOfAnotherWorkloadOrTheSameLeversTwiceAreRefused) {
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("records_h200.jsonl measured different workloads"), std::string::npos) << e.what();
   }
+  // The same model at another world size, or in another precision, is another workload.
+  for (const auto& [key, value] : {std::pair{"world_size", "8"}, {"master_weights", "true"}}) {
+    RunLog changed = logs_[3];
+    changed.config[key] = value;
+    std::vector<const RunLog*> with = {runs_[1], &changed};
+    EXPECT_THROW(lever_ladder(with, {gpu("h200-sxm")}), UsageError) << key;
+  }
   std::vector<const RunLog*> twice = runs_;
   twice.push_back(runs_[1]);
   EXPECT_THROW(lever_ladder(twice, {gpu("h200-sxm")}), UsageError);

@@ -61,9 +61,7 @@ size_t KernelClasses::rules() const { return rules_.size(); }
 void KernelClasses::add_file(const std::filesystem::path& file, bool first) {
   std::ifstream in(file);
   if (!in) throw UsageError(fmt::format("{}: cannot read the kernel classes", file.string()));
-  std::stringstream text;
-  text << in.rdbuf();
-  const nlohmann::json root = parse_json_text(text.str(), file.string());
+  const nlohmann::json root = parse_json_text(read_json_file_text(in, file.string(), "a kernel classes file"), file.string());
   if (!root.is_object() || !root.contains("rules") || !root["rules"].is_array()) {
     throw UsageError(fmt::format("{}: kernel classes need {{\"rules\": [{{\"bucket\", \"pattern\"}}, ...]}}", file.string()));
   }
