@@ -1,6 +1,9 @@
 // `upgradebench flops`: model FLOPs per training step by the MFU convention (facts/flops.hpp),
-// with the attention share that decides how much a GPU's attention advantage can matter.
+// with the attention share that decides how much a GPU's attention advantage can matter; of an
+// MoE model its total and active parameters, of a model with sliding windows each layer's window.
 #include <fmt/format.h>
+
+#include <map>
 
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
@@ -27,6 +30,34 @@ struct FlopsOptions {
   bool hfu = false;
   OutputOptions out;
 };
+
+// "30.53B parameters, 3.35B active per token: top 8 of 128 experts in 48 of 48 layers, ..."
+std::string moe_note(const ModelShape& m) {
+  const MoeShape& e = *m.moe;
+  int64_t moe_layers = 0;
+  for (int64_t i = 0; i < m.layers; ++i) moe_layers += m.is_moe_layer(i) ? 1 : 0;
+  return fmt::format("Mixture of experts: {:.2f}B parameters, {:.2f}B active per token (top {} of {} experts "
+                     "{} wide in {} of {} layers{}, the router; embedding and lm_head both counted); the dense FLOPs "
+                     "count the active ones (MoE MFU as torchtitan and Megatron report it).",
+                     static_cast<double>(m.parameter_count()) / 1e9, static_cast<double>(m.active_parameter_count()) / 1e9,
+                     e.top_k, e.experts, e.intermediate, moe_layers, m.layers,
+                     e.shared_experts ? fmt::format(", {} shared {} wide", e.shared_experts, e.shared_intermediate) : "");
+}
+
+// "Attention windows: 52 of 62 layers a window of 1024 tokens, full: layers 5, 11, ...; ..."
+std::string window_note(const ModelShape& m) {
+  std::map<int64_t, int64_t> layers_per_window;
+  std::vector<std::string> full;
+  for (int64_t i = 0; i < m.layers; ++i) {
+    if (m.window(i) > 0) ++layers_per_window[m.window(i)];
+    else full.push_back(fmt::format("{}", i));
+  }
+  std::vector<std::string> parts;
+  for (const auto& [w, n] : layers_per_window) parts.push_back(fmt::format("{} of {} layers a window of {} tokens", n, m.layers, w));
+  if (!full.empty()) parts.push_back(fmt::format("full attention in layer{} {}", full.size() > 1 ? "s" : "", fmt::join(full, ", ")));
+  return fmt::format("Attention windows: {}; a windowed layer's attention counts 2*s*w - w^2 for s^2 when w < s "
+                     "(s*w - w^2/2 key positions).", fmt::join(parts, "; "));
+}
 
 void run(Context& ctx, const FlopsOptions& o) {
   const ModelShape m = ctx.model(o.model, o.layers);
@@ -75,6 +106,10 @@ void run(Context& ctx, const FlopsOptions& o) {
   if (o.hfu) {
     b.notes.push_back("HFU adds the forward pass that activation checkpointing recomputes.");
   }
+  if (m.moe) b.notes.push_back(moe_note(m));
+  if (m.has_windows()) b.notes.push_back(window_note(m));
+  json windows = json::array();
+  for (int64_t i = 0; m.has_windows() && i < m.layers; ++i) windows.push_back(m.window(i));
   json j = {{"model", m.id},
             {"layers", m.layers},
             {"batch", fo.batch},
@@ -82,6 +117,9 @@ void run(Context& ctx, const FlopsOptions& o) {
             {"doc_len", fo.doc_len ? json(*fo.doc_len) : json()},
             {"docs", fo.docs},
             {"dense_params", dense_matmul_params(m)},
+            {"parameters", m.parameter_count()},
+            {"active_parameters", m.active_parameter_count()},
+            {"windows", windows},
             {"points", points}};
   o.out.emit(doc, j);
 }

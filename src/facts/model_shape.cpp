@@ -3,8 +3,6 @@
 
 #include <fmt/format.h>
 
-#include <type_traits>
-
 #include <algorithm>
 #include <fstream>
 #include <sstream>
@@ -13,62 +11,116 @@
 #include "base/error.hpp"
 #include "base/json_text.hpp"
 #include "base/text.hpp"
+#include "facts/config_fields.hpp"
+#include "facts/config_value.hpp"
+#include "facts/layer_pattern.hpp"
 
 namespace ub {
 
 namespace {
 
 using nlohmann::json;
+using namespace config_value;
 
-// Every dimension of a model is at most 2^24 (the largest vocabularies are ~2^18): products of a
-// few of them (parameters, activations per token) then stay far inside 64 bits and exact in a double.
-constexpr int64_t kMaxDimension = int64_t{1} << 24;
-
-int64_t required_positive(const json& c, const char* key, const std::string& where) {
-  if (!c.contains(key)) throw WorkError(fmt::format("{}: missing required key \"{}\"", where, key));
-  const json& v = c.at(key);
-  if (!v.is_number_integer() || v.get<int64_t>() <= 0 || v.get<int64_t>() > kMaxDimension) {
-    throw WorkError(fmt::format("{}: \"{}\" must be a positive integer up to {}, got {}", where, key, kMaxDimension,
-                                v.dump()));
-  }
-  return v.get<int64_t>();
+// rope_scaling (transformers 4.x) or rope_parameters (5.x, which also carries rope_theta).
+RopeScaling read_rope(const json& r, const std::string& rw) {
+  RopeScaling s;
+  s.type = optional_typed(r, "rope_type", optional_typed(r, "type", std::string{"default"}, rw), rw);
+  s.factor = optional_typed(r, "factor", 1.0, rw);
+  s.low_freq_factor = optional_typed(r, "low_freq_factor", 1.0, rw);
+  s.high_freq_factor = optional_typed(r, "high_freq_factor", 4.0, rw);
+  s.original_max_position = optional_typed(r, "original_max_position_embeddings", int64_t{8192}, rw);
+  return s;
 }
 
-// An optional field of one JSON type: `fallback` when absent or null, a WorkError naming the file
-// and the field when it holds another type (nlohmann's own error names neither).
-template <class T>
-T optional_typed(const json& c, const char* key, T fallback, const std::string& where) {
-  if (!c.contains(key) || c.at(key).is_null()) return fallback;
-  const json& v = c.at(key);
-  const bool ok = std::is_same_v<T, bool>          ? v.is_boolean()
-                  : std::is_same_v<T, std::string> ? v.is_string()
-                  : std::is_integral_v<T>          ? v.is_number_integer()
-                                                   : v.is_number();
-  if (!ok) {
-    const char* kind = std::is_same_v<T, bool>          ? "true or false"
-                       : std::is_same_v<T, std::string> ? "a string"
-                       : std::is_integral_v<T>          ? "an integer"
-                                                        : "a number";
-    throw WorkError(fmt::format("{}: \"{}\" must be {}, got {}", where, key, kind, v.dump()));
+void read_rope_fields(const json& c, ModelShape& m, const std::string& w) {
+  if (c.contains("rope_theta") && c.at("rope_theta").is_number()) m.rope_theta = c.at("rope_theta").get<double>();
+  if (c.contains("rope_scaling") && c.at("rope_scaling").is_object()) {
+    m.rope_scaling = read_rope(c.at("rope_scaling"), w + ": rope_scaling");
   }
-  return v.get<T>();
+  if (!c.contains("rope_parameters") || !c.at("rope_parameters").is_object()) return;
+  // Per layer type in Gemma 3's 5.x configs: the full layers' parameters are the model's.
+  const json& all = c.at("rope_parameters");
+  const json& r = all.contains("full_attention") && all.at("full_attention").is_object() ? all.at("full_attention") : all;
+  const std::string rw = w + ": rope_parameters";
+  m.rope_theta = optional_typed(r, "rope_theta", m.rope_theta, rw);
+  const RopeScaling s = read_rope(r, rw);
+  if (s.type != "default") m.rope_scaling = s;
 }
 
-int64_t optional_positive(const json& c, const char* key, int64_t fallback,
-                          const std::string& where) {
-  if (!c.contains(key) || c.at(key).is_null()) return fallback;
-  return required_positive(c, key, where);
+// What the Llama trunk lacks, by field and, where the config does not say it, by model type.
+void read_variants(const json& c, ModelShape& m, const std::string& w) {
+  m.mlp_activation = optional_typed(c, "hidden_activation", optional_typed(c, "hidden_act", std::string{"silu"}, w), w);
+  m.attention_bias = optional_typed(c, "attention_bias", false, w);
+  m.mlp_bias = optional_typed(c, "mlp_bias", false, w);
+  const bool gemma3 = m.model_type == "gemma3_text" || m.model_type == "gemma3";
+  m.qk_norm = m.model_type == "qwen3" || m.model_type == "qwen3_moe" || gemma3;
+  m.norms_per_layer = gemma3 || m.model_type == "gemma2" ? 4 : 2;
+  if (c.contains("query_pre_attn_scalar") && !c.at("query_pre_attn_scalar").is_null()) {
+    m.query_scale = optional_typed(c, "query_pre_attn_scalar", 0.0, w);
+  }
+  m.softcapping = (c.contains("attn_logit_softcapping") && !c.at("attn_logit_softcapping").is_null()) ||
+                  (c.contains("final_logit_softcapping") && !c.at("final_logit_softcapping").is_null());
+  if (optional_typed(c, "use_mrope", false, w)) {
+    throw WorkError(fmt::format("{}: use_mrope true (Qwen2-VL's multimodal rotary positions) is not understood", w));
+  }
+  (void)optional_typed(c, "rope_local_base_freq", 0.0, w);  // the windowed layers' rotary base: no FLOP, no byte
+}
+
+// The weights of one layer's attention that take part in matrix products.
+int64_t attention_matmul_params(const ModelShape& m) {
+  const int64_t q = m.heads * m.head_dim, kv = m.kv_heads * m.head_dim;
+  return m.hidden * (q + 2 * kv) + q * m.hidden;
+}
+
+int64_t swiglu_params(int64_t hidden, int64_t inter) { return 3 * hidden * inter; }
+
+// The weights of one layer's MLP a token multiplies: the dense MLP, or the router, `routed`
+// experts and the shared ones (with Qwen2-MoE's gate of the shared expert).
+int64_t mlp_matmul_params(const ModelShape& m, int64_t layer, int64_t routed) {
+  if (!m.is_moe_layer(layer)) return swiglu_params(m.hidden, m.intermediate);
+  const MoeShape& e = *m.moe;
+  return m.hidden * e.experts + routed * swiglu_params(m.hidden, e.intermediate) +
+         e.shared_experts * swiglu_params(m.hidden, e.shared_intermediate) + (e.shared_gate ? m.hidden : 0);
+}
+
+// Norm weights and biases of one layer: no matrix product, counted in parameters only.
+int64_t layer_vector_params(const ModelShape& m) {
+  const int64_t q = m.heads * m.head_dim, kv = m.kv_heads * m.head_dim;
+  return m.norms_per_layer * m.hidden + (m.qk_norm ? 2 * m.head_dim : 0) +
+         (m.attention_bias ? q + 2 * kv + m.hidden : 0) + (m.mlp_bias ? 2 * m.intermediate + m.hidden : 0);
+}
+
+int64_t count_parameters(const ModelShape& m, bool active) {
+  int64_t total = m.vocab * m.hidden * (m.tied_embeddings ? 1 : 2) + m.hidden;  // + final norm
+  for (int64_t i = 0; i < m.layers; ++i) {
+    const int64_t routed = m.moe ? (active ? m.moe->top_k : m.moe->experts) : 0;
+    total += attention_matmul_params(m) + mlp_matmul_params(m, i, routed) + layer_vector_params(m);
+  }
+  return total;
 }
 
 }  // namespace
 
-int64_t ModelShape::parameter_count() const {
-  const int64_t q = heads * head_dim, kv = kv_heads * head_dim;
-  const int64_t per_layer = hidden * (q + 2 * kv) + q * hidden  // attention projections
-                            + 3 * hidden * intermediate          // gate, up, down
-                            + 2 * hidden;                        // two RMSNorm weights
-  const int64_t embeddings = vocab * hidden * (tied_embeddings ? 1 : 2);
-  return per_layer * layers + embeddings + hidden;  // + final norm
+bool ModelShape::is_moe_layer(int64_t layer) const {
+  if (!moe) return false;
+  return moe_layers.empty() || moe_layers.at(static_cast<size_t>(layer));
+}
+
+int64_t ModelShape::window(int64_t layer) const {
+  return windows.empty() ? 0 : windows.at(static_cast<size_t>(layer));
+}
+
+bool ModelShape::has_windows() const {
+  return std::any_of(windows.begin(), windows.end(), [](int64_t w) { return w > 0; });
+}
+
+int64_t ModelShape::parameter_count() const { return count_parameters(*this, false); }
+
+int64_t ModelShape::active_parameter_count() const { return count_parameters(*this, true); }
+
+double layer_matmul_params(const ModelShape& m, int64_t layer) {
+  return static_cast<double>(attention_matmul_params(m) + mlp_matmul_params(m, layer, m.moe ? m.moe->top_k : 0));
 }
 
 ModelShape parse_hf_config(const json& root, const std::string& where) {
@@ -76,7 +128,9 @@ ModelShape parse_hf_config(const json& root, const std::string& where) {
   const bool nested = root.contains("text_config") && root.at("text_config").is_object();
   const json& c = nested ? root.at("text_config") : root;
   const std::string w = nested ? where + " (text_config)" : where;
+  check_config_fields(c, w);
   ModelShape m;
+  m.model_type = optional_typed(c, "model_type", std::string{}, w);
   m.hidden = required_positive(c, "hidden_size", w);
   m.intermediate = required_positive(c, "intermediate_size", w);
   m.layers = required_positive(c, "num_hidden_layers", w);
@@ -99,26 +153,16 @@ ModelShape parse_hf_config(const json& root, const std::string& where) {
   // tie_word_embeddings may sit at the top level of a multimodal config.
   const json& tie_src = c.contains("tie_word_embeddings") ? c : root;
   m.tied_embeddings = optional_typed(tie_src, "tie_word_embeddings", false, w);
-  if (c.contains("rope_theta") && c.at("rope_theta").is_number()) {
-    m.rope_theta = c.at("rope_theta").get<double>();
-  }
+  read_rope_fields(c, m, w);
   if (c.contains("rms_norm_eps") && c.at("rms_norm_eps").is_number()) {
     m.rms_norm_eps = c.at("rms_norm_eps").get<double>();
   }
   if (c.contains("max_position_embeddings") && c.at("max_position_embeddings").is_number_integer()) {
     m.max_position = c.at("max_position_embeddings").get<int64_t>();
   }
-  if (c.contains("rope_scaling") && c.at("rope_scaling").is_object()) {
-    const json& r = c.at("rope_scaling");
-    RopeScaling s;
-    const std::string rw = w + ": rope_scaling";
-    s.type = optional_typed(r, "rope_type", optional_typed(r, "type", std::string{"default"}, rw), rw);
-    s.factor = optional_typed(r, "factor", 1.0, rw);
-    s.low_freq_factor = optional_typed(r, "low_freq_factor", 1.0, rw);
-    s.high_freq_factor = optional_typed(r, "high_freq_factor", 4.0, rw);
-    s.original_max_position = optional_typed(r, "original_max_position_embeddings", int64_t{8192}, rw);
-    m.rope_scaling = s;
-  }
+  read_variants(c, m, w);
+  m.windows = parse_windows(c, m.model_type, m.layers, w);
+  m.moe = parse_moe(c, m.model_type, m.layers, m.moe_layers, w);
   m.config_layers = m.layers;
   return m;
 }
@@ -171,6 +215,8 @@ ModelShape with_layers(ModelShape m, int64_t layers) {
                                  m.config_layers, m.id));
   }
   m.layers = layers;
+  if (!m.windows.empty()) m.windows.resize(static_cast<size_t>(layers));
+  if (!m.moe_layers.empty()) m.moe_layers.resize(static_cast<size_t>(layers));
   return m;
 }
 

@@ -13,6 +13,12 @@
 // (--loss-chunk) cut T into pieces of that many rows (the last one shorter), and the tiled
 // backward recomputes each tile's gate|up: the shapes the GPU then multiplies
 // (gpu/model/forward.cpp, mlp.cpp, loss.cpp).
+//
+// An MoE layer's MLP is the router (hidden -> experts), each expert's gate|up and down over the
+// tokens routed to it, and the shared experts over all tokens. How many tokens an expert gets is
+// decided by the router at run time; these shapes are those of perfectly balanced routing,
+// ceil(T * top_k / experts) rows per expert, the case a grouped GEMM is fastest at. MLP tiles
+// apply to the dense layers' MLP only.
 #pragma once
 
 #include <cstdint>

@@ -69,10 +69,28 @@ std::vector<int32_t> synthetic_tokens(uint64_t seed, int64_t batch, int64_t seql
   return t;
 }
 
+std::vector<std::string> untrained_features(const ModelShape& m) {
+  std::vector<std::string> f;
+  if (m.moe) f.push_back(fmt::format("a mixture of experts ({} experts, top {})", m.moe->experts, m.moe->top_k));
+  if (m.qk_norm) f.push_back("QK-norm");
+  if (m.mlp_activation != "silu" && m.mlp_activation != "swish") f.push_back(fmt::format("a {} MLP", m.mlp_activation));
+  if (m.norms_per_layer != 2) f.push_back("norms after attention and the MLP");
+  if (m.query_scale && *m.query_scale != static_cast<double>(m.head_dim)) {
+    f.push_back(fmt::format("query_pre_attn_scalar {}", *m.query_scale));
+  }
+  if (m.softcapping) f.push_back("logit soft-capping");
+  if (m.attention_bias || m.mlp_bias) f.push_back("biases in its projections");
+  return f;
+}
+
 void check_trainable(const ModelShape& m) {
   auto refuse = [&](const std::string& why) {
     throw UsageError(fmt::format("train: model {} cannot be trained by the engine: {}", m.id, why));
   };
+  if (const auto f = untrained_features(m); !f.empty()) {
+    refuse(fmt::format("it has {}; the engine trains Llama-family dense decoders (SwiGLU MLP, full causal attention) "
+                       "today; flops, memfit and predict count this model", fmt::join(f, ", ")));
+  }
   if (m.head_dim % 8 != 0 || m.head_dim > 256) refuse(fmt::format("head_dim {} (multiples of 8 up to 256)", m.head_dim));
   if (m.kv_heads <= 0 || m.heads % m.kv_heads != 0) {
     refuse(fmt::format("{} attention heads are not a multiple of {} key/value heads", m.heads, m.kv_heads));
@@ -89,6 +107,18 @@ void check_training_step(const ModelShape& m, int64_t batch, int64_t seqlen, int
   check_trainable(m);
   if (seqlen < 2 || seqlen > (int64_t{1} << 24)) {
     throw UsageError(fmt::format("train: --seqlen {} is out of range (2..16M)", seqlen));
+  }
+  int64_t windowed = 0, narrowest = 0;
+  for (int64_t i = 0; i < m.layers; ++i) {
+    if (m.window(i) <= 0 || m.window(i) >= seqlen) continue;
+    ++windowed;
+    narrowest = narrowest == 0 ? m.window(i) : std::min(narrowest, m.window(i));
+  }
+  if (windowed > 0) {
+    throw UsageError(fmt::format("train: model {} cannot be trained by the engine at --seqlen {}: {} of its {} layers "
+                                 "attend through a sliding window of {} tokens and the engine runs full causal attention "
+                                 "only; at --seqlen {} or less every window holds the whole sequence and it trains",
+                                 m.id, seqlen, windowed, m.layers, narrowest, narrowest));
   }
   if (batch < 1 || batch > 4096) throw UsageError(fmt::format("train: --batch {} is out of range (1..4096)", batch));
   if (loss_chunk < 0 || loss_chunk > (int64_t{1} << 24)) {

@@ -64,13 +64,19 @@ int64_t synthetic_token_bound(int64_t vocab);
 std::vector<int32_t> synthetic_tokens(uint64_t seed, int64_t batch, int64_t seqlen, int64_t vocab,
                                       int64_t first_sequence = 0);
 
+// What the model has that the engine does not run (a mixture of experts, QK-norm, a GeGLU MLP,
+// Gemma's extra norms, biases, ...), each in a few words; empty for a Llama-family shape.
+std::vector<std::string> untrained_features(const ModelShape& m);
+
 // Throws UsageError when the engine cannot run this shape (odd head_dim, heads not divisible by
-// kv_heads, ...), naming the model.
+// kv_heads, untrained_features, ...), naming the model and saying what the engine trains.
 void check_trainable(const ModelShape& m);
 
 // Throws UsageError when a training step of this shape cannot run: the model (check_trainable),
 // the batch (1..4096), the sequence length (2..16M) or the loss chunk (0..16M tokens). The one
-// check of a step's configuration, for the command line and the engine alike.
+// check of a step's configuration, for the command line and the engine alike. A model with
+// sliding-window layers trains where every window holds the whole sequence (seqlen <= the
+// narrowest window): there a windowed layer is exactly full causal attention.
 void check_training_step(const ModelShape& m, int64_t batch, int64_t seqlen, int64_t loss_chunk);
 
 // The step's options that must go together, as the command line and the engine both name them.

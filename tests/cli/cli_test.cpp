@@ -48,6 +48,9 @@ TEST(Golden, Flops) {
   expect_golden("flops.md", "flops --model qwen2.5-7b --seqlen 32k --batch 2 --md");
   expect_golden("flops_packed_hfu.txt", "flops --seqlen 256k --doc-len 8k --hfu --layers 4");
   expect_golden("flops_docs.txt", "flops --docs 4k,12k,3000 --layers 4");
+  expect_golden("flops_moe.txt", "flops --model qwen3-30b-a3b --seqlen 4k,32k");
+  expect_golden("flops_windows.txt", "flops --model gemma-3-27b --seqlen 1k,32k");
+  expect_golden("flops_windows.json", "flops --model mistral-7b-v0.1 --seqlen 4k,8k --layers 2 --json");
 }
 
 TEST(Golden, Decide) {

@@ -1,9 +1,11 @@
 // The CPU reference attention: hand-computed tiny cases, gradients against finite differences
-// (causal, GQA, packed), packed documents equal to separate sequences, the FLOP convention.
+// (causal, GQA, packed, windowed), packed documents equal to separate sequences, a sliding window
+// against brute force and against full attention when it holds the whole sequence, the FLOP convention.
 #include "model/reference/attention_cpu.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -73,7 +75,54 @@ TEST_P(AttentionGrad, MatchesFiniteDifferences) {
 INSTANTIATE_TEST_SUITE_P(Shapes, AttentionGrad,
                          ::testing::Values(AttentionShape{1, 5, 4, 2, 3, true, {}},
                                            AttentionShape{2, 4, 2, 2, 4, false, {}},
-                                           AttentionShape{1, 6, 4, 1, 2, true, {2, 4}}));
+                                           AttentionShape{1, 6, 4, 1, 2, true, {2, 4}},
+                                           AttentionShape{1, 7, 2, 1, 3, true, {}, 3},
+                                           AttentionShape{1, 7, 4, 2, 2, true, {3, 4}, 2}));
+
+TEST(AttentionCpu, WindowMatchesBruteForce) {
+  // Query i sees keys i - w < j <= i: a softmax over at most w keys, written out here.
+  const AttentionShape s{2, 9, 2, 1, 3, true, {}, 4};
+  const auto q = randn(s.q_elems(), 31), k = randn(s.kv_elems(), 32), v = randn(s.kv_elems(), 33);
+  const auto out = attention_forward(s, q, k, v).out;
+  for (int64_t b = 0; b < s.batch; ++b) {
+    for (int64_t h = 0; h < s.heads; ++h) {
+      for (int64_t i = 0; i < s.seqlen; ++i) {
+        const int64_t first = std::max<int64_t>(0, i - s.window + 1);
+        std::vector<double> p;
+        double sum = 0;
+        for (int64_t j = first; j <= i; ++j) {
+          double x = 0;
+          for (int64_t d = 0; d < 3; ++d) x += q[static_cast<size_t>(((b * 9 + i) * 2 + h) * 3 + d)] * k[static_cast<size_t>((b * 9 + j) * 3 + d)];
+          p.push_back(std::exp(x / std::sqrt(3.0)));
+          sum += p.back();
+        }
+        for (int64_t d = 0; d < 3; ++d) {
+          double o = 0;
+          for (int64_t j = first; j <= i; ++j) o += p[static_cast<size_t>(j - first)] / sum * v[static_cast<size_t>((b * 9 + j) * 3 + d)];
+          EXPECT_NEAR(out[static_cast<size_t>(((b * 9 + i) * 2 + h) * 3 + d)], o, 1e-12) << b << " " << h << " " << i;
+        }
+      }
+    }
+  }
+}
+
+TEST(AttentionCpu, WindowHoldingTheSequenceIsFullAttention) {
+  const AttentionShape full{1, 6, 2, 2, 4, true, {}};
+  const auto q = randn(full.q_elems(), 41), k = randn(full.kv_elems(), 42), v = randn(full.kv_elems(), 43);
+  const auto dout = randn(full.q_elems(), 44);
+  const AttentionForward f = attention_forward(full, q, k, v);
+  const AttentionGrads g = attention_backward(full, q, k, v, f, dout);
+  for (int64_t w : {6, 7, 100}) {
+    AttentionShape windowed = full;
+    windowed.window = w;
+    const AttentionForward fw = attention_forward(windowed, q, k, v);
+    EXPECT_EQ(fw.out, f.out) << "window " << w;
+    EXPECT_EQ(attention_backward(windowed, q, k, v, fw, dout).dq, g.dq) << "window " << w;
+  }
+  AttentionShape narrow = full;
+  narrow.window = 5;  // the last query loses its first key
+  EXPECT_NE(attention_forward(narrow, q, k, v).out, f.out);
+}
 
 TEST(AttentionCpu, PackedEqualsSeparateSequences) {
   // Documents of 2 and 3 tokens packed in one sequence give what two separate runs give.
@@ -105,12 +154,17 @@ TEST(AttentionCpu, FlopConvention) {
   AttentionShape packed = one;
   packed.doc_lens.assign(32, 8192);
   EXPECT_DOUBLE_EQ(attention_flops(one, false) / attention_flops(packed, false), 32.0);
+  // A window of half the sequence: s*w - w^2/2 key positions, three quarters of s^2/2.
+  AttentionShape windowed{1, 8192, 32, 8, 128, true, {}, 4096};
+  EXPECT_DOUBLE_EQ(attention_flops(windowed, false), 0.75 * 4.0 * 8192 * 8192 * 32 * 128 / 2);
 }
 
 TEST(AttentionCpu, BadShapesAreRefused) {
   EXPECT_THROW((AttentionShape{1, 4, 3, 2, 4, true, {}}.validate()), UsageError);  // 3 heads, 2 kv
   EXPECT_THROW((AttentionShape{1, 4, 2, 2, 0, true, {}}.validate()), UsageError);
   EXPECT_THROW((AttentionShape{1, 4, 2, 2, 4, true, {1, 2}}.validate()), UsageError);  // sums to 3
+  EXPECT_THROW((AttentionShape{1, 4, 2, 2, 4, false, {}, 2}.validate()), UsageError);  // a window is causal
+  EXPECT_THROW((AttentionShape{1, 4, 2, 2, 4, true, {}, -1}.validate()), UsageError);
 }
 
 }  // namespace

@@ -118,6 +118,42 @@ TEST(Flops, NonPositiveSizesAreUsageErrors) {
 namespace ub {
 namespace {
 
+TEST(Flops, MoeCountsTheActiveExperts) {
+  // Qwen3-30B-A3B per layer: attention 2048*(4096 + 2*512 + 4096), router 2048*128, 8 of the 128
+  // experts 3*2048*768 each; lm_head once.
+  const double qwen = (2048.0 * (4096 + 1024 + 4096) + 2048.0 * 128 + 8 * 3.0 * 2048 * 768) * 48 + 151936.0 * 2048;
+  EXPECT_DOUBLE_EQ(dense_matmul_params(preset("qwen3-30b-a3b")), qwen);
+  // Mixtral-8x7B: 2 of 8 experts of 14336.
+  const double mixtral = (4096.0 * (4096 + 2048 + 4096) + 4096.0 * 8 + 2 * 3.0 * 4096 * 14336) * 32 + 32000.0 * 4096;
+  EXPECT_DOUBLE_EQ(dense_matmul_params(preset("mixtral-8x7b")), mixtral);
+  EXPECT_DOUBLE_EQ(step_flops(preset("mixtral-8x7b"), 4096, {}).dense, 6 * mixtral * 4096);
+}
+
+TEST(Flops, AWindowCountsItsKeyPositions) {
+  const ModelShape m = preset("mistral-7b-v0.1");  // every layer a window of 4096
+  const double full = 6.0 * 8192 * 8192 * 128 * 32 * 32;
+  // At 8k: 2*s*w - w^2 = 3/4 of s^2 (s*w - w^2/2 key positions against s^2/2).
+  EXPECT_DOUBLE_EQ(step_flops(m, 8192, {}).attention, 0.75 * full);
+  EXPECT_DOUBLE_EQ(step_flops(m, 4096, {}).attention, 6.0 * 4096 * 4096 * 128 * 32 * 32);  // the window holds it all
+  EXPECT_DOUBLE_EQ(causal_attention_squares(10, 4), 2 * 10 * 4 - 16);
+  EXPECT_DOUBLE_EQ(causal_attention_squares(10, 0), 100);
+  // Packed documents: each document against the window, a short one whole.
+  FlopOptions docs;
+  docs.docs = {1024, 7168};
+  const double squares = 1024.0 * 1024 + (2.0 * 7168 * 4096 - 4096.0 * 4096);
+  EXPECT_DOUBLE_EQ(step_flops(m, 8192, docs).attention, 6.0 * squares * 128 * 32 * 32);
+  FlopOptions non_causal;
+  non_causal.causal = false;
+  EXPECT_THROW(step_flops(m, 8192, non_causal), UsageError);
+}
+
+TEST(Flops, InterleavedWindowsCountEachLayer) {
+  // Gemma-3-27B: every sixth of 62 layers full (10), the other 52 a window of 1024.
+  const double s = 32768, w = 1024;
+  const double squares = 10 * s * s + 52 * (2 * s * w - w * w);
+  EXPECT_DOUBLE_EQ(step_flops(preset("gemma-3-27b"), 32768, {}).attention, 6.0 * squares * 128 * 32);
+}
+
 double total_flop(const std::vector<StepGemm>& gemms) {
   double f = 0;
   for (const StepGemm& g : gemms) f += g.flop() * static_cast<double>(g.count);
@@ -144,6 +180,22 @@ TEST(StepGemms, CheckpointingRecomputesEveryForwardButTheDownProjection) {
   const double dense = step_flops(m, 8192, {}).dense;
   const double again = 2.0 * 8192 * 4 * (4096.0 * 6144 + 4096.0 * 4096 + 4096.0 * 2 * 14336);
   EXPECT_NEAR(total_flop(step_gemms(m, 8192, ckpt)), dense + again, dense * 1e-12);
+}
+
+TEST(StepGemms, BalancedExpertsAddUpToTheActiveFlops) {
+  // 4096 tokens x top 8 over 128 experts: 256 rows each, the router and experts' products are
+  // exactly the active dense FLOPs.
+  const ModelShape m = with_layers(preset("qwen3-30b-a3b"), 4);
+  const double dense = step_flops(m, 4096, {}).dense;
+  const auto g = step_gemms(m, 4096, {});
+  EXPECT_NEAR(total_flop(g), dense, dense * 1e-12);
+  for (const StepGemm& x : g) {
+    if (x.name == "expert gate_up fwd") {
+      EXPECT_EQ(x.shape(), "1536x256x2048");
+      EXPECT_EQ(x.count, 4 * 128);
+    }
+    EXPECT_NE(x.name, "gate_up fwd");  // no dense MLP in an all-MoE model
+  }
 }
 
 TEST(StepGemms, ShapesAsCublasLtIsCalled) {

@@ -1,4 +1,6 @@
-// config.json parsing: presets, HF defaults and edge cases, and the errors for bad configs.
+// config.json parsing: presets, HF defaults and edge cases, and the errors for bad configs; the
+// mixture-of-experts and sliding-window descriptions, and the total and active parameters against
+// the model cards.
 #include "facts/model_shape.hpp"
 
 #include <gtest/gtest.h>
@@ -50,6 +52,147 @@ TEST(ModelShape, Llama3RopeScalingIsRead) {
 json minimal() {
   return {{"hidden_size", 64}, {"intermediate_size", 128}, {"num_hidden_layers", 2},
           {"num_attention_heads", 4}, {"vocab_size", 100}};
+}
+
+TEST(ModelShape, EveryPresetLoads) {
+  for (const std::string& id : list_presets(kModels)) EXPECT_NO_THROW(load_model(id, kModels)) << id;
+}
+
+TEST(ModelShape, MoeParametersAreTheModelCards) {
+  // Qwen/Qwen3-30B-A3B's card: 30.5B total, 3.3B activated (lm_head and embedding both counted).
+  const ModelShape q = load_model("qwen3-30b-a3b", kModels);
+  EXPECT_EQ(q.parameter_count(), 30532122624);
+  EXPECT_NEAR(static_cast<double>(q.active_parameter_count()) / 1e9, 3.3, 0.06);
+  // Mixtral-8x7B: 46.7B total, 12.9B active (Mistral AI's announcement).
+  const ModelShape x = load_model("mixtral-8x7b", kModels);
+  EXPECT_EQ(x.parameter_count(), 46702792704);
+  EXPECT_NEAR(static_cast<double>(x.active_parameter_count()) / 1e9, 12.9, 0.05);
+  // A dense model is all active; Mistral-7B-v0.1 has 7,241,732,096 parameters.
+  const ModelShape m = load_model("mistral-7b-v0.1", kModels);
+  EXPECT_EQ(m.parameter_count(), 7241732096);
+  EXPECT_EQ(m.active_parameter_count(), m.parameter_count());
+}
+
+TEST(ModelShape, MoeConfigsAreRead) {
+  const ModelShape q = load_model("qwen3-30b-a3b", kModels);
+  ASSERT_TRUE(q.moe);
+  EXPECT_EQ(q.moe->experts, 128);
+  EXPECT_EQ(q.moe->top_k, 8);
+  EXPECT_EQ(q.moe->intermediate, 768);
+  EXPECT_EQ(q.moe->shared_experts, 0);
+  EXPECT_TRUE(q.moe->normalize_top_k);
+  EXPECT_FALSE(q.moe->aux_loss);  // output_router_logits false
+  EXPECT_DOUBLE_EQ(q.moe->aux_loss_coef, 0.001);
+  EXPECT_TRUE(q.qk_norm);
+  EXPECT_FALSE(q.has_windows());  // use_sliding_window false
+  EXPECT_TRUE(q.is_moe_layer(0) && q.is_moe_layer(47));
+  const ModelShape x = load_model("mixtral-8x7b", kModels);
+  ASSERT_TRUE(x.moe);
+  EXPECT_EQ(x.moe->intermediate, 14336);  // Mixtral's experts are intermediate_size wide
+  EXPECT_TRUE(x.moe->normalize_top_k);    // its block always renormalises
+  EXPECT_DOUBLE_EQ(x.moe->aux_loss_coef, 0.02);
+  EXPECT_FALSE(x.qk_norm);
+  EXPECT_FALSE(x.has_windows());  // sliding_window null
+}
+
+TEST(ModelShape, WhichLayersHaveExperts) {
+  json c = minimal();
+  c["num_hidden_layers"] = 6;
+  c["num_experts"] = 4, c["num_experts_per_tok"] = 2, c["moe_intermediate_size"] = 32;
+  c["decoder_sparse_step"] = 2, c["first_k_dense_replace"] = 1, c["mlp_only_layers"] = {3};
+  c["n_shared_experts"] = 2, c["scoring_func"] = "sigmoid";
+  const ModelShape m = parse_hf_config(c, "t");
+  std::vector<bool> moe;
+  for (int64_t i = 0; i < 6; ++i) moe.push_back(m.is_moe_layer(i));
+  EXPECT_EQ(moe, (std::vector<bool>{false, true, false, false, false, true}));
+  EXPECT_EQ(m.moe->shared_experts, 2);
+  EXPECT_EQ(m.moe->shared_intermediate, 32);
+  EXPECT_EQ(m.moe->scoring, RouterScoring::sigmoid);
+  // Two MoE layers: router 64*4, all 4 experts and the 2 shared ones 3*64*32 each; four dense
+  // layers 3*64*128; attention 4*64*64 and two norms each; embedding, lm_head, final norm.
+  const int64_t expert = 3 * 64 * 32, layer = 4 * 64 * 64 + 2 * 64;
+  const int64_t total = 2 * (64 * 4 + 6 * expert) + 4 * 3 * 64 * 128 + 6 * layer + 2 * 100 * 64 + 64;
+  EXPECT_EQ(m.parameter_count(), total);
+  EXPECT_EQ(m.active_parameter_count(), total - 2 * 2 * expert);  // 2 of the 4 routed experts
+  const ModelShape two = with_layers(m, 2);
+  EXPECT_TRUE(two.is_moe_layer(1));
+  EXPECT_EQ(two.parameter_count(), (64 * 4 + 6 * expert) + 3 * 64 * 128 + 2 * layer + 2 * 100 * 64 + 64);
+}
+
+TEST(ModelShape, WindowsPerLayer) {
+  const ModelShape mistral = load_model("mistral-7b-v0.1", kModels);
+  EXPECT_EQ(mistral.window(0), 4096);
+  EXPECT_EQ(mistral.window(31), 4096);
+  EXPECT_FALSE(load_model("mistral-7b", kModels).has_windows());  // v0.3: sliding_window null
+  const ModelShape gemma = load_model("gemma-3-27b", kModels);
+  int64_t full = 0;
+  for (int64_t i = 0; i < gemma.layers; ++i) full += gemma.window(i) == 0 ? 1 : 0;
+  EXPECT_EQ(full, 10);  // layers 5, 11, ..., 59: every sixth
+  EXPECT_EQ(gemma.window(5), 0);
+  EXPECT_EQ(gemma.window(6), 1024);
+  EXPECT_TRUE(gemma.qk_norm);
+  EXPECT_EQ(gemma.norms_per_layer, 4);
+  EXPECT_EQ(gemma.mlp_activation, "gelu_pytorch_tanh");
+  EXPECT_EQ(with_layers(gemma, 7).windows.size(), 7u);
+
+  json c = minimal();
+  c["num_hidden_layers"] = 4;
+  c["sliding_window"] = 16;
+  c["layer_types"] = {"sliding_attention", "full_attention", "sliding_attention", "full_attention"};
+  EXPECT_EQ(parse_hf_config(c, "t").windows, (std::vector<int64_t>{16, 0, 16, 0}));
+  c.erase("layer_types");
+  c["model_type"] = "qwen2";  // Qwen: windows only with use_sliding_window, from max_window_layers on
+  EXPECT_TRUE(parse_hf_config(c, "t").windows.empty());
+  c["use_sliding_window"] = true, c["max_window_layers"] = 3;
+  EXPECT_EQ(parse_hf_config(c, "t").windows, (std::vector<int64_t>{0, 0, 0, 16}));
+}
+
+TEST(ModelShape, WhatWeCannotDescribeIsRefusedByName) {
+  auto refused = [](const json& c, const std::string& want) {
+    try {
+      parse_hf_config(c, "cfg.json");
+      ADD_FAILURE() << "read: " << c.dump();
+    } catch (const WorkError& e) {
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    }
+  };
+  json c = minimal();
+  c["swiglu_limit"] = 7.0;  // gpt-oss
+  refused(c, "cfg.json: field 'swiglu_limit' is not understood: upgradebench would count the wrong model");
+  c = minimal();
+  c["kv_lora_rank"] = 512;  // DeepSeek's latent attention
+  refused(c, "field 'kv_lora_rank'");
+  c = minimal();
+  c["sliding_window"] = 8;
+  c["layer_types"] = {"chunked_attention", "full_attention"};
+  refused(c, "layer 0 has type 'chunked_attention'");
+  c["layer_types"] = {"full_attention"};
+  refused(c, "\"layer_types\" must list one type per layer (2)");
+  c = minimal();
+  c["model_type"] = "gemma2";
+  c["sliding_window"] = 8;
+  refused(c, "model_type 'gemma2' alternates windowed and full layers in its code");
+  c = minimal();
+  c["num_experts"] = 4, c["num_experts_per_tok"] = 5;
+  refused(c, "num_experts_per_tok 5 is more than the 4 experts");
+  c["num_experts_per_tok"] = 2, c["router_jitter_noise"] = 0.01;
+  refused(c, "router_jitter_noise 0.01 is not understood");
+  c = minimal();
+  c["model_type"] = "qwen3_moe";
+  refused(c, "is a mixture of experts but the config gives no expert count");
+  // What leaves the architecture alone passes.
+  c = minimal();
+  c["torch_dtype"] = "bfloat16", c["initializer_range"] = 0.02, c["eos_token_id"] = json::array({1, 2});
+  c["attention_dropout"] = 0.0, c["transformers_version"] = "4.51.0";
+  EXPECT_NO_THROW(parse_hf_config(c, "t"));
+}
+
+TEST(ModelShape, RopeParametersOfTransformers5AreRead) {
+  json c = minimal();
+  c["rope_parameters"] = {{"rope_theta", 1000000.0}, {"rope_type", "default"}};
+  const ModelShape m = parse_hf_config(c, "t");
+  EXPECT_DOUBLE_EQ(m.rope_theta, 1000000.0);
+  EXPECT_FALSE(m.rope_scaling);
 }
 
 TEST(ModelShape, MissingKvHeadsMeansEqualToHeads) {

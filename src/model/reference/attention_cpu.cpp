@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "base/error.hpp"
+#include "facts/flops.hpp"
 #include "facts/packed_docs.hpp"
 
 namespace ub {
@@ -30,6 +31,7 @@ std::vector<int64_t> start_of_each_position(const AttentionShape& s) {
 // Query i may attend to key j.
 bool allowed(const AttentionShape& s, const std::vector<int64_t>& start, int64_t i, int64_t j) {
   if (start[static_cast<size_t>(i)] != start[static_cast<size_t>(j)]) return false;
+  if (s.window > 0 && i - j >= s.window) return false;
   return !s.causal || j <= i;
 }
 
@@ -53,6 +55,8 @@ void AttentionShape::validate() const {
     throw UsageError(fmt::format("attention: {} query heads are not a multiple of {} kv heads", heads, kv_heads));
   }
   check_documents(doc_lens, seqlen, "attention");
+  if (window < 0) throw UsageError(fmt::format("attention: window {} is negative", window));
+  if (window > 0 && !causal) throw UsageError("attention: a sliding window is causal; give causal attention with it");
 }
 
 AttentionForward attention_forward(const AttentionShape& s, const std::vector<double>& q,
@@ -137,7 +141,10 @@ AttentionGrads attention_backward(const AttentionShape& s, const std::vector<dou
 }
 
 double attention_flops(const AttentionShape& s, bool with_backward) {
-  const double squares = s.doc_lens.empty() ? sum_of_squares({s.seqlen}) : sum_of_squares(s.doc_lens);
+  double squares = 0;
+  for (int64_t len : s.doc_lens.empty() ? std::vector<int64_t>{s.seqlen} : s.doc_lens) {
+    squares += causal_attention_squares(len, s.causal ? s.window : 0);
+  }
   double f = 4.0 * static_cast<double>(s.batch) * squares * static_cast<double>(s.heads) *
              static_cast<double>(s.head_dim);
   if (s.causal) f /= 2.0;

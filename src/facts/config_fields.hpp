@@ -1,0 +1,22 @@
+// Which fields of a Hugging Face config.json upgradebench knows. A config is a model's whole
+// architecture in a few dozen fields; a field we do not read may be one that changes it (attention
+// sinks, latent attention, a capped SwiGLU, a grouped router), and counting FLOPs or memory
+// without it is counting another model. So every field of the text model's config must be one
+// the parser interprets, or one known to leave the architecture alone (token ids, the dtype,
+// generation defaults, dropout); any other is refused by name, before anything is counted.
+//
+// The list is of fields, not of values: an interpreted field with a value the parser cannot
+// describe is refused where it is read (model_shape.cpp, layer_pattern.cpp).
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace ub {
+
+// Throws WorkError naming the first field of `config` (an object) that is neither interpreted nor
+// known to be harmless.
+void check_config_fields(const nlohmann::json& config, const std::string& where);
+
+}  // namespace ub
