@@ -391,15 +391,25 @@ TEST(Bounds, APipeIsReadLikeAFile) {
 }
 
 // A server that accepts the connection and never answers: the command ends, and says why.
-TEST(Bounds, APostgresServerThatNeverAnswersDoesNotHang) {
+// A socket listening on a free loopback port (the kernel accepts connections; nothing answers),
+// its address in `addr`; -1 when it cannot be made.
+int loopback_listener(sockaddr_in& addr) {
   const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
+  addr = sockaddr_in{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   socklen_t len = sizeof addr;
-  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  ASSERT_EQ(::listen(listener, 16), 0);  // the kernel accepts; nobody reads or answers
-  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  if (listener < 0 || ::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(listener, 16) != 0 ||
+      ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    return -1;
+  }
+  return listener;
+}
+
+TEST(Bounds, APostgresServerThatNeverAnswersDoesNotHang) {
+  sockaddr_in addr{};
+  const int listener = loopback_listener(addr);
+  ASSERT_GE(listener, 0);
   const auto start = std::chrono::steady_clock::now();
   const Result r = run(fmt::format("history list --db postgresql://nobody@127.0.0.1:{}/history", ntohs(addr.sin_port)));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -413,14 +423,9 @@ TEST(Bounds, APostgresServerThatNeverAnswersDoesNotHang) {
 // A server that answers the handshake, then goes silent: TCP stays alive and the server cancels
 // nothing, so the client's own deadline ends the wait (10 s for the first statement), and says so.
 TEST(Bounds, APostgresServerSilentAfterTheHandshakeDoesNotHang) {
-  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  ASSERT_EQ(::listen(listener, 16), 0);
-  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const int listener = loopback_listener(addr);
+  ASSERT_GE(listener, 0);
   std::thread server([listener] {
     const int c = ::accept(listener, nullptr, nullptr);
     if (c < 0) return;

@@ -10,17 +10,10 @@
 #include <random>
 
 #include "base/error.hpp"
+#include "random_values.hpp"
 
 namespace ub {
 namespace {
-
-std::vector<double> randn(size_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> d(0.0, 1.0);
-  std::vector<double> v(n);
-  for (double& x : v) x = d(rng);
-  return v;
-}
 
 TEST(AttentionCpu, OneTokenReturnsItsValue) {
   AttentionShape s{1, 1, 2, 1, 3, true, {}};

@@ -9,17 +9,10 @@
 #include <random>
 
 #include "base/error.hpp"
+#include "random_values.hpp"
 
 namespace ub {
 namespace {
-
-std::vector<double> randn(size_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> d(0.0, 1.0);
-  std::vector<double> v(n);
-  for (double& x : v) x = d(rng);
-  return v;
-}
 
 MoeWeights random_weights(const MoeLayerShape& s, uint64_t seed) {
   const auto n = [](int64_t a, int64_t b, int64_t c = 1) { return static_cast<size_t>(a * b * c); };
