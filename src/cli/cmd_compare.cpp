@@ -72,9 +72,16 @@ void register_compare(CLI::App& app, Context& ctx) {
     // Our `bandwidth` records are no log of another tool's kind: told by their records.
     const bool old_bw = kind == LogKind::unknown && has_record_type(old_text, "bandwidth");
     const bool new_bw = new_kind == LogKind::unknown && has_record_type(new_text, "bandwidth");
+    // Lines a reader skipped (damaged, duplicate) are said on stderr after the result, as memfit does.
+    const auto warn = [&](const auto& old_log, const auto& new_log) {
+      warn_about_lines(old_log.warnings, o->old_path);
+      warn_about_lines(new_log.warnings, o->new_path);
+    };
     if (old_bw && new_bw) {
-      const BandwidthComparison c = compare_bandwidth(read_bandwidth_log(old_text), read_bandwidth_log(new_text), ctx.catalog());
+      const BandwidthLog a = read_bandwidth_log(old_text), b = read_bandwidth_log(new_text);
+      const BandwidthComparison c = compare_bandwidth(a, b, ctx.catalog());
       o->out.emit(report::bandwidth_comparison_document(c), c);
+      warn(a, b);
       return;
     }
     if (kind != new_kind || kind == LogKind::unknown) {
@@ -87,8 +94,10 @@ void register_compare(CLI::App& app, Context& ctx) {
                                         o->flags.parse());
       o->out.emit(report::comparison_document(c), report::comparison_json(c));
     } else if (kind == LogKind::attention) {
-      const AttentionComparison c = compare_attention(read_attention_log(old_text), read_attention_log(new_text), cat);
+      const AttentionLog a = read_attention_log(old_text), b = read_attention_log(new_text);
+      const AttentionComparison c = compare_attention(a, b, cat);
       o->out.emit(report::attention_comparison_document(c), c);
+      warn(a, b);
     } else if (kind == LogKind::decomposition) {
       const DecompositionComparison c =
           compare_decomposition(read_decomposition_log(old_text), read_decomposition_log(new_text), cat);

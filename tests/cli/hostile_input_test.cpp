@@ -142,6 +142,15 @@ TEST(SilentlyWrong, AFigureBeyondAnyMeasurementIsRefused) {
   }
 }
 
+// A damaged line compare skips is said on stderr, naming file and line, not dropped in silence.
+TEST(Messages, CompareSaysWhichLinesItSkipped) {
+  const std::string damaged = write_file("attention_nan.log", replaced(slurp(kFx + "/attention_h200.log"),
+                                                                      "\"fwd_tflops\": 435.0", "\"fwd_tflops\": NaN"));
+  const Result r = run(fmt::format("compare {} {}/attention_b200.log", damaged, kFx));
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: " + damaged + ":3: a damaged line skipped"), std::string::npos) << r.err;
+}
+
 // Attention logs of different problems (heads, head dim, causal) are not compared as one.
 TEST(SilentlyWrong, AttentionOfAnotherShapeIsNotCompared) {
   const std::string other = write_file("attention_other_shape.log",
