@@ -151,6 +151,12 @@ TEST(Messages, CompareSaysWhichLinesItSkipped) {
   EXPECT_NE(r.err.find("warning: " + damaged + ":3: a damaged line skipped"), std::string::npos) << r.err;
 }
 
+// Decompositions of steps of different lengths are not compared as one.
+TEST(SilentlyWrong, DecompositionsOfOtherLengthsAreNotCompared) {
+  expect_error(fmt::format("compare {0}/suite_h200_2l/decompose-short.jsonl {0}/suite_h200_2l/decompose-long.jsonl", kFx), 2,
+               "decompose steps of different lengths (2048 vs 4096 tokens, old vs new)");
+}
+
 // Attention logs of different problems (heads, head dim, causal) are not compared as one.
 TEST(SilentlyWrong, AttentionOfAnotherShapeIsNotCompared) {
   const std::string other = write_file("attention_other_shape.log",
