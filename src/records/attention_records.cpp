@@ -8,6 +8,7 @@
 
 #include "base/error.hpp"
 #include "facts/packed_docs.hpp"
+#include "records/measurement_bounds.hpp"
 
 namespace ub {
 
@@ -125,6 +126,11 @@ AttentionRecord read_attention_point(const Fields& f) {
   r.fwd_tflops = non_negative(f, "fwd_tflops");
   r.fwd_bwd_ms = optional_non_negative(f, "fwd_bwd_ms");
   r.fwd_bwd_tflops = optional_non_negative(f, "fwd_bwd_tflops");
+  for (const auto& [name, v] : {std::pair{"fwd_tflops", std::optional<double>(r.fwd_tflops)}, {"fwd_bwd_tflops", r.fwd_bwd_tflops}}) {
+    if (v && *v > kMaxTflops) {
+      throw WorkError(fmt::format("{}: \"{}\" is {:g}, beyond any measurement (at most {:g})", f.where(), name, *v, kMaxTflops));
+    }
+  }
   r.device = static_cast<int>(f.optional_count("device").value_or(0));
   r.batch = f.optional_count("batch").value_or(1);
   r.heads = f.optional_count("heads").value_or(0);

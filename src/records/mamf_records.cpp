@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "base/error.hpp"
+#include "records/measurement_bounds.hpp"
 
 namespace ub {
 
@@ -115,6 +116,12 @@ MamfShape read_mamf_shape(const Fields& f) {
     s.mean_tflops = t->number("mean");
     s.median_tflops = t->number("median");
     s.max_tflops = t->number("max");
+    for (const auto& [name, v] : {std::pair{"mean", s.mean_tflops}, {"median", s.median_tflops}, {"max", s.max_tflops}}) {
+      if (!(v >= 0) || !(v <= kMaxTflops)) {
+        throw WorkError(fmt::format("{}: tflops \"{}\" is {:g}: from 0 to {:g} is a measurement, this is not", f.where(),
+                                    name, v, kMaxTflops));
+      }
+    }
     s.ok = s.error.empty();
   }
   if (auto t = f.optional_object("time_ms")) {

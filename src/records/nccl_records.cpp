@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "base/error.hpp"
+#include "records/measurement_bounds.hpp"
 
 namespace ub {
 
@@ -97,9 +98,9 @@ NcclRecord read_nccl_record(const Fields& f) {
   r.busbw_gbps = f.number("busbw_gbps");
   // A bandwidth below zero, or beyond any link (a petabyte a second), is a damaged record.
   for (const auto& [name, v] : {std::pair{"algbw_gbps", r.algbw_gbps}, {"busbw_gbps", r.busbw_gbps}}) {
-    if (!(v >= 0) || !(v <= 1e6)) {
-      throw WorkError(fmt::format("{}: \"{}\" is {}: a bandwidth from 0 to 1e6 GB/s is a measurement, this is not",
-                                  f.where(), name, v));
+    if (!(v >= 0) || !(v <= kMaxGbps)) {
+      throw WorkError(fmt::format("{}: \"{}\" is {}: a bandwidth from 0 to {:g} GB/s is a measurement, this is not",
+                                  f.where(), name, v, kMaxGbps));
     }
   }
   if (auto t = f.optional_object("telemetry")) r.telemetry = read_telemetry(*t);

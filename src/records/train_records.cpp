@@ -9,8 +9,9 @@
 
 #include "base/error.hpp"
 #include "base/text.hpp"
-#include "model/llama_layout.hpp"
 #include "base/units.hpp"
+#include "model/llama_layout.hpp"
+#include "records/measurement_bounds.hpp"
 
 namespace ub {
 
@@ -170,14 +171,13 @@ TrainStep read_train_step(const Fields& f, int64_t index) {
   if (auto r = f.optional_count("slowest_rank")) s.slowest_rank = static_cast<int>(*r);
   // A rate, a size or a share below zero is a damaged record, not a measurement; so is one beyond
   // anything a machine measures (a step of 1e308 ms gives an interval of 1e305x and a verdict).
-  constexpr double kMaxMs = 1e10, kMaxGib = 1e6;  // four months; a million GiB
   struct Bound {
     const char* name;
     const std::optional<double>* v;
     double max;
   };
   const Bound bounded[] = {
-      {"tflops", &s.tflops, 1e7}, {"mfu", &s.mfu, 10}, {"hfu", &s.hfu, 10}, {"peak_mem_gib", &s.peak_mem_gib, kMaxGib},
+      {"tflops", &s.tflops, kMaxTflops}, {"mfu", &s.mfu, 10}, {"hfu", &s.hfu, 10}, {"peak_mem_gib", &s.peak_mem_gib, kMaxGib},
       {"peak_allocated_gib", &s.peak_allocated_gib, kMaxGib}, {"device_used_gib", &s.device_used_gib, kMaxGib},
       {"flop", &s.flop, 1e27}, {"attention_share", &s.attention_share, 1e9}, {"exposed_comm_ms", &s.exposed_comm_ms, kMaxMs},
       {"exposed_offload_ms", &s.exposed_offload_ms, kMaxMs},

@@ -140,6 +140,16 @@ TEST(SilentlyWrong, AFigureBeyondAnyMeasurementIsRefused) {
                                                        fmt::format("\"{}\": {}", field, value)));
     expect_error(fmt::format("memfit {} --capacity-gib 130", path), 1, fmt::format("\"{}\" is 1e+308, beyond any measurement", field));
   }
+  // bench_flash_attn.py's lines and our mamf records alike.
+  const std::string attention = write_file("absurd_attention.log", replaced(slurp(kFx + "/attention_h200.log"),
+                                                                           "\"fwd_tflops\": 435.0", "\"fwd_tflops\": 1e308"));
+  const Result a = run(fmt::format("compare {} {}/attention_b200.log", attention, kFx));
+  EXPECT_NE(a.err.find("\"fwd_tflops\" is 1e+308, beyond any measurement"), std::string::npos) << a.err;
+  const std::string mamf = write_file("absurd_mamf.jsonl", replaced(slurp(kFx + "/mamf_records_h200_a.jsonl"),
+                                                                   "\"median\":717.7418693199693", "\"median\":1e308"));
+  const Result m = run(fmt::format("compare {} {}/mamf_records_h200_b.jsonl", mamf, kFx));
+  EXPECT_NE(m.code, 0) << m.out;
+  EXPECT_NE(m.err.find("tflops \"median\" is 1e+308"), std::string::npos) << m.err;
 }
 
 // A damaged line compare skips is said on stderr, naming file and line, not dropped in silence.

@@ -9,6 +9,7 @@
 #include "base/text.hpp"
 #include "base/text_cursor.hpp"
 #include "records/context_record.hpp"
+#include "records/measurement_bounds.hpp"
 #include "records/record_file.hpp"
 
 namespace ub {
@@ -84,7 +85,6 @@ bool starts_like_shape_line(std::string_view line) {
 // line saying otherwise is a damaged one. Empty when `s` is possible, else why not.
 std::string impossible_shape(const MamfShape& s) {
   if (s.m < 1 || s.n < 1 || s.k < 1) return fmt::format("a side of {}x{}x{} is zero", s.m, s.n, s.k);
-  constexpr double kMaxTflops = 1e6;
   for (const double v : {s.mean_tflops, s.median_tflops, s.max_tflops}) {
     if (v > kMaxTflops) return fmt::format("{} TFLOPS is more than any GPU does", v);
   }

@@ -1,0 +1,12 @@
+// What no measurement can be, written once for every reader: beyond these a figure is a damaged
+// record (or a hand-edited one), refused naming its line and field, never turned into a ratio.
+#pragma once
+
+namespace ub {
+
+inline constexpr double kMaxTflops = 1e6;   // no GPU comes near an exaflop
+inline constexpr double kMaxMs = 1e10;      // a step or a wait of four months
+inline constexpr double kMaxGib = 1e6;      // a million GiB of memory
+inline constexpr double kMaxGbps = 1e6;     // a petabyte a second over any link
+
+}  // namespace ub
