@@ -92,6 +92,24 @@ const LeverRung* LeverLadder::first_reaching(size_t g, int64_t seqlen) const {
   return nullptr;
 }
 
+const LeverRung* LeverLadder::furthest(size_t g) const {
+  const LeverRung* best = nullptr;
+  for (const LeverRung& r : rungs) {
+    if (g < r.longest.size() && r.longest[g].tokens && (!best || *r.longest[g].tokens > *best->longest[g].tokens)) best = &r;
+  }
+  return best;
+}
+
+std::string LeverLadder::cost_text(const LeverRung& r) const {
+  if (r.step_time_ratio) return fmt::format("{:.2f}x at {}", *r.step_time_ratio, *r.cost_at);
+  return !rungs.empty() && &r == &rungs.front() ? "base" : "-";
+}
+
+std::string longest_cell(const LongestSequence& l) {
+  if (!l.tokens) return "unknown";
+  return fmt::format("{}{}", *l.tokens, l.measured ? " (found)" : l.capped ? " (capped)" : "");
+}
+
 LeverLadder lever_ladder(const std::vector<const RunLog*>& runs, std::vector<LadderGpu> gpus,
                          const std::vector<std::optional<int64_t>>& found) {
   LeverLadder ladder;

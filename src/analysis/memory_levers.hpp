@@ -54,7 +54,14 @@ struct LeverLadder {
   std::vector<LeverRung> rungs;  // fewest levers first
   // The first rung (fewest levers) whose longest sequence on GPU `g` reaches `seqlen`; null if none.
   const LeverRung* first_reaching(size_t g, int64_t seqlen) const;
+  // The rung whose longest sequence on GPU `g` is the longest; null when none is known.
+  const LeverRung* furthest(size_t g) const;
+  // A rung's step-time cell: "1.03x at 131072", "base" for the rung with the fewest levers, "-".
+  std::string cost_text(const LeverRung& r) const;
 };
+
+// A longest sequence as a table cell: "162816 (capped)", "393216 (found)", "unknown".
+std::string longest_cell(const LongestSequence& l);
 
 // UsageError when the runs are not of one workload (model, layers, batch) or two have the same
 // levers. `found[i]`: sweep --find-max's longest fit of runs[i], when known.

@@ -121,10 +121,7 @@ const CompareRow* row_at(const Comparison& c, int64_t seqlen) {
 
 // The lever that takes GPU `g` furthest: "393216 with checkpointing + offloaded checkpoints".
 std::string best_lever(const LeverLadder& ladder, size_t g) {
-  const LeverRung* best = nullptr;
-  for (const LeverRung& r : ladder.rungs) {
-    if (r.longest[g].tokens && (!best || *r.longest[g].tokens > *best->longest[g].tokens)) best = &r;
-  }
+  const LeverRung* best = ladder.furthest(g);
   return best ? fmt::format("{} with {}", *best->longest[g].tokens, best->levers.name()) : "unknown";
 }
 

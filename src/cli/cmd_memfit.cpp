@@ -86,11 +86,6 @@ void run_one(Context& ctx, const MemfitOptions& o) {
   warn_about_lines(log.warnings, o.path);  // after the result: an error before it is the one line said
 }
 
-std::string longest_cell(const LongestSequence& l) {
-  if (!l.tokens) return "unknown";
-  return fmt::format("{}{}", *l.tokens, l.measured ? " (found)" : l.capped ? " (capped)" : "");
-}
-
 // The GPUs to read the ladder for: --for's list, else every catalog GPU the runs were measured on.
 std::vector<LadderGpu> ladder_gpus(Context& ctx, const MemfitOptions& o, const std::vector<RunLog>& logs) {
   const Catalog& cat = ctx.catalog();
@@ -142,8 +137,6 @@ void run_ladder(Context& ctx, const MemfitOptions& o) {
       fit_json = {{"intercept_gib", fit.intercept_gib}, {"slope_gib_per_token", fit.slope_gib_per_token}, {"r2", fit.r2},
                   {"points", fit.points}};
     }
-    const std::string cost = r.step_time_ratio ? fmt::format("{:.2f}x at {}", *r.step_time_ratio, *r.cost_at)
-                             : &r == &ladder.rungs.front() ? "base" : "-";
     std::vector<std::string> row = {r.levers.name(), r.run->path, r.run->gpu.empty() ? "unknown" : r.run->gpu, line};
     json longest = json::object();
     for (size_t g = 0; g < ladder.gpus.size(); ++g) {
@@ -153,7 +146,7 @@ void run_ladder(Context& ctx, const MemfitOptions& o) {
                                       {"capped_by_out_of_memory", l.capped ? json(*l.out_of_memory_at) : json()}};
       if (l.capped) b.notes.push_back(fmt::format("{} on {}: {}", r.levers.name(), ladder.gpus[g].name, l.how));
     }
-    row.push_back(cost);
+    row.push_back(ladder.cost_text(r));
     b.table.add_row(row);
     rows.push_back({{"levers", r.levers.name()}, {"run", r.run->path}, {"gpu", r.run->gpu}, {"fit", fit_json},
                     {"longest", longest}, {"step_time_ratio", r.step_time_ratio ? json(*r.step_time_ratio) : json()},
@@ -162,11 +155,7 @@ void run_ladder(Context& ctx, const MemfitOptions& o) {
   }
   // The lever that got each GPU furthest.
   for (size_t g = 0; g < ladder.gpus.size(); ++g) {
-    const LeverRung* best = nullptr;
-    for (const LeverRung& r : ladder.rungs) {
-      if (r.longest[g].tokens && (!best || *r.longest[g].tokens > *best->longest[g].tokens)) best = &r;
-    }
-    if (best) {
+    if (const LeverRung* best = ladder.furthest(g)) {
       b.notes.push_back(fmt::format("{}: the longest, {} tokens, with {} ({})", ladder.gpus[g].name,
                                     *best->longest[g].tokens, best->levers.name(), best->longest[g].how));
     }

@@ -63,12 +63,8 @@ void levers_block(Document& doc, const UpgradeDecision& d, const char* tag) {
   b.table.columns.push_back({"data", Align::left});
   for (const LeverRung& r : ladder.rungs) {
     std::vector<std::string> row = {r.levers.name()};
-    for (const LongestSequence& l : r.longest) {
-      row.push_back(l.tokens ? fmt::format("{}{}", *l.tokens, l.capped ? " (capped)" : l.measured ? " (found)" : "")
-                             : "unknown");
-    }
-    row.push_back(r.step_time_ratio ? fmt::format("{:.2f}x at {}", *r.step_time_ratio, *r.cost_at)
-                  : &r == &ladder.rungs.front() ? "base" : "-");
+    for (const LongestSequence& l : r.longest) row.push_back(longest_cell(l));
+    row.push_back(ladder.cost_text(r));
     row.push_back(tag);
     b.table.add_row(row);
   }

@@ -19,10 +19,14 @@ size_t CheckpointOffload::host_bytes(const StepDims& d, int64_t layers) {
   return static_cast<size_t>(layers) * d.activation_bytes(d.H);
 }
 
+std::string CheckpointOffload::describe(const StepDims& d, int64_t layers) {
+  return fmt::format("the offloaded checkpoints ({} layers x {:.2f} GiB)", layers, to_gib(d.activation_bytes(d.H)));
+}
+
 CheckpointOffload::CheckpointOffload(LlamaBuffers& b, cudaStream_t compute)
     : b_(b), compute_(compute), bytes_(b.dims.activation_bytes(b.dims.H)),
       host_(host_bytes(b.dims, static_cast<int64_t>(layers_of(b))),
-            fmt::format("the offloaded checkpoints ({} layers x {:.2f} GiB)", layers_of(b), to_gib(bytes_)), false) {
+            describe(b.dims, static_cast<int64_t>(layers_of(b))), false) {
   if (b.checkpoint_slots.size() != kSlots) throw WorkError("offloaded checkpoints: the buffers planned no slots");
 }
 

@@ -19,6 +19,7 @@
 #include <cuda_runtime.h>
 
 #include <array>
+#include <string>
 
 #include "gpu/cuda_raii.hpp"
 #include "gpu/model/llama_buffers.hpp"
@@ -36,6 +37,8 @@ class CheckpointOffload {
 
   // Host memory the layers' inputs take: layers x seqlen x hidden bf16.
   static size_t host_bytes(const StepDims& d, int64_t layers);
+  // What they are, in the words of an error: "the offloaded checkpoints (32 layers x 2.00 GiB)".
+  static std::string describe(const StepDims& d, int64_t layers);
 
   // The start of a step's forward pass.
   void begin_step();

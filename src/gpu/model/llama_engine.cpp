@@ -53,7 +53,7 @@ size_t checked_pinned_bytes(const ModelShape& m, const EngineOptions& o, const S
     const StepDims d(m, o);
     const size_t c = CheckpointOffload::host_bytes(d, m.layers);
     bytes += c;
-    what.push_back(fmt::format("the offloaded checkpoints ({} layers x {:.2f} GiB)", m.layers, to_gib(d.activation_bytes(d.H))));
+    what.push_back(CheckpointOffload::describe(d, m.layers));
   }
   if (bytes > 0) check_host_memory(bytes, fmt::format("{}", fmt::join(what, " and ")), host_memory_available());
   return bytes;
