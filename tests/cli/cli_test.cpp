@@ -197,6 +197,20 @@ TEST(Sweep, FindMaxProbesWhereTheMemoryFitPointsFirst) {
   EXPECT_EQ(r.code, 1);  // the probe fails here (no such GPU): bisection stops and says so
 }
 
+// A probe runs --find-max-steps steps after one warm-up step, or after none with --warmup 0.
+TEST(Sweep, AProbeWarmsUpOnceOrNotAtAll) {
+  const std::string out = ::testing::TempDir() + "/sweep_probe_steps.jsonl";
+  for (const auto& [warmup, said] : {std::pair{"", "probe: 1 warm-up + 1 timed step(s)"},
+                                     std::pair{"--warmup 0 ", "probe: 0 warm-up + 1 timed step(s)"}}) {
+    std::filesystem::copy_file(std::string(UB_FIXTURES_DIR) + "/train_records_h200_ours.jsonl", out,
+                               std::filesystem::copy_options::overwrite_existing);
+    const Result r = run("sweep --model llama-3.1-8b --layers 4 --seqlens 4096,8192 --precision bf16 --resume --find-max "
+                         "--find-max-steps 1 --device 7 " + std::string(warmup) + "--out " + out);
+    EXPECT_NE(r.err.find("seqlen 136192: train (" + std::string(said) + ")"), std::string::npos) << r.err;
+    EXPECT_EQ(r.code, 1);
+  }
+}
+
 // A point that fails for another reason than memory (here: no such GPU) is recorded as failed,
 // the sweep goes on to the next, and exits 1 saying so.
 TEST(Sweep, AFailedPointIsReportedAndTheSweepGoesOn) {
