@@ -1,6 +1,7 @@
 # Third-party libraries, all from Debian packages (see the README's set-up commands):
 #   libcli11-dev, nlohmann-json3-dev, libfmt-dev, zlib1g-dev (gzip traces), libsqlite3-dev and libpq-dev
-#   (the history database), libgtest-dev (tests only).
+#   (the history database), libssl-dev (HMAC-SHA256 of the job secret at a rendezvous), libgtest-dev
+#   (tests only).
 find_package(CLI11 CONFIG REQUIRED)
 find_package(nlohmann_json CONFIG REQUIRED)
 find_package(fmt CONFIG REQUIRED)
@@ -15,6 +16,7 @@ else()
 endif()
 find_package(PostgreSQL REQUIRED)
 find_package(Threads REQUIRED)
+find_package(OpenSSL REQUIRED COMPONENTS Crypto)
 
 # Warnings shared by every target of ours.
 add_library(ub_warnings INTERFACE)

@@ -2,7 +2,8 @@
 # Installs what upgradebench needs on a fresh Debian 12 machine, from Debian's packages and (for
 # the HTML report's charting libraries) the npm registry. As root, or through sudo.
 #   (no argument)  to build and run: compiler, CMake, CLI11, nlohmann-json, fmt, zlib, the SQLite and
-#                  PostgreSQL client libraries (the history database), gnuplot, Vega
+#                  PostgreSQL client libraries (the history database), OpenSSL's libcrypto (the
+#                  rendezvous' proofs of the job secret), gnuplot, Vega
 #   --test         also what the tests use: GoogleTest, Chromium (the report's rendering test),
 #                  clang with libFuzzer (the log readers' fuzz targets), a PostgreSQL server (the
 #                  history's tests start their own in a temporary folder)
@@ -12,7 +13,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 sudo=""
 [ "$(id -u)" = 0 ] || sudo=sudo
-pkgs="cmake ninja-build g++ libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev libsqlite3-dev libpq-dev gnuplot-nox"
+pkgs="cmake ninja-build g++ libcli11-dev nlohmann-json3-dev libfmt-dev zlib1g-dev libsqlite3-dev libpq-dev libssl-dev gnuplot-nox"
 [ "${1:-}" = --test ] && pkgs="$pkgs libgtest-dev chromium clang libclang-rt-14-dev postgresql"
 command -v npm >/dev/null || pkgs="$pkgs nodejs npm"
 $sudo apt-get update

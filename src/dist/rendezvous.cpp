@@ -1,5 +1,9 @@
 // The rendezvous and the job's watchdog; see rendezvous.hpp. Messages are framed: a 4-byte
-// big-endian payload length, a kind byte, the payload.
+// big-endian payload length, a kind byte, the payload. The meeting, per rank:
+//   rank 0 -> rank: challenge  "<c0>"                          (32 hex digits, fresh per connection)
+//   rank -> rank 0: hello      "<rank>\n<c>\n<proof>\n<info>"   proof = HMAC(secret, hello text with c0)
+//   rank 0 -> rank: world      "<proof>\n<world JSON>"          proof = HMAC(secret, world text with c)
+// Neither side sends the secret; each answers the other's challenge (dist/job_proof.hpp).
 #include "dist/rendezvous.hpp"
 
 #include <arpa/inet.h>
@@ -21,6 +25,7 @@
 #include <string_view>
 
 #include "base/error.hpp"
+#include "dist/job_proof.hpp"
 
 namespace ub::dist {
 
@@ -28,7 +33,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-enum class Kind : uint8_t { hello = 1, world = 2, heartbeat = 3, failure = 4, goodbye = 5 };
+enum class Kind : uint8_t { hello = 1, world = 2, heartbeat = 3, failure = 4, goodbye = 5, challenge = 6 };
 
 struct Message {
   Kind kind;
@@ -61,28 +66,18 @@ bool send_message(int fd, Kind kind, const std::string& payload) {
   return true;
 }
 
-std::string hex(const std::string& bytes) {
-  static const char* d = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : bytes) out += d[c >> 4], out += d[c & 15];
-  return out;
-}
-
-std::string unhex(const std::string& text) {
-  std::string out;
-  for (size_t i = 0; i + 1 < text.size(); i += 2) out += static_cast<char>(std::stoi(text.substr(i, 2), nullptr, 16));
-  return out;
-}
-
 std::string where(const Launch& l) { return fmt::format("{}:{}", l.master_addr, l.master_port); }
 
-// The same secret, compared in a time that does not tell a stranger how much of it was right.
-bool same_secret(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  unsigned char diff = 0;
-  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return diff == 0;
+// What each side's proof covers: the other's challenge and everything it says with it, each
+// tagged with its direction so a proof of one cannot stand for the other.
+std::string hello_text(const std::string& rank0_challenge, int rank, const std::string& challenge, const std::string& info) {
+  return fmt::format("upgradebench rendezvous hello\n{}\n{}\n{}\n{}", rank0_challenge, rank, challenge, info);
 }
+std::string world_text(const std::string& rank_challenge, const std::string& world) {
+  return fmt::format("upgradebench rendezvous world\n{}\n{}", rank_challenge, world);
+}
+// A challenge's payload: 32 hex digits.
+constexpr size_t kChallengeChars = 32;
 
 std::string numeric_address(const sockaddr* addr, socklen_t len) {
   char host[NI_MAXHOST] = "?";
@@ -133,24 +128,31 @@ int listen_at(const Launch& l) {
                                "name rank 0's host, and the port be free", l.master_addr, l.master_port, why));
 }
 
-// A hello: "<rank>\n<secret>\n<what the rank says of itself>".
+// A hello: "<rank>\n<its challenge>\n<its proof>\n<what the rank says of itself>".
 struct Hello {
   int rank = -1;
-  std::string secret, info;
+  std::string challenge, proof, info;
 };
 
 std::optional<Hello> parse_hello(const Message& m) {
   if (m.kind != Kind::hello) return std::nullopt;
-  const size_t first = m.payload.find('\n');
-  const size_t second = first == std::string::npos ? first : m.payload.find('\n', first + 1);
-  if (second == std::string::npos) return std::nullopt;
-  const std::string digits = m.payload.substr(0, first);
+  size_t at[3];
+  size_t from = 0;
+  for (size_t& a : at) {
+    a = m.payload.find('\n', from);
+    if (a == std::string::npos) return std::nullopt;
+    from = a + 1;
+  }
+  const std::string digits = m.payload.substr(0, at[0]);
   if (digits.empty() || digits.size() > 7 || digits.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
-  return Hello{std::stoi(digits), m.payload.substr(first + 1, second - first - 1), m.payload.substr(second + 1)};
+  Hello h{std::stoi(digits), m.payload.substr(at[0] + 1, at[1] - at[0] - 1), m.payload.substr(at[1] + 1, at[2] - at[1] - 1),
+          m.payload.substr(at[2] + 1)};
+  if (h.challenge.size() != kChallengeChars || !from_hex(h.challenge)) return std::nullopt;
+  return h;
 }
 
-// The world rank 0 sends: every rank's info (each within a hello) and the blob, hex, in JSON
-// (which may escape each byte of an info as six).
+// The world rank 0 sends: its proof, every rank's info (each within a hello) and the blob, hex, in
+// JSON (which may escape each byte of an info as six).
 size_t world_limit(int world_size) { return 4096 + static_cast<size_t>(world_size) * 6 * kMaxHelloBytes; }
 
 }  // namespace
@@ -159,6 +161,7 @@ struct Rendezvous::Connection {
   int fd = -1;
   int rank = -1;
   std::string peer;   // its address, for messages
+  std::string challenge;  // rank 0: the challenge sent to this connection
   std::string inbox;  // bytes received, not yet a whole message
   size_t limit = kMaxHelloBytes;  // the longest payload it may send now
   size_t oversize = 0;            // the length it announced beyond `limit`; 0 while within it
@@ -272,7 +275,11 @@ void Rendezvous::serve(const std::function<std::string()>& make_blob, double tim
       sockaddr_storage from{};
       socklen_t len = sizeof from;
       const int fd = ::accept4(listener, reinterpret_cast<sockaddr*>(&from), &len, SOCK_CLOEXEC);
-      if (fd >= 0) pending.push_back(std::make_unique<Connection>(fd, numeric_address(reinterpret_cast<sockaddr*>(&from), len)));
+      if (fd >= 0) {
+        auto c = std::make_unique<Connection>(fd, numeric_address(reinterpret_cast<sockaddr*>(&from), len));
+        c->challenge = new_challenge();
+        if (send_message(fd, Kind::challenge, c->challenge)) pending.push_back(std::move(c));
+      }
       // Connections that never say who they are cannot hold every descriptor: the oldest goes.
       if (pending.size() > kMaxPending) turn_away(0, "too many connections that did not say who they are");
     }
@@ -296,7 +303,7 @@ void Rendezvous::serve(const std::function<std::string()>& make_blob, double tim
         turn_away(i, "not a hello of this job's ranks");
         continue;
       }
-      if (!same_secret(hello->secret, launch_.secret)) {
+      if (!same_proof(hello->proof, proof(launch_.secret, hello_text(c.challenge, hello->rank, hello->challenge, hello->info)))) {
         turn_away(i, "a wrong job secret");
         continue;
       }
@@ -309,6 +316,7 @@ void Rendezvous::serve(const std::function<std::string()>& make_blob, double tim
                                     r >= 1 && r < launch_.world_size ? ", already arrived" : ""));
       }
       c.rank = r;
+      c.challenge = hello->challenge;  // the world's proof answers it
       c.limit = kMaxControlBytes;
       infos_[static_cast<size_t>(r)] = hello->info;
       peers_[static_cast<size_t>(r)] = std::move(pending[i]);
@@ -330,10 +338,10 @@ void Rendezvous::serve(const std::function<std::string()>& make_blob, double tim
                                             : ""));
   }
   blob_ = make_blob ? make_blob() : "";
-  const std::string world = nlohmann::json{{"infos", infos_}, {"blob", hex(blob_)}}.dump(-1, ' ', false,
-                                                                                          nlohmann::json::error_handler_t::replace);
+  const std::string world = nlohmann::json{{"infos", infos_}, {"blob", to_hex(blob_)}}.dump(
+      -1, ' ', false, nlohmann::json::error_handler_t::replace);
   for (auto& p : peers_) {
-    if (p && !send_message(p->fd, Kind::world, world)) {
+    if (p && !send_message(p->fd, Kind::world, proof(launch_.secret, world_text(p->challenge, world)) + "\n" + world)) {
       throw WorkError(fmt::format("rendezvous: rank {} went away before the world was sent to it", p->rank));
     }
   }
@@ -373,8 +381,19 @@ void Rendezvous::join(double timeout_s) {
   c->rank = 0;
   const int yes = 1;
   ::setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes);
-  const std::string hello =
-      std::to_string(launch_.rank) + "\n" + launch_.secret + "\n" + infos_[static_cast<size_t>(launch_.rank)];
+  const std::string not_rank0 = fmt::format("not this job's rank 0 (or not the same {})", kJobSecretVariable);
+  c->limit = kChallengeChars;
+  const auto challenge = c->wait(deadline);
+  if (!challenge || challenge->kind != Kind::challenge || challenge->payload.size() != kChallengeChars ||
+      !from_hex(challenge->payload)) {
+    throw WorkError(fmt::format("rank {}: {} {} within {:g} s: {}", launch_.rank, where(launch_),
+                                challenge ? "sent no challenge" : c->open ? "said nothing" : "closed the connection",
+                                timeout_s, not_rank0));
+  }
+  const std::string mine = new_challenge();
+  const std::string& info = infos_[static_cast<size_t>(launch_.rank)];
+  const std::string hello = fmt::format("{}\n{}\n{}\n{}", launch_.rank, mine,
+                                        proof(launch_.secret, hello_text(challenge->payload, launch_.rank, mine, info)), info);
   if (!send_message(c->fd, Kind::hello, hello)) {
     throw WorkError(fmt::format("rank {}: the connection to {} broke", launch_.rank, where(launch_)));
   }
@@ -390,13 +409,20 @@ void Rendezvous::join(double timeout_s) {
                                         : fmt::format("closed the connection (a wrong {}?)", kJobSecretVariable),
                                 timeout_s));
   }
+  const size_t nl = m->payload.find('\n');
+  const std::string world = nl == std::string::npos ? "" : m->payload.substr(nl + 1);
+  if (nl == std::string::npos || !same_proof(m->payload.substr(0, nl), proof(launch_.secret, world_text(mine, world)))) {
+    throw WorkError(fmt::format("rank {}: {} sent a world without the proof of the job's secret: {}", launch_.rank,
+                                where(launch_), not_rank0));
+  }
   try {
-    const nlohmann::json w = nlohmann::json::parse(m->payload);
+    const nlohmann::json w = nlohmann::json::parse(world);
     infos_ = w.at("infos").get<std::vector<std::string>>();
-    blob_ = unhex(w.at("blob").get<std::string>());
+    const std::optional<std::string> blob = from_hex(w.at("blob").get<std::string>());
+    if (!blob) throw std::runtime_error("the blob is not hex");
+    blob_ = *blob;
   } catch (const std::exception& e) {
-    throw WorkError(fmt::format("rank {}: the world {} sent is malformed ({}): not this job's rank 0", launch_.rank,
-                                where(launch_), e.what()));
+    throw WorkError(fmt::format("rank {}: the world {} sent is malformed ({})", launch_.rank, where(launch_), e.what()));
   }
   if (infos_.size() != static_cast<size_t>(launch_.world_size)) {
     throw WorkError(fmt::format("rank {}: the world {} sent holds {} ranks, not {}", launch_.rank, where(launch_),

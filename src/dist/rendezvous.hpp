@@ -9,13 +9,15 @@
 // connection closes without a goodbye (a crash, kill -9: the kernel closes its socket) or that is
 // silent for longer than the limit is a failure of the job: rank 0 tells every rank which rank
 // failed first and why, and each rank's handler aborts its work (its NCCL communicator) and exits.
-// Who may join: rank 0 listens at the address MASTER_ADDR names (not on every interface), and a
-// connection is a rank only when its hello carries the job's secret (UPGRADEBENCH_JOB_SECRET,
-// launch.hpp). Every message's length is bounded (kMaxHelloBytes, kMaxControlBytes; the world in
-// proportion to the ranks). A stranger (a wrong secret, a malformed hello, an oversize message)
-// is dropped and said so on stderr, and the job goes on meeting; the timeout's error counts them.
-// The secret travels in clear on the job's network: it keeps out whoever can reach the port,
-// not whoever can read the job's traffic.
+// Who may join: rank 0 listens at the address MASTER_ADDR names (not on every interface), and
+// rank 0 and each rank prove to each other that they hold the job's secret
+// (UPGRADEBENCH_JOB_SECRET, launch.hpp) by answering each other's fresh challenge with an
+// HMAC-SHA256 keyed by it (job_proof.hpp): a rank takes the world (and NCCL's id in it) only from
+// a rank 0 that proved it, and the secret itself never travels. Every message's length is bounded
+// (kMaxHelloBytes, kMaxControlBytes; the world in proportion to the ranks). A stranger (a wrong
+// proof, a malformed hello, an oversize message) is dropped and said so on stderr, and the job
+// goes on meeting; the timeout's error counts them. What follows the meeting (heartbeats,
+// failures, goodbyes) is not signed: whoever can write into the job's TCP connections can end it.
 //
 // Plain POSIX sockets: tested with local processes on any machine.
 #pragma once

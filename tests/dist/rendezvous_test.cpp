@@ -2,7 +2,8 @@
 // world and rank 0's blob; a missing rank is named after the timeout; a rank that reports a
 // failure, exits or is killed makes every other rank's handler run, naming it, within seconds.
 // Who may join: rank 0 listens only at MASTER_ADDR, a job needs its secret, and strangers (a wrong
-// secret, a malformed hello, an oversize message) are turned away while the job meets.
+// proof of it, a malformed hello, an oversize message) are turned away while the job meets; a
+// rank never sends the secret, and takes no world from a rank 0 that cannot prove it.
 #include "dist/rendezvous.hpp"
 
 #include <gtest/gtest.h>
@@ -27,6 +28,7 @@
 #include <optional>
 
 #include "base/error.hpp"
+#include "dist/job_proof.hpp"
 #include "dist/spawn.hpp"
 
 namespace ub::dist {
@@ -212,17 +214,46 @@ std::string frame(char kind, const std::string& payload, std::optional<uint32_t>
   return f + payload;
 }
 
-// Whether rank 0 closes the connection within 5 s of `bytes` (it turned the stranger away).
+// One whole frame from `fd` (waiting up to its receive timeout): {kind, payload}, or nullopt.
+std::optional<std::pair<char, std::string>> read_frame(int fd) {
+  auto read_exactly = [fd](size_t n) -> std::optional<std::string> {
+    std::string got(n, '\0');
+    for (size_t have = 0; have < n;) {
+      const ssize_t k = ::recv(fd, got.data() + have, n - have, 0);
+      if (k <= 0) return std::nullopt;
+      have += static_cast<size_t>(k);
+    }
+    return got;
+  };
+  const auto head = read_exactly(5);
+  if (!head) return std::nullopt;
+  uint32_t n = 0;
+  std::memcpy(&n, head->data(), 4);
+  const auto payload = read_exactly(ntohl(n));
+  if (!payload) return std::nullopt;
+  return std::pair{(*head)[4], *payload};
+}
+
+void receive_timeout(int fd, long seconds) {
+  timeval t{seconds, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &t, sizeof t);
+}
+
+// A hello of the right form whose proof is no proof of the job's secret.
+std::string unproved_hello() { return "1\n" + std::string(32, 'a') + "\n" + std::string(64, 'b') + "\n{}"; }
+
+// Whether rank 0, after its challenge, closes the connection within 5 s of `bytes` (it turned the
+// stranger away).
 bool turned_away(int port, const std::string& bytes) {
   const int fd = connect_to("127.0.0.1", port, 5);
   if (fd < 0) return false;
+  receive_timeout(fd, 5);
+  const auto challenge = read_frame(fd);
   ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-  timeval five{5, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &five, sizeof five);
   char c = 0;
   const ssize_t k = ::recv(fd, &c, 1, 0);
   ::close(fd);
-  return k == 0 || (k < 0 && errno == ECONNRESET);
+  return challenge && challenge->first == 6 && (k == 0 || (k < 0 && errno == ECONNRESET));
 }
 
 TEST(Rendezvous, StrangersAreTurnedAwayAndTheJobStillMeets) {
@@ -231,8 +262,9 @@ TEST(Rendezvous, StrangersAreTurnedAwayAndTheJobStillMeets) {
   // Ranks 0 and 1 of a world of 2; "rank" 2 is a stranger who comes first, four times.
   const auto [codes, seconds] = run_ranks(3, [&](int r) {
     if (r == 2) {
-      const bool all = turned_away(port, frame(1, "1\nnot-the-secret\n{}")) &&  // a wrong secret
-                       turned_away(port, frame(1, "1 no hello")) &&             // a malformed hello
+      const bool all = turned_away(port, frame(1, unproved_hello())) &&  // a wrong proof
+                       turned_away(port, frame(1, "1 no hello")) &&       // a malformed hello
+                       turned_away(port, frame(1, "1\nthe-secret-itself-in-clear\n{}")) &&
                        turned_away(port, frame(1, "", 1u << 30)) &&             // 1 GiB announced
                        turned_away(port, frame(2, "not a hello!"));             // another kind
       return all ? 0 : 5;
@@ -248,7 +280,7 @@ TEST(Rendezvous, StrangersAreTurnedAwayAndTheJobStillMeets) {
 
 TEST(Rendezvous, AMissingRankAfterStrangersSaysTheyWereTurnedAway) {
   const int port = free_local_port();
-  std::thread stranger([&] { turned_away(port, frame(1, "1\nnot-the-secret\n{}")); });
+  std::thread stranger([&] { turned_away(port, frame(1, unproved_hello())); });
   try {
     Rendezvous rv(rank_of(0, 2, port), "", {}, 2.0);
     FAIL() << "a stranger made the world";
@@ -283,6 +315,44 @@ TEST(Rendezvous, RankZeroListensOnlyAtMasterAddr) {
     return there >= 0 && elsewhere < 0 ? 0 : 7;
   });
   EXPECT_EQ(codes, (std::vector<int>{0, 0})) << "7: reached at another address than MASTER_ADDR, or not at it";
+}
+
+// Whoever holds MASTER_ADDR's port first (here: the test, listening there) learns no secret from
+// a rank's hello, and a world it sends without the proof is refused, naming the address.
+TEST(Rendezvous, ARankSendsNoSecretAndTakesNoWorldFromAnImpostor) {
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(listener, 4), 0);
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
+  const int port = ntohs(addr.sin_port);
+  std::string hello, refusal;
+  std::thread rank1([&] {
+    try {
+      Rendezvous rv(rank_of(1, 2, port), "host-1", {}, 5);
+    } catch (const WorkError& e) {
+      refusal = e.what();
+    }
+  });
+  const int fd = ::accept(listener, nullptr, nullptr);
+  receive_timeout(fd, 5);
+  const std::string challenge = new_challenge();
+  ::send(fd, frame(6, challenge).data(), 5 + challenge.size(), MSG_NOSIGNAL);
+  if (const auto h = read_frame(fd)) hello = h->second;
+  const std::string world = std::string(64, 'c') + "\n{\"infos\": [\"\", \"host-1\"], \"blob\": \"00\"}";
+  ::send(fd, frame(2, world).data(), 5 + world.size(), MSG_NOSIGNAL);
+  rank1.join();
+  ::close(fd);
+  ::close(listener);
+  EXPECT_NE(hello.find("host-1"), std::string::npos) << "no hello came: " << hello;
+  EXPECT_EQ(hello.find(rank_of(1, 2, port).secret), std::string::npos) << "the secret went to the impostor: " << hello;
+  EXPECT_NE(refusal.find("rank 1: 127.0.0.1:" + std::to_string(port) +
+                         " sent a world without the proof of the job's secret: not this job's rank 0"),
+            std::string::npos)
+      << refusal;
 }
 
 TEST(Rendezvous, AJobNeedsItsSecret) {
