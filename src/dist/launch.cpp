@@ -19,9 +19,13 @@ std::optional<std::string> get(const Environment& env, const char* key) {
   return it->second;
 }
 
+// Whether the launcher set `key`, even to nothing: a launcher's pair present with an empty value is
+// an error, never a job of one process.
+bool present(const Environment& env, const char* key) { return env.count(key) > 0; }
+
 int number(const Environment& env, const char* key, int lo, int hi) {
   const auto text = get(env, key);
-  if (!text) throw UsageError(fmt::format("launcher: {} is not set", key));
+  if (!text) throw UsageError(fmt::format("launcher: {} is {}", key, present(env, key) ? "set but empty" : "not set"));
   char* end = nullptr;
   const long v = std::strtol(text->c_str(), &end, 10);
   if (end == text->c_str() || *end != '\0' || v < lo || v > hi) {
@@ -31,7 +35,7 @@ int number(const Environment& env, const char* key, int lo, int hi) {
 }
 
 int number_or(const Environment& env, const char* key, int fallback, int lo, int hi) {
-  return get(env, key) ? number(env, key, lo, hi) : fallback;
+  return present(env, key) ? number(env, key, lo, hi) : fallback;
 }
 
 constexpr int kMaxRanks = 1 << 20;
@@ -39,6 +43,10 @@ constexpr int kMaxRanks = 1 << 20;
 void check(const Launch& l) {
   if (l.rank >= l.world_size) {
     throw UsageError(fmt::format("launcher ({}): rank {} is outside a world of {}", l.launcher, l.rank, l.world_size));
+  }
+  if (l.local_world_size > l.world_size) {
+    throw UsageError(fmt::format("launcher ({}): {} ranks on this node, more than the world's {}", l.launcher,
+                                 l.local_world_size, l.world_size));
   }
   if (l.local_rank >= l.local_world_size) {
     throw UsageError(fmt::format("launcher ({}): local rank {} is outside {} ranks on this node", l.launcher,
@@ -87,7 +95,7 @@ std::string first_slurm_host(const std::string& nodelist) {
 
 Launch launch_from(const Environment& env) {
   Launch l;
-  if (get(env, "RANK") && get(env, "WORLD_SIZE")) {
+  if (present(env, "RANK") && present(env, "WORLD_SIZE")) {
     l.launcher = "torchrun";
     l.world_size = number(env, "WORLD_SIZE", 1, kMaxRanks);
     l.rank = number(env, "RANK", 0, kMaxRanks);
@@ -97,12 +105,18 @@ Launch launch_from(const Environment& env) {
     if (!get(env, "MASTER_ADDR")) throw UsageError("launcher (torchrun): MASTER_ADDR is not set");
     l.master_addr = *get(env, "MASTER_ADDR");
     l.master_port = number(env, "MASTER_PORT", 1, 65535);
-  } else if (get(env, "SLURM_PROCID") && get(env, "SLURM_NTASKS")) {
+  } else if (present(env, "SLURM_PROCID") && present(env, "SLURM_NTASKS")) {
     l.launcher = "slurm";
     l.world_size = number(env, "SLURM_NTASKS", 1, kMaxRanks);
     l.rank = number(env, "SLURM_PROCID", 0, kMaxRanks);
     l.local_rank = number_or(env, "SLURM_LOCALID", 0, 0, kMaxRanks);
     l.node_rank = number_or(env, "SLURM_NODEID", 0, 0, kMaxRanks);
+    if (present(env, "SLURM_NNODES")) {
+      const int nodes = number(env, "SLURM_NNODES", 1, kMaxRanks);
+      if (l.node_rank >= nodes) {
+        throw UsageError(fmt::format("launcher (slurm): SLURM_NODEID={} is outside SLURM_NNODES={}", l.node_rank, nodes));
+      }
+    }
     if (const auto per_node = get(env, "SLURM_NTASKS_PER_NODE")) {
       // "4" or "4(x2)": tasks per node as Slurm prints it.
       const Environment first = {{"SLURM_NTASKS_PER_NODE", per_node->substr(0, per_node->find('('))}};
@@ -119,7 +133,7 @@ Launch launch_from(const Environment& env) {
       throw UsageError("launcher (slurm): neither MASTER_ADDR nor SLURM_JOB_NODELIST is set");
     }
     l.master_port = number_or(env, "MASTER_PORT", 29500, 1, 65535);
-  } else if (get(env, "OMPI_COMM_WORLD_RANK") && get(env, "OMPI_COMM_WORLD_SIZE")) {
+  } else if (present(env, "OMPI_COMM_WORLD_RANK") && present(env, "OMPI_COMM_WORLD_SIZE")) {
     l.launcher = "openmpi";
     l.world_size = number(env, "OMPI_COMM_WORLD_SIZE", 1, kMaxRanks);
     l.rank = number(env, "OMPI_COMM_WORLD_RANK", 0, kMaxRanks);

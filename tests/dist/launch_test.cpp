@@ -64,6 +64,28 @@ TEST(Launch, SlurmWithTheMasterFromTheNodeList) {
   EXPECT_NE(usage_error({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}}).find("SLURM_JOB_NODELIST"), std::string::npos);
 }
 
+// Variables that contradict each other, or a launcher's variable set to nothing, are refused by
+// name: never a job of one process, never ranks waiting for a world that cannot meet.
+TEST(Launch, InconsistentLauncherVariablesAreRefused) {
+  EXPECT_NE(usage_error({{"SLURM_PROCID", ""}, {"SLURM_NTASKS", "8"}, {"MASTER_ADDR", "a"}})
+                .find("launcher: SLURM_PROCID is set but empty"),
+            std::string::npos);
+  EXPECT_NE(usage_error({{"RANK", "0"}, {"WORLD_SIZE", ""}}).find("WORLD_SIZE is set but empty"), std::string::npos);
+  EXPECT_NE(usage_error({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"SLURM_NTASKS_PER_NODE", "4"},
+                         {"MASTER_ADDR", "a"}})
+                .find("launcher (slurm): 4 ranks on this node, more than the world's 2"),
+            std::string::npos);
+  EXPECT_NE(usage_error({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "4"}, {"SLURM_NODEID", "2"}, {"SLURM_NNODES", "2"},
+                         {"MASTER_ADDR", "a"}})
+                .find("SLURM_NODEID=2 is outside SLURM_NNODES=2"),
+            std::string::npos);
+  EXPECT_NE(usage_error({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "4"}, {"SLURM_LOCALID", ""}, {"MASTER_ADDR", "a"}})
+                .find("SLURM_LOCALID is set but empty"),
+            std::string::npos);
+  // A variable of one launcher alone is no launcher.
+  EXPECT_EQ(launch_from({{"RANK", "3"}}).launcher, "none");
+}
+
 TEST(Launch, SlurmNodeLists) {
   EXPECT_EQ(first_slurm_host("node1"), "node1");
   EXPECT_EQ(first_slurm_host("node1,node2"), "node1");
