@@ -253,10 +253,20 @@ std::string LineSource::first_nonblank() const {
   return first;
 }
 
-HeldLines LineSource::hold() const {
+HeldLines LineSource::hold(size_t max_bytes) const {
   if (held_) return {*held_, held_cut_short_};
   HeldLines held;
-  scan(collector(held));
+  size_t bytes = 0;
+  scan([&](const Line& l) {
+    bytes += l.text.size() + sizeof(std::string);
+    if (bytes > max_bytes) {
+      throw WorkError(fmt::format("{}: more than {} bytes of lines at line {}: longer than any log held whole", path,
+                                  binary_size_text(static_cast<int64_t>(max_bytes)), l.index + 1));
+    }
+    held.lines.emplace_back(l.text);
+    held.cut_short = l.cut_short;
+    return true;
+  });
   return held;
 }
 

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -64,9 +65,13 @@ class LineSource {
   bool any(const std::function<bool(std::string_view)>& pred) const;
   // The first line that is not blank (trimmed), "" when there is none.
   std::string first_nonblank() const;
-  // Every line, in memory: for what keeps the text itself (the history stores it).
-  HeldLines hold() const;
+  // Every line, in memory: for what keeps the text itself (the history stores it). Past
+  // `max_bytes` held (each line's text and its string: a file of short lines costs more than its
+  // size) a WorkError naming the file and the limit: what is held is bounded, whatever the source.
+  HeldLines hold(size_t max_bytes = SIZE_MAX) const;
   std::vector<std::string> read_all() const { return hold().lines; }
+  // Whether the source is a pipe or a device (read once, as the passes go; possibly endless).
+  bool is_stream() const { return pipe_ != nullptr; }
 
  private:
   struct Pipe;  // a pipe's stream, where the passes have read it to, and its kept start

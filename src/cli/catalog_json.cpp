@@ -40,6 +40,7 @@ json accelerator_json(const Accelerator& a) {
           {"capacity_basis", a.capacity_basis()},
           {"bandwidth_tbps", figure_json(a.bandwidth_tbps)},
           {"power_w", figure_json(a.power_w)},
+          {"sm_count", figure_json(a.sm_count)},
           {"max_sm_clock_mhz", figure_json(a.max_sm_clock_mhz)},
           {"last_level_cache_mib", figure_json(a.last_level_cache_mib)},
           {"interconnect_gbps", figure_json(a.interconnect_gbps)},

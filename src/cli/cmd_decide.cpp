@@ -193,7 +193,7 @@ void run(Context& ctx, const DecideOptions& o) {
   report::Document doc;
   auto& t = doc.add(fmt::format("{} -> {}", in.from->name, in.to->name));
   t.table.columns = {{"figure", Align::left}, {in.from->id}, {in.to->id}, {"new/old"}};
-  for (Dtype dt : {Dtype::bf16, Dtype::fp8, Dtype::fp6, Dtype::fp4, Dtype::nvfp4}) {
+  for (Dtype dt : {Dtype::bf16, Dtype::fp8, Dtype::int8, Dtype::mxfp8, Dtype::fp6, Dtype::fp4, Dtype::nvfp4, Dtype::mxfp4}) {
     t.table.add_row({fmt::format("peak {} TFLOPS", to_string(dt)), report::figure(in.from->peak(dt)),
                      report::figure(in.to->peak(dt)), report::ratio(r.peak.at(dt))});
   }

@@ -76,6 +76,7 @@ void details(const Catalog& cat, const SpecsOptions& o) {
                      "rule: " + a.capacity_basis()});
     row("bandwidth TB/s", a.bandwidth_tbps);
     row("power W", a.power_w);
+    row("SMs", a.sm_count);
     row("max SM clock MHz", a.max_sm_clock_mhz);
     row("last-level cache MiB", a.last_level_cache_mib);
     row("interconnect GB/s per GPU", a.interconnect_gbps);

@@ -7,12 +7,19 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <csignal>
 #include <fstream>
 #include <thread>
 
 #include "base/error.hpp"
 #include "base/line_source.hpp"
+#include "records/readers/log_kind.hpp"
 #include "records/readers/read_run.hpp"
 #include "records/run_log.hpp"
 
@@ -133,6 +140,52 @@ TEST(LineSource, APipeIsReadALineAtATimeNotHeldWhole) {
     EXPECT_NE(std::string(e.what()).find(path + ": a pipe is read once"), std::string::npos) << e.what();
   }
   std::remove(path.c_str());
+}
+
+// A pipe that never ends and holds no log is told "not a log" after its kept start: the kind of a
+// log is not looked for in an endless stream. The writer stops when the reader has gone.
+TEST(LineSource, AnEndlessPipeOfNoLogIsToldByItsStart) {
+  const std::string path = ::testing::TempDir() + "/yes.fifo";
+  std::remove(path.c_str());
+  ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    std::signal(SIGPIPE, SIG_IGN);
+    const int fd = ::open(path.c_str(), O_WRONLY);
+    const std::string block = [] {
+      std::string b;
+      for (int i = 0; i < 4096; ++i) b += "y\n";
+      return b;
+    }();
+    while (!done.load() && ::write(fd, block.data(), block.size()) > 0) {
+    }
+    ::close(fd);
+  });
+  const auto start = std::chrono::steady_clock::now();
+  {
+    const LineSource pipe = LineSource::file(path);
+    EXPECT_EQ(detect_log_kind(pipe), LogKind::unknown);
+  }  // the pipe closed: the writer's next write fails
+  done = true;
+  writer.join();
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 30);
+  std::remove(path.c_str());
+}
+
+// What is held whole is bounded by what it costs in memory (a line's text and its string), not by
+// the file's size: a file of short lines reaches the bound sooner.
+TEST(LineSource, HoldingStopsAtItsBoundNamingTheLine) {
+  std::string text;
+  for (int i = 0; i < 1000; ++i) text += "y\n";
+  const std::string path = ::testing::TempDir() + "/short_lines.txt";
+  std::ofstream(path) << text;
+  EXPECT_EQ(LineSource::file(path).hold(1000 * (1 + sizeof(std::string))).lines.size(), 1000u);
+  try {
+    LineSource::file(path).hold(100 * (1 + sizeof(std::string)));
+    FAIL() << "held past the bound";
+  } catch (const WorkError& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ": more than " + std::to_string(100 * (1 + sizeof(std::string))) + " bytes of lines at line 101"), std::string::npos) << e.what();
+  }
 }
 
 TEST(LineSource, AByteOrderMarkIsNotPartOfTheFirstLine) {

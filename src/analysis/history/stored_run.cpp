@@ -228,8 +228,9 @@ StoredRun run_of_records(const std::vector<std::string>& lines, const std::strin
 }
 
 std::vector<StoredRun> runs_of_file(const LineSource& source) {
-  // The history keeps a run's text: the file is read into memory once.
-  HeldLines held = source.hold();
+  // The history keeps a run's text: the file is read into memory once, up to kMaxHeldBytes (a
+  // pipe without end, a file of nothing but short lines, is refused there).
+  HeldLines held = source.hold(kMaxHeldBytes);
   std::vector<std::string>& lines = held.lines;
   const bool cut_short = held.cut_short;
   size_t first = 0;

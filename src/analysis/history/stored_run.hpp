@@ -39,9 +39,13 @@ struct StoredRun {
   std::vector<std::string> warnings;         // what the reader tolerated
 };
 
+// The most of a file the history holds while it reads it into runs (each line's text and its
+// string): a records file of a thousand-length sweep is a few MiB.
+inline constexpr size_t kMaxHeldBytes = size_t{512} << 20;
+
 // The runs of a file of our records or of a peer's log (its lines move into the runs; the runs
-// are read in parallel). Throws WorkError naming the file (and line) when it is neither, or when
-// a reader refuses it.
+// are read in parallel). Throws WorkError naming the file (and line) when it is neither, when
+// a reader refuses it, or past kMaxHeldBytes.
 std::vector<StoredRun> runs_of_file(const LineSource& t);
 
 // One run of our records from its lines so far (the context record first): what `--db` stores
