@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 #include <zlib.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <cstdlib>
 #include <utility>
 
@@ -190,7 +192,7 @@ LineSource LineSource::file(const std::filesystem::path& path) {
   } else if (FILE* f = std::fopen(path.c_str(), "rb")) {
     std::fclose(f);
   } else {
-    throw UsageError(fmt::format("{}: cannot be read", s.path));
+    throw UsageError(fmt::format("{}: cannot be read: {}", s.path, std::strerror(errno)));
   }
   return s;
 }

@@ -106,7 +106,7 @@ std::vector<int> parse_devices(const std::string& text, int available) {
   return out;
 }
 
-double parse_positive(const std::string& text_in, const std::string& what) {
+double parse_positive(const std::string& text_in, const std::string& what, std::optional<Range> range) {
   const std::string text = trim(text_in);
   char* end = nullptr;
   errno = 0;
@@ -121,16 +121,49 @@ double parse_positive(const std::string& text_in, const std::string& what) {
   if (!(v > 0)) throw UsageError(fmt::format("{}: must be positive, got '{}'", what, text));
   // A subnormal number divides into infinity (a price of 1e-320 makes the break-even "inf").
   if (v < std::numeric_limits<double>::min()) throw UsageError(fmt::format("{}: '{}' is too small to compute with", what, text));
+  if (range && (v < range->lo || v > range->hi)) {
+    throw UsageError(fmt::format("{}: '{}' is outside {:g} to {:g}", what, text, range->lo, range->hi));
+  }
   return v;
 }
 
-void refuse_output_among_inputs(const std::string& out, const std::vector<std::string>& inputs, const std::string& what) {
-  if (out.empty()) return;
+void refuse_unkept_output(const std::string& out, const std::string& what) {
+  namespace fs = std::filesystem;
   std::error_code ec;
+  const fs::file_status st = fs::status(out, ec);
+  if (ec || !fs::exists(st) || fs::is_regular_file(st)) return;
+  throw UsageError(fmt::format("{} {}: {}, not a file: records are appended to a file that keeps them; give a file", what,
+                               out, fs::is_directory(st) ? "a folder" : "a pipe or a device"));
+}
+
+void refuse_output_among_inputs(const std::string& out, const std::vector<std::string>& inputs, const std::string& what) {
+  namespace fs = std::filesystem;
+  if (out.empty()) return;
+  refuse_unkept_output(out, what);
+  std::error_code ec;
+  const fs::path out_dir = fs::weakly_canonical(fs::absolute(out, ec), ec).parent_path();
   for (const std::string& in : inputs) {
-    if (std::filesystem::exists(out, ec) && std::filesystem::equivalent(out, in, ec)) {
+    if (fs::exists(out, ec) && fs::equivalent(out, in, ec)) {
       throw UsageError(fmt::format("{} {}: that is an input ({}): records are appended to it, which would change "
                                    "what is read; give another file", what, out, in));
+    }
+    if (fs::is_directory(in, ec) && fs::weakly_canonical(in, ec) == out_dir) {
+      throw UsageError(fmt::format("{} {}: that is in the folder {} read as an input: the next run would read it as "
+                                   "one of the folder's files; give a file elsewhere", what, out, in));
+    }
+  }
+}
+
+void refuse_repeated_inputs(const std::vector<std::string>& inputs, const std::string& command) {
+  namespace fs = std::filesystem;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    for (size_t j = i + 1; j < inputs.size(); ++j) {
+      std::error_code ec;
+      const bool same = inputs[i] == inputs[j] || (fs::exists(inputs[i], ec) && fs::equivalent(inputs[i], inputs[j], ec));
+      if (same) {
+        throw UsageError(fmt::format("{}: {} and {} are the same measurement: compared with itself it says nothing of "
+                                     "a second GPU; give the other GPU's", command, inputs[i], inputs[j]));
+      }
     }
   }
 }
@@ -165,9 +198,10 @@ void refuse_page_over_inputs(const std::string& dir, const std::vector<std::stri
   }
 }
 
-std::optional<double> parse_optional_positive(const std::string& text, const std::string& what) {
+std::optional<double> parse_optional_positive(const std::string& text, const std::string& what,
+                                              std::optional<Range> range) {
   if (text.empty()) return std::nullopt;
-  return parse_positive(text, what);
+  return parse_positive(text, what, range);
 }
 
 double parse_duration_seconds(const std::string& text_in, const std::string& what) {

@@ -25,14 +25,33 @@ std::vector<int64_t> sizes_from(const std::vector<std::string>& list,
 // "0", "0,1" or "all" (of `available` devices).
 std::vector<int> parse_devices(const std::string& text, int available);
 
-// A strictly positive number ("3.5", "1e12"). Throws UsageError naming `what`.
-double parse_positive(const std::string& text, const std::string& what);
-// UsageError when `out` (a records file to append to) is one of `inputs` (the same file, by inode).
+// The range a figure given on the command line can have: beyond it, a typo or a unit mistaken.
+struct Range {
+  double lo = 0, hi = 0;
+};
+inline constexpr Range kPriceRange{1e-6, 1e6};         // USD per GPU-hour (or per kWh)
+inline constexpr Range kTokensRange{1, 1e18};          // tokens to train
+inline constexpr Range kPueRange{1, 10};               // facility power over the GPUs' (1: the GPU alone)
+inline constexpr Range kCapacityGibRange{1e-3, 1e6};   // a GPU's memory
+
+// A strictly positive number ("3.5", "1e12"), within `range` when one is given. Throws
+// UsageError naming `what`.
+double parse_positive(const std::string& text, const std::string& what, std::optional<Range> range = std::nullopt);
+// UsageError when `out` (a records file to append to) is one of `inputs` (the same file, by inode),
+// lies in a folder that is one of them (it would be read as one of the folder's files next time),
+// or is there and not a regular file (refuse_unkept_output).
 void refuse_output_among_inputs(const std::string& out, const std::vector<std::string>& inputs, const std::string& what);
+// UsageError when `out` exists and is not a regular file: records appended to a pipe or a device
+// are not kept, and a folder takes none.
+void refuse_unkept_output(const std::string& out, const std::string& what);
+// UsageError when two of `inputs` are the same file or folder (by inode) or the same run:ID: a
+// measurement compared with itself says nothing about a second GPU.
+void refuse_repeated_inputs(const std::vector<std::string>& inputs, const std::string& command);
 // UsageError when a file a report page writes into `dir` (report.html, report.md, charts/...) is
 // one of `inputs` (a file, or a file in a folder input): the page would overwrite what it reads.
 void refuse_page_over_inputs(const std::string& dir, const std::vector<std::string>& inputs);
-std::optional<double> parse_optional_positive(const std::string& text, const std::string& what);
+std::optional<double> parse_optional_positive(const std::string& text, const std::string& what,
+                                              std::optional<Range> range = std::nullopt);
 
 // A duration: "30m", "1h30m", "90s", "2h", or plain seconds ("1800"); positive, at most a week.
 double parse_duration_seconds(const std::string& text, const std::string& what);

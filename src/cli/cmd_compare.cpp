@@ -34,12 +34,12 @@ void CompareFlags::add_to(CLI::App& cmd) {
 
 CompareOptions CompareFlags::parse() const {
   CompareOptions o;
-  o.price_old = parse_optional_positive(price_old, "--price-old");
-  o.price_new = parse_optional_positive(price_new, "--price-new");
-  o.tokens = parse_optional_positive(tokens, "--tokens");
+  o.price_old = parse_optional_positive(price_old, "--price-old", kPriceRange);
+  o.price_new = parse_optional_positive(price_new, "--price-new", kPriceRange);
+  o.tokens = parse_optional_positive(tokens, "--tokens", kTokensRange);
   o.gpus = parse_size(gpus, "--train-gpus");
-  o.power_usd_per_kwh = parse_optional_positive(power_price, "--power-price");
-  o.pue = parse_positive(pue, "--pue");
+  o.power_usd_per_kwh = parse_optional_positive(power_price, "--power-price", kPriceRange);
+  o.pue = parse_positive(pue, "--pue", kPueRange);
   o.strict = strict;
   o.force = force;
   return o;
@@ -65,6 +65,7 @@ void register_compare(CLI::App& app, Context& ctx) {
   o->inputs.add_to(*cmd);
   o->out.add_to(*cmd);
   cmd->callback([&ctx, o] {
+    refuse_repeated_inputs({o->old_path, o->new_path}, "compare");
     // Two of a kind: training logs, attention micro-benchmarks, step decompositions, MAMF runs or
     // collective benchmarks.
     const LineSource old_text = o->inputs.read(o->old_path), new_text = o->inputs.read(o->new_path);

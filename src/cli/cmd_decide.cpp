@@ -86,8 +86,8 @@ PredictionRequest prediction_of_folder(const MeasurementSet& s, const DecideOpti
   r.to = to.id;
   r.model = s.manifest->workload.model;
   r.layers = s.manifest->workload.layers;
-  r.price_from = parse_optional_positive(o.price_from, "--price-old");
-  r.price_to = parse_optional_positive(o.price_to, "--price-new");
+  r.price_from = parse_optional_positive(o.price_from, "--price-old", kPriceRange);
+  r.price_to = parse_optional_positive(o.price_to, "--price-new", kPriceRange);
   return r;
 }
 
@@ -101,13 +101,13 @@ std::vector<RunLog> lever_runs(const DecideOptions& o) {
 UpgradeOptions upgrade_options(const DecideOptions& o, const std::vector<RunLog>& levers) {
   UpgradeOptions opt;
   for (const RunLog& r : levers) opt.old_levers.push_back(&r);
-  opt.price_old = parse_optional_positive(o.price_from, "--price-old");
-  opt.price_new = parse_optional_positive(o.price_to, "--price-new");
+  opt.price_old = parse_optional_positive(o.price_from, "--price-old", kPriceRange);
+  opt.price_new = parse_optional_positive(o.price_to, "--price-new", kPriceRange);
   if (!o.need.empty()) opt.need = parse_dtype_list(o.need, "--need-dtype");
   if (!o.need_seqlen.empty()) opt.need_seqlen = parse_size(o.need_seqlen, "--need-seqlen");
   opt.force = o.force;
-  opt.power_usd_per_kwh = parse_optional_positive(o.power_price, "--power-price");
-  opt.pue = parse_positive(o.pue, "--pue");
+  opt.power_usd_per_kwh = parse_optional_positive(o.power_price, "--power-price", kPriceRange);
+  opt.pue = parse_positive(o.pue, "--pue", kPueRange);
   return opt;
 }
 
@@ -144,6 +144,7 @@ void run_predicted(Context& ctx, const DecideOptions& o, const MeasurementSet& s
 }
 
 void run_on_measurements(Context& ctx, const DecideOptions& o) {
+  refuse_repeated_inputs(o.inputs, "decide");
   std::vector<std::string> read = o.inputs;
   read.insert(read.end(), o.levers.begin(), o.levers.end());
   refuse_page_over_inputs(o.out_dir, read);
@@ -167,14 +168,19 @@ void run_on_measurements(Context& ctx, const DecideOptions& o) {
 void run(Context& ctx, const DecideOptions& o) {
   if (!o.inputs.empty()) return run_on_measurements(ctx, o);
   if (!o.levers.empty()) throw UsageError("--levers goes with the old GPU's suite folder (the sweep they stand beside)");
+  if (!o.need_seqlen.empty()) {
+    throw UsageError("--need-seqlen goes with measurements (OLD_DIR NEW_DIR, or OLD_DIR --to GPU): the catalog alone "
+                     "knows no sequence length a GPU holds");
+  }
+  if (o.layers != 0 && o.old_runs.empty()) throw UsageError("--layers goes with --old-run (the layers that run kept)");
   const Catalog& cat = ctx.catalog();
   DecideInput in;
   in.from = &cat.find(o.from);
   in.to = &cat.find(o.to);
   if (!o.model.empty() && o.model != "none") in.model = ctx.model(o.model);
   if (!o.need.empty()) in.need = parse_dtype_list(o.need, "--need-dtype");
-  in.price_from = parse_optional_positive(o.price_from, "--price-from");
-  in.price_to = parse_optional_positive(o.price_to, "--price-to");
+  in.price_from = parse_optional_positive(o.price_from, "--price-old", kPriceRange);
+  in.price_to = parse_optional_positive(o.price_to, "--price-new", kPriceRange);
   if (!o.old_runs.empty()) {
     PredictionRequest r;
     r.inputs = o.old_runs, r.measured = o.measured, r.seqlens = o.seqlens;

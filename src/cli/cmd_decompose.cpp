@@ -123,7 +123,8 @@ void run(Context& ctx, DecomposeOptions& o, const CLI::App& cmd) {
     throw UsageError("--seqlen, --layers and --batch describe the traced model: give --model too");
   }
   const std::vector<std::string> files = trace::trace_files(o.inputs);
-  std::vector<std::string> read = files;  // every file the command reads: --out must be none of them
+  std::vector<std::string> read = files;  // every file the command reads, and its folders: --out must be none of them
+  read.insert(read.end(), o.inputs.begin(), o.inputs.end());
   if (!o.classes.empty()) read.push_back(o.classes);
   if (cmd.count("--model")) read.push_back(o.train.model);
   refuse_output_among_inputs(o.shell.out, read, "--out");

@@ -5,11 +5,13 @@
 
 #include <map>
 
+#include "base/error.hpp"
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "base/units.hpp"
 #include "cli/output.hpp"
 #include "facts/flops.hpp"
+#include "records/train_records.hpp"
 #include "report/format.hpp"
 
 namespace ub::cli {
@@ -63,6 +65,7 @@ void run(Context& ctx, const FlopsOptions& o) {
   const ModelShape m = ctx.model(o.model, o.layers);
   FlopOptions fo;
   fo.batch = parse_size(o.batch, "--batch");
+  if (fo.batch > kMaxBatch) throw UsageError(fmt::format("--batch {}: at most {} sequences a step", o.batch, kMaxBatch));
   fo.causal = !o.non_causal;
   if (!o.doc_len.empty()) fo.doc_len = parse_size(o.doc_len, "--doc-len");
   if (!o.docs.empty()) fo.docs = parse_size_list(o.docs, "--docs");

@@ -35,8 +35,27 @@ std::string date_prefix(const std::string& text, const char* what) {
   };
   const bool year = digits(0, 4) >= 0;
   const bool month_ok = text.size() <= 4 || (text[4] == '-' && digits(5, 2) >= 1 && digits(5, 2) <= 12);
-  const bool day_ok = text.size() <= 7 || (text[7] == '-' && digits(8, 2) >= 1 && digits(8, 2) <= 31);
-  const bool rest_ok = text.size() <= 10 || text[10] == 'T' || text[10] == ' ';
+  // The days of the month given (February's 29th only in a leap year).
+  const auto days_in = [](int y, int m) {
+    constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    return m == 2 && leap ? 29 : kDays[m - 1];
+  };
+  const bool day_ok = text.size() <= 7 ||
+                      (month_ok && text[7] == '-' && digits(8, 2) >= 1 && digits(8, 2) <= days_in(digits(0, 4), digits(5, 2)));
+  // A time after the date: hours, and minutes and seconds where given, within the day.
+  const auto time_ok = [&] {
+    if (text.size() <= 10) return true;
+    if (text[10] != 'T' && text[10] != ' ') return false;
+    const size_t end = text.back() == 'Z' ? text.size() - 1 : text.size();  // UTC, as the runs are dated
+    const int limits[] = {23, 59, 59};
+    for (size_t i = 0, at = 11; at < end; ++i, at += 3) {
+      if (i == 3 || at + 2 > end || digits(at, 2) < 0 || digits(at, 2) > limits[i]) return false;
+      if (at + 2 < end && text[at + 2] != ':') return false;
+    }
+    return true;
+  };
+  const bool rest_ok = time_ok();
   if (!year || !month_ok || !day_ok || !rest_ok || text.size() == 5 || text.size() == 6 || text.size() == 8 || text.size() == 9) {
     throw UsageError(fmt::format("{}: '{}' is not a date or its beginning (2026, 2026-11, 2026-11-30)", what, text));
   }
@@ -137,6 +156,9 @@ void register_history(CLI::App& app, Context& ctx) {
   add_database_flag(*add, *add_o);
   add_o->out.add_to(*add);
   add->callback([add_o] {
+    if (const std::string db = add_o->database(); db.rfind("postgresql://", 0) != 0 && db.rfind("postgres://", 0) != 0) {
+      refuse_output_among_inputs(db, add_o->files, "--db");
+    }
     history::HistoryStore store(add_o->database());
     FileOutcomes done;
     for (const std::string& file : add_o->files) {

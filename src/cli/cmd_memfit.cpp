@@ -34,9 +34,15 @@ struct MemfitOptions {
 
 void run_one(Context& ctx, const MemfitOptions& o) {
   const RunLog log = read_run_log(o.path);
-  const MemoryFit fit = fit_memory(memory_points(log));
+  const MemoryFit fit = [&] {
+    try {
+      return fit_memory(memory_points(log));
+    } catch (const WorkError& e) {
+      throw WorkError(fmt::format("{}: {}", o.path, e.what()));  // which file could not be fitted
+    }
+  }();
   // Capacity: --capacity-gib, else the --for GPU's, else the log's GPU's (the catalog's rule).
-  std::optional<double> capacity = parse_optional_positive(o.capacity, "--capacity-gib");
+  std::optional<double> capacity = parse_optional_positive(o.capacity, "--capacity-gib", kCapacityGibRange);
   std::string capacity_from = "--capacity-gib";
   if (!capacity) {
     const Accelerator* a = o.for_gpu.empty() ? ctx.catalog().try_find(log.gpu) : &ctx.catalog().find(o.for_gpu);

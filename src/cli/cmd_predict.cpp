@@ -24,8 +24,8 @@ struct PredictCommand {
 };
 
 void run(Context& ctx, PredictCommand o) {
-  o.request.price_from = parse_optional_positive(o.price_old, "--price-old");
-  o.request.price_to = parse_optional_positive(o.price_new, "--price-new");
+  o.request.price_from = parse_optional_positive(o.price_old, "--price-old", kPriceRange);
+  o.request.price_to = parse_optional_positive(o.price_new, "--price-new", kPriceRange);
   std::vector<std::string> read = o.request.inputs;
   read.insert(read.end(), o.request.measured.begin(), o.request.measured.end());
   if (!o.request.model.empty()) read.push_back(o.request.model);  // a config.json path, or a preset id (no file)

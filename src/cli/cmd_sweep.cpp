@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <map>
+#include <set>
 
 #include "analysis/sweep_plan.hpp"
 #include "base/error.hpp"
@@ -135,7 +137,9 @@ void run(Context& ctx, const SweepOptions& o) {
   // A length the bisection tried holds --find-max-steps steps: enough to count as measured.
   const int steps_held = o.probe_steps > 0 ? std::min(o.train.steps, o.probe_steps) : o.train.steps;
   std::map<int64_t, PointOutcome> done = o.resume ? sweep_outcomes(out, steps_held) : std::map<int64_t, PointOutcome>{};
+  std::set<int64_t> asked;  // the lengths this sweep ran or was given: the others in the file are only shown
   auto measure = [&](int64_t s, bool probe) -> PointOutcome {
+    asked.insert(s);
     if (auto it = done.find(s); it != done.end() && it->second != PointOutcome::failed) {
       std::fprintf(stderr, "seqlen %lld: %s already in %s\n", static_cast<long long>(s), outcome_name(it->second), out.c_str());
       return it->second;
@@ -199,12 +203,18 @@ void run(Context& ctx, const SweepOptions& o) {
   if (std::filesystem::exists(out)) {
     try {
       log = read_run_log(LineSource::file(out), WarmupOnly::leave_out);
-    } catch (const WorkError&) {
+    } catch (const std::exception&) {
       // nothing measured yet (every point failed): the table says so below
     }
   }
+  // A length of an earlier sweep in the file, not given now, is shown as the file holds it: measured
+  // with whatever steps it has (a find-max probe's one), never a failure of this sweep.
+  const std::map<int64_t, PointOutcome> as_held = sweep_outcomes(out, 1);
   int failed = 0;
-  for (const auto& [s, outcome] : done) {
+  for (auto [s, outcome] : done) {
+    if (!asked.count(s)) {
+      if (const auto it = as_held.find(s); it != as_held.end()) outcome = it->second;
+    }
     std::string tf = "-", ms = "-", gib = "-";
     json pj = {{"seqlen", s}, {"outcome", outcome_name(outcome)}};
     if (const RunPoint* p = log ? log->point(s) : nullptr; p && outcome == PointOutcome::measured && p->steps.has_steady()) {
@@ -214,7 +224,7 @@ void run(Context& ctx, const SweepOptions& o) {
       if (st.tflops) tf = report::num(st.tflops->median), pj["tflops"] = st.tflops->median;
       if (st.peak_mem_gib) gib = report::num(*st.peak_mem_gib, 2), pj["peak_mem_gib"] = *st.peak_mem_gib;
     }
-    failed += outcome == PointOutcome::failed;
+    failed += outcome == PointOutcome::failed && asked.count(s);
     b.table.add_row({std::to_string(s), outcome_name(outcome), tf, ms, gib});
     j["points"].push_back(pj);
   }

@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "base/error.hpp"
+#include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "store/history_store.hpp"
 #include "store/record_sink.hpp"
@@ -70,6 +71,7 @@ void JobOptions::validate() const {
 }
 
 std::string records_path(const std::string& command, const std::string& out) {
+  refuse_unkept_output(out, "--out");
   return out.empty() ? fmt::format("upgradebench-{}-{}.jsonl", command, utc_now_compact()) : out;
 }
 

@@ -115,11 +115,13 @@ std::optional<double> loose_number(const Fields& f, const char* key) {
   const json& v = f.raw().at(key);
   if (v.is_number()) return v.get<double>();
   if (v.is_string()) {
+    // Decimal only: strtod reads hexadecimal ("0x10" as 16) and "nan" too.
     const std::string s = trim(v.get<std::string>());
     char* end = nullptr;
     errno = 0;
     const double d = std::strtod(s.c_str(), &end);
-    if (!s.empty() && end == s.c_str() + s.size() && errno == 0 && std::isfinite(d)) return d;
+    const bool decimal = s.find_first_not_of("0123456789.eE+-") == std::string::npos;
+    if (!s.empty() && decimal && end == s.c_str() + s.size() && errno == 0 && std::isfinite(d)) return d;
   }
   throw WorkError(fmt::format("{}: \"{}\" is not a number: {}", f.where(), key, v.dump()));
 }
@@ -149,7 +151,10 @@ TrainStep read_train_step(const Fields& f, int64_t index) {
   s.warmup = loose_boolean(f, "warmup");
   const auto t = loose_number(f, "exec_time_ms");
   if (!t) throw WorkError(fmt::format("{}: step has no \"exec_time_ms\"", f.where()));
-  if (!(*t > 0) || !std::isfinite(*t)) throw WorkError(fmt::format("{}: exec_time_ms must be a positive finite number", f.where()));
+  if (!(*t >= kMinStepMs) || !std::isfinite(*t)) {
+    throw WorkError(fmt::format("{}: exec_time_ms must be a finite number of at least {:g} ms, got {}", f.where(),
+                                kMinStepMs, f.raw().at("exec_time_ms").dump()));
+  }
   s.exec_time_ms = *t;
   s.device = static_cast<int>(f.optional_count("device").value_or(0));
   s.batch = f.has("batch") ? count_in_range(f, "batch", 1, kMaxBatch) : 1;

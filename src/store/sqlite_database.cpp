@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -41,6 +42,10 @@ void check_permissions(const std::string& path, Access access) {
   const std::filesystem::path folder = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
   std::error_code ec;
   const bool exists = std::filesystem::exists(p, ec);
+  if (exists && !std::filesystem::is_regular_file(p, ec)) {
+    throw UsageError(fmt::format("--db {}: not a file (a folder, a pipe or a device): the history database is an SQLite "
+                                 "file; give its path", path));
+  }
   if (exists && ::access(path.c_str(), R_OK) != 0) {
     throw UsageError(fmt::format("--db {}: permission denied: this user may not read the history database ({}); ask "
                                  "its owner for read access", path, std::strerror(errno)));
@@ -59,6 +64,23 @@ void check_permissions(const std::string& path, Access access) {
   }
 }
 
+// Whether this user may write `path`'s folder (where SQLite keeps a WAL database's -shm file).
+bool folder_writable(const std::string& path) {
+  const std::filesystem::path p(path);
+  return ::access((p.has_parent_path() ? p.parent_path() : std::filesystem::path(".")).c_str(), W_OK) == 0;
+}
+
+// `path` as an SQLite URI that opens it immutable: read where its folder cannot take the WAL
+// index, on the promise that nobody writes it meanwhile (whoever could is not this user).
+std::string immutable_uri(const std::string& path) {
+  std::string uri = "file:";
+  for (const unsigned char c : path) {
+    if (std::isalnum(c) || std::strchr("/-._~", c)) uri += static_cast<char>(c);
+    else uri += fmt::format("%{:02X}", c);
+  }
+  return uri + "?immutable=1";
+}
+
 class SqliteDatabase final : public Database {
  public:
   SqliteDatabase(const std::string& path, Access access) : name_(path) {
@@ -70,7 +92,11 @@ class SqliteDatabase final : public Database {
     }
     sqlite3* opened = nullptr;
     const int flags = access == Access::read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-    const int rc = sqlite3_open_v2(path.c_str(), &opened, flags | SQLITE_OPEN_FULLMUTEX, nullptr);
+    // A database this user may only read, in a folder it may not write: SQLite cannot make the
+    // WAL index there, and reads it immutable instead.
+    const bool immutable = access == Access::read_only && !folder_writable(path);
+    const int rc = sqlite3_open_v2(immutable ? immutable_uri(path).c_str() : path.c_str(), &opened,
+                                   flags | SQLITE_OPEN_FULLMUTEX | (immutable ? SQLITE_OPEN_URI : 0), nullptr);
     db_.reset(opened);  // SQLite hands out a handle to close even when opening fails
     if (rc != SQLITE_OK) {
       const char* why = db_ ? sqlite3_errmsg(db_.get()) : "out of memory";

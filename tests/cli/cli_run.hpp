@@ -30,12 +30,8 @@ inline std::string slurp(const std::string& path) {
   return ss.str();
 }
 
-// Runs the binary with `args` (a shell-quoted string), capturing stdout, stderr and exit code;
-// in `cwd` when given (so file names in the output do not depend on where the checkout is).
-inline Result run(const std::string& args, const std::string& cwd = "") {
-  // One file per test process: CTest may run the tests of this binary in parallel.
-  const std::string err_file = fmt::format("{}/ub_stderr_{}.txt", ::testing::TempDir(), getpid());
-  const std::string cmd = fmt::format("{}{} {} 2>{}", cwd.empty() ? "" : "cd " + cwd + " && ", UB_BINARY, args, err_file);
+// A shell command's stdout and exit code.
+inline Result capture(const std::string& cmd) {
   Result r;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
@@ -44,7 +40,23 @@ inline Result run(const std::string& args, const std::string& cwd = "") {
   while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
   const int status = pclose(p);
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// Runs the binary with `args` (a shell-quoted string), capturing stdout, stderr and exit code;
+// in `cwd` when given (so file names in the output do not depend on where the checkout is).
+inline Result run(const std::string& args, const std::string& cwd = "") {
+  // One file per test process: CTest may run the tests of this binary in parallel.
+  const std::string err_file = fmt::format("{}/ub_stderr_{}.txt", ::testing::TempDir(), getpid());
+  Result r = capture(fmt::format("{}{} {} 2>{}", cwd.empty() ? "" : "cd " + cwd + " && ", UB_BINARY, args, err_file));
   r.err = slurp(err_file);
+  return r;
+}
+
+// run() as the user nobody (through runuser; the caller is root): stderr comes with stdout.
+inline Result run_as_nobody(const std::string& args) {
+  Result r = capture(fmt::format("runuser -u nobody -- {} {} 2>&1", UB_BINARY, args));
+  if (r.code != 0) r.err = r.out;
   return r;
 }
 

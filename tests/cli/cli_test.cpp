@@ -82,9 +82,9 @@ TEST(BadInput, Sizes) {
 }
 
 TEST(BadInput, Prices) {
-  expect_error("decide --price-from=-3 --price-to 2", 2, "--price-from: must be positive");
+  expect_error("decide --price-from=-3 --price-to 2", 2, "--price-old: must be positive");
   expect_error("decide --price-from 3", 2, "give both --price-from and --price-to");
-  expect_error("decide --price-from 3 --price-to free", 2, "--price-to: 'free' is not a number");
+  expect_error("decide --price-from 3 --price-to free", 2, "--price-new: 'free' is not a number");
   expect_error("decide --need-dtype fp5", 2, "--need-dtype: unknown dtype 'fp5'");
 }
 
@@ -195,6 +195,18 @@ TEST(Sweep, FindMaxProbesWhereTheMemoryFitPointsFirst) {
   EXPECT_NE(r.err.find("seqlen 136192: train"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("seqlen 65536: train"), std::string::npos) << "no doubling from 32k: " << r.err;
   EXPECT_EQ(r.code, 1);  // the probe fails here (no such GPU): bisection stops and says so
+}
+
+// Resumed with more steps than a length of an earlier sweep in the file holds (a find-max probe's
+// one), that length is shown as measured, not as a failure of this sweep.
+TEST(Sweep, ALengthNotGivenIsShownAsTheFileHoldsIt) {
+  const std::string out = ::testing::TempDir() + "/sweep_not_given.jsonl";
+  std::filesystem::copy_file(std::string(UB_FIXTURES_DIR) + "/../../data/examples/sweep_h200_llama-3.1-8b-4layers.jsonl", out,
+                             std::filesystem::copy_options::overwrite_existing);
+  const Result r = run("sweep --layers 4 --seqlens 4k,8k,16k --resume --checkpointing --steps 2 --warmup 1 "
+                       "--precision bf16 --loss-chunk 4096 --json --out " + out);
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const auto& p : nlohmann::json::parse(r.out)["points"]) EXPECT_EQ(p["outcome"], "measured") << p.dump();
 }
 
 // A probe runs --find-max-steps steps after one warm-up step, or after none with --warmup 0.
@@ -368,8 +380,9 @@ TEST(BadInput, CompareAndMemfit) {
   expect_error("report " + h200 + " " + kFx + "/sweep_b200.log --strict -o " + strict_dir, 1,
                "--strict: the runs differ in torch");
   EXPECT_FALSE(std::filesystem::exists(strict_dir + "/report.html")) << "nothing written when refused";
-  expect_error("compare " + h200 + " " + h200 + " --price-old 0 --price-new 2", 2, "--price-old: must be positive");
-  expect_error("compare " + h200 + " " + h200 + " --price-old 2", 2, "give both --price-old and --price-new");
+  const std::string b200 = kFx + "/sweep_b200.log";
+  expect_error("compare " + h200 + " " + b200 + " --price-old 0 --price-new 2", 2, "--price-old: must be positive");
+  expect_error("compare " + h200 + " " + b200 + " --price-old 2", 2, "give both --price-old and --price-new");
   expect_error("compare " + h200 + " " + kFx + "/sweep_bad_json.log", 1, "sweep_bad_json.log:7: a step object that is not valid JSON");
   expect_error("compare " + h200 + " " + kFx + "/sweep_no_steady.log", 1, "has no steady steps");
   {  // a length measured twice: the later one is compared, and the output says so
@@ -893,7 +906,7 @@ TEST(BadInput, History) {
   expect_error("history list --db " + ::testing::TempDir() + "/nowhere/none.sqlite", 2, "no history database there yet");
   expect_error("history add --db " + db + " " + kFx + "/no-such-file.jsonl", 2, "no-such-file.jsonl: no such file");
   expect_error("history add --db " + db + " " + kFx + "/sweep_bad_json.log", 1, "sweep_bad_json.log");
-  expect_error("history add --db " + db + " " + kFx + "/README.md", 1, "not a log the history reads");
+  expect_error("history add --db " + db + " " + kFx + "/README.md", 2, "not a log the history reads");
   ASSERT_EQ(run("history add --db " + db + " " + kFx + "/sweep_h200.log").code, 0);
   expect_error("history trend train.flops --db " + db, 2, "no run with the metric 'train.flops' matches; stored: ");
   expect_error("history trend train.tflops --db " + db, 2, "choose one with --at");

@@ -331,6 +331,30 @@ TEST(ValidInput, ADatabaseTheUserMayReadButNotWriteOpensForReading) {
   ::chmod(db.c_str(), 0644);
 }
 
+// A database this user may read, in a folder it may not write (where SQLite would put the WAL
+// index): read immutable. As root, the reading runs as nobody.
+TEST(ValidInput, ADatabaseInAFolderTheUserMayNotWriteIsRead) {
+  const bool root = ::geteuid() == 0;
+  if (root && std::system("command -v runuser > /dev/null && id nobody > /dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "root, and no runuser or no user nobody to read as";
+  }
+  const std::string dir = temp_path("read_only_folder");
+  fs::create_directories(dir);
+  ::chmod(dir.c_str(), 0755);
+  const std::string db = dir + "/history.sqlite";
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db + suffix);
+  ASSERT_EQ(run("history add --db " + db + " " + kFx + "/sweep_h200.log").code, 0);
+  for (const char* suffix : {"-wal", "-shm"}) fs::remove(db + suffix);  // as a copy of the database alone has none
+  ::chmod(db.c_str(), 0444);
+  ::chmod(dir.c_str(), root ? 0755 : 0555);
+  // Root reads whatever the permissions say: the user nobody reads for it.
+  const Result list = root ? run_as_nobody("history list --json --db " + db) : run("history list --json --db " + db);
+  ::chmod(dir.c_str(), 0755);
+  ::chmod(db.c_str(), 0644);
+  ASSERT_EQ(list.code, 0) << list.err;
+  EXPECT_EQ(nlohmann::json::parse(list.out)["runs"].size(), 1u);
+}
+
 TEST(ValidInput, AReportFolderNamedWithANewlineGetsItsFiles) {
   const std::string dir = temp_path("report\nfolder");
   fs::remove_all(dir);
@@ -491,6 +515,99 @@ TEST(Bounds, APostgresServerSilentAfterTheHandshakeDoesNotHang) {
   EXPECT_NE(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("no answer from the server within 10 s"), std::string::npos) << r.err;
   EXPECT_LT(seconds, 30);
+}
+
+// ---- Files clobbered, data lost: records go to files that keep them, never into what is read ----
+
+TEST(Clobbering, RecordsGoToAFileThatKeepsThem) {
+  const std::string fifo = temp_path("records.fifo");
+  fs::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  expect_error("predict " + kFx + "/decompose_h200.txt --to b200-sxm --out " + fifo, 2, "a pipe or a device, not a file");
+  expect_error("sweep --seqlens 8k --resume --out " + fifo, 2, "a pipe or a device, not a file");
+  fs::create_directories(temp_path("a_folder"));
+  expect_error("sweep --seqlens 8k --out " + temp_path("a_folder"), 2, "a folder, not a file");
+  fs::remove(fifo);
+  // An output in a folder read as an input would be read as one of its files next time.
+  const std::string traces = temp_path("traces");
+  fs::remove_all(traces);
+  fs::create_directories(traces);
+  fs::copy_file(kFx + "/trace_kineto_small.json", traces + "/t.json", fs::copy_options::overwrite_existing);
+  expect_error("decompose " + traces + " --out " + traces + "/out.jsonl", 2, "that is in the folder");
+  EXPECT_FALSE(fs::exists(traces + "/out.jsonl"));
+}
+
+TEST(Clobbering, TheHistoryDatabaseIsNeitherAnInputNorAPipe) {
+  const std::string input = write_file("db_input.jsonl", slurp(kFx + "/records_h200.jsonl"));
+  expect_error("history add --db " + input + " " + input, 2, "that is an input");
+  EXPECT_EQ(slurp(input), slurp(kFx + "/records_h200.jsonl"));
+  expect_error("history add --db /dev/null " + input, 2, "a pipe or a device, not a file");
+  expect_error("history list --db /dev/null", 2, "not a file (a folder, a pipe or a device)");
+}
+
+// ---- Silently wrong results ----
+
+TEST(SilentlyWrong, ExampleDataInTheHistoryIsExampleDataOfEveryKind) {
+  const std::string db = fresh_db("provenance_kinds");
+  for (const char* f : {"mamf_finder_h200.txt", "attention_h200.log", "decompose_h200.txt"}) {
+    ASSERT_EQ(run("history add --db " + db + " " + kFx + "/" + f).code, 0) << f;
+  }
+  const nlohmann::json runs = nlohmann::json::parse(run("history list --json --db " + db).out)["runs"];
+  ASSERT_EQ(runs.size(), 3u);
+  for (const auto& r : runs) EXPECT_EQ(r["data"], "EXAMPLE DATA") << r.dump();
+}
+
+TEST(SilentlyWrong, AStepFasterThanANanosecondOrWrittenInHexIsRefused) {
+  const std::string log = slurp(kFx + "/sweep_b200.log");
+  for (const char* bad : {R"("exec_time_ms": 1e-300)", R"("exec_time_ms": "0x10")"}) {
+    const std::string path = write_file("tiny_times.log", std::regex_replace(log, std::regex(R"("exec_time_ms": [0-9.]+)"), bad,
+                                                                             std::regex_constants::format_first_only));
+    const Result r = run("compare " + kFx + "/sweep_h200.log " + path);
+    EXPECT_EQ(r.code, 1) << bad << r.out;
+    EXPECT_NE(r.err.find("hostile_tiny_times.log:5: "), std::string::npos) << r.err;
+    EXPECT_TRUE(r.err.find("must be a finite number of at least 1e-06 ms") != std::string::npos ||
+                r.err.find("\"exec_time_ms\" is not a number") != std::string::npos)
+        << r.err;
+  }
+}
+
+TEST(SilentlyWrong, FiguresOnTheCommandLineBeyondAnyRealOneAreRefused) {
+  const std::string logs = kFx + "/sweep_h200.log " + kFx + "/sweep_b200.log";
+  expect_error("memfit " + kFx + "/sweep_h200.log --capacity-gib 1e308", 2, "--capacity-gib: '1e308' is outside");
+  expect_error("compare " + logs + " --price-old 1e-30 --price-new 5", 2, "--price-old: '1e-30' is outside 1e-06 to 1e+06");
+  expect_error("compare " + logs + " --price-old 3 --price-new 5 --tokens 1e308", 2, "--tokens");
+  expect_error("compare " + logs + " --power-price 0.1 --pue 0.5", 2, "--pue: '0.5' is outside 1 to 10");
+  expect_error("flops --batch 99999999999", 2, "--batch 99999999999: at most 1000000");
+}
+
+TEST(SilentlyWrong, AMeasurementIsNotComparedWithItself) {
+  expect_error("compare " + kFx + "/sweep_h200.log " + kFx + "/../fixtures/sweep_h200.log", 2, "are the same measurement");
+  expect_error("decide " + kFx + "/suite_h200_2l " + kFx + "/suite_h200_2l/", 2, "are the same measurement");
+}
+
+TEST(SilentlyWrong, DecideFromTheCatalogRefusesWhatOnlyMeasurementsAnswer) {
+  expect_error("decide --from h200-sxm --to b200-sxm --need-seqlen 256k", 2, "--need-seqlen goes with measurements");
+  expect_error("decide --from h200-sxm --to b200-sxm --layers 99", 2, "--layers goes with --old-run");
+}
+
+// ---- Exit codes: a file of a kind a command does not read is a usage error, in every command ----
+
+TEST(Messages, AFileOfAnotherKindExitsTwoInEveryCommand) {
+  const std::string text = write_file("prose.txt", "a note\nnot a log at all\n");
+  expect_error("memfit " + text, 2, "not a training log");
+  expect_error("report " + text, 2, "");
+  expect_error("history add --db " + fresh_db("prose") + " " + text, 2, "not a log the history reads");
+  expect_error("compare " + text + " " + kFx + "/sweep_h200.log", 2, "compare needs two logs of one kind");
+}
+
+TEST(Messages, DatesAreDatesOfTheCalendar) {
+  const std::string db = fresh_db("dates");
+  ASSERT_EQ(run("history add --db " + db + " " + kFx + "/sweep_h200.log").code, 0);
+  expect_error("history list --since 2026-02-30 --db " + db, 2, "--since: '2026-02-30' is not a date");
+  expect_error("history list --until 2026-11-30T99:99 --db " + db, 2, "is not a date");
+  for (const char* ok : {"2028-02-29", "2026-11-30T07:01:02Z", "2026-11-30 07", "2026-11-30T07:01"}) {
+    EXPECT_EQ(run(fmt::format("history list --until '{}' --db {}", ok, db)).code, 0) << ok;
+  }
 }
 
 }  // namespace

@@ -124,8 +124,19 @@ TEST(Records, TrainStepRoundTripsAndRefusesBadTimes) {
     (void)read_train_step(Fields(bad, "run.jsonl:7"), 0);
     FAIL() << "a negative step time was read";
   } catch (const WorkError& e) {
-    EXPECT_NE(std::string(e.what()).find("run.jsonl:7: exec_time_ms must be a positive finite number"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("run.jsonl:7: exec_time_ms must be a finite number of at least 1e-06 ms, got -1"),
+              std::string::npos)
+        << e.what();
   }
+  // Below a nanosecond, or a number written in hexadecimal: a damaged record, not a fast step.
+  for (const json& v : {json(1e-300), json("1e-300"), json("0x10"), json("nan")}) {
+    bad = j;
+    bad["exec_time_ms"] = v;
+    EXPECT_THROW((void)read_train_step(Fields(bad, "run.jsonl:8"), 0), WorkError) << v;
+  }
+  bad = j;
+  bad["exec_time_ms"] = " 120.5 ";
+  EXPECT_DOUBLE_EQ(read_train_step(Fields(bad, "run.jsonl:9"), 0).exec_time_ms, 120.5);
   bad = j;
   bad["step"] = 1.5;
   EXPECT_THROW((void)read_train_step(Fields(bad, "t:3"), 0), WorkError);

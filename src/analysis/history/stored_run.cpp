@@ -13,6 +13,7 @@
 #include "analysis/history/workload.hpp"
 #include "base/error.hpp"
 #include "records/context_record.hpp"
+#include "records/provenance.hpp"
 #include "records/readers/attention_log.hpp"
 #include "records/readers/decomposition_log.hpp"
 #include "records/readers/log_kind.hpp"
@@ -195,7 +196,7 @@ StoredRun peer_run(std::vector<std::string> lines, bool cut_short, const std::st
   const LineSource t = LineSource::view(run.lines, cut_short, name);
   const LogKind kind = detect_log_kind(t);
   if (kind == LogKind::unknown || kind == LogKind::prediction) {
-    throw WorkError(fmt::format("{}: not a log the history reads (our records, or the output of benchmark.py, "
+    throw UsageError(fmt::format("{}: not a log the history reads (our records, or the output of benchmark.py, "
                                 "mamf-finder.py, bench_flash_attn.py, bench_decompose.py or the collective script)",
                                 t.path));
   }
@@ -206,6 +207,8 @@ StoredRun peer_run(std::vector<std::string> lines, bool cut_short, const std::st
   run.key = fnv1a_hex(all);
   run.date = first_date(run.lines);
   read_figures(t, kind, run);
+  // Example data says so in its first lines, whatever kind of log it is.
+  if (const Provenance p = read_provenance(t); run.provenance.empty() && !p.measured()) run.provenance = p.note;
   return run;
 }
 

@@ -81,9 +81,9 @@ std::string_view to_string(LogKind k) {
     case LogKind::mamf: return "a MAMF log";
     case LogKind::nccl: return "a collective benchmark log";
     case LogKind::prediction: return "a prediction (predict's records)";
-    case LogKind::unknown: return "not a log compare reads";
+    case LogKind::unknown: return "not a log of a kind upgradebench reads";
   }
-  return "not a log compare reads";
+  return "not a log of a kind upgradebench reads";
 }
 
 LogKind detect_log_kind(const LineSource& t) {

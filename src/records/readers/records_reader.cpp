@@ -96,7 +96,7 @@ RunLog read_records(const LineSource& t, WarmupOnly warmup_only) {
       ++skipped;
     }
   }, run.warnings);
-  if (!seen_context) throw WorkError(fmt::format("{}: no context record: not an upgradebench records file", t.path));
+  if (!seen_context) throw UsageError(fmt::format("{}: no context record: not an upgradebench records file", t.path));
   if (run.points.empty()) throw WorkError(fmt::format("{}: no train_step or train_oom records", t.path));
   leave_out_warmup_only(run, warmup_only, [&](const RunPoint& p) {
     return fmt::format("{}:{}: seqlen {} has no steady steps", t.path, p.line, p.seqlen);
