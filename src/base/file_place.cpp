@@ -15,15 +15,19 @@ namespace ub {
 
 namespace fs = std::filesystem;
 
+// A link where a file goes is the user's to remove or avoid: a usage error (exit 2), as an output
+// that is one of the inputs is.
+UsageError link_refused(const fs::path& place, const std::string& what) {
+  return UsageError(fmt::format("{}: a symlink where {} goes: refused (remove it, or write into another folder)",
+                                place.string(), what));
+}
+
 void refuse_link_at(const fs::path& place, const std::string& what) {
   std::error_code ec;
   const fs::file_status s = fs::symlink_status(place, ec);
   if (ec || !fs::exists(s)) return;
-  if (fs::is_symlink(s)) {
-    throw WorkError(fmt::format("{}: a symlink where {} goes: refused (remove it, or write into another folder)",
-                                place.string(), what));
-  }
-  if (!fs::is_regular_file(s)) throw WorkError(fmt::format("{}: not a plain file, where {} goes", place.string(), what));
+  if (fs::is_symlink(s)) throw link_refused(place, what);
+  if (!fs::is_regular_file(s)) throw UsageError(fmt::format("{}: not a plain file, where {} goes", place.string(), what));
 }
 
 void write_file_replacing(const fs::path& place, const std::string& text, const std::string& what) {
@@ -55,10 +59,7 @@ void write_file_replacing(const fs::path& place, const std::string& text, const 
 int open_for_writing_no_follow(const fs::path& place, const std::string& what) {
   const int fd = ::open(place.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd >= 0) return fd;
-  if (errno == ELOOP) {
-    throw WorkError(fmt::format("{}: a symlink where {} goes: refused (remove it, or write into another folder)",
-                                place.string(), what));
-  }
+  if (errno == ELOOP) throw link_refused(place, what);
   throw WorkError(fmt::format("{}: cannot write {}: {}", place.string(), what, std::strerror(errno)));
 }
 

@@ -14,9 +14,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "analysis/decompose/trace_decomposition.hpp"
 #include "analysis/suite_plan.hpp"
 #include "base/error.hpp"
 #include "base/json_text.hpp"
+#include "base/line_source.hpp"
 #include "base/progress.hpp"
 #include "cli/arguments.hpp"
 #include "cli/child_process.hpp"
@@ -189,6 +191,12 @@ void run(Context& ctx, SuiteOptions& o) {
       o.budget.empty() ? std::nullopt : std::optional<double>(parse_duration_seconds(o.budget, "--budget"));
   for (const std::string& t : o.traces) {
     if (!fs::exists(t)) throw UsageError(fmt::format("--trace {}: no such file or folder", t));
+  }
+  // A trace is a JSON object (torch.profiler's export): anything else would fail after the measuring.
+  for (const std::string& t : trace::trace_files(o.traces)) {
+    if (LineSource::file(t).first_nonblank().rfind('{', 0) != 0) {
+      throw UsageError(fmt::format("--trace {}: not a torch.profiler trace (a JSON object, plain or gzip)", t));
+    }
   }
   const fs::path dir = o.dir;
   const bool exists = fs::exists(dir);

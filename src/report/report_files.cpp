@@ -23,7 +23,7 @@ void prepare_report_folder(const fs::path& dir) {
   for (const fs::path& d : {named, dir / "charts"}) {
     std::error_code ec;
     if (fs::is_symlink(fs::symlink_status(d, ec))) {
-      throw WorkError(fmt::format("{}: a symlink where the report's folder goes: refused (give the folder itself)", d.string()));
+      throw UsageError(fmt::format("{}: a symlink where the report's folder goes: refused (give the folder itself)", d.string()));
     }
   }
   fs::create_directories(dir / "charts");

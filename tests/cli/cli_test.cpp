@@ -281,7 +281,7 @@ TEST(Golden, CompareAndMemfit) {
   expect_golden("compare_priced.json", "compare " + logs + " --price-old 3.5 --price-new 6 --tokens 1e12 --gpus 8 --json", kFx);
   expect_golden("compare.csv", "compare " + logs + " --csv", kFx);
   expect_golden("compare.md", "compare " + logs + " --price-old 3.5 --price-new 6 --md", kFx);
-  expect_golden("compare_records.txt", "compare records_h200.jsonl records_h200.jsonl", kFx);
+  expect_golden("compare_records.txt", "compare records_h200.jsonl records_h200_rerun.jsonl", kFx);
   // Our attention records against bench_flash_attn.py's lines.
   expect_golden("compare_attention_records.txt", "compare attention_b200.log attention_records_h200.jsonl", kFx);
   // The training engine's records (train, H200) against the Hugging Face peer's, and memfit on them.
@@ -691,8 +691,13 @@ TEST(Bounds, ReadingALogTakesMemoryIndependentOfItsSize) {
                   "checked in the plain build";
 #endif
   const std::string small = large_sweep_log("sweep_2mb.log", 2), large = large_sweep_log("sweep_40mb.log", 40);
+  // compare's NEW: the same log under another name (one file given twice is refused).
+  const auto again = [](const std::string& f) {
+    std::filesystem::copy_file(f, f + ".again", std::filesystem::copy_options::overwrite_existing);
+    return f + ".again";
+  };
   for (const std::string cmd : {"memfit {} --capacity-gib 130", "compare {} {} --force --json"}) {
-    const auto args = [&](const std::string& f) { return fmt::format(fmt::runtime(cmd), f, f); };
+    const auto args = [&](const std::string& f) { return fmt::format(fmt::runtime(cmd), f, again(f)); };
     ASSERT_EQ(run(args(small)).code, 0) << cmd;
     const long small_kib = children_peak_kib();
     const Result r = run(args(large));
@@ -854,14 +859,14 @@ TEST(BadInput, NothingClobberedNothingSilentlyWrong) {
   fs::create_symlink(victim, dir / "report.html");
   const Result planted = run("report " + kFx + "/records_h200.jsonl -o " + dir.string());
   if (!report_tools_missing(planted)) {
-    EXPECT_EQ(planted.code, 1) << planted.err;
+    EXPECT_EQ(planted.code, 2) << planted.err;
     EXPECT_NE(planted.err.find("a symlink where a file of the report goes"), std::string::npos) << planted.err;
     EXPECT_FALSE(fs::exists(victim)) << "written through the link";
     const fs::path linked = fs::path(::testing::TempDir()) / "planted_charts";
     fs::remove_all(linked), fs::remove_all(dir);
     fs::create_directories(linked), fs::create_directories(dir);
     fs::create_directory_symlink(linked, dir / "charts");
-    expect_error("report " + kFx + "/records_h200.jsonl -o " + dir.string(), 1, "a symlink where the report's folder goes");
+    expect_error("report " + kFx + "/records_h200.jsonl -o " + dir.string(), 2, "a symlink where the report's folder goes");
     EXPECT_TRUE(fs::is_empty(linked));
   }
   expect_error("report " + kFx + "/records_h200.jsonl -o ''", 2, "the report's folder is an empty name");

@@ -33,8 +33,15 @@ fs::path edited_suite(const std::string& name, const std::function<void(json&)>&
   return dir;
 }
 
+// The fixture suite again as a second folder: another machine of the same GPU model.
+const std::string& suite_again() {
+  // One copy per test process: CTest runs the tests of this binary in parallel.
+  static const std::string dir = edited_suite(fmt::format("suite_again_{}", ::getpid()), [](json&) {}).string();
+  return dir;
+}
+
 TEST(Decide, OneGpusTwoSuitesAreTheSameGpuWithinNoise) {
-  const Result r = run("decide " + kSuite + " " + kSuite + " --price-old 3.5 --price-new 3.5 --json");
+  const Result r = run("decide " + kSuite + " " + suite_again() + " --price-old 3.5 --price-new 3.5 --json");
   ASSERT_EQ(r.code, 0) << r.err;
   const json j = json::parse(r.out);
   EXPECT_EQ(j["verdict"], "same GPU");
@@ -67,7 +74,7 @@ TEST(Decide, OneGpuModelInTwoMachinesDiffersOnlyBeyondTheSameBand) {
 }
 
 TEST(Decide, TheVerdictLineComesFirstAndEveryRowSaysWhatItsNumbersAre) {
-  const Result r = run("decide " + kSuite + " " + kSuite);
+  const Result r = run("decide " + kSuite + " " + suite_again());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("Verdict\nSAME GPU:", 0), 0u) << r.out.substr(0, 200);
   // Every table row of the page ends in its data tag.
@@ -128,8 +135,8 @@ TEST(Decide, BadInputIsRefusedNamingWhat) {
   fs::create_directories(empty);
   expect_error("decide " + empty.string() + " " + kSuite, 2, "not a suite folder (no manifest.json");
   expect_error("decide " + kSuite, 2, "holds one GPU's measurements: give the other GPU's folder, or --to GPU");
-  expect_error("decide " + kSuite + " " + kSuite + " --price-old 0 --price-new 3", 2, "--price-old: must be positive");
-  expect_error("decide " + kSuite + " " + kSuite + " --price-old 3", 2, "give both prices");
+  expect_error("decide " + kSuite + " " + suite_again() + " --price-old 0 --price-new 3", 2, "--price-old: must be positive");
+  expect_error("decide " + kSuite + " " + suite_again() + " --price-old 3", 2, "give both prices");
   const fs::path deeper = edited_suite("suite_3_layers", [](json& m) { m["workload"]["layers"] = 3; });
   expect_error("decide " + kSuite + " " + deeper.string(), 2, "measured different workloads (layers 2 vs 3, old vs new)");
 }
@@ -151,7 +158,7 @@ TEST(Decide, AnInterruptedSuiteIsReadForWhatItFinishedAndSaysWhatIsMissing) {
 TEST(Decide, APageWithItsVerdictFirst) {
   const fs::path out = fs::path(::testing::TempDir()) / "decide_page";
   fs::remove_all(out);
-  const Result r = run("decide " + kSuite + " " + kSuite + " --price-old 3 --price-new 3 -o " + out.string());
+  const Result r = run("decide " + kSuite + " " + suite_again() + " --price-old 3 --price-new 3 -o " + out.string());
   if (report_tools_missing(r)) GTEST_SKIP() << r.err;
   ASSERT_EQ(r.code, 0) << r.err;
   const std::string md = slurp((out / "report.md").string());
@@ -277,27 +284,27 @@ TEST(Decide, EachExampleFileIsNamedInTheBanner) {
 // Energy: the suite's steps recorded their power, so the page gives tokens per joule and, with a
 // price of electricity and a PUE, its cost per token; benchmark.py's logs say they have none.
 TEST(Decide, TokensPerJouleAndTheElectricityPerToken) {
-  const Result r = run("decide " + kSuite + " " + kSuite + " --price-old 3 --price-new 3 --power-price 0.12 --pue 1.3 --json");
+  const Result r = run("decide " + kSuite + " " + suite_again() + " --price-old 3 --price-new 3 --power-price 0.12 --pue 1.3 --json");
   ASSERT_EQ(r.code, 0) << r.err;
   const json j = json::parse(r.out);
   bool said = false;
   for (const auto& line : j["reasons"]) said = said || line.get<std::string>().rfind("Energy: ", 0) == 0;
   EXPECT_TRUE(said) << j["reasons"];
-  const Result text = run("decide " + kSuite + " " + kSuite + " --price-old 3 --price-new 3 --power-price 0.12 --pue 1.3");
+  const Result text = run("decide " + kSuite + " " + suite_again() + " --price-old 3 --price-new 3 --power-price 0.12 --pue 1.3");
   EXPECT_NE(text.out.find("Energy per sequence length"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("PUE 1.30"), std::string::npos);
   const std::string logs = kExamples + "/example_h200_handwritten.log " + kExamples + "/example_b200_handwritten.log";
   const Result none = run("decide " + logs + " --force");
   EXPECT_NE(none.out.find("neither run recorded the GPU's power"), std::string::npos) << none.out;
-  expect_error("decide " + kSuite + " " + kSuite + " --power-price 0.12 --pue 0.8", 2, "--pue 0.8");
-  expect_error("decide " + kSuite + " " + kSuite + " --power-price -1", 2, "--power-price");
+  expect_error("decide " + kSuite + " " + suite_again() + " --power-price 0.12 --pue 0.8", 2, "--pue: '0.8' is outside 1 to 10");
+  expect_error("decide " + kSuite + " " + suite_again() + " --power-price -1", 2, "--power-price");
 }
 
 // compare reads `bandwidth` records too: each operation and size side by side, the best copy beyond
 // L2 against the datasheet's ratio.
 TEST(Compare, BandwidthRecordsSizeBySize) {
   const std::string bw = kSuite + "/bandwidth.jsonl";
-  const Result r = run("compare " + bw + " " + bw + " --json");
+  const Result r = run("compare " + bw + " " + suite_again() + "/bandwidth.jsonl --json");
   ASSERT_EQ(r.code, 0) << r.err;
   const json j = json::parse(r.out);
   EXPECT_EQ(j["rows"].size(), 6u);

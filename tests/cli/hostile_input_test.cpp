@@ -304,7 +304,7 @@ TEST(Messages, ValuesAreWhatTheySayOrRefused) {
   const fs::path link = fs::path(temp_path("link_to_folder"));
   fs::remove(link);
   fs::create_directory_symlink(target, link);
-  expect_error("report " + kFx + "/records_h200.jsonl -o " + link.string() + "/", 1, "a symlink where the report's folder goes");
+  expect_error("report " + kFx + "/records_h200.jsonl -o " + link.string() + "/", 2, "a symlink where the report's folder goes");
   EXPECT_TRUE(fs::is_empty(target));
   expect_error("memfit " + kFx + "/levers/none.jsonl --for ,", 2, "--for ',': no GPU named");
 }
@@ -585,6 +585,21 @@ TEST(SilentlyWrong, AMeasurementIsNotComparedWithItself) {
   expect_error("decide " + kFx + "/suite_h200_2l " + kFx + "/suite_h200_2l/", 2, "are the same measurement");
 }
 
+// Another number of GPUs in the job, or recomputed layers on one side only, is another workload:
+// refused without --force, said first with it.
+TEST(SilentlyWrong, GpusInTheJobAndRecomputeAreTheWorkload) {
+  const std::string log = slurp(kFx + "/sweep_b200.log");
+  for (const auto& [from, to] : {std::pair{"world_size=8", "world_size=1"}, std::pair{"gc=1", "gc=0"}}) {
+    std::string changed = log;
+    for (size_t at; (at = changed.find(from)) != std::string::npos;) changed.replace(at, std::string(from).size(), to);
+    const std::string path = write_file("workload.log", changed);
+    expect_error("compare " + kFx + "/sweep_h200.log " + path, 2, "are not the same workload");
+    const Result forced = run("compare --force " + kFx + "/sweep_h200.log " + path);
+    EXPECT_EQ(forced.code, 0) << forced.err;
+    EXPECT_NE(forced.out.find("forced: different"), std::string::npos) << forced.out;
+  }
+}
+
 TEST(SilentlyWrong, DecideFromTheCatalogRefusesWhatOnlyMeasurementsAnswer) {
   expect_error("decide --from h200-sxm --to b200-sxm --need-seqlen 256k", 2, "--need-seqlen goes with measurements");
   expect_error("decide --from h200-sxm --to b200-sxm --layers 99", 2, "--layers goes with --old-run");
@@ -598,6 +613,15 @@ TEST(Messages, AFileOfAnotherKindExitsTwoInEveryCommand) {
   expect_error("report " + text, 2, "");
   expect_error("history add --db " + fresh_db("prose") + " " + text, 2, "not a log the history reads");
   expect_error("compare " + text + " " + kFx + "/sweep_h200.log", 2, "compare needs two logs of one kind");
+}
+
+TEST(Messages, WhatWouldFailAfterTheMeasuringIsRefusedBefore) {
+  const std::string text = write_file("not_a_trace.txt", "a note\n");
+  expect_error("suite --dry-run --trace " + text + " --out " + temp_path("suite_trace"), 2,
+               "not_a_trace.txt: not a torch.profiler trace");
+  const std::string zero = write_file("seq_len_zero.log", replaced(slurp(kFx + "/sweep_b200.log"), "seq_len=8192 =====",
+                                                                   "seq_len=0 ====="));
+  expect_error("compare " + kFx + "/sweep_h200.log " + zero, 1, "hostile_seq_len_zero.log:");
 }
 
 TEST(Messages, DatesAreDatesOfTheCalendar) {

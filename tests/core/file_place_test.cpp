@@ -47,11 +47,11 @@ TEST(FilePlace, ALinkWhereTheFileGoesIsRefusedAndItsTargetKept) {
   try {
     write_file_replacing(d / "manifest.json", "new", "the suite's manifest");
     FAIL() << "wrote through a symlink";
-  } catch (const WorkError& e) {
+  } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("a symlink where the suite's manifest goes"), std::string::npos) << e.what();
   }
   EXPECT_EQ(slurp(d / "victim.txt"), "VICTIM");
-  EXPECT_THROW(open_for_writing_no_follow(d / "manifest.json", "the env part's output"), WorkError);
+  EXPECT_THROW(open_for_writing_no_follow(d / "manifest.json", "the env part's output"), UsageError);
   EXPECT_EQ(slurp(d / "victim.txt"), "VICTIM");
 }
 

@@ -154,8 +154,8 @@ TEST(HistoryRuns, AFileNoReaderKnowsIsRefusedByName) {
   const LineSource t = LineSource::text("hello\nworld\n", "notes.txt");
   try {
     runs_of_file(t);
-    FAIL() << "expected a WorkError";
-  } catch (const WorkError& e) {
+    FAIL() << "expected a UsageError";
+  } catch (const UsageError& e) {  // a file of another kind: exit 2
     EXPECT_NE(std::string(e.what()).find("notes.txt"), std::string::npos) << e.what();
   }
   EXPECT_THROW(runs_of_file(LineSource::text("\n\n", "empty.log")), WorkError);

@@ -120,9 +120,9 @@ TEST(Records, ReadsContextStepsAndOom) {
 TEST(Records, NotATrainingLogIsAnError) {
   const std::string path = ::testing::TempDir() + "/not_a_log.txt";
   std::ofstream(path) << "hello\n";
-  EXPECT_THROW(read_run_log(path), WorkError);
+  EXPECT_THROW(read_run_log(path), UsageError);  // a file of another kind: exit 2, as compare says of one
   std::ofstream(path) << "{\"type\": \"mamf\"}\n";
-  EXPECT_THROW(read_run_log(path), WorkError);
+  EXPECT_THROW(read_run_log(path), UsageError);
 }
 
 LineSource fixture(const std::string& name) { return LineSource::file(kFixtures + "/" + name); }

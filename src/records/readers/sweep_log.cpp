@@ -65,8 +65,9 @@ RunLog read_sweep_log(const LineSource& t, WarmupOnly warmup_only) {
       std::string rest = line.substr(kBlockStart.size());
       const size_t eq = rest.find(' ');
       const std::string digits = trim(rest.substr(0, eq));
-      if (digits.empty() || digits.size() > 15 || digits.find_first_not_of("0123456789") != std::string::npos) {
-        throw WorkError(fmt::format("{}: expected `===== seq_len=<integer> =====`, got \"{}\"", where, line));
+      if (digits.empty() || digits.size() > 15 || digits.find_first_not_of("0123456789") != std::string::npos ||
+          digits.find_first_not_of('0') == std::string::npos) {
+        throw WorkError(fmt::format("{}: expected `===== seq_len=<positive integer> =====`, got \"{}\"", where, line));
       }
       RunPoint point;
       point.seqlen = std::stoll(digits);
