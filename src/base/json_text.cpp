@@ -45,7 +45,7 @@ std::string read_json_file_text(std::istream& in, const std::string& where, cons
   while (in.read(buf, sizeof buf) || in.gcount() > 0) {
     text.append(buf, static_cast<size_t>(in.gcount()));
     if (text.size() > kMaxJsonFileBytes) {
-      throw WorkError(fmt::format("{}: larger than {} MiB: not {}", where, kMaxJsonFileBytes >> 20, what));
+      throw UsageError(fmt::format("{}: larger than {} MiB: not {}", where, kMaxJsonFileBytes >> 20, what));
     }
   }
   return text;

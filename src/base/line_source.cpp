@@ -20,9 +20,13 @@ namespace {
 // What some editors put at the start of a UTF-8 file: not part of its first line.
 constexpr std::string_view kUtf8ByteOrderMark = "\xEF\xBB\xBF";
 
+// The first line that long is a file of another kind (a usage error, exit 2, as any file of a kind
+// a command does not read); a later one is a log damaged there.
 [[noreturn]] void too_long(const std::string& name, size_t index) {
-  throw WorkError(fmt::format("{}:{}: a line longer than {} MiB: not a log upgradebench reads", name, index + 1,
-                              kMaxLineBytes >> 20));
+  const std::string what = fmt::format("{}:{}: a line longer than {} MiB: not a log upgradebench reads", name, index + 1,
+                                       kMaxLineBytes >> 20);
+  if (index == 0) throw UsageError(what);
+  throw WorkError(what);
 }
 
 // Splits a stream of blocks into lines for `each`. A line inside one block is handed out where it

@@ -60,7 +60,7 @@ std::vector<std::string> gpus_in(const fs::path& env) {
     std::ifstream in(env);
     const json j = parse_json_text(read_json_file_text(in, env.string(), "env's JSON"), env.string());
     for (const json& g : j.value("gpus", json::array())) names.push_back(g.value("name", ""));
-  } catch (const WorkError&) {
+  } catch (const std::exception&) {
     // an env.json that is not one: planned as a machine without a GPU named
   }
   return names;
@@ -200,6 +200,9 @@ void run(Context& ctx, SuiteOptions& o) {
   }
   const fs::path dir = o.dir;
   const bool exists = fs::exists(dir);
+  if (exists && !fs::is_directory(dir)) {
+    throw UsageError(fmt::format("suite --out {}: a file, not a folder: the suite writes a folder of parts", dir.string()));
+  }
   if (o.resume && !is_suite_folder(dir)) throw UsageError(fmt::format("--resume: {} is not a suite folder", dir.string()));
   if (!o.resume && exists && !fs::is_empty(dir)) {
     throw UsageError(fmt::format("suite: {} is not empty: give a new folder, or --resume to continue the suite in it",

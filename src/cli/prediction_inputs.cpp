@@ -139,6 +139,10 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
   if (o.to_layers != 0) {
     if (!model) throw UsageError("--to-layers carries a measured step to another depth by the model's FLOPs: give --model");
     if (o.to_layers < 0) throw UsageError("--to-layers: must be positive");
+    if (o.to_layers > full_model->config_layers) {
+      throw UsageError(fmt::format("--to-layers {} is more than the {} layers of {}", o.to_layers,
+                                   full_model->config_layers, full_model->id));
+    }
     for (StepInput& s : steps) {
       if (s.layers && o.layers > 0 && *s.layers != o.layers) {
         throw UsageError(fmt::format("{} measured {} layers, not the {} of --layers", s.path, *s.layers, o.layers));

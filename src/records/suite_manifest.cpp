@@ -162,9 +162,10 @@ SuiteManifest read_suite_manifest(const fs::path& dir) {
   if (!in) throw UsageError(fmt::format("{}: not a suite folder (no {}; `upgradebench suite --out DIR` makes one)", dir.string(), kFile));
   const json j = parse_json_text(read_json_file_text(in, where, "a suite's manifest"), where);
   const Fields f(j, where);
-  if (f.string_or("type", "") != kType) throw WorkError(fmt::format("{}: not a suite manifest (type is not \"{}\")", where, kType));
+  // Not a suite's manifest, or one of another version: a folder this build does not read (exit 2).
+  if (f.string_or("type", "") != kType) throw UsageError(fmt::format("{}: not a suite manifest (type is not \"{}\")", where, kType));
   if (f.count("version") != kVersion) {
-    throw WorkError(fmt::format("{}: manifest version {} (this build reads {})", where, f.count("version"), kVersion));
+    throw UsageError(fmt::format("{}: manifest version {} (this build reads {})", where, f.count("version"), kVersion));
   }
   SuiteManifest m;
   m.created = f.string_or("created", "");

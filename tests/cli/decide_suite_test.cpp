@@ -134,6 +134,10 @@ TEST(Decide, BadInputIsRefusedNamingWhat) {
   const fs::path empty = fs::path(::testing::TempDir()) / "not_a_suite";
   fs::create_directories(empty);
   expect_error("decide " + empty.string() + " " + kSuite, 2, "not a suite folder (no manifest.json");
+  const fs::path other_kind = edited_suite("suite_other_kind", [](json& m) { m["type"] = "something else"; });
+  expect_error("decide " + other_kind.string() + " " + kSuite, 2, "not a suite manifest");
+  const fs::path newer = edited_suite("suite_newer", [](json& m) { m["version"] = 99; });
+  expect_error("decide " + newer.string() + " " + kSuite, 2, "manifest version 99");
   expect_error("decide " + kSuite, 2, "holds one GPU's measurements: give the other GPU's folder, or --to GPU");
   expect_error("decide " + kSuite + " " + suite_again() + " --price-old 0 --price-new 3", 2, "--price-old: must be positive");
   expect_error("decide " + kSuite + " " + suite_again() + " --price-old 3", 2, "give both prices");

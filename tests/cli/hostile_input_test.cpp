@@ -310,8 +310,8 @@ TEST(Messages, ValuesAreWhatTheySayOrRefused) {
 }
 
 TEST(Bounds, AJsonFileThatDoesNotEndIsRefused) {
-  expect_error("flops --model /dev/zero", 1, "/dev/zero: larger than 16 MiB: not a model's config.json");
-  expect_error("decompose " + kFx + "/trace_kineto_small.json --classes /dev/zero", 1, "larger than 16 MiB");
+  expect_error("flops --model /dev/zero", 2, "/dev/zero: larger than 16 MiB: not a model's config.json");
+  expect_error("decompose " + kFx + "/trace_kineto_small.json --classes /dev/zero", 2, "larger than 16 MiB");
   expect_error("nccl -b 1 -e 4G -f 1.00000001", 2, "give a larger factor");
 }
 
@@ -619,6 +619,9 @@ TEST(Messages, WhatWouldFailAfterTheMeasuringIsRefusedBefore) {
   const std::string text = write_file("not_a_trace.txt", "a note\n");
   expect_error("suite --dry-run --trace " + text + " --out " + temp_path("suite_trace"), 2,
                "not_a_trace.txt: not a torch.profiler trace");
+  expect_error("suite --dry-run --out " + text, 2, "a file, not a folder");
+  expect_error("predict " + kFx + "/decompose_h200.txt --to b200-sxm --model llama-3.1-8b --to-layers 99", 2,
+               "--to-layers 99 is more than the 32 layers of llama-3.1-8b");
   const std::string zero = write_file("seq_len_zero.log", replaced(slurp(kFx + "/sweep_b200.log"), "seq_len=8192 =====",
                                                                    "seq_len=0 ====="));
   expect_error("compare " + kFx + "/sweep_h200.log " + zero, 1, "hostile_seq_len_zero.log:");
