@@ -172,10 +172,10 @@ DecompositionLog as_guide_buckets(const DecompositionLog& l) {
 DecompositionComparison compare_decomposition(const DecompositionLog& old_log, const DecompositionLog& new_log,
                                               const Catalog& catalog) {
   // Buckets of one step on two GPUs: steps of other lengths are not paired (where both say theirs).
-  const auto a = old_log.header.find("seq"), b = new_log.header.find("seq");
-  if (a != old_log.header.end() && b != new_log.header.end() && a->second != b->second) {
+  const auto old_seq = old_log.header.find("seq"), new_seq = new_log.header.find("seq");
+  if (old_seq != old_log.header.end() && new_seq != new_log.header.end() && old_seq->second != new_seq->second) {
     throw UsageError(fmt::format("{} and {} decompose steps of different lengths ({} vs {} tokens, old vs new): "
-                                 "decompose both at one length", old_log.path, new_log.path, a->second, b->second));
+                                 "decompose both at one length", old_log.path, new_log.path, old_seq->second, new_seq->second));
   }
   const bool fold = in_guide_buckets(old_log) != in_guide_buckets(new_log);
   const DecompositionLog o = fold && !in_guide_buckets(old_log) ? as_guide_buckets(old_log) : old_log;
