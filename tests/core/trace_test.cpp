@@ -243,6 +243,19 @@ TEST(StepDecomposition, BucketsAddUpOverlapIsSeenAndWindowsClip) {
   EXPECT_DOUBLE_EQ(empty.of(Bucket::idle), 100);
 }
 
+// A window in which the GPU ran nothing (the profiler's step closed before the work) does not
+// stand for the steps: two steps, one of them empty, give the other as the median.
+TEST(TraceDecomposition, TheMedianStepIsOneInWhichTheGpuRan) {
+  TraceDecomposition d;
+  StepDecomposition empty, busy;
+  empty.name = "ProfilerStep#1", empty.step_us = 5, empty.activities = 0;
+  busy.name = "ProfilerStep#2", busy.step_us = 900, busy.activities = 412;
+  d.steps = {empty, busy};
+  EXPECT_EQ(d.median_step().name, "ProfilerStep#2");
+  d.steps = {empty};
+  EXPECT_EQ(d.median_step().name, "ProfilerStep#1");  // no step ran anything: the one there is
+}
+
 TEST(TraceDecomposition, KinetoTraceEndToEnd) {
   KernelClasses k = bundled_classes();
   const auto ds = decompose_trace(kSmall, k, {});

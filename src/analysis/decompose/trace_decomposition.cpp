@@ -86,8 +86,15 @@ void check_parts(int n, size_t activities, int64_t device, const std::string& pa
 }  // namespace
 
 const StepDecomposition& TraceDecomposition::median_step() const {
+  // A step in which the GPU ran nothing (a window the profiler closed before the work) is no step
+  // to stand for the others: the median is of the steps with GPU activity, where there are any.
   std::vector<const StepDecomposition*> order;
-  for (const auto& s : steps) order.push_back(&s);
+  for (const auto& s : steps) {
+    if (s.activities > 0) order.push_back(&s);
+  }
+  if (order.empty()) {
+    for (const auto& s : steps) order.push_back(&s);
+  }
   std::sort(order.begin(), order.end(), [](const auto* a, const auto* b) { return a->step_us < b->step_us; });
   return *order[(order.size() - 1) / 2];
 }

@@ -34,7 +34,8 @@ struct TraceDecomposition {
   std::vector<NameTime> unclassified;  // kernels no rule matched, most time first
   uint64_t events = 0, bytes = 0;
 
-  // The step with the median wall time (the lower one of an even count).
+  // The step with the median wall time (the lower one of an even count) among the steps in which
+  // the GPU ran something (all of them when none did).
   const StepDecomposition& median_step() const;
 };
 
