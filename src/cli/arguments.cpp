@@ -35,7 +35,7 @@ int64_t parse_size(const std::string& text_in, const std::string& what) {
   // model's dimensions stay inside 64 bits.
   constexpr long long kMaxSize = 1LL << 40;
   if (errno == ERANGE || v > kMaxSize / mult) {
-    throw UsageError(fmt::format("{}: '{}' is too large (at most 2^40 = 1T)", what, text));
+    throw UsageError(fmt::format("{}: '{}' is too large (at most 2^40 = 1024G)", what, text));
   }
   if (v <= 0) throw UsageError(fmt::format("{}: '{}' must be positive", what, text));
   return static_cast<int64_t>(v) * mult;
