@@ -18,7 +18,8 @@ MoeWeights random_weights(const MoeLayerShape& s, uint64_t seed) {
   const auto n = [](int64_t a, int64_t b, int64_t c = 1) { return static_cast<size_t>(a * b * c); };
   const int64_t H = s.hidden, E = s.experts, I = s.intermediate, Is = s.shared_intermediate;
   return {randn(n(E, H), seed), randn(n(E, I, H), seed + 1), randn(n(E, I, H), seed + 2), randn(n(E, H, I), seed + 3),
-          randn(n(Is, H), seed + 4), randn(n(Is, H), seed + 5), randn(n(H, Is), seed + 6)};
+          randn(n(Is, H), seed + 4), randn(n(Is, H), seed + 5), randn(n(H, Is), seed + 6),
+          s.shared_expert_gate ? randn(n(H, 1), seed + 7) : std::vector<double>{}};
 }
 
 // One expert's SwiGLU on one token, written out without the permutation.
@@ -127,6 +128,7 @@ TEST_P(MoeGrad, MatchesFiniteDifferences) {
   check(w.shared_gate, g.dw.shared_gate, "shared_gate");
   check(w.shared_up, g.dw.shared_up, "shared_up");
   check(w.shared_down, g.dw.shared_down, "shared_down");
+  check(w.shared_expert_gate, g.dw.shared_expert_gate, "shared_expert_gate");
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -134,7 +136,24 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(MoeLayerShape{6, 4, 4, 2, 3, 2, RouterScoring::softmax, true, 0.1},   // Qwen3-MoE style + shared
                       MoeLayerShape{5, 3, 4, 2, 2, 0, RouterScoring::softmax, false, 0.5},  // scores as weights
                       MoeLayerShape{5, 3, 4, 2, 2, 3, RouterScoring::sigmoid, true, 0.2},   // DeepSeek-style scores
-                      MoeLayerShape{4, 3, 3, 3, 2, 0, RouterScoring::softmax, true, 0.0}));  // every expert chosen
+                      MoeLayerShape{4, 3, 3, 3, 2, 0, RouterScoring::softmax, true, 0.0},   // every expert chosen
+                      MoeLayerShape{5, 3, 4, 2, 2, 3, RouterScoring::softmax, false, 0.1, true}));  // Qwen2-MoE: gated shared expert
+
+// Qwen2-MoE's gate of the shared expert: a zero gate weight scales the shared output by a half.
+TEST(MoeCpu, TheSharedExpertsGateScalesItsOutput) {
+  MoeLayerShape s{4, 3, 4, 2, 2, 3, RouterScoring::softmax, false, 0.0};
+  const MoeWeights plain = random_weights(s, 40);
+  const auto x = randn(static_cast<size_t>(s.tokens * s.hidden), 41);
+  const MoeForward ungated = moe_forward(s, plain, x);
+  s.shared_expert_gate = true;
+  MoeWeights gated = plain;
+  gated.shared_expert_gate.assign(static_cast<size_t>(s.hidden), 0.0);
+  const MoeForward half = moe_forward(s, gated, x);
+  for (size_t i = 0; i < half.out.size(); ++i) {
+    EXPECT_NEAR(half.out[i], ungated.out[i] - 0.5 * half.shared_out[i], 1e-12) << i;
+  }
+  EXPECT_THROW(moe_forward(s, plain, x), UsageError);  // the gate's weights missing
+}
 
 TEST(MoeCpu, BadShapesAreRefused) {
   EXPECT_THROW((MoeLayerShape{4, 3, 3, 4, 2, 0, RouterScoring::softmax, true, 0.0}.validate()), UsageError);  // k > E

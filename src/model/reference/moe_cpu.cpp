@@ -52,6 +52,7 @@ void check_weights(const MoeLayerShape& s, const MoeWeights& w) {
   check_size(w.shared_gate, Is * H, "shared_gate");
   check_size(w.shared_up, Is * H, "shared_up");
   check_size(w.shared_down, H * Is, "shared_down");
+  check_size(w.shared_expert_gate, s.shared_expert_gate ? H : 0, "shared_expert_gate");
 }
 
 // Router logits, scores, each token's top_k experts and their weights.
@@ -181,11 +182,18 @@ MoeForward moe_forward(const MoeLayerShape& s, const MoeWeights& w, const Vec& x
   }
   f.shared_gate.assign(static_cast<size_t>(s.tokens * Is), 0.0);
   f.shared_up.assign(f.shared_gate.size(), 0.0);
-  Vec y(static_cast<size_t>(H));
+  f.shared_out.assign(static_cast<size_t>(Is > 0 ? s.tokens * H : 0), 0.0);
+  if (Is > 0 && s.shared_expert_gate) f.shared_scale.assign(static_cast<size_t>(s.tokens), 0.0);
   for (int64_t t = 0; Is > 0 && t < s.tokens; ++t) {
+    double* y = f.shared_out.data() + t * H;
     swiglu(row_of(x, 0, t, H), w.shared_gate, w.shared_up, w.shared_down, 0, 0, H, Is,
-           f.shared_gate.data() + t * Is, f.shared_up.data() + t * Is, y.data());
-    for (int64_t h = 0; h < H; ++h) f.out[static_cast<size_t>(t * H + h)] += y[static_cast<size_t>(h)];
+           f.shared_gate.data() + t * Is, f.shared_up.data() + t * Is, y);
+    double scale = 1.0;
+    if (s.shared_expert_gate) {
+      scale = 1.0 / (1.0 + std::exp(-dot(row_of(x, 0, t, H), w.shared_expert_gate.data(), H)));
+      f.shared_scale[static_cast<size_t>(t)] = scale;
+    }
+    for (int64_t h = 0; h < H; ++h) f.out[static_cast<size_t>(t * H + h)] += scale * y[h];
   }
   f.aux = load_balancing_loss(s, f);
   return f;
@@ -195,7 +203,8 @@ namespace {
 
 MoeWeights zeros_like(const MoeWeights& w) {
   auto z = [](const Vec& v) { return Vec(v.size(), 0.0); };
-  return {z(w.router), z(w.gate), z(w.up), z(w.down), z(w.shared_gate), z(w.shared_up), z(w.shared_down)};
+  return {z(w.router),      z(w.gate),      z(w.up),          z(w.down),
+          z(w.shared_gate), z(w.shared_up), z(w.shared_down), z(w.shared_expert_gate)};
 }
 
 // dL/dprobs from dL/dweights of each token's slots (through the renormalisation when on).
@@ -262,9 +271,22 @@ MoeGrads moe_backward(const MoeLayerShape& s, const MoeWeights& w, const Vec& x,
                     static_cast<size_t>(e * I * H), static_cast<size_t>(e * H * I), H, I, g.dx.data() + t * H);
   }
   for (int64_t t = 0; Is > 0 && t < s.tokens; ++t) {
-    swiglu_backward(row_of(x, 0, t, H), f.shared_gate.data() + t * Is, f.shared_up.data() + t * Is, row_of(dout, 0, t, H),
-                    w.shared_gate, w.shared_up, w.shared_down, g.dw, &MoeWeights::shared_gate, &MoeWeights::shared_up,
-                    &MoeWeights::shared_down, 0, 0, H, Is, g.dx.data() + t * H);
+    const double* d = row_of(dout, 0, t, H);
+    const double* xt = row_of(x, 0, t, H);
+    if (s.shared_expert_gate) {
+      // out += g * y, g = sigmoid(x . w_sg): dy = g * dout, and dout . y through the sigmoid to w_sg and x.
+      const double scale = f.shared_scale[static_cast<size_t>(t)];
+      const double dpre = scale * (1.0 - scale) * dot(d, f.shared_out.data() + t * H, H);
+      for (int64_t h = 0; h < H; ++h) {
+        dy[static_cast<size_t>(h)] = scale * d[h];
+        g.dw.shared_expert_gate[static_cast<size_t>(h)] += dpre * xt[h];
+        g.dx[static_cast<size_t>(t * H + h)] += dpre * w.shared_expert_gate[static_cast<size_t>(h)];
+      }
+      d = dy.data();
+    }
+    swiglu_backward(xt, f.shared_gate.data() + t * Is, f.shared_up.data() + t * Is, d, w.shared_gate, w.shared_up,
+                    w.shared_down, g.dw, &MoeWeights::shared_gate, &MoeWeights::shared_up, &MoeWeights::shared_down, 0, 0,
+                    H, Is, g.dx.data() + t * H);
   }
   const Vec dl = logits_grad(s, f, probs_grad(s, f, dweights));
   for (int64_t t = 0; t < s.tokens; ++t) {

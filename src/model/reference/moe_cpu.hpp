@@ -11,7 +11,8 @@
 //   y_e(x) = Wd_e (silu(Wg_e x) * Wu_e x)               each expert a SwiGLU MLP
 //   out_t  = sum_i w_{t,i} y_{e_i}(x_t) + shared(x_t)   weighted un-permute, plus the shared MLP
 // The shared experts are one SwiGLU MLP of their summed width over every token (DeepSeek's
-// n_shared_experts convention); Qwen2-MoE's sigmoid gate of the shared expert is not modelled.
+// n_shared_experts convention); with shared_expert_gate (Qwen2-MoE) its output is scaled per token
+// by sigmoid(x . w_sg), transformers' shared_expert_gate, a linear of the hidden size to one.
 //
 // Load-balancing loss, transformers' load_balancing_loss_func for one layer (Switch / Mixtral):
 //   aux = E * sum_e f_e * P_e,  f_e = (tokens routed to e, counting each of a token's k slots) / T,
@@ -33,6 +34,7 @@ struct MoeLayerShape {
   RouterScoring scoring = RouterScoring::softmax;
   bool normalize_top_k = false;
   double aux_loss_coef = 0.0;
+  bool shared_expert_gate = false;  // Qwen2-MoE: sigmoid(x . w_sg) scales the shared experts' output
 
   // Throws UsageError for non-positive sizes or top_k outside 1..experts.
   void validate() const;
@@ -45,6 +47,7 @@ struct MoeWeights {
   std::vector<double> down;         // [E, hidden, I]
   std::vector<double> shared_gate, shared_up;  // [Is, hidden]
   std::vector<double> shared_down;  // [hidden, Is]
+  std::vector<double> shared_expert_gate;  // [hidden] with MoeLayerShape::shared_expert_gate, else empty
 };
 
 struct MoeForward {
@@ -57,6 +60,8 @@ struct MoeForward {
   std::vector<double> gate, up;       // [rows, I] per permuted row: pre-activation
   std::vector<double> expert_out;     // [rows, hidden] y_e of each permuted row, unweighted
   std::vector<double> shared_gate, shared_up;  // [T, Is]
+  std::vector<double> shared_out;     // [T, hidden] the shared experts' output before its gate
+  std::vector<double> shared_scale;   // [T] sigmoid(x . w_sg) with shared_expert_gate, else empty
   double aux = 0;                     // the load-balancing loss (before its coefficient)
 };
 
