@@ -101,14 +101,9 @@ def timed_step(model, opt, ids):
     return start.elapsed_time(end), loss.item()
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    add_common_options(ap, layers=4, seqlens="4096,8192,16384", steps=6, warmup=3)
-    ap.add_argument("--profile", default=None, help="folder for torch.profiler traces of each length")
-    ap.add_argument("--profile-steps", type=int, default=3)
-    a = ap.parse_args()
-    c = load_config(a.config)
-    out = open(a.out, "a") if a.out else None
+def make_emitter(path):
+    """emit(record): one JSON line on stdout and, appended and flushed, into `path` when given."""
+    out = open(path, "a") if path else None
 
     def emit(rec):
         line = json.dumps(rec)
@@ -116,23 +111,32 @@ def main():
         if out:
             out.write(line + "\n")
             out.flush()
+    return emit
 
+
+def context_record(a, tool, config):
+    """Our context record for a run of a training peer: this GPU, torch's stack, `config` beside
+    the options every training peer takes."""
     props = torch.cuda.get_device_properties(0)
-    emit({"type": "context", "schema": "upgradebench/1", "tool": "train_peer.py (Hugging Face transformers)",
-          "command": "train", "argv": sys.argv, "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-          "host": socket.gethostname(),
-          "gpus": [{"index": 0, "name": props.name, "memory_gib": props.total_memory / 2**30, "sm_count": props.multi_processor_count}],
-          "stack": {"torch": torch.__version__, "cuda_runtime": torch.version.cuda, "cudnn": "{0}.{1}.{2}".format(torch.backends.cudnn.version() // 10000, torch.backends.cudnn.version() % 10000 // 100, torch.backends.cudnn.version() % 100),
-                    "transformers": transformers.__version__},
-          "config": {"model": a.model_name, "layers": a.layers, "batch": a.batch, "dtype": "bf16",
-                     "precision": "bf16 weights and AdamW state (torch AdamW fused)", "attention": "sdpa",
-                     "activation_checkpointing": a.checkpointing,
-                     "seqlens": a.seqlens, "steps": a.steps, "warmup": a.warmup, "lr": a.lr, "max_grad_norm": 1.0}})
+    cudnn = torch.backends.cudnn.version()
+    return {"type": "context", "schema": "upgradebench/1", "tool": tool,
+            "command": "train", "argv": sys.argv, "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "host": socket.gethostname(),
+            "gpus": [{"index": 0, "name": props.name, "memory_gib": props.total_memory / 2**30, "sm_count": props.multi_processor_count}],
+            "stack": {"torch": torch.__version__, "cuda_runtime": torch.version.cuda,
+                      "cudnn": "{0}.{1}.{2}".format(cudnn // 10000, cudnn % 10000 // 100, cudnn % 100),
+                      "transformers": transformers.__version__},
+            "config": dict({"model": a.model_name, "layers": a.layers, "batch": a.batch, "dtype": "bf16",
+                            "precision": "bf16 weights and AdamW state (torch AdamW fused)", "attention": "sdpa",
+                            "activation_checkpointing": a.checkpointing, "seqlens": a.seqlens, "steps": a.steps,
+                            "warmup": a.warmup, "lr": a.lr, "max_grad_norm": 1.0}, **config)}
 
-    model = build_model(c, a.layers, a.checkpointing, torch.bfloat16)
-    opt = torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(0.9, 0.95), weight_decay=0.1, fused=True)
+
+def measure_lengths(a, c, model, opt, flop_of, emit, after_length=None):
+    """The timed steps of every length of a.seqlens as train_step records (a length out of memory:
+    a train_oom record); `after_length(s, ids)` runs after a length's steps."""
     for s in [int(x) for x in a.seqlens.split(",")]:
-        flop = step_flops(c, a.layers, s, a.batch)
+        flop = flop_of(s)
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
         try:
@@ -143,12 +147,27 @@ def main():
                 emit({"type": "train_step", "seqlen": s, "batch": a.batch, "step": step, "warmup": step < a.warmup,
                       "exec_time_ms": ms, "tflops": tf, "mfu": tf / a.peak_tflops,
                       "peak_mem_gib": torch.cuda.max_memory_reserved() / 2**30, "loss": loss})
-            if a.profile:
-                profile_length(a, model, opt, ids, s, emit)
+            if after_length:
+                after_length(s, ids)
         except torch.OutOfMemoryError as e:
             emit({"type": "train_oom", "seqlen": s, "batch": a.batch, "what": str(e).splitlines()[0]})
             opt.zero_grad(set_to_none=True)
             torch.cuda.empty_cache()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    add_common_options(ap, layers=4, seqlens="4096,8192,16384", steps=6, warmup=3)
+    ap.add_argument("--profile", default=None, help="folder for torch.profiler traces of each length")
+    ap.add_argument("--profile-steps", type=int, default=3)
+    a = ap.parse_args()
+    c = load_config(a.config)
+    emit = make_emitter(a.out)
+    emit(context_record(a, "train_peer.py (Hugging Face transformers)", {}))
+    model = build_model(c, a.layers, a.checkpointing, torch.bfloat16)
+    opt = torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(0.9, 0.95), weight_decay=0.1, fused=True)
+    after = (lambda s, ids: profile_length(a, model, opt, ids, s, emit)) if a.profile else None
+    measure_lengths(a, c, model, opt, lambda s: step_flops(c, a.layers, s, a.batch), emit, after)
 
 
 ATTENTION = re.compile("flash|fmha|sdpa|attn|attention", re.IGNORECASE)
