@@ -245,8 +245,14 @@ void LineSource::for_each(const std::function<void(const Line&)>& each) const {
 }
 
 bool LineSource::any(const std::function<bool(std::string_view)>& pred) const {
+  // On a pipe, only its kept start: a line found past it could not be read again by the pass that
+  // wants it, and an endless stream would never answer.
   bool found = false;
-  scan([&](const Line& l) { return !(found = pred(l.text)); });
+  size_t bytes = 0;
+  scan([&](const Line& l) {
+    bytes += l.text.size() + 1;
+    return !(found = pred(l.text)) && !(pipe_ && bytes > kPipeRereadBytes);
+  });
   return found;
 }
 

@@ -29,6 +29,9 @@ namespace ub {
 inline constexpr size_t kMaxLineBytes = size_t{1} << 20;
 // How much of the start of a pipe is kept for the passes after the first.
 inline constexpr size_t kPipeHeldBytes = size_t{8} << 20;
+// A pass over a pipe that stops at the first line taking it past this many bytes has read kept
+// lines only (a line is at most kMaxLineBytes): any pass can look that far, and again.
+inline constexpr size_t kPipeRereadBytes = kPipeHeldBytes - kMaxLineBytes;
 
 struct Line {
   std::string_view text;   // without the newline (and a carriage return before it)
@@ -61,7 +64,8 @@ class LineSource {
   // for a line longer than kMaxLineBytes or a read error, naming the file.
   void scan(const std::function<bool(const Line&)>& each) const;
   void for_each(const std::function<void(const Line&)>& each) const;
-  // Whether some line satisfies `pred` (the pass stops at the first).
+  // Whether some line satisfies `pred` (the pass stops at the first; on a pipe or a device, it
+  // looks no further than kPipeRereadBytes of its kept start).
   bool any(const std::function<bool(std::string_view)>& pred) const;
   // The first line that is not blank (trimmed), "" when there is none.
   std::string first_nonblank() const;

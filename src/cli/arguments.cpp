@@ -3,15 +3,19 @@
 
 #include <fmt/format.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
 #include <numeric>
 
+#include <nlohmann/json.hpp>
+
 #include "base/error.hpp"
+#include "base/line_source.hpp"
 #include "base/text.hpp"
 
 namespace ub::cli {
@@ -136,6 +140,38 @@ void refuse_unkept_output(const std::string& out, const std::string& what) {
                                out, fs::is_directory(st) ? "a folder" : "a pipe or a device"));
 }
 
+void refuse_foreign_records(const std::string& out, const std::vector<std::string>& commands) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (out.empty() || !fs::is_regular_file(out, ec) || fs::file_size(out, ec) == 0) return;
+  const auto refuse = [&](const std::string& holds) {
+    return UsageError(fmt::format("--out {}: it holds {}: `{}` appends its records only to a file of its own records; "
+                                  "give another file", out, holds, commands.front()));
+  };
+  unsigned char magic[2] = {0, 0};
+  if (std::FILE* f = std::fopen(out.c_str(), "rb")) {
+    const size_t n = std::fread(magic, 1, 2, f);
+    std::fclose(f);
+    if (n == 2 && magic[0] == 0x1f && magic[1] == 0x8b) throw refuse("gzip-compressed data");
+  }
+  std::string first;
+  try {
+    first = LineSource::file(out).first_nonblank();
+  } catch (const std::exception&) {
+    throw refuse("no lines of text");  // a binary file: a first line beyond any record
+  }
+  if (first.empty()) return;  // blank lines only
+  const nlohmann::json j = nlohmann::json::parse(first, nullptr, false);
+  const auto text_of = [&](const char* key) {
+    return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
+  };
+  if (text_of("type") != "context") throw refuse("no upgradebench records");
+  const std::string command = text_of("command");
+  if (std::find(commands.begin(), commands.end(), command) == commands.end()) {
+    throw refuse(fmt::format("records of `{}`", printable(command)));
+  }
+}
+
 void refuse_output_among_inputs(const std::string& out, const std::vector<std::string>& inputs, const std::string& what) {
   namespace fs = std::filesystem;
   if (out.empty()) return;
@@ -156,10 +192,17 @@ void refuse_output_among_inputs(const std::string& out, const std::vector<std::s
 
 void refuse_repeated_inputs(const std::vector<std::string>& inputs, const std::string& command) {
   namespace fs = std::filesystem;
+  // run:06 is run:6: a stored run's id as a number.
+  const auto run_id = [](const std::string& s) -> std::string {
+    if (s.rfind("run:", 0) != 0 || s.size() == 4 || s.find_first_not_of("0123456789", 4) != std::string::npos) return s;
+    const size_t digits = s.find_first_not_of('0', 4);
+    return "run:" + (digits == std::string::npos ? "0" : s.substr(digits));
+  };
   for (size_t i = 0; i < inputs.size(); ++i) {
     for (size_t j = i + 1; j < inputs.size(); ++j) {
       std::error_code ec;
-      const bool same = inputs[i] == inputs[j] || (fs::exists(inputs[i], ec) && fs::equivalent(inputs[i], inputs[j], ec));
+      const bool same = run_id(inputs[i]) == run_id(inputs[j]) ||
+                        (fs::exists(inputs[i], ec) && fs::equivalent(inputs[i], inputs[j], ec));
       if (same) {
         throw UsageError(fmt::format("{}: {} and {} are the same measurement: compared with itself it says nothing of "
                                      "a second GPU; give the other GPU's", command, inputs[i], inputs[j]));

@@ -44,6 +44,10 @@ void refuse_output_among_inputs(const std::string& out, const std::vector<std::s
 // UsageError when `out` exists and is not a regular file: records appended to a pipe or a device
 // are not kept, and a folder takes none.
 void refuse_unkept_output(const std::string& out, const std::string& what);
+// UsageError when `out` already holds something other than records of one of `commands` (a
+// peer's log, a trace, another command's records, a gzip file, a database): what is appended
+// would damage it. An empty or absent file takes records of any command.
+void refuse_foreign_records(const std::string& out, const std::vector<std::string>& commands);
 // UsageError when two of `inputs` are the same file or folder (by inode) or the same run:ID: a
 // measurement compared with itself says nothing about a second GPU.
 void refuse_repeated_inputs(const std::vector<std::string>& inputs, const std::string& command);

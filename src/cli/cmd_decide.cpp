@@ -33,7 +33,7 @@ using report::Align;
 struct DecideOptions {
   std::vector<std::string> inputs;  // suite folders or measurement files
   std::string from = "h200-sxm", to = "b200-sxm";
-  bool to_given = false, model_given = false;
+  bool to_given = false, model_given = false, from_given = false;
   std::string need_seqlen, out_dir, web_dir;
   bool force = false;
   std::string model = "llama-3.1-8b";
@@ -161,6 +161,16 @@ void run_on_measurements(Context& ctx, const DecideOptions& o) {
     if (!sets[0].manifest) throw UsageError("decide --to GPU predicts from a suite folder: give the folder");
     return run_predicted(ctx, o, sets[0]);
   }
+  // Both GPUs measured: what predicts or names a GPU has nothing to do.
+  const std::vector<std::pair<bool, const char*>> unused = {{o.to_given, "--to"}, {o.from_given, "--from"},
+                                                            {!o.seqlens.empty(), "--seqlens"}, {o.layers != 0, "--layers"},
+                                                            {!o.measured.empty(), "--measured"}, {!o.old_runs.empty(), "--old-run"}};
+  for (const auto& [given, name] : unused) {
+    if (given) {
+      throw UsageError(fmt::format("decide: {} goes with one GPU's folder or the catalog; {} and {} measure both GPUs",
+                                   name, sets[0].where, sets[1].where));
+    }
+  }
   const std::vector<RunLog> levers = lever_runs(o);
   show_decision(ctx, o, decide_upgrade(sets[0], sets[1], ctx.catalog(), ctx.data_dir() / "models", upgrade_options(o, levers)));
 }
@@ -177,6 +187,12 @@ void run(Context& ctx, const DecideOptions& o) {
   DecideInput in;
   in.from = &cat.find(o.from);
   in.to = &cat.find(o.to);
+  if (in.from == in.to) {
+    throw UsageError(fmt::format("decide: --from and --to are both {}: an upgrade is to another GPU", in.from->id));
+  }
+  // The options the measured decisions bound are bounded here too (they go on the page).
+  (void)parse_optional_positive(o.power_price, "--power-price", kPriceRange);
+  (void)parse_positive(o.pue, "--pue", kPueRange);
   if (!o.model.empty() && o.model != "none") in.model = ctx.model(o.model);
   if (!o.need.empty()) in.need = parse_dtype_list(o.need, "--need-dtype");
   in.price_from = parse_optional_positive(o.price_from, "--price-old", kPriceRange);
@@ -281,7 +297,7 @@ void register_decide(CLI::App& app, Context& ctx) {
                                            "folder and --to (predicted), or the catalog alone");
   cmd->add_option("INPUTS", o->inputs,
                   "Suite folders (OLD_DIR NEW_DIR), or measurement files of the two GPUs, grouped by the GPU each names");
-  cmd->add_option("--from", o->from, "The GPU you have (catalog id or name), without measurements")->capture_default_str();
+  auto* from = cmd->add_option("--from", o->from, "The GPU you have (catalog id or name), without measurements")->capture_default_str();
   auto* to = cmd->add_option("--to", o->to, "The GPU you consider")->capture_default_str();
   auto* model = cmd->add_option("--model", o->model, "Preset id or config.json path ('none' to skip); with --old-run, "
                                                      "the model the logs name unless given")
@@ -311,8 +327,9 @@ void register_decide(CLI::App& app, Context& ctx) {
   cmd->add_option("--seqlens,--seqlen", o->seqlens, "With --old-run: predict at these lengths (as predict)");
   cmd->add_option("--layers", o->layers, "With --old-run: the layers the run kept of --model");
   o->out.add_to(*cmd);
-  cmd->callback([&ctx, o, to, model] {
+  cmd->callback([&ctx, o, to, from, model] {
     o->to_given = to->count() > 0;
+    o->from_given = from->count() > 0;
     o->model_given = model->count() > 0;
     run(ctx, *o);
   });

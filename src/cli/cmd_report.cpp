@@ -38,6 +38,7 @@ struct ReportOptions {
 void run(Context& ctx, const ReportOptions& o) {
   if (o.logs.empty() || o.logs.size() > 2) throw UsageError("report takes one log, or two (OLD NEW)");
   refuse_page_over_inputs(o.out_dir, o.logs);
+  refuse_repeated_inputs(o.logs, "report");
   // The inputs are read and checked first: a bad input is named whatever is installed.
   const auto web = [&] { return report::find_web_modules(o.web_dir, ctx.web_module_candidates()); };
   report::ReportContent content;

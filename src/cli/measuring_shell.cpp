@@ -72,6 +72,7 @@ void JobOptions::validate() const {
 
 std::string records_path(const std::string& command, const std::string& out) {
   refuse_unkept_output(out, "--out");
+  refuse_foreign_records(out, {command == "sweep" ? "train" : command});  // a sweep's file holds its points' train runs
   return out.empty() ? fmt::format("upgradebench-{}-{}.jsonl", command, utc_now_compact()) : out;
 }
 

@@ -126,6 +126,13 @@ AttentionRecord read_attention_point(const Fields& f) {
   r.fwd_tflops = non_negative(f, "fwd_tflops");
   r.fwd_bwd_ms = optional_non_negative(f, "fwd_bwd_ms");
   r.fwd_bwd_tflops = optional_non_negative(f, "fwd_bwd_tflops");
+  // A time under a nanosecond, or no work done in it, is a damaged line, not a fast kernel.
+  for (const auto& [name, v] : {std::pair{"fwd_ms", std::optional<double>(r.fwd_ms)}, {"fwd_bwd_ms", r.fwd_bwd_ms}}) {
+    if (v && *v < kMinMs) throw WorkError(fmt::format("{}: \"{}\" is {:g}, less than any kernel takes ({:g} ms)", f.where(), name, *v, kMinMs));
+  }
+  for (const auto& [name, v] : {std::pair{"fwd_tflops", std::optional<double>(r.fwd_tflops)}, {"fwd_bwd_tflops", r.fwd_bwd_tflops}}) {
+    if (v && !(*v > 0)) throw WorkError(fmt::format("{}: \"{}\" is 0: no work measured", f.where(), name));
+  }
   for (const auto& [name, v] : {std::pair{"fwd_tflops", std::optional<double>(r.fwd_tflops)}, {"fwd_bwd_tflops", r.fwd_bwd_tflops}}) {
     if (v && *v > kMaxTflops) {
       throw WorkError(fmt::format("{}: \"{}\" is {:g}, beyond any measurement (at most {:g})", f.where(), name, *v, kMaxTflops));

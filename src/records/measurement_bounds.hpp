@@ -6,7 +6,7 @@ namespace ub {
 
 inline constexpr double kMaxTflops = 1e6;   // no GPU comes near an exaflop
 inline constexpr double kMaxMs = 1e10;      // a step or a wait of four months
-inline constexpr double kMinStepMs = 1e-6;  // a training step of less than a nanosecond
+inline constexpr double kMinMs = 1e-6;      // a step or a kernel of less than a nanosecond
 inline constexpr double kMaxGib = 1e6;      // a million GiB of memory
 inline constexpr double kMaxGbps = 1e6;     // a petabyte a second over any link
 

@@ -129,6 +129,10 @@ MeasurementSet read_suite_folder(const fs::path& dir) {
                                        to_string(p.status), p.why.empty() ? "" : " (" + p.why + ")"));
       continue;
     }
+    // A suite's parts are files it wrote: a pipe or a device there would be read forever.
+    if (!fs::is_regular_file(dir / p.records, ec)) {
+      throw UsageError(fmt::format("{}: part {}'s records {} are not a file", dir.string(), p.name, (dir / p.records).string()));
+    }
     const LineSource t = LineSource::file(dir / p.records);
     add_file(s, t, detect_log_kind(t), p.name);
   }

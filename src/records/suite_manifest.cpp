@@ -158,9 +158,16 @@ bool is_suite_folder(const fs::path& dir) {
 SuiteManifest read_suite_manifest(const fs::path& dir) {
   const fs::path path = dir / kFile;
   const std::string where = path.string();
+  std::error_code ec;
+  if (fs::exists(path, ec) && !fs::is_regular_file(path, ec)) {
+    throw UsageError(fmt::format("{}: not a file: a suite's manifest is the file `suite` wrote", where));
+  }
   std::ifstream in(path);
   if (!in) throw UsageError(fmt::format("{}: not a suite folder (no {}; `upgradebench suite --out DIR` makes one)", dir.string(), kFile));
   const json j = parse_json_text(read_json_file_text(in, where, "a suite's manifest"), where);
+  if (!j.is_object() || !j.contains("version") || !j["version"].is_number_integer()) {
+    throw UsageError(fmt::format("{}: not a suite manifest (a JSON object with a whole-number \"version\")", where));
+  }
   const Fields f(j, where);
   // Not a suite's manifest, or one of another version: a folder this build does not read (exit 2).
   if (f.string_or("type", "") != kType) throw UsageError(fmt::format("{}: not a suite manifest (type is not \"{}\")", where, kType));

@@ -151,9 +151,9 @@ TrainStep read_train_step(const Fields& f, int64_t index) {
   s.warmup = loose_boolean(f, "warmup");
   const auto t = loose_number(f, "exec_time_ms");
   if (!t) throw WorkError(fmt::format("{}: step has no \"exec_time_ms\"", f.where()));
-  if (!(*t >= kMinStepMs) || !std::isfinite(*t)) {
+  if (!(*t >= kMinMs) || !std::isfinite(*t)) {
     throw WorkError(fmt::format("{}: exec_time_ms must be a finite number of at least {:g} ms, got {}", f.where(),
-                                kMinStepMs, f.raw().at("exec_time_ms").dump()));
+                                kMinMs, f.raw().at("exec_time_ms").dump()));
   }
   s.exec_time_ms = *t;
   s.device = static_cast<int>(f.optional_count("device").value_or(0));

@@ -381,7 +381,9 @@ LineSource HistoryStore::run_text(const std::vector<int64_t>& ids, const std::st
       lines.push_back(row.text(0));
     }
   }
-  return LineSource::lines(std::move(lines), false, name);
+  // The last line as the file had it, possibly cut short (a log still being written when it was
+  // added): read back as the file was, a damaged last line left out with a warning.
+  return LineSource::lines(std::move(lines), true, name);
 }
 
 }  // namespace ub::history

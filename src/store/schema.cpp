@@ -61,7 +61,7 @@ void version_2(Database& db) {
     std::string workload;
     int64_t world_size = 1;
     try {
-      const std::vector<StoredRun> runs = runs_of_file(LineSource::view(lines, false, fmt::format("run {}", id)));
+      const std::vector<StoredRun> runs = runs_of_file(LineSource::view(lines, true, fmt::format("run {}", id)));  // as run_text reads it
       if (!runs.empty()) workload = runs.front().workload, world_size = runs.front().world_size;
     } catch (const std::runtime_error&) {
       // A run this build no longer reads keeps an unknown workload: it joins no series but its own.

@@ -93,8 +93,11 @@ class SqliteDatabase final : public Database {
     sqlite3* opened = nullptr;
     const int flags = access == Access::read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
     // A database this user may only read, in a folder it may not write: SQLite cannot make the
-    // WAL index there, and reads it immutable instead.
-    const bool immutable = access == Access::read_only && !folder_writable(path);
+    // WAL index there, and reads it immutable instead, when no write-ahead log holds runs not yet
+    // in the file (with one, SQLite reads it through the -shm beside it, or says it cannot).
+    std::error_code ec;
+    const bool immutable = access == Access::read_only && !folder_writable(path) &&
+                           !std::filesystem::exists(path + "-wal", ec);
     const int rc = sqlite3_open_v2(immutable ? immutable_uri(path).c_str() : path.c_str(), &opened,
                                    flags | SQLITE_OPEN_FULLMUTEX | (immutable ? SQLITE_OPEN_URI : 0), nullptr);
     db_.reset(opened);  // SQLite hands out a handle to close even when opening fails

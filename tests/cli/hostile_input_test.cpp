@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <thread>
+#include <tuple>
 #include <string>
 
 #include "cli_run.hpp"
@@ -537,6 +538,25 @@ TEST(Clobbering, RecordsGoToAFileThatKeepsThem) {
   EXPECT_FALSE(fs::exists(traces + "/out.jsonl"));
 }
 
+// Records are appended only to a file of the same command's records: a peer's log, another
+// command's records, a gzip file or a database given as --out is refused before anything is written.
+TEST(Clobbering, RecordsAreAppendedOnlyToRecordsOfTheirCommand) {
+  const std::string decomposition = kFx + "/suite_h200_2l/decompose-long.jsonl";
+  for (const auto& [name, text] : {std::pair{"out_log.log", slurp(kFx + "/sweep_70b.log")},
+                                   std::pair{"out_sweep.jsonl", slurp(kFx + "/suite_h200_2l/sweep.jsonl")},
+                                   std::pair{"out_gz.jsonl.gz", std::string("\x1f\x8b\x08\x00rest", 8)},
+                                   std::pair{"out_db.sqlite", std::string("SQLite format 3\0", 16)}}) {
+    const std::string out = write_file(name, text);
+    expect_error("predict " + decomposition + " --to b200-sxm --out " + out, 2, "--out " + out + ": it holds");
+    EXPECT_EQ(slurp(out), text) << name;
+  }
+  // Its own records, or an empty file, take more.
+  const std::string own = write_file("out_predict.jsonl", "");
+  ASSERT_EQ(run("predict " + decomposition + " --to b200-sxm --out " + own).code, 0);
+  const Result again = run("predict " + decomposition + " --to b200-sxm --out " + own);
+  EXPECT_EQ(again.code, 0) << again.err;
+}
+
 TEST(Clobbering, TheHistoryDatabaseIsNeitherAnInputNorAPipe) {
   const std::string input = write_file("db_input.jsonl", slurp(kFx + "/records_h200.jsonl"));
   expect_error("history add --db " + input + " " + input, 2, "that is an input");
@@ -625,6 +645,92 @@ TEST(Messages, WhatWouldFailAfterTheMeasuringIsRefusedBefore) {
   const std::string zero = write_file("seq_len_zero.log", replaced(slurp(kFx + "/sweep_b200.log"), "seq_len=8192 =====",
                                                                    "seq_len=0 ====="));
   expect_error("compare " + kFx + "/sweep_h200.log " + zero, 1, "hostile_seq_len_zero.log:");
+}
+
+// A pipe that never ends and holds no log: every reader says "not a log" after its kept start.
+TEST(Bounds, AnEndlessPipeOfNoLogIsRefusedAsNotALog) {
+  const auto start = std::chrono::steady_clock::now();
+  const Result memfit = capture(fmt::format("yes | {} memfit /dev/stdin 2>&1", UB_BINARY));
+  EXPECT_EQ(memfit.code, 2) << memfit.out;
+  EXPECT_NE(memfit.out.find("not a training log"), std::string::npos) << memfit.out;
+  const Result compare = capture(fmt::format("yes | {} compare /dev/stdin {}/sweep_h200.log 2>&1", UB_BINARY, kFx));
+  EXPECT_EQ(compare.code, 2) << compare.out;
+  EXPECT_NE(compare.out.find("compare needs two logs of one kind"), std::string::npos) << compare.out;
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 30);
+}
+
+// A suite folder holds files: a pipe where a part's records or the manifest should be is refused,
+// not read forever.
+TEST(Bounds, APipeInASuiteFolderIsRefused) {
+  const std::string dir = temp_path("suite_with_pipe");
+  fs::remove_all(dir);
+  fs::copy(kFx + "/suite_h200_2l", dir, fs::copy_options::recursive);
+  fs::remove(dir + "/mamf.jsonl");
+  ASSERT_EQ(::mkfifo((dir + "/mamf.jsonl").c_str(), 0600), 0);
+  expect_error("decide " + dir + " --to b200-sxm", 2, "mamf.jsonl are not a file");
+  fs::remove(dir + "/manifest.json");
+  ASSERT_EQ(::mkfifo((dir + "/manifest.json").c_str(), 0600), 0);
+  expect_error("decide " + dir + " --to b200-sxm", 2, "manifest.json: not a file");
+}
+
+// One benchmark.py log is one workload: a header naming another model, batch, world size or
+// recompute, or another sequence length than its block's, is refused naming the line.
+TEST(SilentlyWrong, OneLogHoldsOneWorkload) {
+  const std::string log = slurp(kFx + "/sweep_b200.log");
+  const size_t second = log.find("model_size=8b", log.find("model_size=8b") + 1);
+  ASSERT_NE(second, std::string::npos);
+  std::string changed = log;
+  changed.replace(second, std::string("model_size=8b").size(), "model_size=70b");
+  expect_error("memfit " + write_file("two_models.log", changed), 1, "model_size=70b here, 8b at line");
+  expect_error("memfit " + write_file("header_seq.log", replaced(log, "batch_size=1 seq_len=8192", "batch_size=1 seq_len=0")),
+               1, "the header says seq_len=0 in the block of seq_len=8192");
+}
+
+TEST(SilentlyWrong, AnAttentionLineWithNoTimeOrNoWorkIsRefused) {
+  const std::string log = slurp(kFx + "/attention_h200.log");
+  for (const auto& [re, bad, said] : {std::tuple{R"("fwd_tflops": [0-9.]+)", R"("fwd_tflops": 0)", "no work measured"},
+                                      std::tuple{R"("fwd_ms": [0-9.]+)", R"("fwd_ms": 1e-300)", "less than any kernel takes"}}) {
+    const std::string path = write_file("attention_bad.log", std::regex_replace(log, std::regex(re), bad,
+                                                                                std::regex_constants::format_first_only));
+    const Result r = run("compare " + path + " " + kFx + "/attention_b200.log");
+    EXPECT_EQ(r.code, 1) << bad << r.out;
+    EXPECT_NE(r.err.find(said), std::string::npos) << r.err;
+  }
+}
+
+TEST(SilentlyWrong, DecideOfTwoMeasuredGpusRefusesWhatPredictsOrNamesAGpu) {
+  const std::string copy = temp_path("suite_copy_for_options");
+  fs::remove_all(copy);
+  fs::copy(kFx + "/suite_h200_2l", copy, fs::copy_options::recursive);
+  for (const char* option : {"--to b200-sxm", "--from a100-sxm", "--seqlens 8k", "--layers 3"}) {
+    expect_error("decide " + kFx + "/suite_h200_2l " + copy + " " + option, 2, "goes with one GPU's folder or the catalog");
+  }
+  expect_error("decide --from h200-sxm --to h200", 2, "--from and --to are both h200-sxm");
+  expect_error("decide --from h200-sxm --to b200-sxm --pue 20", 2, "--pue: '20' is outside 1 to 10");
+  expect_error("report -o " + temp_path("self_report") + " " + kFx + "/sweep_h200.log " + kFx + "/sweep_h200.log", 2,
+               "are the same measurement");
+}
+
+TEST(Messages, JsonOfAnotherKindIsNoTraceAndNoManifest) {
+  for (const char* text : {"{}", "[]", R"({"gpus": []})"}) {
+    expect_error("decompose " + write_file("not_trace.json", text), 2, "not a torch.profiler trace");
+  }
+  const std::string dir = temp_path("suite_array_manifest");
+  fs::remove_all(dir);
+  fs::copy(kFx + "/suite_h200_2l", dir, fs::copy_options::recursive);
+  for (const char* manifest : {"[]", R"({"type": "upgradebench-suite", "version": "1"})"}) {
+    std::ofstream(dir + "/manifest.json") << manifest;
+    expect_error("decide " + dir + " --to b200-sxm", 2, "not a suite manifest");
+  }
+}
+
+// A run added while its last line was still being written reads back as the file did.
+TEST(ValidInput, AStoredRunWithALastLineCutShortReadsBack) {
+  const std::string db = fresh_db("cut_short");
+  const Result add = run("history add --json --db " + db + " " + kFx + "/sweep_b200.log");
+  ASSERT_EQ(add.code, 0) << add.err;
+  const Result r = run("compare " + kFx + "/sweep_h200.log run:1 --force --db " + db);
+  EXPECT_EQ(r.code, 0) << r.err;
 }
 
 TEST(Messages, DatesAreDatesOfTheCalendar) {

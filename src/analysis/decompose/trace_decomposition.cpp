@@ -136,6 +136,9 @@ std::vector<TraceDecomposition> decompose_trace(const std::string& path, KernelC
     }
     by_device[e.device < 0 ? 0 : e.device].push_back(a);
   });
+  if (info.events == 0) {  // `{}`, `[]`, a JSON file of another kind: no traceEvents at all
+    throw UsageError(fmt::format("{}: not a torch.profiler trace (no events in traceEvents)", path));
+  }
   if (by_device.empty()) {
     throw WorkError(fmt::format("{}: no GPU kernels in the trace (was the profiler's CUDA activity on: "
                                 "torch.profiler.ProfilerActivity.CUDA?)", path));

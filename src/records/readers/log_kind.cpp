@@ -30,15 +30,15 @@ enum Mark : unsigned {
   sweep_block = 128, fwd_tflops = 256, busbw = 512, wall_step = 1024, mamf_text = 2048
 };
 
-// A pipe with no mark of any log in its first kPipeHeldBytes is not a log (a later pass could not
-// read it again anyway): the pass stops there instead of reading an endless stream.
+// A pipe with no mark of any log in its kept start (kPipeRereadBytes) is not a log (a later pass
+// could not read more of it again anyway): the pass stops there instead of reading an endless stream.
 unsigned marks_of(const LineSource& t, bool records) {
   unsigned marks = 0;
   size_t bytes = 0;
   const auto mark = [&](bool seen, Mark m) { marks |= seen ? m : 0u; };
   t.scan([&](const Line& l) {
     bytes += l.text.size() + 1;
-    if (marks == 0 && bytes > kPipeHeldBytes && t.is_stream()) return false;
+    const bool enough = bytes > kPipeRereadBytes && t.is_stream();  // this line is kept; the next may not be
     const std::string_view line = l.text;
     if (records) {
       string_values(line, "type", [&](std::string_view v) {
@@ -50,7 +50,7 @@ unsigned marks_of(const LineSource& t, bool records) {
         mark(v.starts_with("nccl"), nccl);
       });
       string_values(line, "command", [&](std::string_view v) { mark(v.starts_with("decompose"), decompose_command); });
-      return true;
+      return !(enough && marks == 0);
     }
     mark(is_sweep_block_line(line), sweep_block);
     mark(line.find("\"fwd_tflops\"") != std::string_view::npos, fwd_tflops);
@@ -58,7 +58,7 @@ unsigned marks_of(const LineSource& t, bool records) {
     mark(trim(line).rfind("# wall step=", 0) == 0, wall_step);
     mark(line.find("(median)") != std::string_view::npos || line.find("=> the best outcomes were") != std::string_view::npos,
          mamf_text);
-    return true;
+    return !(enough && marks == 0);
   });
   return marks;
 }

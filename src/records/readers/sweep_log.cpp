@@ -4,8 +4,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <utility>
 
 #include "base/error.hpp"
 #include "base/json_text.hpp"
@@ -50,6 +52,8 @@ RunLog read_sweep_log(const LineSource& t, WarmupOnly warmup_only) {
   run.format = "benchmark.py";
   size_t blank = 0, other = 0, unknown_keys = 0;
   int gpu_line = 0;
+  // What one log's steps must share beside its GPU: the first header's value and its line.
+  std::map<std::string, std::pair<std::string, int>> workload;
   static const std::set<std::string> kStepKeys = {"step", "warmup", "exec_time_ms", "tflops",
                                                   "peak_mem_gib", "loss"};  // what benchmark.py writes
   RunPoint* cur = nullptr;
@@ -98,6 +102,18 @@ RunLog read_sweep_log(const LineSource& t, WarmupOnly warmup_only) {
         if (!cur) throw WorkError(fmt::format("{}: a `# gpu=` header before any `===== seq_len=` block", where));
         if (run.gpu.empty()) gpu_line = static_cast<int>(i + 1);
         expect_one_gpu(run.gpu, kv["gpu"], fmt::format("{} (first GPU named at line {})", where, gpu_line));
+        if (kv.contains("seq_len") && kv["seq_len"] != std::to_string(cur->seqlen)) {
+          throw WorkError(fmt::format("{}: the header says seq_len={} in the block of seq_len={}", where,
+                                      printable(kv["seq_len"]), cur->seqlen));
+        }
+        for (const char* key : {"model_size", "batch_size", "world_size", "gc"}) {
+          if (!kv.contains(key)) continue;
+          const auto [it, fresh] = workload.try_emplace(key, kv[key], static_cast<int>(i + 1));
+          if (!fresh && it->second.first != kv[key]) {
+            throw WorkError(fmt::format("{}: {}={} here, {} at line {}: one log holds one workload", where, key,
+                                        printable(kv[key]), printable(it->second.first), it->second.second));
+          }
+        }
         cur->header = kv;
       }
       return;
