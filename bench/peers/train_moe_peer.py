@@ -28,23 +28,15 @@ import subprocess
 import torch
 from transformers import AutoConfig, AutoModelForCausalLM
 
-from train_peer import add_common_options, context_record, load_config, make_emitter, measure_lengths  # noqa: E402
+from train_peer import add_common_options, build_model, context_record, load_config, make_emitter, measure_lengths  # noqa: E402
 
 
 def build_moe_model(c, layers, checkpointing, dtype):
     """transformers' model of config `c` (by its model_type), its first `layers` layers, sdpa, on the GPU."""
-    cfg = AutoConfig.for_model(c["model_type"], **{k: v for k, v in c.items() if not k.startswith("_") and k != "model_type"})
-    cfg.num_hidden_layers = layers
-    cfg.use_cache = False
-    cfg._attn_implementation = "sdpa"
-    torch.manual_seed(0)
-    torch.set_default_dtype(dtype)
-    with torch.device("cuda"):
-        model = AutoModelForCausalLM.from_config(cfg)
-    if checkpointing:
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-    model.train()
-    return model
+    def make_config(**fields):
+        fields.pop("model_type", None)
+        return AutoConfig.for_model(c["model_type"], **fields)
+    return build_model(c, layers, checkpointing, dtype, make_config, AutoModelForCausalLM.from_config)
 
 
 def active_flops(binary, model_name, layers, seqlens, batch):

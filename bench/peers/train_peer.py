@@ -71,16 +71,17 @@ def load_config(path):
     return c.get("text_config", c)
 
 
-def build_model(c, layers, checkpointing, dtype):
-    """LlamaForCausalLM of config `c` with its first `layers` layers, sdpa attention, on the GPU in `dtype`."""
-    cfg = LlamaConfig(**{k: v for k, v in c.items() if not k.startswith("_")})
+def build_model(c, layers, checkpointing, dtype, make_config=LlamaConfig, make_model=LlamaForCausalLM):
+    """The model of config `c` (LlamaForCausalLM unless make_config / make_model say otherwise) with
+    its first `layers` layers, sdpa attention, on the GPU in `dtype`."""
+    cfg = make_config(**{k: v for k, v in c.items() if not k.startswith("_")})
     cfg.num_hidden_layers = layers
     cfg.use_cache = False
     cfg._attn_implementation = "sdpa"
     torch.manual_seed(0)
     torch.set_default_dtype(dtype)
     with torch.device("cuda"):
-        model = LlamaForCausalLM(cfg)
+        model = make_model(cfg)
     if checkpointing:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     model.train()
