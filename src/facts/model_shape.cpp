@@ -123,6 +123,10 @@ double layer_matmul_params(const ModelShape& m, int64_t layer) {
   return static_cast<double>(attention_matmul_params(m) + mlp_matmul_params(m, layer, m.moe ? m.moe->top_k : 0));
 }
 
+// No model comes near a quadrillion parameters: a config.json past it has a mistyped dimension
+// (and its parameter counts would leave 64 bits).
+constexpr double kMaxParameters = 1e15;
+
 ModelShape parse_hf_config(const json& root, const std::string& where) {
   if (!root.is_object()) throw WorkError(fmt::format("{}: a config.json must be a JSON object", where));
   const bool nested = root.contains("text_config") && root.at("text_config").is_object();
@@ -164,6 +168,22 @@ ModelShape parse_hf_config(const json& root, const std::string& where) {
   m.windows = parse_windows(c, m.model_type, m.layers, w);
   m.moe = parse_moe(c, m.model_type, m.layers, m.moe_layers, w);
   m.config_layers = m.layers;
+  // Each dimension is bounded, their products are not: a model past a quadrillion parameters is a
+  // mistyped dimension, and its counts would leave 64 bits. An upper bound, in doubles.
+  const double h = static_cast<double>(m.hidden), d = static_cast<double>(m.head_dim);
+  double mlp = 3.0 * h * static_cast<double>(m.intermediate);
+  if (m.moe) {
+    mlp += 3.0 * h * static_cast<double>(m.moe->intermediate) * static_cast<double>(m.moe->experts) +
+           3.0 * h * static_cast<double>(m.moe->shared_intermediate) * static_cast<double>(m.moe->shared_experts) +
+           h * static_cast<double>(m.moe->experts);
+  }
+  const double bound = static_cast<double>(m.layers) *
+                           (mlp + h * d * (2.0 * static_cast<double>(m.heads) + 2.0 * static_cast<double>(m.kv_heads))) +
+                       2.0 * static_cast<double>(m.vocab) * h;
+  if (bound > kMaxParameters) {
+    throw WorkError(fmt::format("{}: up to {:.3g} parameters, beyond any model (at most {:g}): a dimension is mistyped",
+                                w, bound, kMaxParameters));
+  }
   return m;
 }
 

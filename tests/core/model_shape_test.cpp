@@ -95,6 +95,21 @@ TEST(ModelShape, MoeConfigsAreRead) {
   EXPECT_FALSE(x.has_windows());  // sliding_window null
 }
 
+// Dimensions each within bounds whose product is no model: refused, not counted past 64 bits.
+TEST(ModelShape, AModelPastAQuadrillionParametersIsRefused) {
+  json c = minimal();
+  for (const char* key : {"hidden_size", "intermediate_size", "num_hidden_layers"}) c[key] = int64_t{1} << 24;
+  c["num_attention_heads"] = 1;
+  try {
+    (void)parse_hf_config(c, "huge.json");
+    FAIL() << "a config past 1e15 parameters was read";
+  } catch (const WorkError& e) {
+    EXPECT_NE(std::string(e.what()).find("huge.json: up to"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("beyond any model"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW((void)parse_hf_config(minimal(), "small.json"));
+}
+
 TEST(ModelShape, WhichLayersHaveExperts) {
   json c = minimal();
   c["num_hidden_layers"] = 6;
