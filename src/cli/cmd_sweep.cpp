@@ -71,21 +71,23 @@ std::optional<int64_t> predicted_longest(Context& ctx, const std::string& out) {
   }
 }
 
+// A bisection's length only has to show whether it fits: --find-max-steps timed steps after one
+// warm-up step (the first step tunes the GEMMs and attention: its time is not the step's), or
+// after none with --warmup 0 (a full model's step at the longest lengths takes minutes).
+int probe_warmup(const SweepOptions& o) { return std::min(o.train.warmup, 1); }
+
 // Runs `train` for one length with the options the sweep was given (the child declares them as
 // `train` does, so what was not given keeps the same default); returns its exit code (130:
 // interrupted).
 int run_point(const SweepOptions& o, int64_t seqlen, const std::string& out, const std::string& db, bool probe) {
   std::vector<std::string> args = {"train"};
-  // A bisection's length only has to show whether it fits: --find-max-steps timed steps after one
-  // warm-up step (the first step tunes the GEMMs and attention: its time is not the step's), or
-  // after none with --warmup 0 (a full model's step at the longest lengths takes minutes).
   const bool short_probe = probe && o.probe_steps > 0;
   for (const std::string& a : o.train.given_as_arguments(short_probe ? std::set<std::string>{"--steps", "--warmup"}
                                                                      : std::set<std::string>{})) {
     args.push_back(a);
   }
   if (short_probe) {
-    args.insert(args.end(), {"--steps", std::to_string(o.probe_steps), "--warmup", std::to_string(std::min(o.train.warmup, 1))});
+    args.insert(args.end(), {"--steps", std::to_string(o.probe_steps), "--warmup", std::to_string(probe_warmup(o))});
   }
   args.insert(args.end(), {"--seqlen", std::to_string(seqlen), "--out", out});
   if (!db.empty()) args.insert(args.end(), {"--db", db});  // each length's run goes in as it is measured
@@ -146,7 +148,7 @@ void run(Context& ctx, const SweepOptions& o) {
     }
     if (probe && o.probe_steps > 0) {
       std::fprintf(stderr, "seqlen %lld: train (probe: %d warm-up + %d timed step(s))\n", static_cast<long long>(s),
-                   std::min(o.train.warmup, 1), o.probe_steps);
+                   probe_warmup(o), o.probe_steps);
     } else {
       std::fprintf(stderr, "seqlen %lld: train\n", static_cast<long long>(s));
     }
