@@ -87,8 +87,12 @@ void check_same_workload(const Comparison& c, const CompareOptions& opt, std::ve
   if (o.batch != n.batch) problems.push_back(fmt::format("different batch sizes: {} vs {}", o.batch, n.batch));
   if (o.dtype != n.dtype) problems.push_back(fmt::format("different dtypes: {} vs {}", o.dtype, n.dtype));
   // What changes the work of a GPU's step, not the software doing it: the GPUs sharing the job
-  // (benchmark.py's world_size), and recomputing the layers (its gc, our checkpointing).
-  for (const char* key : {"world_size", "gc", "activation_checkpointing", "selective_checkpointing"}) {
+  // (benchmark.py's world_size), recomputing the layers (its gc, our checkpointing), sharding the
+  // model's state (its zero, our zero_stage) and moving work or memory to the host (its
+  // offload_optim, our offload_optimizer and offload_checkpoints): a speedup across any of them is
+  // the lever's as much as the GPU's.
+  for (const char* key : {"world_size", "gc", "activation_checkpointing", "selective_checkpointing", "zero",
+                          "zero_stage", "offload_optim", "offload_optimizer", "offload_checkpoints"}) {
     const auto a = o.config.find(key), b = n.config.find(key);
     if (a != o.config.end() && b != n.config.end() && a->second != b->second) {
       problems.push_back(fmt::format("different {}: {} vs {}", key, a->second, b->second));

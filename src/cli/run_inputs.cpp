@@ -17,11 +17,13 @@ namespace {
 constexpr const char* kPrefix = "run:";
 constexpr int64_t kMaxRunsSelected = 100'000;
 
-int64_t parse_id(const std::string& text, const std::string& arg) {
+// One id of `part` (a whole selection element, named in the error): a number from 1 on.
+int64_t parse_id(const std::string& text, const std::string& part, const std::string& arg) {
   int64_t v = 0;
   auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || p != text.data() + text.size() || v <= 0) {
-    throw UsageError(fmt::format("{}: '{}' is not a run id (run:ID, run:FIRST-LAST or run:ID,ID,...)", arg, text));
+    throw UsageError(fmt::format("{}: '{}' is not a run id: ids are the numbers from 1 on that `history list` shows "
+                                 "(ID, FIRST-LAST or ID,ID,...)", arg, part));
   }
   return v;
 }
@@ -33,10 +35,10 @@ std::vector<int64_t> parse_run_ids(const std::string& ids, const std::string& ar
   for (const std::string& part : split(ids, ',')) {
     const size_t dash = part.find('-');
     if (dash == std::string::npos) {
-      out.push_back(parse_id(part, arg));
+      out.push_back(parse_id(part, part, arg));
       continue;
     }
-    const int64_t first = parse_id(part.substr(0, dash), arg), last = parse_id(part.substr(dash + 1), arg);
+    const int64_t first = parse_id(part.substr(0, dash), part, arg), last = parse_id(part.substr(dash + 1), part, arg);
     if (last < first || last - first >= kMaxRunsSelected) {
       throw UsageError(fmt::format("{}: '{}' is not a range of run ids (first-last, at most {} runs)", arg, part, kMaxRunsSelected));
     }

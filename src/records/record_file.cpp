@@ -6,9 +6,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <string_view>
 
 #include "base/error.hpp"
 #include "base/json_text.hpp"
@@ -19,6 +21,9 @@ namespace ub {
 using nlohmann::json;
 
 namespace {
+
+constexpr std::string_view kDamagedLine = "a damaged line skipped";
+constexpr long kNamedDamagedLines = 20;
 
 // Writes all of `data`, retrying what a signal or a short write left; false on an error.
 bool write_all(int fd, const char* data, size_t size) {
@@ -97,9 +102,20 @@ std::optional<json> parse_record_line(const LineSource& t, const Line& line, std
   } catch (const WorkError& e) {
     if (line.cut_short) {
       warnings.push_back(fmt::format("{}: truncated last line ignored", where));
-    } else {
-      warnings.push_back(fmt::format("{}: a damaged line skipped ({} expected; {})", where, what,
+      return std::nullopt;
+    }
+    // The first kNamedDamagedLines of a file are named one by one, then one line says the rest are
+    // skipped: a stream of junk must not grow the warnings without bound.
+    const std::string mark = fmt::format("{}:", t.path);
+    const auto named = std::count_if(warnings.begin(), warnings.end(), [&](const std::string& w) {
+      return w.starts_with(mark) && w.find(kDamagedLine) != std::string::npos;
+    });
+    if (named < kNamedDamagedLines) {
+      warnings.push_back(fmt::format("{}: {} ({} expected; {})", where, kDamagedLine, what,
                                      std::string(e.what()).substr(where.size() + 2, 120)));
+    } else if (named == kNamedDamagedLines) {
+      warnings.push_back(fmt::format("{}: {}, and every later one without a warning of its own ({} damaged lines "
+                                     "named above)", where, kDamagedLine, kNamedDamagedLines));
     }
     return std::nullopt;
   }

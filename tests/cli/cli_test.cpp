@@ -174,11 +174,17 @@ TEST(Sweep, ResumeSkipsWhatTheFileHolds) {
 }
 
 // Records of the data-parallel step (a job of one rank at ZeRO-3, measured) read as one GPU's:
-// compare pairs them with the engine alone and names the stage as what differs.
+// the stage is the workload, so compare pairs them with the engine alone only when forced, and
+// says first that it was.
 TEST(Compare, DataParallelRecordsReadAsOneGpus) {
-  const Result r = run("compare train_records_h200_plain_8k.jsonl train_records_h200_zero3.jsonl", UB_FIXTURES_DIR);
+  const std::string files = "train_records_h200_plain_8k.jsonl train_records_h200_zero3.jsonl";
+  expect_error("compare " + std::string(UB_FIXTURES_DIR) + "/" + files.substr(0, files.find(' ')) + " " +
+                   UB_FIXTURES_DIR + "/train_records_h200_zero3.jsonl",
+               2, "(different zero_stage: 0 vs 3); --force compares them anyway");
+  const Result r = run("compare --force " + files, UB_FIXTURES_DIR);
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("  8192       585.9       567.3    0.97x"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("forced: different zero_stage: 0 vs 3"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("zero_stage differs: 0 (old) vs 3 (new)"), std::string::npos) << r.out;
 }
 
@@ -919,6 +925,8 @@ TEST(BadInput, History) {
   expect_error("history trend train.tflops --at 8k --gpu b200 --db " + db, 2, "no run with the metric 'train.tflops' matches");
   expect_error("history show 42 --db " + db, 2, "no run 42");
   expect_error("history show x --db " + db, 2, "'x' is not a run id");
+  expect_error("history show -1 --db " + db, 2, "ID: '-1' is not a run id: ids are the numbers from 1 on");
+  expect_error("compare run:3-x run:1 --db " + db, 2, "run:3-x: '3-x' is not a run id");
   expect_error("history list --stack torch --db " + db, 2, "--stack: 'torch' is not COMPONENT=VERSION");
   expect_error("history fleet train.tflops --at 8k --tolerance 150 --db " + db, 2, "--tolerance");
   expect_error("history add --db 'postgresql:///x?host=/nonexistent&port=1' " + kFx + "/sweep_h200.log", 2, "cannot connect to PostgreSQL");

@@ -237,6 +237,23 @@ TEST(Messages, DamagedAndDuplicateLinesSkippedAreWarnedAbout) {
   }
 }
 
+// Junk between records is named line by line up to a bound, then in one line: the warnings of a
+// stream of junk do not grow without end.
+TEST(Bounds, DamagedLinesAreNamedUpToABound) {
+  const std::string records = slurp(kFx + "/records_h200.jsonl");
+  const size_t second_line = records.find('\n') + 1;
+  std::string junk;
+  for (int i = 0; i < 1000; ++i) junk += "y\n";
+  const std::string damaged = write_file("junk_inside.jsonl", records.substr(0, second_line) + junk +
+                                                                  records.substr(second_line));
+  const Result r = run("memfit " + damaged + " --capacity-gib 130");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find(damaged + ":21: a damaged line skipped ("), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(damaged + ":22: a damaged line skipped, and every later one without a warning"),
+            std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(damaged + ":23:"), std::string::npos) << r.err;
+}
+
 TEST(Messages, ControlCharactersFromAFileAreEscapedInTheError) {
   const std::string path = write_file("escape.log", "===== seq_len=\x1b]0;owned\x07\x1b[2J =====\n");
   const Result r = run("memfit " + path + " --capacity-gib 130");
@@ -605,11 +622,12 @@ TEST(SilentlyWrong, AMeasurementIsNotComparedWithItself) {
   expect_error("decide " + kFx + "/suite_h200_2l " + kFx + "/suite_h200_2l/", 2, "are the same measurement");
 }
 
-// Another number of GPUs in the job, or recomputed layers on one side only, is another workload:
-// refused without --force, said first with it.
-TEST(SilentlyWrong, GpusInTheJobAndRecomputeAreTheWorkload) {
+// Another number of GPUs in the job, recomputed layers, sharded state or work moved to the host on
+// one side only is another workload: refused without --force, said first with it.
+TEST(SilentlyWrong, GpusInTheJobRecomputeShardingAndOffloadAreTheWorkload) {
   const std::string log = slurp(kFx + "/sweep_b200.log");
-  for (const auto& [from, to] : {std::pair{"world_size=8", "world_size=1"}, std::pair{"gc=1", "gc=0"}}) {
+  for (const auto& [from, to] : {std::pair{"world_size=8", "world_size=1"}, std::pair{"gc=1", "gc=0"},
+                                 std::pair{"zero=3", "zero=2"}, std::pair{"offload_optim=1", "offload_optim=0"}}) {
     std::string changed = log;
     for (size_t at; (at = changed.find(from)) != std::string::npos;) changed.replace(at, std::string(from).size(), to);
     const std::string path = write_file("workload.log", changed);
@@ -617,6 +635,17 @@ TEST(SilentlyWrong, GpusInTheJobAndRecomputeAreTheWorkload) {
     const Result forced = run("compare --force " + kFx + "/sweep_h200.log " + path);
     EXPECT_EQ(forced.code, 0) << forced.err;
     EXPECT_NE(forced.out.find("forced: different"), std::string::npos) << forced.out;
+  }
+  // Our records: the state sharded, the optimizer kept on the host.
+  const std::string ours = slurp(kFx + "/train_records_h200_plain_8k.jsonl");
+  for (const auto& [from, to] : {std::pair{"\"zero_stage\":0", "\"zero_stage\":3"},
+                                 std::pair{"\"offload_optimizer\":false", "\"offload_optimizer\":true"}}) {
+    std::string changed = ours;
+    const size_t at = changed.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    changed.replace(at, std::string(from).size(), to);
+    const std::string path = write_file("lever.jsonl", changed);
+    expect_error("compare " + kFx + "/train_records_h200_plain_8k.jsonl " + path, 2, "are not the same workload");
   }
 }
 
@@ -656,6 +685,10 @@ TEST(Bounds, AnEndlessPipeOfNoLogIsRefusedAsNotALog) {
   const Result compare = capture(fmt::format("yes | {} compare /dev/stdin {}/sweep_h200.log 2>&1", UB_BINARY, kFx));
   EXPECT_EQ(compare.code, 2) << compare.out;
   EXPECT_NE(compare.out.find("compare needs two logs of one kind"), std::string::npos) << compare.out;
+  const Result measured = capture(fmt::format("yes | {} predict {}/decompose_h200.txt --to b200 --measured /dev/stdin 2>&1",
+                                              UB_BINARY, kFx));
+  EXPECT_EQ(measured.code, 2) << measured.out;
+  EXPECT_NE(measured.out.find("/dev/stdin: not a micro-benchmark predict reads"), std::string::npos) << measured.out;
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 30);
 }
 

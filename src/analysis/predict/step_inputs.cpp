@@ -257,6 +257,15 @@ std::vector<StepInput> steps_from_training_log(const RunLog& run, const Provenan
   return out;
 }
 
+namespace {
+
+std::string not_measured(const std::string& path) {
+  return fmt::format("{}: not a micro-benchmark predict reads (mamf, attention, bandwidth or nccl records, "
+                     "mamf-finder.py output, bench_flash_attn.py lines)", path);
+}
+
+}  // namespace
+
 MeasuredFile read_measured(const LineSource& t) {
   MeasuredFile m;
   m.rates.files.push_back(t.path);
@@ -297,7 +306,9 @@ MeasuredFile read_measured(const LineSource& t) {
     }
     default: break;
   }
-  // `bandwidth` records: the fastest device-to-device copy out of cache.
+  // `bandwidth` records: the fastest device-to-device copy out of cache. Anything else is refused
+  // before a pass over it: an endless pipe of junk is not read to its end.
+  if (!looks_like_records(t)) throw UsageError(not_measured(t.path));
   std::vector<std::string> warnings;
   bool any = false;
   for_each_record(t, [&](const RecordLine& r) {
@@ -312,10 +323,7 @@ MeasuredFile read_measured(const LineSource& t) {
       m.rates.hbm_gbps = std::max(m.rates.hbm_gbps.value_or(0), gbps);
     }
   }, warnings);
-  if (!any) {
-    throw UsageError(fmt::format("{}: not a micro-benchmark predict reads (mamf, attention, bandwidth or nccl records, "
-                                 "mamf-finder.py output, bench_flash_attn.py lines)", t.path));
-  }
+  if (!any) throw UsageError(not_measured(t.path));
   return m;
 }
 
