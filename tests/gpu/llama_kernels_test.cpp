@@ -14,60 +14,11 @@
 #include "model/reference/llama_cpu.hpp"
 #include "model/reference/llama_ops_cpu.hpp"
 #include "model/rope.hpp"
+#include "device_vectors.hpp"
 #include "require_gpu.hpp"
 
 namespace ub::gpu {
 namespace {
-
-using Vec = std::vector<double>;
-
-Vec random_vec(size_t n, uint64_t seed, double scale = 1.0) {
-  Vec v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = static_cast<double>(__bfloat162float(__float2bfloat16(normal_at(seed, i) * static_cast<float>(scale))));
-  return v;
-}
-
-DeviceBuffer upload_bf16(const Vec& v) {
-  std::vector<__nv_bfloat16> h(v.size());
-  for (size_t i = 0; i < v.size(); ++i) h[i] = __float2bfloat16(static_cast<float>(v[i]));
-  DeviceBuffer b(h.size() * sizeof(__nv_bfloat16));
-  UB_CUDA_CHECK(cudaMemcpy(b.get(), h.data(), b.bytes(), cudaMemcpyHostToDevice));
-  return b;
-}
-DeviceBuffer upload_f32(const Vec& v) {
-  std::vector<float> h(v.begin(), v.end());
-  DeviceBuffer b(h.size() * sizeof(float));
-  UB_CUDA_CHECK(cudaMemcpy(b.get(), h.data(), b.bytes(), cudaMemcpyHostToDevice));
-  return b;
-}
-template <class T>
-DeviceBuffer upload(const std::vector<T>& v) {
-  DeviceBuffer b(v.size() * sizeof(T));
-  UB_CUDA_CHECK(cudaMemcpy(b.get(), v.data(), b.bytes(), cudaMemcpyHostToDevice));
-  return b;
-}
-Vec download_bf16(const DeviceBuffer& b, size_t n) {
-  std::vector<__nv_bfloat16> h(n);
-  UB_CUDA_CHECK(cudaMemcpy(h.data(), b.get(), n * sizeof(__nv_bfloat16), cudaMemcpyDeviceToHost));
-  return Vec(h.begin(), h.end());
-}
-Vec download_f32(const DeviceBuffer& b, size_t n) {
-  std::vector<float> h(n);
-  UB_CUDA_CHECK(cudaMemcpy(h.data(), b.get(), n * sizeof(float), cudaMemcpyDeviceToHost));
-  return Vec(h.begin(), h.end());
-}
-
-// ||got - ref|| / ||ref||; infinity when anything is not finite.
-double rel_l2(const Vec& got, const Vec& ref) {
-  if (got.size() != ref.size()) return INFINITY;
-  double num = 0, den = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (!std::isfinite(got[i])) return INFINITY;
-    num += (got[i] - ref[i]) * (got[i] - ref[i]);
-    den += ref[i] * ref[i];
-  }
-  return std::sqrt(num / std::max(den, 1e-300));
-}
 
 constexpr double kBf16Out = 8e-3;  // one bf16 rounding of each output is ~2e-3 relative
 constexpr double kF32Out = 1e-5;

@@ -1,0 +1,65 @@
+// The three matrix products of the experts of a mixture-of-experts layer in training, one group
+// per expert, through cuBLAS's grouped batched GEMM (cublasGemmGroupedBatchedEx): the experts'
+// weights stacked [E, out, in] as transformers stores them, their tokens the rows of a permuted
+// [rows, in] tensor, expert e's rows being [offsets[e], offsets[e] + rows[e]). Per expert, as
+// gpu/linear_gemm.hpp's linear layer, row-major as PyTorch lays them out:
+//
+//   forward  Y_e  = X_e W_e^T      bf16 in, fp32 accumulate, bf16 out
+//   dgrad    dX_e = dY_e W_e       bf16 out
+//   wgrad    dW_e = dY_e^T X_e     fp32 or bf16 out, written or added to; an expert with no
+//                                  rows gets zeros (or keeps what it had, when adding)
+//
+// issued column-major and transposed as linear_gemm.hpp says. The groups' sizes are host
+// numbers (cuBLAS takes them on the host): the layer copies its rows per expert to the host once
+// per forward pass. An expert with no rows is left out of forward and dgrad.
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "gpu/cuda_raii.hpp"
+#include "gpu/tensor_view.hpp"
+
+namespace ub::gpu {
+
+class GroupedGemm {
+ public:
+  GroupedGemm();
+  ~GroupedGemm();
+  GroupedGemm(const GroupedGemm&) = delete;
+  GroupedGemm& operator=(const GroupedGemm&) = delete;
+
+  // The library the products go through, for the context record.
+  static constexpr std::string_view kLibrary = "cuBLAS grouped batched GEMM (cublasGemmGroupedBatchedEx)";
+
+  void set_stream(cudaStream_t s);
+  // y[rows, out] = x[rows, in] w_e[out, in]^T per expert; rows[e] rows each, in order.
+  void forward(const bf16* x, const bf16* w, bf16* y, std::span<const int64_t> rows, int64_t in, int64_t out);
+  // dx[rows, in] = dy[rows, out] w_e[out, in] per expert.
+  void dgrad(const bf16* dy, const bf16* w, bf16* dx, std::span<const int64_t> rows, int64_t in, int64_t out);
+  // dw_e[out, in] = dy_e^T x_e per expert (dw [E, out, in], fp32 or bf16).
+  void wgrad(const bf16* dy, const bf16* x, Fp32OrBf16 dw, std::span<const int64_t> rows, int64_t in, int64_t out,
+             bool accumulate);
+
+ private:
+  // One problem per group: column-major op(A) m x k times op(B) k x n into C m x n.
+  struct Problem {
+    int m, n, k, lda, ldb, ldc;
+    const void* a;
+    const void* b;
+    void* c;
+  };
+  void run(cublasOperation_t ta, cublasOperation_t tb, const std::vector<Problem>& problems, cudaDataType_t c_type,
+           float beta);
+
+  cublasHandle_t handle_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+  DeviceBuffer pointers_;  // the A, B and C pointer arrays cuBLAS reads on the device
+};
+
+}  // namespace ub::gpu
