@@ -172,6 +172,14 @@ void refuse_foreign_records(const std::string& out, const std::vector<std::strin
   }
 }
 
+bool same_file(const std::string& a, const std::string& b) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(a, ec) && fs::exists(b, ec)) return fs::equivalent(a, b, ec);
+  const auto place = [&](const std::string& p) { return fs::weakly_canonical(fs::absolute(p, ec), ec); };
+  return place(a) == place(b);
+}
+
 void refuse_output_among_inputs(const std::string& out, const std::vector<std::string>& inputs, const std::string& what) {
   namespace fs = std::filesystem;
   if (out.empty()) return;

@@ -37,6 +37,8 @@ inline constexpr Range kCapacityGibRange{1e-3, 1e6};   // a GPU's memory
 // A strictly positive number ("3.5", "1e12"), within `range` when one is given. Throws
 // UsageError naming `what`.
 double parse_positive(const std::string& text, const std::string& what, std::optional<Range> range = std::nullopt);
+// Whether two paths name one file: the same inode where both exist, else the same place.
+bool same_file(const std::string& a, const std::string& b);
 // UsageError when `out` (a records file to append to) is one of `inputs` (the same file, by inode),
 // lies in a folder that is one of them (it would be read as one of the folder's files next time),
 // or is there and not a regular file (refuse_unkept_output).

@@ -152,8 +152,18 @@ void run(Context& ctx, const SweepOptions& o) {
     } else {
       std::fprintf(stderr, "seqlen %lld: train\n", static_cast<long long>(s));
     }
+    std::error_code ec;
+    const auto size_before = std::filesystem::file_size(out, ec);
+    const bool was_there = !ec;
     const int rc = run_point(o, s, out, ctx.history_db, probe);
     if (rc == 130 || interrupted.load()) return done[s] = PointOutcome::failed;
+    // A child that failed before writing its first record (no usable GPU, a device that is not
+    // there) failed for every length: the sweep stops instead of starting one child per length.
+    const auto size_after = std::filesystem::file_size(out, ec);
+    if (rc != 0 && rc != kExitOutOfMemory && (ec || (was_there && size_after == size_before))) {
+      throw WorkError(fmt::format("sweep: train for seqlen {} failed before measuring anything (said above), as every "
+                                  "length would: the sweep stops{}", s, was_there ? fmt::format("; {} is as it was", out) : ""));
+    }
     if (rc == 0) {
       // Measured only when the file holds its steps: `sweep` never reports a point it cannot read.
       if (const std::string why = unreadable_point(out, s); !why.empty()) {

@@ -77,6 +77,10 @@ std::string records_path(const std::string& command, const std::string& out) {
 }
 
 std::unique_ptr<RecordWriter> open_records(const Context& ctx, const std::string& path, const ContextRecord& context) {
+  if (!ctx.history_db.empty() && same_file(path, ctx.history_db)) {
+    throw UsageError(fmt::format("--db {}: that is the records file (--out): the records and the history database are "
+                                 "two files; give another", ctx.history_db));
+  }
   auto writer = std::make_unique<RecordWriter>(path);
   if (!ctx.history_db.empty()) history::record_into_history(*writer, ctx.history_db);
   writer->write(context);

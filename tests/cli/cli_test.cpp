@@ -195,7 +195,7 @@ TEST(Sweep, FindMaxProbesWhereTheMemoryFitPointsFirst) {
   const std::string out = ::testing::TempDir() + "/sweep_aimed.jsonl";
   std::filesystem::copy_file(std::string(UB_FIXTURES_DIR) + "/train_records_h200_ours.jsonl", out,
                              std::filesystem::copy_options::overwrite_existing);
-  const Result r = run("sweep --model llama-3.1-8b --layers 4 --seqlens 4096,8192 --precision bf16 --resume --find-max "
+  const Result r = run("sweep --model llama-3.1-8b --layers 4 --seqlens 4096,8192 --precision bf16 --steps 6 --resume --find-max "
                        "--device 7 --out " + out);
   EXPECT_NE(r.err.find("the memory fit of the measured lengths predicts 136733 tokens"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("seqlen 136192: train"), std::string::npos) << r.err;
@@ -231,17 +231,23 @@ TEST(Sweep, AProbeWarmsUpOnceOrNotAtAll) {
 
 // A point that fails for another reason than memory (here: no such GPU) is recorded as failed,
 // the sweep goes on to the next, and exits 1 saying so.
-TEST(Sweep, AFailedPointIsReportedAndTheSweepGoesOn) {
+// A child that fails before its first record (here: a GPU that is not there) would fail at every
+// length: the sweep stops at the first, in one line, instead of starting a child per length.
+TEST(Sweep, AFailureBeforeAnyRecordStopsTheSweep) {
   const std::string out = ::testing::TempDir() + "/sweep_failed.jsonl";
   std::filesystem::remove(out);
-  const Result r = run("sweep --model llama-tiny --seqlens 64,128 --device 7 --out " + out);
-  EXPECT_EQ(r.code, 1);
-  EXPECT_NE(r.err.find("seqlen 64: train"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("seqlen 128: train"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("2 point(s) failed"), std::string::npos) << r.err;
-  const Result fm = run("sweep --model llama-tiny --seqlens 64 --find-max --device 7 --out " + out);
-  EXPECT_EQ(fm.code, 1);
-  EXPECT_NE(fm.out.find("no length fitted"), std::string::npos) << fm.out;  // nothing to bisect from
+  for (const char* find_max : {"", " --find-max"}) {
+    const Result r = run(fmt::format("sweep --model llama-tiny --seqlens 64,128{} --device 7 --out {}", find_max, out));
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.err.find("seqlen 64: train"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("seqlen 128: train"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("sweep: train for seqlen 64 failed before measuring anything (said above), as every length "
+                         "would: the sweep stops"),
+              std::string::npos)
+        << r.err;
+    EXPECT_FALSE(std::filesystem::exists(out));
+    EXPECT_EQ(r.out, "");  // no table of a sweep that did not run
+  }
   expect_error("sweep --resume", 2, "--resume needs --out");
   expect_error("sweep --seqlens 8k --precision fp4", 2, "--precision must be master or bf16");
 }

@@ -580,6 +580,12 @@ TEST(Clobbering, TheHistoryDatabaseIsNeitherAnInputNorAPipe) {
   EXPECT_EQ(slurp(input), slurp(kFx + "/records_h200.jsonl"));
   expect_error("history add --db /dev/null " + input, 2, "a pipe or a device, not a file");
   expect_error("history list --db /dev/null", 2, "not a file (a folder, a pipe or a device)");
+  // Nor the records file a command writes, existing yet or not.
+  const std::string same = temp_path("records_and_db.jsonl");
+  fs::remove(same);
+  expect_error("decompose " + kFx + "/trace_kineto_small.json --out " + same + " --db " + same, 2,
+               "that is the records file (--out)");
+  EXPECT_FALSE(fs::exists(same));
 }
 
 // ---- Silently wrong results ----
