@@ -7,6 +7,7 @@
 
 #include "analysis/spec_compare.hpp"
 #include "base/error.hpp"
+#include "base/text.hpp"
 #include "facts/cost.hpp"
 #include "facts/flops.hpp"
 #include "base/units.hpp"
@@ -145,8 +146,9 @@ Comparison compare_runs(RunLog old_run, RunLog new_run, const Catalog& catalog,
   c.old_run = std::move(old_run);
   c.new_run = std::move(new_run);
   for (const RunLog* r : {&c.old_run, &c.new_run}) {
+    const std::string name = printable(r->path);  // as LineSource::where writes it
     for (const std::string& w : r->warnings) {
-      c.warnings.push_back(w.rfind(r->path, 0) == 0 ? w : fmt::format("{}: {}", r->path, w));
+      c.warnings.push_back(w.rfind(name, 0) == 0 ? w : fmt::format("{}: {}", name, w));
     }
   }
   std::vector<std::string> problems;

@@ -225,7 +225,8 @@ LineSource LineSource::view(const std::vector<std::string>& lines, bool cut_shor
   return s;
 }
 
-std::string LineSource::where(size_t index) const { return fmt::format("{}:{}", path, index + 1); }
+// A name with a newline or an escape sequence in it stays on its line of a warning or a table.
+std::string LineSource::where(size_t index) const { return fmt::format("{}:{}", printable(path), index + 1); }
 
 void LineSource::scan(const std::function<bool(const Line&)>& each) const {
   if (pipe_) return pipe_->scan(path, each);

@@ -9,6 +9,7 @@
 #include "analysis/log_comparisons.hpp"
 #include "analysis/nccl_comparison.hpp"
 #include "base/error.hpp"
+#include "base/text.hpp"
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/compare_options.hpp"
@@ -63,7 +64,8 @@ void run(Context& ctx, const ReportOptions& o) {
       measured = read_run_log(texts[1]);
     }
     report::write_report(report::prediction_report(texts[0], measured), o.out_dir, web());
-    std::printf("report: %s/report.html, %s/report.md (PREDICTED, not measured)\n", o.out_dir.c_str(), o.out_dir.c_str());
+    const std::string dir = printable(o.out_dir);
+    std::printf("report: %s/report.html, %s/report.md (PREDICTED, not measured)\n", dir.c_str(), dir.c_str());
     return;
   }
   const bool decomposition = kinds[0] == LogKind::decomposition;
@@ -102,12 +104,13 @@ void run(Context& ctx, const ReportOptions& o) {
     content = report::comparison_report(c, reasons);
   }
   report::write_report(content, o.out_dir, web());
-  std::printf("report: %s/report.html, %s/report.md, charts in %s/charts (PNG, SVG)\n", o.out_dir.c_str(),
-              o.out_dir.c_str(), o.out_dir.c_str());
-  if (!content.banner.empty()) std::printf("%s\n", content.banner.c_str());
-  if (!content.alert.empty()) std::printf("%s\n", content.alert.c_str());
+  const std::string dir = printable(o.out_dir);  // names and text from the logs reach the terminal escaped
+  std::printf("report: %s/report.html, %s/report.md, charts in %s/charts (PNG, SVG)\n", dir.c_str(), dir.c_str(),
+              dir.c_str());
+  if (!content.banner.empty()) std::printf("%s\n", printable(content.banner).c_str());
+  if (!content.alert.empty()) std::printf("%s\n", printable(content.alert).c_str());
   if (content.lead_block && !content.body.blocks.empty()) {
-    for (const std::string& line : content.body.blocks.front().notes) std::printf("- %s\n", line.c_str());
+    for (const std::string& line : content.body.blocks.front().notes) std::printf("- %s\n", printable(line).c_str());
   }
 }
 

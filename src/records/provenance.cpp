@@ -49,7 +49,7 @@ Provenance read_provenance(const LineSource& t) {
 }
 
 std::string not_measured_line(const std::string& path, const Provenance& p) {
-  return std::string(p.tag()) + ": " + path + ": " + p.note;
+  return std::string(p.tag()) + ": " + printable(path) + ": " + p.note;
 }
 
 Provenance weaker(const Provenance& a, const Provenance& b) {

@@ -106,7 +106,7 @@ std::optional<json> parse_record_line(const LineSource& t, const Line& line, std
     }
     // The first kNamedDamagedLines of a file are named one by one, then one line says the rest are
     // skipped: a stream of junk must not grow the warnings without bound.
-    const std::string mark = fmt::format("{}:", t.path);
+    const std::string mark = fmt::format("{}:", printable(t.path));  // as where() writes it
     const auto named = std::count_if(warnings.begin(), warnings.end(), [&](const std::string& w) {
       return w.starts_with(mark) && w.find(kDamagedLine) != std::string::npos;
     });

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "base/text.hpp"
 #include "report/format.hpp"
 
 namespace ub::report {
@@ -34,7 +35,7 @@ Document prediction_document(const std::vector<Prediction>& ps) {
   for (const Prediction& p : ps) {
     const Provenance& in = p.input.provenance;
     if (in.measured()) continue;
-    s.notes.push_back(fmt::format("PREDICTED FROM {}: {}: {}", in.tag(), p.input.path, in.note));
+    s.notes.push_back(fmt::format("PREDICTED FROM {}: {}: {}", in.tag(), printable(p.input.path), in.note));
     break;  // said once: the inputs of one prediction run share their files
   }
   s.table.columns = {{"seqlen"},         {"old GPU ms"}, {"PREDICTED ms"}, {"interval"},      {"speedup"},

@@ -264,6 +264,28 @@ TEST(Messages, ControlCharactersFromAFileAreEscapedInTheError) {
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
+// On stdout too: a GPU name from a log in report's summary, a file name in a warning.
+TEST(Messages, TextFromFilesOnStdoutDrivesNoTerminalAndBreaksNoLine) {
+  std::string log = slurp(kFx + "/sweep_h200.log");
+  for (size_t at; (at = log.find("gpu=NVIDIA H200 ")) != std::string::npos;) {
+    log.replace(at, 16, "gpu=NVIDIA H200\x1b]0;owned\x07\x1b[2J ");
+  }
+  const std::string escaped = write_file("escape_gpu.log", log);
+  const Result report = run("report " + escaped + " -o " + temp_path("escape_report"));
+  ASSERT_EQ(report.code, 0) << report.err;
+  EXPECT_NE(report.out.find("NVIDIA H200 ]0;owned"), std::string::npos) << report.out;  // escaped, not dropped
+  EXPECT_EQ(report.out.find('\x1b'), std::string::npos) << report.out;
+  EXPECT_EQ(report.out.find('\x07'), std::string::npos) << report.out;
+  const std::string named = write_file("two\nlines.log", slurp(kFx + "/sweep_h200.log"));
+  for (const std::string& cmd : {"compare '" + named + "' " + kFx + "/sweep_b200.log",
+                                 "predict '" + named + "' --to b200 --model llama-3.1-8b"}) {
+    const Result r = run(cmd);
+    ASSERT_EQ(r.code, 0) << cmd << "\n" << r.err;
+    EXPECT_EQ(r.out.find("\nlines.log"), std::string::npos) << cmd << "\n" << r.out;
+    EXPECT_NE(r.out.find("two lines.log"), std::string::npos) << cmd << "\n" << r.out;
+  }
+}
+
 TEST(Messages, AKernelNameThatIsNotUtf8GivesValidJson) {
   const std::string trace = slurp(kFx + "/trace_kineto_small.json");
   const std::regex first_kernel_name(R"(("cat": "kernel", "name": ")[^"]*)");
