@@ -75,6 +75,29 @@ SideFigures side(const RunLog& run, const RunPoint* p, const Accelerator* gpu,
   return s;
 }
 
+// Two inputs of one measurement (a stored run and the file it came from, a copy of a suite's
+// folder): the same GPU, workload and configuration and, at every length, the same steady steps
+// timed alike in the same order. Separate runs never time every step alike.
+bool same_measurement(const RunLog& a, const RunLog& b) {
+  if (a.gpu != b.gpu || a.model != b.model || a.layers != b.layers || a.batch != b.batch || a.config != b.config ||
+      a.points.size() != b.points.size()) {
+    return false;
+  }
+  bool timed = false;
+  for (size_t i = 0; i < a.points.size(); ++i) {
+    const RunPoint& p = a.points[i];
+    const RunPoint& q = b.points[i];
+    const auto& x = p.steps.steady();
+    const auto& y = q.steps.steady();
+    if (p.seqlen != q.seqlen || x.size() != y.size()) return false;
+    for (size_t j = 0; j < x.size(); ++j) {
+      if (x[j].exec_time_ms != y[j].exec_time_ms) return false;
+    }
+    timed = timed || !x.empty();
+  }
+  return timed;
+}
+
 void check_same_workload(const Comparison& c, const CompareOptions& opt, std::vector<std::string>& problems) {
   const RunLog& o = c.old_run;
   const RunLog& n = c.new_run;
@@ -150,6 +173,11 @@ Comparison compare_runs(RunLog old_run, RunLog new_run, const Catalog& catalog,
     for (const std::string& w : r->warnings) {
       c.warnings.push_back(w.rfind(name, 0) == 0 ? w : fmt::format("{}: {}", name, w));
     }
+  }
+  if (!opt.old_run_beside_itself && same_measurement(c.old_run, c.new_run)) {
+    throw UsageError(fmt::format("{} and {} are the same measurement (every step timed alike): compared with itself it "
+                                 "says nothing of a second GPU; give the other GPU's", printable(c.old_run.path),
+                                 printable(c.new_run.path)));
   }
   std::vector<std::string> problems;
   check_same_workload(c, opt, problems);

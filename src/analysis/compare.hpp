@@ -26,6 +26,9 @@ struct CompareOptions {
   double pue = 1.0;                            // the facility's power over the GPUs' (facts/cost.hpp)
   bool strict = false;                         // unintended stack differences are errors
   bool force = false;                          // compare different models / batch sizes anyway
+  // One measurement on both sides (every step timed alike) is refused: compared with itself it says
+  // nothing of a second GPU. A prediction's table sets this: its old run gives the old side of every row.
+  bool old_run_beside_itself = false;
 };
 
 // A point's throughput: the TFLOPS its records hold (the median over its steady steps), else the

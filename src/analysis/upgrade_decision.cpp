@@ -433,7 +433,7 @@ UpgradeDecision decide_predicted_upgrade(const MeasurementSet& o, const std::vec
   d.old_stack = o.stack;
   if (o.sweep) {
     CompareOptions co;
-    co.price_old = opt.price_old, co.price_new = opt.price_new, co.force = true;
+    co.price_old = opt.price_old, co.price_new = opt.price_new, co.force = true, co.old_run_beside_itself = true;
     co.power_usd_per_kwh = opt.power_usd_per_kwh, co.pue = opt.pue;
     // The old run beside itself gives the old side of every row; the new side is the prediction's.
     Comparison c = compare_runs(*o.sweep, *o.sweep, catalog, models_dir, co);

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <filesystem>
 
@@ -45,6 +46,11 @@ std::vector<int64_t> parse_run_ids(const std::string& ids, const std::string& ar
     for (int64_t id = first; id <= last; ++id) out.push_back(id);
   }
   if (out.empty()) throw UsageError(fmt::format("{}: no run id (run:ID, run:FIRST-LAST or run:ID,ID,...)", arg));
+  std::vector<int64_t> sorted = out;
+  std::sort(sorted.begin(), sorted.end());
+  if (const auto twice = std::adjacent_find(sorted.begin(), sorted.end()); twice != sorted.end()) {
+    throw UsageError(fmt::format("{}: run {} is selected twice: each run once", arg, *twice));
+  }
   return out;
 }
 

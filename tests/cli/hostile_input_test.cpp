@@ -648,6 +648,18 @@ TEST(SilentlyWrong, FiguresOnTheCommandLineBeyondAnyRealOneAreRefused) {
 TEST(SilentlyWrong, AMeasurementIsNotComparedWithItself) {
   expect_error("compare " + kFx + "/sweep_h200.log " + kFx + "/../fixtures/sweep_h200.log", 2, "are the same measurement");
   expect_error("decide " + kFx + "/suite_h200_2l " + kFx + "/suite_h200_2l/", 2, "are the same measurement");
+  // By what it holds, not by its name: a copy of a suite, a stored run beside the file it came from,
+  // one run selected twice.
+  const std::string copy = temp_path("suite_copy");
+  fs::remove_all(copy);
+  fs::copy(kFx + "/suite_h200_2l", copy, fs::copy_options::recursive);
+  expect_error("decide " + kFx + "/suite_h200_2l " + copy, 2, "are the same measurement (every step timed alike)");
+  expect_error("compare " + kFx + "/suite_h200_2l/sweep.jsonl " + copy + "/sweep.jsonl", 2, "are the same measurement");
+  const std::string db = fresh_db("same_measurement");
+  ASSERT_EQ(run("history add --db " + db + " " + kFx + "/records_h200.jsonl").code, 0);
+  expect_error("compare run:1 " + kFx + "/records_h200.jsonl --db " + db, 2, "are the same measurement");
+  expect_error("compare run:1,1 " + kFx + "/records_h200_rerun.jsonl --db " + db, 2, "run:1,1: run 1 is selected twice");
+  expect_error("compare run:1-1 run:1 --db " + db, 2, "are the same measurement");
 }
 
 // Another number of GPUs in the job, recomputed layers, sharded state or work moved to the host on

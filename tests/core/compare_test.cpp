@@ -90,9 +90,16 @@ TEST(Compare, StackCheckNamesEachDifference) {
   }
 }
 
-TEST(Compare, SameLogIsSameEverywhere) {
+// One measurement on both sides is refused, unless the caller sets it beside itself on purpose (a
+// prediction's table): then it is the same everywhere.
+TEST(Compare, SameLogIsRefusedOrTheSameEverywhere) {
+  EXPECT_THROW(compare_runs(read_run_log(kFixtures + "/sweep_h200.log"), read_run_log(kFixtures + "/sweep_h200.log"),
+                            catalog(), kModels, {}),
+               UsageError);
+  CompareOptions beside_itself;
+  beside_itself.old_run_beside_itself = true;
   const Comparison c = compare_runs(read_run_log(kFixtures + "/sweep_h200.log"),
-                                    read_run_log(kFixtures + "/sweep_h200.log"), catalog(), kModels, {});
+                                    read_run_log(kFixtures + "/sweep_h200.log"), catalog(), kModels, beside_itself);
   EXPECT_FALSE(c.stack_mismatch);
   EXPECT_TRUE(c.stack.empty());
   for (const CompareRow& r : c.rows) {
