@@ -287,8 +287,10 @@ double parse_decimal(std::string_view digits, const std::string& where, const ch
   const std::string text(digits);  // strtod reads up to a terminating NUL
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size()) {
-    throw WorkError(fmt::format("{}: {} '{}' is not a number", where, what, text));
+  // Decimal only: strtod also reads hexadecimal ("0x6b" would be 107) and "nan" / "inf".
+  const bool decimal = text.find_first_not_of("0123456789.eE+-") == std::string::npos;
+  if (text.empty() || !decimal || end != text.c_str() + text.size()) {
+    throw WorkError(fmt::format("{}: {} '{}' is not a number", where, what, printable(text)));
   }
   if (!std::isfinite(v) || v < 0) throw WorkError(fmt::format("{}: {} must be a finite non-negative number", where, what));
   return v;

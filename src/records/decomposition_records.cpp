@@ -3,7 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "base/error.hpp"
+#include "records/measurement_bounds.hpp"
 
 namespace ub {
 
@@ -47,6 +50,9 @@ DecompositionRecord read_decomposition_record(const Fields& f) {
   r.steps = static_cast<size_t>(f.optional_count("steps").value_or(0));
   r.step = f.string_or("step", "");
   r.step_ms = f.positive("step_ms");
+  if (r.step_ms < kMinMs || r.step_ms > kMaxMs) {
+    throw WorkError(fmt::format("{}: step_ms {} is beyond any measurement ({:g} to {:g} ms)", f.where(), r.step_ms, kMinMs, kMaxMs));
+  }
   r.wall_step_ms = f.optional_number("wall_step_ms");
   r.communication_ms = f.optional_number("communication_ms").value_or(0);
   r.communication_overlapped_ms = f.optional_number("communication_overlapped_ms").value_or(0);
@@ -58,17 +64,28 @@ DecompositionRecord read_decomposition_record(const Fields& f) {
     x.name = bf.string("name");
     x.ms = bf.number("ms");
     if (x.ms < 0) throw WorkError(fmt::format("{}: bucket \"{}\" has a negative time", f.where(), x.name));
+    if (x.ms > kMaxMs) throw WorkError(fmt::format("{}: bucket \"{}\": {} ms is beyond any measurement", f.where(), x.name, x.ms));
     x.share = bf.optional_number("share").value_or(0);
     x.min_ms = bf.optional_number("min_ms").value_or(x.ms);
     x.max_ms = bf.optional_number("max_ms").value_or(x.ms);
     x.kernel_ms = bf.optional_number("kernel_ms").value_or(0);
     x.tflop = bf.optional_number("tflop");
     x.tflops = bf.optional_number("tflops");
+    if (x.tflops && (*x.tflops < 0 || *x.tflops > kMaxTflops)) {
+      throw WorkError(fmt::format("{}: bucket \"{}\": {} TFLOPS is beyond any measurement", f.where(), x.name, *x.tflops));
+    }
     x.gbytes = bf.optional_number("gbytes");
     x.gbps = bf.optional_number("gbps");
     x.of_ceiling = bf.optional_number("of_ceiling");
     x.ceiling = bf.string_or("ceiling", "");
     r.buckets.push_back(std::move(x));
+  }
+  // The buckets add up to the step (records.md): a step_ms or a bucket edited alone is refused.
+  double sum = 0;
+  for (const DecompositionBucketRecord& b : r.buckets) sum += b.ms;
+  if (std::abs(sum - r.step_ms) > 0.005 * r.step_ms + 1e-3) {
+    throw WorkError(fmt::format("{}: the buckets add up to {:.3f} ms, step_ms says {:.3f}: a decomposition's buckets are "
+                                "its step", f.where(), sum, r.step_ms));
   }
   if (f.raw().contains("unclassified") && f.raw().at("unclassified").is_array()) {
     for (const json& k : f.raw().at("unclassified")) {

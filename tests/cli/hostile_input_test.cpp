@@ -85,10 +85,35 @@ TEST(SilentlyWrong, ATimeThatIsNotAFiniteNumberIsRefusedNamingTheLineAndTheField
   }
   // bench_decompose.py's printout: a bucket line's figures.
   const std::string printout = slurp(kFx + "/decompose_h200.txt");
-  for (const char* bad : {"nan ms", "inf ms"}) {
+  for (const char* bad : {"nan ms", "inf ms", "0x6b ms"}) {
     const std::string path = write_file("nan_decompose.txt", replaced(printout, "107.4 ms", bad));
-    expect_error("decompose " + path, 1, fmt::format("{}:{}: ms must be a finite", path, line_of(printout, "107.4 ms")));
+    expect_error("decompose " + path, 1,
+                 fmt::format("{}:{}: ms '{}' is not a number", path, line_of(printout, "107.4 ms"),
+                             std::string(bad).substr(0, std::string(bad).size() - 3)));
   }
+  // Figures beyond any measurement, a rate that is not the work over the time, buckets that do
+  // not add up to the step, a summary beyond reason: refused naming the line or the file.
+  const std::string p = "decompose_bad.txt";
+  expect_error("decompose " + write_file(p, replaced(printout, "802.6 ms  459.6", "1e30 ms  459.6")), 1,
+               "is beyond any measurement");
+  expect_error("decompose " + write_file(p, replaced(printout, "491.4 TFLOPS", "4914.0 TFLOPS")), 1,
+               "4914 TFLOPS is not its 52.78 TFLOP over its 107.4 ms (491.4 TFLOPS)");
+  expect_error("decompose " + write_file(p, replaced(replaced(printout, "910.0 ms  463.4", "9100.0 ms  46.3"),
+                                                      "421.65 TFLOP", "421.33 TFLOP")),
+               1, "the buckets add up to 910.0 ms, the TOTAL line says 9100 ms");
+  for (const char* bad : {"peak_mem=9999999", "step=-910", "share=250%"}) {
+    const std::string field = std::string(bad).substr(0, std::string(bad).find('='));
+    const std::string from = field == "peak_mem" ? "peak_mem=99.0" : field == "step" ? "step=910.0" : "attention FLOP share=12.5%";
+    const std::string to = field == "share" ? "attention FLOP share=250%" : bad;
+    expect_error("predict " + write_file(p, replaced(printout, from, to)) + " --to b200", 1, "the `# wall` line");
+  }
+  // Our records: a bucket beyond any measurement, step_ms that is not its buckets' sum.
+  const std::string records = slurp(kFx + "/engine_llama_2l_4096.jsonl");
+  const std::string step_ms = R"("step_ms":41.441504)";
+  ASSERT_NE(records.find(step_ms), std::string::npos);
+  expect_error("predict " + write_file("decompose_bad.jsonl", replaced(records, step_ms, R"("step_ms":414.41504)")) +
+                   " --to b200 --model llama-3.1-8b --layers 2",
+               1, "the buckets add up to 41.442 ms, step_ms says 414.415");
 }
 
 TEST(SilentlyWrong, ACollectiveThatFailedItsExactnessCheckIsLeftOutAndSaidSo) {

@@ -28,6 +28,14 @@ struct Written {
   double value = 0;
 };
 
+// `v` printed with `places` decimals, and the value that text holds.
+Written written(double v, int places) {
+  Written w;
+  w.text = fmt::format("{:.{}f}", v, places);
+  w.value = std::strtod(w.text.c_str(), nullptr);
+  return w;
+}
+
 class Draw {
  public:
   explicit Draw(uint64_t seed) : rng_(seed) {}
@@ -139,10 +147,11 @@ TEST(ReadersRoundTrip, BenchDecomposeBucketLinesReadBackAsWritten) {
       b.name = d.pick(words);
       for (int64_t w = d.integer(0, 3); w > 0; --w) b.name += " " + d.pick(words);
       b.name += fmt::format(" {}", i);  // names are not repeated (a repeated one is the later line)
-      b.tflop = d.decimal();
-      b.ms = d.decimal();
+      // Figures a measurement can have: the rate is the work over the time, MFU a percentage.
       b.tflops = d.decimal();
-      if (d.coin()) b.mfu = d.decimal();
+      b.ms = d.decimal();
+      b.tflop = written(b.tflops.value * b.ms.value / 1e3, 9);
+      if (d.coin()) b.mfu = written(std::fmod(d.decimal().value, 100.0), 2);
       text += fmt::format("{}{}{} TFLOP{}{} ms{}{} TFLOPS", b.name, d.spaces(1, 10), b.tflop.text, d.spaces(1, 3),
                           b.ms.text, d.spaces(1, 3), b.tflops.text);
       if (b.mfu) text += fmt::format("{}MFU {}%", d.spaces(1, 3), b.mfu->text);

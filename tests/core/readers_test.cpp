@@ -209,7 +209,7 @@ TEST(MeasurementLogs, BucketLinesAreMatchedFromTheirEnd) {
       "no name 1 TFLOP 1 ms\n"                              // too few words
       "mfu 1 TFLOP 1 ms 1 TFLOPS MFU 4\n"                   // MFU without its %
       "1 TFLOP 1 ms 1 TFLOPS\n"                             // no name
-      + std::string(100000, ' ') + "wide 1 TFLOP 1 ms 1 TFLOPS\n",
+      + std::string(100000, ' ') + "wide 1 TFLOP 1 ms 1000 TFLOPS\n",
       "d"));
   ASSERT_EQ(d.buckets.size(), 4u);
   EXPECT_EQ(d.buckets[0].name, "layer 3 attention");

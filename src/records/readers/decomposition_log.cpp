@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <map>
 #include <string_view>
 #include <vector>
 
@@ -11,6 +13,7 @@
 #include "base/text.hpp"
 #include "base/text_cursor.hpp"
 #include "records/decomposition_records.hpp"
+#include "records/measurement_bounds.hpp"
 #include "records/readers/repeated_points.hpp"
 #include "records/record_file.hpp"
 
@@ -49,11 +52,48 @@ bool bucket_line(std::string_view line, const std::string& where, DecompositionB
   const size_t at = static_cast<size_t>(w.front().data() - line.data());  // where the six words start
   if (at == 0 || w[1] != "TFLOP" || w[3] != "ms" || w[5] != "TFLOPS") return false;
   b.name = trim(line.substr(0, at));
-  b.tflop = parse_decimal(w[0], where, "TFLOP");
+  const double tflop = parse_decimal(w[0], where, "TFLOP"), tflops = parse_decimal(w[4], where, "TFLOPS");
+  b.tflop = tflop, b.tflops = tflops;
   b.ms = parse_decimal(w[2], where, "ms");
-  b.tflops = parse_decimal(w[4], where, "TFLOPS");
   if (!mfu.empty()) b.mfu_percent = parse_decimal(mfu, where, "MFU");
+  if (b.ms > kMaxMs || tflops > kMaxTflops || tflop > kMaxTflops * kMaxMs / 1e3 || b.mfu_percent.value_or(0) > 100) {
+    throw WorkError(fmt::format("{}: bucket \"{}\": {} TFLOP in {} ms at {} TFLOPS is beyond any measurement (at most "
+                                "{:g} ms, {:g} TFLOPS, MFU 100%)", where, printable(b.name), tflop, b.ms, tflops, kMaxMs,
+                                kMaxTflops));
+  }
+  // The rate is the work over the time, as printed (each figure rounded to its last digit).
+  const double rounding = 0.005 + tflops * 0.05 / 1e3 + 0.05 * b.ms / 1e3;
+  if (b.ms > 0 && std::abs(tflops * b.ms / 1e3 - tflop) > 0.02 * tflop + rounding) {
+    throw WorkError(fmt::format("{}: bucket \"{}\": {} TFLOPS is not its {} TFLOP over its {} ms ({:.1f} TFLOPS)", where,
+                                printable(b.name), tflops, tflop, b.ms, tflop / b.ms * 1e3));
+  }
   return true;
+}
+
+// The printout's summary line: `step=` and `peak_mem=` as numbers within what a measurement can
+// be, the shares as percentages.
+void check_summary(const std::map<std::string, std::string>& summary, const std::string& where) {
+  for (const auto& [key, text] : summary) {
+    const bool share = key.find("share") != std::string::npos || key == "comm";
+    const std::string digits = share && !text.empty() && text.back() == '%' ? text.substr(0, text.size() - 1) : text;
+    const double v = parse_decimal(digits, where, key.c_str());
+    const double most = share ? 100 : key == "peak_mem" ? kMaxGib : kMaxMs;
+    if (v > most) throw WorkError(fmt::format("{}: {}={} is beyond any measurement (at most {:g})", where, key, printable(text), most));
+  }
+}
+
+// The TOTAL line is the buckets' sum, to the printout's rounding.
+void check_total(const std::vector<DecompositionBucket>& buckets, const std::string& path) {
+  double sum = 0, total = -1;
+  size_t parts = 0;
+  for (const DecompositionBucket& b : buckets) {
+    if (b.name == "TOTAL") total = b.ms;
+    else sum += b.ms, ++parts;
+  }
+  if (total >= 0 && std::abs(sum - total) > 0.05 * static_cast<double>(parts + 1) + 0.005 * total) {
+    throw WorkError(fmt::format("{}: the buckets add up to {:.1f} ms, the TOTAL line says {} ms: a decomposition's "
+                                "buckets are its step", path, sum, total));
+  }
 }
 
 }  // namespace
@@ -135,6 +175,8 @@ DecompositionLog read_decomposition_log(const LineSource& t) {
   if (log.buckets.empty()) {
     throw WorkError(fmt::format("{}: no bucket lines (`NAME <x> TFLOP <x> ms <x> TFLOPS MFU <x>%`)", t.path));
   }
+  check_summary(log.summary, t.path + ": the `# wall` line");
+  check_total(log.buckets, t.path);
   if (ignored) log.warnings.push_back(fmt::format("{} other lines ignored", ignored));
   return log;
 }
