@@ -2,11 +2,14 @@
 #include "analysis/log_comparisons.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "base/error.hpp"
 #include "base/text.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
 
 #include "analysis/spec_compare.hpp"
 #include "records/fields.hpp"
@@ -169,6 +172,22 @@ DecompositionLog as_guide_buckets(const DecompositionLog& l) {
 
 }  // namespace
 
+namespace {
+
+// The step's work, where every bucket says its FLOPs (TOTAL excepted): what one workload has on
+// any GPU.
+std::optional<double> step_tflop(const DecompositionLog& l) {
+  double sum = 0;
+  for (const DecompositionBucket& b : l.buckets) {
+    if (b.name == "TOTAL") continue;
+    if (!b.tflop) return std::nullopt;
+    sum += *b.tflop;
+  }
+  return sum > 0 ? std::optional<double>(sum) : std::nullopt;
+}
+
+}  // namespace
+
 DecompositionComparison compare_decomposition(const DecompositionLog& old_log, const DecompositionLog& new_log,
                                               const Catalog& catalog) {
   // Buckets of one step on two GPUs: steps of other lengths are not paired (where both say theirs).
@@ -177,6 +196,24 @@ DecompositionComparison compare_decomposition(const DecompositionLog& old_log, c
     throw UsageError(fmt::format("{} and {} decompose steps of different lengths ({} vs {} tokens, old vs new): "
                                  "decompose both at one length", old_log.path, new_log.path, old_seq->second, new_seq->second));
   }
+  for (const char* key : {"layers", "batch"}) {
+    const auto a = old_log.header.find(key), b = new_log.header.find(key);
+    if (a != old_log.header.end() && b != new_log.header.end() && a->second != b->second) {
+      throw UsageError(fmt::format("{} and {} decompose steps of different {} ({} vs {}, old vs new): decompose one "
+                                   "workload on both GPUs", printable(old_log.path), printable(new_log.path),
+                                   key == std::string("layers") ? "depths" : "batches", a->second, b->second));
+    }
+  }
+  // One workload does the same work on any GPU: steps of other depths, lengths or batches do not.
+  const std::optional<double> old_work = step_tflop(old_log), new_work = step_tflop(new_log);
+  if (old_work && new_work && std::abs(*new_work / *old_work - 1) > 0.02) {
+    throw UsageError(fmt::format("{} and {} decompose steps of different work ({:.2f} vs {:.2f} TFLOP, old vs new: another "
+                                 "depth, length or batch): decompose one workload on both GPUs", printable(old_log.path),
+                                 printable(new_log.path), *old_work, *new_work));
+  }
+  std::vector<std::string> unchecked;
+  if (old_seq == old_log.header.end() || new_seq == new_log.header.end()) unchecked.push_back("their lengths");
+  if (!old_work || !new_work) unchecked.push_back("their work (FLOPs)");
   const bool fold = in_guide_buckets(old_log) != in_guide_buckets(new_log);
   const DecompositionLog o = fold && !in_guide_buckets(old_log) ? as_guide_buckets(old_log) : old_log;
   const DecompositionLog n = fold && !in_guide_buckets(new_log) ? as_guide_buckets(new_log) : new_log;
@@ -190,6 +227,10 @@ DecompositionComparison compare_decomposition(const DecompositionLog& old_log, c
   c.hardware = hardware_ratios(o.gpu, n.gpu, catalog);
   for (const DecompositionLog* l : {&o, &n}) {
     for (const std::string& w : l->warnings) c.warnings.push_back(l->path + ": " + w);
+  }
+  if (!unchecked.empty()) {
+    c.warnings.push_back(fmt::format("one workload on both sides is assumed, not checked: {} are not in both files",
+                                     fmt::join(unchecked, " and ")));
   }
   pair_by(o.buckets, n.buckets, [](const DecompositionBucket& x) { return x.name; },
           [&](const DecompositionBucket* a, const DecompositionBucket* b) {

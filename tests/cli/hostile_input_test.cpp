@@ -687,6 +687,26 @@ TEST(SilentlyWrong, AMeasurementIsNotComparedWithItself) {
   expect_error("compare run:1-1 run:1 --db " + db, 2, "are the same measurement");
 }
 
+// Two decompositions are of one workload: the lengths our records' context holds, the work each
+// bucket says; where neither is known the output says it was not checked.
+TEST(SilentlyWrong, DecompositionsOfAnotherWorkloadAreNotCompared) {
+  expect_error("compare " + kFx + "/decompose_h200.txt " + kFx + "/engine_llama_2l_4096.jsonl", 2,
+               "decompose steps of different lengths (8192 vs 4096 tokens, old vs new)");
+  const std::string b200 = slurp(kFx + "/decompose_b200.txt");
+  const std::string half = write_file("decompose_half.txt",
+                                      replaced(replaced(replaced(b200, "368.87 TFLOP  481.1 ms  766.7", "184.43 TFLOP  481.1 ms  383.3"),
+                                                        "421.65 TFLOP  538.5 ms  783.0", "237.21 TFLOP  538.5 ms  440.5"),
+                                               "# gpu=NVIDIA B200", "# gpu=NVIDIA B200"));
+  expect_error("compare " + kFx + "/decompose_h200.txt " + half, 2, "decompose steps of different work (421.65 vs 237.21 TFLOP");
+  const std::string hf = temp_path("hf_decomposition.jsonl");
+  fs::remove(hf);
+  ASSERT_EQ(run("decompose " + kFx + "/hf_llama_2l_4096.pt.trace.json.gz --out " + hf).code, 0);
+  const Result unchecked = run("compare " + hf + " " + kFx + "/engine_llama_2l_4096.jsonl");
+  ASSERT_EQ(unchecked.code, 0) << unchecked.err;
+  EXPECT_NE(unchecked.out.find("one workload on both sides is assumed, not checked: their lengths"), std::string::npos)
+      << unchecked.out;
+}
+
 // Another number of GPUs in the job, recomputed layers, sharded state or work moved to the host on
 // one side only is another workload: refused without --force, said first with it.
 TEST(SilentlyWrong, GpusInTheJobRecomputeShardingAndOffloadAreTheWorkload) {

@@ -106,6 +106,16 @@ DecompositionLog read_decomposition_records(const LineSource& t) {
   log.path = t.path;
   size_t seen = 0;
   for_each_record(t, [&](const RecordLine& r) {
+    // The run's length, depth and batch, where the decomposition does not say them (our engine's
+    // records: its context's config).
+    if (r.type == "context" && seen == 0 && r.json.contains("config") && r.json["config"].is_object()) {
+      const auto& c = r.json["config"];
+      for (const auto& [key, as] : {std::pair{"seqlen", "seq"}, std::pair{"layers", "layers"}, std::pair{"batch", "batch"}}) {
+        if (c.contains(key) && c[key].is_number_integer() && c[key].get<int64_t>() > 0) {  // 0: not known
+          log.header[as] = std::to_string(c[key].get<int64_t>());
+        }
+      }
+    }
     if (r.type != "decomposition" || seen++ > 0) return;
     const DecompositionRecord d = read_decomposition_record(Fields(r.json, r.where));
     log.gpu = d.gpu;
