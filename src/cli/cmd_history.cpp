@@ -4,10 +4,9 @@
 // (fleet). docs/history.md is the manual.
 #include <fmt/format.h>
 
-#include <cctype>
-
 #include <algorithm>
 
+#include "base/dates.hpp"
 #include "base/error.hpp"
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
@@ -20,43 +19,10 @@ namespace ub::cli {
 
 namespace {
 
-// A date or its beginning, as runs are dated (2026, 2026-11, 2026-11-30, 2026-11-30T10:00): a month
-// past 12 or a day past 31 is a typing error, not a filter that matches nothing.
+// A date or its beginning, as runs are dated (base/dates.hpp): a month past 12 or a day past 31 is
+// a typing error, not a filter that matches nothing.
 std::string date_prefix(const std::string& text, const char* what) {
-  if (text.empty()) return text;
-  const auto digits = [&](size_t at, size_t n) {
-    if (text.size() < at + n) return -1;
-    int v = 0;
-    for (size_t i = at; i < at + n; ++i) {
-      if (!std::isdigit(static_cast<unsigned char>(text[i]))) return -1;
-      v = v * 10 + (text[i] - '0');
-    }
-    return v;
-  };
-  const bool year = digits(0, 4) >= 0;
-  const bool month_ok = text.size() <= 4 || (text[4] == '-' && digits(5, 2) >= 1 && digits(5, 2) <= 12);
-  // The days of the month given (February's 29th only in a leap year).
-  const auto days_in = [](int y, int m) {
-    constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    return m == 2 && leap ? 29 : kDays[m - 1];
-  };
-  const bool day_ok = text.size() <= 7 ||
-                      (month_ok && text[7] == '-' && digits(8, 2) >= 1 && digits(8, 2) <= days_in(digits(0, 4), digits(5, 2)));
-  // A time after the date: hours, and minutes and seconds where given, within the day.
-  const auto time_ok = [&] {
-    if (text.size() <= 10) return true;
-    if (text[10] != 'T' && text[10] != ' ') return false;
-    const size_t end = text.back() == 'Z' ? text.size() - 1 : text.size();  // UTC, as the runs are dated
-    const int limits[] = {23, 59, 59};
-    for (size_t i = 0, at = 11; at < end; ++i, at += 3) {
-      if (i == 3 || at + 2 > end || digits(at, 2) < 0 || digits(at, 2) > limits[i]) return false;
-      if (at + 2 < end && text[at + 2] != ':') return false;
-    }
-    return true;
-  };
-  const bool rest_ok = time_ok();
-  if (!year || !month_ok || !day_ok || !rest_ok || text.size() == 5 || text.size() == 6 || text.size() == 8 || text.size() == 9) {
+  if (!text.empty() && !is_date_prefix(text)) {
     throw UsageError(fmt::format("{}: '{}' is not a date or its beginning (2026, 2026-11, 2026-11-30)", what, text));
   }
   return text;

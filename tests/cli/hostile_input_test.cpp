@@ -859,6 +859,20 @@ TEST(Messages, DatesAreDatesOfTheCalendar) {
   for (const char* ok : {"2028-02-29", "2026-11-30T07:01:02Z", "2026-11-30 07", "2026-11-30T07:01"}) {
     EXPECT_EQ(run(fmt::format("history list --until '{}' --db {}", ok, db)).code, 0) << ok;
   }
+  // The dates the history stores: a context record's that is not one is refused, a log's line
+  // stamped outside the calendar dates nothing.
+  const std::string records = slurp(kFx + "/records_h200.jsonl");
+  for (const char* bad : {"2026-02-30T10:00:00Z", "not a date", "2026-11-30T08:00:00+99:00", "0000-01-01T00:00:00Z"}) {
+    const std::string path = write_file("bad_date.jsonl", replaced(records, "2026-11-30T08:00:00Z", bad));
+    expect_error("history add --db " + fresh_db("bad_date") + " " + path, 1,
+                 fmt::format("bad_date.jsonl:1: date '{}' is not a time of the calendar", bad));
+  }
+  const std::string stamped = write_file("bad_stamp.log", replaced(slurp(kFx + "/sweep_h200.log"), "[2026-11-30 10:00:00]",
+                                                                    "[2026-11-30 25:61:61]"));
+  const std::string stamped_db = fresh_db("bad_stamp");
+  ASSERT_EQ(run("history add --db " + stamped_db + " " + stamped).code, 0);
+  const Result listed = run("history list --json --db " + stamped_db);
+  EXPECT_EQ(listed.out.find("25:61:61"), std::string::npos) << listed.out;
 }
 
 }  // namespace

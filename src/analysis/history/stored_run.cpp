@@ -11,7 +11,9 @@
 #include <string_view>
 
 #include "analysis/history/workload.hpp"
+#include "base/dates.hpp"
 #include "base/error.hpp"
+#include "base/text.hpp"
 #include "records/context_record.hpp"
 #include "records/provenance.hpp"
 #include "records/readers/attention_log.hpp"
@@ -150,6 +152,10 @@ StoredRun records_run(std::vector<std::string> lines, bool cut_short, const std:
   const nlohmann::json j = nlohmann::json::parse(run.lines.front());
   const ContextRecord c = read_context(Fields(j, t.where(0)));
   run.command = c.command;
+  if (!c.date.empty() && !is_timestamp(c.date)) {
+    throw WorkError(fmt::format("{}: date '{}' is not a time of the calendar (2026-11-30T08:00:00Z): a run is stored "
+                                "by its date", t.where(0), printable(c.date)));
+  }
   run.date = c.date;
   run.host = c.host;
   run.provenance = c.provenance.value_or("");
@@ -171,7 +177,8 @@ StoredRun records_run(std::vector<std::string> lines, bool cut_short, const std:
   return run;
 }
 
-// The first date and time the log prints ("[2026-11-30 10:00:00]", "2026-11-30T10:00:00").
+// The first date and time the log prints ("[2026-11-30 10:00:00]", "2026-11-30T10:00:00") that is
+// one of the calendar (base/dates.hpp): "[2026-11-30 25:61:61]" dates nothing.
 std::string first_date(const std::vector<std::string>& lines) {
   constexpr std::string_view form = "dddd-dd-dd?dd:dd:dd";  // d: a digit; ?: ' ' or 'T'
   const auto at = [&](std::string_view s) {
@@ -184,7 +191,7 @@ std::string first_date(const std::vector<std::string>& lines) {
   for (const std::string& line : lines) {
     for (size_t i = 0; i + form.size() <= line.size(); ++i) {
       const std::string_view s(line.data() + i, form.size());
-      if (at(s)) return std::string(s.substr(0, 10)) + "T" + std::string(s.substr(11, 8));
+      if (at(s) && is_timestamp(s)) return std::string(s.substr(0, 10)) + "T" + std::string(s.substr(11, 8));
     }
   }
   return "";
