@@ -777,6 +777,24 @@ TEST(Bounds, AnEndlessPipeOfNoLogIsRefusedAsNotALog) {
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 30);
 }
 
+// An endless pipe of records that look valid, each at a new length, stops at the bound of points
+// a file holds, while it is read: kind detection looks no further than the pipe's kept start.
+TEST(Bounds, AnEndlessPipeOfRecordsStopsAtThePointsAFileHolds) {
+  const std::string endless = fmt::format(
+      "(head -1 {}/records_h200.jsonl; awk 'BEGIN {{ for (s = 1032;; s += 8) printf \"{{\\\"type\\\": "
+      "\\\"train_step\\\", \\\"seqlen\\\": %d, \\\"step\\\": 3, \\\"warmup\\\": false, "
+      "\\\"exec_time_ms\\\": 100.0}}\\n\", s }}')",
+      kFx);
+  const auto start = std::chrono::steady_clock::now();
+  for (const std::string& cmd : {fmt::format("compare {}/records_h200.jsonl /dev/stdin", kFx),
+                                 fmt::format("report /dev/stdin -o {}", temp_path("endless_report"))}) {
+    const Result r = capture(fmt::format("{} 2>/dev/null | {} {} 2>&1", endless, UB_BINARY, cmd));
+    EXPECT_EQ(r.code, 1) << cmd << "\n" << r.out;
+    EXPECT_NE(r.out.find("more than 16384 points in one file"), std::string::npos) << cmd << "\n" << r.out;
+  }
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 60);
+}
+
 // A suite folder holds files: a pipe where a part's records or the manifest should be is refused,
 // not read forever.
 TEST(Bounds, APipeInASuiteFolderIsRefused) {

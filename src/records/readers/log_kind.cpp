@@ -30,8 +30,9 @@ enum Mark : unsigned {
   sweep_block = 128, fwd_tflops = 256, busbw = 512, wall_step = 1024, mamf_text = 2048
 };
 
-// A pipe with no mark of any log in its kept start (kPipeRereadBytes) is not a log (a later pass
-// could not read more of it again anyway): the pass stops there instead of reading an endless stream.
+// A pipe is told by its kept start (kPipeRereadBytes): a later pass could not read more of it again
+// anyway, and the pass stops there instead of reading an endless stream (with no mark in it, it is
+// not a log).
 unsigned marks_of(const LineSource& t, bool records) {
   unsigned marks = 0;
   size_t bytes = 0;
@@ -50,7 +51,7 @@ unsigned marks_of(const LineSource& t, bool records) {
         mark(v.starts_with("nccl"), nccl);
       });
       string_values(line, "command", [&](std::string_view v) { mark(v.starts_with("decompose"), decompose_command); });
-      return !(enough && marks == 0);
+      return !enough;
     }
     mark(is_sweep_block_line(line), sweep_block);
     mark(line.find("\"fwd_tflops\"") != std::string_view::npos, fwd_tflops);
@@ -58,7 +59,7 @@ unsigned marks_of(const LineSource& t, bool records) {
     mark(trim(line).rfind("# wall step=", 0) == 0, wall_step);
     mark(line.find("(median)") != std::string_view::npos || line.find("=> the best outcomes were") != std::string_view::npos,
          mamf_text);
-    return !(enough && marks == 0);
+    return !enough;
   });
   return marks;
 }
