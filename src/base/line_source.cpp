@@ -5,6 +5,7 @@
 #include <zlib.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cmath>
 #include <cstring>
 #include <cstdlib>
@@ -114,8 +115,10 @@ struct LineSource::Pipe {
   std::string buffer;  // bytes read and not yet handed out
   size_t at = 0;       // where the next line starts in `buffer`
   bool eof = false;
-  std::vector<std::string> kept;  // the first lines, for later passes
-  size_t kept_bytes = 0;
+  // The first lines, for later passes: their text end to end and where each ends (a stream of
+  // one-character lines costs 4 bytes a line more, not a string each).
+  std::string kept_text;
+  std::vector<uint32_t> kept_ends;
   bool past_kept = false;  // lines were handed out and not kept: no pass can read them again
   bool kept_last_cut_short = false;
   size_t next_index = 0;
@@ -157,8 +160,9 @@ struct LineSource::Pipe {
   }
 
   void scan(const std::string& name, const std::function<bool(const Line&)>& each) {
-    for (size_t i = 0; i < kept.size(); ++i) {
-      if (!each(Line{kept[i], i, kept_last_cut_short && i + 1 == kept.size()})) return;
+    for (size_t i = 0, begin = 0; i < kept_ends.size(); begin = kept_ends[i++]) {
+      const std::string_view text(kept_text.data() + begin, kept_ends[i] - begin);
+      if (!each(Line{text, i, kept_last_cut_short && i + 1 == kept_ends.size()})) return;
     }
     if (past_kept) {
       throw WorkError(fmt::format("{}: a pipe is read once, and reading it needs its lines again past the first {} MiB "
@@ -168,9 +172,9 @@ struct LineSource::Pipe {
     bool cut_short = false;
     while (next(name, line, cut_short)) {
       const size_t index = next_index++;
-      if (!past_kept && kept_bytes + line.size() <= kPipeHeldBytes) {
-        kept.push_back(line);
-        kept_bytes += line.size() + 1;
+      if (!past_kept && kept_text.size() + kept_ends.size() + line.size() + 1 <= kPipeHeldBytes) {
+        kept_text += line;
+        kept_ends.push_back(static_cast<uint32_t>(kept_text.size()));
         kept_last_cut_short = cut_short;
       } else {
         past_kept = true;

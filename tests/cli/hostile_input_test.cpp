@@ -774,6 +774,9 @@ TEST(Bounds, AnEndlessPipeOfNoLogIsRefusedAsNotALog) {
                                               UB_BINARY, kFx));
   EXPECT_EQ(measured.code, 2) << measured.out;
   EXPECT_NE(measured.out.find("/dev/stdin: not a micro-benchmark predict reads"), std::string::npos) << measured.out;
+  const Result history = capture(fmt::format("yes | {} history add --db {} /dev/stdin 2>&1", UB_BINARY, fresh_db("yes")));
+  EXPECT_EQ(history.code, 2) << history.out;
+  EXPECT_NE(history.out.find("/dev/stdin: not a log the history reads"), std::string::npos) << history.out;
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 30);
 }
 

@@ -240,6 +240,12 @@ StoredRun run_of_records(const std::vector<std::string>& lines, const std::strin
 std::vector<StoredRun> runs_of_file(const LineSource& source) {
   // The history keeps a run's text: the file is read into memory once, up to kMaxHeldBytes (a
   // pipe without end, a file of nothing but short lines, is refused there).
+  // A pipe that is no log is told from its kept start, before its lines are held.
+  if (source.is_stream() && !looks_like_records(source) && detect_log_kind(source) == LogKind::unknown) {
+    throw UsageError(fmt::format("{}: not a log the history reads (our records, or the output of benchmark.py, "
+                                 "mamf-finder.py, bench_flash_attn.py, bench_decompose.py or the collective script)",
+                                 source.path));
+  }
   HeldLines held = source.hold(kMaxHeldBytes);
   std::vector<std::string>& lines = held.lines;
   const bool cut_short = held.cut_short;
