@@ -223,6 +223,10 @@ void refuse_page_over_inputs(const std::string& dir, const std::vector<std::stri
   namespace fs = std::filesystem;
   if (dir.empty()) return;
   std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) {
+    throw UsageError(fmt::format("-o {}: not a folder (something else is there): a report is a folder of files; give a "
+                                 "folder, new or of an earlier report", printable(dir)));
+  }
   const fs::path charts = fs::weakly_canonical(fs::path(dir) / "charts", ec);
   const auto refuse_if_page = [&](const fs::path& file, const std::string& given) {
     for (const char* page : {"report.html", "report.md"}) {

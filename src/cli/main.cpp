@@ -101,6 +101,17 @@ int main(int argc, char** argv) {
   }
   try {
     app.parse(argc, argv);
+  } catch (const CLI::ConversionError& e) {
+    // CLI11 says "Could not convert: --steps = 99999999999": said as the other value errors are.
+    const std::string what = e.what(), lead = "Could not convert: ";
+    const size_t eq = what.find(" = ");
+    if (what.rfind(lead, 0) == 0 && eq != std::string::npos) {
+      print_error(fmt::format("{}: '{}' is not a value it takes (a number of its kind and range: see --help)",
+                              what.substr(lead.size(), eq - lead.size()), what.substr(eq + 3)));
+    } else {
+      print_error(what, " (see --help)");
+    }
+    return 2;
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     print_error(e.what(), " (see --help)");

@@ -747,6 +747,20 @@ TEST(Messages, AFileOfAnotherKindExitsTwoInEveryCommand) {
   expect_error("report " + text, 2, "");
   expect_error("history add --db " + fresh_db("prose") + " " + text, 2, "not a log the history reads");
   expect_error("compare " + text + " " + kFx + "/sweep_h200.log", 2, "compare needs two logs of one kind");
+  // Records of another command, named as such rather than by what they lack.
+  const std::string predicted = temp_path("predicted.jsonl");
+  fs::remove(predicted);
+  ASSERT_EQ(run("predict " + kFx + "/decompose_h200.txt --to b200 --out " + predicted).code, 0);
+  expect_error("memfit " + predicted, 2, "records of `predict`, not a training log");
+  // A file where a report's folder goes; a value CLI11 cannot convert; records that name no model.
+  expect_error("report " + kFx + "/sweep_h200.log -o " + text, 2, "-o " + text + ": not a folder");
+  expect_error("decompose --steps 99999999999 " + text, 2, "--steps: '99999999999' is not a value it takes");
+  const std::string hf = temp_path("hf_no_model.jsonl");
+  fs::remove(hf);
+  ASSERT_EQ(run("decompose " + kFx + "/hf_llama_2l_4096.pt.trace.json.gz --out " + hf).code, 0);
+  const Result no_model = run("predict " + hf + " --to b200");
+  EXPECT_EQ(no_model.code, 0) << no_model.err;
+  EXPECT_EQ(no_model.err.find("unknown model 'null'"), std::string::npos) << no_model.err;
 }
 
 TEST(Messages, WhatWouldFailAfterTheMeasuringIsRefusedBefore) {

@@ -108,7 +108,9 @@ std::vector<StepInput> steps_from_decompositions(const LineSource& t) {
       if (c.contains("seqlen")) context_seqlen = count(c["seqlen"]);
       if (c.contains("batch")) context_batch = count(c["batch"]);
       if (c.contains("layers")) context_layers = count(c["layers"]);
-      for (const auto& [k, v] : c.items()) context_config[k] = v.is_string() ? v.get<std::string>() : v.dump();
+      for (const auto& [k, v] : c.items()) {
+        if (!v.is_null()) context_config[k] = v.is_string() ? v.get<std::string>() : v.dump();  // null: not known
+      }
     } else if (r.type == "decomposition") {
       StepInput in = from_record(read_decomposition_record(Fields(r.json, r.where)), t.path);
       if (!in.seqlen) in.seqlen = context_seqlen;

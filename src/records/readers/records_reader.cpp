@@ -23,6 +23,13 @@ std::string describe(const std::optional<std::string>& model, const std::optiona
 
 // A later context record (a sweep's next point) must describe the same workload: one per file.
 void take_context(const ContextRecord& c, RunLog& run, const std::string& where, bool first) {
+  // Records of a command that measures no training step are another kind of file (exit 2).
+  for (const char* other : {"predict", "mamf", "attention", "bandwidth", "nccl", "decompose"}) {
+    if (c.command == other) {
+      throw UsageError(fmt::format("{}: records of `{}`, not a training log (train, sweep or the Hugging Face peer's "
+                                   "records)", where, other));
+    }
+  }
   expect_one_gpu(run.gpu, c.first_gpu(where).name, where);
   const TrainWorkload w = read_train_workload(Fields(c.config, where));
   if (!first && (w.model != run.model || w.layers != run.layers || w.batch != run.batch || w.dtype != run.dtype)) {
