@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "base/error.hpp"
+#include "base/gzip_end.hpp"
 #include "base/json_text.hpp"
 
 namespace ub::trace {
@@ -164,6 +165,7 @@ size_t ByteSource::read_file(char* out, size_t n) {
     const char* msg = gzerror(static_cast<gzFile>(file_), &code);
     throw WorkError(fmt::format("{}: cannot be read: {}", path_, msg ? msg : "read error"));
   }
+  if (got == 0 && n > 0) refuse_cut_gzip(static_cast<gzFile>(file_), path_);
   return static_cast<size_t>(got);
 }
 

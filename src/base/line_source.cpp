@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "base/error.hpp"
+#include "base/gzip_end.hpp"
 #include "base/text.hpp"
 
 namespace ub {
@@ -100,7 +101,10 @@ void scan_file(const std::filesystem::path& file, const std::string& name, const
       int code = 0;
       throw WorkError(fmt::format("{}: cannot be read: {}", name, gzerror(in.get(), &code)));
     }
-    if (n == 0) break;
+    if (n == 0) {
+      refuse_cut_gzip(in.get(), name);
+      break;
+    }
     if (!split.feed(std::string_view(block.data(), static_cast<size_t>(n)))) return;
   }
   split.finish();
@@ -153,6 +157,7 @@ struct LineSource::Pipe {
       }
       buffer.resize(had + static_cast<size_t>(n));
       eof = n == 0;
+      if (eof) refuse_cut_gzip(in.get(), name);
     }
     if (next_index == 0 && line.rfind(kUtf8ByteOrderMark, 0) == 0) line.erase(0, kUtf8ByteOrderMark.size());
     if (!line.empty() && line.back() == '\r') line.pop_back();

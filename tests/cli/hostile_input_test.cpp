@@ -794,6 +794,23 @@ TEST(Bounds, AnEndlessPipeOfNoLogIsRefusedAsNotALog) {
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 30);
 }
 
+// A gzip file cut short is refused, not read as far as it goes: a log's last lengths, a trace's
+// last events would go missing without a word.
+TEST(Messages, AGzipFileCutShortIsRefused) {
+  const std::string b200 = kFx + "/sweep_b200.log";
+  for (const auto& [file, cmd] : {std::pair<std::string, std::string>{"sweep_h200.log", "memfit {}"},
+                                  std::pair<std::string, std::string>{"sweep_h200.log", "compare {} " + b200},
+                                  std::pair<std::string, std::string>{"hf_llama_2l_4096.pt.trace.json.gz", "decompose {}"}}) {
+    const std::string cut = temp_path("cut_" + file + (file.ends_with(".gz") ? "" : ".gz"));
+    const std::string zip = file.ends_with(".gz") ? "cat" : "gzip -c";
+    ASSERT_EQ(capture(fmt::format("{} {}/{} | head -c 600 > {}", zip, kFx, file, cut)).code, 0);
+    expect_error(fmt::format(fmt::runtime(cmd), cut), 1, cut + ": the gzip stream stops short of its end (no trailer)");
+  }
+  const Result piped = capture(fmt::format("gzip -c {}/sweep_h200.log | head -c 600 | {} memfit /dev/stdin 2>&1", kFx, UB_BINARY));
+  EXPECT_EQ(piped.code, 1) << piped.out;
+  EXPECT_NE(piped.out.find("the gzip stream stops short"), std::string::npos) << piped.out;
+}
+
 // An endless pipe of records that look valid, each at a new length, stops at the bound of points
 // a file holds, while it is read: kind detection looks no further than the pipe's kept start.
 TEST(Bounds, AnEndlessPipeOfRecordsStopsAtThePointsAFileHolds) {
