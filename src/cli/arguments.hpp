@@ -33,6 +33,7 @@ inline constexpr Range kPriceRange{1e-6, 1e6};         // USD per GPU-hour (or p
 inline constexpr Range kTokensRange{1, 1e18};          // tokens to train
 inline constexpr Range kPueRange{1, 10};               // facility power over the GPUs' (1: the GPU alone)
 inline constexpr Range kCapacityGibRange{1e-3, 1e6};   // a GPU's memory
+inline constexpr int64_t kMaxTrainGpus = 10'000'000;    // the GPUs a training run's time is spread over
 
 // A strictly positive number ("3.5", "1e12"), within `range` when one is given. Throws
 // UsageError naming `what`.

@@ -38,6 +38,9 @@ CompareOptions CompareFlags::parse() const {
   o.price_new = parse_optional_positive(price_new, "--price-new", kPriceRange);
   o.tokens = parse_optional_positive(tokens, "--tokens", kTokensRange);
   o.gpus = parse_size(gpus, "--train-gpus");
+  if (o.gpus > kMaxTrainGpus) {
+    throw UsageError(fmt::format("--train-gpus {}: more GPUs than any cluster has (at most {})", gpus, kMaxTrainGpus));
+  }
   o.power_usd_per_kwh = parse_optional_positive(power_price, "--power-price", kPriceRange);
   o.pue = parse_positive(pue, "--pue", kPueRange);
   o.strict = strict;

@@ -19,6 +19,12 @@
 
 namespace ub::cli {
 
+namespace {
+
+constexpr double kMaxCarry = 128;  // how far --seqlen carries a measured step, either way (checked to 80x)
+
+}  // namespace
+
 PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
   PredictionRun out;
   const Catalog& cat = ctx.catalog();
@@ -132,6 +138,14 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
       const StepInput& nearest = *std::min_element(measured.begin(), measured.end(), [&](const auto& x, const auto& y) {
         return distance(x) < distance(y);
       });
+      // Carried further, the FLOPs say nothing of what changes with length (the kernels' shapes,
+      // memory): a prediction from 8k at 1G tokens, or at 1 token, is no prediction.
+      if (distance(nearest) > std::log(kMaxCarry)) {
+        throw UsageError(fmt::format("--seqlen {}: {:.3g} times the nearest measured length ({}): a step is carried at "
+                                     "most {:g}x either way; measure nearer to it", target,
+                                     static_cast<double>(target) / static_cast<double>(*nearest.seqlen), *nearest.seqlen,
+                                     kMaxCarry));
+      }
       steps.push_back(*nearest.seqlen == target ? nearest
                                                 : project_to_seqlen(nearest, target, model_of(nearest), from_rates));
     }

@@ -668,6 +668,11 @@ TEST(SilentlyWrong, FiguresOnTheCommandLineBeyondAnyRealOneAreRefused) {
   expect_error("compare " + logs + " --price-old 3 --price-new 5 --tokens 1e308", 2, "--tokens");
   expect_error("compare " + logs + " --power-price 0.1 --pue 0.5", 2, "--pue: '0.5' is outside 1 to 10");
   expect_error("flops --batch 99999999999", 2, "--batch 99999999999: at most 1000000");
+  expect_error("compare " + logs + " --tokens 1e12 --train-gpus 1000000000000", 2, "--train-gpus 1000000000000: more GPUs");
+  for (const char* far : {"1G", "1"}) {
+    expect_error(fmt::format("predict {}/decompose_h200.txt --to b200 --model llama-3.1-8b --seqlens {}", kFx, far), 2,
+                 "times the nearest measured length (8192): a step is carried at most 128x either way");
+  }
 }
 
 TEST(SilentlyWrong, AMeasurementIsNotComparedWithItself) {
