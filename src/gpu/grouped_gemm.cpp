@@ -58,43 +58,33 @@ void GroupedGemm::run(cublasOperation_t ta, cublasOperation_t tb, const std::vec
 
 void GroupedGemm::forward(const bf16* x, const bf16* w, bf16* y, std::span<const int64_t> rows, int64_t in, int64_t out) {
   // Column-major: m = out, n = rows, k = in; A = W (T), B = X (N).
-  std::vector<Problem> ps;
-  int64_t first = 0;
-  for (size_t e = 0; e < rows.size(); first += rows[e], ++e) {
-    if (rows[e] == 0) continue;
-    ps.push_back({as_int(out, "out"), as_int(rows[e], "rows"), as_int(in, "in"), as_int(in, "in"), as_int(in, "in"),
-                  as_int(out, "out"), w + static_cast<int64_t>(e) * out * in, x + first * in, y + first * out});
-  }
-  run(CUBLAS_OP_T, CUBLAS_OP_N, ps, CUDA_R_16BF, 0.0f);
+  run(CUBLAS_OP_T, CUBLAS_OP_N, per_expert(rows, [&](int64_t e, int64_t first, int64_t n) {
+        return Problem{as_int(out, "out"), as_int(n, "rows"), as_int(in, "in"), as_int(in, "in"), as_int(in, "in"),
+                       as_int(out, "out"), w + e * out * in, x + first * in, y + first * out};
+      }), CUDA_R_16BF, 0.0f);
 }
 
 void GroupedGemm::dgrad(const bf16* dy, const bf16* w, bf16* dx, std::span<const int64_t> rows, int64_t in, int64_t out) {
   // m = in, n = rows, k = out; A = W (N, lda in), B = dY (N, ldb out).
-  std::vector<Problem> ps;
-  int64_t first = 0;
-  for (size_t e = 0; e < rows.size(); first += rows[e], ++e) {
-    if (rows[e] == 0) continue;
-    ps.push_back({as_int(in, "in"), as_int(rows[e], "rows"), as_int(out, "out"), as_int(in, "in"), as_int(out, "out"),
-                  as_int(in, "in"), w + static_cast<int64_t>(e) * out * in, dy + first * out, dx + first * in});
-  }
-  run(CUBLAS_OP_N, CUBLAS_OP_N, ps, CUDA_R_16BF, 0.0f);
+  run(CUBLAS_OP_N, CUBLAS_OP_N, per_expert(rows, [&](int64_t e, int64_t first, int64_t n) {
+        return Problem{as_int(in, "in"), as_int(n, "rows"), as_int(out, "out"), as_int(in, "in"), as_int(out, "out"),
+                       as_int(in, "in"), w + e * out * in, dy + first * out, dx + first * in};
+      }), CUDA_R_16BF, 0.0f);
 }
 
 void GroupedGemm::wgrad(const bf16* dy, const bf16* x, Fp32OrBf16 dw, std::span<const int64_t> rows, int64_t in,
                         int64_t out, bool accumulate) {
-  // m = in, n = out, k = rows; A = X (N, lda in), B = dY (T, ldb out).
-  std::vector<Problem> ps;
-  int64_t first = 0;
-  for (size_t e = 0; e < rows.size(); first += rows[e], ++e) {
-    Fp32OrBf16 dw_e = dw.at(e * static_cast<size_t>(out * in));
-    if (rows[e] == 0) {
-      if (!accumulate) UB_CUDA_CHECK(cudaMemsetAsync(dw_e.data, 0, static_cast<size_t>(out * in) * dw.element_bytes(), stream_));
-      continue;
+  const size_t per_expert_elems = static_cast<size_t>(out * in);
+  if (!accumulate) {  // an expert without rows has a zero gradient
+    for (size_t e = 0; e < rows.size(); ++e) {
+      if (rows[e] == 0) UB_CUDA_CHECK(cudaMemsetAsync(dw.at(e * per_expert_elems).data, 0, per_expert_elems * dw.element_bytes(), stream_));
     }
-    ps.push_back({as_int(in, "in"), as_int(out, "out"), as_int(rows[e], "rows"), as_int(in, "in"), as_int(out, "out"),
-                  as_int(in, "in"), x + first * in, dy + first * out, dw_e.data});
   }
-  run(CUBLAS_OP_N, CUBLAS_OP_T, ps, dw.is_bf16() ? CUDA_R_16BF : CUDA_R_32F, accumulate ? 1.0f : 0.0f);
+  // m = in, n = out, k = rows; A = X (N, lda in), B = dY (T, ldb out).
+  run(CUBLAS_OP_N, CUBLAS_OP_T, per_expert(rows, [&](int64_t e, int64_t first, int64_t n) {
+        return Problem{as_int(in, "in"), as_int(out, "out"), as_int(n, "rows"), as_int(in, "in"), as_int(out, "out"),
+                       as_int(in, "in"), x + first * in, dy + first * out, dw.at(static_cast<size_t>(e) * per_expert_elems).data};
+      }), dw.is_bf16() ? CUDA_R_16BF : CUDA_R_32F, accumulate ? 1.0f : 0.0f);
 }
 
 }  // namespace ub::gpu

@@ -54,6 +54,16 @@ class GroupedGemm {
     const void* b;
     void* c;
   };
+  // The problems of the experts that have rows, each from make(expert, its first row, its rows).
+  template <class Make>
+  static std::vector<Problem> per_expert(std::span<const int64_t> rows, Make make) {
+    std::vector<Problem> problems;
+    int64_t first = 0;
+    for (size_t e = 0; e < rows.size(); first += rows[e], ++e) {
+      if (rows[e] > 0) problems.push_back(make(static_cast<int64_t>(e), first, rows[e]));
+    }
+    return problems;
+  }
   void run(cublasOperation_t ta, cublasOperation_t tb, const std::vector<Problem>& problems, cudaDataType_t c_type,
            float beta);
 
