@@ -28,8 +28,21 @@ LlamaLayout llama_layout(const ModelShape& m) {
     lp.qkv = add(p + "self_attn.qkv_proj", q + 2 * kv, h, false);
     lp.o = add(p + "self_attn.o_proj", h, q, false);
     lp.mlp_norm = add(p + "post_attention_layernorm", h, 1, true);
-    lp.gate_up = add(p + "mlp.gate_up_proj", 2 * m.intermediate, h, false);
-    lp.down = add(p + "mlp.down_proj", h, m.intermediate, false);
+    if (m.is_moe_layer(i)) {
+      const MoeShape& e = *m.moe;
+      lp.router = add(p + "mlp.gate", e.experts, h, false);
+      lp.gate_up = add(p + "mlp.experts.gate_up_proj", e.experts * 2 * e.intermediate, h, false);
+      lp.down = add(p + "mlp.experts.down_proj", e.experts * h, e.intermediate, false);
+      if (const int64_t is = e.shared_experts * e.shared_intermediate; is > 0) {
+        lp.shared_gate_up = add(p + "mlp.shared_expert.gate_up_proj", 2 * is, h, false);
+        lp.shared_down = add(p + "mlp.shared_expert.down_proj", h, is, false);
+        if (e.shared_gate) lp.shared_expert_gate = add(p + "mlp.shared_expert_gate", 1, h, false);
+      }
+    } else {
+      lp.gate_up = add(p + "mlp.gate_up_proj", 2 * m.intermediate, h, false);
+      lp.down = add(p + "mlp.down_proj", h, m.intermediate, false);
+    }
+    lp.last = l.tensors.size() - 1;
     l.layers.push_back(lp);
   }
   l.final_norm = add("norm", h, 1, true);

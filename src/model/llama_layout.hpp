@@ -32,8 +32,18 @@ struct ParamTensor {
   size_t count() const { return static_cast<size_t>(rows * cols); }
 };
 
+inline constexpr size_t kNoTensor = static_cast<size_t>(-1);
+
 struct LayerParams {
-  size_t attn_norm, qkv, o, mlp_norm, gate_up, down;  // indices into LlamaLayout::tensors
+  // Indices into LlamaLayout::tensors. In a mixture-of-experts layer gate_up and down are the
+  // experts', stacked as transformers 5 stores them: [E * 2I, H] (each expert's gate rows, then
+  // its up rows) and [E * H, I].
+  size_t attn_norm, qkv, o, mlp_norm, gate_up, down;
+  // A mixture-of-experts layer's own tensors, kNoTensor where it has none: the router [E, H], the
+  // shared experts' gate|up [2Is, H] and down [H, Is], and Qwen2-MoE's shared-expert gate [1, H].
+  size_t router = kNoTensor, shared_gate_up = kNoTensor, shared_down = kNoTensor, shared_expert_gate = kNoTensor;
+  size_t last = 0;  // the layer's last tensor: its tensors are [attn_norm, last]
+  bool moe() const { return router != kNoTensor; }
 };
 
 struct LlamaLayout {

@@ -19,7 +19,7 @@ std::vector<std::pair<std::string, std::pair<size_t, size_t>>> unit_tensors(cons
   units.push_back({"embedding", {base.embed, base.embed + 1}});
   for (size_t l = 0; l < base.layers.size(); ++l) {
     const LayerParams& p = base.layers[l];
-    units.push_back({fmt::format("layer {}", l), {p.attn_norm, p.down + 1}});
+    units.push_back({fmt::format("layer {}", l), {p.attn_norm, p.last + 1}});
   }
   units.push_back({"head", {base.final_norm, base.tensors.size()}});  // the untied lm_head follows the norm
   return units;

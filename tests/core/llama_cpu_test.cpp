@@ -83,6 +83,44 @@ TEST(LlamaCpu, GradientsMatchFiniteDifferencesTiedWithLlama3Rope) {
   check_gradients_by_finite_differences(m);
 }
 
+// The tiny model with a mixture of experts in its second layer (the first stays dense, as
+// DeepSeek's first_k_dense_replace keeps it): 8 experts, 2 per token, shared experts behind
+// Qwen2-MoE's gate, the load-balancing loss in the loss.
+ModelShape tiny_moe(RouterScoring scoring, bool normalize) {
+  ModelShape m = tiny();
+  m.moe = MoeShape{8, 2, 32, 1, 48, true, scoring, normalize, true, 0.01};
+  m.moe_layers = {false, true};
+  return m;
+}
+
+TEST(LlamaCpu, MoeGradientsMatchFiniteDifferences) {
+  check_gradients_by_finite_differences(tiny_moe(RouterScoring::softmax, false));
+  check_gradients_by_finite_differences(tiny_moe(RouterScoring::sigmoid, true));
+}
+
+// The layout holds every parameter the model counts, each expert's once; the layer's tensors are
+// one run of the flat buffer (the data-parallel units shard whole layers).
+TEST(LlamaCpu, MoeLayoutHoldsEveryParameterTheModelCounts) {
+  for (const ModelShape& m : {tiny_moe(RouterScoring::softmax, true), load_model("mixtral-8x7b", UB_DATA_DIR "/models")}) {
+    const LlamaLayout l = llama_layout(m);
+    int64_t held = 0;
+    for (const ParamTensor& t : l.tensors) held += static_cast<int64_t>(t.count());
+    EXPECT_EQ(held, m.parameter_count()) << m.id;
+    for (size_t i = 0; i < l.layers.size(); ++i) {
+      const LayerParams& lp = l.layers[i];
+      EXPECT_EQ(lp.moe(), m.is_moe_layer(static_cast<int64_t>(i))) << m.id << " layer " << i;
+      EXPECT_GE(lp.last, lp.down);
+      if (i + 1 < l.layers.size()) {
+        EXPECT_EQ(l.layers[i + 1].attn_norm, lp.last + 1);
+      }
+    }
+  }
+  const LlamaLayout l = llama_layout(tiny_moe(RouterScoring::softmax, true));
+  EXPECT_EQ(l[l.layers[1].gate_up].rows, 8 * 2 * 32);
+  EXPECT_EQ(l[l.layers[1].down].rows, 8 * 64);
+  EXPECT_EQ(l[l.layers[1].shared_expert_gate].cols, 64);
+}
+
 TEST(LlamaCpu, TiedLayoutHasNoLmHead) {
   ModelShape m = tiny();
   m.tied_embeddings = true;

@@ -6,6 +6,7 @@
 
 #include "model/reference/attention_cpu.hpp"
 #include "model/reference/llama_ops_cpu.hpp"
+#include "model/reference/moe_cpu.hpp"
 #include "model/rope.hpp"
 
 namespace ub {
@@ -21,7 +22,52 @@ struct LayerActs {
   Vec x, xn1, a, xn2, gu, h, rstd1, rstd2;
   Qkv qkv;
   AttentionForward attn;
+  MoeForward moe;  // a mixture-of-experts layer's pass
 };
+
+// A mixture-of-experts layer's shape for T tokens; the load-balancing loss counts where the
+// config adds it.
+MoeLayerShape moe_shape(const ModelShape& m, int64_t T) {
+  const MoeShape& e = *m.moe;
+  MoeLayerShape s;
+  s.tokens = T, s.hidden = m.hidden, s.experts = e.experts, s.top_k = e.top_k, s.intermediate = e.intermediate;
+  s.shared_intermediate = e.shared_experts * e.shared_intermediate, s.scoring = e.scoring;
+  s.normalize_top_k = e.normalize_top_k, s.aux_loss_coef = e.aux_loss ? e.aux_loss_coef : 0.0;
+  s.shared_expert_gate = e.shared_gate;
+  return s;
+}
+
+// Where each of the reference's MoE weights lives in the flat buffer: (tensor, its element, the
+// weight vector, its element), for copying in and adding gradients back. The experts' gate|up is
+// stacked [E * 2I, H]: expert e's gate rows first, then its up rows.
+template <class F>
+void for_each_moe_weight(const LayerParams& lp, const MoeLayerShape& s, F f) {
+  const int64_t H = s.hidden, I = s.intermediate, Is = s.shared_intermediate;
+  const auto n = [](int64_t v) { return static_cast<size_t>(v); };
+  for (size_t i = 0; i < n(s.experts * H); ++i) f(lp.router, i, &MoeWeights::router, i);
+  for (int64_t e = 0; e < s.experts; ++e) {
+    for (size_t i = 0; i < n(I * H); ++i) {
+      f(lp.gate_up, n(e * 2 * I * H) + i, &MoeWeights::gate, n(e * I * H) + i);
+      f(lp.gate_up, n((e * 2 + 1) * I * H) + i, &MoeWeights::up, n(e * I * H) + i);
+    }
+  }
+  for (size_t i = 0; i < n(s.experts * H * I); ++i) f(lp.down, i, &MoeWeights::down, i);
+  for (size_t i = 0; Is > 0 && i < n(Is * H); ++i) {
+    f(lp.shared_gate_up, i, &MoeWeights::shared_gate, i);
+    f(lp.shared_gate_up, n(Is * H) + i, &MoeWeights::shared_up, i);
+  }
+  for (size_t i = 0; Is > 0 && i < n(H * Is); ++i) f(lp.shared_down, i, &MoeWeights::shared_down, i);
+  for (size_t i = 0; s.shared_expert_gate && i < n(H); ++i) f(lp.shared_expert_gate, i, &MoeWeights::shared_expert_gate, i);
+}
+
+MoeWeights moe_weights(const Vec& P, const LlamaLayout& L, const LayerParams& lp, const MoeLayerShape& s) {
+  const int64_t H = s.hidden, E = s.experts, I = s.intermediate, Is = s.shared_intermediate;
+  MoeWeights w{Vec(static_cast<size_t>(E * H)), Vec(static_cast<size_t>(E * I * H)), Vec(static_cast<size_t>(E * I * H)),
+               Vec(static_cast<size_t>(E * H * I)), Vec(static_cast<size_t>(Is * H)), Vec(static_cast<size_t>(Is * H)),
+               Vec(static_cast<size_t>(H * Is)), Vec(s.shared_expert_gate ? static_cast<size_t>(H) : 0)};
+  for_each_moe_weight(lp, s, [&](size_t t, size_t at, Vec MoeWeights::*v, size_t j) { (w.*v)[j] = P[L[t].offset + at]; });
+  return w;
+}
 
 void add_into(Vec& y, const Vec& x) {
   for (size_t i = 0; i < y.size(); ++i) y[i] += x[i];
@@ -41,6 +87,7 @@ LlamaCpuResult llama_cpu_step(const ModelShape& m, const LlamaLayout& L, const V
   // Forward.
   Vec x = embedding(tokens, tensor(P, L, L.embed), H);
   std::vector<LayerActs> acts(L.layers.size());
+  double aux = 0;  // the load-balancing losses, times their coefficient
   for (size_t l = 0; l < L.layers.size(); ++l) {
     const LayerParams& lp = L.layers[l];
     LayerActs& A = acts[l];
@@ -53,16 +100,23 @@ LlamaCpuResult llama_cpu_step(const ModelShape& m, const LlamaLayout& L, const V
     add_into(A.a, A.x);
     Norm n2 = rmsnorm(A.a, tensor(P, L, lp.mlp_norm), T, H, eps);
     A.xn2 = std::move(n2.y), A.rstd2 = std::move(n2.rstd);
-    A.gu = linear(A.xn2, tensor(P, L, lp.gate_up), T, H, 2 * I);
-    A.h = swiglu(A.gu, T, I);
-    x = linear(A.h, tensor(P, L, lp.down), T, I, H);
+    if (lp.moe()) {
+      const MoeLayerShape ms = moe_shape(m, T);
+      A.moe = moe_forward(ms, moe_weights(P, L, lp, ms), A.xn2);
+      x = A.moe.out;
+      aux += ms.aux_loss_coef * A.moe.aux;
+    } else {
+      A.gu = linear(A.xn2, tensor(P, L, lp.gate_up), T, H, 2 * I);
+      A.h = swiglu(A.gu, T, I);
+      x = linear(A.h, tensor(P, L, lp.down), T, I, H);
+    }
     add_into(x, A.a);
   }
   Norm nf = rmsnorm(x, tensor(P, L, L.final_norm), T, H, eps);
   LlamaCpuResult r;
   r.logits = linear(nf.y, tensor(P, L, L.lm_head), T, H, V);
   CrossEntropy ce = cross_entropy(r.logits, tokens, T, seqlen, V);
-  r.loss = ce.loss;
+  r.loss = ce.loss + aux;
   if (!with_grads) return r;
 
   // Backward.
@@ -73,9 +127,17 @@ LlamaCpuResult llama_cpu_step(const ModelShape& m, const LlamaLayout& L, const V
   for (size_t li = L.layers.size(); li-- > 0;) {
     const LayerParams& lp = L.layers[li];
     const LayerActs& A = acts[li];
-    Vec dh = linear_backward(dx, A.h, tensor(P, L, lp.down), tensor(G, L, lp.down), T, I, H);
-    Vec dgu = swiglu_backward(dh, A.gu, T, I);
-    Vec dxn2 = linear_backward(dgu, A.xn2, tensor(P, L, lp.gate_up), tensor(G, L, lp.gate_up), T, H, 2 * I);
+    Vec dxn2;
+    if (lp.moe()) {
+      const MoeLayerShape ms = moe_shape(m, T);
+      MoeGrads mg = moe_backward(ms, moe_weights(P, L, lp, ms), A.xn2, A.moe, dx);
+      for_each_moe_weight(lp, ms, [&](size_t t, size_t at, Vec MoeWeights::*v, size_t j) { G[L[t].offset + at] += (mg.dw.*v)[j]; });
+      dxn2 = std::move(mg.dx);
+    } else {
+      Vec dh = linear_backward(dx, A.h, tensor(P, L, lp.down), tensor(G, L, lp.down), T, I, H);
+      Vec dgu = swiglu_backward(dh, A.gu, T, I);
+      dxn2 = linear_backward(dgu, A.xn2, tensor(P, L, lp.gate_up), tensor(G, L, lp.gate_up), T, H, 2 * I);
+    }
     Vec da = rmsnorm_backward(dxn2, A.a, tensor(P, L, lp.mlp_norm), A.rstd2, tensor(G, L, lp.mlp_norm), T, H);
     add_into(da, dx);
     Vec dO = linear_backward(da, A.attn.out, tensor(P, L, lp.o), tensor(G, L, lp.o), T, qw, H);

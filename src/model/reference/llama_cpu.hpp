@@ -6,6 +6,10 @@
 //   x = embed[tokens]
 //   per layer: a = x + o_proj(attn(rope(q), rope(k), v)),  (q, k, v) = qkv_proj(rmsnorm(x))
 //              x = a + down_proj(silu(gate) * up),        (gate, up) = gate_up_proj(rmsnorm(a))
+//              or, in a mixture-of-experts layer, x = a + moe(rmsnorm(a)) (moe_cpu.hpp), and the
+//              loss gains router_aux_loss_coef times the layer's load-balancing loss where the
+//              config adds it (one loss per layer, summed, as Switch and Megatron count it;
+//              transformers pools every layer's routing into one loss instead)
 //   logits = lm_head(rmsnorm(x));  rmsnorm(x) = w * x / sqrt(mean(x^2) + eps)
 //   loss = mean over b, s < S-1 of  logsumexp(logits[b, s]) - logits[b, s, tokens[b, s+1]]
 //          (Hugging Face: labels = input ids, shifted inside)
