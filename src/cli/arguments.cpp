@@ -9,8 +9,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <numeric>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -172,12 +174,43 @@ void refuse_foreign_records(const std::string& out, const std::vector<std::strin
   }
 }
 
-bool same_file(const std::string& a, const std::string& b) {
+namespace {
+
+// Where a path leads: through symlinks, a dangling one's target included (it is where writing
+// goes), then to its canonical place as far as it exists.
+std::filesystem::path place_of(std::filesystem::path p) {
   namespace fs = std::filesystem;
   std::error_code ec;
+  p = fs::absolute(p, ec);
+  for (int hops = 0; hops < 40 && fs::is_symlink(p, ec); ++hops) {
+    const fs::path target = fs::read_symlink(p, ec);
+    if (ec) break;
+    p = target.is_absolute() ? target : p.parent_path() / target;
+  }
+  return fs::weakly_canonical(p, ec);
+}
+
+// The file an SQLite database name opens: a `file:` URI's path (SQLite reads them), else the name.
+std::string sqlite_file_of(const std::string& spec) {
+  if (spec.rfind("file:", 0) != 0) return spec;
+  std::string path = spec.substr(5);
+  path = path.substr(0, path.find_first_of("?#"));
+  if (path.rfind("//", 0) == 0) {  // file://host/path: the authority is dropped
+    const size_t slash = path.find('/', 2);
+    path = slash == std::string::npos ? "" : path.substr(slash);
+  }
+  return path;
+}
+
+}  // namespace
+
+bool same_file(const std::string& a_spec, const std::string& b_spec) {
+  namespace fs = std::filesystem;
+  const std::string a = sqlite_file_of(a_spec), b = sqlite_file_of(b_spec);
+  if (a.empty() || b.empty()) return false;
+  std::error_code ec;
   if (fs::exists(a, ec) && fs::exists(b, ec)) return fs::equivalent(a, b, ec);
-  const auto place = [&](const std::string& p) { return fs::weakly_canonical(fs::absolute(p, ec), ec); };
-  return place(a) == place(b);
+  return place_of(a) == place_of(b);
 }
 
 void refuse_output_among_inputs(const std::string& out, const std::vector<std::string>& inputs, const std::string& what) {
@@ -187,7 +220,7 @@ void refuse_output_among_inputs(const std::string& out, const std::vector<std::s
   std::error_code ec;
   const fs::path out_dir = fs::weakly_canonical(fs::absolute(out, ec), ec).parent_path();
   for (const std::string& in : inputs) {
-    if (fs::exists(out, ec) && fs::equivalent(out, in, ec)) {
+    if (same_file(out, in)) {
       throw UsageError(fmt::format("{} {}: that is an input ({}): records are appended to it, which would change "
                                    "what is read; give another file", what, out, in));
     }
@@ -197,6 +230,27 @@ void refuse_output_among_inputs(const std::string& out, const std::vector<std::s
     }
   }
 }
+
+namespace {
+
+// Two regular files of the same bytes (a copy): compared block by block, only where the sizes agree.
+bool same_bytes(const std::string& a, const std::string& b) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_regular_file(a, ec) || !fs::is_regular_file(b, ec) || fs::file_size(a, ec) != fs::file_size(b, ec) || ec) {
+    return false;
+  }
+  std::ifstream x(a, std::ios::binary), y(b, std::ios::binary);
+  std::vector<char> p(size_t{1} << 16), q(p.size());
+  while (x && y) {
+    x.read(p.data(), static_cast<std::streamsize>(p.size()));
+    y.read(q.data(), static_cast<std::streamsize>(q.size()));
+    if (x.gcount() != y.gcount() || !std::equal(p.begin(), p.begin() + x.gcount(), q.begin())) return false;
+  }
+  return !x.bad() && !y.bad();
+}
+
+}  // namespace
 
 void refuse_repeated_inputs(const std::vector<std::string>& inputs, const std::string& command) {
   namespace fs = std::filesystem;
@@ -210,7 +264,8 @@ void refuse_repeated_inputs(const std::vector<std::string>& inputs, const std::s
     for (size_t j = i + 1; j < inputs.size(); ++j) {
       std::error_code ec;
       const bool same = run_id(inputs[i]) == run_id(inputs[j]) ||
-                        (fs::exists(inputs[i], ec) && fs::equivalent(inputs[i], inputs[j], ec));
+                        (fs::exists(inputs[i], ec) && fs::equivalent(inputs[i], inputs[j], ec)) ||
+                        same_bytes(inputs[i], inputs[j]);  // a copy: one measurement, whatever its kind
       if (same) {
         throw UsageError(fmt::format("{}: {} and {} are the same measurement: compared with itself it says nothing of "
                                      "a second GPU; give the other GPU's", command, inputs[i], inputs[j]));

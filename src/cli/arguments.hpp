@@ -38,7 +38,8 @@ inline constexpr int64_t kMaxTrainGpus = 10'000'000;    // the GPUs a training r
 // A strictly positive number ("3.5", "1e12"), within `range` when one is given. Throws
 // UsageError naming `what`.
 double parse_positive(const std::string& text, const std::string& what, std::optional<Range> range = std::nullopt);
-// Whether two paths name one file: the same inode where both exist, else the same place.
+// Whether two paths name one file: the same inode where both exist, else the same place (through
+// symlinks, dangling ones included); an SQLite `file:` URI names the file of its path.
 bool same_file(const std::string& a, const std::string& b);
 // UsageError when `out` (a records file to append to) is one of `inputs` (the same file, by inode),
 // lies in a folder that is one of them (it would be read as one of the folder's files next time),

@@ -633,6 +633,16 @@ TEST(Clobbering, TheHistoryDatabaseIsNeitherAnInputNorAPipe) {
   expect_error("decompose " + kFx + "/trace_kineto_small.json --out " + same + " --db " + same, 2,
                "that is the records file (--out)");
   EXPECT_FALSE(fs::exists(same));
+  // Through a symlink not yet leading anywhere, or as SQLite's file: URI.
+  const std::string link = temp_path("records_link.db");
+  fs::remove(link);
+  fs::create_symlink(same, link);
+  for (const std::string& db : {link, "file:" + same, "file:" + same + "?mode=rwc"}) {
+    expect_error("decompose " + kFx + "/trace_kineto_small.json --out " + same + " --db '" + db + "'", 2,
+                 "that is the records file (--out)");
+  }
+  EXPECT_FALSE(fs::exists(same));
+  expect_error("history add --db 'file:" + input + "' " + input, 2, "that is an input");
 }
 
 // ---- Silently wrong results ----
@@ -690,6 +700,12 @@ TEST(SilentlyWrong, AMeasurementIsNotComparedWithItself) {
   expect_error("compare run:1 " + kFx + "/records_h200.jsonl --db " + db, 2, "are the same measurement");
   expect_error("compare run:1,1 " + kFx + "/records_h200_rerun.jsonl --db " + db, 2, "run:1,1: run 1 is selected twice");
   expect_error("compare run:1-1 run:1 --db " + db, 2, "are the same measurement");
+  // A copy of a measurement of any kind, to the byte.
+  for (const char* file : {"attention_h200.log", "mamf_finder_h200.txt", "nccl_records_h200x2_plain.jsonl",
+                           "decompose_h200.txt", "suite_h200_2l/bandwidth.jsonl"}) {
+    const std::string copied = write_file(std::string("copy_") + fs::path(file).filename().string(), slurp(kFx + "/" + file));
+    expect_error("compare " + kFx + "/" + file + " " + copied, 2, "are the same measurement");
+  }
 }
 
 // Two decompositions are of one workload: the lengths our records' context holds, the work each
