@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
 
 #include "analysis/spec_compare.hpp"
@@ -174,16 +175,13 @@ DecompositionLog as_guide_buckets(const DecompositionLog& l) {
 
 namespace {
 
-// The step's work, where every bucket says its FLOPs (TOTAL excepted): what one workload has on
-// any GPU.
-std::optional<double> step_tflop(const DecompositionLog& l) {
-  double sum = 0;
+// Each bucket's work, where it says its FLOPs (TOTAL excepted): what one workload has on any GPU.
+std::map<std::string, double> bucket_work(const DecompositionLog& l) {
+  std::map<std::string, double> work;
   for (const DecompositionBucket& b : l.buckets) {
-    if (b.name == "TOTAL") continue;
-    if (!b.tflop) return std::nullopt;
-    sum += *b.tflop;
+    if (b.name != "TOTAL" && b.tflop && *b.tflop > 0) work[b.name] = *b.tflop;
   }
-  return sum > 0 ? std::optional<double>(sum) : std::nullopt;
+  return work;
 }
 
 }  // namespace
@@ -205,15 +203,36 @@ DecompositionComparison compare_decomposition(const DecompositionLog& old_log, c
     }
   }
   // One workload does the same work on any GPU: steps of other depths, lengths or batches do not.
-  const std::optional<double> old_work = step_tflop(old_log), new_work = step_tflop(new_log);
-  if (old_work && new_work && std::abs(*new_work / *old_work - 1) > 0.02) {
-    throw UsageError(fmt::format("{} and {} decompose steps of different work ({:.2f} vs {:.2f} TFLOP, old vs new: another "
-                                 "depth, length or batch): decompose one workload on both GPUs", printable(old_log.path),
-                                 printable(new_log.path), *old_work, *new_work));
+  // Compared bucket by bucket where both say a bucket's FLOPs, and as a whole where every bucket
+  // of both says them.
+  const std::map<std::string, double> old_work = bucket_work(old_log), new_work = bucket_work(new_log);
+  const auto refuse_work = [&](const std::string& what, double o_tflop, double n_tflop) {
+    if (std::abs(n_tflop / o_tflop - 1) > 0.02) {
+      throw UsageError(fmt::format("{} and {} decompose steps of different work ({}: {:.2f} vs {:.2f} TFLOP, old vs new: "
+                                   "another depth, length or batch): decompose one workload on both GPUs",
+                                   printable(old_log.path), printable(new_log.path), what, o_tflop, n_tflop));
+    }
+  };
+  bool work_checked = false;
+  for (const auto& [name, tflop] : old_work) {
+    if (const auto it = new_work.find(name); it != new_work.end()) refuse_work(printable(name), tflop, it->second), work_checked = true;
+  }
+  const auto total = [](const std::map<std::string, double>& w) {
+    double t = 0;
+    for (const auto& [name, tflop] : w) t += tflop;
+    return t;
+  };
+  const auto all_said = [](const DecompositionLog& l, const std::map<std::string, double>& w) {
+    return !w.empty() && w.size() + static_cast<size_t>(std::count_if(l.buckets.begin(), l.buckets.end(),
+                                                                       [](const auto& b) { return b.name == "TOTAL"; })) ==
+                             l.buckets.size();
+  };
+  if (all_said(old_log, old_work) && all_said(new_log, new_work)) {
+    refuse_work("the step", total(old_work), total(new_work)), work_checked = true;
   }
   std::vector<std::string> unchecked;
   if (old_seq == old_log.header.end() || new_seq == new_log.header.end()) unchecked.push_back("their lengths");
-  if (!old_work || !new_work) unchecked.push_back("their work (FLOPs)");
+  if (!work_checked) unchecked.push_back("their work (FLOPs)");
   const bool fold = in_guide_buckets(old_log) != in_guide_buckets(new_log);
   const DecompositionLog o = fold && !in_guide_buckets(old_log) ? as_guide_buckets(old_log) : old_log;
   const DecompositionLog n = fold && !in_guide_buckets(new_log) ? as_guide_buckets(new_log) : new_log;

@@ -74,6 +74,11 @@ DecompositionRecord read_decomposition_record(const Fields& f) {
     if (x.tflops && (*x.tflops < 0 || *x.tflops > kMaxTflops)) {
       throw WorkError(fmt::format("{}: bucket \"{}\": {} TFLOPS is beyond any measurement", f.where(), x.name, *x.tflops));
     }
+    // The rate is the work over the time (decompose writes it so): a rate edited alone is refused.
+    if (x.tflop && x.tflops && x.ms > 0 && std::abs(*x.tflops - *x.tflop / x.ms * 1e3) > 0.01 * *x.tflops + 1e-6) {
+      throw WorkError(fmt::format("{}: bucket \"{}\": {} TFLOPS is not its {} TFLOP over its {} ms", f.where(), x.name,
+                                  *x.tflops, *x.tflop, x.ms));
+    }
     x.gbytes = bf.optional_number("gbytes");
     x.gbps = bf.optional_number("gbps");
     x.of_ceiling = bf.optional_number("of_ceiling");

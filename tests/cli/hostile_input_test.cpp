@@ -101,6 +101,8 @@ TEST(SilentlyWrong, ATimeThatIsNotAFiniteNumberIsRefusedNamingTheLineAndTheField
   expect_error("decompose " + write_file(p, replaced(replaced(printout, "910.0 ms  463.4", "9100.0 ms  46.3"),
                                                       "421.65 TFLOP", "421.33 TFLOP")),
                1, "the buckets add up to 910.0 ms, the TOTAL line says 9100 ms");
+  expect_error("decompose " + write_file(p, replaced(printout, "wall step=910.0", "wall step=9100000.0")), 1,
+               "the `# wall` line's step is 9100000.0 ms, the TOTAL line 910 ms");
   for (const char* bad : {"peak_mem=9999999", "step=-910", "share=250%"}) {
     const std::string field = std::string(bad).substr(0, std::string(bad).find('='));
     const std::string from = field == "peak_mem" ? "peak_mem=99.0" : field == "step" ? "step=910.0" : "attention FLOP share=12.5%";
@@ -114,6 +116,9 @@ TEST(SilentlyWrong, ATimeThatIsNotAFiniteNumberIsRefusedNamingTheLineAndTheField
   expect_error("predict " + write_file("decompose_bad.jsonl", replaced(records, step_ms, R"("step_ms":414.41504)")) +
                    " --to b200 --model llama-3.1-8b --layers 2",
                1, "the buckets add up to 41.442 ms, step_ms says 414.415");
+  const std::string slow = replaced(records, R"("tflops":803.9731928111864)", R"("tflops":0.8039731928111864)");
+  expect_error("predict " + write_file("decompose_rate.jsonl", slow) + " --to b200 --model llama-3.1-8b --layers 2", 1,
+               "bucket \"gemm\": 0.8039731928111864 TFLOPS is not its");
 }
 
 TEST(SilentlyWrong, ACollectiveThatFailedItsExactnessCheckIsLeftOutAndSaidSo) {
@@ -718,7 +723,14 @@ TEST(SilentlyWrong, DecompositionsOfAnotherWorkloadAreNotCompared) {
                                       replaced(replaced(replaced(b200, "368.87 TFLOP  481.1 ms  766.7", "184.43 TFLOP  481.1 ms  383.3"),
                                                         "421.65 TFLOP  538.5 ms  783.0", "237.21 TFLOP  538.5 ms  440.5"),
                                                "# gpu=NVIDIA B200", "# gpu=NVIDIA B200"));
-  expect_error("compare " + kFx + "/decompose_h200.txt " + half, 2, "decompose steps of different work (421.65 vs 237.21 TFLOP");
+  expect_error("compare " + kFx + "/decompose_h200.txt " + half, 2,
+               "decompose steps of different work (everything else: 368.87 vs 184.43 TFLOP");
+  // Our records: the batch a decomposition says, the work of the buckets that say theirs.
+  const std::string ours = slurp(kFx + "/suite_h200_2l/decompose-long.jsonl");
+  ASSERT_NE(ours.find(R"("type":"decomposition")"), std::string::npos);
+  const std::string batch2 = write_file("decompose_batch2.jsonl", replaced(ours, R"("type":"decomposition")",
+                                                                            R"("type":"decomposition","batch":2)"));
+  expect_error("compare " + kFx + "/suite_h200_2l/decompose-long.jsonl " + batch2, 2, "different batches (1 vs 2");
   const std::string hf = temp_path("hf_decomposition.jsonl");
   fs::remove(hf);
   ASSERT_EQ(run("decompose " + kFx + "/hf_llama_2l_4096.pt.trace.json.gz --out " + hf).code, 0);

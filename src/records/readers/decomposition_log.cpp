@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <string_view>
 #include <vector>
@@ -82,8 +83,10 @@ void check_summary(const std::map<std::string, std::string>& summary, const std:
   }
 }
 
-// The TOTAL line is the buckets' sum, to the printout's rounding.
-void check_total(const std::vector<DecompositionBucket>& buckets, const std::string& path) {
+// The TOTAL line is the buckets' sum, to the printout's rounding, and the `# wall` line's step (the
+// buckets split that one wall-clock step).
+void check_total(const std::vector<DecompositionBucket>& buckets, const std::map<std::string, std::string>& summary,
+                 const std::string& path) {
   double sum = 0, total = -1;
   size_t parts = 0;
   for (const DecompositionBucket& b : buckets) {
@@ -93,6 +96,13 @@ void check_total(const std::vector<DecompositionBucket>& buckets, const std::str
   if (total >= 0 && std::abs(sum - total) > 0.05 * static_cast<double>(parts + 1) + 0.005 * total) {
     throw WorkError(fmt::format("{}: the buckets add up to {:.1f} ms, the TOTAL line says {} ms: a decomposition's "
                                 "buckets are its step", path, sum, total));
+  }
+  if (const auto step = summary.find("step"); step != summary.end() && total >= 0) {
+    const double wall = std::strtod(step->second.c_str(), nullptr);  // checked a number by check_summary
+    if (std::abs(wall - total) > 0.1 + 0.01 * total) {
+      throw WorkError(fmt::format("{}: the `# wall` line's step is {} ms, the TOTAL line {} ms: the buckets split that "
+                                  "one step", path, step->second, total));
+    }
   }
 }
 
@@ -123,6 +133,7 @@ DecompositionLog read_decomposition_records(const LineSource& t) {
     log.header["file"] = d.file;
     log.header["steps"] = d.steps_from;
     if (d.seqlen) log.header["seq"] = std::to_string(*d.seqlen);
+    if (r.json.contains("batch")) log.header["batch"] = std::to_string(d.batch);
     log.summary["step"] = fmt::format("{:.2f}", d.step_ms);
     for (const DecompositionBucketRecord& b : d.buckets) {
       DecompositionBucket x;
@@ -186,7 +197,7 @@ DecompositionLog read_decomposition_log(const LineSource& t) {
     throw WorkError(fmt::format("{}: no bucket lines (`NAME <x> TFLOP <x> ms <x> TFLOPS MFU <x>%`)", t.path));
   }
   check_summary(log.summary, t.path + ": the `# wall` line");
-  check_total(log.buckets, t.path);
+  check_total(log.buckets, log.summary, t.path);
   if (ignored) log.warnings.push_back(fmt::format("{} other lines ignored", ignored));
   return log;
 }
