@@ -195,6 +195,10 @@ TrainStep read_train_step(const Fields& f, int64_t index) {
       throw WorkError(fmt::format("{}: \"{}\" is {:g}, beyond any measurement (at most {:g})", f.where(), name, **v, max));
     }
   }
+  if (s.peak_mem_gib && *s.peak_mem_gib == 0) {  // a fit through it would find no limit in sight
+    throw WorkError(fmt::format("{}: \"peak_mem_gib\" is 0: a step that ran held memory; leave the field out where it "
+                                "was not measured", f.where()));
+  }
   if (s.exec_time_ms > kMaxMs) {
     throw WorkError(fmt::format("{}: \"exec_time_ms\" is {:g}, beyond any measurement (at most {:g})", f.where(),
                                 s.exec_time_ms, kMaxMs));

@@ -121,6 +121,13 @@ TEST(SilentlyWrong, ATimeThatIsNotAFiniteNumberIsRefusedNamingTheLineAndTheField
                "bucket \"gemm\": 0.8039731928111864 TFLOPS is not its");
 }
 
+// A peak memory of zero is no measurement: a memory fit through it finds "no limit in sight".
+TEST(SilentlyWrong, APeakMemoryOfZeroIsRefused) {
+  const std::string log = slurp(kFx + "/sweep_b200.log");
+  const std::string path = write_file("peak_zero.log", replaced(log, R"("peak_mem_gib": 16.4})", R"("peak_mem_gib": 0.0})"));
+  expect_error("memfit " + path, 1, ":5: \"peak_mem_gib\" is 0: a step that ran held memory");
+}
+
 TEST(SilentlyWrong, ACollectiveThatFailedItsExactnessCheckIsLeftOutAndSaidSo) {
   const std::string plain = slurp(kFx + "/nccl_records_h200x2_plain.jsonl");
   const std::string path = write_file("nccl_wrong.jsonl", replaced(plain, R"("wrong":0)", R"("wrong":7)"));
