@@ -105,6 +105,34 @@ std::string render_html(const Document& doc) {
   return out;
 }
 
+namespace {
+
+constexpr std::string_view kHtmlMark = R"(<meta name="generator" content="upgradebench report">)";
+constexpr std::string_view kMarkdownMark = "<!-- written by upgradebench report -->";
+constexpr size_t kMarkLookBytes = 64 << 10;  // where in a page its mark (or an older page's style) stands
+
+}  // namespace
+
+bool written_by_report(const fs::path& page) {
+  std::ifstream in(page, std::ios::binary);
+  std::string head(kMarkLookBytes, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(in.gcount()));
+  if (page.extension() == ".md") {
+    // The mark ends the page: read its tail.
+    std::error_code ec;
+    const auto size = fs::file_size(page, ec);
+    if (ec) return false;
+    std::ifstream tail_in(page, std::ios::binary);
+    tail_in.seekg(static_cast<std::streamoff>(size > kMarkLookBytes ? size - kMarkLookBytes : 0));
+    std::string tail(kMarkLookBytes, '\0');
+    tail_in.read(tail.data(), static_cast<std::streamsize>(tail.size()));
+    tail.resize(static_cast<size_t>(tail_in.gcount()));
+    return tail.find(kMarkdownMark) != std::string::npos;
+  }
+  return head.find(kHtmlMark) != std::string::npos || head.find(std::string(kStyle).substr(0, 60)) != std::string::npos;
+}
+
 void write_report(const ReportContent& r_in, const fs::path& dir, const fs::path& web_modules) {
   ReportContent r = r_in;
   // Charts leave the page too (as PNG and SVG files): each carries what its numbers are itself.
@@ -126,10 +154,10 @@ void write_report(const ReportContent& r_in, const fs::path& dir, const fs::path
     md += render_markdown(head) + "\n";
   }
   for (const Chart& c : r.charts) md += fmt::format("![{}](charts/{}.png)\n", c.title, c.id);
-  md += "\n" + render_markdown(md_rest);
+  md += "\n" + render_markdown(md_rest) + "\n" + std::string(kMarkdownMark) + "\n";
   place_file(dir / "report.md", md);
 
-  std::string html = "<!doctype html>\n<html><head><meta charset=\"utf-8\">\n<title>" + escape(r.title) +
+  std::string html = "<!doctype html>\n<html><head><meta charset=\"utf-8\">\n" + std::string(kHtmlMark) + "\n<title>" + escape(r.title) +
                      "</title>\n<style>" + kStyle + "</style>\n";
   for (const char* s : kScripts) html += "<script>\n" + slurp(web_modules / s) + "\n</script>\n";
   html += "</head><body>\n<h1>" + escape(r.title) + "</h1>\n";

@@ -33,4 +33,8 @@ std::string render_html(const Document& doc);  // tables and notes as HTML
 void write_report(const ReportContent& r, const std::filesystem::path& dir,
                   const std::filesystem::path& web_modules);
 
+// Whether a report.html or report.md is one this tool wrote (each page carries a mark saying so;
+// an older page is told by its style sheet): a page that is not is the user's, never overwritten.
+bool written_by_report(const std::filesystem::path& page);
+
 }  // namespace ub::report

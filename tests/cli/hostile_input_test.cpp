@@ -633,6 +633,26 @@ TEST(Clobbering, RecordsAreAppendedOnlyToRecordsOfTheirCommand) {
   EXPECT_EQ(again.code, 0) << again.err;
 }
 
+// A report folder's pages are rewritten only when they are an earlier report's: a report.html or
+// report.md of the user's stays.
+TEST(Clobbering, AReportFolderKeepsPagesItDidNotWrite) {
+  for (const char* page : {"report.html", "report.md"}) {
+    const std::string dir = temp_path(std::string("user_pages_") + page);
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    std::ofstream(dir + "/" + page) << "precious\n";
+    expect_error("report " + kFx + "/sweep_h200.log -o " + dir, 2, std::string("its ") + page + " is not a page upgradebench wrote");
+    EXPECT_EQ(slurp(dir + "/" + page), "precious\n");
+  }
+  const std::string again = temp_path("report_again");
+  fs::remove_all(again);
+  const Result first = run("report " + kFx + "/sweep_h200.log -o " + again);
+  if (report_tools_missing(first)) GTEST_SKIP() << first.err;
+  ASSERT_EQ(first.code, 0) << first.err;
+  const Result second = run("report " + kFx + "/sweep_h200.log -o " + again);
+  EXPECT_EQ(second.code, 0) << "an earlier report's pages are rewritten: " << second.err;
+}
+
 TEST(Clobbering, TheHistoryDatabaseIsNeitherAnInputNorAPipe) {
   const std::string input = write_file("db_input.jsonl", slurp(kFx + "/records_h200.jsonl"));
   expect_error("history add --db " + input + " " + input, 2, "that is an input");
