@@ -19,7 +19,6 @@
 #include "base/error.hpp"
 #include "base/line_source.hpp"
 #include "base/text.hpp"
-#include "report/html_report.hpp"
 
 namespace ub::cli {
 
@@ -305,16 +304,6 @@ void refuse_page_over_inputs(const std::string& dir, const std::vector<std::stri
       }
     } else if (fs::exists(in, ec)) {
       refuse_if_page(in, in);
-    }
-  }
-  // The pages there must be an earlier report's (a report.md older than its mark goes with the
-  // report.html beside it).
-  const fs::path html = fs::path(dir) / "report.html", md = fs::path(dir) / "report.md";
-  const bool html_there = fs::exists(html, ec), html_ours = html_there && report::written_by_report(html);
-  for (const auto& [page, ours] : {std::pair{html, html_ours}, std::pair{md, html_ours || report::written_by_report(md)}}) {
-    if (fs::symlink_status(page, ec).type() == fs::file_type::regular && !ours) {  // a symlink is refused later
-      throw UsageError(fmt::format("-o {}: its {} is not a page upgradebench wrote: the report would overwrite it; "
-                                   "write the report into a new folder", printable(dir), page.filename().string()));
     }
   }
 }

@@ -139,6 +139,17 @@ void write_report(const ReportContent& r_in, const fs::path& dir, const fs::path
   if (!r.chart_tag.empty()) {
     for (Chart& c : r.charts) c.title += " [" + r.chart_tag + "]";
   }
+  // The pages there must be an earlier report's (a report.md older than its mark goes with the
+  // report.html beside it); a symlink there is refused when the page is placed.
+  std::error_code ec;
+  const fs::path html_page = dir / "report.html", md_page = dir / "report.md";
+  const bool html_ours = fs::exists(html_page, ec) && written_by_report(html_page);
+  for (const auto& [page, ours] : {std::pair{html_page, html_ours}, std::pair{md_page, html_ours || written_by_report(md_page)}}) {
+    if (fs::symlink_status(page, ec).type() == fs::file_type::regular && !ours) {
+      throw UsageError(fmt::format("-o {}: its {} is not a page upgradebench wrote: the report would overwrite it; "
+                                   "write the report into a new folder", printable(dir.string()), page.filename().string()));
+    }
+  }
   prepare_report_folder(dir);
   // Charts as files first: a missing gnuplot stops here, before anything half-written.
   for (const Chart& c : r.charts) render_with_gnuplot(c, (dir / "charts").string());

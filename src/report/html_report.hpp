@@ -29,7 +29,8 @@ std::filesystem::path find_web_modules(const std::filesystem::path& hint,
 
 std::string render_html(const Document& doc);  // tables and notes as HTML
 
-// Writes report.md, report.html and charts/ into `dir` (created).
+// Writes report.md, report.html and charts/ into `dir` (created). A report.html or report.md there
+// that an earlier report did not write is refused (UsageError), not overwritten.
 void write_report(const ReportContent& r, const std::filesystem::path& dir,
                   const std::filesystem::path& web_modules);
 

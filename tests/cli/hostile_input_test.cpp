@@ -101,6 +101,10 @@ TEST(SilentlyWrong, ATimeThatIsNotAFiniteNumberIsRefusedNamingTheLineAndTheField
   expect_error("decompose " + write_file(p, replaced(replaced(printout, "910.0 ms  463.4", "9100.0 ms  46.3"),
                                                       "421.65 TFLOP", "421.33 TFLOP")),
                1, "the buckets add up to 910.0 ms, the TOTAL line says 9100 ms");
+  for (const char* seq : {"81920000000000", "0x2000", "0"}) {
+    expect_error("decompose " + write_file(p, replaced(printout, "seq=8192", std::string("seq=") + seq)), 1,
+                 fmt::format("seq={} is not a sequence length", seq));
+  }
   expect_error("decompose " + write_file(p, replaced(printout, "wall step=910.0", "wall step=9100000.0")), 1,
                "the `# wall` line's step is 9100000.0 ms, the TOTAL line 910 ms");
   for (const char* bad : {"peak_mem=9999999", "step=-910", "share=250%"}) {

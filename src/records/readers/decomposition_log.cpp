@@ -22,6 +22,8 @@ namespace ub {
 
 namespace {
 
+constexpr long long kMaxDecomposedSeqlen = 16LL << 20;  // the engine's longest sequence (16M tokens)
+
 // The last `n` words of `line` (trimmed), first to last (views into it); fewer when the line has fewer.
 std::vector<std::string_view> last_words(std::string_view line, size_t n) {
   std::vector<std::string_view> words;
@@ -178,6 +180,16 @@ DecompositionLog read_decomposition_log(const LineSource& t) {
       return;
     }
     if (auto header = gpu_header(line)) {
+      // The step's length, a whole number of tokens a step can have: another is no length at all
+      // (compare would pair it by its text, the records would leave it out).
+      if (const auto seq = header->find("seq"); seq != header->end()) {
+        const std::string& v = seq->second;
+        if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos || std::stoll(v) < 1 ||
+            std::stoll(v) > kMaxDecomposedSeqlen) {
+          throw WorkError(fmt::format("{}: seq={} is not a sequence length (1 to {} tokens)", where, printable(v),
+                                      kMaxDecomposedSeqlen));
+        }
+      }
       log.gpu = header->at("gpu");
       log.header = std::move(*header);
       return;
