@@ -7,7 +7,7 @@
 #   --test         also what the tests use: GoogleTest, Chromium (the report's rendering test),
 #                  clang with libFuzzer (the log readers' fuzz targets), a PostgreSQL server (the
 #                  history's tests start their own in a temporary folder)
-# CUDA (nvcc, cuBLASLt) is not a Debian package here: where /usr/local/cuda is installed the GPU
+# CUDA (nvcc, cuBLAS, cuBLASLt) is not a Debian package here: where /usr/local/cuda is installed the GPU
 # side is built, elsewhere it is left out and the GPU commands say so.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
