@@ -9,6 +9,7 @@
 #include "analysis/predict/projection.hpp"
 #include "analysis/predict/step_inputs.hpp"
 #include "base/error.hpp"
+#include "base/text.hpp"
 #include "cli/arguments.hpp"
 #include "facts/flops.hpp"
 #include "records/provenance.hpp"
@@ -42,7 +43,7 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
   // The model an input names (or implies), where --model gave none: said so.
   const auto adopt = [&](const std::string& name, const std::string& path, const char* because) {
     model = ctx.model(name, o.layers), full_model = ctx.model(name, 0);
-    out.warnings.push_back(fmt::format("{}: the model is {}, {} (--model to give another)", path, name, because));
+    out.warnings.push_back(fmt::format("{}: the model is {}, {} (--model to give another)", printable(path), name, because));
   };
   std::vector<std::string>& warnings = out.warnings;
   std::vector<StepInput> steps;

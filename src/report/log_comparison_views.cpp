@@ -40,8 +40,8 @@ Document decomposition_comparison_document(const DecompositionComparison& c) {
   auto& b = doc.add(fmt::format("Step decomposition: {} -> {}", c.old_gpu, c.new_gpu));
   b.notes = c.provenance_notes;
   b.notes.push_back(hardware_line(c.old_gpu, c.new_gpu, c.hardware));
-  if (c.old_step_ms) b.notes.push_back(fmt::format("{}: wall step {} ms", c.old_path, *c.old_step_ms));
-  if (c.new_step_ms) b.notes.push_back(fmt::format("{}: wall step {} ms", c.new_path, *c.new_step_ms));
+  if (c.old_step_ms) b.notes.push_back(fmt::format("{}: wall step {} ms", printable(c.old_path), *c.old_step_ms));
+  if (c.new_step_ms) b.notes.push_back(fmt::format("{}: wall step {} ms", printable(c.new_path), *c.new_step_ms));
   b.table.columns = {{"bucket", Align::left}, {"old ms"}, {"new ms"}, {"speedup"}, {"old TFLOPS"}, {"new TFLOPS"}};
   for (const auto& r : c.rows) {
     b.table.add_row({r.bucket, num(r.old_ms), num(r.new_ms), ratio(r.speedup), num(r.old_tflops), num(r.new_tflops)});

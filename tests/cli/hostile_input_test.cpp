@@ -318,12 +318,14 @@ TEST(Messages, TextFromFilesOnStdoutDrivesNoTerminalAndBreaksNoLine) {
   EXPECT_EQ(report.out.find('\x1b'), std::string::npos) << report.out;
   EXPECT_EQ(report.out.find('\x07'), std::string::npos) << report.out;
   const std::string named = write_file("two\nlines.log", slurp(kFx + "/sweep_h200.log"));
+  const std::string printout = write_file("two\nlines.txt", slurp(kFx + "/decompose_h200.txt"));
   for (const std::string& cmd : {"compare '" + named + "' " + kFx + "/sweep_b200.log",
-                                 "predict '" + named + "' --to b200 --model llama-3.1-8b"}) {
+                                 "predict '" + named + "' --to b200 --model llama-3.1-8b",
+                                 "compare '" + printout + "' " + kFx + "/decompose_b200.txt", "predict '" + printout + "' --to b200"}) {
     const Result r = run(cmd);
     ASSERT_EQ(r.code, 0) << cmd << "\n" << r.err;
-    EXPECT_EQ(r.out.find("\nlines.log"), std::string::npos) << cmd << "\n" << r.out;
-    EXPECT_NE(r.out.find("two lines.log"), std::string::npos) << cmd << "\n" << r.out;
+    EXPECT_EQ(r.out.find("\nlines."), std::string::npos) << cmd << "\n" << r.out;
+    EXPECT_NE(r.out.find("two lines."), std::string::npos) << cmd << "\n" << r.out;
   }
 }
 
