@@ -116,6 +116,21 @@ AttentionComparison compare_attention(const AttentionLog& o, const AttentionLog&
       }
     }
   }
+  // No kernel runs faster than its GPU's dense peak: a figure past it (with a margin for boost
+  // clocks) is a damaged or hand-edited line, not a measurement to take a ratio of.
+  for (const AttentionLog* l : {&o, &n}) {
+    const Accelerator* gpu = catalog.try_find(l->gpu);
+    const Figure* peak = gpu && gpu->peak_tflops.count(Dtype::bf16) ? &gpu->peak(Dtype::bf16) : nullptr;
+    if (!peak || !peak->known()) continue;
+    for (const AttentionRecord& p : l->points) {
+      for (const std::optional<double> t : {std::optional<double>(p.fwd_tflops), p.fwd_bwd_tflops}) {
+        if (t && *t > 1.1 * peak->value) {
+          throw WorkError(fmt::format("{}: seqlen {}: {:.1f} TFLOPS is past the {}'s dense bf16 peak ({:.0f} TFLOPS): not "
+                                      "a measurement", printable(l->path), p.seqlen, *t, gpu->id, peak->value));
+        }
+      }
+    }
+  }
   AttentionComparison c;
   c.provenance = weaker(o.provenance, n.provenance);
   c.provenance_notes = provenance_lines(o.path, o.provenance, n.path, n.provenance);

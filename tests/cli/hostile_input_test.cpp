@@ -922,6 +922,14 @@ TEST(SilentlyWrong, OneLogHoldsOneWorkload) {
                1, "the header says seq_len=0 in the block of seq_len=8192");
 }
 
+// An attention figure past its GPU's dense peak is no measurement: compared, it gave a 10x speedup.
+TEST(SilentlyWrong, AnAttentionFigurePastTheGpusPeakIsRefused) {
+  const std::string path = write_file("attention_past_peak.log",
+                                      replaced(slurp(kFx + "/attention_h200.log"), R"("fwd_tflops": 596.3)", R"("fwd_tflops": 5963)"));
+  expect_error("compare " + path + " " + kFx + "/attention_b200.log", 1,
+               "seqlen 8192: 5963.0 TFLOPS is past the h200-sxm's dense bf16 peak");
+}
+
 TEST(SilentlyWrong, AnAttentionLineWithNoTimeOrNoWorkIsRefused) {
   const std::string log = slurp(kFx + "/attention_h200.log");
   for (const auto& [re, bad, said] : {std::tuple{R"("fwd_tflops": [0-9.]+)", R"("fwd_tflops": 0)", "no work measured"},
