@@ -44,6 +44,23 @@ PointThroughput point_throughput(const RunLog& run, const RunPoint& p, const Poi
 
 namespace {
 
+// A step faster than its GPU could do the model's FLOPs (with a margin for boost clocks) is a
+// damaged or hand-edited time, not a measurement to take a ratio of.
+void refuse_step_past_peak(const RunLog& run, const RunPoint& p, const PointStats& st, const Accelerator* gpu,
+                           const std::optional<ModelShape>& model) {
+  const auto dt = dtype_of(run);
+  if (!gpu || !model || !dt || !gpu->peak_tflops.count(*dt) || !gpu->peak(*dt).known()) return;
+  FlopOptions fo;
+  fo.batch = run.batch;
+  // The fastest steady step: any one step faster than the GPU can go is no measurement.
+  const std::optional<double> tflops = tflops_from(step_flops(*model, p.seqlen, fo).total(), st.time_ms.min);
+  if (tflops && *tflops > 1.1 * gpu->peak(*dt).value) {
+    throw WorkError(fmt::format("{}: seqlen {}: a step of {:g} ms is {:.3g} TFLOPS of the model's FLOPs, past the {}'s "
+                                "dense {} peak ({:.0f}): not a measurement", printable(run.path), p.seqlen,
+                                st.time_ms.min, *tflops, gpu->id, run.dtype, gpu->peak(*dt).value));
+  }
+}
+
 SideFigures side(const RunLog& run, const RunPoint* p, const Accelerator* gpu,
                  const std::optional<ModelShape>& model, const CompareOptions& opt,
                  std::optional<double> price) {
@@ -55,6 +72,7 @@ SideFigures side(const RunLog& run, const RunPoint* p, const Accelerator* gpu,
   }
   s.status = "ok";
   const PointStats st = point_stats(run, *p);
+  refuse_step_past_peak(run, *p, st, gpu, model);
   s.steady_steps = st.steady_steps;
   s.step_time = st.time_ms;
   s.step_ms = st.time_ms.median;

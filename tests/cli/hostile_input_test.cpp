@@ -922,6 +922,15 @@ TEST(SilentlyWrong, OneLogHoldsOneWorkload) {
                1, "the header says seq_len=0 in the block of seq_len=8192");
 }
 
+// A training step faster than its GPU could do the model's FLOPs is no measurement: compared, its
+// interval reached 1.7e9x.
+TEST(SilentlyWrong, AStepFasterThanItsGpuCouldGoIsRefused) {
+  const std::string path = write_file("step_past_peak.log", replaced(slurp(kFx + "/sweep_b200.log"), R"("exec_time_ms": 1767.9)",
+                                                                       R"("exec_time_ms": 0.0000017679)"));
+  expect_error("compare " + kFx + "/sweep_h200.log " + path, 1,
+               "seqlen 8192: a step of 1.7679e-06 ms is 2.39e+11 TFLOPS of the model's FLOPs, past the b200-sxm's dense");
+}
+
 // An attention figure past its GPU's dense peak is no measurement: compared, it gave a 10x speedup.
 TEST(SilentlyWrong, AnAttentionFigurePastTheGpusPeakIsRefused) {
   const std::string path = write_file("attention_past_peak.log",
