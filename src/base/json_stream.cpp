@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 #include <sys/stat.h>
-#include <zlib.h>
 
 #include <cerrno>
 #include <algorithm>
@@ -19,7 +18,7 @@
 #include <vector>
 
 #include "base/error.hpp"
-#include "base/gzip_end.hpp"
+#include "base/gzip_reader.hpp"
 #include "base/json_text.hpp"
 
 namespace ub::trace {
@@ -108,14 +107,12 @@ struct ByteSource::ReadAhead {
 };
 
 ByteSource::ByteSource(const std::string& path) : path_(path) {
-  file_ = gzopen(path.c_str(), "rb");
-  if (!file_) throw UsageError(fmt::format("{}: cannot be read: {}", path, std::strerror(errno)));
-  // zlib's buffers are this size (three times over for gzip): no larger than the file needs.
+  // Compressed input is read this much at a time: no more than the file needs.
   struct stat st {};
   const uint64_t on_disk = ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) ? static_cast<uint64_t>(st.st_size) : 0;
   constexpr uint64_t kMinBuffer = 8 << 10, kMaxBuffer = 1 << 18;
-  gzbuffer(static_cast<gzFile>(file_), static_cast<unsigned>(on_disk ? std::clamp(on_disk, kMinBuffer, kMaxBuffer) : kMaxBuffer));
-  if (gzdirect(static_cast<gzFile>(file_))) {  // plain: read where it is asked
+  file_ = std::make_unique<GzipReader>(path, path, on_disk ? std::clamp(on_disk, kMinBuffer, kMaxBuffer) : kMaxBuffer);
+  if (file_->direct()) {  // plain: read where it is asked
     known_size_ = on_disk;
     return;
   }
@@ -155,19 +152,9 @@ ByteSource::~ByteSource() {
     ahead_->changed.notify_all();
     ahead_->thread.join();
   }
-  if (file_) gzclose(static_cast<gzFile>(file_));
 }
 
-size_t ByteSource::read_file(char* out, size_t n) {
-  const int got = gzread(static_cast<gzFile>(file_), out, static_cast<unsigned>(std::min<size_t>(n, 1u << 30)));
-  if (got < 0) {
-    int code = 0;
-    const char* msg = gzerror(static_cast<gzFile>(file_), &code);
-    throw WorkError(fmt::format("{}: cannot be read: {}", path_, msg ? msg : "read error"));
-  }
-  if (got == 0 && n > 0) refuse_cut_gzip(static_cast<gzFile>(file_), path_);
-  return static_cast<size_t>(got);
-}
+size_t ByteSource::read_file(char* out, size_t n) { return file_->read(out, n); }
 
 size_t ByteSource::read(char* out, size_t n) {
   if (!started_) {

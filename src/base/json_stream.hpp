@@ -1,5 +1,5 @@
 // Reading a large JSON document in one pass with memory that does not grow with it: the file
-// (plain or gzip, told by zlib from its first bytes) is read in blocks, and the document is
+// (plain or gzip, told from its first bytes) is read in blocks, and the document is
 // walked value by value. A value is handed over as one contiguous span of its bytes (an event of
 // a trace: a few hundred bytes) once its end is found; the buffer holding it is reused for the
 // next. Spans are parsed with JsonSpan, a small parser that reads only what is asked of it.
@@ -15,6 +15,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+
+namespace ub {
+class GzipReader;
+}
 
 namespace ub::trace {
 
@@ -42,7 +46,7 @@ class ByteSource {
 
   struct ReadAhead;
   std::string path_;
-  void* file_ = nullptr;  // gzFile
+  std::unique_ptr<GzipReader> file_;
   uint64_t bytes_ = 0;
   uint64_t known_size_ = 0;
   std::unique_ptr<ReadAhead> ahead_;  // gzip only

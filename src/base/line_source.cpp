@@ -2,7 +2,6 @@
 #include "base/line_source.hpp"
 
 #include <fmt/format.h>
-#include <zlib.h>
 
 #include <cerrno>
 #include <cstdint>
@@ -12,7 +11,7 @@
 #include <utility>
 
 #include "base/error.hpp"
-#include "base/gzip_end.hpp"
+#include "base/gzip_reader.hpp"
 #include "base/text.hpp"
 
 namespace ub {
@@ -91,21 +90,11 @@ std::function<bool(const Line&)> collector(HeldLines& held) {
 
 // One pass over a file (gzip read decompressed, anything else as it is).
 void scan_file(const std::filesystem::path& file, const std::string& name, const std::function<bool(const Line&)>& each) {
-  const std::unique_ptr<gzFile_s, int (*)(gzFile)> in(gzopen(file.c_str(), "rb"), gzclose);
-  if (!in) throw UsageError(fmt::format("{}: cannot be read", name));
+  GzipReader in(file.string(), name);
   std::string block(size_t{1} << 16, '\0');
   LineSplitter split(name, each);
-  for (;;) {
-    const int n = gzread(in.get(), block.data(), static_cast<unsigned>(block.size()));
-    if (n < 0) {
-      int code = 0;
-      throw WorkError(fmt::format("{}: cannot be read: {}", name, gzerror(in.get(), &code)));
-    }
-    if (n == 0) {
-      refuse_cut_gzip(in.get(), name);
-      break;
-    }
-    if (!split.feed(std::string_view(block.data(), static_cast<size_t>(n)))) return;
+  while (const size_t n = in.read(block.data(), block.size())) {
+    if (!split.feed(std::string_view(block.data(), n))) return;
   }
   split.finish();
 }
@@ -115,7 +104,7 @@ void scan_file(const std::filesystem::path& file, const std::string& name, const
 // A pipe read a line at a time, once: what was read stays read, so its first lines are kept (up to
 // kPipeHeldBytes) for the passes that come back to them, and the rest is handed out as it comes.
 struct LineSource::Pipe {
-  std::unique_ptr<gzFile_s, int (*)(gzFile)> in{nullptr, gzclose};
+  std::unique_ptr<GzipReader> in;
   std::string buffer;  // bytes read and not yet handed out
   size_t at = 0;       // where the next line starts in `buffer`
   bool eof = false;
@@ -150,14 +139,9 @@ struct LineSource::Pipe {
       at = 0;
       const size_t had = buffer.size();
       buffer.resize(had + (size_t{1} << 16));
-      const int n = gzread(in.get(), buffer.data() + had, static_cast<unsigned>(size_t{1} << 16));
-      if (n < 0) {
-        int code = 0;
-        throw WorkError(fmt::format("{}: cannot be read: {}", name, gzerror(in.get(), &code)));
-      }
-      buffer.resize(had + static_cast<size_t>(n));
+      const size_t n = in->read(buffer.data() + had, size_t{1} << 16);
+      buffer.resize(had + n);
       eof = n == 0;
-      if (eof) refuse_cut_gzip(in.get(), name);
     }
     if (next_index == 0 && line.rfind(kUtf8ByteOrderMark, 0) == 0) line.erase(0, kUtf8ByteOrderMark.size());
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -200,8 +184,7 @@ LineSource LineSource::file(const std::filesystem::path& path) {
   if (!std::filesystem::is_regular_file(status)) {
     // A pipe or a device is read once, a line at a time as the passes go (Pipe).
     s.pipe_ = std::make_shared<Pipe>();
-    s.pipe_->in.reset(gzopen(path.c_str(), "rb"));
-    if (!s.pipe_->in) throw UsageError(fmt::format("{}: cannot be read", s.path));
+    s.pipe_->in = std::make_unique<GzipReader>(s.path, s.path);
   } else if (FILE* f = std::fopen(path.c_str(), "rb")) {
     std::fclose(f);
   } else {

@@ -877,6 +877,17 @@ TEST(Messages, AGzipFileCutShortIsRefused) {
   EXPECT_NE(piped.out.find("the gzip stream stops short"), std::string::npos) << piped.out;
 }
 
+// Lines after the gzip data (a plain log appended to a compressed one) are refused where they
+// start: zlib's own reader stops at the gzip data's end and the appended lengths went unread.
+TEST(Messages, AFileAppendedToAGzipFileIsRefused) {
+  const std::string joined = temp_path("appended_sweep.log.gz");
+  ASSERT_EQ(capture(fmt::format("gzip -c {0}/sweep_h200.log > {1} && cat {0}/sweep_b200.log >> {1}", kFx, joined)).code, 0);
+  const Result memfit = capture(fmt::format("{} memfit {} 2>&1", UB_BINARY, joined));
+  EXPECT_EQ(memfit.code, 1) << memfit.out;
+  EXPECT_NE(memfit.out.find(joined + ": the bytes from "), std::string::npos) << memfit.out;
+  EXPECT_NE(memfit.out.find("after the end of the gzip data, are not gzip"), std::string::npos) << memfit.out;
+}
+
 // An endless pipe of records that look valid, each at a new length, stops at the bound of points
 // a file holds, while it is read: kind detection looks no further than the pipe's kept start.
 TEST(Bounds, AnEndlessPipeOfRecordsStopsAtThePointsAFileHolds) {
