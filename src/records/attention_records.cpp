@@ -126,6 +126,8 @@ AttentionRecord read_attention_point(const Fields& f) {
   r.fwd_tflops = non_negative(f, "fwd_tflops");
   r.fwd_bwd_ms = optional_non_negative(f, "fwd_bwd_ms");
   r.fwd_bwd_tflops = optional_non_negative(f, "fwd_bwd_tflops");
+  r.flops_fwd = optional_non_negative(f, "flops_fwd").value_or(0);  // ours: the FLOPs the figures divide
+  r.flops_fwd_bwd = optional_non_negative(f, "flops_fwd_bwd").value_or(0);
   // A time under a nanosecond, or no work done in it, is a damaged line, not a fast kernel.
   for (const auto& [name, v] : {std::pair{"fwd_ms", std::optional<double>(r.fwd_ms)}, {"fwd_bwd_ms", r.fwd_bwd_ms}}) {
     if (v && *v < kMinMs) throw WorkError(fmt::format("{}: \"{}\" is {:g}, less than any kernel takes ({:g} ms)", f.where(), name, *v, kMinMs));

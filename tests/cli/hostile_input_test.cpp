@@ -212,9 +212,9 @@ TEST(SilentlyWrong, DecompositionsOfOtherLengthsAreNotCompared) {
 // Attention logs of different problems (heads, head dim, causal) are not compared as one.
 TEST(SilentlyWrong, AttentionOfAnotherShapeIsNotCompared) {
   const std::string other = write_file("attention_other_shape.log",
-                                       replaced(slurp(kFx + "/attention_b200.log"), "head_dim=128", "head_dim=64"));
+                                       replaced(slurp(kFx + "/attention_b200.log"), "nheads_kv=8", "nheads_kv=4"));
   expect_error(fmt::format("compare {}/attention_h200.log {}", kFx, other), 2,
-               "measured different attention problems (head_dim 128 vs 64, old vs new)");
+               "measured different attention problems (nheads_kv 8 vs 4, old vs new)");
 }
 
 TEST(SilentlyWrong, TheBatchOfAContextRecordIsRangeChecked) {
@@ -945,9 +945,25 @@ TEST(SilentlyWrong, AStepFasterThanItsGpuCouldGoIsRefused) {
 // An attention figure past its GPU's dense peak is no measurement: compared, it gave a 10x speedup.
 TEST(SilentlyWrong, AnAttentionFigurePastTheGpusPeakIsRefused) {
   const std::string path = write_file("attention_past_peak.log",
-                                      replaced(slurp(kFx + "/attention_h200.log"), R"("fwd_tflops": 596.3)", R"("fwd_tflops": 5963)"));
+                                      replaced(slurp(kFx + "/attention_h200.log"), R"("fwd_ms": 0.922, "fwd_tflops": 596.3)",
+                                               R"("fwd_ms": 0.0922, "fwd_tflops": 5963)"));
   expect_error("compare " + path + " " + kFx + "/attention_b200.log", 1,
                "seqlen 8192: 5963.0 TFLOPS is past the h200-sxm's dense bf16 peak");
+}
+
+// A line's time and TFLOPS say one thing twice (the shape's FLOPs over the time): a time 1000x
+// longer beside unchanged TFLOPS gave a ratio from whichever figure compare read.
+TEST(SilentlyWrong, AnAttentionTimeThatDisagreesWithItsTflopsIsRefused) {
+  const std::string peer = write_file("attention_time_off.log",
+                                      replaced(slurp(kFx + "/attention_h200.log"), R"("fwd_bwd_ms": 3.73)", R"("fwd_bwd_ms": 3730)"));
+  expect_error("compare " + peer + " " + kFx + "/attention_b200.log", 1,
+               "attention_time_off.log:4: fwd_bwd_ms 3730 and fwd_bwd_tflops 515.1 disagree: seqlen 8192 is 1.924 TFLOP, "
+               "which at 515.1 TFLOPS takes 3.735 ms");
+  // Our records carry their FLOPs: the same check without a header.
+  std::string ours = slurp(kFx + "/attention_records_h200.jsonl");
+  ours = std::regex_replace(ours, std::regex(R"("fwd_ms":[0-9.]+)"), R"("fwd_ms":50)", std::regex_constants::format_first_only);
+  const std::string records = write_file("attention_records_time_off.jsonl", ours);
+  expect_error("compare " + records + " " + kFx + "/attention_b200.log", 1, "fwd_ms 50 and fwd_tflops");
 }
 
 TEST(SilentlyWrong, AnAttentionLineWithNoTimeOrNoWorkIsRefused) {

@@ -4,15 +4,62 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <tuple>
+#include <utility>
 #include <optional>
 
 #include "base/error.hpp"
 #include "base/key_values.hpp"
 #include "base/text.hpp"
+#include "model/reference/attention_cpu.hpp"
 #include "records/readers/records_reader.hpp"
 #include "records/readers/repeated_points.hpp"
 
 namespace ub {
+
+namespace {
+
+// The FLOPs of a point's forward and forward+backward passes: our records carry them; for
+// bench_flash_attn.py's lines they follow from the header's shape (one sequence, as the script
+// runs), when it gives one.
+std::optional<std::pair<double, double>> point_flops(const AttentionRecord& p, const std::map<std::string, std::string>& header) {
+  if (p.flops_fwd > 0) return std::pair{p.flops_fwd, p.flops_fwd_bwd};
+  const auto count = [&](const char* key) -> std::optional<int64_t> {
+    const auto it = header.find(key);
+    if (it == header.end() || it->second.empty() || it->second.size() > 6 ||
+        it->second.find_first_not_of("0123456789") != std::string::npos || it->second[0] == '0') {
+      return std::nullopt;
+    }
+    return std::stoll(it->second);
+  };
+  const auto heads = count("nheads"), head_dim = count("head_dim");
+  const auto causal = header.find("causal");
+  if (!heads || !head_dim || causal == header.end()) return std::nullopt;
+  AttentionShape shape;
+  shape.seqlen = p.seqlen, shape.heads = *heads, shape.head_dim = *head_dim;
+  shape.causal = causal->second == "True" || causal->second == "true";
+  return std::pair{attention_flops(shape, false), attention_flops(shape, true)};
+}
+
+// A point's time and TFLOPS are one measurement said twice (the shape's FLOPs over the time): a
+// pair that disagrees is refused, since a comparison would take whichever of the two it reads.
+// Times are printed to a few decimals: 5% and a microsecond of slack.
+void refuse_time_beside_other_rate(const AttentionRecord& p, std::pair<double, double> flops, const std::string& where) {
+  for (const auto& [name, ms, tflops, f] :
+       {std::tuple{"fwd", std::optional<double>(p.fwd_ms), std::optional<double>(p.fwd_tflops), flops.first},
+        std::tuple{"fwd_bwd", p.fwd_bwd_ms, p.fwd_bwd_tflops, flops.second}}) {
+    if (!ms || !tflops || *tflops <= 0 || f <= 0) continue;
+    const double implied_ms = f / (*tflops * 1e9);
+    if (std::abs(*ms - implied_ms) > 0.05 * implied_ms + 1e-3) {
+      throw WorkError(fmt::format("{}: {}_ms {:g} and {}_tflops {:g} disagree: seqlen {} is {:.4g} TFLOP, which at {:g} TFLOPS "
+                                  "takes {:.4g} ms; one of the two figures is wrong",
+                                  where, name, *ms, name, *tflops, p.seqlen, f / 1e12, *tflops, implied_ms));
+    }
+  }
+}
+
+}  // namespace
 
 AttentionLog read_attention_log(const LineSource& t) {
   AttentionLog log;
@@ -56,6 +103,7 @@ AttentionLog read_attention_log(const LineSource& t) {
       }
     }
     AttentionRecord p = read_attention_point(f);
+    if (const auto flops = point_flops(p, log.header)) refuse_time_beside_other_rate(p, *flops, where);
     // Several GPUs measured at once (--devices all): the first GPU's points are read.
     if (!first_device) first_device = p.device;
     if (p.device != *first_device) {
