@@ -44,17 +44,18 @@ PointThroughput point_throughput(const RunLog& run, const RunPoint& p, const Poi
 
 namespace {
 
-// A step faster than its GPU could do the model's FLOPs (with a margin for boost clocks) is a
-// damaged or hand-edited time, not a measurement to take a ratio of.
+// A step faster than its GPU could do the model's FLOPs is a damaged or hand-edited time, not a
+// measurement to take a ratio of.
 void refuse_step_past_peak(const RunLog& run, const RunPoint& p, const PointStats& st, const Accelerator* gpu,
                            const std::optional<ModelShape>& model) {
   const auto dt = dtype_of(run);
-  if (!gpu || !model || !dt || !gpu->peak_tflops.count(*dt) || !gpu->peak(*dt).known()) return;
+  const std::optional<double> most = gpu && dt ? gpu->most_measurable_tflops(*dt) : std::nullopt;
+  if (!model || !most) return;
   FlopOptions fo;
   fo.batch = run.batch;
   // The fastest steady step: any one step faster than the GPU can go is no measurement.
   const std::optional<double> tflops = tflops_from(step_flops(*model, p.seqlen, fo).total(), st.time_ms.min);
-  if (tflops && *tflops > 1.1 * gpu->peak(*dt).value) {
+  if (tflops && *tflops > *most) {
     throw WorkError(fmt::format("{}: seqlen {}: a step of {:g} ms is {:.3g} TFLOPS of the model's FLOPs, past the {}'s "
                                 "dense {} peak ({:.0f}): not a measurement", printable(run.path), p.seqlen,
                                 st.time_ms.min, *tflops, gpu->id, run.dtype, gpu->peak(*dt).value));

@@ -116,17 +116,17 @@ AttentionComparison compare_attention(const AttentionLog& o, const AttentionLog&
       }
     }
   }
-  // No kernel runs faster than its GPU's dense peak: a figure past it (with a margin for boost
-  // clocks) is a damaged or hand-edited line, not a measurement to take a ratio of.
+  // No kernel runs faster than its GPU's dense peak: a figure past it is not a measurement to
+  // take a ratio of.
   for (const AttentionLog* l : {&o, &n}) {
     const Accelerator* gpu = catalog.try_find(l->gpu);
-    const Figure* peak = gpu && gpu->peak_tflops.count(Dtype::bf16) ? &gpu->peak(Dtype::bf16) : nullptr;
-    if (!peak || !peak->known()) continue;
+    const std::optional<double> most = gpu ? gpu->most_measurable_tflops(Dtype::bf16) : std::nullopt;
+    if (!most) continue;
     for (const AttentionRecord& p : l->points) {
       for (const std::optional<double> t : {std::optional<double>(p.fwd_tflops), p.fwd_bwd_tflops}) {
-        if (t && *t > 1.1 * peak->value) {
+        if (t && *t > *most) {
           throw WorkError(fmt::format("{}: seqlen {}: {:.1f} TFLOPS is past the {}'s dense bf16 peak ({:.0f} TFLOPS): not "
-                                      "a measurement", printable(l->path), p.seqlen, *t, gpu->id, peak->value));
+                                      "a measurement", printable(l->path), p.seqlen, *t, gpu->id, gpu->peak(Dtype::bf16).value));
         }
       }
     }
@@ -204,10 +204,10 @@ std::map<std::string, double> bucket_work(const DecompositionLog& l) {
 DecompositionComparison compare_decomposition(const DecompositionLog& old_log, const DecompositionLog& new_log,
                                               const Catalog& catalog) {
   // Buckets of one step on two GPUs: steps of other lengths are not paired (where both say theirs).
-  const auto old_seq = old_log.header.find("seq"), new_seq = new_log.header.find("seq");
-  if (old_seq != old_log.header.end() && new_seq != new_log.header.end() && old_seq->second != new_seq->second) {
+  if (old_log.seqlen && new_log.seqlen && *old_log.seqlen != *new_log.seqlen) {
     throw UsageError(fmt::format("{} and {} decompose steps of different lengths ({} vs {} tokens, old vs new): "
-                                 "decompose both at one length", old_log.path, new_log.path, old_seq->second, new_seq->second));
+                                 "decompose both at one length", printable(old_log.path), printable(new_log.path),
+                                 *old_log.seqlen, *new_log.seqlen));
   }
   for (const char* key : {"layers", "batch"}) {
     const auto a = old_log.header.find(key), b = new_log.header.find(key);
@@ -246,7 +246,7 @@ DecompositionComparison compare_decomposition(const DecompositionLog& old_log, c
     refuse_work("the step", total(old_work), total(new_work)), work_checked = true;
   }
   std::vector<std::string> unchecked;
-  if (old_seq == old_log.header.end() || new_seq == new_log.header.end()) unchecked.push_back("their lengths");
+  if (!old_log.seqlen || !new_log.seqlen) unchecked.push_back("their lengths");
   if (!work_checked) unchecked.push_back("their work (FLOPs)");
   const bool fold = in_guide_buckets(old_log) != in_guide_buckets(new_log);
   const DecompositionLog o = fold && !in_guide_buckets(old_log) ? as_guide_buckets(old_log) : old_log;

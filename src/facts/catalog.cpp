@@ -98,6 +98,12 @@ std::optional<double> Accelerator::fraction_of_peak(std::optional<double> tflops
   return fraction_of(tflops, peak(d).get());
 }
 
+std::optional<double> Accelerator::most_measurable_tflops(Dtype d) const {
+  const auto it = peak_tflops.find(d);
+  if (it == peak_tflops.end() || !it->second.known()) return std::nullopt;
+  return 1.1 * it->second.value;
+}
+
 std::optional<double> Accelerator::published_mamf(Dtype d) const {
   const std::optional<PublishedMamf>& m = d == Dtype::bf16 ? mamf_bf16 : d == Dtype::fp8 ? mamf_fp8 : std::nullopt;
   return m ? m->tflops.get() : std::nullopt;

@@ -59,7 +59,7 @@ StepInput from_printout(const DecompositionLog& d) {
   in.path = d.path;
   in.from = "decomposition (bench_decompose.py's printout: attention and everything else)";
   in.old_gpu = d.gpu;
-  if (auto it = d.header.find("seq"); it != d.header.end()) in.seqlen = std::stoll(it->second);
+  if (d.seqlen) in.seqlen = *d.seqlen;
   in.levers = levers_of(d.header, 1);
   for (const DecompositionBucket& b : d.buckets) {
     if (b.name == "TOTAL") {

@@ -125,6 +125,7 @@ DecompositionLog read_decomposition_records(const LineSource& t) {
       for (const auto& [key, as] : {std::pair{"seqlen", "seq"}, std::pair{"layers", "layers"}, std::pair{"batch", "batch"}}) {
         if (c.contains(key) && c[key].is_number_integer() && c[key].get<int64_t>() > 0) {  // 0: not known
           log.header[as] = std::to_string(c[key].get<int64_t>());
+          if (std::string(as) == "seq") log.seqlen = c[key].get<int64_t>();
         }
       }
     }
@@ -134,7 +135,7 @@ DecompositionLog read_decomposition_records(const LineSource& t) {
     log.header["source"] = d.source;
     log.header["file"] = d.file;
     log.header["steps"] = d.steps_from;
-    if (d.seqlen) log.header["seq"] = std::to_string(*d.seqlen);
+    if (d.seqlen) log.header["seq"] = std::to_string(*d.seqlen), log.seqlen = *d.seqlen;
     if (r.json.contains("batch")) log.header["batch"] = std::to_string(d.batch);
     log.summary["step"] = fmt::format("{:.2f}", d.step_ms);
     for (const DecompositionBucketRecord& b : d.buckets) {
@@ -184,8 +185,9 @@ DecompositionLog read_decomposition_log(const LineSource& t) {
       // (compare would pair it by its text, the records would leave it out).
       if (const auto seq = header->find("seq"); seq != header->end()) {
         const std::string& v = seq->second;
-        if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos || std::stoll(v) < 1 ||
-            std::stoll(v) > kMaxDecomposedSeqlen) {
+        const bool digits = !v.empty() && v.size() <= 9 && v.find_first_not_of("0123456789") == std::string::npos;
+        log.seqlen = digits ? std::stoll(v) : 0;
+        if (*log.seqlen < 1 || *log.seqlen > kMaxDecomposedSeqlen) {
           throw WorkError(fmt::format("{}: seq={} is not a sequence length (1 to {} tokens)", where, printable(v),
                                       kMaxDecomposedSeqlen));
         }
@@ -226,11 +228,7 @@ DecompositionRecord printout_record(const DecompositionLog& d) {
   r.steps_from = "the printout's measured wall step";
   r.steps = 1;
   r.step = "wall step";
-  if (auto it = d.header.find("seq"); it != d.header.end() && !it->second.empty() &&
-                                       it->second.find_first_not_of("0123456789") == std::string::npos &&
-                                       it->second.size() < 10) {
-    r.seqlen = std::stoll(it->second);
-  }
+  if (d.seqlen) r.seqlen = *d.seqlen;
   for (const DecompositionBucket& b : d.buckets) {
     if (b.name == "TOTAL") {
       r.step_ms = b.ms;

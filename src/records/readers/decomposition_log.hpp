@@ -5,6 +5,7 @@
 // file and line; other lines are counted in warnings.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -27,6 +28,7 @@ struct DecompositionBucket {
 struct DecompositionLog {
   std::string path, gpu;
   std::map<std::string, std::string> header;   // the `# gpu=` line
+  std::optional<int64_t> seqlen;               // its `seq=`, checked to be a length
   std::map<std::string, std::string> summary;  // the `# wall step=` line, as written
   std::vector<DecompositionBucket> buckets;
   std::vector<std::string> warnings;
