@@ -410,6 +410,7 @@ class Window {
   }
 
   const std::string& path() const { return src_.path(); }
+  ByteSource& source() { return src_; }
   // The unread bytes, from the next value on; whether the file has no more.
   std::string_view rest() {
     next();
@@ -493,6 +494,8 @@ void stream_array(Window& w, const StreamHandlers& h, size_t& index) {
   }
 }
 
+void stream_object(Window& w, std::string_view streamed, const StreamHandlers& handlers, size_t& index);
+
 }  // namespace
 
 void stream_document(ByteSource& source, std::string_view streamed, const StreamHandlers& handlers, size_t block_bytes,
@@ -503,13 +506,23 @@ void stream_document(ByteSource& source, std::string_view streamed, const Stream
   Window w(source, known ? static_cast<size_t>(std::min<uint64_t>(block_bytes, known + 1)) : block_bytes, max_value_bytes);
   size_t index = 0;
   const char first = w.next();
-  if (first == '[') {
-    stream_array(w, handlers, index);
+  if (first != '[' && first != '{') w.fail(first == '\0' ? "empty: not a JSON document" : "not a JSON object or array");
+  if (first == '[') stream_array(w, handlers, index);
+  else stream_object(w, streamed, handlers, index);
+  // The file is read to its end: what follows the document (another one appended, bytes after a
+  // gzip stream) would otherwise go unread without a word.
+  if (w.next() != '\0') w.fail("more after the end of the JSON document (two files in one?)");
+}
+
+namespace {
+
+void stream_object(Window& w, std::string_view streamed, const StreamHandlers& handlers, size_t& index) {
+  ByteSource& source = w.source();
+  w.advance();
+  if (w.next() == '}') {
+    w.advance();
     return;
   }
-  if (first != '{') w.fail(first == '\0' ? "empty: not a JSON document" : "not a JSON object or array");
-  w.advance();
-  if (w.next() == '}') return;
   while (true) {
     const std::string_view key_text = w.value();
     JsonSpan key_span(key_text, source.path());
@@ -530,5 +543,7 @@ void stream_document(ByteSource& source, std::string_view streamed, const Stream
     if (c != ',') w.fail("',' or '}' was expected at the top level");
   }
 }
+
+}  // namespace
 
 }  // namespace ub::trace

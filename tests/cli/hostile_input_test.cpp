@@ -886,6 +886,14 @@ TEST(Messages, AFileAppendedToAGzipFileIsRefused) {
   EXPECT_EQ(memfit.code, 1) << memfit.out;
   EXPECT_NE(memfit.out.find(joined + ": the bytes from "), std::string::npos) << memfit.out;
   EXPECT_NE(memfit.out.find("after the end of the gzip data, are not gzip"), std::string::npos) << memfit.out;
+  // A trace is read to its end too, past its JSON document: a line appended to the gzip file,
+  // or a second document after the first, is refused.
+  const std::string trace = temp_path("appended_trace.json.gz");
+  ASSERT_EQ(capture(fmt::format("cp {}/hf_llama_2l_4096.pt.trace.json.gz {} && echo garbage >> {}", kFx, trace, trace)).code, 0);
+  expect_error("decompose " + trace, 1, trace + ": the bytes from ");
+  const std::string two = temp_path("two_documents.json");
+  ASSERT_EQ(capture(fmt::format("cat {0}/trace_kineto_small.json {0}/trace_kineto_small.json > {1}", kFx, two)).code, 0);
+  expect_error("decompose " + two, 1, two + ": more after the end of the JSON document (two files in one?)");
 }
 
 // An endless pipe of records that look valid, each at a new length, stops at the bound of points
