@@ -18,6 +18,11 @@ namespace ub {
 
 namespace {
 
+// The most a pipe is read: a log, a records file or a collective sweep is megabytes; a pipe that
+// goes on past this (`yes`, a generator of valid-looking records) is refused rather than read for
+// ever. A file has an end and is read whole.
+constexpr uint64_t kMaxPipeBytes = uint64_t{256} << 20;
+
 // What some editors put at the start of a UTF-8 file: not part of its first line.
 constexpr std::string_view kUtf8ByteOrderMark = "\xEF\xBB\xBF";
 
@@ -108,6 +113,7 @@ struct LineSource::Pipe {
   std::string buffer;  // bytes read and not yet handed out
   size_t at = 0;       // where the next line starts in `buffer`
   bool eof = false;
+  uint64_t read_total = 0;  // bytes read from the pipe (decompressed)
   // The first lines, for later passes: their text end to end and where each ends (a stream of
   // one-character lines costs 4 bytes a line more, not a string each).
   std::string kept_text;
@@ -142,6 +148,10 @@ struct LineSource::Pipe {
       const size_t n = in->read(buffer.data() + had, size_t{1} << 16);
       buffer.resize(had + n);
       eof = n == 0;
+      if ((read_total += n) > kMaxPipeBytes) {
+        throw WorkError(fmt::format("{}: more than {} MiB from a pipe: not a log upgradebench reads; give a file",
+                                    name, kMaxPipeBytes >> 20));
+      }
     }
     if (next_index == 0 && line.rfind(kUtf8ByteOrderMark, 0) == 0) line.erase(0, kUtf8ByteOrderMark.size());
     if (!line.empty() && line.back() == '\r') line.pop_back();

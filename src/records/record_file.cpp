@@ -59,7 +59,13 @@ std::string utc_format(const char* pattern) {
 }  // namespace
 
 RecordWriter::RecordWriter(const std::filesystem::path& path) : path_(path) {
-  fd_ = UniqueFd(::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644));  // read: the last byte
+  // Not through a symbolic link: one planted where the records go (a shared folder) would have
+  // them appended to, or a file created at, whatever it names.
+  fd_ = UniqueFd(::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644));  // read: the last byte
+  if (!fd_ && errno == ELOOP) {
+    throw WorkError(fmt::format("{}: a symbolic link: records are written to the file named, never through a link; "
+                                "give the file it points to", path.string()));
+  }
   if (!fd_) {
     throw WorkError(fmt::format("{}: cannot open for writing records: {}", path.string(), std::strerror(errno)));
   }

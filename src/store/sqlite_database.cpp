@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
@@ -16,6 +17,7 @@
 #include <memory>
 
 #include "base/error.hpp"
+#include "base/text.hpp"
 #include "store/database.hpp"
 
 namespace ub::history {
@@ -91,16 +93,26 @@ class SqliteDatabase final : public Database {
       std::filesystem::create_directories(p.parent_path(), ec);
     }
     sqlite3* opened = nullptr;
-    const int flags = access == Access::read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+    // Written, never through a symbolic link (one planted in a shared folder would have the
+    // history written wherever it points); read, a link is followed like any path.
+    const int flags = access == Access::read_only ? SQLITE_OPEN_READONLY
+                                                  : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW;
     // A database this user may only read, in a folder it may not write: SQLite cannot make the
     // WAL index there, and reads it immutable instead, when no write-ahead log holds runs not yet
     // in the file (with one, SQLite reads it through the -shm beside it, or says it cannot).
     std::error_code ec;
+    const auto refuse_link = [&] {
+      throw UsageError(fmt::format("--db {}: a symbolic link: the history is written to the file named, never through "
+                                   "a link; give the file it points to", path));
+    };
+    // SQLite's own refusal (SQLITE_OPEN_NOFOLLOW) lets a link to nothing yet create its target.
+    if (access != Access::read_only && std::filesystem::is_symlink(path, ec)) refuse_link();
     const bool immutable = access == Access::read_only && !folder_writable(path) &&
                            !std::filesystem::exists(path + "-wal", ec);
     const int rc = sqlite3_open_v2(immutable ? immutable_uri(path).c_str() : path.c_str(), &opened,
                                    flags | SQLITE_OPEN_FULLMUTEX | (immutable ? SQLITE_OPEN_URI : 0), nullptr);
     db_.reset(opened);  // SQLite hands out a handle to close even when opening fails
+    if (rc == SQLITE_CANTOPEN_SYMLINK) refuse_link();  // a link among the folders of the path
     if (rc != SQLITE_OK) {
       const char* why = db_ ? sqlite3_errmsg(db_.get()) : "out of memory";
       throw UsageError(fmt::format("--db {}: cannot open the SQLite database: {}", path, why));
@@ -109,10 +121,23 @@ class SqliteDatabase final : public Database {
     try {
       // Read-only, the journal mode stays what the writer set (WAL); reading the schema tells
       // whether the file is an SQLite database at all.
-      if (access == Access::read_only) execute("SELECT count(*) FROM sqlite_master");
-      else execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL");
+      execute("SELECT count(*) FROM sqlite_master");
     } catch (const WorkError& e) {
       throw UsageError(fmt::format("--db {}: not an SQLite database it can use ({})", path, e.what()));
+    }
+    if (access != Access::read_only) {
+      // Another application's database is left as it is: no tables of ours added, no journal
+      // mode changed. A history database has the schema's version table; a new one has none.
+      std::vector<std::string> tables;
+      for (const Row& r : query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name", {})) {
+        tables.push_back(r.text(0));
+      }
+      if (!tables.empty() && std::find(tables.begin(), tables.end(), "schema_version") == tables.end()) {
+        throw UsageError(fmt::format("--db {}: a database of another application (tables {}{}): give a history database "
+                                     "or a new file", printable(path), printable(tables.front()),
+                                     tables.size() > 1 ? fmt::format(" and {} more", tables.size() - 1) : ""));
+      }
+      execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL");
     }
   }
 

@@ -683,6 +683,29 @@ TEST(Clobbering, TheHistoryDatabaseIsNeitherAnInputNorAPipe) {
   expect_error("history add --db 'file:" + input + "' " + input, 2, "that is an input");
 }
 
+// A symbolic link where records or the history go (planted in a shared folder, or left from
+// before) is never written through: neither to what it names nor by creating what it names.
+TEST(Clobbering, RecordsAndTheHistoryAreNotWrittenThroughASymlink) {
+  const std::string target = temp_path("link_target.jsonl"), link = temp_path("records_link.jsonl");
+  fs::remove(target), fs::remove(link);
+  fs::create_symlink(target, link);
+  expect_error("predict " + kFx + "/decompose_h200.txt --to b200-sxm --out " + link, 1,
+               link + ": a symbolic link: records are written to the file named, never through a link");
+  EXPECT_FALSE(fs::exists(target));
+  const std::string db_target = temp_path("link_target.db"), db_link = temp_path("history_link.db");
+  fs::remove(db_target), fs::remove(db_link);
+  fs::create_symlink(db_target, db_link);
+  expect_error("history add --db " + db_link + " " + kFx + "/records_h200.jsonl", 2,
+               "--db " + db_link + ": a symbolic link: the history is written to the file named, never through a link");
+  EXPECT_FALSE(fs::exists(db_target));
+  // Read, a link is a path like any other.
+  const std::string db = fresh_db("read_through_link");
+  ASSERT_EQ(run("history add --db " + db + " " + kFx + "/records_h200.jsonl").code, 0);
+  fs::remove(db_link);
+  fs::create_symlink(db, db_link);
+  EXPECT_EQ(run("history list --db " + db_link).code, 0);
+}
+
 // ---- Silently wrong results ----
 
 TEST(SilentlyWrong, ExampleDataInTheHistoryIsExampleDataOfEveryKind) {
@@ -914,6 +937,15 @@ TEST(Bounds, AnEndlessPipeOfRecordsStopsAtThePointsAFileHolds) {
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 60);
 }
 
+// An endless pipe of one valid step again and again adds no point and holds no more memory (the
+// steps kept are bounded): it is refused at the most a pipe is read, instead of read for ever.
+TEST(Bounds, AnEndlessPipeOfOneStepStopsAtTheMostAPipeIsRead) {
+  const Result r = capture(fmt::format("(head -1 {0}/train_records_h200_ours.jsonl; yes \"$(sed -n 5p {0}/train_records_h200_ours.jsonl)\") "
+                                       "2>/dev/null | {1} memfit /dev/stdin 2>&1", kFx, UB_BINARY));
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("/dev/stdin: more than 256 MiB from a pipe: not a log upgradebench reads; give a file"), std::string::npos) << r.out;
+}
+
 // A suite folder holds files: a pipe where a part's records or the manifest should be is refused,
 // not read forever.
 TEST(Bounds, APipeInASuiteFolderIsRefused) {
@@ -957,6 +989,16 @@ TEST(SilentlyWrong, AnAttentionFigurePastTheGpusPeakIsRefused) {
                                                R"("fwd_ms": 0.0922, "fwd_tflops": 5963)"));
   expect_error("compare " + path + " " + kFx + "/attention_b200.log", 1,
                "seqlen 8192: 5963.0 TFLOPS is past the h200-sxm's dense bf16 peak");
+}
+
+// An attention log without its header names no GPU and no shape: every check was skipped and a
+// figure 100x past any GPU's peak compared.
+TEST(SilentlyWrong, AnAttentionLogWithoutItsHeaderIsRefused) {
+  std::string log = slurp(kFx + "/attention_h200.log");
+  log = std::regex_replace(log, std::regex("# gpu=[^\n]*\n"), "");
+  const std::string path = write_file("attention_no_header.log", log);
+  expect_error("compare " + path + " " + kFx + "/attention_b200.log", 1,
+               "attention_no_header.log: no `# gpu=... causal=... nheads=... head_dim=...` header (nor context record)");
 }
 
 // A line's time and TFLOPS say one thing twice (the shape's FLOPs over the time): a time 1000x

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -358,6 +359,31 @@ TEST(HistoryDatabase, AFileThatIsNotSQLiteIsNamed) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
   }
+  fs::remove(path);
+}
+
+// Another application's SQLite database given as --db is left as it was: no tables of ours
+// added, its journal mode kept (the bytes of the file unchanged).
+TEST(HistoryDatabase, AnotherApplicationsDatabaseIsRefusedAndLeftAsItWas) {
+  const std::string path = (fs::path(::testing::TempDir()) / fmt::format("other-app-{}.sqlite", getpid())).string();
+  fs::remove(path);
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "CREATE TABLE users (id INTEGER); INSERT INTO users VALUES (1)", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(other);
+  const auto bytes = [&] {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string before = bytes();
+  try {
+    HistoryStore store(path);
+    FAIL() << "another application's database was taken";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ": a database of another application (tables users)"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(bytes(), before);
+  EXPECT_FALSE(fs::exists(path + "-wal"));
   fs::remove(path);
 }
 

@@ -115,6 +115,12 @@ AttentionLog read_attention_log(const LineSource& t) {
                [&](const AttentionRecord&) { return "first on an earlier line"; }, where, what, log.warnings);
   });
   if (log.points.empty()) throw WorkError(fmt::format("{}: no attention results", t.path));
+  // bench_flash_attn.py's header (our context record) says which GPU ran which problem: without
+  // it no figure can be checked against its GPU or its shape, nor paired with another's.
+  if (log.gpu.empty()) {
+    throw WorkError(fmt::format("{}: no `# gpu=... causal=... nheads=... head_dim=...` header (nor context record): "
+                                "which GPU measured which problem is not known; give the whole log", printable(t.path)));
+  }
   std::sort(log.points.begin(), log.points.end(), [](const auto& a, const auto& b) { return a.seqlen < b.seqlen; });
   if (ignored) log.warnings.push_back(fmt::format("{} other lines ignored", ignored));
   if (other_devices) {
