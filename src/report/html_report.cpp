@@ -20,6 +20,8 @@ namespace fs = std::filesystem;
 constexpr const char* kScripts[] = {"vega/build/vega.min.js", "vega-lite/build/vega-lite.min.js",
                                     "vega-embed/build/vega-embed.min.js"};
 
+// Text for HTML; control characters from the data (a terminal's escape sequences in a log's
+// provenance line) are written as \xNN, as on the terminal, never raw into the page.
 std::string escape(const std::string& s) {
   std::string out;
   for (char c : s) {
@@ -28,7 +30,11 @@ std::string escape(const std::string& s) {
       case '<': out += "&lt;"; break;
       case '>': out += "&gt;"; break;
       case '"': out += "&quot;"; break;
-      default: out += c;
+      case '\n':
+      case '\t': out += c; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+        else out += c;
     }
   }
   return out;

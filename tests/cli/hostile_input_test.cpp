@@ -317,6 +317,16 @@ TEST(Messages, TextFromFilesOnStdoutDrivesNoTerminalAndBreaksNoLine) {
   EXPECT_NE(report.out.find("NVIDIA H200 ]0;owned"), std::string::npos) << report.out;  // escaped, not dropped
   EXPECT_EQ(report.out.find('\x1b'), std::string::npos) << report.out;
   EXPECT_EQ(report.out.find('\x07'), std::string::npos) << report.out;
+  // Nor in the pages: a provenance line's escape sequences are written as \xNN there too.
+  const std::string provenance = write_file("escape_provenance.log", "# provenance: hand-written \x1b[31mRED\x1b]0;t\x07\n" +
+                                                                          slurp(kFx + "/sweep_h200.log"));
+  const std::string pages = temp_path("escape_provenance_report");
+  ASSERT_EQ(run("report " + provenance + " -o " + pages).code, 0);
+  for (const char* page : {"/report.html", "/report.md"}) {
+    const std::string text = slurp(pages + page);
+    EXPECT_EQ(text.find('\x1b'), std::string::npos) << page;
+    EXPECT_EQ(text.find('\x07'), std::string::npos) << page;
+  }
   const std::string named = write_file("two\nlines.log", slurp(kFx + "/sweep_h200.log"));
   const std::string printout = write_file("two\nlines.txt", slurp(kFx + "/decompose_h200.txt"));
   for (const std::string& cmd : {"compare '" + named + "' " + kFx + "/sweep_b200.log",
