@@ -44,24 +44,6 @@ PointThroughput point_throughput(const RunLog& run, const RunPoint& p, const Poi
 
 namespace {
 
-// A step faster than its GPU could do the model's FLOPs is a damaged or hand-edited time, not a
-// measurement to take a ratio of.
-void refuse_step_past_peak(const RunLog& run, const RunPoint& p, const PointStats& st, const Accelerator* gpu,
-                           const std::optional<ModelShape>& model) {
-  const auto dt = dtype_of(run);
-  const std::optional<double> most = gpu && dt ? gpu->most_measurable_tflops(*dt) : std::nullopt;
-  if (!model || !most) return;
-  FlopOptions fo;
-  fo.batch = run.batch;
-  // The fastest steady step: any one step faster than the GPU can go is no measurement.
-  const std::optional<double> tflops = tflops_from(step_flops(*model, p.seqlen, fo).total(), st.time_ms.min);
-  if (tflops && *tflops > *most) {
-    throw WorkError(fmt::format("{}: seqlen {}: a step of {:g} ms is {:.3g} TFLOPS of the model's FLOPs, past the {}'s "
-                                "dense {} peak ({:.0f}): not a measurement", printable(run.path), p.seqlen,
-                                st.time_ms.min, *tflops, gpu->id, run.dtype, gpu->peak(*dt).value));
-  }
-}
-
 SideFigures side(const RunLog& run, const RunPoint* p, const Accelerator* gpu,
                  const std::optional<ModelShape>& model, const CompareOptions& opt,
                  std::optional<double> price) {
@@ -73,7 +55,6 @@ SideFigures side(const RunLog& run, const RunPoint* p, const Accelerator* gpu,
   }
   s.status = "ok";
   const PointStats st = point_stats(run, *p);
-  refuse_step_past_peak(run, *p, st, gpu, model);
   s.steady_steps = st.steady_steps;
   s.step_time = st.time_ms;
   s.step_ms = st.time_ms.median;
@@ -146,6 +127,15 @@ void check_same_workload(const Comparison& c, const CompareOptions& opt, std::ve
 
 }  // namespace
 
+RunStepFlops run_step_flops(const RunLog& run, const std::optional<ModelShape>& model) {
+  if (!model) return {};
+  return [model = *model, batch = run.batch](int64_t seqlen) -> std::optional<double> {
+    FlopOptions fo;
+    fo.batch = batch;
+    return step_flops(model, seqlen, fo).total();
+  };
+}
+
 std::optional<ModelShape> run_model(const RunLog& run, const std::filesystem::path& models_dir,
                                     std::vector<std::string>& warnings) {
   if (!run.model) {
@@ -213,6 +203,9 @@ Comparison compare_runs(RunLog old_run, RunLog new_run, const Catalog& catalog,
     if (!g) c.warnings.push_back(fmt::format("{}: GPU '{}' is not in the catalog: its MFU and hardware ratios are N/A", r->path, r->gpu));
   }
   c.model = run_model(c.old_run, models_dir, c.warnings);
+  std::vector<std::string> said_once;  // the new run's model: its warnings are the old run's
+  refuse_impossible_points(c.old_run, c.old_gpu, run_step_flops(c.old_run, c.model));
+  refuse_impossible_points(c.new_run, c.new_gpu, run_step_flops(c.new_run, run_model(c.new_run, models_dir, said_once)));
   set_catalog_ratios(c);
   if (opt.price_old) c.break_even = break_even_speedup(*opt.price_old, *opt.price_new);
 

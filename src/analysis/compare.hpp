@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/run_limits.hpp"
 #include "analysis/speedup.hpp"
 #include "facts/catalog.hpp"
 #include "facts/model_shape.hpp"
@@ -84,6 +85,10 @@ struct Comparison {
 // an unknown one.
 std::optional<ModelShape> run_model(const RunLog& run, const std::filesystem::path& models_dir,
                                     std::vector<std::string>& warnings);
+
+// The FLOPs of one step of `run` (its batch) of `model`: what the run's figures are checked
+// against (analysis/run_limits.hpp); nothing without a model.
+RunStepFlops run_step_flops(const RunLog& run, const std::optional<ModelShape>& model);
 
 // What the measurements say, one sentence per sequence length: the speedup against break-even
 // (with prices) and the wall-clock gain, and the lengths only one GPU can run.

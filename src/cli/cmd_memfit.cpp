@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "records/provenance.hpp"
+#include "analysis/compare.hpp"
 #include "analysis/memory_headroom.hpp"
 #include "analysis/memory_levers.hpp"
 #include "base/text.hpp"
@@ -32,8 +33,20 @@ struct MemfitOptions {
   std::string path;  // the one LOG
 };
 
+// A run read for its memory: no figure in it past what its GPU can show.
+RunLog checked_run(Context& ctx, const std::string& path) {
+  RunLog log = read_run_log(path);
+  std::vector<std::string> warnings;
+  refuse_impossible_points(log, ctx.catalog().try_find(log.gpu),
+                           run_step_flops(log, run_model(log, ctx.data_dir() / "models", warnings)));
+  return log;
+}
+
 void run_one(Context& ctx, const MemfitOptions& o) {
-  const RunLog log = read_run_log(o.path);
+  if (!o.capacity.empty() && !o.for_gpu.empty()) {
+    throw UsageError("--capacity-gib and --for both give the capacity: give one");
+  }
+  const RunLog log = checked_run(ctx, o.path);
   const MemoryFit fit = [&] {
     try {
       return fit_memory(memory_points(log));
@@ -120,7 +133,7 @@ std::vector<LadderGpu> ladder_gpus(Context& ctx, const MemfitOptions& o, const s
 void run_ladder(Context& ctx, const MemfitOptions& o) {
   if (!o.capacity.empty()) throw UsageError("--capacity-gib reads one run at one capacity: with several runs or GPUs give --for");
   std::vector<RunLog> logs;
-  for (const std::string& p : o.paths) logs.push_back(read_run_log(p));
+  for (const std::string& p : o.paths) logs.push_back(checked_run(ctx, p));
   std::vector<const RunLog*> runs;
   for (const RunLog& l : logs) runs.push_back(&l);
   const LeverLadder ladder = lever_ladder(runs, ladder_gpus(ctx, o, logs));

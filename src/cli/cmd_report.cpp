@@ -5,6 +5,7 @@
 // (`nccl` records): busbw and time per call by size for one run, the comparison for two.
 #include <fmt/format.h>
 
+#include "analysis/compare.hpp"
 #include "analysis/decide.hpp"
 #include "analysis/log_comparisons.hpp"
 #include "analysis/nccl_comparison.hpp"
@@ -62,6 +63,9 @@ void run(Context& ctx, const ReportOptions& o) {
                                      o.logs[1], to_string(kinds[1])));
       }
       measured = read_run_log(texts[1]);
+      std::vector<std::string> warnings;
+      refuse_impossible_points(*measured, ctx.catalog().try_find(measured->gpu),
+                               run_step_flops(*measured, run_model(*measured, ctx.data_dir() / "models", warnings)));
     }
     report::write_report(report::prediction_report(texts[0], measured), o.out_dir, web());
     const std::string dir = printable(o.out_dir);
@@ -86,7 +90,9 @@ void run(Context& ctx, const ReportOptions& o) {
   } else if (o.logs.size() == 1) {
     const RunLog run = read_run_log(texts[0]);
     std::vector<std::string> warnings;
-    content = report::single_run_report(run, ctx.catalog(), run_model(run, ctx.data_dir() / "models", warnings));
+    const std::optional<ModelShape> model = run_model(run, ctx.data_dir() / "models", warnings);
+    refuse_impossible_points(run, ctx.catalog().try_find(run.gpu), run_step_flops(run, model));
+    content = report::single_run_report(run, ctx.catalog(), model);
   } else {
     const CompareOptions opts = o.flags.parse();
     const Comparison c = compare_runs(read_run_log(texts[0]), read_run_log(texts[1]), ctx.catalog(),

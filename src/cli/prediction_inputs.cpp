@@ -15,6 +15,7 @@
 #include "records/provenance.hpp"
 #include "records/readers/log_kind.hpp"
 #include "base/units.hpp"
+#include "analysis/run_limits.hpp"
 #include "records/readers/read_run.hpp"
 #include "records/record_file.hpp"
 
@@ -83,6 +84,10 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
         return step_flops(*step_model, seqlen, fo);
       };
       const Accelerator* said_gpu = said.gpu.empty() ? nullptr : cat.try_find(said.gpu);
+      refuse_impossible_points(said, said_gpu, [&](int64_t seqlen) -> std::optional<double> {
+        const std::optional<StepFlops> f = flops(seqlen, false);
+        return f ? std::optional<double>(f->total()) : std::nullopt;
+      });
       const double peak = said_gpu && said_gpu->peak(Dtype::bf16).known() ? said_gpu->peak(Dtype::bf16).value : 0;
       for (StepInput& s : steps_from_training_log(said, read_provenance(t), flops, peak, warnings)) steps.push_back(std::move(s));
     } else {
@@ -118,6 +123,9 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
   }
   PredictOptions po;
   po.price_from = o.price_from, po.price_to = o.price_to;
+  if (!o.carry_from.empty() && o.seqlens.empty()) {
+    throw UsageError("--carry-from picks the measured length that --seqlen carries from: give --seqlen too");
+  }
   if (!o.seqlens.empty()) {
     // Each length from the measured step nearest to it (by the ratio of lengths).
     if (!model) throw UsageError("--seqlen carries a measured step to other lengths by the model's FLOPs: give --model");
@@ -132,7 +140,11 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
                             : std::string("--seqlen: no input says its sequence length"));
     }
     steps.clear();
-    for (const int64_t target : parse_size_list(o.seqlens, "--seqlen")) {
+    const std::vector<int64_t> targets = parse_size_list(o.seqlens, "--seqlen");
+    for (auto it = targets.begin(); it != targets.end(); ++it) {
+      if (std::find(targets.begin(), it, *it) != it) throw UsageError(fmt::format("--seqlen: {} is given twice", *it));
+    }
+    for (const int64_t target : targets) {
       const auto distance = [&](const StepInput& s) {
         return std::abs(std::log(static_cast<double>(*s.seqlen) / static_cast<double>(target)));
       };

@@ -104,6 +104,11 @@ std::optional<double> Accelerator::most_measurable_tflops(Dtype d) const {
   return 1.1 * it->second.value;
 }
 
+std::optional<double> Accelerator::most_measurable_gib() const {
+  const auto total = device_total(*this);
+  return total ? std::optional<double>(1.02 * total->first) : std::nullopt;
+}
+
 std::optional<double> Accelerator::published_mamf(Dtype d) const {
   const std::optional<PublishedMamf>& m = d == Dtype::bf16 ? mamf_bf16 : d == Dtype::fp8 ? mamf_fp8 : std::nullopt;
   return m ? m->tflops.get() : std::nullopt;

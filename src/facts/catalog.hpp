@@ -43,6 +43,9 @@ struct Accelerator {
   // The most TFLOPS in `d` any measurement on this accelerator can show: the dense peak and 10%
   // for boost clocks. A figure past it is a damaged or hand-edited line. None without a peak.
   std::optional<double> most_measurable_tflops(Dtype d) const;
+  // The most memory a measurement on this accelerator can show in use: its total (as reported,
+  // else the datasheet's capacity) and 2%. None without a capacity figure.
+  std::optional<double> most_measurable_gib() const;
   // The memory a training step can use, by the rule below; unknown without a capacity figure.
   std::optional<double> capacity_gib() const;
   // The rule applied to this accelerator, in words ("140.4 GiB reported - 0.53 GiB - 7% = 130.0").

@@ -156,6 +156,13 @@ void write_report(const ReportContent& r_in, const fs::path& dir, const fs::path
                                    "write the report into a new folder", printable(dir.string()), page.filename().string()));
     }
   }
+  // Charts are ours where a page of ours is: without one, files in charts/ are someone else's.
+  const fs::path charts = dir / "charts";
+  if (!html_ours && !written_by_report(md_page) && fs::is_directory(charts, ec) && !fs::is_empty(charts, ec)) {
+    throw UsageError(fmt::format("-o {}: its charts/ holds files no upgradebench report wrote (no page of one beside "
+                                 "it): the report would overwrite them; write the report into a new folder",
+                                 printable(dir.string())));
+  }
   prepare_report_folder(dir);
   // Charts as files first: a missing gnuplot stops here, before anything half-written.
   for (const Chart& c : r.charts) render_with_gnuplot(c, (dir / "charts").string());

@@ -33,7 +33,8 @@ fs::path edited_suite(const std::string& name, const std::function<void(json&)>&
   return dir;
 }
 
-// A copy of the fixture suite whose training steps take `scale` times as long and whose copies
+// A copy of the fixture suite whose training steps take `scale` times as long (at that much lower
+// a rate) and whose copies
 // move their bytes that much slower: the same GPU model measured again (a copy with every step
 // timed alike is the same measurement, refused).
 fs::path slower_suite(const std::string& name, double scale) {
@@ -43,7 +44,12 @@ fs::path slower_suite(const std::string& name, double scale) {
     std::string all, line;
     while (std::getline(in, line)) {
       json r = json::parse(line);
-      if (r.value("type", "") == "train_step") r["exec_time_ms"] = r["exec_time_ms"].get<double>() * scale;
+      if (r.value("type", "") == "train_step") {
+        r["exec_time_ms"] = r["exec_time_ms"].get<double>() * scale;
+        for (const char* rate : {"tflops", "mfu", "hfu"}) {
+          if (r.contains(rate) && r[rate].is_number()) r[rate] = r[rate].get<double>() / scale;
+        }
+      }
       if (r.contains("gbps") && r["gbps"].is_object()) {
         for (auto& [k, v] : r["gbps"].items()) v = v.get<double>() / scale;
       }

@@ -693,6 +693,21 @@ TEST(Clobbering, TheHistoryDatabaseIsNeitherAnInputNorAPipe) {
   expect_error("history add --db 'file:" + input + "' " + input, 2, "that is an input");
 }
 
+// Chart files in a folder no report wrote are someone else's: not overwritten. A report folder
+// of ours is rewritten, charts and all.
+TEST(Clobbering, AReportFolderKeepsChartsItDidNotWrite) {
+  const std::string dir = temp_path("foreign_charts");
+  fs::remove_all(dir);
+  fs::create_directories(dir + "/charts");
+  write_file("foreign_charts/charts/tflops.svg", "precious");
+  expect_error("report " + kFx + "/sweep_h200.log -o " + dir, 2, "its charts/ holds files no upgradebench report wrote");
+  EXPECT_EQ(slurp(dir + "/charts/tflops.svg"), "precious");
+  const std::string ours = temp_path("our_charts");
+  fs::remove_all(ours);
+  ASSERT_EQ(run("report " + kFx + "/sweep_h200.log -o " + ours).code, 0);
+  EXPECT_EQ(run("report " + kFx + "/sweep_h200.log -o " + ours).code, 0) << "a report folder of ours is rewritten";
+}
+
 // A symbolic link where records or the history go (planted in a shared folder, or left from
 // before) is never written through: neither to what it names nor by creating what it names.
 TEST(Clobbering, RecordsAndTheHistoryAreNotWrittenThroughASymlink) {
@@ -990,6 +1005,88 @@ TEST(SilentlyWrong, AStepFasterThanItsGpuCouldGoIsRefused) {
                                                                        R"("exec_time_ms": 0.0000017679)"));
   expect_error("compare " + kFx + "/sweep_h200.log " + path, 1,
                "seqlen 8192: a step of 1.7679e-06 ms is 2.39e+11 TFLOPS of the model's FLOPs, past the b200-sxm's dense");
+}
+
+// Every command that reads a training run refuses what no GPU can measure: compare did, while
+// predict gave an MFU of 40 million percent and report drew a 0.0 ms step.
+TEST(SilentlyWrong, EveryReaderOfATrainingRunRefusesWhatNoGpuCanMeasure) {
+  const std::string fast = write_file("fast_step.log", std::regex_replace(slurp(kFx + "/sweep_h200.log"),
+                                                                          std::regex(R"("exec_time_ms": "(2|3)[0-9]{3}\.00")"),
+                                                                          R"("exec_time_ms": "0.001")"));
+  for (const std::string& cmd : {"predict " + fast + " --to b200-sxm", "report " + fast + " -o " + temp_path("fast_report"),
+                                 "memfit " + fast}) {
+    expect_error(cmd, 1, "a step of 0.001 ms is");
+  }
+  // TFLOPS logged beside a time they do not match: one figure said twice that disagrees.
+  const std::string rate = write_file("tflops_off.log", replaced(slurp(kFx + "/sweep_h200.log"), R"("tflops": "141.11")",
+                                                                 R"("tflops": "900.0")"));
+  expect_error("compare " + rate + " " + kFx + "/sweep_b200.log", 1,
+               "seqlen 8192: a step of 2988 ms logged at 900.0 TFLOPS, where the model's FLOPs over that time are");
+  std::string ours = slurp(kFx + "/train_records_h200_ours.jsonl");
+  ours = std::regex_replace(ours, std::regex(R"("tflops":[0-9.e+]+)"), R"("tflops":2000)");
+  expect_error("compare " + write_file("tflops_2000.jsonl", ours) + " " + kFx + "/train_records_h200_peer.jsonl", 1,
+               "logged at 2000.0 TFLOPS, where the model's FLOPs over that time are");
+  // A peak past what the GPU holds: memfit fitted it into a negative intercept.
+  const std::string memory = write_file("peak_5000.log", replaced(slurp(kFx + "/sweep_h200.log"), R"("peak_mem_gib": "16.3")",
+                                                                   R"("peak_mem_gib": "5000.3")"));
+  expect_error("memfit " + memory, 1, "a peak of 5000.3 GiB in use, more than the h200-sxm holds");
+}
+
+// A step read twice in one point (a line pasted twice) is counted once, and said.
+TEST(SilentlyWrong, AStepReadTwiceIsCountedOnce) {
+  const std::string log = slurp(kFx + "/sweep_h200.log");
+  const size_t at = log.find(R"({"step": 2,)");
+  const std::string line = log.substr(at, log.find('\n', at) + 1 - at);
+  const std::string twice = write_file("step_twice.log", log.substr(0, at) + line + log.substr(at));
+  const Result r = run("compare " + twice + " " + kFx + "/sweep_b200.log --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Result once = run("compare " + kFx + "/sweep_h200.log " + kFx + "/sweep_b200.log --json");
+  EXPECT_EQ(nlohmann::json::parse(r.out)["rows"], nlohmann::json::parse(once.out)["rows"]);
+  EXPECT_NE(r.out.find("step 2 of seqlen 8192 read again (first at line"), std::string::npos) << r.out;
+  std::string records = slurp(kFx + "/train_records_h200_ours.jsonl");
+  const size_t fifth = [&] {
+    size_t p = 0;
+    for (int i = 0; i < 4; ++i) p = records.find('\n', p) + 1;
+    return p;
+  }();
+  const std::string step = records.substr(fifth, records.find('\n', fifth) + 1 - fifth);
+  const Result memfit = run("memfit " + write_file("record_twice.jsonl", records.insert(fifth, step)) + " --capacity-gib 130");
+  ASSERT_EQ(memfit.code, 0) << memfit.err;
+  EXPECT_NE(memfit.err.find("read again (first at line 5): counted once"), std::string::npos) << memfit.err;
+}
+
+// What makes a workload (memory levers, sharding, precision) is one per log, as the model is.
+TEST(SilentlyWrong, MemoryLeversChangedWithinOneLogAreRefused) {
+  const std::string log = slurp(kFx + "/sweep_h200.log");
+  const size_t second = log.find("zero=3", log.find("zero=3") + 1);
+  ASSERT_NE(second, std::string::npos);
+  std::string changed = log;
+  changed.replace(second, 6, "zero=1");
+  expect_error("memfit " + write_file("two_stages.log", changed), 1, "zero=1 here, 3 at line");
+  const std::string records = slurp(kFx + "/train_records_h200_ours.jsonl");
+  const size_t context = records.find(R"("type":"context")", records.find(R"("type":"context")") + 1);
+  ASSERT_NE(context, std::string::npos) << "the fixture holds several runs";
+  const size_t line = records.rfind('\n', context) + 1;
+  std::string edited = records;
+  const std::string key = R"("activation_checkpointing":false)";
+  const size_t at = edited.find(key, line);
+  ASSERT_NE(at, std::string::npos);
+  edited.replace(at, key.size(), R"("activation_checkpointing":true)");
+  expect_error("memfit " + write_file("levers_changed.jsonl", edited) + " --capacity-gib 130", 1,
+               "a second context record for another workload (activation_checkpointing true here, false before)");
+  expect_error("memfit " + kFx + "/sweep_h200.log --capacity-gib 80 --for b200-sxm", 2,
+               "--capacity-gib and --for both give the capacity: give one");
+}
+
+// An option that cannot apply is refused, not ignored: the user meant something by it.
+TEST(Messages, AnOptionThatCannotApplyIsRefused) {
+  const std::string logs = kFx + "/sweep_h200.log " + kFx + "/sweep_b200.log";
+  expect_error("compare " + logs + " --train-gpus 8", 2, "--train-gpus is for the time to train --tokens: give --tokens too");
+  expect_error("compare " + logs + " --pue 1.3", 2, "--pue is for the cost of --power-price: give --power-price too");
+  expect_error("predict " + kFx + "/sweep_h200.log --to b200-sxm --carry-from 8k", 2,
+               "--carry-from picks the measured length that --seqlen carries from: give --seqlen too");
+  expect_error("predict " + kFx + "/sweep_h200.log --to b200-sxm --model llama-3.1-8b --seqlen 8k,8k", 2,
+               "--seqlen: 8192 is given twice");
 }
 
 // An attention figure past its GPU's dense peak is no measurement: compared, it gave a 10x speedup.

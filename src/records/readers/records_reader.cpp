@@ -6,7 +6,9 @@
 #include <algorithm>
 
 #include "base/error.hpp"
+#include "base/text.hpp"
 #include "records/readers/repeated_points.hpp"
+#include "records/readers/repeated_steps.hpp"
 #include "records/train_records.hpp"
 
 namespace ub {
@@ -36,6 +38,22 @@ void take_context(const ContextRecord& c, RunLog& run, const std::string& where,
     throw WorkError(fmt::format("{}: a second context record for another workload ({} vs {}): one workload per file",
                                 where, describe(w.model, w.layers, w.batch, w.dtype),
                                 describe(run.model, run.layers, run.batch, run.dtype)));
+  }
+  if (!first) {
+    // The memory levers, the sharding and the precision make another workload as much as the
+    // model does: points of two in one file would be fitted and compared as one.
+    std::map<std::string, std::string> now;
+    read_config_text(c, now);
+    for (const char* key : {"activation_checkpointing", "selective_checkpointing", "offload_checkpoints", "zero_stage",
+                            "offload_optimizer", "precision", "loss_chunk", "mlp_tile", "world_size"}) {
+      const auto before = run.config.find(key), here = now.find(key);
+      const std::string b = before == run.config.end() ? "absent" : before->second;
+      const std::string h = here == now.end() ? "absent" : here->second;
+      if (b != h) {
+        throw WorkError(fmt::format("{}: a second context record for another workload ({} {} here, {} before): one "
+                                    "workload per file", where, key, printable(h), printable(b)));
+      }
+    }
   }
   for (const auto& [name, entry] : c.fingerprint.stack) {
     if (entry.version) run.software[name] = *entry.version;
@@ -82,6 +100,7 @@ RunLog read_records(const LineSource& t, WarmupOnly warmup_only) {
   bool seen_context = false;
   size_t contexts = 0;  // context records so far: which run of the file a record belongs to
   size_t skipped = 0;
+  RepeatedSteps repeated;
   for_each_record(t, [&](const RecordLine& r) {
     const Fields f(r.json, r.where);
     if (r.type.empty()) throw WorkError(fmt::format("{}: a record must be a JSON object with a \"type\"", r.where));
@@ -95,7 +114,8 @@ RunLog read_records(const LineSource& t, WarmupOnly warmup_only) {
     const int line = static_cast<int>(r.index + 1);
     if (r.type == "train_step") {
       RunPoint& p = point_for(run, f.count("seqlen"), line, contexts, r.where);
-      p.steps.add(read_train_step(f, static_cast<int64_t>(p.steps.count())));
+      const TrainStep s = read_train_step(f, static_cast<int64_t>(p.steps.count()));
+      if (repeated.first_time(p.seqlen, contexts, s.step, line, r.where, run.warnings)) p.steps.add(s);
     } else if (r.type == "train_oom") {
       const TrainFailure oom = read_train_failure(f);
       point_for(run, oom.seqlen, line, contexts, r.where).oom_message = oom.what;

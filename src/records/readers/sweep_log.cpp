@@ -15,6 +15,7 @@
 #include "base/text.hpp"
 #include "records/fields.hpp"
 #include "records/readers/repeated_points.hpp"
+#include "records/readers/repeated_steps.hpp"
 #include "records/train_records.hpp"
 
 namespace ub {
@@ -57,6 +58,7 @@ RunLog read_sweep_log(const LineSource& t, WarmupOnly warmup_only) {
   static const std::set<std::string> kStepKeys = {"step", "warmup", "exec_time_ms", "tflops",
                                                   "peak_mem_gib", "loss"};  // what benchmark.py writes
   RunPoint* cur = nullptr;
+  RepeatedSteps repeated;
   t.for_each([&](const Line& l) {
     const size_t i = l.index;
     const std::string line = trim(l.text);
@@ -80,6 +82,7 @@ RunLog read_sweep_log(const LineSource& t, WarmupOnly warmup_only) {
                  [&](const RunPoint& a) { return fmt::format("first at line {}", a.line); }, where,
                  fmt::format("seq_len={}", digits), run.warnings);
       cur = &run.points.back();
+      repeated.forget(cur->seqlen, 0);
       return;
     }
     if (line.rfind("# env:", 0) == 0) {
@@ -106,7 +109,9 @@ RunLog read_sweep_log(const LineSource& t, WarmupOnly warmup_only) {
           throw WorkError(fmt::format("{}: the header says seq_len={} in the block of seq_len={}", where,
                                       printable(kv["seq_len"]), cur->seqlen));
         }
-        for (const char* key : {"model_size", "batch_size", "world_size", "gc"}) {
+        // What makes another workload (the model, the batch, the GPUs and every memory lever):
+        // points of two of them in one log would be fitted and compared as one.
+        for (const char* key : {"model_size", "batch_size", "world_size", "gc", "zero", "offload_optim", "liger", "attn_backend"}) {
           if (!kv.contains(key)) continue;
           const auto [it, fresh] = workload.try_emplace(key, kv[key], static_cast<int>(i + 1));
           if (!fresh && it->second.first != kv[key]) {
@@ -135,7 +140,7 @@ RunLog read_sweep_log(const LineSource& t, WarmupOnly warmup_only) {
       TrainStep s = read_train_step(Fields(obj, where), static_cast<int64_t>(cur->steps.count()));
       s.seqlen = cur->seqlen;
       for (const auto& [k, v] : obj.items()) unknown_keys += !kStepKeys.contains(k);
-      cur->steps.add(s);
+      if (repeated.first_time(cur->seqlen, 0, s.step, static_cast<int>(i + 1), where, run.warnings)) cur->steps.add(s);
       return;
     }
     if (says_out_of_memory(line) && cur) {

@@ -1,0 +1,64 @@
+#include "analysis/run_limits.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "base/error.hpp"
+#include "base/text.hpp"
+#include "facts/dtype.hpp"
+
+namespace ub {
+
+void refuse_impossible_points(const RunLog& run, const Accelerator* gpu, const RunStepFlops& step_flops) {
+  const std::optional<Dtype> dt = parse_dtype(run.dtype);
+  const std::optional<double> most_tflops = gpu && dt ? gpu->most_measurable_tflops(*dt) : std::nullopt;
+  const std::optional<double> most_gib = gpu ? gpu->most_measurable_gib() : std::nullopt;
+  const std::string file = printable(run.path);
+  for (const RunPoint& p : run.points) {
+    if (p.status != PointStatus::ok || !p.steps.has_steady()) continue;
+    const PointStats st = point_stats(run, p);
+    const std::optional<double> flops = step_flops ? step_flops(p.seqlen) : std::nullopt;
+    if (flops && most_tflops) {
+      const double fastest = *flops / (st.time_ms.min * 1e9);
+      if (fastest > *most_tflops) {
+        throw WorkError(fmt::format("{}: seqlen {}: a step of {:g} ms is {:.3g} TFLOPS of the model's FLOPs, past the {}'s "
+                                    "dense {} peak ({:.0f}): not a measurement", file, p.seqlen, st.time_ms.min, fastest,
+                                    gpu->id, run.dtype, gpu->peak(*dt).value));
+      }
+    }
+    // Each step's TFLOPS is its work over its time: against the model's FLOPs where they are
+    // known, else against the point's other steps (one workload does the same work each step).
+    std::vector<double> work;
+    for (const StepSample& x : p.steps.steady()) {
+      if (x.tflops) work.push_back(*x.tflops * x.exec_time_ms * 1e9);
+    }
+    if (!work.empty()) {
+      std::vector<double> sorted = work;
+      std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2), sorted.end());
+      const double expected = flops ? *flops : sorted[sorted.size() / 2];
+      for (const StepSample& x : p.steps.steady()) {
+        if (!x.tflops) continue;
+        const double implied = expected / (x.exec_time_ms * 1e9);
+        if (std::abs(*x.tflops / implied - 1) > 0.05) {
+          throw WorkError(fmt::format("{}: seqlen {}: a step of {:g} ms logged at {:.1f} TFLOPS, where {} {:.1f}: one of "
+                                      "the two figures is wrong", file, p.seqlen, x.exec_time_ms, *x.tflops,
+                                      flops ? "the model's FLOPs over that time are" : "the work of its other steps gives",
+                                      implied));
+        }
+      }
+    }
+    if (st.tflops && most_tflops && st.tflops->max > *most_tflops) {
+      throw WorkError(fmt::format("{}: seqlen {}: {:.1f} TFLOPS logged, past the {}'s dense {} peak ({:.0f}): not a "
+                                  "measurement", file, p.seqlen, st.tflops->max, gpu->id, run.dtype, gpu->peak(*dt).value));
+    }
+    if (st.peak_mem_gib && most_gib && *st.peak_mem_gib > *most_gib) {
+      throw WorkError(fmt::format("{}: seqlen {}: a peak of {:g} GiB in use, more than the {} holds ({:.1f} GiB): not a "
+                                  "measurement", file, p.seqlen, *st.peak_mem_gib, gpu->id, *most_gib / 1.02));
+    }
+  }
+}
+
+}  // namespace ub

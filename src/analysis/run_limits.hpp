@@ -1,0 +1,27 @@
+// What no GPU can measure in a training run, refused before its figures are used: `compare`,
+// `predict`, `report` and `memfit` would otherwise carry a damaged or hand-edited line into a
+// speedup, a prediction or a memory fit (a 0.001 ms step gave an MFU of 40 million percent).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+
+#include "facts/catalog.hpp"
+#include "records/run_log.hpp"
+
+namespace ub {
+
+// The FLOPs of one step of the run at `seqlen` (batch included), where its model is known.
+using RunStepFlops = std::function<std::optional<double>(int64_t seqlen)>;
+
+// WorkError naming the file, the length and the figure, for the first point of `run` with:
+// - a step faster than `gpu` could do the model's FLOPs (its fastest steady step);
+// - a step's logged TFLOPS more than 5% from its work over its time (one figure said twice that
+//   disagrees): the model's FLOPs where known, else the median work of the point's steps;
+// - a logged TFLOPS past the GPU's peak;
+// - a peak memory past what the GPU holds.
+// What neither the GPU nor the model bounds is not checked.
+void refuse_impossible_points(const RunLog& run, const Accelerator* gpu, const RunStepFlops& step_flops);
+
+}  // namespace ub
