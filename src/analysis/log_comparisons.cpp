@@ -392,6 +392,18 @@ BandwidthComparison compare_bandwidth(const BandwidthLog& o, const BandwidthLog&
   c.provenance = weaker(o.provenance, n.provenance);
   c.provenance_notes = provenance_lines(o.path, o.provenance, n.path, n.provenance);
   c.hardware = hardware_ratios(o.gpu, n.gpu, catalog);
+  // No copy out of HBM runs past its GPU's memory bandwidth (L2-resident sizes may: left out).
+  for (const BandwidthLog* l : {&o, &n}) {
+    const Accelerator* gpu = catalog.try_find(l->gpu);
+    if (!gpu || !gpu->bandwidth_tbps.known()) continue;
+    for (const BandwidthRecord& r : l->points) {
+      if (r.ok && !r.in_l2 && r.median_gbps > 1.1 * gpu->bandwidth_tbps.value * 1000) {
+        throw WorkError(fmt::format("{}: {} of {} bytes at {:.1f} GB/s is past the {}'s memory bandwidth ({:.0f} GB/s): "
+                                    "not a measurement", printable(l->path), r.op, r.bytes, r.median_gbps, gpu->id,
+                                    gpu->bandwidth_tbps.value * 1000));
+      }
+    }
+  }
   const auto find = [](const BandwidthLog& l, const std::string& op, int64_t bytes) -> const BandwidthRecord* {
     for (const BandwidthRecord& r : l.points) {
       if (r.op == op && r.bytes == bytes && r.ok) return &r;

@@ -52,6 +52,9 @@ fs::path slower_suite(const std::string& name, double scale) {
       }
       if (r.contains("gbps") && r["gbps"].is_object()) {
         for (auto& [k, v] : r["gbps"].items()) v = v.get<double>() / scale;
+        for (auto& [k, v] : r["time_ms"].items()) {
+          if (k != "n" && v.is_number_float()) v = v.get<double>() * scale;
+        }
       }
       all += r.dump() + "\n";
     }

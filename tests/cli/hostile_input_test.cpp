@@ -1032,6 +1032,34 @@ TEST(SilentlyWrong, EveryReaderOfATrainingRunRefusesWhatNoGpuCanMeasure) {
   expect_error("memfit " + memory, 1, "a peak of 5000.3 GiB in use, more than the h200-sxm holds");
 }
 
+// A copy's rate is its bytes over its time, and no copy out of HBM runs past the GPU's memory
+// bandwidth: twenty times the rates gave "20.00x" on one H200.
+TEST(SilentlyWrong, ABandwidthRateNoCopyCouldReachIsRefused) {
+  const std::string suite = kFx + "/suite_h200_2l/bandwidth.jsonl";
+  std::string faster;
+  std::string past;
+  {
+    std::ifstream in(suite);
+    for (std::string line; std::getline(in, line);) {
+      nlohmann::json r = nlohmann::json::parse(line);
+      nlohmann::json p = r;
+      if (r.value("type", "") == "bandwidth" && r.contains("gbps") && r["gbps"].is_object()) {
+        for (auto& [k, v] : r["gbps"].items()) v = v.get<double>() * 20;
+        for (auto& [k, v] : p["gbps"].items()) v = v.get<double>() * 20;
+        for (auto& [k, v] : p["time_ms"].items()) {
+          if (k != "n" && v.is_number_float()) v = v.get<double>() / 20;
+        }
+      }
+      faster += r.dump() + "\n";
+      past += p.dump() + "\n";
+    }
+  }
+  expect_error("compare " + suite + " " + write_file("bandwidth_x20.jsonl", faster), 1,
+               "GB/s beside a median time of");
+  expect_error("compare " + suite + " " + write_file("bandwidth_past_hbm.jsonl", past), 1,
+               "is past the h200-sxm's memory bandwidth");
+}
+
 // A step read twice in one point (a line pasted twice) is counted once, and said.
 TEST(SilentlyWrong, AStepReadTwiceIsCountedOnce) {
   const std::string log = slurp(kFx + "/sweep_h200.log");

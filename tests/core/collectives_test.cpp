@@ -3,6 +3,8 @@
 // of real `nccl` runs and of the torch.distributed peer's lines.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "analysis/nccl_comparison.hpp"
 #include "base/error.hpp"
 #include "base/text.hpp"
@@ -154,8 +156,10 @@ TEST(NcclLogs, OurRecordsAndThePeersLines) {
 TEST(NcclLogs, BadLinesAreErrorsNamingTheLine) {
   const std::string point = R"({"collective": "all_reduce", "dtype": "bf16", "bytes": 1024, "world_size": 2, )"
                             R"("time_us": 10, "algbw_gbps": 0.1, "busbw_gbps": 0.1})";
+  const std::string rates = R"("algbw_gbps": 0.1, "busbw_gbps": 0.1)";
   std::string later = point;
   later.replace(later.find("\"time_us\": 10"), 13, "\"time_us\": 20");
+  later.replace(later.find(rates), rates.size(), "\"algbw_gbps\": 0.0512, \"busbw_gbps\": 0.0512");
   const NcclLog twice = read_nccl_log(LineSource::text(point + "\n" + later + "\n", "t.jsonl"));
   ASSERT_EQ(twice.points.size(), 1u) << "a point measured twice: the later one is kept";
   EXPECT_DOUBLE_EQ(twice.points[0].time_us, 20);
@@ -165,11 +169,26 @@ TEST(NcclLogs, BadLinesAreErrorsNamingTheLine) {
   std::string other = point;
   other.replace(other.find("\"world_size\": 2"), 15, "\"world_size\": 4");
   other.replace(other.find("1024"), 4, "2048");
+  other.replace(other.find(rates), rates.size(), "\"algbw_gbps\": 0.2048, \"busbw_gbps\": 0.3072");
   EXPECT_THROW(read_nccl_log(LineSource::text(point + "\n" + other + "\n", "t.jsonl")), WorkError);  // two jobs
   std::string slow = point;
   slow.replace(slow.find("\"time_us\": 10"), 13, "\"time_us\": -1");
   EXPECT_THROW(read_nccl_log(LineSource::text(slow + "\n", "t.jsonl")), WorkError);
   EXPECT_THROW(read_nccl_log(LineSource::text("# nothing\n", "t.jsonl")), WorkError);
+  // Rates are bytes over time, the bus's that times the collective's factor: figures that
+  // disagree are refused naming the line (a 30000 GB/s busbw beside an unchanged time).
+  for (const auto& [from, to, said] :
+       {std::tuple{"\"algbw_gbps\": 0.1,", "\"algbw_gbps\": 30000,", "t.jsonl:1: all_reduce of 1024 B: algbw 30000.0 GB/s beside a time of 10 us"},
+        std::tuple{"\"busbw_gbps\": 0.1}", "\"busbw_gbps\": 0.3}", "t.jsonl:1: all_reduce of 1024 B on 2 ranks: busbw 0.3 GB/s, where its algbw gives 0.1"}}) {
+    std::string bad = point;
+    bad.replace(bad.find(from), std::string(from).size(), to);
+    try {
+      read_nccl_log(LineSource::text(bad + "\n", "t.jsonl"));
+      ADD_FAILURE() << bad;
+    } catch (const WorkError& e) {
+      EXPECT_NE(std::string(e.what()).find(said), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(NcclComparisons, OurTwoRunsHaveIntervalsThePeerOneFigure) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "analysis/history/fleet.hpp"
 #include "analysis/history/stored_run.hpp"
@@ -126,23 +127,25 @@ TEST(HistoryRuns, CollectiveRecordsGiveBusbwPerSize) {
 TEST(HistoryRuns, ARateWhoseTimeIntervalEndsAtItsMedianKeepsTheRateInsideItsInterval) {
   // A record whose time summary has no median_low (or one equal to its median): the rate's high
   // end is rate * median / median, which rounds away from the rate for some rates. Found by the
-  // history_runs fuzzer with a busbw of 217.61527565500366.
-  std::string line = LineSource::file(kFixtures + "/nccl_records_h200x2_plain.jsonl").read_all().back();
-  const size_t at = line.find("\"median_low\":");
-  ASSERT_NE(at, std::string::npos);
-  line.erase(at, line.find(',', at) + 1 - at);
-  const size_t busbw = line.find("\"busbw_gbps\":");
-  ASSERT_NE(busbw, std::string::npos);
-  const size_t value_at = busbw + std::string("\"busbw_gbps\":").size();
-  const size_t value_end = line.find(',', value_at);
+  // history_runs fuzzer with a busbw of 217.61527565500366. The record stays one measurement:
+  // its times scaled with the rate, its algbw twice its busbw (a reduce_scatter on 2 ranks).
+  nlohmann::json base = nlohmann::json::parse(LineSource::file(kFixtures + "/nccl_records_h200x2_plain.jsonl").read_all().back());
+  base["time_ms"].erase("median_low");
+  const double busbw = base["busbw_gbps"].get<double>();
   int checked = 0;
   for (int k = 0; k < 2000; ++k) {
-    std::string edited = line;
-    edited.replace(value_at, value_end - value_at, fmt::format("{:.17g}", 217.61527565500366 + k * 0.0137));
-    for (const StoredRun& r : runs_of_file(in_memory({edited}))) {
+    const double rate = 217.61527565500366 + k * 0.0137;
+    nlohmann::json edited = base;
+    edited["busbw_gbps"] = rate;
+    edited["algbw_gbps"] = 2 * rate;
+    for (auto& [key, v] : edited["time_ms"].items()) {
+      if (key != "n" && v.is_number_float()) v = v.get<double>() * busbw / rate;
+    }
+    edited["time_us"] = base["time_us"].get<double>() * busbw / rate;
+    for (const StoredRun& r : runs_of_file(in_memory({edited.dump()}))) {
       for (const MetricPoint& m : r.metrics) {
-        ASSERT_LE(m.low, m.median) << edited;
-        ASSERT_LE(m.median, m.high) << edited;
+        ASSERT_LE(m.low, m.median) << edited.dump();
+        ASSERT_LE(m.median, m.high) << edited.dump();
         ++checked;
       }
     }

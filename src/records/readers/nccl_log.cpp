@@ -4,10 +4,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "base/error.hpp"
 #include "base/text.hpp"
+#include "facts/collectives.hpp"
 #include "records/context_record.hpp"
 #include "records/readers/repeated_points.hpp"
 #include "records/record_file.hpp"
@@ -70,6 +72,27 @@ NcclPoint read_peer_point(const Fields& f, NcclLog& log) {
   return p;
 }
 
+// A point's algorithm bandwidth is its bytes over its time, and its bus bandwidth that times the
+// collective's factor (nccl-tests' convention): figures that disagree are one said wrongly.
+void refuse_rates_beside_other_time(const NcclPoint& p, const std::string& where) {
+  const NcclRecord& r = p.record;
+  if (!(p.time_us > 0) || !(r.algbw_gbps > 0)) return;
+  const double algbw = static_cast<double>(r.bytes) / (p.time_us * 1e3);
+  if (std::abs(r.algbw_gbps / algbw - 1) > 0.05) {
+    throw WorkError(fmt::format("{}: {} of {} B: algbw {:.1f} GB/s beside a time of {:g} us, which moves them at {:.1f} GB/s: "
+                                "one of the two figures is wrong", where, to_string(r.collective), r.bytes, r.algbw_gbps,
+                                p.time_us, algbw));
+  }
+  if (r.world_size > 0 && r.busbw_gbps > 0) {
+    const double busbw = r.algbw_gbps * bus_factor(r.collective, r.world_size);
+    if (std::abs(r.busbw_gbps / busbw - 1) > 0.05) {
+      throw WorkError(fmt::format("{}: {} of {} B on {} ranks: busbw {:.1f} GB/s, where its algbw gives {:.1f}: one of the "
+                                  "two figures is wrong", where, to_string(r.collective), r.bytes, r.world_size,
+                                  r.busbw_gbps, busbw));
+    }
+  }
+}
+
 }  // namespace
 
 NcclPointKey key_of(const NcclRecord& r) { return {r.collective, r.dtype, r.in_place, r.bytes}; }
@@ -124,6 +147,7 @@ NcclLog read_nccl_log(const LineSource& t) {
       }
       p.time_us = p.record.time_us();
     }
+    refuse_rates_beside_other_time(p, where);
     if (log.world_size == 0) log.world_size = p.record.world_size;
     if (p.record.world_size != log.world_size) {
       throw WorkError(fmt::format("{}: {} ranks here, {} before: one log holds one job", where, p.record.world_size,
