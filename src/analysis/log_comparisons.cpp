@@ -305,6 +305,18 @@ MamfComparison compare_mamf(const MamfLog& o, const MamfLog& n, const Catalog& c
     c.notes.push_back(fmt::format("DIFFERENT DTYPES: {} (old) against {} (new), compared because of --force: the "
                                   "ratios mix the GPU and the dtype.", o.dtype, n.dtype));
   }
+  // No matmul runs past its GPU's dense peak in its dtype: a shape past it is not a ceiling.
+  for (const MamfLog* l : {&o, &n}) {
+    const Accelerator* gpu = catalog.try_find(l->gpu);
+    const std::optional<Dtype> dt = parse_dtype(l->dtype.empty() ? "bf16" : l->dtype);
+    const std::optional<double> most = gpu && dt ? gpu->most_measurable_tflops(*dt) : std::nullopt;
+    const std::optional<MamfShape> best = l->best(MamfOutcome::By::max);
+    if (most && best && best->max_tflops > *most) {
+      throw WorkError(fmt::format("{}: {} at {:.1f} TFLOPS is past the {}'s dense {} peak ({:.0f} TFLOPS): not a "
+                                  "measurement", printable(l->path), best->shape(), best->max_tflops, gpu->id,
+                                  to_string(*dt), gpu->peak(*dt).value));
+    }
+  }
   for (const MamfLog* l : {&o, &n}) {
     if (l->dtype.empty()) c.notes.push_back(fmt::format("{}: the dtype is not said; assumed the same.", l->path));
     // What the reader left out (a damaged shape line, other GPUs' shapes) is said beside the ratios.

@@ -1060,6 +1060,31 @@ TEST(SilentlyWrong, ABandwidthRateNoCopyCouldReachIsRefused) {
                "is past the h200-sxm's memory bandwidth");
 }
 
+// A matmul ceiling no GPU reaches, a median above its own max, a shape of another dtype: none is
+// folded into a MAMF comparison.
+TEST(SilentlyWrong, AMamfFigureNoMatmulCouldReachIsRefused) {
+  const std::string log = slurp(kFx + "/mamf_finder_h200.txt");
+  const std::string guide = kFx + "/guide/mamf_bf16_b200.txt";
+  const std::string above = write_file("mamf_median_above_max.txt", replaced(log, "772.8(median)", "9772.8(median)"));
+  const Result r = run("compare " + above + " " + guide);
+  ASSERT_EQ(r.code, 0) << r.err;
+  // Said once, in the note that leaves the line out, and in no figure.
+  EXPECT_NE(r.out.find("its median 9772.8 TFLOPS is above its max 790.9"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("9772.8"), r.out.rfind("9772.8")) << r.out;
+  const std::string past = write_file("mamf_past_peak.txt",
+                                      replaced(log, "772.0(mean)  772.8(median)  790.9(max)", "9772.0(mean)  9772.8(median)  9790.9(max)"));
+  expect_error("compare " + past + " " + guide, 1, "2048x4096x13312 at 9790.9 TFLOPS is past the h200-sxm's dense bf16 peak");
+  std::string records = slurp(kFx + "/mamf_records_h200_a.jsonl");
+  const size_t shape = records.find(R"("type":"mamf")");
+  ASSERT_NE(shape, std::string::npos);
+  const size_t line = records.rfind('\n', shape) + 1;
+  const size_t dtype = records.find(R"("dtype":"bf16")", line);
+  ASSERT_LT(dtype, records.find('\n', line));
+  records.replace(dtype, 14, R"("dtype":"fp8")");
+  expect_error("compare " + write_file("mamf_other_dtype.jsonl", records) + " " + kFx + "/mamf_records_h200_b.jsonl", 1,
+               "a fp8 shape in a run of bf16 (its context record): one dtype per file");
+}
+
 // A step read twice in one point (a line pasted twice) is counted once, and said.
 TEST(SilentlyWrong, AStepReadTwiceIsCountedOnce) {
   const std::string log = slurp(kFx + "/sweep_h200.log");

@@ -88,6 +88,10 @@ std::string impossible_shape(const MamfShape& s) {
   for (const double v : {s.mean_tflops, s.median_tflops, s.max_tflops}) {
     if (v > kMaxTflops) return fmt::format("{} TFLOPS is more than any GPU does", v);
   }
+  // The fastest timing bounds the others: a mean or a median above the max is no set of timings.
+  for (const auto& [v, what] : {std::pair{s.mean_tflops, "mean"}, std::pair{s.median_tflops, "median"}}) {
+    if (v > s.max_tflops * (1 + 1e-9)) return fmt::format("its {} {:g} TFLOPS is above its max {:g}", what, v, s.max_tflops);
+  }
   return "";
 }
 
@@ -203,7 +207,12 @@ MamfLog read_mamf_log(const LineSource& t) {
         const ContextRecord c = read_context(f);
         if (c.fingerprint.gpus.empty()) return;
         expect_one_gpu(log.gpu, c.fingerprint.gpus.front().name, r.where);
-        log.dtype = to_string(read_mamf_config(Fields(c.config, r.where)).dtype);
+        const std::string dtype(to_string(read_mamf_config(Fields(c.config, r.where)).dtype));
+        if (!log.dtype.empty() && dtype != log.dtype) {
+          throw WorkError(fmt::format("{}: a run of {} after one of {}: one dtype per file (their ceilings differ)", r.where,
+                                      dtype, log.dtype));
+        }
+        log.dtype = dtype;
         if (const auto& uuid = c.fingerprint.gpus.front().uuid) log.gpu_uuid = *uuid;
         for (const auto& [name, entry] : c.fingerprint.stack) {
           if (entry.version) log.stack.emplace_back(name, *entry.version);
@@ -211,6 +220,12 @@ MamfLog read_mamf_log(const LineSource& t) {
       } else if (r.type == "mamf") {
         MamfShape s = read_mamf_shape(f);
         if (!s.ok || s.quick) return;
+        if (const std::string why = impossible_shape(s); !why.empty()) throw WorkError(fmt::format("{}: {}", r.where, why));
+        // One run measures one dtype (its context's): a shape of another is not of this ceiling.
+        if (!s.dtype.empty() && !log.dtype.empty() && dtype_name(s.dtype) != log.dtype) {
+          throw WorkError(fmt::format("{}: a {} shape in a run of {} (its context record): one dtype per file", r.where,
+                                      printable(s.dtype), log.dtype));
+        }
         // Several GPUs measured at once (--devices all): compare the first one, count the rest.
         if (!log.outcome.shapes.empty() && s.device != log.outcome.shapes.front().device) {
           ++other_devices;
