@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "base/error.hpp"
+#include "base/text.hpp"
 #include "base/json_text.hpp"
 #include "records/context_record.hpp"
 #include "records/readers/log_kind.hpp"
@@ -87,6 +88,12 @@ void add_file(MeasurementSet& s, const LineSource& t, LogKind kind, const std::s
       }
       throw UsageError(fmt::format("{}: not a measurement upgradebench reads (a training log, mamf, bandwidth, "
                                    "attention, decompose or nccl records, or the peers' printouts)", t.path));
+  }
+  // One set is one GPU's: a part measured on another (a file copied in from another machine)
+  // would put that GPU's figures under this one's name.
+  if (!s.gpu.empty() && !gpu.empty() && to_lower(trim(s.gpu)) != to_lower(trim(gpu))) {
+    throw WorkError(fmt::format("{}: measured on {}, while {} is of {}: one suite holds one GPU's measurements",
+                                printable(t.path), printable(gpu), printable(s.where), printable(s.gpu)));
   }
   if (s.gpu.empty()) s.gpu = gpu;
 }

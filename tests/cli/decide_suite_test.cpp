@@ -387,4 +387,19 @@ TEST(Suite, AFolderInUseOrNotASuitesIsRefused) {
   expect_error("suite --out " + kSuite + " --resume --layers 3", 2, "holds another workload (layers 2 vs 3, the folder's vs these options')");
 }
 
+// A suite is one GPU's: its env.json renamed to another GPU while its records still name the
+// first is refused, not decided as the renamed GPU.
+TEST(Decide, ASuiteWhosePartsNameAnotherGpuThanItsEnvIsRefused) {
+  const fs::path renamed = slower_suite("suite_renamed_b200", 0.98);
+  std::string env = slurp((renamed / "env.json").string());
+  for (const auto& [from, to] : {std::pair{std::string("NVIDIA H200"), std::string("NVIDIA B200")},
+                                 std::pair{std::string("h200-sxm"), std::string("b200-sxm")}}) {
+    for (size_t at; (at = env.find(from)) != std::string::npos;) env.replace(at, from.size(), to);
+  }
+  std::ofstream(renamed / "env.json") << env;
+  const Result r = run("decide " + kSuite + " " + renamed.string());
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("measured on NVIDIA H200, while " + renamed.string() + " is of NVIDIA B200"), std::string::npos) << r.err;
+}
+
 }  // namespace
