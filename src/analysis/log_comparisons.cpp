@@ -202,7 +202,7 @@ std::map<std::string, double> bucket_work(const DecompositionLog& l) {
 }  // namespace
 
 DecompositionComparison compare_decomposition(const DecompositionLog& old_log, const DecompositionLog& new_log,
-                                              const Catalog& catalog) {
+                                              const Catalog& catalog, bool force) {
   // Buckets of one step on two GPUs: steps of other lengths are not paired (where both say theirs).
   if (old_log.seqlen && new_log.seqlen && *old_log.seqlen != *new_log.seqlen) {
     throw UsageError(fmt::format("{} and {} decompose steps of different lengths ({} vs {} tokens, old vs new): "
@@ -248,6 +248,13 @@ DecompositionComparison compare_decomposition(const DecompositionLog& old_log, c
   std::vector<std::string> unchecked;
   if (!old_log.seqlen || !new_log.seqlen) unchecked.push_back("their lengths");
   if (!work_checked) unchecked.push_back("their work (FLOPs)");
+  // Nothing says the two steps are one workload: a 2-layer 4k step against an 8B 8k one read as
+  // the new GPU 8x slower.
+  if (unchecked.size() == 2 && !force) {
+    throw UsageError(fmt::format("{} and {}: neither their lengths nor their work (FLOPs) are in both files, so nothing "
+                                 "says they decompose one workload; --force compares them anyway",
+                                 printable(old_log.path), printable(new_log.path)));
+  }
   const bool fold = in_guide_buckets(old_log) != in_guide_buckets(new_log);
   const DecompositionLog o = fold && !in_guide_buckets(old_log) ? as_guide_buckets(old_log) : old_log;
   const DecompositionLog n = fold && !in_guide_buckets(new_log) ? as_guide_buckets(new_log) : new_log;
@@ -263,8 +270,8 @@ DecompositionComparison compare_decomposition(const DecompositionLog& old_log, c
     for (const std::string& w : l->warnings) c.warnings.push_back(l->path + ": " + w);
   }
   if (!unchecked.empty()) {
-    c.warnings.push_back(fmt::format("one workload on both sides is assumed, not checked: {} are not in both files",
-                                     fmt::join(unchecked, " and ")));
+    c.warnings.push_back(fmt::format("{}one workload on both sides is assumed, not checked: {} are not in both files",
+                                     unchecked.size() == 2 ? "forced: " : "", fmt::join(unchecked, " and ")));
   }
   pair_by(o.buckets, n.buckets, [](const DecompositionBucket& x) { return x.name; },
           [&](const DecompositionBucket* a, const DecompositionBucket* b) {

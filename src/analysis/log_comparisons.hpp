@@ -60,8 +60,10 @@ struct DecompositionComparison {
   std::vector<DecompositionComparisonRow> rows;  // the old log's buckets in order, then the new one's others
   std::vector<std::string> warnings;             // each log's, named
 };
+// Steps of one workload only: different lengths, depths, batches or work are refused; where
+// neither their lengths nor their work can be checked, `force` compares them anyway (said).
 DecompositionComparison compare_decomposition(const DecompositionLog& o, const DecompositionLog& n,
-                                              const Catalog& catalog);
+                                              const Catalog& catalog, bool force = false);
 
 struct MamfComparisonRow {
   std::string best;  // mean, median, max; then the arithmetic and geometric means over the shapes

@@ -106,7 +106,7 @@ void register_compare(CLI::App& app, Context& ctx) {
       warn(a, b);
     } else if (kind == LogKind::decomposition) {
       const DecompositionComparison c =
-          compare_decomposition(read_decomposition_log(old_text), read_decomposition_log(new_text), cat);
+          compare_decomposition(read_decomposition_log(old_text), read_decomposition_log(new_text), cat, o->flags.force);
       o->out.emit(report::decomposition_comparison_document(c), c);
     } else if (kind == LogKind::nccl) {
       const NcclComparison c = compare_nccl(read_nccl_log(old_text), read_nccl_log(new_text), cat);

@@ -81,7 +81,7 @@ void run(Context& ctx, const ReportOptions& o) {
     std::vector<DecompositionLog> logs;
     for (const LineSource& t : texts) logs.push_back(read_decomposition_log(t));
     std::optional<DecompositionComparison> c;
-    if (logs.size() == 2) c = compare_decomposition(logs[0], logs[1], ctx.catalog());
+    if (logs.size() == 2) c = compare_decomposition(logs[0], logs[1], ctx.catalog(), o.flags.parse().force);
     content = report::decomposition_report(logs, c);
   } else if (nccl && o.logs.size() == 1) {
     content = report::nccl_run_report(read_nccl_log(texts[0]), ctx.catalog());

@@ -815,9 +815,13 @@ TEST(SilentlyWrong, DecompositionsOfAnotherWorkloadAreNotCompared) {
   const std::string hf = temp_path("hf_decomposition.jsonl");
   fs::remove(hf);
   ASSERT_EQ(run("decompose " + kFx + "/hf_llama_2l_4096.pt.trace.json.gz --out " + hf).code, 0);
-  const Result unchecked = run("compare " + hf + " " + kFx + "/engine_llama_2l_4096.jsonl");
+  // A trace says neither its length nor its buckets' work: nothing checks the workload, so only
+  // --force compares it, and says so.
+  expect_error("compare " + hf + " " + kFx + "/engine_llama_2l_4096.jsonl", 2,
+               "neither their lengths nor their work (FLOPs) are in both files");
+  const Result unchecked = run("compare " + hf + " " + kFx + "/engine_llama_2l_4096.jsonl --force");
   ASSERT_EQ(unchecked.code, 0) << unchecked.err;
-  EXPECT_NE(unchecked.out.find("one workload on both sides is assumed, not checked: their lengths"), std::string::npos)
+  EXPECT_NE(unchecked.out.find("forced: one workload on both sides is assumed, not checked: their lengths"), std::string::npos)
       << unchecked.out;
 }
 
