@@ -130,14 +130,23 @@ void run(Context& ctx, DecomposeOptions& o, const CLI::App& cmd) {
   refuse_output_among_inputs(o.shell.out, read, "--out");
   // The records of a trace go to --out (and --db) only when asked: reading a trace measures nothing.
   const std::string& out = o.shell.out;
+  // The file is checked now and written at the first decomposition: a run that reads nothing
+  // leaves no records file (nor a context record with no result after it).
   std::unique_ptr<RecordWriter> writer;
+  std::optional<std::pair<std::string, ContextRecord>> records;
   if (!out.empty() || !ctx.history_db.empty()) {
     const json config = {{"inputs", o.inputs}, {"classes", o.classes}, {"step_name", o.step_name},
                          {"steps", o.steps}, {"model", work ? json(o.train.model) : json()},
                          {"seqlen", work ? json(o.train.seqlen) : json()}, {"batch", o.train.batch},
                          {"layers", o.train.layers}};
-    writer = open_records(ctx, records_path("decompose", out), make_context("decompose", ctx.argv, Fingerprint{}, config));
+    records.emplace(records_path("decompose", out), make_context("decompose", ctx.argv, Fingerprint{}, config));
   }
+  const auto keep = [&](const DecompositionRecord& r) {
+    if (!records) return;
+    if (!writer) writer = open_records(ctx, records->first, records->second);
+    writer->write(r);
+    writer->sync();
+  };
   Progress progress;
   report::View view;
   report::Document& doc = view.doc;
@@ -152,7 +161,7 @@ void run(Context& ctx, DecomposeOptions& o, const CLI::App& cmd) {
       const DecompositionRecord r = printout_record(read_decomposition_log(t));
       report::add_decomposition_block(doc, r);
       j.push_back(r);
-      if (writer) writer->write(r), writer->sync();
+      keep(r);
       continue;
     }
     progress.update(fmt::format("decompose: reading {}", f));
@@ -169,10 +178,7 @@ void run(Context& ctx, DecomposeOptions& o, const CLI::App& cmd) {
       if (work) r.seqlen = parse_size(o.train.seqlen, "--seqlen"), r.batch = o.train.batch;
       report::add_decomposition_block(doc, r);
       j.push_back(r);
-      if (writer) {
-        writer->write(r);
-        writer->sync();
-      }
+      keep(r);
     }
   }
   if (writer) doc.blocks.back().notes.push_back("records: " + writer->path().string());

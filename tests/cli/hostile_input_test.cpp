@@ -708,6 +708,16 @@ TEST(Clobbering, AReportFolderKeepsChartsItDidNotWrite) {
   EXPECT_EQ(run("report " + kFx + "/sweep_h200.log -o " + ours).code, 0) << "a report folder of ours is rewritten";
 }
 
+// A decompose that reads nothing writes nothing: no records file holding a context record alone.
+TEST(Clobbering, ADecomposeThatReadsNothingLeavesNoRecordsFile) {
+  const std::string empty = write_file("empty_trace.json", "");
+  const std::string out = temp_path("nothing_read.jsonl");
+  fs::remove(out);
+  const Result r = run("decompose " + empty + " --out " + out);
+  EXPECT_NE(r.code, 0);
+  EXPECT_FALSE(fs::exists(out)) << slurp(out);
+}
+
 // A symbolic link where records or the history go (planted in a shared folder, or left from
 // before) is never written through: neither to what it names nor by creating what it names.
 TEST(Clobbering, RecordsAndTheHistoryAreNotWrittenThroughASymlink) {
