@@ -32,6 +32,9 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& where) 
   if (!json_depth_within(text)) {
     throw WorkError(fmt::format("{}: JSON nested deeper than {} levels", where, kMaxJsonDepth));
   }
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    throw WorkError(fmt::format("{}: empty: not a JSON document", where));
+  }
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {

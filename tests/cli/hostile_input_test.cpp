@@ -1156,6 +1156,12 @@ TEST(Messages, AnOptionThatCannotApplyIsRefused) {
                "--seqlen: 8192 is given twice");
 }
 
+// An empty file where a JSON document is read says so, not the JSON library's words.
+TEST(Messages, AnEmptyJsonFileIsSaidToBeEmpty) {
+  const std::string empty = write_file("empty_config.json", "\n");
+  expect_error("flops --model " + empty, 1, empty + ": empty: not a JSON document");
+}
+
 // An attention figure past its GPU's dense peak is no measurement: compared, it gave a 10x speedup.
 TEST(SilentlyWrong, AnAttentionFigurePastTheGpusPeakIsRefused) {
   const std::string path = write_file("attention_past_peak.log",
