@@ -111,6 +111,16 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
   }
   if (old_name.empty()) throw UsageError("the inputs do not name their GPU: give --from GPU");
   const Accelerator& from = cat.find(old_name);
+  // A peak past what the old GPU holds is no measurement (a printout's peak_mem=9999.0 decided
+  // the memory question).
+  if (const std::optional<double> most = from.most_measurable_gib()) {
+    for (const StepInput& s : steps) {
+      if (s.peak_memory_gib && *s.peak_memory_gib > *most) {
+        throw WorkError(fmt::format("{}: a peak of {:g} GiB in use, more than the {} holds ({:.1f} GiB): not a measurement",
+                                    printable(s.path), *s.peak_memory_gib, from.id, *most / 1.02));
+      }
+    }
+  }
   MeasuredRates from_rates, to_rates;
   for (const std::string& path : o.measured) {
     const MeasuredFile m = read_measured(LineSource::file(path));

@@ -1044,6 +1044,9 @@ TEST(SilentlyWrong, EveryReaderOfATrainingRunRefusesWhatNoGpuCanMeasure) {
   const std::string memory = write_file("peak_5000.log", replaced(slurp(kFx + "/sweep_h200.log"), R"("peak_mem_gib": "16.3")",
                                                                    R"("peak_mem_gib": "5000.3")"));
   expect_error("memfit " + memory, 1, "a peak of 5000.3 GiB in use, more than the h200-sxm holds");
+  const std::string printout = write_file("decompose_peak_9999.txt", replaced(slurp(kFx + "/decompose_h200.txt"), "peak_mem=99.0",
+                                                                           "peak_mem=9999.0"));
+  expect_error("predict " + printout + " --to b200-sxm", 1, "a peak of 9999 GiB in use, more than the h200-sxm holds");
 }
 
 // A copy's rate is its bytes over its time, and no copy out of HBM runs past the GPU's memory
