@@ -126,6 +126,19 @@ AttentionRecord read_attention_point(const Fields& f) {
   r.fwd_tflops = non_negative(f, "fwd_tflops");
   r.fwd_bwd_ms = optional_non_negative(f, "fwd_bwd_ms");
   r.fwd_bwd_tflops = optional_non_negative(f, "fwd_bwd_tflops");
+  // Ours: a point whose outputs failed the check against the reference timed something else.
+  if (f.has("check")) {
+    const Fields check = f.object("check");
+    bool passed = check.boolean_or("ok", true);
+    if (check.has("tensors") && check.raw().at("tensors").is_object()) {
+      for (const auto& [name, t] : check.raw().at("tensors").items()) {
+        if (!t.is_object()) continue;
+        if (t.contains("ok") && t["ok"].is_boolean() && !t["ok"].get<bool>()) passed = false;
+        if (t.contains("non_finite") && (!t["non_finite"].is_number() || t["non_finite"].get<double>() != 0)) passed = false;
+      }
+    }
+    if (!passed) r.error = "its check against the reference failed";
+  }
   r.flops_fwd = optional_non_negative(f, "flops_fwd").value_or(0);  // ours: the FLOPs the figures divide
   r.flops_fwd_bwd = optional_non_negative(f, "flops_fwd_bwd").value_or(0);
   // A time under a nanosecond, or no work done in it, is a damaged line, not a fast kernel.

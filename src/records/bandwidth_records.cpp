@@ -1,6 +1,8 @@
 // `bandwidth` records; see bandwidth_records.hpp and docs/records.md.
 #include "records/bandwidth_records.hpp"
 
+#include "base/text.hpp"
+
 #include <fmt/format.h>
 
 #include "base/error.hpp"
@@ -60,6 +62,12 @@ BandwidthRecord read_bandwidth_record(const Fields& f) {
   r.ok = !f.has("error");
   if (!r.ok) {
     r.error = f.string("error");
+    return r;
+  }
+  // A copy whose result did not match what was copied timed something else: no measurement.
+  if (f.has("check") && f.string("check") != "ok") {
+    r.ok = false;
+    r.error = fmt::format("its check says \"{}\", not \"ok\"", printable(f.string("check")));
     return r;
   }
   const Fields gbps = f.object("gbps");

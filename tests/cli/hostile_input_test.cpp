@@ -1088,8 +1088,10 @@ TEST(SilentlyWrong, AMamfFigureNoMatmulCouldReachIsRefused) {
   // Said once, in the note that leaves the line out, and in no figure.
   EXPECT_NE(r.out.find("its median 9772.8 TFLOPS is above its max 790.9"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("9772.8"), r.out.rfind("9772.8")) << r.out;
+  // The shape lines alone (the footer would disagree with the edited line, and is refused for it).
+  const std::string lines = log.substr(0, log.find("Tried "));
   const std::string past = write_file("mamf_past_peak.txt",
-                                      replaced(log, "772.0(mean)  772.8(median)  790.9(max)", "9772.0(mean)  9772.8(median)  9790.9(max)"));
+                                      replaced(lines, "772.0(mean)  772.8(median)  790.9(max)", "9772.0(mean)  9772.8(median)  9790.9(max)"));
   expect_error("compare " + past + " " + guide, 1, "2048x4096x13312 at 9790.9 TFLOPS is past the h200-sxm's dense bf16 peak");
   std::string records = slurp(kFx + "/mamf_records_h200_a.jsonl");
   const size_t shape = records.find(R"("type":"mamf")");
@@ -1100,6 +1102,37 @@ TEST(SilentlyWrong, AMamfFigureNoMatmulCouldReachIsRefused) {
   records.replace(dtype, 14, R"("dtype":"fp8")");
   expect_error("compare " + write_file("mamf_other_dtype.jsonl", records) + " " + kFx + "/mamf_records_h200_b.jsonl", 1,
                "a fp8 shape in a run of bf16 (its context record): one dtype per file");
+}
+
+// mamf-finder.py's footer says again what its shape lines say: a footer that disagrees (a mean
+// of 5000 TFLOPS over lines of 700) is refused, not compared.
+TEST(SilentlyWrong, AMamfFooterThatDisagreesWithItsLinesIsRefused) {
+  const std::string log = slurp(kFx + "/mamf_finder_real_h200.txt");
+  const size_t at = log.find("arithmetic mean: ");
+  ASSERT_NE(at, std::string::npos);
+  std::string edited = log;
+  edited.replace(at, log.find('\n', at) - at, "arithmetic mean: 5000.0 TFLOPS");
+  expect_error("compare " + kFx + "/mamf_finder_real_h200.txt " + write_file("mamf_footer_5000.txt", edited), 1,
+               "the footer's arithmetic mean 5000 TFLOPS is not what its");
+}
+
+// A measurement whose own check against the reference failed timed something else: left out,
+// and said, as a collective whose output was wrong is.
+TEST(SilentlyWrong, AMeasurementThatFailedItsOwnCheckIsLeftOut) {
+  const std::string bandwidth = kFx + "/suite_h200_2l/bandwidth.jsonl";
+  std::string failed = slurp(bandwidth);
+  const size_t check = failed.find(R"("check":"ok")");
+  ASSERT_NE(check, std::string::npos);
+  failed.replace(check, 12, R"("check":"failed")");
+  const Result r = run("compare " + bandwidth + " " + write_file("bandwidth_failed_check.jsonl", failed));
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE((r.out + r.err).find("left out: its check says \"failed\", not \"ok\""), std::string::npos) << r.out << r.err;
+  std::string attention = slurp(kFx + "/attention_records_h200.jsonl");
+  const size_t ok = attention.find(R"("non_finite":0,"ok":true)");
+  ASSERT_NE(ok, std::string::npos);
+  attention.replace(ok, 24, R"("non_finite":5,"ok":false)");
+  const Result a = run("compare " + kFx + "/attention_records_h200.jsonl " + write_file("attention_failed_check.jsonl", attention));
+  EXPECT_NE((a.out + a.err).find("left out: its check against the reference failed"), std::string::npos) << a.out << a.err;
 }
 
 // A step read twice in one point (a line pasted twice) is counted once, and said.

@@ -19,6 +19,7 @@ std::string_view to_string(Bucket b) {
     case Bucket::elementwise: return "elementwise";
     case Bucket::loss: return "loss";
     case Bucket::optimizer: return "optimizer";
+    case Bucket::routing: return "routing";
     case Bucket::other: return "other compute";
     case Bucket::communication: return "communication";
     case Bucket::memcpy: return "memory copies";
@@ -76,7 +77,7 @@ void KernelClasses::add_file(const std::filesystem::path& file, bool first) {
     }
     const auto bucket = parse_bucket(r["bucket"].get<std::string>());
     if (!bucket || *bucket == Bucket::idle || *bucket == Bucket::memcpy) {
-      throw UsageError(fmt::format("{}: unknown bucket \"{}\" (gemm, attention, elementwise, loss, optimizer, other, "
+      throw UsageError(fmt::format("{}: unknown bucket \"{}\" (gemm, attention, elementwise, loss, optimizer, routing, other, "
                                    "communication)", where, r["bucket"].get<std::string>()));
     }
     auto rule = std::make_unique<Rule>();

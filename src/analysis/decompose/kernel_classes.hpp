@@ -16,14 +16,15 @@
 
 namespace ub::trace {
 
-// The buckets of a step. Compute kernels fall in the first six; communication (NCCL) and memory
-// copies count only where they are exposed (no compute kernel running); idle is the rest of the
-// step, no kernel, copy or collective running.
-enum class Bucket { gemm, attention, elementwise, loss, optimizer, other, communication, memcpy, idle };
-inline constexpr size_t kBuckets = 9;
+// The buckets of a step. Compute kernels fall in the first seven (routing: a mixture of experts'
+// gathers and scatters); communication (NCCL) and memory copies count only where they are
+// exposed (no compute kernel running); idle is the rest of the step, no kernel, copy or
+// collective running.
+enum class Bucket { gemm, attention, elementwise, loss, optimizer, routing, other, communication, memcpy, idle };
+inline constexpr size_t kBuckets = 10;
 inline constexpr std::array<Bucket, kBuckets> kAllBuckets = {
-    Bucket::gemm,  Bucket::attention,     Bucket::elementwise, Bucket::loss, Bucket::optimizer,
-    Bucket::other, Bucket::communication, Bucket::memcpy,      Bucket::idle};
+    Bucket::gemm,    Bucket::attention, Bucket::elementwise,   Bucket::loss,   Bucket::optimizer,
+    Bucket::routing, Bucket::other,     Bucket::communication, Bucket::memcpy, Bucket::idle};
 std::string_view to_string(Bucket b);
 std::optional<Bucket> parse_bucket(std::string_view name);
 bool is_compute(Bucket b);  // gemm .. other

@@ -25,7 +25,8 @@ namespace ub {
 WorkKind work_kind_of(const std::string& bucket) {
   if (bucket == "gemm") return WorkKind::matmul;
   if (bucket == "attention" || bucket == "attention(FA)") return WorkKind::attention;
-  if (bucket == "elementwise" || bucket == "loss" || bucket == "optimizer") return WorkKind::memory;
+  // A mixture of experts' routing and permutation are gathers and scatters: HBM bandwidth too.
+  if (bucket == "elementwise" || bucket == "loss" || bucket == "optimizer" || bucket == "routing") return WorkKind::memory;
   if (bucket == "everything else") return WorkKind::dense_mixed;
   if (bucket == "communication") return WorkKind::communication;
   if (bucket == "idle") return WorkKind::unexplained;

@@ -103,6 +103,10 @@ AttentionLog read_attention_log(const LineSource& t) {
       }
     }
     AttentionRecord p = read_attention_point(f);
+    if (!p.error.empty()) {
+      log.warnings.push_back(fmt::format("{}: seqlen {} left out: {}", where, p.seqlen, p.error));
+      return;
+    }
     if (const auto flops = point_flops(p, log.header)) refuse_time_beside_other_rate(p, *flops, where);
     // Several GPUs measured at once (--devices all): the first GPU's points are read.
     if (!first_device) first_device = p.device;

@@ -38,6 +38,10 @@ BandwidthLog read_bandwidth_log(const LineSource& t) {
     }
     if (r.type != "bandwidth") return;
     BandwidthRecord p = read_bandwidth_record(f);
+    if (!p.ok) {
+      log.warnings.push_back(fmt::format("{}: {} of {} bytes left out: {}", r.where, p.op, p.bytes, p.error));
+      return;
+    }
     // The rate is the bytes moved over the time: a pair that disagrees is one figure said twice
     // that is wrong (medians of rates and of times agree but for the middle pair's mean).
     if (p.ok && p.time && p.time->ms.median > 0 && p.median_gbps > 0) {

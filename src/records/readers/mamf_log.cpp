@@ -3,7 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <tuple>
 
 #include "base/error.hpp"
 #include "base/text.hpp"
@@ -198,6 +201,7 @@ MamfLog read_mamf_log(const LineSource& t) {
   MamfLog log;
   log.path = t.path;
   log.provenance = read_provenance(t);
+  size_t lines_left_out = 0;  // mamf-finder.py shape lines that did not read as one
   if (looks_like_records(t)) {
     log.format = "upgradebench";
     size_t other_devices = 0;
@@ -221,6 +225,18 @@ MamfLog read_mamf_log(const LineSource& t) {
         MamfShape s = read_mamf_shape(f);
         if (!s.ok || s.quick) return;
         if (const std::string why = impossible_shape(s); !why.empty()) throw WorkError(fmt::format("{}: {}", r.where, why));
+        // The algorithm timed is the one whose result was checked: if that check failed, the
+        // time is of something other than the product.
+        if (s.algo) {
+          const auto check = std::find_if(s.checks.begin(), s.checks.end(),
+                                          [&](const GemmCheck& c) { return c.rank == s.algo->heuristic_rank; });
+          if (check != s.checks.end() && (!check->ok || check->nans > 0 || check->failures > 0)) {
+            log.warnings.push_back(fmt::format("{}: {} left out: its timed algorithm (rank {}) failed its check against "
+                                               "the reference ({} failures, {} NaN)", r.where, s.shape(),
+                                               check->rank, check->failures, check->nans));
+            return;
+          }
+        }
         // One run measures one dtype (its context's): a shape of another is not of this ceiling.
         if (!s.dtype.empty() && !log.dtype.empty() && dtype_name(s.dtype) != log.dtype) {
           throw WorkError(fmt::format("{}: a {} shape in a run of {} (its context record): one dtype per file", r.where,
@@ -271,6 +287,26 @@ MamfLog read_mamf_log(const LineSource& t) {
       if (trimmed.rfind("** ", 0) == 0) section = to_lower(trim(trimmed.substr(3, trimmed.find(':') - 3)));
     });
     left_out.warn(log.warnings);
+    lines_left_out = left_out.count;
+  }
+  // mamf-finder.py's footer says again what its shape lines say: where both are there, the
+  // footer must agree with the lines (to its rounding), or one of them was edited.
+  if (!log.outcome.shapes.empty() && lines_left_out == 0) {
+    const auto agree = [&](const char* what, std::optional<double> said, std::optional<double> lines) {
+      if (said && lines && std::abs(*said - *lines) > 0.05 + 0.005 * *lines) {
+        throw WorkError(fmt::format("{}: the footer's {} {:g} TFLOPS is not what its {} shape lines give ({:.1f}): the "
+                                    "file was edited or damaged", printable(t.path), what, *said,
+                                    log.outcome.shapes.size(), *lines));
+      }
+    };
+    agree("arithmetic mean", log.arithmetic_mean, log.outcome.arithmetic_mean(MamfOutcome::By::mean));
+    agree("geometric mean", log.geometric_mean, log.outcome.geometric_mean(MamfOutcome::By::mean));
+    for (const auto& [footer, by, what] : {std::tuple{&log.footer_mean, MamfOutcome::By::mean, "best mean"},
+                                           std::tuple{&log.footer_median, MamfOutcome::By::median, "best median"},
+                                           std::tuple{&log.footer_max, MamfOutcome::By::max, "best max"}}) {
+      const std::optional<MamfShape> best = log.outcome.best(by);
+      if (*footer && best) agree(what, tflops_by(**footer, by), tflops_by(*best, by));
+    }
   }
   if (!log.arithmetic_mean) log.arithmetic_mean = log.outcome.arithmetic_mean(MamfOutcome::By::mean);
   if (!log.geometric_mean) log.geometric_mean = log.outcome.geometric_mean(MamfOutcome::By::mean);
