@@ -217,6 +217,20 @@ DecompositionComparison compare_decomposition(const DecompositionLog& old_log, c
                                    key == std::string("layers") ? "depths" : "batches", a->second, b->second));
     }
   }
+  // bench_decompose.py's memory levers and sharding make another step as much as the length does
+  // (recomputed layers, sharded state, work moved to the host): --force compares them, said.
+  std::vector<std::string> levers;
+  for (const char* key : {"gc", "zero", "offload", "liger", "world_size"}) {
+    const auto a = old_log.header.find(key), b = new_log.header.find(key);
+    if (a != old_log.header.end() && b != new_log.header.end() && a->second != b->second) {
+      levers.push_back(fmt::format("{} {} vs {}", key, printable(a->second), printable(b->second)));
+    }
+  }
+  if (!levers.empty() && !force) {
+    throw UsageError(fmt::format("{} and {} decompose steps with different levers ({}, old vs new): not the same "
+                                 "workload; --force compares them anyway", printable(old_log.path),
+                                 printable(new_log.path), fmt::join(levers, ", ")));
+  }
   // One workload does the same work on any GPU: steps of other depths, lengths or batches do not.
   // Compared bucket by bucket where both say a bucket's FLOPs, and as a whole where every bucket
   // of both says them.
@@ -269,6 +283,7 @@ DecompositionComparison compare_decomposition(const DecompositionLog& old_log, c
   for (const DecompositionLog* l : {&o, &n}) {
     for (const std::string& w : l->warnings) c.warnings.push_back(l->path + ": " + w);
   }
+  for (const std::string& l : levers) c.warnings.push_back("forced: different levers: " + l);
   if (!unchecked.empty()) {
     c.warnings.push_back(fmt::format("{}one workload on both sides is assumed, not checked: {} are not in both files",
                                      unchecked.size() == 2 ? "forced: " : "", fmt::join(unchecked, " and ")));

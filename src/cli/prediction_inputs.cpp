@@ -98,6 +98,21 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
   }
   // The old GPU: what the inputs name (one GPU for all of them), which --from must agree with; --from
   // alone for inputs that do not name it.
+  // A step that says its FLOPs and its length is checked against the model's work at that length:
+  // an 8k step labelled 64k was predicted as a 64k one.
+  if (model) {
+    for (const StepInput& s : steps) {
+      if (!s.seqlen || !s.step_tflop) continue;
+      FlopOptions fo;
+      fo.batch = s.batch;
+      const double expected = to_tflop(step_flops(model_of(s), *s.seqlen, fo).total());
+      if (std::abs(*s.step_tflop / expected - 1) > 0.02) {
+        throw WorkError(fmt::format("{}: a step of {:.2f} TFLOP is not {}'s work at {} tokens ({:.2f} TFLOP): its length "
+                                    "or its FLOPs are wrong (or give the --model and --layers it ran)", printable(s.path),
+                                    *s.step_tflop, model_of(s).id, *s.seqlen, expected));
+      }
+    }
+  }
   std::string old_name = o.from;
   for (const StepInput& s : steps) {
     if (s.old_gpu.empty()) continue;

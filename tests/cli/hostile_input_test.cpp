@@ -1135,6 +1135,37 @@ TEST(SilentlyWrong, AMeasurementThatFailedItsOwnCheckIsLeftOut) {
   EXPECT_NE((a.out + a.err).find("left out: its check against the reference failed"), std::string::npos) << a.out << a.err;
 }
 
+// A step's batch is its run's: one that says another would count its tokens wrongly.
+TEST(SilentlyWrong, AStepOfAnotherBatchThanItsRunIsRefused) {
+  const std::string records = std::regex_replace(slurp(kFx + "/records_h200.jsonl"),
+                                                 std::regex(R"("type": ?"train_step")"), R"("type": "train_step", "batch": 2)");
+  expect_error("memfit " + write_file("step_batch_2.jsonl", records) + " --capacity-gib 130", 1,
+               "a step of batch 2 in a run of batch 1 (its context record)");
+}
+
+// A printout's length and its FLOPs say one thing twice, for the model it ran: an 8k step
+// labelled 64k was predicted as a 64k one.
+TEST(SilentlyWrong, APrintoutsLengthIsCheckedAgainstItsWork) {
+  const std::string printout = write_file("decompose_seq_64k.txt", replaced(slurp(kFx + "/decompose_h200.txt"), "seq=8192", "seq=65536"));
+  expect_error("predict " + printout + " --to b200-sxm", 1, "a step of 421.65 TFLOP is not llama-3.1-8b's work at 65536 tokens");
+}
+
+// Two printouts of different levers (recompute, sharding, offload) are two workloads.
+TEST(SilentlyWrong, DecompositionsWithOtherLeversNeedForce) {
+  std::string b200 = slurp(kFx + "/decompose_b200.txt");
+  b200 = replaced(replaced(b200, "gc=0", "gc=1"), "zero=2", "zero=3");
+  const std::string other = write_file("decompose_other_levers.txt", b200);
+  expect_error("compare " + kFx + "/decompose_h200.txt " + other, 2, "different levers (gc 0 vs 1, zero 2 vs 3, old vs new)");
+  const Result forced = run("compare " + kFx + "/decompose_h200.txt " + other + " --force");
+  ASSERT_EQ(forced.code, 0) << forced.err;
+  EXPECT_NE(forced.out.find("forced: different levers: gc 0 vs 1"), std::string::npos) << forced.out;
+  // A collective record that does not say whether its output was checked is not a checked one.
+  const std::string nccl = std::regex_replace(slurp(kFx + "/nccl_records_h200x2_plain.jsonl"), std::regex(R"("wrong":0)"),
+                                              R"("wrong":null)", std::regex_constants::format_first_only);
+  expect_error("compare " + write_file("nccl_wrong_null.jsonl", nccl) + " " + kFx + "/nccl_records_h200x2_graph.jsonl", 1,
+               "\"wrong\" is null");
+}
+
 // A step read twice in one point (a line pasted twice) is counted once, and said.
 TEST(SilentlyWrong, AStepReadTwiceIsCountedOnce) {
   const std::string log = slurp(kFx + "/sweep_h200.log");

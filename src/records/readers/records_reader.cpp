@@ -115,6 +115,11 @@ RunLog read_records(const LineSource& t, WarmupOnly warmup_only) {
     if (r.type == "train_step") {
       RunPoint& p = point_for(run, f.count("seqlen"), line, contexts, r.where);
       const TrainStep s = read_train_step(f, static_cast<int64_t>(p.steps.count()));
+      // A step's tokens are its batch's: one that says another than its run's counts tokens wrongly.
+      if (f.has("batch") && s.batch != run.batch) {
+        throw WorkError(fmt::format("{}: a step of batch {} in a run of batch {} (its context record): one batch per run",
+                                    r.where, s.batch, run.batch));
+      }
       if (repeated.first_time(p.seqlen, contexts, s.step, line, r.where, run.warnings)) p.steps.add(s);
     } else if (r.type == "train_oom") {
       const TrainFailure oom = read_train_failure(f);
