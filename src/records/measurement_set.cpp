@@ -121,6 +121,36 @@ void merge(MeasurementSet& a, MeasurementSet b) {
   if (a.gpu.empty()) a.gpu = b.gpu;
 }
 
+// A suite's parts are one workload on one stack, the manifest's and env.json's: a part's file
+// from another run (another depth, batch or library version) would mix its figures in.
+void refuse_parts_of_another_workload(const MeasurementSet& s, const std::map<std::string, std::string>& env_stack) {
+  const SuiteWorkload& w = s.manifest->workload;
+  std::vector<std::string> differs;
+  if (s.sweep) {
+    const RunLog& r = *s.sweep;
+    if (r.batch != w.batch) differs.push_back(fmt::format("batch {} vs {}", r.batch, w.batch));
+    if (w.layers > 0 && r.layers && *r.layers != w.layers) differs.push_back(fmt::format("layers {} vs {}", *r.layers, w.layers));
+    for (const auto& [component, version] : r.software) {
+      const auto env = env_stack.find(component);
+      if (env != env_stack.end() && env->second != version) {
+        differs.push_back(fmt::format("{} {} vs {}", component, printable(version), printable(env->second)));
+      }
+    }
+    if (!differs.empty()) {
+      throw WorkError(fmt::format("{}: its training sweep {} is of another run than the suite's ({}; the sweep's, then the "
+                                  "manifest's and env.json's): give the suite's own file", printable(s.where),
+                                  printable(r.path), fmt::join(differs, ", ")));
+    }
+  }
+  for (const DecompositionLog& d : s.decompositions) {
+    const auto layers = d.header.find("layers");
+    if (w.layers > 0 && layers != d.header.end() && layers->second != std::to_string(w.layers)) {
+      throw WorkError(fmt::format("{}: its decomposition {} is of {} layers, the suite's of {}: give the suite's own file",
+                                  printable(s.where), printable(d.path), printable(layers->second), w.layers));
+    }
+  }
+}
+
 }  // namespace
 
 MeasurementSet read_suite_folder(const fs::path& dir) {
@@ -129,6 +159,7 @@ MeasurementSet read_suite_folder(const fs::path& dir) {
   s.manifest = read_suite_manifest(dir);
   std::error_code ec;
   if (fs::is_regular_file(dir / "env.json", ec)) s.stack = stack_of_env(dir / "env.json", s.gpu);
+  const std::map<std::string, std::string> env_stack = s.stack;
   for (const ManifestPart& p : s.manifest->parts) {
     if (p.name == "env") continue;
     if (p.status != PartStatus::done) {
@@ -143,6 +174,7 @@ MeasurementSet read_suite_folder(const fs::path& dir) {
     const LineSource t = LineSource::file(dir / p.records);
     add_file(s, t, detect_log_kind(t), p.name);
   }
+  refuse_parts_of_another_workload(s, env_stack);
   return s;
 }
 

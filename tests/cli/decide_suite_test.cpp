@@ -164,8 +164,10 @@ TEST(Decide, BadInputIsRefusedNamingWhat) {
   expect_error("decide " + kSuite, 2, "holds one GPU's measurements: give the other GPU's folder, or --to GPU");
   expect_error("decide " + kSuite + " " + suite_again() + " --price-old 0 --price-new 3", 2, "--price-old: must be positive");
   expect_error("decide " + kSuite + " " + suite_again() + " --price-old 3", 2, "give both prices");
+  // A manifest that says another depth than its parts ran: the suite is not one run.
   const fs::path deeper = edited_suite("suite_3_layers", [](json& m) { m["workload"]["layers"] = 3; });
-  expect_error("decide " + kSuite + " " + deeper.string(), 2, "measured different workloads (layers 2 vs 3, old vs new)");
+  expect_error("decide " + kSuite + " " + deeper.string(), 1,
+               "sweep.jsonl is of another run than the suite's (layers 2 vs 3; the sweep's, then the manifest's");
 }
 
 TEST(Decide, AnInterruptedSuiteIsReadForWhatItFinishedAndSaysWhatIsMissing) {

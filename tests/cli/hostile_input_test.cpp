@@ -1221,6 +1221,8 @@ TEST(Messages, AnOptionThatCannotApplyIsRefused) {
                "--carry-from picks the measured length that --seqlen carries from: give --seqlen too");
   expect_error("predict " + kFx + "/sweep_h200.log --to b200-sxm --model llama-3.1-8b --seqlen 8k,8k", 2,
                "--seqlen: 8192 is given twice");
+  expect_error("flops --seqlen 4096,4096", 2, "--seqlen: 4096 is given twice");
+  expect_error("flops --doc-len 8192 --seqlen 4096", 2, "--doc-len 8192: longer than the sequence of 4096 tokens");
 }
 
 // An empty file where a JSON document is read says so, not the JSON library's words.
