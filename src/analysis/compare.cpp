@@ -115,11 +115,20 @@ void check_same_workload(const Comparison& c, const CompareOptions& opt, std::ve
   // model's state (its zero, our zero_stage) and moving work or memory to the host (its
   // offload_optim, our offload_optimizer and offload_checkpoints): a speedup across any of them is
   // the lever's as much as the GPU's.
-  for (const char* key : {"world_size", "gc", "activation_checkpointing", "selective_checkpointing", "zero",
+  // A key one run of a format leaves out is that format's default (no recompute, no sharding,
+  // one GPU); between formats a key is only compared where both name it.
+  const auto value = [&](const RunLog& r, const char* key) -> std::optional<std::string> {
+    const auto it = r.config.find(key);
+    if (it != r.config.end()) return it->second == "true" ? "1" : it->second == "false" ? "0" : it->second;
+    if (o.format != n.format) return std::nullopt;
+    return std::string(key) == "world_size" ? "1" : "0";
+  };
+  for (const char* key : {"world_size", "gc", "checkpointing", "activation_checkpointing", "selective_checkpointing", "zero",
                           "zero_stage", "offload_optim", "offload_optimizer", "offload_checkpoints"}) {
-    const auto a = o.config.find(key), b = n.config.find(key);
-    if (a != o.config.end() && b != n.config.end() && a->second != b->second) {
-      problems.push_back(fmt::format("different {}: {} vs {}", key, a->second, b->second));
+    const auto a = value(o, key), b = value(n, key);
+    if (a && b && *a != *b) {
+      const auto said = [&](const RunLog& r, const std::string& v) { return r.config.count(key) ? v : v + " (not said)"; };
+      problems.push_back(fmt::format("different {}: {} vs {}", key, said(o, *a), said(n, *b)));
     }
   }
   (void)opt;

@@ -1166,6 +1166,15 @@ TEST(SilentlyWrong, DecompositionsWithOtherLeversNeedForce) {
                "\"wrong\" is null");
 }
 
+// Between two runs of one format, a lever one of them does not name is that format's default:
+// ZeRO-3 said on one side only is still another workload.
+TEST(SilentlyWrong, ALeverOneRunLeavesOutIsItsDefault) {
+  const std::string sharded = write_file("rerun_zero3.jsonl", replaced(slurp(kFx + "/records_h200_rerun.jsonl"),
+                                                                      R"("checkpointing": true)",
+                                                                      R"("checkpointing": true, "zero_stage": 3)"));
+  expect_error("compare " + kFx + "/records_h200.jsonl " + sharded, 2, "different zero_stage: 0 (not said) vs 3");
+}
+
 // A step read twice in one point (a line pasted twice) is counted once, and said.
 TEST(SilentlyWrong, AStepReadTwiceIsCountedOnce) {
   const std::string log = slurp(kFx + "/sweep_h200.log");
