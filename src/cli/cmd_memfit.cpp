@@ -87,8 +87,13 @@ void run_one(Context& ctx, const MemfitOptions& o) {
   }
   b.notes.push_back(fmt::format("peak GiB = {:.2f} + {:.6f} x tokens (R^2 {:.4f}, {} points)",
                                 fit.intercept_gib, fit.slope_gib_per_token, fit.r2, fit.points));
-  b.notes.push_back(fmt::format("capacity {:.1f} GiB ({}): longest sequence that fits: {}{}", *capacity, capacity_from,
-                                max_seqlen ? fmt::format("{}", *max_seqlen) : "no limit in sight (memory does not grow)",
+  // Below the fit's intercept (the weights and state alone) no sequence fits at all: say that,
+  // not "0 tokens".
+  const std::string fits = max_seqlen && *max_seqlen <= 0
+                               ? fmt::format("none: the memory before any token ({:.2f} GiB) is past it", fit.intercept_gib)
+                           : max_seqlen ? fmt::format("{}", *max_seqlen)
+                                        : std::string("no limit in sight (memory does not grow)");
+  b.notes.push_back(fmt::format("capacity {:.1f} GiB ({}): longest sequence that fits: {}{}", *capacity, capacity_from, fits,
                                 longest.capped ? fmt::format(" ({})", longest.how) : ""));
   json j = {{"intercept_gib", fit.intercept_gib},
             {"slope_gib_per_token", fit.slope_gib_per_token},

@@ -1175,6 +1175,13 @@ TEST(SilentlyWrong, ALeverOneRunLeavesOutIsItsDefault) {
   expect_error("compare " + kFx + "/records_h200.jsonl " + sharded, 2, "different zero_stage: 0 (not said) vs 3");
 }
 
+// A capacity below what the run holds before any token: nothing fits, and it says so.
+TEST(SilentlyWrong, ACapacityBelowTheModelsStateFitsNothing) {
+  const Result r = run("memfit --capacity-gib 0.001 " + kFx + "/records_h200.jsonl");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("longest sequence that fits: none: the memory before any token"), std::string::npos) << r.out;
+}
+
 // A step read twice in one point (a line pasted twice) is counted once, and said.
 TEST(SilentlyWrong, AStepReadTwiceIsCountedOnce) {
   const std::string log = slurp(kFx + "/sweep_h200.log");
