@@ -1175,6 +1175,15 @@ TEST(SilentlyWrong, ALeverOneRunLeavesOutIsItsDefault) {
   expect_error("compare " + kFx + "/records_h200.jsonl " + sharded, 2, "different zero_stage: 0 (not said) vs 3");
 }
 
+// An out-of-memory record at a length whose steps were measured in the same run: said, not dropped.
+TEST(SilentlyWrong, AnOutOfMemoryAtAMeasuredLengthIsSaid) {
+  const std::string both = write_file("oom_at_measured.jsonl", slurp(kFx + "/records_h200.jsonl") +
+      R"({"type": "train_oom", "seqlen": 8192, "batch": 1, "what": "arena", "bytes": 1000, "error": "oom"})" + "\n");
+  const Result r = run("memfit " + both + " --capacity-gib 130");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("seqlen 8192 out of memory after steps measured at it"), std::string::npos) << r.err;
+}
+
 // A capacity below what the run holds before any token: nothing fits, and it says so.
 TEST(SilentlyWrong, ACapacityBelowTheModelsStateFitsNothing) {
   const Result r = run("memfit --capacity-gib 0.001 " + kFx + "/records_h200.jsonl");

@@ -123,7 +123,13 @@ RunLog read_records(const LineSource& t, WarmupOnly warmup_only) {
       if (repeated.first_time(p.seqlen, contexts, s.step, line, r.where, run.warnings)) p.steps.add(s);
     } else if (r.type == "train_oom") {
       const TrainFailure oom = read_train_failure(f);
-      point_for(run, oom.seqlen, line, contexts, r.where).oom_message = oom.what;
+      RunPoint& p = point_for(run, oom.seqlen, line, contexts, r.where);
+      // One run measured the length and ran out of memory at it: the steps stand, and it is said.
+      if (p.steps.has_steady()) {
+        run.warnings.push_back(fmt::format("{}: seqlen {} out of memory after steps measured at it (from line {}): the "
+                                           "steps are kept", r.where, oom.seqlen, p.line));
+      }
+      p.oom_message = oom.what;
     } else {
       ++skipped;
     }
