@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "base/error.hpp"
@@ -164,6 +165,18 @@ void write_report(const ReportContent& r_in, const fs::path& dir, const fs::path
                                  printable(dir.string())));
   }
   prepare_report_folder(dir);
+  // An earlier report's charts that this one does not draw would stay beside it as if its own.
+  if (html_ours || written_by_report(md_page)) {
+    std::set<std::string> drawn;
+    for (const Chart& c : r.charts) drawn.insert(c.id);
+    for (const fs::directory_entry& e : fs::directory_iterator(charts, ec)) {
+      const fs::path& f = e.path();
+      if (e.is_regular_file(ec) && !e.is_symlink(ec) && (f.extension() == ".png" || f.extension() == ".svg") &&
+          !drawn.count(f.stem().string())) {
+        fs::remove(f, ec);
+      }
+    }
+  }
   // Charts as files first: a missing gnuplot stops here, before anything half-written.
   for (const Chart& c : r.charts) render_with_gnuplot(c, (dir / "charts").string());
 

@@ -706,6 +706,12 @@ TEST(Clobbering, AReportFolderKeepsChartsItDidNotWrite) {
   fs::remove_all(ours);
   ASSERT_EQ(run("report " + kFx + "/sweep_h200.log -o " + ours).code, 0);
   EXPECT_EQ(run("report " + kFx + "/sweep_h200.log -o " + ours).code, 0) << "a report folder of ours is rewritten";
+  // A comparison's charts do not stay beside the single run's report written over it.
+  ASSERT_EQ(run("report " + kFx + "/sweep_h200.log " + kFx + "/sweep_b200.log -o " + ours).code, 0);
+  ASSERT_TRUE(fs::exists(ours + "/charts/speedup.png"));
+  ASSERT_EQ(run("report " + kFx + "/sweep_h200.log -o " + ours).code, 0);
+  EXPECT_FALSE(fs::exists(ours + "/charts/speedup.png"));
+  EXPECT_FALSE(fs::exists(ours + "/charts/speedup.svg"));
 }
 
 // A decompose that reads nothing writes nothing: no records file holding a context record alone.
