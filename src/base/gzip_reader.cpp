@@ -120,6 +120,11 @@ size_t GzipReader::read(char* out, size_t n) {
       throw WorkError(fmt::format("{}: damaged gzip data at byte {}: {}", name_, raw_read_ - (in_end_ - in_at_),
                                   z.msg ? z.msg : "zlib could not decompress it"));
     }
+    if ((given_ += got) > kBombBytes && given_ > kBombRatio * raw_read_) {
+      throw WorkError(fmt::format("{}: {} MiB decompressed from {} KiB, more than {} times: not a log or a trace (a "
+                                  "file made to expand); give the file decompressed if it is one", name_, given_ >> 20,
+                                  raw_read_ >> 10, kBombRatio));
+    }
     if (got > 0) return got;
   }
 }

@@ -3,7 +3,8 @@
 // ends quietly in two places where lines would go missing: a stream cut short before its trailer
 // (a copy interrupted) and bytes after the last member that are not gzip (a plain file appended
 // to a compressed one). Both are refused here, naming the file; zero bytes after the end (the
-// padding of a block device or a tape) are ignored, as gzip itself ignores them.
+// padding of a block device or a tape) are ignored, as gzip itself ignores them. A file that
+// expands past 256 MiB at more than 200 times its size is refused as made to expand.
 #pragma once
 
 #include <cstddef>
@@ -43,6 +44,10 @@ class GzipReader {
   std::vector<unsigned char> in_;
   size_t in_at_ = 0, in_end_ = 0;  // unread raw bytes: in_[in_at_, in_end_)
   uint64_t raw_read_ = 0;          // bytes read from the file so far
+  uint64_t given_ = 0;             // bytes handed out (decompressed)
+  // A log or a trace compresses 5 to 30 times; past kBombBytes handed out, more than kBombRatio
+  // times the bytes read is a file made to expand (deflate reaches about 1000x on repeated bytes).
+  static constexpr uint64_t kBombBytes = uint64_t{256} << 20, kBombRatio = 200;
   bool looked_ = false, eof_ = false, in_member_ = false;
   std::unique_ptr<Inflate> z_;  // gzip only
 };

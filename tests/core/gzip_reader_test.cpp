@@ -135,6 +135,25 @@ TEST(GzipReader, APipeIsReadLikeAFile) {
   EXPECT_EQ(read_all(fifo, 333, 1 << 16), some_text());
 }
 
+// A file made to expand (hundreds of MiB of one byte in a few hundred KiB) is refused once past
+// 256 MiB, not read for minutes; a real log or trace compresses tens of times, not hundreds.
+TEST(GzipReader, AFileMadeToExpandIsRefused) {
+  const std::string path = temp("bomb.gz");
+  std::remove(path.c_str());
+  gzFile out = gzopen(path.c_str(), "wb9");
+  ASSERT_NE(out, nullptr);
+  const std::string block(size_t{1} << 20, ' ');
+  for (int i = 0; i < 300; ++i) ASSERT_EQ(gzwrite(out, block.data(), static_cast<unsigned>(block.size())), static_cast<int>(block.size()));
+  ASSERT_EQ(gzclose(out), Z_OK);
+  try {
+    read_all(path, size_t{1} << 20, size_t{1} << 16);
+    ADD_FAILURE() << "300 MiB of spaces were read";
+  } catch (const WorkError& e) {
+    EXPECT_NE(std::string(e.what()).find("more than 200 times: not a log or a trace"), std::string::npos) << e.what();
+  }
+  std::remove(path.c_str());
+}
+
 TEST(GzipReader, AMissingFileIsAUsageError) {
   EXPECT_THROW(GzipReader(temp("absent"), "absent"), UsageError);
 }
