@@ -82,6 +82,11 @@ void check_schema(Database& db) {
   const bool has_table = !db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'").empty();
   const int version = has_table ? current_version(db) : 0;
   if (version == kSchemaVersion) return;
+  // A new or empty file: no history yet, not an old one.
+  if (!has_table && db.query("SELECT name FROM sqlite_master WHERE type = 'table'").empty()) {
+    throw WorkError(fmt::format("history database {}: empty, no runs yet: `upgradebench history add --db {} FILE...` "
+                                "adds some", db.name(), db.name()));
+  }
   if (version > kSchemaVersion) {
     throw WorkError(fmt::format("history database {}: schema version {} is newer than this upgradebench's {}; use a newer upgradebench",
                                 db.name(), version, kSchemaVersion));
