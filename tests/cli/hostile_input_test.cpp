@@ -1257,6 +1257,12 @@ TEST(Messages, AnOptionThatCannotApplyIsRefused) {
 }
 
 // An empty file where a JSON document is read says so, not the JSON library's words.
+// An empty history file (a new database) is said to be empty, not an old one to bring up to date.
+TEST(Messages, AnEmptyHistoryIsSaidToBeEmpty) {
+  const std::string db = write_file("empty_history.db", "");
+  expect_error("history list --db " + db, 1, "history database " + db + ": empty, no runs yet");
+}
+
 TEST(Messages, AnEmptyJsonFileIsSaidToBeEmpty) {
   const std::string empty = write_file("empty_config.json", "\n");
   expect_error("flops --model " + empty, 1, empty + ": empty: not a JSON document");
