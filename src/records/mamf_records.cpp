@@ -133,6 +133,25 @@ MamfShape read_mamf_shape(const Fields& f) {
   s.algos_tried = static_cast<int>(f.optional_count("algos_tried").value_or(0));
   s.algos_valid = static_cast<int>(f.optional_count("algos_valid").value_or(0));
   if (f.has("step_gemm")) s.listed = ListedShape{f.string("step_gemm"), f.count("count")};
+  // The winner and the checks of the algorithms: which one was timed, and whether its result
+  // matched the reference (a reader leaves out a shape whose timed algorithm failed).
+  if (auto a = f.optional_object("algo")) {
+    AlgoInfo info;
+    info.heuristic_rank = static_cast<int>(a->count("rank"));
+    s.algo = info;
+  }
+  if (f.has("checks") && f.raw().at("checks").is_array()) {
+    for (const json& c : f.raw().at("checks")) {
+      const Fields cf(c, f.where());
+      if (!c.is_object()) throw WorkError(fmt::format("{}: \"checks\" holds a value that is not an object", f.where()));
+      GemmCheck g;
+      g.rank = static_cast<int>(cf.count("rank"));
+      g.ok = cf.boolean_or("ok", false);
+      g.failures = static_cast<int>(cf.optional_count("failures").value_or(0));
+      g.nans = static_cast<int>(cf.optional_count("nans").value_or(0));
+      s.checks.push_back(g);
+    }
+  }
   return s;
 }
 

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <thread>
@@ -1195,6 +1196,62 @@ TEST(SilentlyWrong, ACapacityBelowTheModelsStateFitsNothing) {
   const Result r = run("memfit --capacity-gib 0.001 " + kFx + "/records_h200.jsonl");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("longest sequence that fits: none: the memory before any token"), std::string::npos) << r.out;
+}
+
+// Our MAMF records: a shape whose timed algorithm failed its check is left out, and a shape
+// whose TFLOPS are not its 2MNK over its time is refused.
+TEST(SilentlyWrong, AMamfRecordIsItsOwnCheckAndItsOwnWork) {
+  std::vector<nlohmann::json> records;
+  {
+    std::ifstream in(kFx + "/mamf_records_h200_a.jsonl");
+    for (std::string line; std::getline(in, line);) records.push_back(nlohmann::json::parse(line));
+  }
+  const auto written = [&](const std::string& name, const std::function<void(nlohmann::json&)>& edit) {
+    std::string text;
+    for (size_t i = 0; i < records.size(); ++i) {
+      nlohmann::json r = records[i];
+      if (i == 6) edit(r);
+      text += r.dump() + "\n";
+    }
+    return write_file(name, text);
+  };
+  ASSERT_EQ(records[6].value("type", ""), "mamf");
+  const std::string failed = written("mamf_winner_failed.jsonl", [](nlohmann::json& r) {
+    for (auto& c : r["checks"]) {
+      if (c["rank"] == r["algo"]["rank"]) c["ok"] = false, c["failures"] = 5;
+    }
+  });
+  const Result r = run("compare " + failed + " " + kFx + "/mamf_records_h200_b.jsonl");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE((r.out + r.err).find("left out: its timed algorithm (rank 0) failed its check"), std::string::npos) << r.out << r.err;
+  const std::string wider = written("mamf_other_m.jsonl", [](nlohmann::json& r) { r["m"] = 20480; });
+  expect_error("compare " + wider + " " + kFx + "/mamf_records_h200_b.jsonl", 1, "TFLOPS of its 2MNK: one of the figures is wrong");
+  // mamf-finder.py's footer alone, every shape line damaged: nothing to read it against.
+  const std::string damaged = write_file("mamf_lines_damaged.txt", replaced(slurp(kFx + "/guide/mamf_bf16_h200.txt"),
+                                                                            "794.5(median)", "900.0(median)"));
+  expect_error("compare " + damaged + " " + kFx + "/guide/mamf_bf16_b200.txt", 1, "every shape line is damaged or impossible");
+}
+
+// A lever one block of a benchmark.py log leaves out, or a second run of our records changes
+// under its older key, is another workload in the file.
+TEST(SilentlyWrong, ALeverLeftOutOrRenamedWithinOneLogIsRefused) {
+  std::string log = slurp(kFx + "/guide/sweep_h200.log");
+  const size_t second = log.find("# gpu=", log.find("# gpu=") + 1);
+  ASSERT_NE(second, std::string::npos);
+  const size_t gc = log.find("gc=1 ", second);
+  ASSERT_LT(gc, log.find('\n', second));
+  log.erase(gc, 5);
+  expect_error("memfit " + write_file("gc_left_out.log", log), 1, "gc=(not said) here, 1 at line");
+  std::string records = slurp(kFx + "/records_h200.jsonl");
+  const std::string context = records.substr(0, records.find('\n') + 1);
+  const size_t cut = [&] {
+    size_t p = 0;
+    for (int i = 0; i < 7; ++i) p = records.find('\n', p) + 1;
+    return p;
+  }();
+  records.insert(cut, replaced(context, R"("checkpointing": true)", R"("checkpointing": false)"));
+  expect_error("memfit " + write_file("checkpointing_changed.jsonl", records), 1,
+               "a second context record for another workload (checkpointing false here, true before)");
 }
 
 // A step read twice in one point (a line pasted twice) is counted once, and said.

@@ -225,6 +225,15 @@ MamfLog read_mamf_log(const LineSource& t) {
         MamfShape s = read_mamf_shape(f);
         if (!s.ok || s.quick) return;
         if (const std::string why = impossible_shape(s); !why.empty()) throw WorkError(fmt::format("{}: {}", r.where, why));
+        // Its TFLOPS are its 2MNK over its median time: a pair that disagrees is one figure said twice wrongly.
+        if (s.time && s.time->ms.median > 0 && s.median_tflops > 0) {
+          const double implied = s.flops() / (s.time->ms.median * 1e9);
+          if (std::abs(s.median_tflops / implied - 1) > 0.05) {
+            throw WorkError(fmt::format("{}: {} at a median {:.1f} TFLOPS beside a median time of {:g} ms, which is {:.1f} "
+                                        "TFLOPS of its 2MNK: one of the figures is wrong", r.where, s.shape(),
+                                        s.median_tflops, s.time->ms.median, implied));
+          }
+        }
         // The algorithm timed is the one whose result was checked: if that check failed, the
         // time is of something other than the product.
         if (s.algo) {
@@ -310,6 +319,9 @@ MamfLog read_mamf_log(const LineSource& t) {
   }
   if (!log.arithmetic_mean) log.arithmetic_mean = log.outcome.arithmetic_mean(MamfOutcome::By::mean);
   if (!log.geometric_mean) log.geometric_mean = log.outcome.geometric_mean(MamfOutcome::By::mean);
+  if (log.outcome.shapes.empty() && lines_left_out > 0) {
+    throw WorkError(fmt::format("{}: every shape line is damaged or impossible: no shape to read the footer against", printable(t.path)));
+  }
   if (log.outcome.shapes.empty() && !log.footer_median) {
     throw WorkError(fmt::format("{}: no MAMF results (per-shape lines, a footer, or mamf records)", t.path));
   }

@@ -44,8 +44,8 @@ void take_context(const ContextRecord& c, RunLog& run, const std::string& where,
     // model does: points of two in one file would be fitted and compared as one.
     std::map<std::string, std::string> now;
     read_config_text(c, now);
-    for (const char* key : {"activation_checkpointing", "selective_checkpointing", "offload_checkpoints", "zero_stage",
-                            "offload_optimizer", "precision", "loss_chunk", "mlp_tile", "world_size"}) {
+    for (const char* key : {"checkpointing", "activation_checkpointing", "selective_checkpointing", "offload_checkpoints",
+                            "zero", "zero_stage", "offload_optimizer", "precision", "loss_chunk", "mlp_tile", "world_size"}) {
       const auto before = run.config.find(key), here = now.find(key);
       const std::string b = before == run.config.end() ? "absent" : before->second;
       const std::string h = here == now.end() ? "absent" : here->second;

@@ -111,12 +111,13 @@ RunLog read_sweep_log(const LineSource& t, WarmupOnly warmup_only) {
         }
         // What makes another workload (the model, the batch, the GPUs and every memory lever):
         // points of two of them in one log would be fitted and compared as one.
+        // A key one block leaves out and another names is changed as much as one with two values.
         for (const char* key : {"model_size", "batch_size", "world_size", "gc", "zero", "offload_optim", "liger", "attn_backend"}) {
-          if (!kv.contains(key)) continue;
-          const auto [it, fresh] = workload.try_emplace(key, kv[key], static_cast<int>(i + 1));
-          if (!fresh && it->second.first != kv[key]) {
+          const std::string value = kv.contains(key) ? kv[key] : std::string("(not said)");
+          const auto [it, fresh] = workload.try_emplace(key, value, static_cast<int>(i + 1));
+          if (!fresh && it->second.first != value) {
             throw WorkError(fmt::format("{}: {}={} here, {} at line {}: one log holds one workload", where, key,
-                                        printable(kv[key]), printable(it->second.first), it->second.second));
+                                        printable(value), printable(it->second.first), it->second.second));
           }
         }
         cur->header = kv;
