@@ -104,7 +104,9 @@ TEST(Catalog, UsableCapacityFollowsOneRuleForEveryGpu) {
 
 class CatalogFile : public ::testing::Test {
  protected:
-  std::string path = ::testing::TempDir() + "/catalog_test.json";
+  // One file a test: CTest runs the tests of this fixture side by side.
+  std::string path = ::testing::TempDir() + "/catalog_test_" +
+                     ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".json";
   void write(const std::string& text) { std::ofstream(path) << text; }
 };
 
