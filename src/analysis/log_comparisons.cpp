@@ -431,6 +431,13 @@ BandwidthComparison compare_bandwidth(const BandwidthLog& o, const BandwidthLog&
     const Accelerator* gpu = catalog.try_find(l->gpu);
     if (!gpu || !gpu->bandwidth_tbps.known()) continue;
     for (const BandwidthRecord& r : l->points) {
+      // A buffer larger than the L2 is not L2-resident, whatever its record says.
+      if (r.ok && r.in_l2 && gpu->last_level_cache_mib.known() &&
+          static_cast<double>(r.bytes) > gpu->last_level_cache_mib.value * double(1 << 20)) {
+        throw WorkError(fmt::format("{}: {} of {} bytes is marked L2-resident, larger than the {}'s {:.0f} MiB L2: not a "
+                                    "measurement", printable(l->path), r.op, r.bytes, gpu->id,
+                                    gpu->last_level_cache_mib.value));
+      }
       if (r.ok && !r.in_l2 && r.median_gbps > 1.1 * gpu->bandwidth_tbps.value * 1000) {
         throw WorkError(fmt::format("{}: {} of {} bytes at {:.1f} GB/s is past the {}'s memory bandwidth ({:.0f} GB/s): "
                                     "not a measurement", printable(l->path), r.op, r.bytes, r.median_gbps, gpu->id,

@@ -1082,6 +1082,9 @@ TEST(SilentlyWrong, ABandwidthRateNoCopyCouldReachIsRefused) {
                "GB/s beside a median time of");
   expect_error("compare " + suite + " " + write_file("bandwidth_past_hbm.jsonl", past), 1,
                "is past the h200-sxm's memory bandwidth");
+  // Nor is a GiB buffer L2-resident because its record says so.
+  const std::string l2 = write_file("bandwidth_gib_in_l2.jsonl", std::regex_replace(past, std::regex(R"("in_l2":false)"), R"("in_l2":true)"));
+  expect_error("compare " + suite + " " + l2, 1, "is marked L2-resident, larger than the h200-sxm's");
 }
 
 // A matmul ceiling no GPU reaches, a median above its own max, a shape of another dtype: none is
@@ -1341,7 +1344,10 @@ TEST(SilentlyWrong, AnAttentionLogWithoutItsHeaderIsRefused) {
   log = std::regex_replace(log, std::regex("# gpu=[^\n]*\n"), "");
   const std::string path = write_file("attention_no_header.log", log);
   expect_error("compare " + path + " " + kFx + "/attention_b200.log", 1,
-               "attention_no_header.log: no `# gpu=... causal=... nheads=... head_dim=...` header (nor context record)");
+               "attention_no_header.log:2: a result line whose `# gpu=` header above it does not give nheads=, head_dim= and causal=");
+  // A header that leaves out the problem's shape is no better.
+  const std::string partial = write_file("attention_partial_header.log", replaced(slurp(kFx + "/attention_h200.log"), " nheads=32", ""));
+  expect_error("compare " + partial + " " + kFx + "/attention_b200.log", 1, "does not give nheads=, head_dim= and causal=");
 }
 
 // A line's time and TFLOPS say one thing twice (the shape's FLOPs over the time): a time 1000x

@@ -377,10 +377,12 @@ TEST(RepeatedPoints, TheLaterMeasurementIsKeptInEveryFormat) {
   EXPECT_TRUE(warned_again(ours.warnings, "seqlen " + std::to_string(once.points[0].seqlen)));
 
   const AttentionLog attention = read_attention_log(LineSource::text(
-      "# gpu=A\n{\"seqlen\": 8, \"fwd_ms\": 1, \"fwd_tflops\": 2}\n{\"seqlen\": 8, \"fwd_ms\": 1, \"fwd_tflops\": 3}\n", "t"));
+      // 1024 tokens, 32 heads of 128, not causal: 17.18 GFLOP, at 2 TFLOPS 8.59 ms, at 3 TFLOPS 5.727 ms.
+      "# gpu=A causal=False nheads=32 head_dim=128\n{\"seqlen\": 1024, \"fwd_ms\": 8.59, \"fwd_tflops\": 2}\n"
+      "{\"seqlen\": 1024, \"fwd_ms\": 5.727, \"fwd_tflops\": 3}\n", "t"));
   ASSERT_EQ(attention.points.size(), 1u);
   EXPECT_DOUBLE_EQ(attention.points[0].fwd_tflops, 3);
-  EXPECT_TRUE(warned_again(attention.warnings, "seqlen 8"));
+  EXPECT_TRUE(warned_again(attention.warnings, "seqlen 1024"));
 }
 
 }  // namespace

@@ -22,9 +22,11 @@ namespace {
 
 // The FLOPs of a point's forward and forward+backward passes: our records carry them; for
 // bench_flash_attn.py's lines they follow from the header's shape (one sequence, as the script
-// runs), when it gives one.
-std::optional<std::pair<double, double>> point_flops(const AttentionRecord& p, const std::map<std::string, std::string>& header) {
+// runs), which must say it: a line under a header without it is refused, naming `where`.
+std::optional<std::pair<double, double>> point_flops(const AttentionRecord& p, const std::map<std::string, std::string>& header,
+                                                     const std::string& where) {
   if (p.flops_fwd > 0) return std::pair{p.flops_fwd, p.flops_fwd_bwd};
+  if (header.count("heads")) return std::nullopt;  // our context, records written without their FLOPs
   const auto count = [&](const char* key) -> std::optional<int64_t> {
     const auto it = header.find(key);
     if (it == header.end() || it->second.empty() || it->second.size() > 6 ||
@@ -35,7 +37,10 @@ std::optional<std::pair<double, double>> point_flops(const AttentionRecord& p, c
   };
   const auto heads = count("nheads"), head_dim = count("head_dim");
   const auto causal = header.find("causal");
-  if (!heads || !head_dim || causal == header.end()) return std::nullopt;
+  if (!heads || !head_dim || causal == header.end()) {
+    throw WorkError(fmt::format("{}: a result line whose `# gpu=` header above it does not give nheads=, head_dim= and "
+                                "causal=: the problem it measured is not known", where));
+  }
   AttentionShape shape;
   shape.seqlen = p.seqlen, shape.heads = *heads, shape.head_dim = *head_dim;
   shape.causal = causal->second == "True" || causal->second == "true";
@@ -107,7 +112,7 @@ AttentionLog read_attention_log(const LineSource& t) {
       log.warnings.push_back(fmt::format("{}: seqlen {} left out: {}", where, p.seqlen, p.error));
       return;
     }
-    if (const auto flops = point_flops(p, log.header)) refuse_time_beside_other_rate(p, *flops, where);
+    if (const auto flops = point_flops(p, log.header, where)) refuse_time_beside_other_rate(p, *flops, where);
     // Several GPUs measured at once (--devices all): the first GPU's points are read.
     if (!first_device) first_device = p.device;
     if (p.device != *first_device) {
