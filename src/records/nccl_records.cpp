@@ -87,12 +87,13 @@ NcclRecord read_nccl_record(const Fields& f) {
   r.recv_count = f.optional_count("recv_count").value_or(0);
   r.in_place = f.boolean_or("in_place", false);
   r.root = static_cast<int>(f.optional_count("root").value_or(0));
-  // Our records always say how many output elements failed the check: null is not "none".
-  if (f.raw().contains("wrong") && f.raw()["wrong"].is_null()) {
-    throw WorkError(fmt::format("{}: \"wrong\" is null: whether the output passed its check is not known", f.where()));
+  r.error = f.string_or("error", "");
+  // A measured point of ours always says how many output elements failed the check: absent or
+  // null is not "none".
+  if (r.error.empty() && !f.has("wrong")) {
+    throw WorkError(fmt::format("{}: no \"wrong\" count: whether the output passed its check is not known", f.where()));
   }
   r.wrong = static_cast<uint64_t>(f.optional_count("wrong").value_or(0));
-  r.error = f.string_or("error", "");
   r.ok = r.error.empty();
   if (!r.ok) return r;
   r.calls_per_sample = static_cast<int>(f.optional_count("calls_per_sample").value_or(1));
