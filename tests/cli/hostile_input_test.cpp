@@ -1349,6 +1349,9 @@ TEST(SilentlyWrong, AnAttentionLogWithoutItsHeaderIsRefused) {
   const std::string path = write_file("attention_no_header.log", log);
   expect_error("compare " + path + " " + kFx + "/attention_b200.log", 1,
                "attention_no_header.log:2: a result line whose `# gpu=` header above it does not give nheads=, head_dim= and causal=");
+  expect_error("compare " + write_file("attention_causal_maybe.log", replaced(slurp(kFx + "/attention_h200.log"), "causal=True",
+                                                                            "causal=maybe")) + " " + kFx + "/attention_b200.log",
+               1, "attention_causal_maybe.log:2: causal=maybe is neither True nor False");
   // A header that leaves out the problem's shape is no better.
   const std::string partial = write_file("attention_partial_header.log", replaced(slurp(kFx + "/attention_h200.log"), " nheads=32", ""));
   expect_error("compare " + partial + " " + kFx + "/attention_b200.log", 1, "does not give nheads=, head_dim= and causal=");

@@ -78,6 +78,10 @@ AttentionLog read_attention_log(const LineSource& t) {
     if (line.empty()) return;
     if (auto header = gpu_header(line)) {
       expect_one_gpu(log.gpu, header->at("gpu"), where);
+      if (const auto c = header->find("causal"); c != header->end() && c->second != "True" && c->second != "False" &&
+                                                 c->second != "true" && c->second != "false") {
+        throw WorkError(fmt::format("{}: causal={} is neither True nor False", where, printable(c->second)));
+      }
       log.header = std::move(*header);
       return;
     }
