@@ -145,6 +145,11 @@ RunStepFlops run_step_flops(const RunLog& run, const std::optional<ModelShape>& 
   };
 }
 
+void refuse_impossible_run(const RunLog& run, const Catalog& catalog, const std::filesystem::path& models_dir) {
+  std::vector<std::string> warnings;  // a model it cannot name leaves the FLOP checks out; said where the model is used
+  refuse_impossible_points(run, catalog.try_find(run.gpu), run_step_flops(run, run_model(run, models_dir, warnings)));
+}
+
 std::optional<ModelShape> run_model(const RunLog& run, const std::filesystem::path& models_dir,
                                     std::vector<std::string>& warnings) {
   if (!run.model) {
@@ -212,9 +217,8 @@ Comparison compare_runs(RunLog old_run, RunLog new_run, const Catalog& catalog,
     if (!g) c.warnings.push_back(fmt::format("{}: GPU '{}' is not in the catalog: its MFU and hardware ratios are N/A", r->path, r->gpu));
   }
   c.model = run_model(c.old_run, models_dir, c.warnings);
-  std::vector<std::string> said_once;  // the new run's model: its warnings are the old run's
   refuse_impossible_points(c.old_run, c.old_gpu, run_step_flops(c.old_run, c.model));
-  refuse_impossible_points(c.new_run, c.new_gpu, run_step_flops(c.new_run, run_model(c.new_run, models_dir, said_once)));
+  refuse_impossible_run(c.new_run, catalog, models_dir);
   set_catalog_ratios(c);
   if (opt.price_old) c.break_even = break_even_speedup(*opt.price_old, *opt.price_new);
 

@@ -90,6 +90,10 @@ std::optional<ModelShape> run_model(const RunLog& run, const std::filesystem::pa
 // against (analysis/run_limits.hpp); nothing without a model.
 RunStepFlops run_step_flops(const RunLog& run, const std::optional<ModelShape>& model);
 
+// refuse_impossible_points for `run` on the GPU and the model it names (the catalog's, the
+// models folder's), for a reader that needs neither otherwise.
+void refuse_impossible_run(const RunLog& run, const Catalog& catalog, const std::filesystem::path& models_dir);
+
 // What the measurements say, one sentence per sequence length: the speedup against break-even
 // (with prices) and the wall-clock gain, and the lengths only one GPU can run.
 std::vector<std::string> measured_conclusions(const Comparison& c);

@@ -15,7 +15,6 @@ namespace ub {
 void refuse_impossible_points(const RunLog& run, const Accelerator* gpu, const RunStepFlops& step_flops) {
   const std::optional<Dtype> dt = parse_dtype(run.dtype);
   const std::optional<double> most_tflops = gpu && dt ? gpu->most_measurable_tflops(*dt) : std::nullopt;
-  const std::optional<double> most_gib = gpu ? gpu->most_measurable_gib() : std::nullopt;
   const std::string file = printable(run.path);
   for (const RunPoint& p : run.points) {
     if (p.status != PointStatus::ok || !p.steps.has_steady()) continue;
@@ -36,9 +35,9 @@ void refuse_impossible_points(const RunLog& run, const Accelerator* gpu, const R
       if (x.tflops) work.push_back(*x.tflops * x.exec_time_ms * 1e9);
     }
     if (!work.empty()) {
-      std::vector<double> sorted = work;
-      std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2), sorted.end());
-      const double expected = flops ? *flops : sorted[sorted.size() / 2];
+      const auto middle = work.begin() + static_cast<std::ptrdiff_t>(work.size() / 2);
+      std::nth_element(work.begin(), middle, work.end());
+      const double expected = flops ? *flops : *middle;
       for (const StepSample& x : p.steps.steady()) {
         if (!x.tflops) continue;
         const double implied = expected / (x.exec_time_ms * 1e9);
@@ -54,10 +53,15 @@ void refuse_impossible_points(const RunLog& run, const Accelerator* gpu, const R
       throw WorkError(fmt::format("{}: seqlen {}: {:.1f} TFLOPS logged, past the {}'s dense {} peak ({:.0f}): not a "
                                   "measurement", file, p.seqlen, st.tflops->max, gpu->id, run.dtype, gpu->peak(*dt).value));
     }
-    if (st.peak_mem_gib && most_gib && *st.peak_mem_gib > *most_gib) {
-      throw WorkError(fmt::format("{}: seqlen {}: a peak of {:g} GiB in use, more than the {} holds ({:.1f} GiB): not a "
-                                  "measurement", file, p.seqlen, *st.peak_mem_gib, gpu->id, *most_gib / 1.02));
-    }
+    if (st.peak_mem_gib && gpu) refuse_peak_past_memory(*st.peak_mem_gib, *gpu, fmt::format("{}: seqlen {}", file, p.seqlen));
+  }
+}
+
+void refuse_peak_past_memory(double peak_gib, const Accelerator& gpu, const std::string& where) {
+  const std::optional<double> most = gpu.most_measurable_gib();
+  if (most && peak_gib > *most) {
+    throw WorkError(fmt::format("{}: a peak of {:g} GiB in use, more than the {} holds ({:.1f} GiB): not a measurement",
+                                where, peak_gib, gpu.id, *most / 1.02));
   }
 }
 

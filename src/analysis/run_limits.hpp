@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string>
 
 #include "facts/catalog.hpp"
 #include "records/run_log.hpp"
@@ -23,5 +24,8 @@ using RunStepFlops = std::function<std::optional<double>(int64_t seqlen)>;
 // - a peak memory past what the GPU holds.
 // What neither the GPU nor the model bounds is not checked.
 void refuse_impossible_points(const RunLog& run, const Accelerator* gpu, const RunStepFlops& step_flops);
+
+// WorkError "<where>: a peak of N GiB in use, more than the GPU holds" past `gpu`'s memory.
+void refuse_peak_past_memory(double peak_gib, const Accelerator& gpu, const std::string& where);
 
 }  // namespace ub

@@ -54,6 +54,12 @@ std::vector<int64_t> parse_size_list(const std::string& text, const std::string&
   return out;
 }
 
+void refuse_repeated(const std::vector<int64_t>& values, const std::string& what) {
+  for (auto it = values.begin(); it != values.end(); ++it) {
+    if (std::find(values.begin(), it, *it) != it) throw UsageError(fmt::format("{}: {} is given twice", what, *it));
+  }
+}
+
 std::vector<int64_t> seqlens_or_documents(const std::string& seqlens, bool seqlens_given,
                                           const std::vector<int64_t>& docs, const std::string& what) {
   if (docs.empty() || seqlens_given) return parse_size_list(seqlens, what);

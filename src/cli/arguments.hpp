@@ -12,6 +12,9 @@ namespace ub::cli {
 // "8192" -> 8192, "8k" -> 8192, "1M" -> 1048576, "4G" -> 4 Gi. Throws UsageError naming `what`.
 int64_t parse_size(const std::string& text, const std::string& what);
 std::vector<int64_t> parse_size_list(const std::string& text, const std::string& what);
+// UsageError "<what>: N is given twice" for a list of lengths that names one twice (each would be
+// computed and printed again).
+void refuse_repeated(const std::vector<int64_t>& values, const std::string& what);
 // The sequence lengths of a command that also takes packed documents (--docs): `seqlens` parsed
 // when given on the command line or when there are no documents; otherwise one length, the
 // documents together.

@@ -3,8 +3,6 @@
 // MoE model its total and active parameters, of a model with sliding windows each layer's window.
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include <map>
 
 #include "base/error.hpp"
@@ -72,10 +70,10 @@ void run(Context& ctx, const FlopsOptions& o) {
   if (!o.doc_len.empty()) fo.doc_len = parse_size(o.doc_len, "--doc-len");
   if (!o.docs.empty()) fo.docs = parse_size_list(o.docs, "--docs");
   const std::vector<int64_t> seqlens = seqlens_or_documents(o.seqlens, o.seqlens_given, fo.docs, "--seqlen");
-  for (auto it = seqlens.begin(); it != seqlens.end(); ++it) {
-    if (std::find(seqlens.begin(), it, *it) != it) throw UsageError(fmt::format("--seqlen: {} is given twice", *it));
-    if (fo.doc_len && *fo.doc_len > *it) {
-      throw UsageError(fmt::format("--doc-len {}: longer than the sequence of {} tokens it is packed into", *fo.doc_len, *it));
+  refuse_repeated(seqlens, "--seqlen");
+  for (const int64_t s : seqlens) {
+    if (fo.doc_len && *fo.doc_len > s) {
+      throw UsageError(fmt::format("--doc-len {}: longer than the sequence of {} tokens it is packed into", *fo.doc_len, s));
     }
   }
 

@@ -36,9 +36,7 @@ struct MemfitOptions {
 // A run read for its memory: no figure in it past what its GPU can show.
 RunLog checked_run(Context& ctx, const std::string& path) {
   RunLog log = read_run_log(path);
-  std::vector<std::string> warnings;
-  refuse_impossible_points(log, ctx.catalog().try_find(log.gpu),
-                           run_step_flops(log, run_model(log, ctx.data_dir() / "models", warnings)));
+  refuse_impossible_run(log, ctx.catalog(), ctx.data_dir() / "models");
   return log;
 }
 

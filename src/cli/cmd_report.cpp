@@ -63,9 +63,7 @@ void run(Context& ctx, const ReportOptions& o) {
                                      o.logs[1], to_string(kinds[1])));
       }
       measured = read_run_log(texts[1]);
-      std::vector<std::string> warnings;
-      refuse_impossible_points(*measured, ctx.catalog().try_find(measured->gpu),
-                               run_step_flops(*measured, run_model(*measured, ctx.data_dir() / "models", warnings)));
+      refuse_impossible_run(*measured, ctx.catalog(), ctx.data_dir() / "models");
     }
     report::write_report(report::prediction_report(texts[0], measured), o.out_dir, web());
     const std::string dir = printable(o.out_dir);

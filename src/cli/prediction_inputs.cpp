@@ -8,6 +8,7 @@
 
 #include "analysis/predict/projection.hpp"
 #include "analysis/predict/step_inputs.hpp"
+#include "analysis/run_limits.hpp"
 #include "base/error.hpp"
 #include "base/text.hpp"
 #include "cli/arguments.hpp"
@@ -15,7 +16,6 @@
 #include "records/provenance.hpp"
 #include "records/readers/log_kind.hpp"
 #include "base/units.hpp"
-#include "analysis/run_limits.hpp"
 #include "records/readers/read_run.hpp"
 #include "records/record_file.hpp"
 
@@ -96,8 +96,6 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
                                    path, to_string(kind)));
     }
   }
-  // The old GPU: what the inputs name (one GPU for all of them), which --from must agree with; --from
-  // alone for inputs that do not name it.
   // A step that says its FLOPs and its length is checked against the model's work at that length:
   // an 8k step labelled 64k was predicted as a 64k one.
   if (model) {
@@ -113,6 +111,8 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
       }
     }
   }
+  // The old GPU: what the inputs name (one GPU for all of them), which --from must agree with; --from
+  // alone for inputs that do not name it.
   std::string old_name = o.from;
   for (const StepInput& s : steps) {
     if (s.old_gpu.empty()) continue;
@@ -128,13 +128,8 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
   const Accelerator& from = cat.find(old_name);
   // A peak past what the old GPU holds is no measurement (a printout's peak_mem=9999.0 decided
   // the memory question).
-  if (const std::optional<double> most = from.most_measurable_gib()) {
-    for (const StepInput& s : steps) {
-      if (s.peak_memory_gib && *s.peak_memory_gib > *most) {
-        throw WorkError(fmt::format("{}: a peak of {:g} GiB in use, more than the {} holds ({:.1f} GiB): not a measurement",
-                                    printable(s.path), *s.peak_memory_gib, from.id, *most / 1.02));
-      }
-    }
+  for (const StepInput& s : steps) {
+    if (s.peak_memory_gib) refuse_peak_past_memory(*s.peak_memory_gib, from, printable(s.path));
   }
   MeasuredRates from_rates, to_rates;
   for (const std::string& path : o.measured) {
@@ -166,9 +161,7 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
     }
     steps.clear();
     const std::vector<int64_t> targets = parse_size_list(o.seqlens, "--seqlen");
-    for (auto it = targets.begin(); it != targets.end(); ++it) {
-      if (std::find(targets.begin(), it, *it) != it) throw UsageError(fmt::format("--seqlen: {} is given twice", *it));
-    }
+    refuse_repeated(targets, "--seqlen");
     for (const int64_t target : targets) {
       const auto distance = [&](const StepInput& s) {
         return std::abs(std::log(static_cast<double>(*s.seqlen) / static_cast<double>(target)));

@@ -142,8 +142,8 @@ MamfShape read_mamf_shape(const Fields& f) {
   }
   if (f.has("checks") && f.raw().at("checks").is_array()) {
     for (const json& c : f.raw().at("checks")) {
-      const Fields cf(c, f.where());
       if (!c.is_object()) throw WorkError(fmt::format("{}: \"checks\" holds a value that is not an object", f.where()));
+      const Fields cf(c, f.where());
       GemmCheck g;
       g.rank = static_cast<int>(cf.count("rank"));
       g.ok = cf.boolean_or("ok", false);
