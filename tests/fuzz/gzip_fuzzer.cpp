@@ -2,29 +2,21 @@
 // to a file, are read as they are or decompressed, or refused with a WorkError. What it reads
 // whole must be what zlib's own reader gives for the same file: it refuses more, never reads
 // otherwise.
-#include <unistd.h>
 #include <zlib.h>
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
 #include <cstdlib>
 #include <string>
 
 #include "base/error.hpp"
 #include "base/gzip_reader.hpp"
+#include "input_file.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const std::string path = [] {
-    char name[] = "/tmp/upgradebench-gzip-fuzz-XXXXXX";
-    const int fd = mkstemp(name);
-    if (fd >= 0) close(fd);
-    return std::string(name);
-  }();
-  FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) return 0;
-  std::fwrite(data, 1, size, f);
-  std::fclose(f);
+  const std::optional<std::string> input = write_fuzz_input(data, size);
+  if (!input) return 0;
+  const std::string& path = *input;
   std::string ours;
   try {
     ub::GzipReader in(path, "fuzz", 64);  // a small buffer: every boundary is crossed
