@@ -28,7 +28,7 @@ import subprocess
 import torch
 from transformers import AutoConfig, AutoModelForCausalLM
 
-from train_peer import add_common_options, build_model, context_record, load_config, make_emitter, measure_lengths  # noqa: E402
+from train_peer import add_common_options, build_model, context_record, load_config, make_emitter, measure_lengths, profile_length  # noqa: E402
 
 
 def build_moe_model(c, layers, checkpointing, dtype):
@@ -67,6 +67,8 @@ def main():
                     model_name="qwen3-30b-a3b")
     ap.add_argument("--upgradebench", default=os.path.join(os.path.dirname(__file__), "../../build/upgradebench"),
                     help="the built binary, whose `flops` counts the active FLOPs")
+    ap.add_argument("--profile", default=None, help="folder for torch.profiler traces of each length (hf_<model>_<layers>l_<seqlen>)")
+    ap.add_argument("--profile-steps", type=int, default=3)
     a = ap.parse_args()
     c = load_config(a.config)
     experts = c.get("num_experts") or c.get("num_local_experts") or c.get("n_routed_experts")
@@ -84,6 +86,8 @@ def main():
     def after(s, ids):
         per_layer, overall = expert_load(model, ids, top_k, experts)
         emit({"type": "expert_load", "seqlen": s, "batch": a.batch, "tokens_per_expert": overall, "layers": per_layer})
+        if a.profile:
+            profile_length(a, model, opt, ids, s, emit, prefix="hf_" + a.model_name.replace("-", "_").replace(".", "_"))
 
     measure_lengths(a, c, model, opt, lambda s: flops[s], emit, after)
 

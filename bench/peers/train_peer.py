@@ -180,14 +180,15 @@ def device_time(k, name, old_name):
     return t if t is not None else getattr(k, old_name)
 
 
-def profile_length(a, model, opt, ids, s, emit):
-    """torch.profiler over one warm-up and a.profile_steps steps; the trace gzipped into a.profile.
+def profile_length(a, model, opt, ids, s, emit, prefix="hf_llama"):
+    """torch.profiler over one warm-up and a.profile_steps steps; the trace gzipped into a.profile
+    as <prefix>_<layers>l_<seqlen>.pt.trace.json.gz.
 
     The trace is exported from on_trace_ready, at the end of the active steps: the profiler clears
     its events when its cycle ends, so an export after the `with` block finds none."""
     os.makedirs(a.profile, exist_ok=True)
     from torch.profiler import ProfilerActivity, profile, schedule
-    name = os.path.join(a.profile, f"hf_llama_{a.layers}l_{s}.pt.trace.json")
+    name = os.path.join(a.profile, f"{prefix}_{a.layers}l_{s}.pt.trace.json")
     seen = {}
 
     def ready(prof):

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <limits>
+#include <string>
 
 #include "base/error.hpp"
 #include "gpu/check.hpp"
@@ -50,10 +51,30 @@ void GroupedGemm::run(cublasOperation_t ta, cublasOperation_t tb, const std::vec
   const auto* const* a = pointers_.as<const void*>();
   const std::vector<cublasOperation_t> tas(g, ta), tbs(g, tb);
   const std::vector<float> alphas(g, 1.0f), betas(g, beta);
-  UB_CUBLAS_API_CHECK(cublasGemmGroupedBatchedEx(handle_, tas.data(), tbs.data(), m.data(), n.data(), k.data(), alphas.data(),
-                                                 a, CUDA_R_16BF, lda.data(), a + g, CUDA_R_16BF, ldb.data(), betas.data(),
-                                                 const_cast<void* const*>(a + 2 * g), c_type, ldc.data(),
-                                                 static_cast<int>(g), size.data(), CUBLAS_COMPUTE_32F));
+  const bool to_fp32 = c_type == CUDA_R_32F;
+  if (!(to_fp32 ? fp32_per_problem_ : bf16_per_problem_)) {
+    const cublasStatus_t st = cublasGemmGroupedBatchedEx(
+        handle_, tas.data(), tbs.data(), m.data(), n.data(), k.data(), alphas.data(), a, CUDA_R_16BF, lda.data(), a + g,
+        CUDA_R_16BF, ldb.data(), betas.data(), const_cast<void* const*>(a + 2 * g), c_type, ldc.data(), static_cast<int>(g),
+        size.data(), CUBLAS_COMPUTE_32F);
+    if (st != CUBLAS_STATUS_NOT_SUPPORTED) {
+      UB_CUBLAS_API_CHECK(st);
+      return;
+    }
+    (to_fp32 ? fp32_per_problem_ : bf16_per_problem_) = true;  // this cuBLAS has no grouped kernel for these types
+  }
+  for (const Problem& p : problems) {
+    UB_CUBLAS_API_CHECK(cublasGemmEx(handle_, ta, tb, p.m, p.n, p.k, &alphas[0], p.a, CUDA_R_16BF, p.lda, p.b, CUDA_R_16BF,
+                                     p.ldb, &betas[0], p.c, c_type, p.ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  }
+}
+
+std::string GroupedGemm::library() const {
+  constexpr std::string_view grouped = "cuBLAS grouped batched GEMM (cublasGemmGroupedBatchedEx)";
+  if (!bf16_per_problem_ && !fp32_per_problem_) return std::string(grouped);
+  if (bf16_per_problem_ && fp32_per_problem_) return "cuBLAS GEMM per expert (cublasGemmEx: no grouped kernel for bf16)";
+  return fmt::format("{}; fp32 weight gradients through cuBLAS GEMM per expert (cublasGemmEx: no grouped kernel for "
+                     "bf16 into fp32)", grouped);
 }
 
 void GroupedGemm::forward(const bf16* x, const bf16* w, bf16* y, std::span<const int64_t> rows, int64_t in, int64_t out) {

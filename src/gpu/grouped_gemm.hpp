@@ -19,7 +19,7 @@
 
 #include <cstdint>
 #include <span>
-#include <string_view>
+#include <string>
 #include <vector>
 
 #include "gpu/cuda_raii.hpp"
@@ -34,8 +34,10 @@ class GroupedGemm {
   GroupedGemm(const GroupedGemm&) = delete;
   GroupedGemm& operator=(const GroupedGemm&) = delete;
 
-  // The library the products go through, for the context record.
-  static constexpr std::string_view kLibrary = "cuBLAS grouped batched GEMM (cublasGemmGroupedBatchedEx)";
+  // The library the products went through, for the context record: the grouped GEMM, or, for the
+  // types this cuBLAS has no grouped kernel for (it answers CUBLAS_STATUS_NOT_SUPPORTED), one
+  // cublasGemmEx per expert.
+  std::string library() const;
 
   void set_stream(cudaStream_t s);
   // y[rows, out] = x[rows, in] w_e[out, in]^T per expert; rows[e] rows each, in order.
@@ -70,6 +72,7 @@ class GroupedGemm {
   cublasHandle_t handle_ = nullptr;
   cudaStream_t stream_ = nullptr;
   DeviceBuffer pointers_;  // the A, B and C pointer arrays cuBLAS reads on the device
+  bool bf16_per_problem_ = false, fp32_per_problem_ = false;  // the grouped GEMM refused bf16 / fp32 outputs
 };
 
 }  // namespace ub::gpu

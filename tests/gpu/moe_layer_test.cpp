@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iostream>
 #include <vector>
 
 #include "facts/model_shape.hpp"
@@ -124,6 +125,7 @@ TEST_P(MoeLayerTest, ForwardAndBackwardMatchTheReference) {
   layer.forward(dx_in.as<bf16>(), lw, dresidual.as<bf16>(), out.as<bf16>(), T, stream.get());
   layer.backward(dx_in.as<bf16>(), lw, ddout.as<bf16>(), dx.as<bf16>(), lg, false, stream.get());
   stream.sync();
+  std::cout << "experts' products through " << grouped.library() << "\n";
 
   // The routing, exactly.
   const auto chosen = download_as<int32_t>(layer.chosen(), T * K);
