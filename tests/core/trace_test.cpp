@@ -212,6 +212,7 @@ TEST(KernelClasses, NamesRealStacksEmit) {
       {"void at::native::indexFuncLargeIndex<c10::BFloat16, long, unsigned int, 2, 2, -2, true, at::native::ReduceAdd>(...)", Bucket::routing},
       {"void at::native::_scatter_gather_elementwise_kernel<128, 8, at::native::_cuda_scatter_gather_internal_kernel<true, long>::operator()<at::native::TensorAssign>(...)::{lambda(int)#1}>(int, ...)", Bucket::routing},
       {"_fill_indices_kernel", Bucket::routing},
+      {"void at::native::bitonicSortKVInPlace<2, -1, 16, 16, float, long, at::native::GTOp<float, true>, unsigned int>(...)", Bucket::routing},
       {"void ub::gpu::(anonymous namespace)::route_kernel(__nv_bfloat16 const*, float*, int*, float*, long, long, int, bool, bool)", Bucket::routing},
       {"void ub::gpu::(anonymous namespace)::combine_backward_kernel(__nv_bfloat16 const*, ...)", Bucket::routing},
       {"my_custom_kernel", Bucket::other},
@@ -304,18 +305,18 @@ TEST(TraceDecomposition, KinetoTraceEndToEnd) {
   EXPECT_EQ(back.unclassified[0].name, r.unclassified[0].name);
 }
 
-// A real torch.profiler trace of the Hugging Face Llama step (2 layers, 4096 tokens, sdpa on cuDNN,
-// fused AdamW; recorded on an H200 by bench/peers/train_peer.py --profile) beside what torch's own
-// key_averages said of the same profile: the attention share of kernel time must agree, every
-// kernel must be classified, and the buckets add up to the step.
-TEST(TraceDecomposition, HuggingFaceTraceAgreesWithTorchsKeyAverages) {
-  const nlohmann::json torch_says = nlohmann::json::parse(slurp(kFixtures + "/hf_llama_2l_4096.key_averages.json"));
+// A real torch.profiler trace of a Hugging Face step beside what torch's own key_averages said of
+// the same profile (bench/peers/train_peer.py or train_moe_peer.py --profile): the attention share
+// of kernel time must agree, every kernel must be classified, and the buckets add up to the step.
+StepDecomposition check_against_key_averages(const std::string& key_averages, const std::string& gpu) {
+  const nlohmann::json torch_says = nlohmann::json::parse(slurp(kFixtures + "/" + key_averages));
   KernelClasses k = bundled_classes();
   const auto ds = decompose_trace(kFixtures + "/" + torch_says["trace"].get<std::string>(), k, {});
-  ASSERT_EQ(ds.size(), 1u);
+  if (ds.size() != 1) ADD_FAILURE() << ds.size() << " decompositions";
+  if (ds.empty()) return {};
   const TraceDecomposition& d = ds[0];
-  EXPECT_EQ(d.gpu, "NVIDIA H200");
-  ASSERT_EQ(d.steps.size(), torch_says["steps"].get<size_t>());
+  EXPECT_EQ(d.gpu, gpu);
+  EXPECT_EQ(d.steps.size(), torch_says["steps"].get<size_t>());
   EXPECT_TRUE(d.unclassified.empty()) << d.unclassified.front().name;
   const StepDecomposition& m = d.median_step();
   EXPECT_NEAR(sum(m), m.step_us, 1e-6);
@@ -327,6 +328,23 @@ TEST(TraceDecomposition, HuggingFaceTraceAgreesWithTorchsKeyAverages) {
   EXPECT_NEAR(share, torch_says["attention_share_of_kernels"].get<double>(), 0.002);
   // Kernel time: ours counts copies too, torch's kernels only: within 1%.
   EXPECT_NEAR(kernels, torch_says["key_averages_kernel_us"].get<double>(), 0.01 * kernels);
+  return m;
+}
+
+// The Llama step (2 layers, 4096 tokens, sdpa on cuDNN, fused AdamW; on an H200): a dense model
+// routes nothing.
+TEST(TraceDecomposition, HuggingFaceTraceAgreesWithTorchsKeyAverages) {
+  const StepDecomposition m = check_against_key_averages("hf_llama_2l_4096.key_averages.json", "NVIDIA H200");
+  EXPECT_EQ(m.kernel_us[static_cast<size_t>(Bucket::routing)], 0.0);
+}
+
+// The Qwen3-MoE step (Qwen3-30B-A3B's shape, 4 layers, 4096 tokens; on an H100): the router's
+// top-k, its sort and the per-expert gathers and index_add_ land in `routing`, nothing unclassified.
+TEST(TraceDecomposition, HuggingFaceMixtureOfExpertsTraceHasItsRouting) {
+  const StepDecomposition m = check_against_key_averages("hf_qwen3_30b_a3b_4l_4096.key_averages.json", "NVIDIA H100 80GB HBM3");
+  const double routing = m.kernel_us[static_cast<size_t>(Bucket::routing)];
+  EXPECT_GT(routing, 0.0);
+  EXPECT_LT(routing, 0.05 * m.step_us);  // gathers and scatters of 4096 x 8 rows: a small share
 }
 
 // Our engine's profiled steps as `decompose --trace-out` wrote them on an H200 (Llama-3.1-8B, 2
