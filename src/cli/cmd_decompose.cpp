@@ -66,7 +66,6 @@ trace::KernelClasses kernel_classes(Context& ctx, const DecomposeOptions& o) {
 
 // Our engine's step: the timed steps, then the profiled ones.
 void run_engine(Context& ctx, DecomposeOptions& o) {
-  if (o.steps < 0) throw UsageError("--steps: must be positive");
   if (o.steps > 0) o.train.steps = o.steps;
   TrainConfig cfg = train_config(ctx, o.train);
   cfg.decompose = true;
@@ -101,6 +100,7 @@ void run_engine(Context& ctx, DecomposeOptions& o) {
 }
 
 void run(Context& ctx, DecomposeOptions& o, const CLI::App& cmd) {
+  if (cmd.count("--steps") && o.steps <= 0) throw UsageError(fmt::format("--steps: must be positive, got {}", o.steps));
   if (o.inputs.empty()) return run_engine(ctx, o);
   for (const CLI::Option* x : o.engine_only) {
     if (x->count()) {
@@ -110,7 +110,6 @@ void run(Context& ctx, DecomposeOptions& o, const CLI::App& cmd) {
   trace::KernelClasses classes = kernel_classes(ctx, o);
   trace::DecomposeOptions opts;
   opts.step_pattern = o.step_name;
-  if (o.steps < 0) throw UsageError("--steps: must be positive");
   if (o.steps > 0) opts.steps = o.steps;
   std::optional<trace::BucketWork> work;
   if (cmd.count("--model")) {

@@ -422,6 +422,8 @@ TEST(BadInput, CompareAndMemfit) {
                "nccl_peer_h200x2.jsonl is a collective benchmark log");
   expect_error("report " + kFx + "/nccl_peer_h200x2.jsonl " + h200 + " -o /tmp/x", 2, "report needs two logs of one kind");
   expect_error("decompose --profile-steps 0", 2, "--profile-steps 0 is out of range");  // before any GPU
+  expect_error("decompose --steps 0", 2, "--steps: must be positive, got 0");
+  expect_error("decompose " + kFx + "/trace_kineto_small.json --steps 0", 2, "--steps: must be positive, got 0");
   expect_error("decompose " + kFx + "/trace_kineto_small.json --checkpointing", 2, "--checkpointing runs our engine");
   expect_error("decompose /nonexistent.json", 2, "/nonexistent.json: no such file or folder");
   expect_error("decompose " + h200, 2, "sweep_h200.log: neither a torch.profiler trace nor bench_decompose.py's printout");
