@@ -3,7 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
+#include <span>
 
 #include "analysis/spec_compare.hpp"
 #include "base/error.hpp"
@@ -11,6 +13,7 @@
 #include "facts/cost.hpp"
 #include "facts/flops.hpp"
 #include "base/units.hpp"
+#include "records/workload_keys.hpp"
 
 namespace ub {
 
@@ -117,14 +120,21 @@ void check_same_workload(const Comparison& c, const CompareOptions& opt, std::ve
   // the lever's as much as the GPU's.
   // A key one run of a format leaves out is that format's default (no recompute, no sharding,
   // one GPU); between formats a key is only compared where both name it.
-  const auto value = [&](const RunLog& r, const char* key) -> std::optional<std::string> {
+  // What a checkpointed step keeps has no default: compared only where both runs say it.
+  const auto value = [&](const RunLog& r, const std::string& key) -> std::optional<std::string> {
     const auto it = r.config.find(key);
     if (it != r.config.end()) return it->second == "true" ? "1" : it->second == "false" ? "0" : it->second;
-    if (o.format != n.format) return std::nullopt;
-    return std::string(key) == "world_size" ? "1" : "0";
+    if (o.format != n.format || key == "checkpointing_kept") return std::nullopt;
+    return key == "world_size" ? "1" : "0";
   };
-  for (const char* key : {"world_size", "gc", "checkpointing", "activation_checkpointing", "selective_checkpointing", "zero",
-                          "zero_stage", "offload_optim", "offload_optimizer", "offload_checkpoints"}) {
+  std::vector<std::string> levers;
+  for (const auto& list : {std::span<const char* const>(kOurLeverKeys), std::span<const char* const>(kOurFormerLeverKeys),
+                           std::span<const char* const>(kBenchmarkPyLeverKeys)}) {
+    for (const char* key : list) {
+      if (std::find(levers.begin(), levers.end(), key) == levers.end()) levers.emplace_back(key);
+    }
+  }
+  for (const std::string& key : levers) {
     const auto a = value(o, key), b = value(n, key);
     if (a && b && *a != *b) {
       const auto said = [&](const RunLog& r, const std::string& v) { return r.config.count(key) ? v : v + " (not said)"; };

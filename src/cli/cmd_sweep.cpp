@@ -24,6 +24,7 @@
 #include "records/record_file.hpp"
 #include "records/run_log.hpp"
 #include "records/train_records.hpp"
+#include "records/workload_keys.hpp"
 #include "report/format.hpp"
 
 namespace ub::cli {
@@ -99,10 +100,9 @@ int run_point(const SweepOptions& o, int64_t seqlen, const std::string& out, con
 nlohmann::json workload_keys(const TrainConfig& cfg) {
   const json all = cfg;
   json keys;
-  for (const char* k : {"model", "layers", "batch", "master_weights", "activation_checkpointing", "loss_chunk",
-                        "mlp_tile", "zero_stage", "offload_optimizer", "offload_checkpoints"}) {
-    keys[k] = all.at(k);
-  }
+  for (const char* k : {"model", "layers", "batch"}) keys[k] = all.at(k);
+  for (const char* k : kOurLeverKeys) keys[k] = all.at(k);
+  for (const char* k : kOurStepKeys) keys[k] = all.at(k);
   return keys;
 }
 

@@ -10,6 +10,7 @@
 #include "records/readers/repeated_points.hpp"
 #include "records/readers/repeated_steps.hpp"
 #include "records/train_records.hpp"
+#include "records/workload_keys.hpp"
 
 namespace ub {
 
@@ -44,8 +45,7 @@ void take_context(const ContextRecord& c, RunLog& run, const std::string& where,
     // model does: points of two in one file would be fitted and compared as one.
     std::map<std::string, std::string> now;
     read_config_text(c, now);
-    for (const char* key : {"checkpointing", "activation_checkpointing", "selective_checkpointing", "offload_checkpoints",
-                            "zero", "zero_stage", "offload_optimizer", "precision", "loss_chunk", "mlp_tile", "world_size"}) {
+    const auto same = [&](const char* key) {
       const auto before = run.config.find(key), here = now.find(key);
       const std::string b = before == run.config.end() ? "absent" : before->second;
       const std::string h = here == now.end() ? "absent" : here->second;
@@ -53,7 +53,11 @@ void take_context(const ContextRecord& c, RunLog& run, const std::string& where,
         throw WorkError(fmt::format("{}: a second context record for another workload ({} {} here, {} before): one "
                                     "workload per file", where, key, printable(h), printable(b)));
       }
-    }
+    };
+    for (const char* key : kOurLeverKeys) same(key);
+    for (const char* key : kOurFormerLeverKeys) same(key);
+    for (const char* key : kOurStepKeys) same(key);
+    same("precision");  // the same, in words
   }
   for (const auto& [name, entry] : c.fingerprint.stack) {
     if (entry.version) run.software[name] = *entry.version;

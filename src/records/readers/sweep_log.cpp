@@ -17,6 +17,7 @@
 #include "records/readers/repeated_points.hpp"
 #include "records/readers/repeated_steps.hpp"
 #include "records/train_records.hpp"
+#include "records/workload_keys.hpp"
 
 namespace ub {
 
@@ -112,14 +113,17 @@ RunLog read_sweep_log(const LineSource& t, WarmupOnly warmup_only) {
         // What makes another workload (the model, the batch, the GPUs and every memory lever):
         // points of two of them in one log would be fitted and compared as one.
         // A key one block leaves out and another names is changed as much as one with two values.
-        for (const char* key : {"model_size", "batch_size", "world_size", "gc", "zero", "offload_optim", "liger", "attn_backend"}) {
+        const auto one_value = [&](const char* key) {
           const std::string value = kv.contains(key) ? kv[key] : std::string("(not said)");
           const auto [it, fresh] = workload.try_emplace(key, value, static_cast<int>(i + 1));
           if (!fresh && it->second.first != value) {
             throw WorkError(fmt::format("{}: {}={} here, {} at line {}: one log holds one workload", where, key,
                                         printable(value), printable(it->second.first), it->second.second));
           }
-        }
+        };
+        for (const char* key : {"model_size", "batch_size"}) one_value(key);
+        for (const char* key : kBenchmarkPyLeverKeys) one_value(key);
+        for (const char* key : kBenchmarkPyStepKeys) one_value(key);
         cur->header = kv;
       }
       return;
