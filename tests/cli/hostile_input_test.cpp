@@ -1305,6 +1305,17 @@ TEST(SilentlyWrong, MemoryLeversChangedWithinOneLogAreRefused) {
                "a second context record for another workload (activation_checkpointing true here, false before)");
   expect_error("memfit " + kFx + "/sweep_h200.log --capacity-gib 80 --for b200-sxm", 2,
                "--capacity-gib and --for both give the capacity: give one");
+  // Full and selective checkpointing: both recompute, they keep different things.
+  std::string kept = slurp(kFx + "/suite_h200_2l/sweep.jsonl");
+  const std::string off = R"("activation_checkpointing":false)";
+  for (size_t at = 0; (at = kept.find(off, at)) != std::string::npos;) kept.replace(at, off.size(), R"("activation_checkpointing":true)");
+  const std::string null_kept = R"("checkpointing_kept":null)";
+  const size_t run1 = kept.find(null_kept), run2 = kept.find(null_kept, run1 + 1);
+  ASSERT_NE(run2, std::string::npos) << "the fixture holds two runs";
+  kept.replace(run2, null_kept.size(), R"("checkpointing_kept":"layer inputs, attention outputs and statistics")");
+  kept.replace(run1, null_kept.size(), R"("checkpointing_kept":"layer inputs")");
+  expect_error("memfit " + write_file("kept_changed.jsonl", kept) + " --capacity-gib 130", 1,
+               "(checkpointing_kept layer inputs, attention outputs and statistics here, layer inputs before)");
 }
 
 // An option that cannot apply is refused, not ignored: the user meant something by it.
