@@ -1282,6 +1282,15 @@ TEST(SilentlyWrong, AStepReadTwiceIsCountedOnce) {
   const Result memfit = run("memfit " + write_file("record_twice.jsonl", records.insert(fifth, step)) + " --capacity-gib 130");
   ASSERT_EQ(memfit.code, 0) << memfit.err;
   EXPECT_NE(memfit.err.find("read again (first at line 5): counted once"), std::string::npos) << memfit.err;
+  // The same step with another time: two measurements of one step, and no telling which is right.
+  std::string other = line;
+  other.replace(other.find("2988.00"), 7, "2990.00");
+  expect_error("compare " + write_file("step_twice_other.log", log.substr(0, at) + other + log.substr(at)) + " " + kFx +
+                   "/sweep_b200.log", 1, "step 2 of seqlen 8192 again, in 2988 ms where line 7 says 2990 ms");
+  std::string other_step = step;
+  other_step.replace(other_step.find("79.10553741455078"), 17, "79.2");
+  expect_error("memfit " + write_file("record_twice_other.jsonl", slurp(kFx + "/train_records_h200_ours.jsonl").insert(fifth, other_step)) +
+                   " --capacity-gib 130", 1, "step 3 of seqlen 4096 again, in 79.10553741455078 ms where line 5 says 79.2 ms: one step, two measurements");
 }
 
 // What makes a workload (memory levers, sharding, precision) is one per log, as the model is.
