@@ -90,6 +90,7 @@ std::string attention_shape_difference(const AttentionRecord& a, const Attention
   num("head dim", a.head_dim, b.head_dim);
   num("documents", a.docs, b.docs);
   if (a.causal != b.causal) d.push_back(fmt::format("causal {} vs {}", a.causal, b.causal));
+  if (a.window != b.window) d.push_back(fmt::format("window {} vs {}", a.window, b.window));  // 0: none, said or not
   if (!a.dtype.empty() && !b.dtype.empty() && a.dtype != b.dtype) d.push_back(fmt::format("dtype {} vs {}", a.dtype, b.dtype));
   std::string out;
   for (const std::string& x : d) out += (out.empty() ? "" : ", ") + x;
@@ -100,7 +101,7 @@ std::string attention_shape_difference(const AttentionRecord& a, const Attention
 
 AttentionComparison compare_attention(const AttentionLog& o, const AttentionLog& n, const Catalog& catalog) {
   // A speedup is of one problem on two GPUs: logs or points of different shapes are not paired.
-  for (const char* key : {"causal", "nheads", "nheads_kv", "heads", "kv_heads", "head_dim", "batch", "dtype"}) {
+  for (const char* key : {"causal", "window", "nheads", "nheads_kv", "heads", "kv_heads", "head_dim", "batch", "dtype"}) {
     const auto a = o.header.find(key), b = n.header.find(key);
     if (a != o.header.end() && b != n.header.end() && to_lower(a->second) != to_lower(b->second)) {
       throw UsageError(fmt::format("{} and {} measured different attention problems ({} {} vs {}, old vs new): "

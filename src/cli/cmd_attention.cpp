@@ -68,6 +68,10 @@ void register_attention(CLI::App& app, Context& ctx) {
   cmd->add_option("--head-dim", c.head_dim, "Head dimension (64, 128, 256)")->capture_default_str();
   cmd->add_option("--batch", c.batch, "Sequences per batch")->capture_default_str();
   cmd->add_flag("--causal,!--non-causal", c.causal, "Causal mask (the default) or none");
+  cmd->add_option("--window", c.window,
+                  "Causal sliding window: each query sees itself and the N - 1 keys before it (Mistral's and "
+                  "Gemma's sliding_window; 0: none)")
+      ->capture_default_str();
   cmd->add_option("--dtype", o->dtype, "bf16 or fp16")->capture_default_str();
   cmd->add_option("--doc-len", o->doc_len,
                   "Packed documents of this many tokens in each sequence, the last one shorter (0: none)")

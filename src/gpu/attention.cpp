@@ -39,6 +39,12 @@ void check_sdpa_supported(const SdpaDims& d, bool backward) {
   if (d.heads % d.kv_heads != 0) {
     throw UsageError(fmt::format("attention: {} kv heads do not divide {} query heads", d.kv_heads, d.heads));
   }
+  if (d.window < 0 || (d.window > 0 && !d.causal)) {
+    throw UsageError(fmt::format("attention: a sliding window of {} tokens: a window is positive and causal", d.window));
+  }
+  if (d.window > std::numeric_limits<int32_t>::max() - d.seqlen) {
+    throw UsageError(fmt::format("attention: a sliding window of {} tokens is past what cuDNN's int32 indices hold", d.window));
+  }
   // cuDNN's fused attention on Hopper and Blackwell: head dim a multiple of 8, at most 256.
   if (d.head_dim < 8 || d.head_dim > 256 || d.head_dim % 8 != 0) {
     throw UsageError(fmt::format(
@@ -99,6 +105,23 @@ GraphTensor causal_mask(GraphBuilder& g, const Dims4& x, const GraphTensor& s) {
   g.pointwise(CUDNN_POINTWISE_GEN_INDEX, s, nullptr, nullptr, col, CUDNN_DATA_FLOAT, 3);
   const GraphTensor keep = g.virtual_tensor(x.scores(), x.scores_strides(), CUDNN_DATA_BOOLEAN);
   g.pointwise(CUDNN_POINTWISE_CMP_GE, row, &col, nullptr, keep, CUDNN_DATA_BOOLEAN);
+  return keep_or_neg_inf(g, x, s, keep);
+}
+
+// Keeps S[i, j] for j > i - w and sets the rest to -inf: with the causal mask before it, query i
+// sees itself and the w - 1 keys before (a sliding window, transformers' sliding_window). The
+// pattern of cuDNN's own left-bounded diagonal band (its frontend's composite form, before the
+// band became one operation in 9.21): col + w > row on int32 indices, then the select.
+GraphTensor window_mask(GraphBuilder& g, const Dims4& x, const GraphTensor& s, int64_t window) {
+  const GraphTensor row = g.virtual_tensor(x.scores(), x.scores_strides(), CUDNN_DATA_INT32);
+  const GraphTensor col = g.virtual_tensor(x.scores(), x.scores_strides(), CUDNN_DATA_INT32);
+  g.pointwise(CUDNN_POINTWISE_GEN_INDEX, s, nullptr, nullptr, row, CUDNN_DATA_INT32, 2);
+  g.pointwise(CUDNN_POINTWISE_GEN_INDEX, s, nullptr, nullptr, col, CUDNN_DATA_INT32, 3);
+  const GraphTensor w = g.scalar(static_cast<int32_t>(window));
+  const GraphTensor col_w = g.virtual_tensor(x.scores(), x.scores_strides(), CUDNN_DATA_INT32);
+  g.pointwise(CUDNN_POINTWISE_ADD, col, &w, nullptr, col_w, CUDNN_DATA_INT32);
+  const GraphTensor keep = g.virtual_tensor(x.scores(), x.scores_strides(), CUDNN_DATA_BOOLEAN);
+  g.pointwise(CUDNN_POINTWISE_CMP_GT, col_w, &row, nullptr, keep, CUDNN_DATA_BOOLEAN);
   return keep_or_neg_inf(g, x, s, keep);
 }
 
@@ -192,6 +215,7 @@ std::vector<GraphPlan> build_forward(cudnnHandle_t h, const SdpaDims& d, Ids& id
 
   GraphTensor s = scaled_scores(g, x, q, kt, scale, r, true);
   if (d.causal) s = causal_mask(g, x, s);
+  if (d.window > 0) s = window_mask(g, x, s, d.window);
   const GraphTensor m = g.virtual_tensor(x.rows(), x.rows_strides());
   g.reduction(CUDNN_REDUCE_TENSOR_MAX, s, m);
   const GraphTensor e = unary(g, CUDNN_POINTWISE_EXP,
@@ -244,6 +268,7 @@ std::vector<GraphPlan> build_backward(cudnnHandle_t h, const SdpaDims& d, Ids& i
   GraphTensor s = scaled_scores(g, x, q, kt, scale, r, false);
   s = binary(g, CUDNN_POINTWISE_SUB, s, stats, x.scores(), x.scores_strides());
   if (d.causal) s = causal_mask(g, x, s);
+  if (d.window > 0) s = window_mask(g, x, s, d.window);
   const GraphTensor p = unary(g, CUDNN_POINTWISE_EXP, s);
 
   // dV = P^T dO (summed over each kv head's group of q heads)

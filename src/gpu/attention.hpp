@@ -4,6 +4,7 @@
 // 9.19 in its torch environment; the SDPA_FWD operation of 9.19 has no causal mask before 9.21):
 //
 //   forward:  S = Q K^T (fp32) * scale; causal: S[i, j] = -inf where j > i (row >= col kept);
+//             a sliding window w also masks j <= i - w (col + w > row kept);
 //             M = rowmax S; E = exp(S - M); Z = rowsum E; stats = M + log Z; P = E / Z (bf16);
 //             O = P V
 //   backward: Ddot = rowsum(dO * O); P = exp(S * scale - stats) (masked); dV = P^T dO;
@@ -46,8 +47,9 @@ struct SdpaDims {
   bool causal = true;
   Dtype dtype = Dtype::bf16;
   bool ragged = false;  // documents of different lengths; lengths and offsets in SdpaTensors
+  int64_t window = 0;   // causal sliding window in keys: query i sees keys i - window < j <= i (0: none)
   double scale() const;
-  auto key() const { return std::tie(batch, seqlen, heads, kv_heads, head_dim, causal, ragged, dtype); }
+  auto key() const { return std::tie(batch, seqlen, heads, kv_heads, head_dim, causal, window, ragged, dtype); }
   bool operator<(const SdpaDims& o) const { return key() < o.key(); }
 };
 

@@ -76,6 +76,7 @@ SdpaDims AttentionProblem::sdpa() const {
   d.head_dim = head_dim;
   d.causal = causal;
   d.dtype = dtype;
+  d.window = window;
   return d;
 }
 
@@ -84,6 +85,7 @@ AttentionShape AttentionProblem::shape() const {
   s.batch = batch, s.seqlen = seqlen, s.heads = heads, s.kv_heads = kv_heads, s.head_dim = head_dim;
   s.causal = causal;
   s.doc_lens = doc_lens;
+  s.window = window;
   return s;
 }
 
@@ -92,6 +94,7 @@ AttentionCheck check_attention(const AttentionProblem& p, const SdpaTensors& t, 
   RefAttentionDims d;
   d.batch = p.batch, d.seqlen = p.seqlen, d.heads = p.heads, d.kv_heads = p.kv_heads, d.head_dim = p.head_dim;
   d.causal = p.causal;
+  d.window = p.window;
   const SdpaDims sd = p.sdpa();
   d.scale = static_cast<float>(sd.scale());
   const DocumentArrays documents(p.doc_lens, p.seqlen, s);

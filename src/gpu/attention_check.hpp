@@ -32,6 +32,7 @@ struct AttentionProblem {
   std::vector<int64_t> doc_lens;
   bool causal = true;
   Dtype dtype = Dtype::bf16;
+  int64_t window = 0;  // causal sliding window in keys (0: none)
   // Documents of different lengths: cuDNN runs them with ragged offsets and a padding mask.
   bool ragged() const;
   int64_t docs() const { return doc_lens.empty() ? 1 : static_cast<int64_t>(doc_lens.size()); }

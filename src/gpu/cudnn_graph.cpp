@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <optional>
 #include <utility>
 
@@ -124,6 +125,13 @@ GraphTensor GraphBuilder::scalar(float value) {
   GraphTensor t{next_uid_++, {1, 1, 1, 1}, {1, 1, 1, 1}, CUDNN_DATA_FLOAT, false};
   tensors_.emplace(t.uid, make_tensor(t, true, nullptr));
   scalars_[t.uid] = value;
+  return t;
+}
+
+GraphTensor GraphBuilder::scalar(int32_t value) {
+  GraphTensor t{next_uid_++, {1, 1, 1, 1}, {1, 1, 1, 1}, CUDNN_DATA_INT32, false};
+  tensors_.emplace(t.uid, make_tensor(t, true, nullptr));
+  scalars_[t.uid] = std::bit_cast<float>(value);  // the variant pack points cuDNN at these four bytes
   return t;
 }
 

@@ -107,6 +107,7 @@ class GraphBuilder {
   GraphTensor virtual_tensor(std::vector<int64_t> dims, std::vector<int64_t> strides,
                              cudnnDataType_t dtype = CUDNN_DATA_FLOAT, const GraphTensor* ragged_offset = nullptr);
   GraphTensor scalar(float value);  // passed by value, float
+  GraphTensor scalar(int32_t value);  // passed by value, int32 (its four bytes kept as the float's)
 
   void matmul(const GraphTensor& a, const GraphTensor& b, const GraphTensor& c, const MatmulSizes& sizes = {});
   // y = mode(x[, b][, t]) computed in `math`; GEN_INDEX takes an axis.

@@ -26,6 +26,7 @@ gpu::AttentionProblem attention_problem(const AttentionConfig& c, int64_t seqlen
   p.batch = c.batch, p.seqlen = seqlen, p.heads = c.heads, p.kv_heads = c.kv_heads, p.head_dim = c.head_dim;
   p.doc_lens = c.documents(seqlen);
   p.causal = c.causal;
+  p.window = c.window;
   p.dtype = c.dtype;
   return p;
 }
@@ -136,9 +137,10 @@ AttentionBenchmark::AttentionBenchmark(const AttentionConfig& config, DeviceRun&
       throw WorkError(fmt::format("--flash-attn-log: cannot open {} for appending", cfg_.flash_attn_log));
     }
     // bench_flash_attn.py's header line.
-    std::fprintf(flash_attn_log_.get(), "# gpu=%s backend=cudnn causal=%s nheads=%lld nheads_kv=%lld head_dim=%lld\n",
+    const std::string window = cfg_.window > 0 ? fmt::format(" window={}", cfg_.window) : "";
+    std::fprintf(flash_attn_log_.get(), "# gpu=%s backend=cudnn causal=%s nheads=%lld nheads_kv=%lld head_dim=%lld%s\n",
                  run.device_name.c_str(), cfg_.causal ? "True" : "False", static_cast<long long>(cfg_.heads),
-                 static_cast<long long>(cfg_.kv_heads), static_cast<long long>(cfg_.head_dim));
+                 static_cast<long long>(cfg_.kv_heads), static_cast<long long>(cfg_.head_dim), window.c_str());
     std::fflush(flash_attn_log_.get());
   }
 }
@@ -162,6 +164,7 @@ AttentionRecord AttentionBenchmark::current() const {
   r.seqlen = prob.seqlen;
   r.batch = cfg_.batch, r.heads = cfg_.heads, r.kv_heads = cfg_.kv_heads, r.head_dim = cfg_.head_dim;
   r.causal = cfg_.causal;
+  r.window = cfg_.window;
   r.dtype = to_string(cfg_.dtype);
   r.backend = "cudnn";
   r.doc_len = cfg_.doc_len;

@@ -121,18 +121,6 @@ void check_training_step(const ModelShape& m, int64_t batch, int64_t seqlen, int
   if (seqlen < 2 || seqlen > (int64_t{1} << 24)) {
     throw UsageError(fmt::format("train: --seqlen {} is out of range (2..16M)", seqlen));
   }
-  int64_t windowed = 0, narrowest = 0;
-  for (int64_t i = 0; i < m.layers; ++i) {
-    if (m.window(i) <= 0 || m.window(i) >= seqlen) continue;
-    ++windowed;
-    narrowest = narrowest == 0 ? m.window(i) : std::min(narrowest, m.window(i));
-  }
-  if (windowed > 0) {
-    throw UsageError(fmt::format("train: model {} cannot be trained by the engine at --seqlen {}: {} of its {} layers "
-                                 "attend through a sliding window of {} tokens and the engine runs full causal attention "
-                                 "only; at --seqlen {} or less every window holds the whole sequence and it trains",
-                                 m.id, seqlen, windowed, m.layers, narrowest, narrowest));
-  }
   if (batch < 1 || batch > 4096) throw UsageError(fmt::format("train: --batch {} is out of range (1..4096)", batch));
   if (loss_chunk < 0 || loss_chunk > (int64_t{1} << 24)) {
     throw UsageError(fmt::format("train: --loss-chunk {} is out of range (0..16M tokens; 0: no chunks)", loss_chunk));

@@ -84,9 +84,8 @@ void check_trainable(const ModelShape& m);
 
 // Throws UsageError when a training step of this shape cannot run: the model (check_trainable),
 // the batch (1..4096), the sequence length (2..16M) or the loss chunk (0..16M tokens). The one
-// check of a step's configuration, for the command line and the engine alike. A model with
-// sliding-window layers trains where every window holds the whole sequence (seqlen <= the
-// narrowest window): there a windowed layer is exactly full causal attention.
+// check of a step's configuration, for the command line and the engine alike. Sliding-window
+// layers attend within their window (cuDNN's fused attention with the band mask).
 void check_training_step(const ModelShape& m, int64_t batch, int64_t seqlen, int64_t loss_chunk);
 
 // The step's options that must go together, as the command line and the engine both name them.

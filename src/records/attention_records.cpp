@@ -23,6 +23,10 @@ void AttentionConfig::validate() const {
     check_documents(docs, s, "attention --docs");
   }
   if (doc_len < 0) throw UsageError("attention: --doc-len must not be negative");
+  if (window < 0 || window > (int64_t{1} << 24)) {
+    throw UsageError(fmt::format("attention: --window {} is out of range (0..16M; 0: none)", window));
+  }
+  if (window > 0 && !causal) throw UsageError("attention: a sliding window is causal: drop --non-causal or --window");
   if (doc_len > 0 && !docs.empty()) throw UsageError("attention: give --doc-len or --docs, not both");
   if (batch < 1 || batch > 4096) throw UsageError(fmt::format("attention: --batch {} is out of range (1..4096)", batch));
   if (check_samples < 2 || check_samples > 4096) throw UsageError("--check-samples must be within 2..4096");
@@ -54,7 +58,8 @@ std::string AttentionCheck::summary() const {
 void to_json(json& j, const AttentionConfig& c) {
   j = {{"seqlens", c.seqlens},   {"batch", c.batch},       {"heads", c.heads},
        {"kv_heads", c.kv_heads}, {"head_dim", c.head_dim}, {"doc_len", c.doc_len},
-       {"docs", c.docs},         {"causal", c.causal},     {"dtype", to_string(c.dtype)},
+       {"docs", c.docs},         {"causal", c.causal},     {"window", c.window},
+       {"dtype", to_string(c.dtype)},
        {"fwd_only", c.fwd_only}, {"autotune", c.autotune}, {"check_samples", c.check_samples},
        {"seed", c.seed}};
   put_timing(j, c.timing);
@@ -72,7 +77,7 @@ void to_json(json& j, const AttentionCheck& c) {
 void to_json(json& j, const AttentionRecord& r) {
   j = {{"type", r.oom ? "attention_oom" : "attention"},
        {"device", r.device}, {"seqlen", r.seqlen}, {"batch", r.batch}, {"heads", r.heads},
-       {"kv_heads", r.kv_heads}, {"head_dim", r.head_dim}, {"causal", r.causal}, {"dtype", r.dtype},
+       {"kv_heads", r.kv_heads}, {"head_dim", r.head_dim}, {"causal", r.causal}, {"window", r.window}, {"dtype", r.dtype},
        {"doc_len", r.doc_len}, {"docs", r.docs}, {"longest_doc", r.longest_doc}, {"ragged", r.ragged},
        {"backend", r.backend}, {"flops_fwd", r.flops_fwd}, {"flops_fwd_bwd", r.flops_fwd_bwd}};
   if (!r.engine_fwd.empty()) j["engine_fwd"] = r.engine_fwd;
@@ -159,6 +164,7 @@ AttentionRecord read_attention_point(const Fields& f) {
   r.kv_heads = f.optional_count("kv_heads").value_or(0);
   r.head_dim = f.optional_count("head_dim").value_or(0);
   r.causal = f.boolean_or("causal", true);
+  r.window = f.optional_count("window").value_or(0);
   r.dtype = f.string_or("dtype", "");
   r.backend = f.string_or("backend", "");
   r.doc_len = f.optional_count("doc_len").value_or(0);

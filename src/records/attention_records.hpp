@@ -25,6 +25,7 @@ struct AttentionConfig {
   int64_t doc_len = 0;        // packed documents of this length, the last one shorter (0: none)
   std::vector<int64_t> docs;  // or these documents, in buffer order, summing to each seqlen
   bool causal = true;
+  int64_t window = 0;  // causal sliding window in keys (0: none)
   Dtype dtype = Dtype::bf16;
   bool fwd_only = false;
   int autotune = 16;  // engine configurations timed per shape (1: cuDNN's first choice)
@@ -67,6 +68,7 @@ struct AttentionRecord {
   int device = 0;
   int64_t seqlen = 0, batch = 1, heads = 0, kv_heads = 0, head_dim = 0;
   bool causal = true;
+  int64_t window = 0;  // causal sliding window in keys (0: none)
   std::string dtype, backend;
   int64_t doc_len = 0, docs = 1, longest_doc = 0;
   bool ragged = false;

@@ -123,6 +123,8 @@ TEST(BadInput, AttentionShapes) {
   expect_error("attention --seqlens 0", 2, "--seqlens");
   expect_error("attention --seqlens 32M", 2, "sequence length 33554432 is out of range");
   expect_error("attention --batch 0", 2, "--batch 0 is out of range");
+  expect_error("attention --window 4096 --non-causal", 2, "a sliding window is causal: drop --non-causal or --window");
+  expect_error("attention --window -1", 2, "--window -1 is out of range");
 }
 
 // So does `train`.

@@ -1463,4 +1463,15 @@ TEST(Messages, DatesAreDatesOfTheCalendar) {
   EXPECT_EQ(listed.out.find("25:61:61"), std::string::npos) << listed.out;
 }
 
+// Attention through a sliding window is another problem than full causal attention: a pair of
+// them is not one speedup.
+TEST(SilentlyWrong, AttentionOfAnotherWindowIsAnotherProblem) {
+  std::string windowed = slurp(kFx + "/attention_records_h200.jsonl");
+  for (size_t at = 0; (at = windowed.find(R"("causal":true,)", at)) != std::string::npos; at += 10) {
+    windowed.insert(at + 14, R"("window":4096,)");
+  }
+  const std::string path = write_file("attention_window.jsonl", windowed);
+  expect_error("compare " + kFx + "/attention_records_h200.jsonl " + path, 2, "(window 0 vs 4096, old vs new)");
+}
+
 }  // namespace

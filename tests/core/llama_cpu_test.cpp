@@ -98,6 +98,25 @@ TEST(LlamaCpu, MoeGradientsMatchFiniteDifferences) {
   check_gradients_by_finite_differences(tiny_moe(RouterScoring::sigmoid, true));
 }
 
+// A sliding window in the first layer (Mistral's kind; the second stays full, as Gemma
+// interleaves them): the gradients still match finite differences, the window changes the loss,
+// and a window as long as the sequence is full attention.
+TEST(LlamaCpu, SlidingWindowLayersMatchFiniteDifferences) {
+  ModelShape m = tiny();
+  m.windows = {4, 0};
+  check_gradients_by_finite_differences(m);
+  const LlamaLayout l = llama_layout(m);
+  const auto p = to_double(llama_init_parameters(l, 3));
+  const auto tokens = synthetic_tokens(5, 2, 12, m.vocab);
+  const double windowed = llama_cpu_step(m, l, p, tokens, 2, 12, false).loss;
+  m.windows = {12, 0};
+  const double whole = llama_cpu_step(m, l, p, tokens, 2, 12, false).loss;
+  m.windows.clear();
+  const double full = llama_cpu_step(m, l, p, tokens, 2, 12, false).loss;
+  EXPECT_EQ(whole, full);
+  EXPECT_NE(windowed, full);
+}
+
 // The layout holds every parameter the model counts, each expert's once; the layer's tensors are
 // one run of the flat buffer (the data-parallel units shard whole layers).
 TEST(LlamaCpu, MoeLayoutHoldsEveryParameterTheModelCounts) {

@@ -31,13 +31,10 @@ TEST(Trainable, MoeIsRefusedNamingWhatTheEngineLacks) {
             std::string::npos) << gemma;
 }
 
-TEST(Trainable, AWindowHoldingTheSequenceTrainsAsFullAttention) {
+TEST(Trainable, SlidingWindowModelsTrainAtAnyLength) {
   const ModelShape mistral = preset("mistral-7b-v0.1");
   EXPECT_EQ(refusal(mistral, 4096), "");
-  EXPECT_EQ(refusal(mistral, 8192),
-            "train: model mistral-7b-v0.1 cannot be trained by the engine at --seqlen 8192: 32 of its 32 layers attend "
-            "through a sliding window of 4096 tokens and the engine runs full causal attention only; at --seqlen 4096 "
-            "or less every window holds the whole sequence and it trains");
+  EXPECT_EQ(refusal(mistral, 32768), "");
   EXPECT_EQ(refusal(preset("llama-3.1-8b"), 131072), "");
   EXPECT_TRUE(untrained_features(preset("mistral-7b")).empty());
 }

@@ -117,48 +117,89 @@ TEST_F(Attention, EverySupportedConfigurationValidates) {
 
 TEST_F(Attention, GpuReferenceAgreesWithTheCpuReference) {
   // Feed the check the CPU reference's results (rounded to bf16) as if a kernel had produced them.
-  // Packed documents of different lengths: the reference's masks and the statistic's layout.
-  const AttentionProblem p = problem(4, 2, 64, true, Dtype::bf16, 96, 1, {40, 24, 32});
-  Buffers b(p, 5, s());
-  auto download = [&](const DeviceBuffer& d, size_t n) {
-    std::vector<__nv_bfloat16> h(n);
-    UB_CUDA_CHECK(cudaMemcpyAsync(h.data(), d.get(), n * 2, cudaMemcpyDeviceToHost, s()));
-    UB_CUDA_CHECK(cudaStreamSynchronize(s()));
-    std::vector<double> out(n);
-    for (size_t i = 0; i < n; ++i) out[i] = static_cast<double>(__bfloat162float(h[i]));
-    return out;
-  };
-  auto upload = [&](const std::vector<double>& v, const DeviceBuffer& d) {
-    std::vector<__nv_bfloat16> h(v.size());
-    for (size_t i = 0; i < v.size(); ++i) h[i] = __float2bfloat16(static_cast<float>(v[i]));
-    UB_CUDA_CHECK(cudaMemcpyAsync(d.get(), h.data(), h.size() * 2, cudaMemcpyHostToDevice, s()));
-    UB_CUDA_CHECK(cudaStreamSynchronize(s()));
-  };
-  const AttentionShape shape = p.shape();
-  const auto q = download(b.q, shape.q_elems()), k = download(b.k, shape.kv_elems());
-  const auto v = download(b.v, shape.kv_elems()), d_o = download(b.d_o, shape.q_elems());
-  const AttentionForward f = attention_forward(shape, q, k, v);
-  const AttentionGrads g = attention_backward(shape, q, k, v, f, d_o);
-  upload(f.out, b.o), upload(g.dq, b.dq), upload(g.dk, b.dk), upload(g.dv, b.dv);
-  // The statistic in cuDNN's layout (documents folded into the batch): [docs, heads, longest].
-  const int64_t longest = 40;
-  std::vector<float> lse(static_cast<size_t>(3 * p.heads * longest));
-  ASSERT_GE(b.stats.bytes(), lse.size() * sizeof(float));
-  for (int64_t h = 0; h < p.heads; ++h) {
-    for (int64_t i = 0; i < p.seqlen; ++i) {
-      const int64_t doc = i < 40 ? 0 : i < 64 ? 1 : 2, start = doc == 0 ? 0 : doc == 1 ? 40 : 64;
-      lse[static_cast<size_t>((doc * p.heads + h) * longest + i - start)] =
-          static_cast<float>(f.lse[static_cast<size_t>(h * p.seqlen + i)]);
+  // Packed documents of different lengths: the reference's masks and the statistic's layout;
+  // then with a sliding window narrower than two of the documents.
+  for (const int64_t window : {0, 16}) {
+    AttentionProblem p = problem(4, 2, 64, true, Dtype::bf16, 96, 1, {40, 24, 32});
+    p.window = window;
+    SCOPED_TRACE(testing::Message() << "window " << window);
+    Buffers b(p, 5, s());
+    auto download = [&](const DeviceBuffer& d, size_t n) {
+      std::vector<__nv_bfloat16> h(n);
+      UB_CUDA_CHECK(cudaMemcpyAsync(h.data(), d.get(), n * 2, cudaMemcpyDeviceToHost, s()));
+      UB_CUDA_CHECK(cudaStreamSynchronize(s()));
+      std::vector<double> out(n);
+      for (size_t i = 0; i < n; ++i) out[i] = static_cast<double>(__bfloat162float(h[i]));
+      return out;
+    };
+    auto upload = [&](const std::vector<double>& v, const DeviceBuffer& d) {
+      std::vector<__nv_bfloat16> h(v.size());
+      for (size_t i = 0; i < v.size(); ++i) h[i] = __float2bfloat16(static_cast<float>(v[i]));
+      UB_CUDA_CHECK(cudaMemcpyAsync(d.get(), h.data(), h.size() * 2, cudaMemcpyHostToDevice, s()));
+      UB_CUDA_CHECK(cudaStreamSynchronize(s()));
+    };
+    const AttentionShape shape = p.shape();
+    const auto q = download(b.q, shape.q_elems()), k = download(b.k, shape.kv_elems());
+    const auto v = download(b.v, shape.kv_elems()), d_o = download(b.d_o, shape.q_elems());
+    const AttentionForward f = attention_forward(shape, q, k, v);
+    const AttentionGrads g = attention_backward(shape, q, k, v, f, d_o);
+    upload(f.out, b.o), upload(g.dq, b.dq), upload(g.dk, b.dk), upload(g.dv, b.dv);
+    // The statistic in cuDNN's layout (documents folded into the batch): [docs, heads, longest].
+    const int64_t longest = 40;
+    std::vector<float> lse(static_cast<size_t>(3 * p.heads * longest));
+    ASSERT_GE(b.stats.bytes(), lse.size() * sizeof(float));
+    for (int64_t h = 0; h < p.heads; ++h) {
+      for (int64_t i = 0; i < p.seqlen; ++i) {
+        const int64_t doc = i < 40 ? 0 : i < 64 ? 1 : 2, start = doc == 0 ? 0 : doc == 1 ? 40 : 64;
+        lse[static_cast<size_t>((doc * p.heads + h) * longest + i - start)] =
+            static_cast<float>(f.lse[static_cast<size_t>(h * p.seqlen + i)]);
+      }
+    }
+    UB_CUDA_CHECK(cudaMemcpy(b.stats.get(), lse.data(), lse.size() * sizeof(float), cudaMemcpyHostToDevice));
+    const AttentionCheck c = check_attention(p, b.tensors(), true, 1000, s());
+    EXPECT_TRUE(c.ok()) << c.summary();
+    EXPECT_EQ(c.rows, 96);
+    for (const TensorCheck& t : c.tensors) {
+      // Only the rounding of the CPU result to bf16 (or fp32 for the statistic) separates them.
+      EXPECT_LT(t.nmse, t.name == "LSE" ? 1e-12 : 2e-5) << t.name;
     }
   }
-  UB_CUDA_CHECK(cudaMemcpy(b.stats.get(), lse.data(), lse.size() * sizeof(float), cudaMemcpyHostToDevice));
-  const AttentionCheck c = check_attention(p, b.tensors(), true, 1000, s());
-  EXPECT_TRUE(c.ok()) << c.summary();
-  EXPECT_EQ(c.rows, 96);
-  for (const TensorCheck& t : c.tensors) {
-    // Only the rounding of the CPU result to bf16 (or fp32 for the statistic) separates them.
-    EXPECT_LT(t.nmse, t.name == "LSE" ? 1e-12 : 2e-5) << t.name;
+}
+
+// A causal sliding window (query i sees keys i - w < j <= i) through cuDNN's fused attention:
+// validated against the reference forward and backward, alone, with batches, packed documents
+// (equal and ragged) and fp16; a window as long as the sequence is full causal attention, and a
+// narrower one really drops the keys before it.
+TEST_F(Attention, SlidingWindowsValidateAndDropTheKeysBeforeThem) {
+  const auto windowed = [](AttentionProblem p, int64_t w) {
+    p.window = w;
+    return p;
+  };
+  std::vector<AttentionProblem> cases = {
+      windowed(problem(8, 2, 128, true, Dtype::bf16), 1),   windowed(problem(8, 2, 128, true, Dtype::bf16), 64),
+      windowed(problem(8, 2, 128, true, Dtype::bf16), 383), windowed(problem(4, 4, 64, true, Dtype::bf16, 300, 3), 100),
+      windowed(problem(8, 2, 128, true, Dtype::fp16), 64),
+      windowed(problem(8, 2, 128, true, Dtype::bf16, 1024, 2, {256, 256, 256, 256}), 100),
+      windowed(problem(8, 2, 128, true, Dtype::bf16, 1000, 1, {300, 124, 512, 64}), 128)};
+  for (const AttentionProblem& p : cases) {
+    Buffers b(p, 17, s());
+    const AttentionCheck c = run_and_check(p, b);
+    EXPECT_TRUE(c.ok()) << "window " << p.window << " s " << p.seqlen << " docs " << testing::PrintToString(p.doc_lens)
+                        << ": " << c.summary();
   }
+  EXPECT_THROW(attn_->prepare(windowed(problem(8, 2, 128, false, Dtype::bf16), 64).sdpa(), false), UsageError);
+
+  const AttentionProblem full = problem(8, 2, 128, true, Dtype::bf16, 512);
+  Buffers a(full, 23, s());
+  attn_->forward(full.sdpa(), a.tensors());
+  DeviceBuffer o_full(a.o.bytes());
+  UB_CUDA_CHECK(cudaMemcpyAsync(o_full.get(), a.o.get(), a.o.bytes(), cudaMemcpyDeviceToDevice, s()));
+  attn_->forward(windowed(full, 512).sdpa(), a.tensors());
+  UB_CUDA_CHECK(cudaStreamSynchronize(s()));
+  EXPECT_LT(nmse_between(a.o, o_full).first, 1e-6) << "a window of the whole sequence";
+  attn_->forward(windowed(full, 32).sdpa(), a.tensors());
+  UB_CUDA_CHECK(cudaStreamSynchronize(s()));
+  EXPECT_GT(nmse_between(a.o, o_full).first, 1e-2) << "a window of 32 keys changes what rows past 32 see";
 }
 
 TEST_F(Attention, CheckFailsOnWrongOrNanResults) {

@@ -108,6 +108,14 @@ TEST_F(LlamaEngineTest, StepMatchesTheCpuReferenceTiedWithLlama3Rope) {
   compare_step_with_reference(m, stream());
 }
 
+// A sliding window of 8 tokens in the first layer (cuDNN's band mask), full attention in the
+// second, over 32-token sequences: the same step as the CPU reference's.
+TEST_F(LlamaEngineTest, SlidingWindowLayersMatchTheCpuReference) {
+  ModelShape m = tiny();
+  m.windows = {8, 0};
+  compare_step_with_reference(m, stream());
+}
+
 TEST_F(LlamaEngineTest, LearnsAndFollowsTheGoldenLosses) {
   std::ifstream in(UB_GOLDEN_DIR "/llama_tiny_losses.json");
   ASSERT_TRUE(in);

@@ -37,10 +37,17 @@ struct Index {
     const int64_t len = d.stat_len > 0 ? d.stat_len : d.seqlen;
     return ((b * d.docs + doc(i)) * d.heads + h) * len + (i - doc_begin(i));
   }
-  // Keys row i attends to: [doc_begin, key_end).
+  // Keys row i attends to: [key_begin, key_end) (a window starts it at i - window + 1).
+  __device__ int64_t key_begin(int64_t i) const {
+    const int64_t first = d.window > 0 ? i - d.window + 1 : 0;
+    return first > doc_begin(i) ? first : doc_begin(i);
+  }
   __device__ int64_t key_end(int64_t i) const { return d.causal ? i + 1 : doc_end(i); }
-  // Rows that attend to key j: [row_begin, doc end).
+  // Rows that attend to key j: [row_begin, row_end) (a window ends it at j + window).
   __device__ int64_t row_begin(int64_t j) const { return d.causal ? j : doc_begin(j); }
+  __device__ int64_t row_end(int64_t j) const {
+    return d.window > 0 && j + d.window < doc_end(j) ? j + d.window : doc_end(j);
+  }
 };
 
 __device__ float block_reduce(float v, float* red, bool is_max) {
@@ -77,7 +84,7 @@ __global__ void forward_rows(const T* q, const T* k, const T* v, RefAttentionDim
   const int64_t hk = h / (d.heads / d.kv_heads);
   for (int64_t x = t; x < d.head_dim; x += kTile) qs[x] = ld(q, ix.q(b, i, h, x));
   __syncthreads();
-  const int64_t lo = ix.doc_begin(i), hi = ix.key_end(i);
+  const int64_t lo = ix.key_begin(i), hi = ix.key_end(i);
   float m = -FLT_MAX, l = 0, acc0 = 0, acc1 = 0;
   for (int64_t j0 = lo; j0 < hi; j0 += kTile) {
     const int64_t j = j0 + t;
@@ -125,7 +132,7 @@ __global__ void dq_rows(const T* q, const T* k, const T* v, const T* d_o, RefAtt
   }
   const float row_dot = block_reduce(part, red, false);  // also orders the shared writes
   const float lse = lse_ref[ref_row];
-  const int64_t lo = ix.doc_begin(i), hi = ix.key_end(i);
+  const int64_t lo = ix.key_begin(i), hi = ix.key_end(i);
   float acc0 = 0, acc1 = 0;
   for (int64_t j0 = lo; j0 < hi; j0 += kTile) {
     const int64_t j = j0 + t;
@@ -165,7 +172,7 @@ __global__ void dkv_cols(const T* q, const T* k, const T* v, const T* d_o, RefAt
     vs[x] = ld(v, ix.kv(b, j, hk, x));
   }
   __syncthreads();
-  const int64_t lo = ix.row_begin(j), hi = ix.doc_end(j);
+  const int64_t lo = ix.row_begin(j), hi = ix.row_end(j);
   float dk0 = 0, dk1 = 0, dv0 = 0, dv1 = 0;
   for (int64_t g = 0; g < group; ++g) {
     const int64_t h = hk * group + g;

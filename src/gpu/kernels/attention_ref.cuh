@@ -8,7 +8,8 @@
 // kernel's (themselves checked at the sampled rows), which keeps the reference's cost to
 // O(samples * seq) instead of O(seq^2).
 //
-// Masks: token i attends to the keys of its own document, and with `causal` only to j <= i.
+// Masks: token i attends to the keys of its own document, with `causal` only to j <= i, and with
+// a window w also only to j > i - w.
 // Documents are listed by device arrays (none: the whole sequence is one document); they repeat
 // in every batch entry.
 #pragma once
@@ -24,6 +25,7 @@ namespace ub::gpu {
 struct RefAttentionDims {
   int64_t batch = 1, seqlen = 0, heads = 0, kv_heads = 0, head_dim = 0;
   bool causal = true;
+  int64_t window = 0;  // causal sliding window in keys (0: none)
   float scale = 1;
   // Packed documents (device arrays; null: one document): doc_of[i] is the document of position
   // i, doc_start[k] the first position of document k (doc_start[docs] = seqlen).

@@ -39,8 +39,8 @@ void LlamaPasses::backward_layer(size_t l, const LayerActivations& A) {
     }
     gradient_final(lp.o);
     {
-      ProfileScope p(profiler, "attention", "attention bwd", 2.5 * attn_fwd_flop_, 0, s_);
-      attention.backward(sdpa, SdpaTensors{A.q, A.k, A.v, A.o, A.stats, d_o, dq, dk, dv});
+      ProfileScope p(profiler, "attention", "attention bwd", 2.5 * attn_fwd_flop_[l], 0, s_);
+      attention.backward(layer_sdpa(l), SdpaTensors{A.q, A.k, A.v, A.o, A.stats, d_o, dq, dk, dv});
     }
     {
       auto p = op_scope("norm/elementwise", "rope bwd", 2 * act_bytes(qkvw));

@@ -48,8 +48,8 @@ void LlamaPasses::forward_layer(size_t l, const LayerActivations& A, bool recomp
     rope_forward(qkv, b_.rope_cos, b_.rope_sin, A.q, A.k, A.v, T, D_.S, D_.nq, D_.nk, D_.d, s_);
   }
   if (!(recompute && opt_.selective)) {  // selective checkpointing kept the output and statistics
-    ProfileScope p(profiler, "attention", "attention fwd", attn_fwd_flop_, 0, s_);
-    attention.forward(sdpa, {A.q, A.k, A.v, A.o, A.stats});
+    ProfileScope p(profiler, "attention", "attention fwd", attn_fwd_flop_[l], 0, s_);
+    attention.forward(layer_sdpa(l), {A.q, A.k, A.v, A.o, A.stats});
   }
   {
     auto p = gemm_scope("o fwd (+residual)", D_.q_width(), H);

@@ -169,7 +169,7 @@ const ShardPlan& LlamaEngine::plan() const { return impl_->plan; }
 MemorySnapshot LlamaEngine::memory() const {
   const Impl& e = *impl_;
   const DeviceArena& arena = e.buffers.arena;
-  const size_t lib = e.passes.gemm.workspace_bytes() + e.passes.attention.scratch_bytes(e.passes.sdpa, true);
+  const size_t lib = e.passes.gemm.workspace_bytes() + e.passes.attention_scratch_bytes();
   MemorySnapshot m;
   m.allocated = arena.persistent_bytes() + arena.scratch_in_use() + lib;
   m.reserved = arena.reserved() + lib;

@@ -2,6 +2,8 @@
 // see llama_passes.hpp.
 #include "gpu/model/llama_passes.hpp"
 
+#include <algorithm>
+
 #include "gpu/check.hpp"
 #include "model/reference/attention_cpu.hpp"
 
@@ -12,10 +14,26 @@ LlamaPasses::LlamaPasses(const ModelShape& m, const EngineOptions& o, LlamaBuffe
     : gemm(o.autotune_gemm),
       sdpa{b.dims.B, b.dims.S, b.dims.nq, b.dims.nk, b.dims.d, true, Dtype::bf16},
       m_(m), opt_(o), L_(b.layout), b_(b), D_(b.dims), s_(s), dp_(dp), offload_(offload) {
-  attn_fwd_flop_ = attention_flops(AttentionShape{D_.B, D_.S, D_.nq, D_.nk, D_.d, true, {}}, false);
   gemm.set_stream(s);
   attention.set_stream(s);
-  attention.prepare(sdpa, true);
+  for (size_t l = 0; l < static_cast<size_t>(m.layers); ++l) {
+    const SdpaDims d = layer_sdpa(l);
+    attn_fwd_flop_.push_back(attention_flops(AttentionShape{D_.B, D_.S, D_.nq, D_.nk, D_.d, true, {}, d.window}, false));
+    attention.prepare(d, true);
+  }
+}
+
+SdpaDims LlamaPasses::layer_sdpa(size_t l) const {
+  SdpaDims d = sdpa;
+  const int64_t w = m_.window(static_cast<int64_t>(l));
+  if (w > 0 && w < D_.S) d.window = w;  // a window of the whole sequence is full attention
+  return d;
+}
+
+size_t LlamaPasses::attention_scratch_bytes() const {
+  size_t most = 0;
+  for (size_t l = 0; l < static_cast<size_t>(m_.layers); ++l) most = std::max(most, attention.scratch_bytes(layer_sdpa(l), true));
+  return most;
 }
 
 void LlamaPasses::forward_backward(const LlamaEngine::PhaseHook& phase, std::vector<float>* logits) {

@@ -50,7 +50,11 @@ class LlamaPasses {
 
   LinearGemm gemm;
   CudnnAttention attention;
-  const SdpaDims sdpa;
+  const SdpaDims sdpa;  // full causal attention over the step's sequences
+  // Layer l's: within its window, where the model gives it one shorter than the sequence.
+  SdpaDims layer_sdpa(size_t l) const;
+  // The attention library's scratch, the largest over the layers' plans.
+  size_t attention_scratch_bytes() const;
   StepProfiler* profiler = nullptr;
   int64_t steps = 0;
 
@@ -86,7 +90,7 @@ class LlamaPasses {
   cudaStream_t s_;
   DataParallel* dp_;  // null on one GPU without sharding
   CheckpointOffload* offload_;  // null unless the checkpoints are offloaded
-  double attn_fwd_flop_ = 0;
+  std::vector<double> attn_fwd_flop_;  // per layer (its window)
   // The gradient norm is summed on a side stream, tensor by tensor as each gradient becomes
   // final (memory traffic beside compute-bound work); the side stream also zeroes what the
   // backward pass accumulates into.

@@ -81,7 +81,10 @@ LlamaCpuResult llama_cpu_step(const ModelShape& m, const LlamaLayout& L, const V
   const HeadDims hd{T, seqlen, m.heads, m.kv_heads, m.head_dim};
   const int64_t qw = m.heads * m.head_dim;
   const RopeTable tab = rope_table(m, seqlen);
-  const AttentionShape ash{batch, seqlen, m.heads, m.kv_heads, m.head_dim, true, {}};
+  // Each layer's attention: causal, within its window where the config gives it one.
+  const auto ash = [&](size_t l) {
+    return AttentionShape{batch, seqlen, m.heads, m.kv_heads, m.head_dim, true, {}, m.window(static_cast<int64_t>(l))};
+  };
   const double eps = m.rms_norm_eps;
 
   // Forward.
@@ -95,7 +98,7 @@ LlamaCpuResult llama_cpu_step(const ModelShape& m, const LlamaLayout& L, const V
     Norm n1 = rmsnorm(A.x, tensor(P, L, lp.attn_norm), T, H, eps);
     A.xn1 = std::move(n1.y), A.rstd1 = std::move(n1.rstd);
     A.qkv = rope_split(linear(A.xn1, tensor(P, L, lp.qkv), T, H, hd.width()), hd, tab);
-    A.attn = attention_forward(ash, A.qkv.q, A.qkv.k, A.qkv.v);
+    A.attn = attention_forward(ash(l), A.qkv.q, A.qkv.k, A.qkv.v);
     A.a = linear(A.attn.out, tensor(P, L, lp.o), T, qw, H);
     add_into(A.a, A.x);
     Norm n2 = rmsnorm(A.a, tensor(P, L, lp.mlp_norm), T, H, eps);
@@ -141,7 +144,7 @@ LlamaCpuResult llama_cpu_step(const ModelShape& m, const LlamaLayout& L, const V
     Vec da = rmsnorm_backward(dxn2, A.a, tensor(P, L, lp.mlp_norm), A.rstd2, tensor(G, L, lp.mlp_norm), T, H);
     add_into(da, dx);
     Vec dO = linear_backward(da, A.attn.out, tensor(P, L, lp.o), tensor(G, L, lp.o), T, qw, H);
-    AttentionGrads ag = attention_backward(ash, A.qkv.q, A.qkv.k, A.qkv.v, A.attn, dO);
+    AttentionGrads ag = attention_backward(ash(li), A.qkv.q, A.qkv.k, A.qkv.v, A.attn, dO);
     Vec dqkv = rope_join_backward(Qkv{std::move(ag.dq), std::move(ag.dk), std::move(ag.dv)}, hd, tab);
     Vec dxn1 = linear_backward(dqkv, A.xn1, tensor(P, L, lp.qkv), tensor(G, L, lp.qkv), T, H, hd.width());
     dx = rmsnorm_backward(dxn1, A.x, tensor(P, L, lp.attn_norm), A.rstd1, tensor(G, L, lp.attn_norm), T, H);

@@ -44,6 +44,11 @@ std::optional<std::pair<double, double>> point_flops(const AttentionRecord& p, c
   AttentionShape shape;
   shape.seqlen = p.seqlen, shape.heads = *heads, shape.head_dim = *head_dim;
   shape.causal = causal->second == "True" || causal->second == "true";
+  if (header.count("window")) {  // ours, where the lines measured a sliding window
+    const auto window = count("window");
+    if (!window || !shape.causal) throw WorkError(fmt::format("{}: the header's window= is not a causal window of tokens", where));
+    shape.window = *window;
+  }
   return std::pair{attention_flops(shape, false), attention_flops(shape, true)};
 }
 
