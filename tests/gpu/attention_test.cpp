@@ -169,14 +169,15 @@ TEST_F(Attention, GpuReferenceAgreesWithTheCpuReference) {
 // A causal sliding window (query i sees keys i - w < j <= i) through cuDNN's fused attention:
 // validated against the reference forward and backward, alone, with batches, packed documents
 // (equal and ragged) and fp16; a window as long as the sequence is full causal attention, and a
-// narrower one really drops the keys before it.
+// narrower one really drops the keys before it. (Not a window of 1: each query sees only its own
+// key, P is 1, and dQ and dK are zero but for rounding, which no relative error can judge.)
 TEST_F(Attention, SlidingWindowsValidateAndDropTheKeysBeforeThem) {
   const auto windowed = [](AttentionProblem p, int64_t w) {
     p.window = w;
     return p;
   };
   std::vector<AttentionProblem> cases = {
-      windowed(problem(8, 2, 128, true, Dtype::bf16), 1),   windowed(problem(8, 2, 128, true, Dtype::bf16), 64),
+      windowed(problem(8, 2, 128, true, Dtype::bf16), 2),   windowed(problem(8, 2, 128, true, Dtype::bf16), 64),
       windowed(problem(8, 2, 128, true, Dtype::bf16), 383), windowed(problem(4, 4, 64, true, Dtype::bf16, 300, 3), 100),
       windowed(problem(8, 2, 128, true, Dtype::fp16), 64),
       windowed(problem(8, 2, 128, true, Dtype::bf16, 1024, 2, {256, 256, 256, 256}), 100),
