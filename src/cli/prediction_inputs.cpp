@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analysis/log_comparisons.hpp"
 #include "analysis/predict/projection.hpp"
 #include "analysis/predict/step_inputs.hpp"
 #include "analysis/run_limits.hpp"
@@ -132,6 +133,7 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
     if (s.peak_memory_gib) refuse_peak_past_memory(*s.peak_memory_gib, from, printable(s.path));
   }
   MeasuredRates from_rates, to_rates;
+  std::vector<AttentionLog> from_attention, to_attention;
   for (const std::string& path : o.measured) {
     const MeasuredFile m = read_measured(LineSource::file(path));
     const Accelerator* g = m.gpu.empty() ? nullptr : cat.try_find(m.gpu);
@@ -140,6 +142,11 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
                                    m.gpu.empty() ? "an unnamed GPU" : m.gpu, from.id, to.id));
     }
     merge(g->id == from.id ? from_rates : to_rates, m.rates);
+    if (m.attention) (g->id == from.id ? from_attention : to_attention).push_back(*m.attention);
+  }
+  // Attention's ratio is of one problem on two GPUs: the pair is held to what `compare` holds it to.
+  for (const AttentionLog& a : from_attention) {
+    for (const AttentionLog& b : to_attention) (void)compare_attention(a, b, cat);
   }
   PredictOptions po;
   po.price_from = o.price_from, po.price_to = o.price_to;

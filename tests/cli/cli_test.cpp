@@ -867,6 +867,19 @@ TEST(History, AGzippedRecordFileIsReadLikeAPlainOne) {
   EXPECT_EQ(j["files"][1]["runs"][0]["status"], "already stored") << "the same run, compressed or not";
 }
 
+// A peer's log copied with blank lines around it (an `echo >>`) is the same measurement: stored
+// once, not twice in every trend.
+TEST(History, APeerLogWithBlankLinesAroundItIsAlreadyStored) {
+  const std::string copy = ::testing::TempDir() + "/sweep_h200_blank_edges.log";
+  ASSERT_EQ(std::system(fmt::format("(echo; cat {}/sweep_h200.log; echo; echo '  ') > {}", kFx, copy).c_str()), 0);
+  const std::string db = fresh_db("history_blank_edges");
+  const Result r = run("history add --json --db " + db + " " + kFx + "/sweep_h200.log " + copy);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["files"][0]["runs"][0]["status"], "added");
+  EXPECT_EQ(j["files"][1]["runs"][0]["status"], "already stored") << r.out;
+}
+
 // Nothing clobbered, nothing silently wrong: a symlink planted where a report's file goes is refused
 // and what it points to untouched; an empty page folder is refused; records never go into an
 // input; a subnormal price does not make an infinite break-even; a GPU filter's underscore is an

@@ -107,7 +107,7 @@ TEST(SilentlyWrong, ATimeThatIsNotAFiniteNumberIsRefusedNamingTheLineAndTheField
                  fmt::format("seq={} is not a sequence length", seq));
   }
   expect_error("decompose " + write_file(p, replaced(printout, "wall step=910.0", "wall step=9100000.0")), 1,
-               "the `# wall` line's step is 9100000.0 ms, the TOTAL line 910 ms");
+               "the `# wall` line's step is 9100000.0 ms, the TOTAL line 910.0 ms");
   for (const char* bad : {"peak_mem=9999999", "step=-910", "share=250%"}) {
     const std::string field = std::string(bad).substr(0, std::string(bad).find('='));
     const std::string from = field == "peak_mem" ? "peak_mem=99.0" : field == "step" ? "step=910.0" : "attention FLOP share=12.5%";
@@ -1472,6 +1472,40 @@ TEST(SilentlyWrong, AttentionOfAnotherWindowIsAnotherProblem) {
   }
   const std::string path = write_file("attention_window.jsonl", windowed);
   expect_error("compare " + kFx + "/attention_records_h200.jsonl " + path, 2, "(window 0 vs 4096, old vs new)");
+}
+
+// A bench_decompose.py printout without its TOTAL line still has its step: the buckets it split,
+// held to the `# wall` line. predict gives the same answer as with the line, never a 0 ms step.
+TEST(SilentlyWrong, APrintoutWithoutItsTotalLineIsTheStepItsBucketsSplit) {
+  std::string printout = slurp(kFx + "/guide/decompose_h200.txt");
+  const size_t total = printout.find("TOTAL ");
+  ASSERT_NE(total, std::string::npos);
+  const std::string cut = write_file("decompose_no_total.txt", printout.substr(0, total));
+  const Result with = run("predict --to b200 " + kFx + "/guide/decompose_h200.txt --json");
+  const Result without = run("predict --to b200 " + cut + " --json");
+  ASSERT_EQ(with.code, 0) << with.err;
+  ASSERT_EQ(without.code, 0) << without.err;
+  const auto a = nlohmann::json::parse(with.out).at(0), b = nlohmann::json::parse(without.out).at(0);
+  EXPECT_NEAR(a["old_step_ms"].get<double>(), b["old_step_ms"].get<double>(), 1e-9) << without.out.substr(0, 600);
+  EXPECT_NEAR(a["speedup"].get<double>(), b["speedup"].get<double>(), 1e-12);
+  // Buckets that do not add up to the `# wall` step are refused without the TOTAL line too.
+  std::string off = printout.substr(0, total);
+  off.replace(off.find("118.1 ms  447.0 TFLOPS"), 22, "218.1 ms  242.0 TFLOPS");
+  expect_error("predict --to b200 " + write_file("decompose_no_total_off.txt", off), 1,
+               "the `# wall` line's step is 914.8 ms, the buckets (no TOTAL line) add up to 1014.8 ms");
+}
+
+// predict's measured attention ratio is of one problem on two GPUs, as compare's is: a B200 log
+// of another head dim or mask does not scale the H200's attention.
+TEST(SilentlyWrong, PredictPairsAttentionOfOneProblemOnly) {
+  // Head dim 64 at halved times: the lines' TFLOPS stay true to the new shape's FLOPs.
+  const std::string b200 =
+      "# gpu=NVIDIA B200 backend=fa4 causal=True nheads=32 nheads_kv=8 head_dim=64\n"
+      R"({"seqlen": 8192, "fwd_ms": 0.2925, "fwd_tflops": 940.0, "fwd_bwd_ms": 1.0235, "fwd_bwd_tflops": 940.0})" "\n"
+      R"({"seqlen": 32768, "fwd_ms": 4.511, "fwd_tflops": 975.0, "fwd_bwd_ms": 15.788, "fwd_bwd_tflops": 975.0})" "\n";
+  expect_error("predict --to b200 " + kFx + "/guide/decompose_h200.txt --measured " + kFx + "/guide/attention_h200.log " +
+                   write_file("attention_b200_d64.log", b200),
+               2, "measured different attention problems (head_dim 128 vs 64, old vs new)");
 }
 
 }  // namespace

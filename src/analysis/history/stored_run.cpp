@@ -197,8 +197,18 @@ std::string first_date(const std::vector<std::string>& lines) {
   return "";
 }
 
+// A peer's log is kept without the blank lines around it: a copy with one more newline at its
+// end (an editor's, an `echo >>`'s) is the same measurement, and its key must say so.
+void drop_blank_edges(std::vector<std::string>& lines) {
+  const auto blank = [](const std::string& l) { return l.find_first_not_of(" \t\r") == std::string::npos; };
+  while (!lines.empty() && blank(lines.back())) lines.pop_back();
+  const auto first = std::find_if_not(lines.begin(), lines.end(), blank);
+  lines.erase(lines.begin(), first);
+}
+
 StoredRun peer_run(std::vector<std::string> lines, bool cut_short, const std::string& name) {
   StoredRun run;
+  drop_blank_edges(lines);
   run.lines = std::move(lines);
   const LineSource t = LineSource::view(run.lines, cut_short, name);
   const LogKind kind = detect_log_kind(t);

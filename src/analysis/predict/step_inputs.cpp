@@ -71,6 +71,7 @@ StepInput from_printout(const DecompositionLog& d) {
     // The printout's FLOPs are the model's (MFU convention): with checkpointing the kernels did more.
     in.buckets.push_back({b.name, b.ms, work_kind_of(b.name), in.levers.checkpointing ? std::nullopt : std::optional<double>(b.tflop)});
   }
+  if (in.step_ms <= 0) in.step_ms = printout_record(d).step_ms;  // no TOTAL line: the step its buckets split
   if (auto it = d.summary.find("peak_mem"); it != d.summary.end()) {
     try {
       in.peak_memory_gib = std::stod(it->second);
@@ -295,6 +296,7 @@ MeasuredFile read_measured(const LineSource& t) {
       for (const AttentionRecord& p : l.points) {
         if (p.ok && p.fwd_bwd_tflops) m.rates.attention_tflops.emplace_back(p.seqlen, *p.fwd_bwd_tflops);
       }
+      m.attention = l;
       return m;
     }
     case LogKind::nccl: {

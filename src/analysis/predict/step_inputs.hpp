@@ -16,6 +16,7 @@
 #include "facts/flops.hpp"
 #include "facts/model_shape.hpp"
 #include "records/provenance.hpp"
+#include "records/readers/attention_log.hpp"
 #include "records/run_log.hpp"
 
 namespace ub {
@@ -51,6 +52,7 @@ StepLevers levers_of(const std::map<std::string, std::string>& config, int64_t b
 struct MeasuredFile {
   std::string gpu;
   MeasuredRates rates;
+  std::optional<AttentionLog> attention;  // an attention log: its problem, to pair with the other GPU's
 };
 MeasuredFile read_measured(const LineSource& t);
 
