@@ -3,7 +3,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "base/error.hpp"
+#include "base/text.hpp"
 
 namespace ub {
 
@@ -35,11 +39,35 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& where) 
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     throw WorkError(fmt::format("{}: empty: not a JSON document", where));
   }
+  // The keys of each object open, to refuse one given twice ({"warmup": false, ..., "warmup":
+  // true}): the parser would keep the last without a word.
+  std::vector<std::vector<std::string>> open;  // a record has tens of keys: a scan beats a tree
+  std::string twice;
+  const auto watch = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using Event = nlohmann::json::parse_event_t;
+    if (event == Event::object_start) {
+      open.emplace_back();
+    } else if (event == Event::object_end) {
+      if (!open.empty()) open.pop_back();
+    } else if (event == Event::key && !open.empty() && twice.empty()) {
+      const std::string& key = parsed.get_ref<const std::string&>();
+      std::vector<std::string>& keys = open.back();
+      if (std::find(keys.begin(), keys.end(), key) != keys.end()) twice = key;
+      else keys.push_back(key);
+    }
+    return true;
+  };
+  nlohmann::json j;
   try {
-    return nlohmann::json::parse(text);
+    j = nlohmann::json::parse(text, watch);
   } catch (const nlohmann::json::exception& e) {
     throw WorkError(fmt::format("{}: not valid JSON: {}", where, json_error_text(e)));
   }
+  if (!twice.empty()) {
+    throw ContradictoryJson(fmt::format("{}: the key \"{}\" is given twice in one object: which value is meant is not known",
+                                where, printable(twice)));
+  }
+  return j;
 }
 
 std::string read_json_file_text(std::istream& in, const std::string& where, const std::string& what) {

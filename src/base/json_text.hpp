@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/error.hpp"
+
 namespace ub {
 
 inline constexpr size_t kMaxJsonDepth = 64;
@@ -17,7 +19,15 @@ inline constexpr size_t kMaxJsonDepth = 64;
 // Whether no array or object in `text` nests deeper than `max_depth` (strings are skipped).
 bool json_depth_within(std::string_view text, size_t max_depth = kMaxJsonDepth);
 
-// `text` parsed; WorkError("<where>: ...") when it nests too deep or is not JSON.
+// JSON that parses but says two things: an object giving one key twice. Not a damaged line (the
+// readers that skip those with a warning refuse this one): which value is meant is not known.
+class ContradictoryJson : public WorkError {
+ public:
+  using WorkError::WorkError;
+};
+
+// `text` parsed; WorkError("<where>: ...") when it nests too deep or is not JSON, ContradictoryJson
+// when an object gives a key twice.
 nlohmann::json parse_json_text(std::string_view text, const std::string& where);
 
 // A JSON library error in words: nlohmann's message without its "[json.exception.NAME.ID] " tag.

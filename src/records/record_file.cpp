@@ -105,6 +105,8 @@ std::optional<json> parse_record_line(const LineSource& t, const Line& line, std
   const std::string where = t.where(line.index);
   try {
     return parse_json_text(trim(line.text), where);
+  } catch (const ContradictoryJson&) {
+    throw;
   } catch (const WorkError& e) {
     if (line.cut_short) {
       warnings.push_back(fmt::format("{}: truncated last line ignored", where));

@@ -132,6 +132,8 @@ RunLog read_sweep_log(const LineSource& t, WarmupOnly warmup_only) {
       json obj;
       try {
         obj = parse_json_text(line, where);
+      } catch (const ContradictoryJson&) {
+        throw;
       } catch (const WorkError&) {
         if (l.cut_short) {
           run.warnings.push_back(fmt::format("{}: truncated last line ignored", where));
