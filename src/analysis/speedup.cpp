@@ -9,12 +9,15 @@ std::string_view to_string(Verdict v) {
     case Verdict::slower: return "SLOWER";
     case Verdict::same: return "SAME";
     case Verdict::ambiguous: return "AMBIGUOUS";
+    case Verdict::few_samples: return "FEW STEPS";
   }
   return "AMBIGUOUS";
 }
 
 Speedup speedup_of(const Summary& o, const Summary& n, double band) {
-  return speedup_in(o.median / n.median, o.median_low / n.median_high, o.median_high / n.median_low, band);
+  Speedup s = speedup_in(o.median / n.median, o.median_low / n.median_high, o.median_high / n.median_low, band);
+  if (o.n < kSamplesFor95 || n.n < kSamplesFor95) s.verdict = Verdict::few_samples;
+  return s;
 }
 
 Speedup speedup_in(double ratio, double low, double high, double band) {

@@ -47,6 +47,19 @@ TEST(Speedup, VerdictsFromIntervals) {
   EXPECT_GE(s.high, s.ratio);
 }
 
+// Fewer than six steps on a side: no interval of the median reaches 95%, so no verdict, however
+// far the ratio is from 1; the range shown is the steps' own.
+TEST(Speedup, FewerThanSixStepsDrawNoVerdict) {
+  const Summary one = times({100}), five = times({100, 101, 99, 100, 102}), six = times({100, 101, 99, 100, 102, 98});
+  const Speedup s = speedup_of(one, times({50}));
+  EXPECT_EQ(s.verdict, Verdict::few_samples);
+  EXPECT_DOUBLE_EQ(s.ratio, 2.0);
+  EXPECT_EQ(to_string(s.verdict), "FEW STEPS");
+  EXPECT_EQ(speedup_of(five, times({50, 51, 49, 50, 50})).verdict, Verdict::few_samples);
+  EXPECT_EQ(speedup_of(six, times({50, 51, 49, 50, 50, 52})).verdict, Verdict::faster);
+  EXPECT_EQ(speedup_of(six, five).verdict, Verdict::few_samples);
+}
+
 TEST(Compare, RowsPerSequenceLengthWithOomPoints) {
   const Comparison c = h200_vs_b200();
   ASSERT_EQ(c.rows.size(), 4u);
