@@ -1,6 +1,9 @@
 // Least-squares memory fit; see memfit.hpp.
 #include "facts/memfit.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cmath>
 
 #include "base/error.hpp"
@@ -29,6 +32,16 @@ MemoryFit fit_memory(const std::vector<std::pair<double, double>>& pts) {
   f.slope_gib_per_token = sxy / sxx;
   f.intercept_gib = my - f.slope_gib_per_token * mx;
   f.r2 = syy > 0 ? (sxy * sxy) / (sxx * syy) : 1.0;
+  // A training step keeps more the longer its sequence: a fit that falls by more than noise over
+  // the measured lengths (half a GiB, or 2% of the memory) is not one workload's memory.
+  double lo = pts.front().first, hi = lo;
+  for (const auto& [x, y] : pts) lo = std::min(lo, x), hi = std::max(hi, x);
+  const double fall = -f.slope_gib_per_token * (hi - lo);
+  if (fall > std::max(0.5, 0.02 * std::abs(my))) {
+    throw WorkError(fmt::format("peak memory falls as the tokens grow ({:.2f} GiB less from {:.0f} to {:.0f} tokens, "
+                                "fitted): a training step's memory does not shrink with its length; are these points of "
+                                "one workload?", fall, lo, hi));
+  }
   return f;
 }
 

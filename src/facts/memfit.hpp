@@ -19,7 +19,8 @@ struct MemoryFit {
   std::optional<int64_t> max_seqlen(double capacity_gib, int64_t batch) const;
 };
 
-// Throws WorkError with fewer than two distinct token counts.
+// Throws WorkError with fewer than two distinct token counts, or when the fitted memory falls
+// over the measured tokens by more than noise (0.5 GiB or 2%).
 MemoryFit fit_memory(const std::vector<std::pair<double, double>>& tokens_and_gib);
 
 }  // namespace ub

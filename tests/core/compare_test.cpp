@@ -273,6 +273,9 @@ TEST(MemFit, RecoversALineAndItsLimit) {
   EXPECT_FALSE(nearly_flat.max_seqlen(130.0, 1).has_value());
   const MemoryFit flat = fit_memory({{1, 5}, {2, 5}});
   EXPECT_FALSE(flat.max_seqlen(100, 1).has_value());
+  // Memory that falls as the sequence grows is no step's: refused. Noise around flat is not.
+  EXPECT_THROW(fit_memory({{8192, 90}, {32768, 60}, {131072, 30}}), WorkError);
+  EXPECT_NO_THROW(fit_memory({{8192, 40.2}, {32768, 40.0}, {131072, 40.1}}));
 }
 
 }  // namespace
