@@ -298,6 +298,15 @@ Comparison compare_runs(RunLog old_run, RunLog new_run, const Catalog& catalog,
     }
     c.rows.push_back(std::move(row));
   }
+  // Electricity prices the energy per token: with no power recorded on either side the option
+  // would change nothing, said nowhere.
+  if (opt.power_usd_per_kwh && std::none_of(c.rows.begin(), c.rows.end(), [](const CompareRow& r) {
+        return r.old_side.tokens_per_joule || r.new_side.tokens_per_joule;
+      })) {
+    throw UsageError(fmt::format("--power-price prices the energy per token, and neither {} nor {} recorded its GPU's "
+                                 "power (our records carry it from the driver's energy counter; benchmark.py's logs do "
+                                 "not)", c.old_run.path, c.new_run.path));
+  }
   return c;
 }
 

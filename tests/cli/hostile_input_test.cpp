@@ -1338,6 +1338,8 @@ TEST(Messages, AnOptionThatCannotApplyIsRefused) {
   const std::string logs = kFx + "/sweep_h200.log " + kFx + "/sweep_b200.log";
   expect_error("compare " + logs + " --train-gpus 8", 2, "--train-gpus is for the time to train --tokens: give --tokens too");
   expect_error("compare " + logs + " --pue 1.3", 2, "--pue is for the cost of --power-price: give --power-price too");
+  expect_error("compare " + logs + " --power-price 0.1", 2,
+               "--power-price prices the energy per token, and neither");
   expect_error("predict " + kFx + "/sweep_h200.log --to b200-sxm --carry-from 8k", 2,
                "--carry-from picks the measured length that --seqlen carries from: give --seqlen too");
   expect_error("predict " + kFx + "/sweep_h200.log --to b200-sxm --model llama-3.1-8b --seqlen 8k,8k", 2,
@@ -1534,6 +1536,20 @@ TEST(SilentlyWrong, AKeyGivenTwiceInOneObjectIsRefused) {
   config.insert(config.find("\"num_hidden_layers\""), "\"num_hidden_layers\": 4, ");
   expect_error("flops --model " + write_file("config_twice.json", config) + " --seqlen 8k", 1,
                "the key \"num_hidden_layers\" is given twice in one object");
+}
+
+// benchmark.py says its GPU, levers and software in every block: a block without its own header
+// (pasted from another log) would silently take the block before it's.
+TEST(SilentlyWrong, ABlockWithoutItsOwnHeaderIsRefused) {
+  const std::string log = slurp(kFx + "/sweep_h200.log");
+  const size_t block = log.find("===== seq_len=131072");
+  ASSERT_NE(block, std::string::npos);
+  for (const std::string header : {"# gpu=", "# env:"}) {
+    const size_t at = log.find(header, block);
+    const std::string cut = log.substr(0, at) + log.substr(log.find('\n', at) + 1);
+    expect_error("compare " + write_file("block_without_header.log", cut) + " " + kFx + "/sweep_b200.log", 1,
+                 "a step of the block of seq_len=131072 (line 28), which has no `" + header + "` line of its own");
+  }
 }
 
 }  // namespace

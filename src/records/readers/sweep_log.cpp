@@ -60,6 +60,9 @@ RunLog read_sweep_log(const LineSource& t, WarmupOnly warmup_only) {
                                                   "peak_mem_gib", "loss"};  // what benchmark.py writes
   RunPoint* cur = nullptr;
   RepeatedSteps repeated;
+  // benchmark.py writes its `# env:` and `# gpu=` lines in every block: a block without its own
+  // (pasted from another run) would take the GPU and levers of the block before it.
+  bool env_here = false, gpu_here = false, env_seen = false, gpu_seen = false;
   t.for_each([&](const Line& l) {
     const size_t i = l.index;
     const std::string line = trim(l.text);
@@ -84,9 +87,11 @@ RunLog read_sweep_log(const LineSource& t, WarmupOnly warmup_only) {
                  fmt::format("seq_len={}", digits), run.warnings);
       cur = &run.points.back();
       repeated.forget(cur->seqlen, 0);
+      env_here = gpu_here = false;
       return;
     }
     if (line.rfind("# env:", 0) == 0) {
+      env_here = env_seen = true;
       for (const auto& [k, v] : parse_key_values(line.substr(6))) {
         auto [it, fresh] = run.software.emplace(k, v);
         if (!fresh && it->second != v) {
@@ -125,6 +130,7 @@ RunLog read_sweep_log(const LineSource& t, WarmupOnly warmup_only) {
         for (const char* key : kBenchmarkPyLeverKeys) one_value(key);
         for (const char* key : kBenchmarkPyStepKeys) one_value(key);
         cur->header = kv;
+        gpu_here = gpu_seen = true;
       }
       return;
     }
@@ -143,6 +149,11 @@ RunLog read_sweep_log(const LineSource& t, WarmupOnly warmup_only) {
                                     line.substr(0, 80)));
       }
       if (!cur) throw WorkError(fmt::format("{}: a step before any `===== seq_len=` block", where));
+      if ((gpu_seen && !gpu_here) || (env_seen && !env_here)) {
+        throw WorkError(fmt::format("{}: a step of the block of seq_len={} (line {}), which has no `{}` line of its own: "
+                                    "benchmark.py says its GPU, levers and software in every block; this one's are not "
+                                    "known", where, cur->seqlen, cur->line, gpu_seen && !gpu_here ? "# gpu=" : "# env:"));
+      }
       if (!obj.is_object()) throw WorkError(fmt::format("{}: a step must be a JSON object", where));
       TrainStep s = read_train_step(Fields(obj, where), static_cast<int64_t>(cur->steps.count()));
       s.seqlen = cur->seqlen;
