@@ -164,6 +164,13 @@ void write_report(const ReportContent& r_in, const fs::path& dir, const fs::path
                                  "it): the report would overwrite them; write the report into a new folder",
                                  printable(dir.string())));
   }
+  // Every file the report will place, checked before the first is written: a link where the last
+  // goes must not leave the others written by a run that fails.
+  refuse_symlink(html_page);
+  refuse_symlink(md_page);
+  for (const Chart& c : r.charts) {
+    for (const char* ext : {".png", ".svg"}) refuse_symlink(charts / (c.id + ext));
+  }
   prepare_report_folder(dir);
   // An earlier report's charts that this one does not draw would stay beside it as if its own.
   if (html_ours || written_by_report(md_page)) {

@@ -896,6 +896,8 @@ TEST(BadInput, NothingClobberedNothingSilentlyWrong) {
     EXPECT_EQ(planted.code, 2) << planted.err;
     EXPECT_NE(planted.err.find("a symlink where a file of the report goes"), std::string::npos) << planted.err;
     EXPECT_FALSE(fs::exists(victim)) << "written through the link";
+    EXPECT_FALSE(fs::exists(dir / "report.md")) << "a run that fails leaves nothing written";
+    EXPECT_TRUE(fs::is_empty(dir / "charts"));
     const fs::path linked = fs::path(::testing::TempDir()) / "planted_charts";
     fs::remove_all(linked), fs::remove_all(dir);
     fs::create_directories(linked), fs::create_directories(dir);
