@@ -42,8 +42,9 @@ void refuse_impossible_points(const RunLog& run, const Accelerator* gpu, const R
         if (!x.tflops) continue;
         const double implied = expected / (x.exec_time_ms * 1e9);
         if (std::abs(*x.tflops / implied - 1) > 0.05) {
-          throw WorkError(fmt::format("{}: seqlen {}: a step of {:g} ms logged at {:.1f} TFLOPS, where {} {:.1f}: one of "
-                                      "the two figures is wrong", file, p.seqlen, x.exec_time_ms, *x.tflops,
+          throw WorkError(fmt::format("{}{}: seqlen {}: a step of {:g} ms logged at {:.1f} TFLOPS, where {} {:.1f}: one of "
+                                      "the two figures is wrong", file, x.line > 0 ? fmt::format(":{}", x.line) : "",
+                                      p.seqlen, x.exec_time_ms, *x.tflops,
                                       flops ? "the model's FLOPs over that time are" : "the work of its other steps gives",
                                       implied));
         }

@@ -31,7 +31,7 @@ void fold_telemetry(TelemetrySummary& into, const TelemetrySummary& t) {
 
 }  // namespace
 
-void PointSteps::add(const TrainStep& s) {
+void PointSteps::add(const TrainStep& s, int line) {
   if (s.peak_mem_gib) peak_mem_gib_ = std::max(peak_mem_gib_.value_or(0.0), *s.peak_mem_gib);
   if (s.warmup) {
     ++warmup_;
@@ -53,7 +53,7 @@ void PointSteps::add(const TrainStep& s) {
     }
     ++e.steps;
   }
-  const StepSample sample{s.exec_time_ms, s.tflops, s.device};
+  const StepSample sample{s.exec_time_ms, s.tflops, s.device, line};
   if (kept_.size() < kStepsKept) {
     kept_.push_back(sample);
     return;

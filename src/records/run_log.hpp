@@ -31,6 +31,7 @@ struct StepSample {
   double exec_time_ms = 0;
   std::optional<double> tflops;  // as logged
   int device = 0;
+  int line = 0;  // of its file (0: not known)
 };
 
 // Steady steps kept per point: every one up to this many, past it a uniform sample of this many.
@@ -45,7 +46,7 @@ inline constexpr size_t kStepsKept = 16384;
 // them).
 class PointSteps {
  public:
-  void add(const TrainStep& s);
+  void add(const TrainStep& s, int line = 0);  // `line`: of its file, for messages
 
   size_t count() const { return warmup_ + steady_seen_; }  // every step read, warm-up too
   size_t steady_count() const { return steady_seen_; }     // steady steps read

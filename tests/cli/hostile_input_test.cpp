@@ -1048,7 +1048,8 @@ TEST(SilentlyWrong, EveryReaderOfATrainingRunRefusesWhatNoGpuCanMeasure) {
   const std::string rate = write_file("tflops_off.log", replaced(slurp(kFx + "/sweep_h200.log"), R"("tflops": "141.11")",
                                                                  R"("tflops": "900.0")"));
   expect_error("compare " + rate + " " + kFx + "/sweep_b200.log", 1,
-               "seqlen 8192: a step of 2988 ms logged at 900.0 TFLOPS, where the model's FLOPs over that time are");
+               "tflops_off.log:7: seqlen 8192: a step of 2988 ms logged at 900.0 TFLOPS, where the model's FLOPs over that "
+               "time are");
   std::string ours = slurp(kFx + "/train_records_h200_ours.jsonl");
   ours = std::regex_replace(ours, std::regex(R"("tflops":[0-9.e+]+)"), R"("tflops":2000)");
   expect_error("compare " + write_file("tflops_2000.jsonl", ours) + " " + kFx + "/train_records_h200_peer.jsonl", 1,

@@ -124,7 +124,7 @@ RunLog read_records(const LineSource& t, WarmupOnly warmup_only) {
         throw WorkError(fmt::format("{}: a step of batch {} in a run of batch {} (its context record): one batch per run",
                                     r.where, s.batch, run.batch));
       }
-      if (repeated.first_time(p.seqlen, contexts, s.step, s.exec_time_ms, line, r.where, run.warnings)) p.steps.add(s);
+      if (repeated.first_time(p.seqlen, contexts, s.step, s.exec_time_ms, line, r.where, run.warnings)) p.steps.add(s, line);
     } else if (r.type == "train_oom") {
       const TrainFailure oom = read_train_failure(f);
       RunPoint& p = point_for(run, oom.seqlen, line, contexts, r.where);

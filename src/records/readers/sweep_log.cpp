@@ -158,7 +158,9 @@ RunLog read_sweep_log(const LineSource& t, WarmupOnly warmup_only) {
       TrainStep s = read_train_step(Fields(obj, where), static_cast<int64_t>(cur->steps.count()));
       s.seqlen = cur->seqlen;
       for (const auto& [k, v] : obj.items()) unknown_keys += !kStepKeys.contains(k);
-      if (repeated.first_time(cur->seqlen, 0, s.step, s.exec_time_ms, static_cast<int>(i + 1), where, run.warnings)) cur->steps.add(s);
+      if (repeated.first_time(cur->seqlen, 0, s.step, s.exec_time_ms, static_cast<int>(i + 1), where, run.warnings)) {
+        cur->steps.add(s, static_cast<int>(i + 1));
+      }
       return;
     }
     if (says_out_of_memory(line) && cur) {
