@@ -117,6 +117,11 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
   std::string old_name = o.from;
   for (const StepInput& s : steps) {
     if (s.old_gpu.empty()) continue;
+    try {
+      (void)cat.find(s.old_gpu);
+    } catch (const UsageError& e) {  // which input named it
+      throw UsageError(fmt::format("{}: the GPU it measured: {}", printable(s.path), e.what()));
+    }
     if (!old_name.empty() && cat.find(old_name).id != cat.find(s.old_gpu).id) {
       throw UsageError(o.from.empty() ? fmt::format("the inputs measured different GPUs ({} and {}): one old GPU at a "
                                                     "time", old_name, s.old_gpu)

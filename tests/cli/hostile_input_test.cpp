@@ -1553,4 +1553,14 @@ TEST(SilentlyWrong, ABlockWithoutItsOwnHeaderIsRefused) {
   }
 }
 
+// A GPU the catalog does not know is refused naming the input that measured it, --from or not.
+TEST(Messages, AnUnknownGpuIsRefusedNamingTheInput) {
+  const std::string printout = replaced(slurp(kFx + "/guide/decompose_h200.txt"), "gpu=NVIDIA H200", "gpu=NVIDIA H100");
+  const std::string path = write_file("decompose_h100_unknown.txt", printout);
+  for (const std::string from : {"", " --from h200"}) {
+    expect_error("predict --to b200" + from + " " + path, 2,
+                 "decompose_h100_unknown.txt: the GPU it measured: unknown GPU 'NVIDIA H100'");
+  }
+}
+
 }  // namespace
