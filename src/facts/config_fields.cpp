@@ -3,7 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <set>
+#include <string>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -59,6 +61,34 @@ const std::set<std::string_view>& harmless() {
 }
 
 }  // namespace
+
+void check_model_type(const std::string& model_type, bool windows, bool experts, const std::string& where) {
+  struct Kind {
+    bool windows, experts;
+  };
+  static const std::map<std::string_view, Kind> kinds = {
+      {"llama", {false, false}},  {"gemma", {false, false}},      {"mistral", {true, false}},
+      {"mixtral", {true, true}},  {"qwen2", {true, false}},       {"qwen2_moe", {true, true}},
+      {"qwen3", {true, false}},   {"qwen3_moe", {true, true}},    {"gemma2", {true, false}},
+      {"gemma3", {true, false}},  {"gemma3_text", {true, false}}, {"olmoe", {false, true}},
+  };
+  if (model_type.empty()) return;
+  const auto it = kinds.find(model_type);
+  if (it == kinds.end()) {
+    std::string known;
+    for (const auto& [name, kind] : kinds) known += (known.empty() ? "" : ", ") + std::string(name);
+    throw WorkError(fmt::format("{}: model_type '{}' is not one upgradebench describes ({}): its layers may be built "
+                                "otherwise", where, model_type, known));
+  }
+  if (windows && !it->second.windows) {
+    throw WorkError(fmt::format("{}: model_type '{}' attends to every token (its transformers code has no sliding "
+                                "window): the config's window would count a model that does not run", where, model_type));
+  }
+  if (experts && !it->second.experts) {
+    throw WorkError(fmt::format("{}: model_type '{}' has one MLP per layer (its transformers code routes to no "
+                                "experts): the config's experts would count a model that does not run", where, model_type));
+  }
+}
 
 void check_config_fields(const nlohmann::json& config, const std::string& where) {
   for (const auto& [key, value] : config.items()) {

@@ -19,4 +19,11 @@ namespace ub {
 // known to be harmless.
 void check_config_fields(const nlohmann::json& config, const std::string& where);
 
+// The model types whose transformers code the parser describes, and which of them attend through
+// sliding windows or route to experts: a window or experts read from the config of a type whose
+// code has none (a llama config with sliding_window) would count a model that does not run.
+// WorkError for a model_type not listed (empty: a hand-written config, taken as it says), or for
+// windows or experts its code does not have.
+void check_model_type(const std::string& model_type, bool windows, bool experts, const std::string& where);
+
 }  // namespace ub

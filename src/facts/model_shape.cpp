@@ -167,6 +167,7 @@ ModelShape parse_hf_config(const json& root, const std::string& where) {
   read_variants(c, m, w);
   m.windows = parse_windows(c, m.model_type, m.layers, w);
   m.moe = parse_moe(c, m.model_type, m.layers, m.moe_layers, w);
+  check_model_type(m.model_type, m.has_windows(), m.moe.has_value(), w);
   m.config_layers = m.layers;
   // Each dimension is bounded, their products are not: a model past a quadrillion parameters is a
   // mistyped dimension, and its counts would leave 64 bits. An upper bound, in doubles.

@@ -54,8 +54,40 @@ json minimal() {
           {"num_attention_heads", 4}, {"vocab_size", 100}};
 }
 
+// `c` refused by the parser with a message holding `want`.
+void refused(const json& c, const std::string& want) {
+  try {
+    parse_hf_config(c, "cfg.json");
+    ADD_FAILURE() << "read: " << c.dump();
+  } catch (const WorkError& e) {
+    EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+  }
+}
+
 TEST(ModelShape, EveryPresetLoads) {
   for (const std::string& id : list_presets(kModels)) EXPECT_NO_THROW(load_model(id, kModels)) << id;
+}
+
+// A window or experts in the config of a model type whose code has none count a model that does
+// not run; a type the parser does not describe is refused by name.
+TEST(ModelShape, WindowsAndExpertsOnlyWhereTheModelTypesCodeHasThem) {
+  json c = minimal();
+  c["model_type"] = "llama";
+  EXPECT_NO_THROW(parse_hf_config(c, "t"));
+  c["sliding_window"] = 1024;
+  refused(c, "model_type 'llama' attends to every token");
+  c = minimal();
+  c["model_type"] = "llama";
+  c["num_local_experts"] = 8, c["num_experts_per_tok"] = 2;
+  refused(c, "model_type 'llama' has one MLP per layer");
+  c["model_type"] = "mixtral";
+  EXPECT_NO_THROW(parse_hf_config(c, "t"));
+  c = minimal();
+  c["model_type"] = "frobnicator";
+  refused(c, "model_type 'frobnicator' is not one upgradebench describes (gemma, gemma2,");
+  c.erase("model_type");
+  c["sliding_window"] = 16;
+  EXPECT_NO_THROW(parse_hf_config(c, "t")) << "a hand-written config is taken as it says";
 }
 
 TEST(ModelShape, MoeParametersAreTheModelCards) {
@@ -163,14 +195,6 @@ TEST(ModelShape, WindowsPerLayer) {
 }
 
 TEST(ModelShape, WhatWeCannotDescribeIsRefusedByName) {
-  auto refused = [](const json& c, const std::string& want) {
-    try {
-      parse_hf_config(c, "cfg.json");
-      ADD_FAILURE() << "read: " << c.dump();
-    } catch (const WorkError& e) {
-      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
-    }
-  };
   json c = minimal();
   c["swiglu_limit"] = 7.0;  // gpt-oss
   refused(c, "cfg.json: field 'swiglu_limit' is not understood: upgradebench would count the wrong model");
