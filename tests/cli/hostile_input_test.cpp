@@ -1475,12 +1475,24 @@ TEST(Messages, DatesAreDatesOfTheCalendar) {
 // Attention through a sliding window is another problem than full causal attention: a pair of
 // them is not one speedup.
 TEST(SilentlyWrong, AttentionOfAnotherWindowIsAnotherProblem) {
+  // A window of 4096 at 1024 tokens: the same FLOPs (every key is in the window), yet measured as
+  // another problem.
   std::string windowed = slurp(kFx + "/attention_records_h200.jsonl");
-  for (size_t at = 0; (at = windowed.find(R"("causal":true,)", at)) != std::string::npos; at += 10) {
-    windowed.insert(at + 14, R"("window":4096,)");
-  }
+  const size_t point = windowed.find(R"("seqlen":1024,)");
+  ASSERT_NE(point, std::string::npos);
+  const size_t at = windowed.rfind(R"("causal":true,)", point);
+  ASSERT_NE(at, std::string::npos);
+  windowed.insert(at + 14, R"("window":4096,)");
   const std::string path = write_file("attention_window.jsonl", windowed);
-  expect_error("compare " + kFx + "/attention_records_h200.jsonl " + path, 2, "(window 0 vs 4096, old vs new)");
+  expect_error("compare " + kFx + "/attention_records_h200.jsonl " + path, 2,
+               "at seqlen 1024 (window 0 vs 4096, old vs new)");
+  // The record's FLOPs are its shape's: a window that would change them without them changing is refused.
+  std::string wider = slurp(kFx + "/attention_records_h200.jsonl");
+  const size_t p8k = wider.find(R"("seqlen":8192,)");
+  ASSERT_NE(p8k, std::string::npos);
+  wider.insert(wider.rfind(R"("causal":true,)", p8k) + 14, R"("window":4096,)");
+  expect_error("compare " + kFx + "/attention_records_h200.jsonl " + write_file("attention_window_8k.jsonl", wider), 1,
+               "is not the attention FLOPs of its shape");
 }
 
 // A bench_decompose.py printout without its TOTAL line still has its step: the buckets it split,

@@ -25,7 +25,26 @@ namespace {
 // runs), which must say it: a line under a header without it is refused, naming `where`.
 std::optional<std::pair<double, double>> point_flops(const AttentionRecord& p, const std::map<std::string, std::string>& header,
                                                      const std::string& where) {
-  if (p.flops_fwd > 0) return std::pair{p.flops_fwd, p.flops_fwd_bwd};
+  if (p.flops_fwd > 0) {
+    // Our records say their shape beside their FLOPs: one sequence's are checked against it (the
+    // FLOPs of packed documents follow their lengths, which the context lists).
+    if (p.docs == 1 && p.heads > 0 && p.head_dim > 0) {
+      AttentionShape shape;
+      shape.batch = p.batch, shape.seqlen = p.seqlen, shape.heads = p.heads, shape.kv_heads = p.kv_heads;
+      shape.head_dim = p.head_dim, shape.causal = p.causal, shape.window = p.causal ? p.window : 0;
+      for (const auto& [name, said, backward] : {std::tuple{"flops_fwd", p.flops_fwd, false},
+                                                 std::tuple{"flops_fwd_bwd", p.flops_fwd_bwd, true}}) {
+        const double expected = attention_flops(shape, backward);
+        if (said > 0 && std::abs(said / expected - 1) > 1e-6) {
+          throw WorkError(fmt::format("{}: {} {:g} is not the attention FLOPs of its shape ({:g}: seqlen {}, batch {}, "
+                                      "{} heads, head dim {}{}{}): one of them is wrong", where, name, said, expected,
+                                      p.seqlen, p.batch, p.heads, p.head_dim, p.causal ? ", causal" : "",
+                                      p.window > 0 ? fmt::format(", window {}", p.window) : ""));
+        }
+      }
+    }
+    return std::pair{p.flops_fwd, p.flops_fwd_bwd};
+  }
   if (header.count("heads")) return std::nullopt;  // our context, records written without their FLOPs
   const auto count = [&](const char* key) -> std::optional<int64_t> {
     const auto it = header.find(key);
