@@ -1131,6 +1131,12 @@ TEST(SilentlyWrong, AMamfFooterThatDisagreesWithItsLinesIsRefused) {
   edited.replace(at, log.find('\n', at) - at, "arithmetic mean: 5000.0 TFLOPS");
   expect_error("compare " + kFx + "/mamf_finder_real_h200.txt " + write_file("mamf_footer_5000.txt", edited), 1,
                "the footer's arithmetic mean 5000 TFLOPS is not what its");
+  // A shape line cut out: the footer still counts 79 shapes tried.
+  const size_t line = log.rfind('\n', log.find(" 3 |  679.9(mean)"));
+  ASSERT_NE(line, std::string::npos) << "the fixture numbers its shape lines";
+  const std::string cut = log.substr(0, line) + log.substr(log.find('\n', line + 1));
+  expect_error("compare " + kFx + "/mamf_finder_real_h200.txt " + write_file("mamf_line_cut.txt", cut), 1,
+               "the footer counts 79 shapes, the file has 78 shape lines");
 }
 
 // A measurement whose own check against the reference failed timed something else: left out,

@@ -56,6 +56,18 @@ int64_t count(std::string_view digits, const std::string& where) {
   return std::stoll(std::string(digits));
 }
 
+// "Tried 79 shapes => ..." or "Across 79 shapes in range: ...": the count.
+std::optional<int64_t> shapes_counted(std::string_view line, const std::string& where) {
+  for (std::string_view lead : {"Tried ", "Across "}) {
+    if (!line.starts_with(lead)) continue;
+    const std::string_view rest = line.substr(lead.size());
+    const size_t digits = rest.find_first_not_of("0123456789");
+    if (digits == 0 || digits == std::string_view::npos || !rest.substr(digits).starts_with(" shapes")) return std::nullopt;
+    return count(rest.substr(0, digits), where);
+  }
+  return std::nullopt;
+}
+
 // "  12 | 712.3(mean) 715.0(median) 720.1(max) @ 4096x4096x4096 | ..."
 bool shape_line(std::string_view line, const std::string& where, MamfShape& s) {
   TextCursor c(line);
@@ -267,12 +279,16 @@ MamfLog read_mamf_log(const LineSource& t) {
     log.format = "mamf-finder";
     std::string section;  // the header section a line is in ("critical software versions", ...)
     LeftOutShapes left_out;
+    // The footer's counts of the shapes it tried ("Tried 79 shapes", "Across 79 shapes in range"),
+    // each with its line.
+    std::vector<std::pair<int64_t, std::string>> counted;
     t.for_each([&](const Line& l) {
       const std::string trimmed = trim(l.text);
       const std::string where = t.where(l.index);
       MamfShape s;
       std::string_view which, value, name;
       std::string ranges;
+      if (const auto n = shapes_counted(trimmed, where)) counted.emplace_back(*n, where);  // the line is read on below
       if (shape_line(l.text, where, s)) {
         if (const std::string why = impossible_shape(s); !why.empty()) left_out.add(where, why);
         else add_shape(log, s, where);
@@ -297,6 +313,13 @@ MamfLog read_mamf_log(const LineSource& t) {
     });
     left_out.warn(log.warnings);
     lines_left_out = left_out.count;
+    // One line per shape tried: a count the lines do not make was cut or pasted into.
+    for (const auto& [n, where] : counted) {
+      if (!log.outcome.shapes.empty() && static_cast<size_t>(n) != log.outcome.shapes.size() + lines_left_out) {
+        throw WorkError(fmt::format("{}: the footer counts {} shapes, the file has {} shape lines: lines were cut, pasted "
+                                    "or edited", where, n, log.outcome.shapes.size() + lines_left_out));
+      }
+    }
   }
   // mamf-finder.py's footer says again what its shape lines say: where both are there, the
   // footer must agree with the lines (to its rounding), or one of them was edited.
