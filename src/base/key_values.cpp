@@ -1,9 +1,12 @@
 // key=value header parsing; see key_values.hpp.
 #include "base/key_values.hpp"
 
+#include <fmt/format.h>
+
 #include <cctype>
 #include <vector>
 
+#include "base/error.hpp"
 #include "base/text.hpp"
 
 namespace ub {
@@ -14,7 +17,7 @@ bool key_char(char c) {
 }
 }  // namespace
 
-std::map<std::string, std::string> parse_key_values(std::string_view text) {
+std::map<std::string, std::string> parse_key_values(std::string_view text, const std::string& where) {
   // Find every "key=" that starts the text or follows a space.
   struct Key { size_t start, value_start; std::string name; };
   std::vector<Key> keys;
@@ -28,14 +31,19 @@ std::map<std::string, std::string> parse_key_values(std::string_view text) {
   std::map<std::string, std::string> out;
   for (size_t k = 0; k < keys.size(); ++k) {
     const size_t end = k + 1 < keys.size() ? keys[k + 1].start : text.size();
-    out[keys[k].name] = trim(text.substr(keys[k].value_start, end - keys[k].value_start));
+    const std::string value = trim(text.substr(keys[k].value_start, end - keys[k].value_start));
+    const auto [it, fresh] = out.emplace(keys[k].name, value);
+    if (!fresh) {
+      throw WorkError(fmt::format("{}: {}= is given twice in one header line ({} and {}): which is meant is not known",
+                                  where, printable(keys[k].name), printable(it->second), printable(value)));
+    }
   }
   return out;
 }
 
-std::optional<std::map<std::string, std::string>> gpu_header(std::string_view line) {
+std::optional<std::map<std::string, std::string>> gpu_header(std::string_view line, const std::string& where) {
   if (line.empty() || line[0] != '#') return std::nullopt;
-  auto kv = parse_key_values(line.substr(1));
+  auto kv = parse_key_values(line.substr(1), where);
   if (!kv.contains("gpu")) return std::nullopt;
   return kv;
 }

@@ -258,7 +258,7 @@ bool same_bytes(const std::string& a, const std::string& b) {
 
 }  // namespace
 
-void refuse_repeated_inputs(const std::vector<std::string>& inputs, const std::string& command) {
+void refuse_repeated_inputs(const std::vector<std::string>& inputs, const std::string& command, const std::string& why) {
   namespace fs = std::filesystem;
   // run:06 is run:6: a stored run's id as a number.
   const auto run_id = [](const std::string& s) -> std::string {
@@ -273,8 +273,7 @@ void refuse_repeated_inputs(const std::vector<std::string>& inputs, const std::s
                         (fs::exists(inputs[i], ec) && fs::equivalent(inputs[i], inputs[j], ec)) ||
                         same_bytes(inputs[i], inputs[j]);  // a copy: one measurement, whatever its kind
       if (same) {
-        throw UsageError(fmt::format("{}: {} and {} are the same measurement: compared with itself it says nothing of "
-                                     "a second GPU; give the other GPU's", command, inputs[i], inputs[j]));
+        throw UsageError(fmt::format("{}: {} and {} are the same measurement: {}", command, inputs[i], inputs[j], why));
       }
     }
   }

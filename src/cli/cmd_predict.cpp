@@ -30,6 +30,9 @@ void run(Context& ctx, PredictCommand o) {
   read.insert(read.end(), o.request.measured.begin(), o.request.measured.end());
   if (!o.request.model.empty()) read.push_back(o.request.model);  // a config.json path, or a preset id (no file)
   refuse_output_among_inputs(o.out, read, "--out");
+  refuse_repeated_inputs(std::vector<std::string>(read.begin(), read.begin() + static_cast<std::ptrdiff_t>(
+                                                                    o.request.inputs.size() + o.request.measured.size())),
+                         "predict", "given twice it is predicted twice; give each measurement once");
   refuse_foreign_records(o.out, {"predict"});
   const PredictionRun run = run_predictions(ctx, o.request);
   const PredictionRequest& r = o.request;

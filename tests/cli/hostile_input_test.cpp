@@ -1581,4 +1581,26 @@ TEST(Messages, AnUnknownGpuIsRefusedNamingTheInput) {
   }
 }
 
+// A header line that gives one key twice says two things (an H200 log whose header also says
+// gpu=NVIDIA B200 was compared as a B200's): refused, in each reader of such headers.
+TEST(SilentlyWrong, AHeaderKeyGivenTwiceIsRefused) {
+  const std::string sweep = replaced(slurp(kFx + "/sweep_h200.log"), "gpu=NVIDIA H200 ", "gpu=NVIDIA H200 gpu=NVIDIA B200 ");
+  expect_error("compare " + write_file("sweep_gpu_twice.log", sweep) + " " + kFx + "/sweep_b200.log", 1,
+               "gpu= is given twice in one header line (NVIDIA H200 and NVIDIA B200)");
+  const std::string attention = replaced(slurp(kFx + "/guide/attention_h200.log"), "causal=True", "causal=True causal=False");
+  expect_error("compare " + write_file("attention_causal_twice.log", attention) + " " + kFx + "/guide/attention_b200.log", 1,
+               "causal= is given twice in one header line");
+  const std::string printout = replaced(slurp(kFx + "/guide/decompose_h200.txt"), "zero=2", "zero=2 zero=3");
+  expect_error("decompose " + write_file("decompose_zero_twice.txt", printout), 1, "zero= is given twice in one header line");
+}
+
+// One measurement given twice to predict (the same file, or a copy) would be predicted twice.
+TEST(SilentlyWrong, PredictRefusesAMeasurementGivenTwice) {
+  const std::string copy = write_file("sweep_h200_copy.log", slurp(kFx + "/sweep_h200.log"));
+  for (const std::string& second : {kFx + "/sweep_h200.log", copy}) {
+    expect_error("predict " + kFx + "/sweep_h200.log " + second + " --to b200", 2,
+                 "are the same measurement: given twice it is predicted twice");
+  }
+}
+
 }  // namespace

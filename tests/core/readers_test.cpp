@@ -31,12 +31,12 @@ std::string error_of(const std::string& file) {
 }
 
 TEST(KeyValues, ValuesMayContainSpaces) {
-  const auto kv = parse_key_values(" gpu=NVIDIA H200 attn_backend=flash_attention_3 zero=3 batch_size=1");
+  const auto kv = parse_key_values(" gpu=NVIDIA H200 attn_backend=flash_attention_3 zero=3 batch_size=1", "t");
   EXPECT_EQ(kv.at("gpu"), "NVIDIA H200");
   EXPECT_EQ(kv.at("attn_backend"), "flash_attention_3");
   EXPECT_EQ(kv.at("zero"), "3");
   EXPECT_EQ(kv.at("batch_size"), "1");
-  const auto env = parse_key_values("python=3.12.12 torch=2.13.0 flash-attn-3=3.0.0");
+  const auto env = parse_key_values("python=3.12.12 torch=2.13.0 flash-attn-3=3.0.0", "t");
   EXPECT_EQ(env.at("flash-attn-3"), "3.0.0");
 }
 

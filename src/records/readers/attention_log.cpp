@@ -100,7 +100,7 @@ AttentionLog read_attention_log(const LineSource& t) {
     const std::string line = trim(l.text);
     const std::string where = t.where(l.index);
     if (line.empty()) return;
-    if (auto header = gpu_header(line)) {
+    if (auto header = gpu_header(line, where)) {
       expect_one_gpu(log.gpu, header->at("gpu"), where);
       if (const auto c = header->find("causal"); c != header->end() && c->second != "True" && c->second != "False" &&
                                                  c->second != "true" && c->second != "false") {

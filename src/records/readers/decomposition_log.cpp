@@ -182,7 +182,7 @@ DecompositionLog read_decomposition_log(const LineSource& t) {
       }
       return;
     }
-    if (auto header = gpu_header(line)) {
+    if (auto header = gpu_header(line, where)) {
       // The step's length, a whole number of tokens a step can have: another is no length at all
       // (compare would pair it by its text, the records would leave it out).
       if (const auto seq = header->find("seq"); seq != header->end()) {

@@ -92,7 +92,7 @@ RunLog read_sweep_log(const LineSource& t, WarmupOnly warmup_only) {
     }
     if (line.rfind("# env:", 0) == 0) {
       env_here = env_seen = true;
-      for (const auto& [k, v] : parse_key_values(line.substr(6))) {
+      for (const auto& [k, v] : parse_key_values(line.substr(6), where)) {
         auto [it, fresh] = run.software.emplace(k, v);
         if (!fresh && it->second != v) {
           throw WorkError(fmt::format("{}: software changed within one log: {} was {}, now {}",
@@ -106,7 +106,7 @@ RunLog read_sweep_log(const LineSource& t, WarmupOnly warmup_only) {
       return;
     }
     if (line[0] == '#') {
-      auto kv = parse_key_values(line.substr(1));
+      auto kv = parse_key_values(line.substr(1), where);
       if (kv.contains("gpu")) {
         if (!cur) throw WorkError(fmt::format("{}: a `# gpu=` header before any `===== seq_len=` block", where));
         if (run.gpu.empty()) gpu_line = static_cast<int>(i + 1);
