@@ -64,8 +64,11 @@ void run_one(Context& ctx, const MemfitOptions& o) {
     if (!capacity) throw UsageError(fmt::format("the catalog has no usable capacity for {}: give --capacity-gib", a->id));
     capacity_from = a->id;
   }
-  // On the log's own GPU, a length measured out of memory caps what the fit says.
-  const bool own_gpu = o.capacity.empty() && (o.for_gpu.empty() || ctx.catalog().try_find(log.gpu) == &ctx.catalog().find(o.for_gpu));
+  // On the log's own GPU, a length measured out of memory caps what the fit says; so it does for a
+  // --capacity-gib no larger than that GPU's (what ran out of memory there runs out here too).
+  const Accelerator* own = ctx.catalog().try_find(log.gpu);
+  const bool for_own = o.for_gpu.empty() || (own && own == &ctx.catalog().find(o.for_gpu));
+  const bool own_gpu = for_own && (o.capacity.empty() || (own && own->capacity_gib() && *capacity <= *own->capacity_gib()));
   const LongestSequence longest = longest_sequence(log, capacity, std::nullopt, own_gpu);
   const auto max_seqlen = longest.tokens;
 

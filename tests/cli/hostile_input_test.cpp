@@ -1603,4 +1603,20 @@ TEST(SilentlyWrong, PredictRefusesAMeasurementGivenTwice) {
   }
 }
 
+// A length measured out of memory on the log's GPU caps the longest fit for any capacity no larger
+// than that GPU's: --capacity-gib 130 on an H200 log does not fit what ran out of memory there.
+TEST(SilentlyWrong, AMeasuredOutOfMemoryCapsAGivenCapacityToo) {
+  const Result own = run("memfit " + kFx + "/sweep_h200.log --json");
+  const Result given = run("memfit " + kFx + "/sweep_h200.log --capacity-gib 130 --json");
+  ASSERT_EQ(own.code, 0) << own.err;
+  ASSERT_EQ(given.code, 0) << given.err;
+  const auto a = nlohmann::json::parse(own.out), b = nlohmann::json::parse(given.out);
+  ASSERT_LT(a["max_seqlen"].get<int64_t>(), 262144) << own.out;
+  EXPECT_EQ(b["max_seqlen"], a["max_seqlen"]) << given.out;
+  // More memory than the GPU that ran out has: the measured failure says nothing there.
+  const Result more = run("memfit " + kFx + "/sweep_h200.log --capacity-gib 180 --json");
+  ASSERT_EQ(more.code, 0) << more.err;
+  EXPECT_GT(nlohmann::json::parse(more.out)["max_seqlen"].get<int64_t>(), 262144);
+}
+
 }  // namespace
