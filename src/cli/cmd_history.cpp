@@ -8,6 +8,7 @@
 
 #include "base/dates.hpp"
 #include "base/error.hpp"
+#include "base/text.hpp"
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/history_views.hpp"
@@ -189,7 +190,15 @@ void register_history(CLI::App& app, Context& ctx) {
     const history::HistoryStore store = trend_o->reader();
     const history::RunFilter f = trend_o->filter.parse();
     const double x = choose_point(store, *trend_o, f);
-    const std::vector<Trend> t = trends_of(trend_o->metric, x, trend_o->by, store.trend_rows(trend_o->metric, x, trend_o->by, f));
+    const std::vector<TrendRun> rows = store.trend_rows(trend_o->metric, x, trend_o->by, f);
+    // A component no run stores (a typo: --by troch) would group every run under "unknown".
+    if (!trend_o->by.empty() && !rows.empty() &&
+        std::all_of(rows.begin(), rows.end(), [](const TrendRun& r) { return r.version.empty(); })) {
+      throw UsageError(fmt::format("--by {}: none of the {} runs of {} stores a version of it (history show RUN lists "
+                                   "a run's stack: torch, cuda, cudnn, nccl, driver, ...)", printable(trend_o->by),
+                                   rows.size(), trend_o->metric));
+    }
+    const std::vector<Trend> t = trends_of(trend_o->metric, x, trend_o->by, rows);
     if (t.empty()) throw UsageError(fmt::format("no run of {} matches the filters", trend_o->metric));
     trend_o->out.emit(trend_document(t), trend_json(t));
   });

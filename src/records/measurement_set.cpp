@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <fstream>
 #include <sstream>
 
@@ -160,8 +162,14 @@ MeasurementSet read_suite_folder(const fs::path& dir) {
   std::error_code ec;
   if (fs::is_regular_file(dir / "env.json", ec)) s.stack = stack_of_env(dir / "env.json", s.gpu);
   const std::map<std::string, std::string> env_stack = s.stack;
+  std::map<std::string, std::string> part_of_file;  // records file -> the part that names it
   for (const ManifestPart& p : s.manifest->parts) {
     if (p.name == "env") continue;
+    // Two parts reading one file would count one measurement twice, under two names.
+    if (const auto [it, fresh] = part_of_file.emplace(p.records, p.name); !fresh && p.status == PartStatus::done) {
+      throw WorkError(fmt::format("{}: parts {} and {} both name {} as their records: one measurement would count twice",
+                                  dir.string(), it->second, p.name, printable(p.records)));
+    }
     if (p.status != PartStatus::done) {
       s.warnings.push_back(fmt::format("{}: part {} is {}{}: its measurements are left out", dir.string(), p.name,
                                        to_string(p.status), p.why.empty() ? "" : " (" + p.why + ")"));
@@ -172,7 +180,18 @@ MeasurementSet read_suite_folder(const fs::path& dir) {
       throw UsageError(fmt::format("{}: part {}'s records {} are not a file", dir.string(), p.name, (dir / p.records).string()));
     }
     const LineSource t = LineSource::file(dir / p.records);
+    const size_t decompositions = s.decompositions.size();
     add_file(s, t, detect_log_kind(t), p.name);
+    // A decomposition is of the length its part's command asked for.
+    const auto asked = std::find(p.command.begin(), p.command.end(), "--seqlen");
+    if (s.decompositions.size() > decompositions && asked != p.command.end() && asked + 1 != p.command.end()) {
+      const std::optional<int64_t>& got = s.decompositions.back().seqlen;
+      if (got && std::to_string(*got) != *(asked + 1)) {
+        throw WorkError(fmt::format("{}: part {} ran with --seqlen {}, its records {} decompose a step of {} tokens: give "
+                                    "the part's own file", dir.string(), p.name, printable(*(asked + 1)),
+                                    printable(p.records), *got));
+      }
+    }
   }
   refuse_parts_of_another_workload(s, env_stack);
   return s;

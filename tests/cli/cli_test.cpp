@@ -778,6 +778,8 @@ TEST(History, AddListShowAndTrendOfTheGuidesTorchVersions) {
   expect_golden("history_trend_torch.txt", "history trend train.tflops --at 8k --by torch --stack cuda=13.0 --db " + db);
   expect_golden("history_trend_torch.md", "history trend train.tflops --at 8k --by torch --stack cuda=13.0 --md --db " + db);
   expect_golden("history_trend_torch.csv", "history trend train.tflops --at 8k --by torch --stack cuda=13.0 --csv --db " + db);
+  expect_error("history trend train.tflops --at 8k --by troch --db " + db, 2,
+               "--by troch: none of the 6 runs of train.tflops stores a version of it");
   const Result json = run("history trend train.tflops --at 8192 --by torch --stack cuda=13.0 --json --db " + db);
   ASSERT_EQ(json.code, 0) << json.err;
   const auto all = nlohmann::json::parse(json.out);

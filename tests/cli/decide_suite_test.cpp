@@ -404,4 +404,24 @@ TEST(Decide, ASuiteWhosePartsNameAnotherGpuThanItsEnvIsRefused) {
   EXPECT_NE(r.err.find("measured on NVIDIA H200, while " + renamed.string() + " is of NVIDIA B200"), std::string::npos) << r.err;
 }
 
+// Each part's records are its own: a decompose-long part pointing at the short decomposition
+// would count one measurement twice, and predict a 4096-token step from a 2048-token one.
+TEST(Decide, APartReadingAnotherPartsRecordsIsRefused) {
+  const fs::path same = edited_suite("suite_same_decomposition", [](json& m) {
+    for (json& p : m["parts"]) {
+      if (p["name"] == "decompose-long") p["records"] = "decompose-short.jsonl";
+    }
+  });
+  expect_error("decide " + same.string() + " --to b200 --price-old 3.5 --price-new 6", 1,
+               "parts decompose-short and decompose-long both name decompose-short.jsonl as their records");
+  const fs::path swapped = edited_suite("suite_swapped_decomposition", [](json& m) {
+    for (json& p : m["parts"]) {
+      if (p["name"] == "decompose-long") p["records"] = "decompose-short.jsonl";
+      if (p["name"] == "decompose-short") p["records"] = "decompose-long.jsonl";
+    }
+  });
+  expect_error("decide " + swapped.string() + " --to b200 --price-old 3.5 --price-new 6", 1,
+               "part decompose-short ran with --seqlen 2048, its records decompose-long.jsonl decompose a step of 4096 tokens");
+}
+
 }  // namespace
