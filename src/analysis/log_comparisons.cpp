@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 
+#include "analysis/run_limits.hpp"
 #include "analysis/spec_compare.hpp"
 #include "records/fields.hpp"
 
@@ -204,6 +205,8 @@ std::map<std::string, double> bucket_work(const DecompositionLog& l) {
 
 DecompositionComparison compare_decomposition(const DecompositionLog& old_log, const DecompositionLog& new_log,
                                               const Catalog& catalog, bool force) {
+  refuse_impossible_printout(old_log, catalog);
+  refuse_impossible_printout(new_log, catalog);
   // Buckets of one step on two GPUs: steps of other lengths are not paired (where both say theirs).
   if (old_log.seqlen && new_log.seqlen && *old_log.seqlen != *new_log.seqlen) {
     throw UsageError(fmt::format("{} and {} decompose steps of different lengths ({} vs {} tokens, old vs new): "

@@ -58,6 +58,27 @@ void refuse_impossible_points(const RunLog& run, const Accelerator* gpu, const R
   }
 }
 
+void refuse_impossible_printout(const DecompositionLog& d, const Catalog& catalog) {
+  const Accelerator* gpu = catalog.try_find(d.gpu);
+  if (!gpu) return;
+  if (const auto mem = d.summary.find("peak_mem"); mem != d.summary.end()) {
+    char* end = nullptr;
+    const double gib = std::strtod(mem->second.c_str(), &end);  // checked a number by the reader
+    if (end != mem->second.c_str()) refuse_peak_past_memory(gib, *gpu, printable(d.path) + ": the `# wall` line");
+  }
+  const std::optional<double> peak = gpu->peak(Dtype::bf16).get();
+  if (!peak || *peak <= 0) return;
+  for (const DecompositionBucket& b : d.buckets) {
+    if (!b.mfu_percent || !b.tflops) continue;
+    const double implied = 100 * *b.tflops / *peak;
+    if (std::abs(*b.mfu_percent - implied) > 0.1 + 0.01 * implied) {
+      throw WorkError(fmt::format("{}: bucket \"{}\": MFU {:g}% is not its {:g} TFLOPS over the {}'s dense bf16 peak of "
+                                  "{:g} ({:.1f}%): one of the two is wrong", printable(d.path), printable(b.name),
+                                  *b.mfu_percent, *b.tflops, gpu->id, *peak, implied));
+    }
+  }
+}
+
 void refuse_peak_past_memory(double peak_gib, const Accelerator& gpu, const std::string& where) {
   const std::optional<double> most = gpu.most_measurable_gib();
   if (most && peak_gib > *most) {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "facts/catalog.hpp"
+#include "records/readers/decomposition_log.hpp"
 #include "records/run_log.hpp"
 
 namespace ub {
@@ -27,5 +28,11 @@ void refuse_impossible_points(const RunLog& run, const Accelerator* gpu, const R
 
 // WorkError "<where>: a peak of N GiB in use, more than the GPU holds" past `gpu`'s memory.
 void refuse_peak_past_memory(double peak_gib, const Accelerator& gpu, const std::string& where);
+
+// WorkError for a bench_decompose.py printout of a GPU the catalog knows whose `# wall` line's
+// peak memory is past that GPU's, or whose bucket's MFU is not its TFLOPS over the GPU's dense
+// bf16 peak (the script's convention). `decompose` and `compare` hold printouts to it; `predict`
+// holds a printout's peak memory to the old GPU's through its inputs (prediction_inputs.cpp).
+void refuse_impossible_printout(const DecompositionLog& d, const Catalog& catalog);
 
 }  // namespace ub

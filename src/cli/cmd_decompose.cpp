@@ -10,6 +10,7 @@
 #include <chrono>
 
 #include "analysis/decompose/decomposition_summary.hpp"
+#include "analysis/run_limits.hpp"
 #include "base/error.hpp"
 #include "base/json_stream.hpp"
 #include "base/progress.hpp"
@@ -157,7 +158,9 @@ void run(Context& ctx, DecomposeOptions& o, const CLI::App& cmd) {
       if (detect_log_kind(t) != LogKind::decomposition) {
         throw UsageError(fmt::format("{}: neither a torch.profiler trace nor bench_decompose.py's printout", f));
       }
-      const DecompositionRecord r = printout_record(read_decomposition_log(t));
+      const DecompositionLog printout = read_decomposition_log(t);
+      refuse_impossible_printout(printout, ctx.catalog());
+      const DecompositionRecord r = printout_record(printout);
       report::add_decomposition_block(doc, r);
       j.push_back(r);
       keep(r);

@@ -819,8 +819,10 @@ TEST(SilentlyWrong, DecompositionsOfAnotherWorkloadAreNotCompared) {
                "decompose steps of different lengths (8192 vs 4096 tokens, old vs new)");
   const std::string b200 = slurp(kFx + "/decompose_b200.txt");
   const std::string half = write_file("decompose_half.txt",
-                                      replaced(replaced(replaced(b200, "368.87 TFLOP  481.1 ms  766.7", "184.43 TFLOP  481.1 ms  383.3"),
-                                                        "421.65 TFLOP  538.5 ms  783.0", "237.21 TFLOP  538.5 ms  440.5"),
+                                      replaced(replaced(replaced(b200, "368.87 TFLOP  481.1 ms  766.7 TFLOPS  MFU 34.1",
+                                                                          "184.43 TFLOP  481.1 ms  383.3 TFLOPS  MFU 17.0"),
+                                                        "421.65 TFLOP  538.5 ms  783.0 TFLOPS  MFU 34.8",
+                                                        "237.21 TFLOP  538.5 ms  440.5 TFLOPS  MFU 19.6"),
                                                "# gpu=NVIDIA B200", "# gpu=NVIDIA B200"));
   expect_error("compare " + kFx + "/decompose_h200.txt " + half, 2,
                "decompose steps of different work (everything else: 368.87 vs 184.43 TFLOP");
@@ -1617,6 +1619,21 @@ TEST(SilentlyWrong, AMeasuredOutOfMemoryCapsAGivenCapacityToo) {
   const Result more = run("memfit " + kFx + "/sweep_h200.log --capacity-gib 180 --json");
   ASSERT_EQ(more.code, 0) << more.err;
   EXPECT_GT(nlohmann::json::parse(more.out)["max_seqlen"].get<int64_t>(), 262144);
+}
+
+// A printout's figures no GPU can have are refused by every command that reads it, as predict
+// refuses them: a peak past the GPU's memory, an MFU that is not the bucket's TFLOPS over the peak.
+TEST(SilentlyWrong, APrintoutsImpossibleFiguresAreRefusedByDecomposeAndCompare) {
+  const std::string printout = slurp(kFx + "/decompose_h200.txt");
+  const std::string memory = write_file("decompose_999gib.txt", replaced(printout, "peak_mem=99.0", "peak_mem=999.0"));
+  for (const std::string& cmd : {"decompose " + memory, "compare " + memory + " " + kFx + "/decompose_b200.txt"}) {
+    expect_error(cmd, 1, "a peak of 999 GiB in use, more than the h200-sxm holds");
+  }
+  const size_t mfu = printout.find("MFU ");
+  ASSERT_NE(mfu, std::string::npos);
+  std::string wrong = printout;
+  wrong.replace(mfu, printout.find('%', mfu) - mfu, "MFU 4.97");
+  expect_error("decompose " + write_file("decompose_mfu_wrong.txt", wrong), 1, "MFU 4.97% is not its");
 }
 
 }  // namespace
