@@ -305,6 +305,39 @@ TEST(TraceDecomposition, KinetoTraceEndToEnd) {
   EXPECT_EQ(back.unclassified[0].name, r.unclassified[0].name);
 }
 
+// A kernel event written twice (a trace merged with itself) is refused, not counted twice; each
+// GPU's table lists its own kernels no rule names, not another GPU's.
+TEST(TraceDecomposition, AKernelTwiceIsRefusedAndEachGpuListsItsOwnKernels) {
+  nlohmann::json trace = nlohmann::json::parse(slurp(kSmall));
+  nlohmann::json& events = trace["traceEvents"];
+  nlohmann::json custom;
+  for (const auto& e : events) {
+    if (e.value("cat", "") == "kernel" && e.value("name", "").starts_with("my_custom_kernel")) custom = e;
+  }
+  ASSERT_FALSE(custom.is_null());
+  nlohmann::json twice = trace;
+  twice["traceEvents"].push_back(custom);
+  KernelClasses k = bundled_classes();
+  try {
+    decompose_trace(temp_file("trace_kernel_twice.json", twice.dump()), k, {});
+    ADD_FAILURE() << "a kernel twice was read";
+  } catch (const WorkError& e) {
+    EXPECT_NE(std::string(e.what()).find("is in the trace twice"), std::string::npos) << e.what();
+  }
+  nlohmann::json two_gpus = trace;
+  for (int i = 0; i < 3; ++i) {
+    nlohmann::json other = custom;
+    other["pid"] = 1, other["args"]["device"] = 1, other["ts"] = custom["ts"].get<double>() + 1000.0 * (i + 1);
+    two_gpus["traceEvents"].push_back(other);
+  }
+  const auto ds = decompose_trace(temp_file("trace_two_gpus.json", two_gpus.dump()), k, {});
+  ASSERT_EQ(ds.size(), 2u);
+  ASSERT_EQ(ds[0].unclassified.size(), 1u);
+  EXPECT_EQ(ds[0].unclassified[0].count, 3u) << "GPU 0's own three";
+  ASSERT_EQ(ds[1].unclassified.size(), 1u);
+  EXPECT_EQ(ds[1].unclassified[0].count, 3u);
+}
+
 // A real torch.profiler trace of a Hugging Face step beside what torch's own key_averages said of
 // the same profile (bench/peers/train_peer.py or train_moe_peer.py --profile): the attention share
 // of kernel time must agree, every kernel must be classified, and the buckets add up to the step.

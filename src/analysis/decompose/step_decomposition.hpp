@@ -20,6 +20,7 @@ struct GpuActivity {
   double start = 0, end = 0;  // microseconds
   Bucket bucket = Bucket::other;
   uint32_t name = 0;  // index into the caller's name table
+  int32_t stream = -1;
 };
 
 struct StepWindow {

@@ -52,10 +52,24 @@ bool ends_with(const std::string& s, const char* tail) {
 // steps before) and those that start inside it. An activity is visited once per step it overlaps,
 // so the time grows with the trace and not with its steps times its activities (200k steps of a
 // long trace took a minute when every step looked at every activity). `windows`: sorted by start.
-std::vector<StepDecomposition> decompose_steps(const std::vector<StepWindow>& windows, const std::vector<GpuActivity>& acts) {
+std::vector<StepDecomposition> decompose_steps(const std::vector<StepWindow>& windows, const std::vector<GpuActivity>& acts,
+                                               const std::vector<std::string>& names, const std::string& where) {
   std::vector<uint32_t> order(acts.size());
   std::iota(order.begin(), order.end(), 0u);
   std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return acts[a].start < acts[b].start; });
+  // One stream runs one kernel at a time; a kernel may start as the one before it ends
+  // (programmatic dependent launch overlaps them by a fraction of a microsecond), but the same
+  // kernel twice at the same instant on one stream is one event written twice: a trace merged
+  // with itself, or edited.
+  for (size_t k = 1; k < order.size(); ++k) {
+    for (size_t j = k; j-- > 0 && acts[order[j]].start == acts[order[k]].start;) {
+      const GpuActivity &a = acts[order[j]], &b = acts[order[k]];
+      if (a.bucket != Bucket::memcpy && a.bucket == b.bucket && a.name == b.name && a.end == b.end && a.stream == b.stream) {
+        throw WorkError(fmt::format("{}: kernel {} on stream {} at {:.3f} us is in the trace twice: a trace merged with "
+                                    "itself, or edited", where, printable(names[a.name]), a.stream, a.start));
+      }
+    }
+  }
   std::vector<uint32_t> running, mine;
   std::vector<GpuActivity> overlapping;
   std::vector<StepDecomposition> out;
@@ -105,8 +119,8 @@ std::vector<TraceDecomposition> decompose_trace(const std::string& path, KernelC
   std::unordered_map<std::string, uint32_t> ids;
   std::vector<std::string> names;
   std::vector<Bucket> buckets;
-  std::vector<double> name_us;
-  std::vector<size_t> name_count;
+  // Kernels no rule names, per device: each GPU's own, for its table.
+  std::map<int64_t, std::map<uint32_t, std::pair<double, size_t>>> others;
   std::map<int64_t, std::vector<GpuActivity>> by_device;
   std::vector<StepWindow> cpu_steps, gpu_steps;
   const TraceInfo info = read_kineto_trace(path, [&](const TraceEvent& e) {
@@ -124,16 +138,17 @@ std::vector<TraceDecomposition> decompose_trace(const std::string& path, KernelC
       if (fresh) {
         names.push_back(utf8_name(e.name));
         buckets.push_back(classes.classify(e.name));
-        name_us.push_back(0);
-        name_count.push_back(0);
       }
       a.name = it->second;
       a.bucket = buckets[a.name];
-      name_us[a.name] += e.dur;
-      ++name_count[a.name];
+      if (a.bucket == Bucket::other) {
+        auto& x = others[e.device < 0 ? 0 : e.device][a.name];
+        x.first += e.dur, ++x.second;
+      }
     } else {
       a.bucket = Bucket::memcpy;
     }
+    a.stream = static_cast<int32_t>(std::clamp<int64_t>(e.stream, INT32_MIN, INT32_MAX));
     by_device[e.device < 0 ? 0 : e.device].push_back(a);
   });
   if (info.events == 0) {  // `{}`, `[]`, a JSON file of another kind: no traceEvents at all
@@ -143,11 +158,6 @@ std::vector<TraceDecomposition> decompose_trace(const std::string& path, KernelC
     throw WorkError(fmt::format("{}: no GPU kernels in the trace (was the profiler's CUDA activity on: "
                                 "torch.profiler.ProfilerActivity.CUDA?)", path));
   }
-  std::vector<NameTime> unclassified;
-  for (size_t i = 0; i < names.size(); ++i) {
-    if (buckets[i] == Bucket::other) unclassified.push_back({names[i], name_us[i], name_count[i]});
-  }
-  std::sort(unclassified.begin(), unclassified.end(), [](const NameTime& a, const NameTime& b) { return a.us > b.us; });
 
   std::vector<TraceDecomposition> out;
   for (auto& [device, acts] : by_device) {
@@ -156,7 +166,8 @@ std::vector<TraceDecomposition> decompose_trace(const std::string& path, KernelC
     d.device = device;
     d.events = info.events;
     d.bytes = info.bytes;
-    d.unclassified = unclassified;
+    for (const auto& [name, time] : others[device]) d.unclassified.push_back({names[name], time.first, time.second});
+    std::sort(d.unclassified.begin(), d.unclassified.end(), [](const NameTime& a, const NameTime& b) { return a.us > b.us; });
     if (const auto it = info.device_names.find(device); it != info.device_names.end()) d.gpu = it->second;
     std::vector<StepWindow> windows;
     if (!cpu_steps.empty()) {
@@ -181,7 +192,7 @@ std::vector<TraceDecomposition> decompose_trace(const std::string& path, KernelC
                                   path, options.step_pattern));
     }
     std::sort(windows.begin(), windows.end(), [](const StepWindow& a, const StepWindow& b) { return a.start < b.start; });
-    d.steps = decompose_steps(windows, acts);
+    d.steps = decompose_steps(windows, acts, names, fmt::format("{} (device {})", printable(path), device));
     if (d.steps.empty()) throw WorkError(fmt::format("{}: every step annotation is empty", path));
     out.push_back(std::move(d));
   }
