@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "base/dates.hpp"
 #include "base/error.hpp"
@@ -52,7 +53,24 @@ struct FilterFlags {
       if (eq == std::string::npos || eq == 0 || eq + 1 == s.size()) {
         throw UsageError(fmt::format("--stack: '{}' is not COMPONENT=VERSION (torch=2.13.0)", s));
       }
+      for (const auto& [component, version] : f.stack) {
+        if (component == s.substr(0, eq) && version != s.substr(eq + 1)) {
+          throw UsageError(fmt::format("--stack: {} must be {} and {} at once: no run can match", printable(component),
+                                       printable(version), printable(s.substr(eq + 1))));
+        }
+      }
       f.stack.emplace_back(s.substr(0, eq), s.substr(eq + 1));
+    }
+    // Filters no run can pass are a mistake to name, not an empty answer.
+    const size_t shared = std::min(f.since.size(), f.until.size());
+    if (!f.since.empty() && !f.until.empty() && f.since.substr(0, shared) > f.until.substr(0, shared)) {
+      throw UsageError(fmt::format("--since {} is after --until {}: no date is both", since, until));
+    }
+    static const std::set<std::string> kinds = {"training", "attention", "decomposition", "mamf", "nccl", "bandwidth",
+                                                "prediction", "other"};
+    if (!kind.empty() && !kinds.count(kind)) {
+      throw UsageError(fmt::format("--kind {}: not a kind of run (training, attention, decomposition, mamf, nccl, "
+                                   "bandwidth, prediction, other)", printable(kind)));
     }
     return f;
   }

@@ -778,6 +778,11 @@ TEST(History, AddListShowAndTrendOfTheGuidesTorchVersions) {
   expect_golden("history_trend_torch.txt", "history trend train.tflops --at 8k --by torch --stack cuda=13.0 --db " + db);
   expect_golden("history_trend_torch.md", "history trend train.tflops --at 8k --by torch --stack cuda=13.0 --md --db " + db);
   expect_golden("history_trend_torch.csv", "history trend train.tflops --at 8k --by torch --stack cuda=13.0 --csv --db " + db);
+  expect_error("history trend train.tflops --at 8k --since 2026-11-25 --until 2026-11-01 --db " + db, 2,
+               "--since 2026-11-25 is after --until 2026-11-01: no date is both");
+  expect_error("history list --stack torch=2.12.0 --stack torch=2.13.0 --db " + db, 2,
+               "--stack: torch must be 2.12.0 and 2.13.0 at once");
+  expect_error("history list --kind bogus --db " + db, 2, "--kind bogus: not a kind of run");
   expect_error("history trend train.tflops --at 8k --by troch --db " + db, 2,
                "--by troch: none of the 6 runs of train.tflops stores a version of it");
   const Result json = run("history trend train.tflops --at 8192 --by torch --stack cuda=13.0 --json --db " + db);
