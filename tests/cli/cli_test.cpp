@@ -874,6 +874,27 @@ TEST(History, AGzippedRecordFileIsReadLikeAPlainOne) {
   EXPECT_EQ(j["files"][1]["runs"][0]["status"], "already stored") << "the same run, compressed or not";
 }
 
+// Records of an older build name their model but not its widths: still a workload of their own,
+// so a 32-layer run without checkpointing is never one series with a 4-layer one.
+TEST(History, OlderRecordsAreTheirOwnWorkload) {
+  std::string deeper = slurp(kFx + "/records_h200.jsonl");
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{R"("layers": 4)", R"("layers": 32)"},
+                                 {R"("checkpointing": true)", R"("checkpointing": false)"},
+                                 {R"("2026-11-30T08:00:00Z")", R"("2026-12-01T08:00:00Z")"}}) {
+    const size_t at = deeper.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    deeper.replace(at, from.size(), to);
+  }
+  const std::string path = ::testing::TempDir() + "/records_h200_32l.jsonl";
+  std::ofstream(path) << deeper;
+  const std::string db = fresh_db("history_older_records");
+  ASSERT_EQ(run("history add --db " + db + " " + kFx + "/records_h200.jsonl " + path).code, 0);
+  const auto runs = nlohmann::json::parse(run("history list --json --db " + db).out)["runs"];
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_NE(runs[0]["workload"], "");
+  EXPECT_NE(runs[0]["workload"], runs[1]["workload"]);
+}
+
 // A peer's log copied with blank lines around it (an `echo >>`) is the same measurement: stored
 // once, not twice in every trend.
 TEST(History, APeerLogWithBlankLinesAroundItIsAlreadyStored) {

@@ -60,15 +60,18 @@ int64_t world_size_of(const nlohmann::json& config, const nlohmann::json& world)
 Workload workload_of_records(const std::string& command, const nlohmann::json& config, const nlohmann::json& world) {
   Workload w;
   w.world_size = world_size_of(config, world);
-  if (config.is_object() && config.contains("model") && config.contains("hidden")) {  // a training step (train, sweep, decompose)
+  // A training step (train, sweep, decompose): its config names the model; records of older builds
+  // (and hand-written ones) leave the widths out and use older names of the levers.
+  const bool training = command == "train" || command == "sweep" || command == "decompose" || config.contains("hidden");
+  if (config.is_object() && config.contains("model") && training) {
     TrainingIdentity t;
     t.model = text(config, "model", t.model);
     t.layers = integer(config, "layers");
     t.config_layers = integer(config, "config_layers");
     t.world = w.world_size;
-    t.zero = integer(config, "zero_stage").value_or(0);
+    t.zero = integer(config, "zero_stage").value_or(integer(config, "zero").value_or(0));
     t.batch = integer(config, "batch").value_or(1);
-    t.checkpointing = flag(config, "activation_checkpointing");
+    t.checkpointing = flag(config, "activation_checkpointing") || flag(config, "checkpointing");
     t.offload = flag(config, "offload_optimizer");
     t.precision = text(config, "dtype", t.precision);
     w.text = text_of(t);
