@@ -69,11 +69,15 @@ DecisionSummary decision_summary(const Comparison& c) {
     if (cheaper.empty() && costlier.empty() && even.empty()) {
       d.lines.push_back("No length was measured on both GPUs: no cost verdict.");
     }
-    // Where the speedup crosses the break-even between two neighbouring lengths measured on both.
+    // Where the speedup crosses the break-even between two neighbouring lengths measured on both,
+    // each with its whole interval on its own side: medians that straddle it inside their noise
+    // cross nothing anyone could find again.
     const CompareRow* prev = nullptr;
+    const auto above = [&](const CompareRow& r) { return r.speedup->low > *c.break_even; };
+    const auto below = [&](const CompareRow& r) { return r.speedup->high < *c.break_even; };
     for (const CompareRow& r : c.rows) {
       if (!r.speedup) continue;
-      if (prev && (prev->speedup->ratio - *c.break_even) * (r.speedup->ratio - *c.break_even) < 0) {
+      if (prev && ((above(*prev) && below(r)) || (below(*prev) && above(r)))) {
         const double a = std::log(static_cast<double>(prev->seqlen)), b = std::log(static_cast<double>(r.seqlen));
         const double t = (*c.break_even - prev->speedup->ratio) / (r.speedup->ratio - prev->speedup->ratio);
         d.crossover_seqlen = std::exp(a + t * (b - a));

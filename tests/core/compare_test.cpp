@@ -60,6 +60,28 @@ TEST(Speedup, FewerThanSixStepsDrawNoVerdict) {
   EXPECT_EQ(speedup_of(six, five).verdict, Verdict::few_samples);
 }
 
+// A crossing of the break-even is between two lengths whose whole intervals lie on either side
+// of it: medians straddling it inside their noise cross nothing.
+TEST(DecisionSummary, ACrossingOfTheBreakEvenIsOutsideTheNoise) {
+  const auto comparison = [](Speedup a, Speedup b) {
+    Comparison c;
+    c.break_even = 1.0;
+    for (const auto& [seqlen, s] : {std::pair{int64_t{2048}, a}, std::pair{int64_t{4096}, b}}) {
+      CompareRow r;
+      r.seqlen = seqlen;
+      r.speedup = s;
+      c.rows.push_back(r);
+    }
+    return c;
+  };
+  EXPECT_FALSE(decision_summary(comparison(speedup_in(0.9997, 0.95, 1.06), speedup_in(1.0022, 0.95, 1.06))).crossover_seqlen);
+  EXPECT_FALSE(decision_summary(comparison(speedup_in(0.90, 0.85, 0.95), speedup_in(1.02, 0.97, 1.08))).crossover_seqlen);
+  const auto crossing = decision_summary(comparison(speedup_in(0.80, 0.78, 0.82), speedup_in(1.20, 1.18, 1.22))).crossover_seqlen;
+  ASSERT_TRUE(crossing);
+  EXPECT_GT(*crossing, 2048);
+  EXPECT_LT(*crossing, 4096);
+}
+
 TEST(Compare, RowsPerSequenceLengthWithOomPoints) {
   const Comparison c = h200_vs_b200();
   ASSERT_EQ(c.rows.size(), 4u);
