@@ -338,6 +338,33 @@ TEST(TraceDecomposition, AKernelTwiceIsRefusedAndEachGpuListsItsOwnKernels) {
   EXPECT_EQ(ds[1].unclassified[0].count, 3u);
 }
 
+// Steps follow one another: an annotation moved into the step before, or one lasting an hour in
+// a run of millisecond steps, is refused, not split into buckets.
+TEST(TraceDecomposition, OverlappingOrEndlessStepsAreRefused) {
+  const nlohmann::json trace = nlohmann::json::parse(slurp(kSmall));
+  std::vector<size_t> steps;
+  for (size_t i = 0; i < trace["traceEvents"].size(); ++i) {
+    const auto& e = trace["traceEvents"][i];
+    if (e.value("name", "").starts_with("ProfilerStep#") && e.value("cat", "") == "user_annotation") steps.push_back(i);
+  }
+  ASSERT_EQ(steps.size(), 3u);
+  KernelClasses k = bundled_classes();
+  const auto refused = [&](const nlohmann::json& t, const std::string& name, const std::string& want) {
+    try {
+      decompose_trace(temp_file(name, t.dump()), k, {});
+      ADD_FAILURE() << name << " was read";
+    } catch (const WorkError& e) {
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    }
+  };
+  nlohmann::json overlap = trace;
+  overlap["traceEvents"][steps[1]]["ts"] = trace["traceEvents"][steps[1]]["ts"].get<double>() - 1150.0;
+  refused(overlap, "trace_steps_overlap.json", "overlap");
+  nlohmann::json endless = trace;
+  endless["traceEvents"][steps[2]]["dur"] = 3.6e9;
+  refused(endless, "trace_step_endless.json", "times the median of its 3 steps");
+}
+
 // A real torch.profiler trace of a Hugging Face step beside what torch's own key_averages said of
 // the same profile (bench/peers/train_peer.py or train_moe_peer.py --profile): the attention share
 // of kernel time must agree, every kernel must be classified, and the buckets add up to the step.

@@ -88,6 +88,31 @@ std::vector<StepDecomposition> decompose_steps(const std::vector<StepWindow>& wi
   return out;
 }
 
+// Steps follow one another: two that overlap would count the GPU time between them twice, and
+// a step hundreds of times its steps' median (an edited `dur`) would make its idle time of
+// nothing. Windows sorted by start.
+void check_step_windows(const std::vector<StepWindow>& windows, const std::string& path) {
+  for (size_t i = 1; i < windows.size(); ++i) {
+    if (windows[i].start < windows[i - 1].end - 1.0) {  // a microsecond of the host clock's rounding
+      throw WorkError(fmt::format("{}: steps {} and {} overlap ({:.1f} us): a step starts after the one before it ends",
+                                  printable(path), printable(windows[i - 1].name), printable(windows[i].name),
+                                  windows[i - 1].end - windows[i].start));
+    }
+  }
+  if (windows.size() < 3) return;
+  std::vector<double> lengths;
+  for (const StepWindow& w : windows) lengths.push_back(w.end - w.start);
+  std::nth_element(lengths.begin(), lengths.begin() + static_cast<std::ptrdiff_t>(lengths.size() / 2), lengths.end());
+  const double median = lengths[lengths.size() / 2];
+  for (const StepWindow& w : windows) {
+    if (median > 0 && w.end - w.start > 100 * median) {
+      throw WorkError(fmt::format("{}: step {} lasts {:.3g} ms, {:.0f} times the median of its {} steps: not a step of "
+                                  "this run", printable(path), printable(w.name), (w.end - w.start) / 1e3,
+                                  (w.end - w.start) / median, windows.size()));
+    }
+  }
+}
+
 // --steps N cuts the timeline into N parts: more parts than the device has activities would be
 // parts holding nothing (and N = 1e9 parts, memory for a billion steps): refused, with the bound.
 void check_parts(int n, size_t activities, int64_t device, const std::string& path) {
@@ -192,6 +217,7 @@ std::vector<TraceDecomposition> decompose_trace(const std::string& path, KernelC
                                   path, options.step_pattern));
     }
     std::sort(windows.begin(), windows.end(), [](const StepWindow& a, const StepWindow& b) { return a.start < b.start; });
+    check_step_windows(windows, path);
     d.steps = decompose_steps(windows, acts, names, fmt::format("{} (device {})", printable(path), device));
     if (d.steps.empty()) throw WorkError(fmt::format("{}: every step annotation is empty", path));
     out.push_back(std::move(d));
