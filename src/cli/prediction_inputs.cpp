@@ -85,10 +85,20 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
         return step_flops(*step_model, seqlen, fo);
       };
       const Accelerator* said_gpu = said.gpu.empty() ? nullptr : cat.try_find(said.gpu);
-      refuse_impossible_points(said, said_gpu, [&](int64_t seqlen) -> std::optional<double> {
-        const std::optional<StepFlops> f = flops(seqlen, false);
-        return f ? std::optional<double>(f->total()) : std::nullopt;
-      });
+      try {
+        refuse_impossible_points(said, said_gpu, [&](int64_t seqlen) -> std::optional<double> {
+          const std::optional<StepFlops> f = flops(seqlen, false);
+          return f ? std::optional<double>(f->total()) : std::nullopt;
+        });
+      } catch (const WorkError& e) {
+        // The model's FLOPs came from --model or --layers where the log does not say them: the
+        // option may be what is wrong, not the log.
+        const bool from_options = (!said.model && !o.model.empty()) || (!said.layers && o.layers > 0);
+        if (!from_options || std::string(e.what()).find("the model's FLOPs") == std::string::npos) throw;
+        throw UsageError(fmt::format("{} (the model's FLOPs as --model {} --layers {} count them: if the log ran "
+                                     "another depth or model, give that)", e.what(), o.model.empty() ? "(the log's)" : o.model,
+                                     o.layers > 0 ? std::to_string(o.layers) : "(all)"));
+      }
       const double peak = said_gpu && said_gpu->peak(Dtype::bf16).known() ? said_gpu->peak(Dtype::bf16).value : 0;
       for (StepInput& s : steps_from_training_log(said, read_provenance(t), flops, peak, warnings)) steps.push_back(std::move(s));
     } else {

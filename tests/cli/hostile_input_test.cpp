@@ -1636,4 +1636,11 @@ TEST(SilentlyWrong, APrintoutsImpossibleFiguresAreRefusedByDecomposeAndCompare) 
   expect_error("decompose " + write_file("decompose_mfu_wrong.txt", wrong), 1, "MFU 4.97% is not its");
 }
 
+// A depth given with --layers that the log's steps cannot have done is the option's mistake as
+// much as the log's: a usage error that says so.
+TEST(Messages, ALayersOptionTheLogCannotHaveRunIsAUsageError) {
+  expect_error("predict " + kFx + "/sweep_h200.log --to b200 --layers 4", 2,
+               "(the model's FLOPs as --model (the log's) --layers 4 count them: if the log ran another depth or model");
+}
+
 }  // namespace
