@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 #include <nlohmann/json.hpp>
 
@@ -143,6 +145,7 @@ Catalog Catalog::parse(const std::string& text, const std::filesystem::path& fil
       Accelerator a;
       a.id = e.at("id").get<std::string>();
       const std::string where = fmt::format("{}: accelerator '{}'", file.string(), a.id);
+      if (trim(a.id).empty()) throw WorkError(fmt::format("{}: an accelerator with an empty id", file.string()));
       a.name = e.at("name").get<std::string>();
       a.vendor = e.at("vendor").get<std::string>();
       a.architecture = e.at("architecture").get<std::string>();
@@ -152,6 +155,12 @@ Catalog Catalog::parse(const std::string& text, const std::filesystem::path& fil
       }
       a.aliases = e.value("aliases", std::vector<std::string>{});
       const std::string src = e.at("source").get<std::string>();
+      for (const auto& [key, value] : e.at("peak_tflops").items()) {  // a misspelled dtype is a figure lost
+        if (std::none_of(kAllDtypes.begin(), kAllDtypes.end(), [&](Dtype d) { return to_string(d) == key; })) {
+          throw WorkError(fmt::format("{}: peak_tflops has \"{}\", which is not a dtype upgradebench knows", where,
+                                      printable(key)));
+        }
+      }
       for (Dtype d : kAllDtypes) {
         const std::string key(to_string(d));
         if (!e.at("peak_tflops").contains(key)) {
@@ -198,7 +207,38 @@ Catalog Catalog::parse(const std::string& text, const std::filesystem::path& fil
     check(a.interconnect_gbps, "interconnect_gbps");
     check(a.sm_count, "sm_count");
   }
-  // Names must be unambiguous: an id or alias may belong to one accelerator only.
+  // Figures one part cannot have together: a measured ceiling past its peak, a driver's total past
+  // its datasheet memory, a peak no accelerator comes near.
+  constexpr double kMostTflops = 1e6;
+  for (const Accelerator& a : cat.accelerators_) {
+    const std::string where = fmt::format("{}: accelerator '{}'", file.string(), a.id);
+    for (const auto& [d, f] : a.peak_tflops) {
+      if (f.known() && f.value > kMostTflops) {
+        throw WorkError(fmt::format("{}: peak_tflops.{} {:g} is past any accelerator ({:g})", where, to_string(d), f.value,
+                                    kMostTflops));
+      }
+    }
+    for (const auto& [m, d] : {std::pair{&a.mamf_bf16, Dtype::bf16}, std::pair{&a.mamf_fp8, Dtype::fp8}}) {
+      if (*m && (*m)->tflops.known() && a.peak(d).known() && (*m)->tflops.value > a.peak(d).value) {
+        throw WorkError(fmt::format("{}: its published {} MAMF {:g} TFLOPS is past its peak {:g}: a measured ceiling is "
+                                    "below the peak", where, to_string(d), (*m)->tflops.value, a.peak(d).value));
+      }
+    }
+    // (Datasheets round their GB loosely: an H200's "141 GB" is 140.4 GiB to its driver.)
+    if (a.device_total_gib.known() && a.memory_gb.known() && a.device_total_gib.value > 1.1 * a.memory_gb.value) {
+      throw WorkError(fmt::format("{}: device_total_gib {:g} is past its {:g} GB of memory", where, a.device_total_gib.value,
+                                  a.memory_gb.value));
+    }
+  }
+  // Names must be unambiguous: an id or alias may belong to one accelerator only, and an id to
+  // one entry.
+  std::set<std::string> ids;
+  for (const Accelerator& a : cat.accelerators_) {
+    if (!ids.insert(normalise(a.id)).second) {
+      throw WorkError(fmt::format("{}: accelerator '{}' is listed twice: which figures are its is not known", file.string(),
+                                  a.id));
+    }
+  }
   std::map<std::string, std::string> owner;
   for (const Accelerator& a : cat.accelerators_) {
     std::vector<std::string> names = a.aliases;

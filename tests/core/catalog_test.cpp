@@ -145,6 +145,37 @@ TEST_F(CatalogFile, AmbiguousAliasIsAnError) {
   EXPECT_THROW(Catalog::load(path), WorkError);
 }
 
+// What one entry cannot say: an id listed twice (the second silently lost), an empty id, a dtype
+// misspelled, a peak past any accelerator, a driver total past its datasheet memory.
+TEST_F(CatalogFile, ContradictoryOrImpossibleEntriesAreErrors) {
+  const std::string peaks = R"("peak_tflops":{"fp32":1,"tf32":1,"fp16":1,"bf16":100,"fp8":1,
+    "int8":1,"fp6":1,"fp4":1,"nvfp4":1,"mxfp8":1,"mxfp4":1})";
+  const auto entry = [&](const std::string& id, const std::string& more) {
+    return R"({"id":")" + id + R"(","name":"G","vendor":"V","architecture":"A","status":"shipping","source":"s",)" +
+           peaks + more + "}";
+  };
+  const auto refused = [&](const std::string& accelerators, const std::string& want) {
+    write(R"({"sources":{"s":"x"},"accelerators":[)" + accelerators + "]}");
+    try {
+      Catalog::load(path);
+      ADD_FAILURE() << accelerators;
+    } catch (const WorkError& e) {
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    }
+  };
+  refused(entry("g", "") + "," + entry("g", ""), "accelerator 'g' is listed twice");
+  refused(entry(" ", ""), "an accelerator with an empty id");
+  std::string misspelled = entry("g", "");
+  misspelled.replace(misspelled.find("\"mxfp4\""), 7, "\"bf17\":1,\"mxfp4\"");
+  refused(misspelled, "peak_tflops has \"bf17\", which is not a dtype");
+  std::string absurd = entry("g", "");
+  absurd.replace(absurd.find("\"bf16\":100"), 10, "\"bf16\":1e30");
+  refused(absurd, "is past any accelerator");
+  refused(entry("g", R"(,"memory_gb":180,"device_total_gib":5000)"), "device_total_gib 5000 is past its 180 GB");
+  refused(entry("g", R"(,"mamf":{"bf16":{"tflops":500,"shape":"1x1x1","software":"t","source":"s"}})"),
+          "its published bf16 MAMF 500 TFLOPS is past its peak 100");
+}
+
 TEST(CatalogLoad, MissingFileIsAnError) {
   EXPECT_THROW(Catalog::load("/nonexistent/accelerators.json"), WorkError);
 }
