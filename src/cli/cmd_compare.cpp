@@ -32,6 +32,17 @@ void CompareFlags::add_to(CLI::App& cmd) {
   cmd.add_flag("--force", force, "Compare runs of different models, depths, batch sizes or dtypes");
 }
 
+std::vector<std::string> CompareFlags::given() const {
+  std::vector<std::string> out;
+  for (const auto& [name, said] : {std::pair{"--price-old", !price_old.empty()}, {"--price-new", !price_new.empty()},
+                                   {"--tokens", !tokens.empty()}, {"--train-gpus", gpus != "1"},
+                                   {"--power-price", !power_price.empty()}, {"--pue", pue != "1.0"},
+                                   {"--strict", strict}, {"--force", force}}) {
+    if (said) out.emplace_back(name);
+  }
+  return out;
+}
+
 CompareOptions CompareFlags::parse() const {
   CompareOptions o;
   o.price_old = parse_optional_positive(price_old, "--price-old", kPriceRange);

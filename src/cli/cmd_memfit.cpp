@@ -212,7 +212,8 @@ void register_memfit(CLI::App& app, Context& ctx) {
                   "with different memory levers, the longest sequence per lever")
       ->required();
   cmd->add_option("--capacity-gib", o->capacity, "Usable memory to fit into (one LOG)");
-  cmd->add_option("--for", o->for_gpu, "Use these catalog GPUs' usable capacity (GPU[,GPU...])");
+  cmd->add_option("--for", o->for_gpu, "Use these catalog GPUs' usable capacity (GPU[,GPU...])")
+      ->check([](const std::string& v) { return trim(v).empty() ? std::string("names no GPU") : std::string(); }, "GPU");
   o->out.add_to(*cmd);
   cmd->callback([&ctx, o] { run(ctx, *o); });
 }

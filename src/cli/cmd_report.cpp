@@ -4,6 +4,7 @@
 // each GPU holds; two: the comparison, both stacks and the decision. Collective benchmarks
 // (`nccl` records): busbw and time per call by size for one run, the comparison for two.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "analysis/compare.hpp"
 #include "analysis/decide.hpp"
@@ -41,6 +42,11 @@ void run(Context& ctx, const ReportOptions& o) {
   if (o.logs.empty() || o.logs.size() > 2) throw UsageError("report takes one log, or two (OLD NEW)");
   refuse_page_over_inputs(o.out_dir, o.logs);
   refuse_repeated_inputs(o.logs, "report");
+  if (const std::vector<std::string> given = o.flags.given(); o.logs.size() == 1 && !given.empty()) {
+    throw UsageError(fmt::format("report of one log: {} {} for comparing two runs (OLD NEW); give the second log or leave "
+                                 "{} out", fmt::join(given, ", "), given.size() == 1 ? "is" : "are",
+                                 given.size() == 1 ? "it" : "them"));
+  }
   // The inputs are read and checked first: a bad input is named whatever is installed.
   const auto web = [&] { return report::find_web_modules(o.web_dir, ctx.web_module_candidates()); };
   report::ReportContent content;

@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 #include "analysis/compare.hpp"
 
@@ -15,6 +16,8 @@ struct CompareFlags {
 
   void add_to(CLI::App& cmd);
   CompareOptions parse() const;  // throws UsageError naming the bad option
+  // The options given that only a comparison of two runs uses (--price-old, --tokens, ...).
+  std::vector<std::string> given() const;
 };
 
 }  // namespace ub::cli

@@ -175,6 +175,10 @@ MeasurementSet read_suite_folder(const fs::path& dir) {
                                        to_string(p.status), p.why.empty() ? "" : " (" + p.why + ")"));
       continue;
     }
+    if (p.exit_code && *p.exit_code != 0) {  // done, says the manifest; exited with an error, says it too
+      throw WorkError(fmt::format("{}: part {} is done with exit code {}: a part that failed is not done", dir.string(),
+                                  p.name, *p.exit_code));
+    }
     // A suite's parts are files it wrote: a pipe or a device there would be read forever.
     if (!fs::is_regular_file(dir / p.records, ec)) {
       throw UsageError(fmt::format("{}: part {}'s records {} are not a file", dir.string(), p.name, (dir / p.records).string()));

@@ -422,6 +422,13 @@ TEST(Decide, APartReadingAnotherPartsRecordsIsRefused) {
   });
   expect_error("decide " + swapped.string() + " --to b200 --price-old 3.5 --price-new 6", 1,
                "part decompose-short ran with --seqlen 2048, its records decompose-long.jsonl decompose a step of 4096 tokens");
+  const fs::path killed = edited_suite("suite_done_killed", [](json& m) {
+    for (json& p : m["parts"]) {
+      if (p["name"] == "sweep") p["exit_code"] = 137;
+    }
+  });
+  expect_error("decide " + killed.string() + " --to b200 --price-old 3.5 --price-new 6", 1,
+               "part sweep is done with exit code 137");
 }
 
 }  // namespace

@@ -1354,6 +1354,9 @@ TEST(Messages, AnOptionThatCannotApplyIsRefused) {
   expect_error("predict " + kFx + "/sweep_h200.log --to b200-sxm --model llama-3.1-8b --seqlen 8k,8k", 2,
                "--seqlen: 8192 is given twice");
   expect_error("flops --seqlen 4096,4096", 2, "--seqlen: 4096 is given twice");
+  expect_error("memfit " + kFx + "/records_h200.jsonl --for ''", 2, "--for");
+  expect_error("report " + kFx + "/records_h200.jsonl -o /tmp/report_one --tokens 1e12 --price-new 3", 2,
+               "report of one log: --price-new, --tokens are for comparing two runs (OLD NEW)");
   expect_error("flops --doc-len 8192 --seqlen 4096", 2, "--doc-len 8192: longer than the sequence of 4096 tokens");
 }
 
