@@ -159,6 +159,16 @@ void run_on_measurements(Context& ctx, const DecideOptions& o) {
                                    "for a PREDICTED part 2", sets[0].where));
     }
     if (!sets[0].manifest) throw UsageError("decide --to GPU predicts from a suite folder: give the folder");
+    // The folder's manifest says its workload and its own measurements are what part 2 is predicted
+    // from: options that would say otherwise would be ignored.
+    for (const auto& [given, name] : std::vector<std::pair<bool, const char*>>{
+             {o.model_given, "--model"}, {!o.seqlens.empty(), "--seqlens"}, {o.layers != 0, "--layers"},
+             {!o.measured.empty(), "--measured"}, {!o.old_runs.empty(), "--old-run"}}) {
+      if (given) {
+        throw UsageError(fmt::format("decide: {} does not go with a suite folder and --to: {} says its workload in its "
+                                     "manifest, and part 2 is predicted from its own measurements", name, sets[0].where));
+      }
+    }
     return run_predicted(ctx, o, sets[0]);
   }
   // Both GPUs measured: what predicts or names a GPU has nothing to do.

@@ -429,6 +429,9 @@ TEST(Decide, APartReadingAnotherPartsRecordsIsRefused) {
   });
   expect_error("decide " + killed.string() + " --to b200 --price-old 3.5 --price-new 6", 1,
                "part sweep is done with exit code 137");
+  for (const std::string option : {"--model llama-3.1-70b", "--seqlens 65536", "--layers 80"}) {
+    expect_error("decide " + kSuite + " --to b200 " + option, 2, "does not go with a suite folder and --to");
+  }
 }
 
 }  // namespace
