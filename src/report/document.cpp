@@ -6,7 +6,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <stdexcept>
+#include <string_view>
 
 namespace ub::report {
 
@@ -47,8 +50,21 @@ std::string bullet(const std::string& text, size_t columns) {
   return out + "\n";
 }
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+// A field as a spreadsheet reads it: text that starts like a formula is given a leading
+// apostrophe, so a host named "=cmd|..." is shown, not run (OWASP's advice for CSV injection):
+// every cell starting with =, @, a tab or a carriage return, and one starting with + or - that
+// holds a letter or ( = ! | (our own signed figures, "+2.3% [+1.8%, +2.8%]", stay as they are).
+// Commas, quotes and line breaks are quoted.
+std::string csv_field(const std::string& in) {
+  std::string s = in;
+  const bool formula = !s.empty() && (std::string_view("=@\t\r").find(s.front()) != std::string_view::npos ||
+                                      ((s.front() == '+' || s.front() == '-') &&
+                                       std::any_of(s.begin() + 1, s.end(), [](char c) {
+                                         return std::isalpha(static_cast<unsigned char>(c)) ||
+                                                std::string_view("(=!|").find(c) != std::string_view::npos;
+                                       })));
+  if (formula) s = "'" + s;
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
   std::string out = "\"";
   for (char c : s) {
     if (c == '"') out += '"';
@@ -57,14 +73,18 @@ std::string csv_field(const std::string& s) {
   return out + "\"";
 }
 
-std::string md_cell(const std::string& s) {
+// Markdown text that stays text: a pipe would end a table cell and < would open raw HTML (a GPU
+// or host named "<script>..." in a page), so each is escaped.
+std::string md_text(const std::string& s) {
   std::string out;
   for (char c : s) {
-    if (c == '|') out += '\\';
+    if (c == '|' || c == '<') out += '\\';
     out += c;
   }
   return out;
 }
+
+std::string md_cell(const std::string& s) { return md_text(s); }
 
 }  // namespace
 
@@ -134,7 +154,7 @@ std::string render_markdown(const Document& in) {
   for (const Block& b : doc.blocks) {
     if (!first) out += "\n";
     first = false;
-    if (!b.title.empty()) out += "### " + b.title + "\n\n";
+    if (!b.title.empty()) out += "### " + md_text(b.title) + "\n\n";
     const Table& t = b.table;
     if (!t.columns.empty()) {
       out += "|";
@@ -149,12 +169,18 @@ std::string render_markdown(const Document& in) {
       }
       if (!b.notes.empty()) out += "\n";
     }
-    for (const std::string& n : b.notes) out += "- " + n + "\n";
+    // A note's own line breaks stay inside its item: a continuation line is indented.
+    for (const std::string& n : b.notes) {
+      std::string item = md_text(n);
+      for (size_t at = 0; (at = item.find('\n', at)) != std::string::npos; at += 3) item.replace(at, 1, "\n  ");
+      out += "- " + item + "\n";
+    }
   }
   return out;
 }
 
-std::string render_csv(const Document& doc) {
+std::string render_csv(const Document& in) {
+  const Document doc = printable_copy(in);
   std::string out;
   bool first = true;
   for (const Block& b : doc.blocks) {

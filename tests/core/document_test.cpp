@@ -36,9 +36,35 @@ TEST(Document, TextFromFilesCannotDriveTheTerminalOrBreakLines) {
     EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
     EXPECT_EQ(out.find('\r'), std::string::npos) << out;
     EXPECT_NE(out.find("A [2J B"), std::string::npos) << out;  // the cell stays on its line
-    EXPECT_NE(out.find("two\nlines"), std::string::npos) << out;  // a note keeps its own newlines
+    EXPECT_NE(out.find("two\n"), std::string::npos) << out;  // a note keeps its own newlines
   }
+  EXPECT_NE(render_text(d).find("two\nlines"), std::string::npos);
+  EXPECT_NE(render_markdown(d).find("- two\n  lines"), std::string::npos) << "inside its list item";
   EXPECT_NE(render_markdown(d).find("### GPU  ]0;title  X  next\n"), std::string::npos) << render_markdown(d);
+}
+
+// Text from files is shown, never run: raw HTML in a markdown page is escaped, and a CSV cell that
+// a spreadsheet would take for a formula starts with an apostrophe; our own signed figures do not.
+TEST(Document, MarkdownHtmlAndCsvFormulasFromFilesStayText) {
+  Document d;
+  auto& b = d.add("hosts");
+  b.table.columns = {{"host", Align::left}, {"change", Align::left}};
+  b.table.add_row({"<script>alert(1)</script>", "+2.3% [+1.8%, +2.8%]"});
+  b.table.add_row({"=cmd|' /C calc'!A0", "-0.4%"});
+  b.table.add_row({"@SUM(1+1)", "-evil"});
+  b.notes.push_back("<img src=x onerror=alert(2)>");
+  const std::string md = render_markdown(d);
+  for (size_t at = md.find('<'); at != std::string::npos; at = md.find('<', at + 1)) {
+    EXPECT_TRUE(at > 0 && md[at - 1] == '\\') << "a raw < at " << at << ":\n" << md;
+  }
+  EXPECT_NE(md.find("\\<script>"), std::string::npos) << md;
+  EXPECT_NE(md.find("- \\<img"), std::string::npos) << md;
+  const std::string csv = render_csv(d);
+  EXPECT_NE(csv.find("\n'=cmd|' /C calc'!A0,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("'@SUM(1+1)"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("'-evil"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",\"+2.3% [+1.8%, +2.8%]\""), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",-0.4%"), std::string::npos) << csv;
 }
 
 TEST(Document, Markdown) {
