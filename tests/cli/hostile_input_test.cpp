@@ -823,7 +823,7 @@ TEST(SilentlyWrong, DecompositionsOfAnotherWorkloadAreNotCompared) {
                                                                           "184.43 TFLOP  481.1 ms  383.3 TFLOPS  MFU 17.0"),
                                                         "421.65 TFLOP  538.5 ms  783.0 TFLOPS  MFU 34.8",
                                                         "237.21 TFLOP  538.5 ms  440.5 TFLOPS  MFU 19.6"),
-                                               "# gpu=NVIDIA B200", "# gpu=NVIDIA B200"));
+                                               "attention FLOP share=12.5%", "attention FLOP share=22.3%"));
   expect_error("compare " + kFx + "/decompose_h200.txt " + half, 2,
                "decompose steps of different work (everything else: 368.87 vs 184.43 TFLOP");
   // Our records: the batch a decomposition says, the work of the buckets that say theirs.
@@ -1523,6 +1523,7 @@ TEST(SilentlyWrong, APrintoutWithoutItsTotalLineIsTheStepItsBucketsSplit) {
   // Buckets that do not add up to the `# wall` step are refused without the TOTAL line too.
   std::string off = printout.substr(0, total);
   off.replace(off.find("118.1 ms  447.0 TFLOPS"), 22, "218.1 ms  242.0 TFLOPS");
+  off.replace(off.find("attention wall share=12.9%"), 26, "attention wall share=21.5%");
   expect_error("predict --to b200 " + write_file("decompose_no_total_off.txt", off), 1,
                "the `# wall` line's step is 914.8 ms, the buckets (no TOTAL line) add up to 1014.8 ms");
 }
@@ -1644,6 +1645,19 @@ TEST(SilentlyWrong, APrintoutsImpossibleFiguresAreRefusedByDecomposeAndCompare) 
 TEST(Messages, ALayersOptionTheLogCannotHaveRunIsAUsageError) {
   expect_error("predict " + kFx + "/sweep_h200.log --to b200 --layers 4", 2,
                "(the model's FLOPs as --model (the log's) --layers 4 count them: if the log ran another depth or model");
+}
+
+// A printout's `# wall` line says its attention shares again: shares its buckets do not give
+// were edited, one side or the other.
+TEST(SilentlyWrong, APrintoutsSharesMustBeItsBuckets) {
+  const std::string printout = slurp(kFx + "/decompose_h200.txt");
+  expect_error("decompose " + write_file("decompose_share.txt", replaced(printout, "attention FLOP share=12.5%",
+                                                                          "attention FLOP share=60.0%")),
+               1, "the `# wall` line's attention FLOP share is 60%, its buckets give 12.5%");
+  expect_error("compare " + write_file("decompose_wshare.txt", replaced(printout, "attention wall share=11.8%",
+                                                                         "attention wall share=90.0%")) +
+                   " " + kFx + "/decompose_b200.txt",
+               1, "attention wall share is 90%, its buckets give 11.8%");
 }
 
 }  // namespace

@@ -99,6 +99,28 @@ void check_total(const std::vector<DecompositionBucket>& buckets, const std::map
     throw WorkError(fmt::format("{}: the buckets add up to {:.1f} ms, the TOTAL line says {} ms: a decomposition's "
                                 "buckets are its step", path, sum, total));
   }
+  // The `# wall` line's attention shares are its attention bucket's FLOPs over all the buckets'
+  // and its time over the step, to the printout's rounding (a tenth of a percent).
+  double attention_ms = -1, attention_tflop = 0, tflop = 0;
+  for (const DecompositionBucket& b : buckets) {
+    if (b.name == "TOTAL") continue;
+    if (b.name.rfind("attention", 0) == 0) attention_ms = b.ms, attention_tflop = b.tflop.value_or(0);
+    tflop += b.tflop.value_or(0);
+  }
+  const auto share_said = [&](const char* key) -> std::optional<double> {
+    const auto it = summary.find(key);
+    if (it == summary.end()) return std::nullopt;
+    return std::strtod(it->second.c_str(), nullptr);  // checked a number by check_summary
+  };
+  const double whole_ms = total >= 0 ? total : sum;
+  for (const auto& [key, implied] : {std::pair{"attention FLOP share", tflop > 0 ? 100 * attention_tflop / tflop : -1.0},
+                                     std::pair{"attention wall share", whole_ms > 0 && attention_ms >= 0 ? 100 * attention_ms / whole_ms : -1.0}}) {
+    const std::optional<double> said = share_said(key);
+    if (said && implied >= 0 && std::abs(*said - implied) > 0.5) {
+      throw WorkError(fmt::format("{}: the `# wall` line's {} is {:g}%, its buckets give {:.1f}%: one of them was edited",
+                                  path, key, *said, implied));
+    }
+  }
   if (const auto step = summary.find("step"); step != summary.end()) {
     const double wall = std::strtod(step->second.c_str(), nullptr);  // checked a number by check_summary
     const double whole = total >= 0 ? total : sum;
