@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <nlohmann/json.hpp>
 
@@ -30,12 +31,26 @@ RopeScaling read_rope(const json& r, const std::string& rw) {
   s.low_freq_factor = optional_typed(r, "low_freq_factor", 1.0, rw);
   s.high_freq_factor = optional_typed(r, "high_freq_factor", 4.0, rw);
   s.original_max_position = optional_typed(r, "original_max_position_embeddings", int64_t{8192}, rw);
+  // The rotary types transformers implements (ROPE_INIT_FUNCTIONS): another is a config of another
+  // model, or a typo.
+  static const std::set<std::string> kTypes = {"default", "linear", "dynamic", "yarn", "longrope", "llama3"};
+  if (!kTypes.count(s.type)) {
+    throw WorkError(fmt::format("{}: rope type '{}' is not one transformers implements (default, linear, dynamic, yarn, "
+                                "longrope, llama3)", rw, printable(s.type)));
+  }
+  if (!(s.factor > 0) || !(s.low_freq_factor > 0) || !(s.high_freq_factor > 0) || s.original_max_position <= 0) {
+    throw WorkError(fmt::format("{}: its factors and original_max_position_embeddings must be positive", rw));
+  }
   return s;
 }
 
 void read_rope_fields(const json& c, ModelShape& m, const std::string& w) {
-  if (c.contains("rope_theta") && c.at("rope_theta").is_number()) m.rope_theta = c.at("rope_theta").get<double>();
-  if (c.contains("rope_scaling") && c.at("rope_scaling").is_object()) {
+  m.rope_theta = optional_typed(c, "rope_theta", m.rope_theta, w);
+  if (!(m.rope_theta > 0)) throw WorkError(fmt::format("{}: rope_theta must be positive", w));
+  if (c.contains("rope_scaling") && !c.at("rope_scaling").is_null()) {
+    if (!c.at("rope_scaling").is_object()) {
+      throw WorkError(fmt::format("{}: rope_scaling must be an object (rope_type, factor, ...) or null", w));
+    }
     m.rope_scaling = read_rope(c.at("rope_scaling"), w + ": rope_scaling");
   }
   if (!c.contains("rope_parameters") || !c.at("rope_parameters").is_object()) return;
@@ -161,8 +176,8 @@ ModelShape parse_hf_config(const json& root, const std::string& where) {
   if (c.contains("rms_norm_eps") && c.at("rms_norm_eps").is_number()) {
     m.rms_norm_eps = c.at("rms_norm_eps").get<double>();
   }
-  if (c.contains("max_position_embeddings") && c.at("max_position_embeddings").is_number_integer()) {
-    m.max_position = c.at("max_position_embeddings").get<int64_t>();
+  if (c.contains("max_position_embeddings") && !c.at("max_position_embeddings").is_null()) {
+    m.max_position = required_positive(c, "max_position_embeddings", w);
   }
   read_variants(c, m, w);
   m.windows = parse_windows(c, m.model_type, m.layers, w);

@@ -90,6 +90,24 @@ TEST(ModelShape, WindowsAndExpertsOnlyWhereTheModelTypesCodeHasThem) {
   EXPECT_NO_THROW(parse_hf_config(c, "t")) << "a hand-written config is taken as it says";
 }
 
+// Rotary and position fields are read, not skipped: a type transformers does not implement, a
+// factor that is not positive, a scaling that is no object, a maximum of 0 positions are refused.
+TEST(ModelShape, RotaryAndPositionFieldsAreChecked) {
+  json c = minimal();
+  c["rope_scaling"] = {{"rope_type", "bogus"}, {"factor", 8.0}};
+  refused(c, "rope type 'bogus' is not one transformers implements");
+  c["rope_scaling"] = {{"rope_type", "linear"}, {"factor", -8.0}};
+  refused(c, "its factors and original_max_position_embeddings must be positive");
+  c["rope_scaling"] = "linear";
+  refused(c, "rope_scaling must be an object");
+  c = minimal();
+  c["max_position_embeddings"] = 0;
+  refused(c, "max_position_embeddings");
+  c = minimal();
+  c["rope_scaling"] = nullptr, c["rope_theta"] = 500000.0;
+  EXPECT_NO_THROW(parse_hf_config(c, "t"));
+}
+
 TEST(ModelShape, MoeParametersAreTheModelCards) {
   // Qwen/Qwen3-30B-A3B's card: 30.5B total, 3.3B activated (lm_head and embedding both counted).
   const ModelShape q = load_model("qwen3-30b-a3b", kModels);
