@@ -155,7 +155,8 @@ Catalog Catalog::parse(const std::string& text, const std::filesystem::path& fil
       }
       a.aliases = e.value("aliases", std::vector<std::string>{});
       const std::string src = e.at("source").get<std::string>();
-      for (const auto& [key, value] : e.at("peak_tflops").items()) {  // a misspelled dtype is a figure lost
+      for (const auto& item : e.at("peak_tflops").items()) {  // a misspelled dtype is a figure lost
+        const std::string key = item.key();
         if (std::none_of(kAllDtypes.begin(), kAllDtypes.end(), [&](Dtype d) { return to_string(d) == key; })) {
           throw WorkError(fmt::format("{}: peak_tflops has \"{}\", which is not a dtype upgradebench knows", where,
                                       printable(key)));
