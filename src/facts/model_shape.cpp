@@ -147,6 +147,17 @@ ModelShape parse_hf_config(const json& root, const std::string& where) {
   const bool nested = root.contains("text_config") && root.at("text_config").is_object();
   const json& c = nested ? root.at("text_config") : root;
   const std::string w = nested ? where + " (text_config)" : where;
+  // The text model's widths are text_config's: the same field at the top level with another value
+  // says the model twice, differently.
+  if (nested) {
+    for (const char* key : {"hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
+                            "num_key_value_heads", "head_dim", "vocab_size"}) {
+      if (root.contains(key) && c.contains(key) && root.at(key) != c.at(key)) {
+        throw WorkError(fmt::format("{}: {} is {} at the top level and {} in text_config: which is the model's is not "
+                                    "known", where, key, root.at(key).dump(), c.at(key).dump()));
+      }
+    }
+  }
   check_config_fields(c, w);
   ModelShape m;
   m.model_type = optional_typed(c, "model_type", std::string{}, w);

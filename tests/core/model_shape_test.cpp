@@ -106,6 +106,11 @@ TEST(ModelShape, RotaryAndPositionFieldsAreChecked) {
   c = minimal();
   c["rope_scaling"] = nullptr, c["rope_theta"] = 500000.0;
   EXPECT_NO_THROW(parse_hf_config(c, "t"));
+  // A multimodal config's text model is its text_config: a top-level width that disagrees is refused.
+  json nested = {{"model_type", "llava"}, {"text_config", minimal()}, {"hidden_size", 999}};
+  refused(nested, "hidden_size is 999 at the top level and 64 in text_config");
+  nested["hidden_size"] = 64;
+  EXPECT_NO_THROW(parse_hf_config(nested, "t"));
 }
 
 TEST(ModelShape, MoeParametersAreTheModelCards) {
