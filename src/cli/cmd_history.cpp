@@ -3,10 +3,11 @@
 // how a figure moved over time and stack versions (trend), and which GPU of a fleet stands out
 // (fleet). docs/history.md is the manual.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
-#include <set>
 
+#include "analysis/history/stored_run.hpp"
 #include "base/dates.hpp"
 #include "base/error.hpp"
 #include "base/text.hpp"
@@ -66,11 +67,9 @@ struct FilterFlags {
     if (!f.since.empty() && !f.until.empty() && f.since.substr(0, shared) > f.until.substr(0, shared)) {
       throw UsageError(fmt::format("--since {} is after --until {}: no date is both", since, until));
     }
-    static const std::set<std::string> kinds = {"training", "attention", "decomposition", "mamf", "nccl", "bandwidth",
-                                                "prediction", "other"};
-    if (!kind.empty() && !kinds.count(kind)) {
-      throw UsageError(fmt::format("--kind {}: not a kind of run (training, attention, decomposition, mamf, nccl, "
-                                   "bandwidth, prediction, other)", printable(kind)));
+    const std::vector<std::string>& kinds = run_kinds();
+    if (!kind.empty() && std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
+      throw UsageError(fmt::format("--kind {}: not a kind of run ({})", printable(kind), fmt::join(kinds, ", ")));
     }
     return f;
   }

@@ -231,6 +231,19 @@ StoredRun peer_run(std::vector<std::string> lines, bool cut_short, const std::st
 
 }  // namespace
 
+const std::vector<std::string>& run_kinds() {
+  static const std::vector<std::string> kinds = [] {
+    std::vector<std::string> k;
+    for (LogKind x : {LogKind::training, LogKind::attention, LogKind::decomposition, LogKind::mamf, LogKind::nccl,
+                      LogKind::prediction, LogKind::unknown}) {
+      k.emplace_back(names_of(x).kind);
+    }
+    k.emplace_back("bandwidth");  // records_run's name for `bandwidth` records, of no log kind of their own
+    return k;
+  }();
+  return kinds;
+}
+
 std::string fnv1a_hex(const std::string& text) {
   uint64_t h = 14695981039346656037ull;
   for (unsigned char c : text) {

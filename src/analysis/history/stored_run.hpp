@@ -52,6 +52,9 @@ std::vector<StoredRun> runs_of_file(const LineSource& t);
 // as a measuring command writes its records. `name` stands for the file in messages.
 StoredRun run_of_records(const std::vector<std::string>& lines, const std::string& name);
 
+// Every kind a stored run can have (its `kind` column): each log kind's name, and bandwidth.
+const std::vector<std::string>& run_kinds();
+
 // Whether `line` is a whole context record (one that parses): the line a run of records starts with.
 bool is_context_line(const std::string& line);
 
