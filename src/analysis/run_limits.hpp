@@ -17,7 +17,8 @@ namespace ub {
 // The FLOPs of one step of the run at `seqlen` (batch included), where its model is known.
 using RunStepFlops = std::function<std::optional<double>(int64_t seqlen)>;
 
-// WorkError naming the file, the length and the figure, for the first point of `run` with:
+// WorkError naming the file, the length and the figure, for the first point of `run` with (its
+// warm-up steps held to the same, though they count in no figure):
 // - a step faster than `gpu` could do the model's FLOPs (its fastest steady step);
 // - a step's logged TFLOPS more than 5% from its work over its time (one figure said twice that
 //   disagrees): the model's FLOPs where known, else the median work of the point's steps;

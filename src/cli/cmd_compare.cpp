@@ -3,6 +3,7 @@
 // step decompositions or MAMF runs (analysis/log_comparisons.hpp), collective benchmarks
 // (analysis/nccl_comparison.hpp). Each file is read once.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "analysis/log_comparisons.hpp"
 #include "analysis/nccl_comparison.hpp"
@@ -41,6 +42,15 @@ std::vector<std::string> CompareFlags::given() const {
     if (said) out.emplace_back(name);
   }
   return out;
+}
+
+void CompareFlags::refuse_unused(const std::string& what, bool takes_force) const {
+  std::vector<std::string> unused = given();
+  if (takes_force) std::erase(unused, "--force");
+  if (unused.empty()) return;
+  throw UsageError(fmt::format("{}: {} {} for training runs (their cost, time to train and stacks), which {} has none "
+                               "of; leave {} out", what, fmt::join(unused, ", "), unused.size() == 1 ? "is" : "are",
+                               what, unused.size() == 1 ? "it" : "them"));
 }
 
 CompareOptions CompareFlags::parse() const {
@@ -95,6 +105,7 @@ void register_compare(CLI::App& app, Context& ctx) {
       warn_about_lines(new_log.warnings, o->new_path);
     };
     if (old_bw && new_bw) {
+      o->flags.refuse_unused("a bandwidth comparison", false);
       const BandwidthLog a = read_bandwidth_log(old_text), b = read_bandwidth_log(new_text);
       const BandwidthComparison c = compare_bandwidth(a, b, ctx.catalog());
       o->out.emit(report::bandwidth_comparison_document(c), c);
@@ -111,18 +122,22 @@ void register_compare(CLI::App& app, Context& ctx) {
                                         o->flags.parse());
       o->out.emit(report::comparison_document(c), report::comparison_json(c));
     } else if (kind == LogKind::attention) {
+      o->flags.refuse_unused("an attention comparison", false);
       const AttentionLog a = read_attention_log(old_text), b = read_attention_log(new_text);
       const AttentionComparison c = compare_attention(a, b, cat);
       o->out.emit(report::attention_comparison_document(c), c);
       warn(a, b);
     } else if (kind == LogKind::decomposition) {
+      o->flags.refuse_unused("a decomposition comparison", true);
       const DecompositionComparison c =
           compare_decomposition(read_decomposition_log(old_text), read_decomposition_log(new_text), cat, o->flags.force);
       o->out.emit(report::decomposition_comparison_document(c), c);
     } else if (kind == LogKind::nccl) {
+      o->flags.refuse_unused("a collective comparison", false);
       const NcclComparison c = compare_nccl(read_nccl_log(old_text), read_nccl_log(new_text), cat);
       o->out.emit(report::nccl_comparison_document(c), c);
     } else {
+      o->flags.refuse_unused("a MAMF comparison", true);
       const MamfComparison c = compare_mamf(read_mamf_log(old_text), read_mamf_log(new_text), cat, o->flags.force);
       o->out.emit(report::mamf_comparison_document(c), c);
     }

@@ -7,12 +7,14 @@
 //   decide [--from --to]     the catalog alone (analysis/decide.hpp), with --old-run what
 //                            `predict` gives for part 2.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
 #include "analysis/decide.hpp"
 #include "analysis/upgrade_decision.hpp"
 #include "base/error.hpp"
+#include "base/text.hpp"
 #include "cli/arguments.hpp"
 #include "cli/catalog_json.hpp"
 #include "cli/commands.hpp"
@@ -155,8 +157,9 @@ void run_on_measurements(Context& ctx, const DecideOptions& o) {
   }
   if (sets.size() == 1) {
     if (!o.to_given) {
-      throw UsageError(fmt::format("decide: {} holds one GPU's measurements: give the other GPU's folder, or --to GPU "
-                                   "for a PREDICTED part 2", sets[0].where));
+      throw UsageError(fmt::format("decide: {} {} one GPU's measurements{}: give the other GPU's folder, or --to GPU "
+                                   "for a PREDICTED part 2", fmt::join(o.inputs, " and "), o.inputs.size() == 1 ? "holds" : "are",
+                                   sets[0].gpu.empty() ? "" : " (" + printable(sets[0].gpu) + ")"));
     }
     if (!sets[0].manifest) throw UsageError("decide --to GPU predicts from a suite folder: give the folder");
     // The folder's manifest says its workload and its own measurements are what part 2 is predicted

@@ -61,6 +61,7 @@ void run(Context& ctx, const ReportOptions& o) {
                                  to_string(kinds[0]), o.logs.back(), to_string(kinds.back())));
   }
   if (kinds[0] == LogKind::prediction) {
+    o.flags.refuse_unused("a prediction's report", false);
     // A second file: the new GPU's measured run, drawn beside the prediction.
     std::optional<RunLog> measured;
     if (texts.size() == 2) {
@@ -82,6 +83,7 @@ void run(Context& ctx, const ReportOptions& o) {
                                  to_string(kinds[0]), o.logs.back(), to_string(kinds.back())));
   }
   if (decomposition) {
+    o.flags.refuse_unused("a decomposition report", true);
     std::vector<DecompositionLog> logs;
     for (const LineSource& t : texts) logs.push_back(read_decomposition_log(t));
     std::optional<DecompositionComparison> c;
@@ -90,6 +92,7 @@ void run(Context& ctx, const ReportOptions& o) {
   } else if (nccl && o.logs.size() == 1) {
     content = report::nccl_run_report(read_nccl_log(texts[0]), ctx.catalog());
   } else if (nccl) {
+    o.flags.refuse_unused("a collective report", false);
     content = report::nccl_comparison_report(compare_nccl(read_nccl_log(texts[0]), read_nccl_log(texts[1]), ctx.catalog()));
   } else if (o.logs.size() == 1) {
     const RunLog run = read_run_log(texts[0]);

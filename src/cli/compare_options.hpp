@@ -18,6 +18,9 @@ struct CompareFlags {
   CompareOptions parse() const;  // throws UsageError naming the bad option
   // The options given that only a comparison of two runs uses (--price-old, --tokens, ...).
   std::vector<std::string> given() const;
+  // UsageError naming the given options a comparison of `what` ("a MAMF comparison") has no use
+  // for: every one but --force where it `takes_force` (which checks what runs agree on).
+  void refuse_unused(const std::string& what, bool takes_force) const;
 };
 
 }  // namespace ub::cli

@@ -69,7 +69,7 @@ Document added_document(const FileOutcomes& files, const std::string& db) {
   auto& b = doc.add("Added to " + db);
   b.table.columns = {{"file", Align::left}, {"run"}, {"status", Align::left}, {"kind", Align::left},
                      {"command", Align::left}, {"date", Align::left}, {"lines"}, {"figures"}};
-  size_t added = 0, grown = 0, unchanged = 0;
+  size_t added = 0, grown = 0, unchanged = 0, same = 0;
   for (const auto& [file, outcomes] : files) {
     for (const history::AddOutcome& o : outcomes) {
       b.table.add_row({printable(file), std::to_string(o.run_id), std::string(history::to_string(o.status)), o.kind,
@@ -77,9 +77,14 @@ Document added_document(const FileOutcomes& files, const std::string& db) {
       added += o.status == history::AddStatus::added;
       grown += o.status == history::AddStatus::grown;
       unchanged += o.status == history::AddStatus::unchanged;
+      same += o.status == history::AddStatus::same_measurement;
     }
   }
   b.notes.push_back(fmt::format("{} runs added, {} grown, {} already stored", added, grown, unchanged));
+  if (same > 0) {
+    b.notes.push_back(fmt::format("{} run{} not stored: the same figures as the run named in its row, under another "
+                                  "context or header (a copy of one measurement)", same, same == 1 ? "" : "s"));
+  }
   return doc;
 }
 

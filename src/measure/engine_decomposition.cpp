@@ -20,6 +20,7 @@ Bucket bucket_of_class(const std::string& cls) {
   if (cls == "cross_entropy") return Bucket::loss;
   if (cls == "optimizer") return Bucket::optimizer;
   if (cls == "communication") return Bucket::communication;
+  if (cls == "moe") return Bucket::routing;
   return Bucket::other;
 }
 
@@ -41,10 +42,10 @@ EngineProfile analyse_profile(gpu::StepProfiler::Profile p, trace::KernelClasses
     a.start = us(r.start), a.end = us(r.end);
     if (r.kind != gpu::GpuActivityRecord::Kind::kernel) {
       a.bucket = Bucket::memcpy;
-    } else if (r.operation > 0 && r.operation <= p.ops.size()) {
+    } else if (r.operation > 0 && r.operation <= p.ops.size() && p.ops[r.operation - 1].cls != "moe") {
       a.bucket = bucket_of_class(p.ops[r.operation - 1].cls);
       a.name = r.name;
-    } else {
+    } else {  // outside any operation, or in an MoE layer's (its GEMMs and its routing, told by name)
       if (!named[r.name]) by_name[r.name] = classes.classify(p.log.names[r.name]), named[r.name] = 1;
       a.bucket = by_name[r.name];
       a.name = r.name;
@@ -81,9 +82,10 @@ EngineProfile analyse_profile(gpu::StepProfiler::Profile p, trace::KernelClasses
   for (const auto& op : p.ops) {
     if (op.step != median_index) continue;
     ops.push_back(op);
-    const auto b = static_cast<size_t>(bucket_of_class(op.cls));
-    e.work.flop[b] += op.flop;
-    e.work.bytes[b] += op.bytes;
+    // An MoE layer's FLOPs are its GEMMs' (router, experts), its bytes its routing's.
+    const bool moe = op.cls == "moe";
+    e.work.flop[static_cast<size_t>(moe ? Bucket::gemm : bucket_of_class(op.cls))] += op.flop;
+    e.work.bytes[static_cast<size_t>(bucket_of_class(op.cls))] += op.bytes;
   }
   e.breakdown = make_breakdown(ops, median.step_us / 1e3, std::move(gemms));
   e.breakdown.device = device;

@@ -25,7 +25,8 @@ struct EngineProfile {
 };
 
 // The bucket of an operation class of the engine (gemm, attention, norm/elementwise,
-// cross_entropy, optimizer, communication; anything else: other).
+// cross_entropy, optimizer, communication; moe: routing, whose kernels are told by name, its
+// GEMMs going to gemm; anything else: other).
 trace::Bucket bucket_of_class(const std::string& cls);
 
 // WorkError when no step was profiled or a step holds no kernel.

@@ -145,6 +145,7 @@ class TrainPoint : public Point {
     r.grad_norm = engine_.grad_norm();
     r.flop = flops_.total();
     r.attention_share = flops_.attention_share();
+    r.expert_tokens = expert_tokens_of(engine_.expert_rows());
     if (telemetry) r.telemetry = *telemetry;
     b_.run_.emit(r);
     TrainSummary& sum = b_.summary_;

@@ -26,6 +26,10 @@ LlamaLayout llama_layout(const ModelShape& m) {
     LayerParams lp{};
     lp.attn_norm = add(p + "input_layernorm", h, 1, true);
     lp.qkv = add(p + "self_attn.qkv_proj", q + 2 * kv, h, false);
+    if (m.qk_norm) {
+      lp.q_norm = add(p + "self_attn.q_norm", m.head_dim, 1, true);
+      lp.k_norm = add(p + "self_attn.k_norm", m.head_dim, 1, true);
+    }
     lp.o = add(p + "self_attn.o_proj", h, q, false);
     lp.mlp_norm = add(p + "post_attention_layernorm", h, 1, true);
     if (m.is_moe_layer(i)) {
@@ -84,8 +88,6 @@ std::vector<int32_t> synthetic_tokens(uint64_t seed, int64_t batch, int64_t seql
 
 std::vector<std::string> untrained_features(const ModelShape& m) {
   std::vector<std::string> f;
-  if (m.moe) f.push_back(fmt::format("a mixture of experts ({} experts, top {})", m.moe->experts, m.moe->top_k));
-  if (m.qk_norm) f.push_back("QK-norm");
   if (m.mlp_activation != "silu" && m.mlp_activation != "swish") f.push_back(fmt::format("a {} MLP", m.mlp_activation));
   if (m.norms_per_layer != 2) f.push_back("norms after attention and the MLP");
   if (m.query_scale && *m.query_scale != static_cast<double>(m.head_dim)) {
@@ -96,13 +98,21 @@ std::vector<std::string> untrained_features(const ModelShape& m) {
   return f;
 }
 
+std::vector<std::string> unchecked_features(const ModelShape& m) {
+  std::vector<std::string> f;
+  if (m.moe) f.push_back(fmt::format("a mixture of experts ({} experts, top {})", m.moe->experts, m.moe->top_k));
+  if (m.qk_norm) f.push_back("QK-norm");
+  return f;
+}
+
 void check_trainable(const ModelShape& m) {
   auto refuse = [&](const std::string& why) {
     throw UsageError(fmt::format("train: model {} cannot be trained by the engine: {}", m.id, why));
   };
   if (const auto f = untrained_features(m); !f.empty()) {
-    refuse(fmt::format("it has {}; the engine trains Llama-family dense decoders (SwiGLU MLP, full causal attention) "
-                       "today; flops, memfit and predict count this model", fmt::join(f, ", ")));
+    refuse(fmt::format("it has {}; the engine trains Llama-family decoders (SwiGLU MLPs, dense or a mixture of "
+                       "experts; causal attention, full or in a window) today; flops, memfit and predict count this "
+                       "model", fmt::join(f, ", ")));
   }
   if (m.head_dim % 8 != 0 || m.head_dim > 256) refuse(fmt::format("head_dim {} (multiples of 8 up to 256)", m.head_dim));
   if (m.kv_heads <= 0 || m.heads % m.kv_heads != 0) {

@@ -42,6 +42,9 @@ struct LayerParams {
   // A mixture-of-experts layer's own tensors, kNoTensor where it has none: the router [E, H], the
   // shared experts' gate|up [2Is, H] and down [H, Is], and Qwen2-MoE's shared-expert gate [1, H].
   size_t router = kNoTensor, shared_gate_up = kNoTensor, shared_down = kNoTensor, shared_expert_gate = kNoTensor;
+  // QK-norm's weights [d] (Qwen3), kNoTensor without it: each head's q and k RMS-normalised
+  // before the rotary embedding.
+  size_t q_norm = kNoTensor, k_norm = kNoTensor;
   size_t last = 0;  // the layer's last tensor: its tensors are [attn_norm, last]
   bool moe() const { return router != kNoTensor; }
 };
@@ -74,9 +77,15 @@ int64_t synthetic_token_bound(int64_t vocab);
 std::vector<int32_t> synthetic_tokens(uint64_t seed, int64_t batch, int64_t seqlen, int64_t vocab,
                                       int64_t first_sequence = 0);
 
-// What the model has that the engine does not run (a mixture of experts, QK-norm, a GeGLU MLP,
-// Gemma's extra norms, biases, ...), each in a few words; empty for a Llama-family shape.
+// What the model has that the engine does not run (a GeGLU MLP, Gemma's extra norms and scaling,
+// soft-capping, biases), each in a few words; empty for a Llama-family shape, dense or a mixture
+// of experts, with or without QK-norm.
 std::vector<std::string> untrained_features(const ModelShape& m);
+
+// What the engine runs whose whole step has not yet been held to the CPU reference on a GPU (a
+// mixture of experts, QK-norm), each in a few words: `train` refuses these before any GPU work,
+// the GPU tests run them.
+std::vector<std::string> unchecked_features(const ModelShape& m);
 
 // Throws UsageError when the engine cannot run this shape (odd head_dim, heads not divisible by
 // kv_heads, untrained_features, ...), naming the model and saying what the engine trains.

@@ -65,7 +65,10 @@ BandwidthRecord read_bandwidth_record(const Fields& f) {
     return r;
   }
   // A copy whose result did not match what was copied timed something else: no measurement.
-  if (f.has("check") && f.string("check") != "ok") {
+  if (!f.has("check")) {
+    throw WorkError(fmt::format("{}: no \"check\": whether the copy matched what was copied is not known", f.where()));
+  }
+  if (f.string("check") != "ok") {
     r.ok = false;
     r.error = fmt::format("its check says \"{}\", not \"ok\"", printable(f.string("check")));
     return r;

@@ -2,8 +2,10 @@
 #include "records/measurement_set.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <set>
 
 #include <fstream>
 #include <sstream>
@@ -34,8 +36,22 @@ void read_sweep_max(const LineSource& t, MeasurementSet& s) {
   }, warnings);
 }
 
-// The stack a suite's env.json names: every component with a version.
-std::map<std::string, std::string> stack_of_env(const fs::path& env, std::string& gpu) {
+// The UUIDs of the GPUs the context records of `t` name (our records; a peer's log names none).
+std::set<std::string> gpu_uuids(const LineSource& t) {
+  std::set<std::string> out;
+  std::vector<std::string> warnings;
+  for_each_record(t, [&](const RecordLine& r) {
+    if (r.type != "context") return;
+    for (const GpuFacts& g : read_context(Fields(r.json, r.where)).fingerprint.gpus) {
+      if (g.uuid && !g.uuid->empty()) out.insert(*g.uuid);
+    }
+  }, warnings);
+  return out;
+}
+
+// The stack a suite's env.json names: every component with a version; `gpu` and `uuids` learn
+// its GPUs.
+std::map<std::string, std::string> stack_of_env(const fs::path& env, std::string& gpu, std::set<std::string>& uuids) {
   std::ifstream in(env);
   const json j = parse_json_text(read_json_file_text(in, env.string(), "env's JSON"), env.string());
   const Fingerprint fp = read_fingerprint(Fields(j, env.string()));
@@ -47,6 +63,9 @@ std::map<std::string, std::string> stack_of_env(const fs::path& env, std::string
     if (k == "upgradebench" || k == "version") out["upgradebench"] = v;
   }
   if (!fp.gpus.empty()) gpu = fp.gpus.front().name;
+  for (const GpuFacts& g : fp.gpus) {
+    if (g.uuid && !g.uuid->empty()) uuids.insert(*g.uuid);
+  }
   return out;
 }
 
@@ -56,7 +75,8 @@ void add_file(MeasurementSet& s, const LineSource& t, LogKind kind, const std::s
   std::string gpu;
   auto once = [&](auto& slot, auto value, const char* what) {
     if (slot) {
-      throw UsageError(fmt::format("{}: a second {} of {} ({} already holds one): give one per GPU", t.path, what,
+      throw UsageError(fmt::format("{}: a second {} of {} ({} already holds one): one of each per GPU; two runs of one "
+                                   "GPU side by side are `upgradebench compare OLD NEW`", t.path, what,
                                    s.gpu.empty() ? "this GPU" : s.gpu, s.where));
     }
     gpu = value.gpu;
@@ -105,7 +125,8 @@ void merge(MeasurementSet& a, MeasurementSet b) {
   auto take = [&](auto& into, auto& from, const char* what) {
     if (!from) return;
     if (into) {
-      throw UsageError(fmt::format("{}: a second {} of {} ({} already holds one): give one per GPU", b.where, what,
+      throw UsageError(fmt::format("{}: a second {} of {} ({} already holds one): one of each per GPU; two runs of one "
+                                   "GPU side by side are `upgradebench compare OLD NEW`", b.where, what,
                                    a.gpu.empty() ? "this GPU" : a.gpu, a.where));
     }
     into = std::move(from);
@@ -132,6 +153,17 @@ void refuse_parts_of_another_workload(const MeasurementSet& s, const std::map<st
     const RunLog& r = *s.sweep;
     if (r.batch != w.batch) differs.push_back(fmt::format("batch {} vs {}", r.batch, w.batch));
     if (w.layers > 0 && r.layers && *r.layers != w.layers) differs.push_back(fmt::format("layers {} vs {}", *r.layers, w.layers));
+    // Its lengths are the manifest's (a length the budget dropped, or one that failed, may be
+    // missing), and --find-max's probes beside them.
+    const ManifestPart* part = s.manifest->part("sweep");
+    const bool probed = part && std::find(part->command.begin(), part->command.end(), "--find-max") != part->command.end();
+    for (const RunPoint& p : r.points) {
+      if (!probed && !w.seqlens.empty() && std::find(w.seqlens.begin(), w.seqlens.end(), p.seqlen) == w.seqlens.end()) {
+        differs.push_back(fmt::format("a step of {} tokens, a length the manifest does not ask for ({})", p.seqlen,
+                                      fmt::join(w.seqlens, ", ")));
+        break;
+      }
+    }
     for (const auto& [component, version] : r.software) {
       const auto env = env_stack.find(component);
       if (env != env_stack.end() && env->second != version) {
@@ -160,7 +192,10 @@ MeasurementSet read_suite_folder(const fs::path& dir) {
   s.where = dir.string();
   s.manifest = read_suite_manifest(dir);
   std::error_code ec;
-  if (fs::is_regular_file(dir / "env.json", ec)) s.stack = stack_of_env(dir / "env.json", s.gpu);
+  // The machine's GPUs, by UUID: env.json's, else the first part's that names them.
+  std::set<std::string> machine;
+  std::string machine_where = "env.json";
+  if (fs::is_regular_file(dir / "env.json", ec)) s.stack = stack_of_env(dir / "env.json", s.gpu, machine);
   const std::map<std::string, std::string> env_stack = s.stack;
   std::map<std::string, std::string> part_of_file;  // records file -> the part that names it
   for (const ManifestPart& p : s.manifest->parts) {
@@ -186,6 +221,19 @@ MeasurementSet read_suite_folder(const fs::path& dir) {
     const LineSource t = LineSource::file(dir / p.records);
     const size_t decompositions = s.decompositions.size();
     add_file(s, t, detect_log_kind(t), p.name);
+    // Two GPUs of one name are still two GPUs: a part copied in from another machine's H200.
+    const std::set<std::string> uuids = gpu_uuids(t);
+    if (machine.empty() && !uuids.empty()) {
+      machine = uuids;
+      machine_where = p.records;
+    }
+    for (const std::string& u : uuids) {
+      if (!machine.count(u)) {
+        throw WorkError(fmt::format("{}: part {} ({}) ran on GPU {}, which is not the suite's ({}: {}): one suite holds "
+                                    "one machine's measurements", dir.string(), p.name, printable(p.records),
+                                    printable(u), printable(machine_where), printable(fmt::format("{}", fmt::join(machine, ", ")))));
+      }
+    }
     // A decomposition is of the length its part's command asked for.
     const auto asked = std::find(p.command.begin(), p.command.end(), "--seqlen");
     if (s.decompositions.size() > decompositions && asked != p.command.end() && asked + 1 != p.command.end()) {

@@ -35,6 +35,13 @@ void PointSteps::add(const TrainStep& s, int line) {
   if (s.peak_mem_gib) peak_mem_gib_ = std::max(peak_mem_gib_.value_or(0.0), *s.peak_mem_gib);
   if (s.warmup) {
     ++warmup_;
+    const StepSample sample{s.exec_time_ms, s.tflops, s.device, line};
+    if (warmup_extremes_.empty()) {
+      warmup_extremes_ = {sample, sample};
+    } else {
+      if (sample.exec_time_ms < warmup_extremes_[0].exec_time_ms) warmup_extremes_[0] = sample;
+      if (sample.tflops.value_or(0) > warmup_extremes_[1].tflops.value_or(0)) warmup_extremes_[1] = sample;
+    }
     return;
   }
   if (steady_seen_ == 0) attention_share_ = s.attention_share;

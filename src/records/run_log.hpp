@@ -53,6 +53,9 @@ class PointSteps {
   bool has_steady() const { return steady_seen_ > 0; }
   bool sampled() const { return steady_seen_ > kept_.size(); }
   const std::vector<StepSample>& steady() const { return kept_; }  // every one, or the sample
+  // Of the warm-up steps, the fastest and the one logged at the most TFLOPS (one step may be
+  // both): left out of every figure, still held to what a GPU can do.
+  const std::vector<StepSample>& warmup_extremes() const { return warmup_extremes_; }
   bool all_have_tflops() const { return steady_seen_ > 0 && without_tflops_ == 0; }
   std::optional<double> peak_mem_gib() const { return peak_mem_gib_; }
   std::optional<double> attention_share() const { return attention_share_; }
@@ -67,7 +70,7 @@ class PointSteps {
   const std::string& energy_source() const { return energy_source_; }  // the steps' telemetry's
 
  private:
-  std::vector<StepSample> kept_;
+  std::vector<StepSample> kept_, warmup_extremes_;
   size_t warmup_ = 0, steady_seen_ = 0, without_tflops_ = 0;
   uint64_t random_ = 0x9e3779b97f4a7c15ull;  // the reservoir's generator state (splitmix64)
   std::optional<double> peak_mem_gib_, attention_share_;

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -105,6 +107,16 @@ void to_json(json& j, const TrainStep& s) {
   if (s.exposed_offload_ms) j["exposed_offload_ms"] = *s.exposed_offload_ms;
   if (s.exposed_checkpoint_copy_ms) j["exposed_checkpoint_copy_ms"] = *s.exposed_checkpoint_copy_ms;
   if (s.pinned_host_gib) j["pinned_host_gib"] = *s.pinned_host_gib;
+  if (const auto& e = s.expert_tokens) j["expert_tokens"] = {{"min", e->min}, {"median", e->median}, {"max", e->max}};
+}
+
+std::optional<TrainStep::ExpertTokens> expert_tokens_of(std::vector<int64_t> rows) {
+  if (rows.empty()) return std::nullopt;
+  std::sort(rows.begin(), rows.end());
+  const size_t n = rows.size();
+  const double median = n % 2 ? static_cast<double>(rows[n / 2])
+                              : (static_cast<double>(rows[n / 2 - 1]) + static_cast<double>(rows[n / 2])) / 2;
+  return TrainStep::ExpertTokens{static_cast<double>(rows.front()), median, static_cast<double>(rows.back())};
 }
 
 namespace {
@@ -207,6 +219,14 @@ TrainStep read_train_step(const Fields& f, int64_t index) {
     throw WorkError(fmt::format("{}: \"attention_share\" is a fraction of the FLOPs, got {}", f.where(), *s.attention_share));
   }
   if (auto tel = f.optional_object("telemetry")) s.telemetry = read_telemetry(*tel);
+  if (auto e = f.optional_object("expert_tokens")) {
+    TrainStep::ExpertTokens t{static_cast<double>(e->count("min")), e->number("median"), static_cast<double>(e->count("max"))};
+    if (!(t.min <= t.median && t.median <= t.max)) {
+      throw WorkError(fmt::format("{}: \"expert_tokens\" {{min {:g}, median {:g}, max {:g}}} are not the least, median "
+                                  "and most of a step's tokens per expert", f.where(), t.min, t.median, t.max));
+    }
+    s.expert_tokens = t;
+  }
   return s;
 }
 

@@ -55,7 +55,16 @@ struct TrainStep {
   // With offloaded checkpoints: the milliseconds the compute stream waited for their copies.
   // With anything offloaded: the host memory held pinned (the largest rank's).
   std::optional<double> exposed_checkpoint_copy_ms, pinned_host_gib;
+  // A mixture of experts: the tokens each expert of each MoE layer took in the step, their least,
+  // median and most (dropless routing: imbalance makes the busiest expert the step's pace).
+  struct ExpertTokens {
+    double min = 0, median = 0, max = 0;
+  };
+  std::optional<ExpertTokens> expert_tokens;
 };
+
+// The least, median and most of `rows` (tokens per expert, layer after layer); nullopt when empty.
+std::optional<TrainStep::ExpertTokens> expert_tokens_of(std::vector<int64_t> rows);
 
 struct MemoryGib {
   double allocated = 0, reserved = 0, peak = 0, device_used = 0;

@@ -111,11 +111,8 @@ void insert_lines(Database& db, int64_t id, const std::vector<std::string>& line
 }
 
 void insert_metrics(Database& db, int64_t id, const std::vector<MetricPoint>& metrics) {
-  // One figure per (GPU, metric, point): a log that repeats a point keeps its first.
-  std::map<std::tuple<int, std::string, double>, const MetricPoint*> unique;
-  for (const MetricPoint& m : metrics) unique.emplace(std::make_tuple(m.gpu, m.metric, m.x), &m);
   std::vector<std::vector<Value>> rows;
-  for (const auto& [k, m] : unique) {
+  for (const MetricPoint* m : distinct_points(metrics)) {
     rows.push_back({id, int64_t{m->gpu}, m->metric, m->x, static_cast<int64_t>(m->n), m->median, m->low, m->high,
                     real_or_null(m->sm_clock_mhz), real_or_null(m->power_w), real_or_null(m->temperature_c),
                     static_cast<int64_t>(m->throttle & 0x7fffffffffffffffull)});
@@ -177,6 +174,7 @@ std::string_view to_string(AddStatus s) {
     case AddStatus::added: return "added";
     case AddStatus::grown: return "grown";
     case AddStatus::unchanged: return "already stored";
+    case AddStatus::same_measurement: return "same measurement";
   }
   return "added";
 }
@@ -208,14 +206,27 @@ AddOutcome HistoryStore::add_run(const StoredRun& run, const std::string& source
                run.warnings};
   const std::string lock = db_->dialect() == Dialect::postgresql ? " FOR UPDATE" : "";
   std::vector<Row> existing = db_->query("SELECT id, line_count FROM runs WHERE run_key = $1" + lock, {run.key});
+  const int64_t own_id = existing.empty() ? -1 : existing.front().integer(0);
+  // The same figures under another context or header (a copy with its date or host edited) are
+  // the measurement already stored, whatever the file now says it is.
+  const std::string figures = figures_key(run.metrics);
+  if (!figures.empty()) {
+    const std::vector<Row> same = db_->query("SELECT id FROM runs WHERE figures_key = $1 AND id <> $2 ORDER BY id LIMIT 1",
+                                             {figures, own_id});
+    if (!same.empty()) {
+      o.status = AddStatus::same_measurement;
+      o.run_id = same.front().integer(0);
+      return o;
+    }
+  }
   if (existing.empty()) {
     const std::vector<Row> inserted = db_->query(
         "INSERT INTO runs (run_key, kind, command, format, date, host, model, provenance, source, added, line_count, "
-        "workload, world_size) "
-        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (run_key) DO NOTHING RETURNING id",
+        "workload, world_size, figures_key) "
+        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT (run_key) DO NOTHING RETURNING id",
         {run.key, run.kind, run.command, run.format, text_or_null(run.date), text_or_null(run.host),
          text_or_null(run.model), text_or_null(run.provenance), source, utc_now_iso8601(),
-         static_cast<int64_t>(run.lines.size()), run.workload, run.world_size});
+         static_cast<int64_t>(run.lines.size()), run.workload, run.world_size, text_or_null(figures)});
     if (inserted.empty()) {  // another writer stored it between our look and our insert
       existing = db_->query("SELECT id, line_count FROM runs WHERE run_key = $1" + lock, {run.key});
     } else {
@@ -250,8 +261,8 @@ AddOutcome HistoryStore::add_run(const StoredRun& run, const std::string& source
   db_->query("DELETE FROM run_metrics WHERE run_id = $1", {o.run_id});
   insert_metrics(*db_, o.run_id, run.metrics);
   // Its kind too: a run stored from its context record alone becomes what its records say.
-  db_->query("UPDATE runs SET line_count = $1, kind = $2 WHERE id = $3",
-             {static_cast<int64_t>(run.lines.size()), run.kind, o.run_id});
+  db_->query("UPDATE runs SET line_count = $1, kind = $2, figures_key = $3 WHERE id = $4",
+             {static_cast<int64_t>(run.lines.size()), run.kind, text_or_null(figures), o.run_id});
   return o;
 }
 

@@ -27,7 +27,9 @@ struct RunFilter {
   std::vector<std::pair<std::string, std::string>> stack;  // component = version, all of them
 };
 
-enum class AddStatus { added, grown, unchanged };
+// same_measurement: the figures of a run already stored (run_id) under another context or header;
+// not stored again.
+enum class AddStatus { added, grown, unchanged, same_measurement };
 std::string_view to_string(AddStatus s);
 
 struct AddOutcome {

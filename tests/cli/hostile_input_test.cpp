@@ -1661,3 +1661,132 @@ TEST(SilentlyWrong, APrintoutsSharesMustBeItsBuckets) {
 }
 
 }  // namespace
+
+// One measurement is stored once, whatever its context record or header now says: a copy whose
+// date and host were edited, or a peer's log with one header line changed, is the run already
+// stored, said so in its row, and the history holds one run of it.
+TEST(SilentlyWrong, TheHistoryStoresOneMeasurementOnceUnderAnyContext) {
+  const std::string db = fresh_db("same_figures");
+  const std::string records = slurp(kFx + "/records_h200.jsonl");
+  const std::string edited = write_file("same_figures.jsonl",
+                                        replaced(replaced(records, "2026-11-30T08:00:00Z", "2026-12-01T09:00:00Z"),
+                                                 R"("host": "test")", R"("host": "elsewhere")"));
+  ASSERT_EQ(run("history add --db " + db + " " + kFx + "/records_h200.jsonl").code, 0);
+  const Result again = run("history add --db " + db + " " + edited + " --json");
+  ASSERT_EQ(again.code, 0) << again.err;
+  const nlohmann::json j = nlohmann::json::parse(again.out);
+  EXPECT_EQ(j["files"][0]["runs"][0]["status"], "same measurement");
+  EXPECT_EQ(j["files"][0]["runs"][0]["id"], 1);
+  const std::string log = slurp(kFx + "/sweep_h200.log");
+  ASSERT_EQ(run("history add --db " + db + " " + kFx + "/sweep_h200.log").code, 0);
+  const std::string peer = write_file("same_figures.log", std::regex_replace(log, std::regex("python=3\\.12\\.12"),
+                                                                              "python=3.12.13"));
+  const Result table = run("history add --db " + db + " " + peer);
+  ASSERT_EQ(table.code, 0) << table.err;
+  EXPECT_NE(table.out.find("same measurement"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("1 run not stored: the same figures"), std::string::npos) << table.out;
+  const Result list = run("history list --db " + db + " --json");
+  ASSERT_EQ(list.code, 0) << list.err;
+  EXPECT_EQ(nlohmann::json::parse(list.out)["runs"].size(), 2u) << list.out;
+  // A measurement of its own (another date, one step's time other) is stored.
+  const std::string other = write_file("other_figures.jsonl",
+                                       replaced(replaced(records, R"("exec_time_ms": 80.07999999999998)",
+                                                         R"("exec_time_ms": 80.5)"),
+                                                "2026-11-30T08:00:00Z", "2026-12-02T09:00:00Z"));
+  const Result added = run("history add --db " + db + " " + other + " --json");
+  ASSERT_EQ(added.code, 0) << added.err;
+  EXPECT_EQ(nlohmann::json::parse(added.out)["files"][0]["runs"][0]["status"], "added") << added.out;
+}
+
+// A suite's training sweep runs the lengths its manifest names (and --find-max's probes, where
+// the sweep ran with it): a sweep file of other lengths is another run.
+TEST(SilentlyWrong, ASuitesSweepOfLengthsItsManifestDoesNotNameIsRefused) {
+  const std::string dir = temp_path("suite_other_lengths");
+  fs::remove_all(dir);
+  fs::copy(kFx + "/suite_h200_2l", dir, fs::copy_options::recursive);
+  nlohmann::json m = nlohmann::json::parse(slurp(dir + "/manifest.json"));
+  m["workload"]["seqlens"] = {2048, 8192};
+  std::ofstream(dir + "/manifest.json") << m.dump(2);
+  const Result r = run("decide " + dir + " --to b200-sxm");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find("a step of 4096 tokens, a length the manifest does not ask for (2048, 8192)"), std::string::npos)
+      << r.err;
+}
+
+// Two GPUs of one name are two GPUs: a part whose records name another GPU's UUID than the
+// suite's env.json was measured on another machine.
+TEST(SilentlyWrong, ASuitePartOfAnotherGpuOfTheSameNameIsRefused) {
+  const std::string dir = temp_path("suite_other_uuid");
+  fs::remove_all(dir);
+  fs::copy(kFx + "/suite_h200_2l", dir, fs::copy_options::recursive);
+  const std::string other = replaced(slurp(dir + "/attention.jsonl"), "GPU-5d5ef7b4-6d9f-1c74-d0fa-60ace3bdd669",
+                                     "GPU-00000000-6d9f-1c74-d0fa-60ace3bdd669");
+  std::ofstream(dir + "/attention.jsonl") << other;
+  const Result r = run("decide " + dir + " --to b200-sxm");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find("part attention (attention.jsonl) ran on GPU GPU-00000000-6d9f-1c74-d0fa-60ace3bdd669, which is "
+                       "not the suite's (env.json: GPU-5d5ef7b4"), std::string::npos) << r.err;
+}
+
+// Warm-up steps count in no figure and are still held to what a GPU can do: one logged at ten
+// times the TFLOPS its time gives, or faster than the GPU could do the model's FLOPs.
+TEST(SilentlyWrong, AWarmupStepIsHeldToTheSameLimits) {
+  const std::string log = slurp(kFx + "/sweep_h200.log");
+  const std::string rate = write_file("warmup_rate.log", replaced(log, R"("tflops": "78.08")", R"("tflops": "780.80")"));
+  expect_error("compare " + rate + " " + kFx + "/sweep_b200.log", 1,
+               fmt::format("warmup_rate.log:{}: seqlen 8192: a step of 5400 ms logged at 780.8 TFLOPS", line_of(log, "78.08")));
+  const std::string fast = write_file("warmup_fast.log", replaced(replaced(log, R"("exec_time_ms": "5400.00")",
+                                                                           R"("exec_time_ms": "5.40")"),
+                                                                  R"("tflops": "78.08")", R"("tflops": "78080.00")"));
+  expect_error("compare " + fast + " " + kFx + "/sweep_b200.log", 1, "a step of 5.4 ms is");
+}
+
+// compare and report take the cost and time options for training runs only: given with two MAMF,
+// attention, bandwidth or collective runs they would be ignored, so they are refused by name.
+TEST(Messages, CostOptionsOfAComparisonWithoutStepsAreRefused) {
+  expect_error(fmt::format("compare {0}/mamf_records_h200_a.jsonl {0}/mamf_records_h200_b.jsonl --price-old 3 --price-new 6",
+                           kFx), 2, "a MAMF comparison: --price-old, --price-new are for training runs");
+  expect_error(fmt::format("compare {0}/attention_h200.log {0}/attention_b200.log --power-price 0.1", kFx), 2,
+               "an attention comparison: --power-price is for training runs");
+  expect_error(fmt::format("compare {0}/nccl_records_h200x2_plain.jsonl {0}/nccl_records_h200x2_graph.jsonl --tokens 1e12", kFx),
+               2, "a collective comparison: --tokens is for training runs");
+  expect_error(fmt::format("report {0}/decompose_h200.txt {0}/decompose_b200.txt -o {1} --price-old 3", kFx,
+                           temp_path("report_decomposition_price")), 2, "a decomposition report: --price-old is for training runs");
+}
+
+// Every point of ours says how it was checked against the reference: an attention point, a
+// bandwidth copy or a MAMF shape whose check is missing may be of anything, and is refused.
+TEST(SilentlyWrong, OurRecordsWithoutTheirCheckAreRefused) {
+  // `path`'s records with `key` taken out of each record of `type`, or emptied.
+  const auto without = [](const std::string& path, const std::string& type, const std::string& key, bool empty) {
+    std::istringstream in(slurp(path));
+    std::string out, line;
+    while (std::getline(in, line)) {
+      nlohmann::json r = nlohmann::json::parse(line);
+      if (r.value("type", "") == type && r.contains(key)) {
+        if (empty) r[key] = nlohmann::json::array();
+        else r.erase(key);
+      }
+      out += r.dump() + "\n";
+    }
+    return out;
+  };
+  const std::string a = write_file("attention_no_check.jsonl",
+                                   without(kFx + "/attention_records_h200.jsonl", "attention", "check", false));
+  expect_error("compare " + kFx + "/attention_records_h200.jsonl " + a, 1, "no \"check\": whether its outputs matched");
+  const std::string bandwidth = kFx + "/suite_h200_2l/bandwidth.jsonl";
+  const std::string b = write_file("bandwidth_no_check.jsonl", without(bandwidth, "bandwidth", "check", false));
+  expect_error("compare " + bandwidth + " " + b, 1, "no \"check\": whether the copy matched");
+  const std::string m = write_file("mamf_no_check.jsonl", without(kFx + "/mamf_records_h200_b.jsonl", "mamf", "checks", true));
+  expect_error("compare " + kFx + "/mamf_records_h200_a.jsonl " + m, 1, "no check of its timed algorithm");
+}
+
+// decide compares two GPUs: two files of one GPU say so, naming both files and the GPU, and two
+// runs of one kind of one GPU point to compare.
+TEST(Messages, DecideOfOneGpusFilesSaysWhatItHolds) {
+  const std::string a = kFx + "/suite_h200_2l/mamf.jsonl", b = kFx + "/suite_h200_2l/sweep.jsonl";
+  expect_error("decide " + a + " " + b, 2,
+               fmt::format("decide: {} and {} are one GPU's measurements (NVIDIA H200): give the other GPU's folder", a, b));
+  expect_error(fmt::format("decide {0}/records_h200.jsonl {0}/records_h200_rerun.jsonl", kFx), 2,
+               "one of each per GPU; two runs of one GPU side by side are `upgradebench compare OLD NEW`");
+}

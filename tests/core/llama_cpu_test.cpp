@@ -83,6 +83,17 @@ TEST(LlamaCpu, GradientsMatchFiniteDifferencesTiedWithLlama3Rope) {
   check_gradients_by_finite_differences(m);
 }
 
+// QK-norm (Qwen3): each query and key head RMS-normalised before the rotary embedding, with
+// weights of their own per layer.
+TEST(LlamaCpu, QkNormGradientsMatchFiniteDifferences) {
+  ModelShape m = tiny();
+  m.qk_norm = true;
+  const LlamaLayout l = llama_layout(m);
+  EXPECT_EQ(l[l.layers[0].q_norm].name, "layers.0.self_attn.q_norm");
+  EXPECT_EQ(l[l.layers[1].k_norm].count(), static_cast<size_t>(m.head_dim));
+  check_gradients_by_finite_differences(m);
+}
+
 // The tiny model with a mixture of experts in its second layer (the first stays dense, as
 // DeepSeek's first_k_dense_replace keeps it): 8 experts, 2 per token, shared experts behind
 // Qwen2-MoE's gate, the load-balancing loss in the loss.
@@ -120,7 +131,8 @@ TEST(LlamaCpu, SlidingWindowLayersMatchFiniteDifferences) {
 // The layout holds every parameter the model counts, each expert's once; the layer's tensors are
 // one run of the flat buffer (the data-parallel units shard whole layers).
 TEST(LlamaCpu, MoeLayoutHoldsEveryParameterTheModelCounts) {
-  for (const ModelShape& m : {tiny_moe(RouterScoring::softmax, true), load_model("mixtral-8x7b", UB_DATA_DIR "/models")}) {
+  for (const ModelShape& m : {tiny_moe(RouterScoring::softmax, true), load_model("mixtral-8x7b", UB_DATA_DIR "/models"),
+                              load_model("qwen3-30b-a3b", UB_DATA_DIR "/models")}) {
     const LlamaLayout l = llama_layout(m);
     int64_t held = 0;
     for (const ParamTensor& t : l.tensors) held += static_cast<int64_t>(t.count());

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "base/error.hpp"
+#include "run_checks.hpp"
 #include "records/readers/sweep_log.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -13,9 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     if (ub::looks_like_sweep_log(t)) {
       const ub::RunLog r = ub::read_sweep_log(t);
-      for (const ub::RunPoint& p : r.points) {
-        if (p.status == ub::PointStatus::ok) (void)ub::point_stats(r, p);
-      }
+      check_run(r);
     }
   } catch (const ub::WorkError&) {
   } catch (const ub::UsageError&) {

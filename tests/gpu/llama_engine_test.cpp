@@ -204,6 +204,37 @@ StepResult one_step(const ModelShape& m, EngineOptions o, cudaStream_t s) {
   return {e.loss(), e.gradients(), e.memory()};
 }
 
+// QK-norm (Qwen3): each query and key head RMS-normalised before the rotary embedding; alone, and
+// with a mixture of experts as Qwen3-MoE has both.
+TEST_F(LlamaEngineTest, QkNormMatchesTheCpuReference) {
+  ModelShape m = tiny();
+  m.qk_norm = true;
+  compare_step_with_reference(m, stream());
+  m.moe = MoeShape{8, 2, 32, 0, 0, false, RouterScoring::softmax, true, false, 0.0};
+  compare_step_with_reference(m, stream());
+}
+
+// A mixture of experts in the second layer (the first dense): 8 experts, 2 per token, a shared
+// expert behind Qwen2-MoE's gate, the load-balancing loss in the loss; softmax scores, and sigmoid
+// scores renormalised over the chosen. The step (the MoE layer recomputed before its backward,
+// its token counts) is the CPU reference's, and checkpointing changes nothing of it.
+TEST_F(LlamaEngineTest, MixtureOfExpertsLayersMatchTheCpuReference) {
+  for (const auto& [scoring, normalize] : {std::pair{RouterScoring::softmax, false}, {RouterScoring::sigmoid, true}}) {
+    ModelShape m = tiny();
+    m.moe = MoeShape{8, 2, 32, 1, 48, true, scoring, normalize, true, 0.01};
+    m.moe_layers = {false, true};
+    compare_step_with_reference(m, stream());
+    const StepResult plain = one_step(m, {}, stream());
+    EngineOptions ck;
+    ck.checkpointing = true;
+    const StepResult checkpointed = one_step(m, ck, stream());
+    EXPECT_NEAR(checkpointed.loss, plain.loss, 1e-6 * plain.loss);
+    const LlamaLayout L = llama_layout(m);
+    const std::vector<double> ref(plain.grads.begin(), plain.grads.end());
+    for (const ParamTensor& t : L.tensors) EXPECT_LT(rel_l2(checkpointed.grads, ref, t.offset, t.count()), 1e-5) << t.name;
+  }
+}
+
 // Activation checkpointing and the chunked lm_head + loss change where memory goes, not what is
 // computed: gradients agree with the plain step to fp32 summation order (atomics, chunk sums).
 TEST_F(LlamaEngineTest, CheckpointingAndLossChunksGiveTheSameGradients) {

@@ -57,6 +57,42 @@ INSTANTIATE_TEST_SUITE_P(Shapes, RmsNormKernels,
                          ::testing::Values(std::pair<int64_t, int64_t>{37, 320}, std::pair<int64_t, int64_t>{4099, 4096},
                                            std::pair<int64_t, int64_t>{37, 8200}, std::pair<int64_t, int64_t>{5, 17000}));
 
+// QK-norm in place in the projections: head dims of 64, 128 and 256 (a lane per 8 columns, some
+// lanes idle), grouped-query heads, more heads than one wave of backward blocks walks.
+class QkNormKernels : public LlamaKernels, public ::testing::WithParamInterface<int64_t> {};
+
+TEST_P(QkNormKernels, ForwardAndBackwardInPlace) {
+  const int64_t d = GetParam(), T = 300, nq = 8, nk = 2;
+  const cpu_ops::HeadDims h{T, T, nq, nk, d};
+  const int64_t width = h.width(), heads = T * (nq + nk);
+  const Vec qkv = random_vec(T * width, 11, 2.0), qw = random_vec(d, 12, 1.0), kw = random_vec(d, 13, 1.0),
+            dy = random_vec(T * width, 14);
+  const cpu_ops::QkNorm ref = cpu_ops::qk_norm(qkv, qw.data(), kw.data(), h, 1e-6);
+  Vec dqw_ref(static_cast<size_t>(d), 0.0), dkw_ref(static_cast<size_t>(d), 0.0);
+  const Vec dx_ref = cpu_ops::qk_norm_backward(dy, qkv, qw.data(), kw.data(), ref, dqw_ref.data(), dkw_ref.data(), h);
+  Vec rstd_ref;  // the kernel's order: token after token, its query heads, then its key heads
+  for (int64_t t = 0; t < T; ++t) {
+    for (int64_t j = 0; j < nq; ++j) rstd_ref.push_back(ref.q_rstd[static_cast<size_t>(t * nq + j)]);
+    for (int64_t j = 0; j < nk; ++j) rstd_ref.push_back(ref.k_rstd[static_cast<size_t>(t * nk + j)]);
+  }
+  auto x = upload_bf16(qkv), wq = upload_bf16(qw), wk = upload_bf16(kw), g = upload_bf16(dy);
+  DeviceBuffer raw(static_cast<size_t>(heads * d) * 2), rstd(static_cast<size_t>(heads) * 4), gq(static_cast<size_t>(d) * 4),
+      gk(static_cast<size_t>(d) * 4);
+  UB_CUDA_CHECK(cudaMemset(gq.get(), 0, gq.bytes()));
+  UB_CUDA_CHECK(cudaMemset(gk.get(), 0, gk.bytes()));
+  qk_norm_forward(x.as<bf16>(), wq.as<bf16>(), wk.as<bf16>(), raw.as<bf16>(), rstd.as<float>(), T, nq, nk, d, 1e-6, nullptr);
+  qk_norm_backward(g.as<bf16>(), raw.as<bf16>(), wq.as<bf16>(), wk.as<bf16>(), rstd.as<float>(), gq.as<float>(),
+                   gk.as<float>(), T, nq, nk, d, nullptr);
+  UB_CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_LT(rel_l2(download_bf16(x, T * width), ref.y), kBf16Out);  // the values pass through
+  EXPECT_LT(rel_l2(download_f32(rstd, heads), rstd_ref), kF32Out);
+  EXPECT_LT(rel_l2(download_bf16(g, T * width), dx_ref), kBf16Out);
+  EXPECT_LT(rel_l2(download_f32(gq, d), dqw_ref), 1e-5);
+  EXPECT_LT(rel_l2(download_f32(gk, d), dkw_ref), 1e-5);
+}
+
+INSTANTIATE_TEST_SUITE_P(HeadDims, QkNormKernels, ::testing::Values(int64_t{64}, int64_t{128}, int64_t{256}));
+
 class RopeKernels : public LlamaKernels, public ::testing::WithParamInterface<int64_t> {};
 
 // Head dim 32 runs the 16-byte path (eight pairs per thread), 24 the one-pair path.

@@ -276,6 +276,8 @@ TEST_P(HistoryStoreTest, AVersionOneDatabaseLearnsEachRunsWorkload) {
     Database& db = store.database();
     db.execute("ALTER TABLE runs DROP COLUMN workload");
     db.execute("ALTER TABLE runs DROP COLUMN world_size");
+    db.execute("DROP INDEX runs_figures_key");
+    db.execute("ALTER TABLE runs DROP COLUMN figures_key");
     db.execute("DELETE FROM schema_version WHERE version > 1");
   }
   HistoryStore store(spec_);
@@ -286,6 +288,39 @@ TEST_P(HistoryStoreTest, AVersionOneDatabaseLearnsEachRunsWorkload) {
   EXPECT_NE(runs[1].workload.find("4 of 32 layers, 1 GPU"), std::string::npos) << runs[1].workload;
   const std::vector<Trend> series = trends_of("train.tflops", 8192, "", store.trend_rows("train.tflops", 8192, "", {}));
   EXPECT_EQ(series.size(), 2u) << "the guide's 8-GPU job and our 4-layer step are two series";
+}
+
+// A database of version 2 learns each run's figures key from its stored figures: a copy of a
+// stored run under another context record is then the same measurement, and is not stored again.
+TEST_P(HistoryStoreTest, AVersionTwoDatabaseLearnsEachRunsFigures) {
+  {
+    HistoryStore store(spec_);
+    store.add_file(kSweep);
+    Database& db = store.database();
+    db.execute("DROP INDEX runs_figures_key");
+    db.execute("ALTER TABLE runs DROP COLUMN figures_key");
+    db.execute("DELETE FROM schema_version WHERE version > 2");
+  }
+  const std::string copy = (dir_ / "copy.jsonl").string();
+  {
+    std::ofstream out(copy);
+    for (std::string l : LineSource::file(kSweep).read_all()) {
+      if (const size_t at = l.find("\"host\":\"vm\""); at != std::string::npos) l.replace(at, 11, "\"host\":\"copy\"");
+      out << l << "\n";
+    }
+  }
+  HistoryStore store(spec_);
+  const size_t before = store.list({}, 100).size();
+  const std::vector<AddOutcome> added = store.add_file(copy);
+  ASSERT_EQ(added.size(), before);
+  size_t same = 0;
+  for (const AddOutcome& o : added) {
+    // A run of no figures (a length that ran out of memory) may be an observation of its own.
+    EXPECT_EQ(o.status, o.metrics > 0 ? AddStatus::same_measurement : AddStatus::added) << o.key;
+    same += o.status == AddStatus::same_measurement;
+  }
+  EXPECT_GE(same, 8u);
+  EXPECT_EQ(store.list({}, 100).size(), 2 * before - same);
 }
 
 TEST_P(HistoryStoreTest, RecordsGoInAsTheyAreWritten) {

@@ -7,8 +7,10 @@
 #include <atomic>
 #include <cstdint>
 #include <exception>
+#include <map>
 #include <thread>
 #include <string_view>
+#include <tuple>
 
 #include "analysis/history/workload.hpp"
 #include "base/dates.hpp"
@@ -251,6 +253,23 @@ std::string fnv1a_hex(const std::string& text) {
     h *= 1099511628211ull;
   }
   return fmt::format("{:016x}", h);
+}
+
+std::vector<const MetricPoint*> distinct_points(const std::vector<MetricPoint>& points) {
+  std::map<std::tuple<int, std::string, double>, const MetricPoint*> unique;
+  for (const MetricPoint& m : points) unique.emplace(std::make_tuple(m.gpu, m.metric, m.x), &m);
+  std::vector<const MetricPoint*> out;
+  out.reserve(unique.size());
+  for (const auto& entry : unique) out.push_back(entry.second);
+  return out;
+}
+
+std::string figures_key(const std::vector<MetricPoint>& points) {
+  std::string text;
+  for (const MetricPoint* m : distinct_points(points)) {
+    text += fmt::format("{} {} {} {} {} {} {}\n", m->gpu, m->metric, m->x, m->n, m->median, m->low, m->high);
+  }
+  return text.empty() ? "" : fnv1a_hex(text);
 }
 
 StoredRun run_of_records(const std::vector<std::string>& lines, const std::string& name) {

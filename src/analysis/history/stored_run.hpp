@@ -61,4 +61,13 @@ bool is_context_line(const std::string& line);
 // 64-bit FNV-1a of `text` as 16 hex digits: a stable key, the same on every machine.
 std::string fnv1a_hex(const std::string& text);
 
+// One figure per (GPU, metric, point), in that order: a log that repeats a point keeps its first.
+std::vector<const MetricPoint*> distinct_points(const std::vector<MetricPoint>& points);
+
+// What two runs that are one measurement share whatever their context or header says: their
+// figures (each point's samples, median and interval), hashed in distinct_points' order. "" for a
+// run of no figures (a context record alone, lengths that only ran out of memory): two runs of
+// those may be two observations alike, and each is kept.
+std::string figures_key(const std::vector<MetricPoint>& points);
+
 }  // namespace ub

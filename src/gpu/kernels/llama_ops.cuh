@@ -35,6 +35,16 @@ void rmsnorm_forward(const bf16* x, const bf16* w, bf16* y, float* rstd, int64_t
 void rmsnorm_backward(const bf16* dy, const bf16* x, const bf16* w, const float* rstd, const bf16* residual_grad,
                       bf16* dx, float* dw, int64_t T, int64_t H, cudaStream_t s);
 
+// QK-norm, in place: each query and key head of qkv [T, (nq + 2 nk) d] becomes w * x * rstd over
+// its d (q_w [d] for queries, k_w [d] for keys), the heads before it copied to raw [T, nq + nk, d]
+// and their rstd to rstd [T, nq + nk]; values untouched. d: a multiple of 8 up to 256.
+void qk_norm_forward(bf16* qkv, const bf16* q_w, const bf16* k_w, bf16* raw, float* rstd, int64_t T, int64_t nq,
+                     int64_t nk, int64_t d, double eps, cudaStream_t s);
+// Its backward, in place: dqkv's query and key heads (the gradient of the normalised heads) become
+// the gradient of the heads before it; dq_w, dk_w += sum dy xhat (fp32).
+void qk_norm_backward(bf16* dqkv, const bf16* raw, const bf16* q_w, const bf16* k_w, const float* rstd, float* dq_w,
+                      float* dk_w, int64_t T, int64_t nq, int64_t nk, int64_t d, cudaStream_t s);
+
 // qkv [T, (nq + 2 nk) d] -> q [T, nq, d], k [T, nk, d] rotated, v [T, nk, d]; position = t % S;
 // cos, sin [S, d/2] fp32.
 void rope_forward(const bf16* qkv, const float* cos, const float* sin, bf16* q, bf16* k, bf16* v, int64_t T,

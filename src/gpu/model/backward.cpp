@@ -46,6 +46,11 @@ void LlamaPasses::backward_layer(size_t l, const LayerActivations& A) {
       auto p = op_scope("norm/elementwise", "rope bwd", 2 * act_bytes(qkvw));
       rope_backward(dq, dk, dv, b_.rope_cos, b_.rope_sin, dqkv, T, D_.S, D_.nq, D_.nk, D_.d, s_);
     }
+    if (m_.qk_norm) {
+      auto p = op_scope("norm/elementwise", "qk-norm bwd", 3 * act_bytes(D_.q_width() + D_.kv_width()));
+      qk_norm_backward(dqkv, A.qk_raw, b_.w(lp.q_norm), b_.w(lp.k_norm), A.qk_rstd, b_.norm_grad(lp.q_norm),
+                       b_.norm_grad(lp.k_norm), T, D_.nq, D_.nk, D_.d, s_);
+    }
     {
       auto p = gemm_scope("qkv dgrad", qkvw, H);
       gemm.dgrad(dqkv, b_.w(lp.qkv), dxn, T, H, qkvw);
@@ -55,6 +60,7 @@ void LlamaPasses::backward_layer(size_t l, const LayerActivations& A) {
       gemm.wgrad(dqkv, A.xn1, b_.g(lp.qkv), T, H, qkvw);
     }
     gradient_final(lp.qkv);
+    if (m_.qk_norm) gradient_final(lp.q_norm), gradient_final(lp.k_norm);
   }
   {
     auto p = op_scope("norm/elementwise", "rmsnorm bwd (+residual)", 4 * act_bytes(H));

@@ -44,6 +44,11 @@ void LlamaPasses::forward_layer(size_t l, const LayerActivations& A, bool recomp
       auto p = gemm_scope("qkv fwd", H, D_.qkv_width());
       gemm.forward(A.xn1, b_.w(lp.qkv), qkv, nullptr, T, H, D_.qkv_width());
     }
+    if (m_.qk_norm) {
+      auto p = op_scope("norm/elementwise", "qk-norm fwd", 3 * act_bytes(D_.q_width() + D_.kv_width()));
+      qk_norm_forward(qkv, b_.w(lp.q_norm), b_.w(lp.k_norm), A.qk_raw, A.qk_rstd, T, D_.nq, D_.nk, D_.d,
+                      m_.rms_norm_eps, s_);
+    }
     auto p = op_scope("norm/elementwise", "rope fwd", 2 * act_bytes(D_.qkv_width()));
     rope_forward(qkv, b_.rope_cos, b_.rope_sin, A.q, A.k, A.v, T, D_.S, D_.nq, D_.nk, D_.d, s_);
   }

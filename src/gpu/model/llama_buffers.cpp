@@ -89,7 +89,12 @@ LlamaBuffers::LlamaBuffers(const ModelShape& m, const ShardPlan& p, const Engine
   }
   const bool keep_attention = o.checkpointing && o.selective;
   acts_.resize(o.checkpointing ? 1 : static_cast<size_t>(m.layers));
+  // A mixture-of-experts layer's MLP keeps its own buffers (gpu/model/moe_layer.hpp): the dense
+  // gate|up and SwiGLU outputs are for dense layers only.
+  bool any_dense = false;
+  for (int64_t l = 0; l < m.layers; ++l) any_dense = any_dense || !m.is_moe_layer(l);
   for (size_t l = 0; l < acts_.size(); ++l) {
+    const bool dense = o.checkpointing ? any_dense : !m.is_moe_layer(static_cast<int64_t>(l));
     LayerActivations& a = acts_[l];
     a = {};
     const std::string prefix = o.checkpointing ? "recomputed layer " : fmt::format("layer {} ", l);
@@ -97,13 +102,17 @@ LlamaBuffers::LlamaBuffers(const ModelShape& m, const ShardPlan& p, const Engine
       arena.request(prefix + what, D.activation_bytes(width), reinterpret_cast<void**>(slot));
     };
     act("input norm output", D.H, &a.xn1);
+    if (m.qk_norm) {
+      act("queries and keys before QK-norm", D.q_width() + D.kv_width(), &a.qk_raw);
+      arena.request(prefix + "QK-norm rstd", static_cast<size_t>(D.T * (D.nq + D.nk)), &a.qk_rstd);
+    }
     act("rotated queries", D.q_width(), &a.q);
     act("rotated keys", D.kv_width(), &a.k);
     act("values", D.kv_width(), &a.v);
     if (!keep_attention) act("attention output", D.q_width(), &a.o);
     act("attention residual", D.H, &a.a);
     act("post-attention norm output", D.H, &a.xn2);
-    if (!D.mlp_tiled()) {
+    if (dense && !D.mlp_tiled()) {
       act("gate|up projection", 2 * D.I, &a.gu);
       act("SwiGLU output", D.I, &a.h);
     }

@@ -57,10 +57,11 @@ struct StepDims {
 };
 
 // What one layer's backward pass reads. gu and h are null when the MLP is tiled (its backward
-// recomputes them a tile at a time).
+// recomputes them a tile at a time) or is a mixture of experts'; qk_raw and qk_rstd (the query and
+// key heads before QK-norm, and their statistics) are null without QK-norm.
 struct LayerActivations {
-  bf16 *xn1, *q, *k, *v, *o, *a, *xn2, *gu, *h;
-  float *rstd1, *rstd2, *stats;
+  bf16 *xn1, *q, *k, *v, *o, *a, *xn2, *gu, *h, *qk_raw;
+  float *rstd1, *rstd2, *stats, *qk_rstd;
 };
 
 class LlamaBuffers {

@@ -140,7 +140,9 @@ void LlamaEngine::forward_backward(const PhaseHook& phase, std::vector<float>* l
   impl_->passes.forward_backward(phase, logits);
 }
 void LlamaEngine::optimizer_step() { impl_->passes.optimizer_step(); }
-double LlamaEngine::loss() const { return download(impl_->buffers.loss, 1, impl_->s)[0]; }
+double LlamaEngine::loss() const { return download(impl_->buffers.loss, 1, impl_->s)[0] + impl_->passes.aux_loss(); }
+const std::vector<int64_t>& LlamaEngine::expert_rows() const { return impl_->passes.expert_rows(); }
+std::string LlamaEngine::grouped_gemm_library() const { return impl_->m.moe ? impl_->passes.grouped.library() : ""; }
 double LlamaEngine::grad_norm() const { return std::sqrt(download(impl_->buffers.norm_sq, 1, impl_->s)[0]); }
 
 std::vector<float> LlamaEngine::parameters() const {
@@ -169,7 +171,7 @@ const ShardPlan& LlamaEngine::plan() const { return impl_->plan; }
 MemorySnapshot LlamaEngine::memory() const {
   const Impl& e = *impl_;
   const DeviceArena& arena = e.buffers.arena;
-  const size_t lib = e.passes.gemm.workspace_bytes() + e.passes.attention_scratch_bytes();
+  const size_t lib = e.passes.gemm.workspace_bytes() + e.passes.attention_scratch_bytes() + e.passes.moe_bytes();
   MemorySnapshot m;
   m.allocated = arena.persistent_bytes() + arena.scratch_in_use() + lib;
   m.reserved = arena.reserved() + lib;

@@ -2,8 +2,11 @@
 // see llama_passes.hpp.
 #include "gpu/model/llama_passes.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
+#include "base/error.hpp"
 #include "gpu/check.hpp"
 #include "model/reference/attention_cpu.hpp"
 
@@ -20,6 +23,22 @@ LlamaPasses::LlamaPasses(const ModelShape& m, const EngineOptions& o, LlamaBuffe
     const SdpaDims d = layer_sdpa(l);
     attn_fwd_flop_.push_back(attention_flops(AttentionShape{D_.B, D_.S, D_.nq, D_.nk, D_.d, true, {}, d.window}, false));
     attention.prepare(d, true);
+  }
+  if (m.moe) {
+    const MoeShape& e = *m.moe;
+    if (e.shared_gate && !o.master_weights) {
+      throw UsageError(fmt::format("train: model {}'s shared-expert gate has its gradient summed in fp32: train it with "
+                                   "fp32 master weights (not --precision bf16)", m.id));
+    }
+    MoeDims d;
+    d.hidden = m.hidden, d.experts = e.experts, d.top_k = e.top_k, d.intermediate = e.intermediate;
+    d.shared_intermediate = e.shared_experts * e.shared_intermediate;
+    d.sigmoid = e.scoring == RouterScoring::sigmoid, d.normalize = e.normalize_top_k;
+    d.shared_expert_gate = e.shared_gate, d.aux_coef = e.aux_loss ? e.aux_loss_coef : 0.0;
+    grouped.set_stream(s);
+    moe_.emplace(d, D_.T, gemm, grouped);
+    aux_losses_ = DeviceBuffer(static_cast<size_t>(m.layers) * sizeof(double));
+    UB_CUDA_CHECK(cudaMemsetAsync(aux_losses_.get(), 0, aux_losses_.bytes(), s));
   }
 }
 
@@ -44,6 +63,7 @@ void LlamaPasses::forward_backward(const LlamaEngine::PhaseHook& phase, std::vec
   UB_CUDA_CHECK(cudaMemsetAsync(b_.norm_sq, 0, sizeof(double), s_));
   if (dp_) dp_->begin_step(steps + 1);
   zero_accumulated_gradients();
+  expert_rows_.clear();
   forward();
   UB_CUDA_CHECK(cudaStreamWaitEvent(s_, grads_zeroed_.get()));  // before the first accumulation
   if (dp_) {

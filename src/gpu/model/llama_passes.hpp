@@ -11,6 +11,8 @@
 //                  overlapping the backward GEMMs; clipping and AdamW
 //   mlp.cpp        the MLP, whole or `mlp_tile` tokens at a time (forward, and backward with its
 //                  gate|up and SwiGLU recomputed per tile)
+//   moe_mlp.cpp    a mixture-of-experts layer's MLP (gpu/model/moe_layer.hpp), its forward again
+//                  before its backward where the layer object holds another layer's pass
 //
 // With data parallelism (gpu/model/data_parallel.hpp) the passes tell the data-parallel layer
 // when they use a unit's weights and when each gradient is final; it gathers, reduces and
@@ -25,17 +27,20 @@
 
 #include <cuda_runtime.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "facts/model_shape.hpp"
 #include "gpu/attention.hpp"
 #include "gpu/cuda_raii.hpp"
+#include "gpu/grouped_gemm.hpp"
 #include "gpu/linear_gemm.hpp"
 #include "gpu/model/checkpoint_offload.hpp"
 #include "gpu/model/data_parallel.hpp"
 #include "gpu/model/llama_buffers.hpp"
 #include "gpu/model/llama_engine.hpp"
+#include "gpu/model/moe_layer.hpp"
 #include "gpu/step_profiler.hpp"
 
 namespace ub::gpu {
@@ -49,6 +54,7 @@ class LlamaPasses {
   void optimizer_step();
 
   LinearGemm gemm;
+  GroupedGemm grouped;  // the experts' products
   CudnnAttention attention;
   const SdpaDims sdpa;  // full causal attention over the step's sequences
   // Layer l's: within its window, where the model gives it one shorter than the sequence.
@@ -57,6 +63,14 @@ class LlamaPasses {
   size_t attention_scratch_bytes() const;
   StepProfiler* profiler = nullptr;
   int64_t steps = 0;
+  // The load-balancing losses of the last forward pass's MoE layers, each times its coefficient,
+  // summed (0 without them): the step's loss is the cross-entropy plus this.
+  double aux_loss() const;
+  // Of the last forward pass: each MoE layer's rows per expert, layer after layer (empty for a
+  // dense model).
+  const std::vector<int64_t>& expert_rows() const { return expert_rows_; }
+  // The MoE layer's buffers (its own, beside the arena); 0 for a dense model.
+  size_t moe_bytes() const { return moe_ ? moe_->device_bytes() : 0; }
 
  private:
   // forward.cpp; `recompute`: the forward again in the backward pass (checkpointing), which
@@ -66,6 +80,10 @@ class LlamaPasses {
   // mlp.cpp: x[l + 1] = a + down(silu(gate) * up) from xn2; its backward leaves dxn
   void mlp_forward(size_t l, const LayerActivations& a, bool recompute);
   void mlp_backward(size_t l, const LayerActivations& a, bf16* dxn);
+  // moe_mlp.cpp: the same for a mixture-of-experts layer
+  void moe_forward(size_t l, const LayerActivations& a, bool recompute);
+  void moe_backward(size_t l, const LayerActivations& a, bf16* dxn);
+  MoeLayerWeights moe_weights(const LayerParams& lp) const;
   // loss.cpp: the head's forward and backward, leaving the final norm's input gradient in dx.
   void loss_and_head_backward(const LlamaEngine::PhaseHook& phase, std::vector<float>* logits);
   // backward.cpp
@@ -91,6 +109,12 @@ class LlamaPasses {
   DataParallel* dp_;  // null on one GPU without sharding
   CheckpointOffload* offload_;  // null unless the checkpoints are offloaded
   std::vector<double> attn_fwd_flop_;  // per layer (its window)
+  // One MoE layer object serves every MoE layer, holding one layer's pass at a time: moe_layer_
+  // says whose (-1: none), so the backward pass runs a layer's forward again only where needed.
+  std::optional<MoeLayer> moe_;
+  int64_t moe_layer_ = -1;
+  DeviceBuffer aux_losses_;            // per layer, fp64, before the coefficient
+  std::vector<int64_t> expert_rows_;
   // The gradient norm is summed on a side stream, tensor by tensor as each gradient becomes
   // final (memory traffic beside compute-bound work); the side stream also zeroes what the
   // backward pass accumulates into.

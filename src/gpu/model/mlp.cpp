@@ -14,6 +14,7 @@ namespace ub::gpu {
 
 void LlamaPasses::mlp_forward(size_t l, const LayerActivations& A, bool recompute) {
   const LayerParams& lp = L_.layers[l];
+  if (lp.moe()) return moe_forward(l, A, recompute);
   const int64_t T = D_.T, H = D_.H, I = D_.I;
   if (!D_.mlp_tiled()) {
     {
@@ -50,6 +51,7 @@ void LlamaPasses::mlp_forward(size_t l, const LayerActivations& A, bool recomput
 
 void LlamaPasses::mlp_backward(size_t l, const LayerActivations& A, bf16* dxn) {
   const LayerParams& lp = L_.layers[l];
+  if (lp.moe()) return moe_backward(l, A, dxn);
   const int64_t T = D_.T, H = D_.H, I = D_.I;
   const bf16* dx = b_.dx;
   if (!D_.mlp_tiled()) {

@@ -56,6 +56,17 @@ MoeLayer::MoeLayer(const MoeDims& d, int64_t max_tokens, LinearGemm& linear, Gro
   }
 }
 
+size_t MoeLayer::device_bytes() const {
+  size_t n = 0;
+  for (const DeviceBuffer* b : {&logits_, &probs_, &chosen_, &weights_, &counts_, &offsets_, &order_, &row_of_slot_,
+                                &permute_scratch_, &aux_scratch_, &aux_, &xp_, &gu_, &act_, &yp_, &shared_gu_,
+                                &shared_act_, &shared_out_, &shared_scale_, &dyp_, &dweights_, &dact_, &dgu_, &dlogits_,
+                                &dx_router_, &dshared_out_, &dshared_act_, &dshared_gu_, &dx_shared_, &dpre_}) {
+    n += b->bytes();
+  }
+  return n;
+}
+
 void MoeLayer::forward(const bf16* x, const MoeLayerWeights& w, const bf16* residual, bf16* out, int64_t T,
                        cudaStream_t s) {
   if (T < 1 || T > max_tokens_) throw WorkError(fmt::format("MoE layer: {} tokens, buffers for 1..{}", T, max_tokens_));

@@ -76,6 +76,8 @@ class MoeLayer {
   const int32_t* offsets() const { return offsets_.as<int32_t>(); }
   const bf16* gate_up_rows() const { return gu_.as<bf16>(); }
   const bf16* expert_rows() const { return yp_.as<bf16>(); }
+  // The device memory its buffers hold.
+  size_t device_bytes() const;
 
  private:
   MoeDims d_;

@@ -20,6 +20,8 @@ double* tensor(Vec& p, const LlamaLayout& l, size_t i) { return p.data() + l[i].
 
 struct LayerActs {
   Vec x, xn1, a, xn2, gu, h, rstd1, rstd2;
+  Vec qkv_raw;   // the projections before QK-norm, where the model has it
+  QkNorm qk;
   Qkv qkv;
   AttentionForward attn;
   MoeForward moe;  // a mixture-of-experts layer's pass
@@ -97,7 +99,13 @@ LlamaCpuResult llama_cpu_step(const ModelShape& m, const LlamaLayout& L, const V
     A.x = x;
     Norm n1 = rmsnorm(A.x, tensor(P, L, lp.attn_norm), T, H, eps);
     A.xn1 = std::move(n1.y), A.rstd1 = std::move(n1.rstd);
-    A.qkv = rope_split(linear(A.xn1, tensor(P, L, lp.qkv), T, H, hd.width()), hd, tab);
+    Vec qkv = linear(A.xn1, tensor(P, L, lp.qkv), T, H, hd.width());
+    if (m.qk_norm) {
+      A.qk = qk_norm(qkv, tensor(P, L, lp.q_norm), tensor(P, L, lp.k_norm), hd, eps);
+      A.qkv_raw = std::move(qkv);
+      qkv = A.qk.y;
+    }
+    A.qkv = rope_split(qkv, hd, tab);
     A.attn = attention_forward(ash(l), A.qkv.q, A.qkv.k, A.qkv.v);
     A.a = linear(A.attn.out, tensor(P, L, lp.o), T, qw, H);
     add_into(A.a, A.x);
@@ -146,6 +154,10 @@ LlamaCpuResult llama_cpu_step(const ModelShape& m, const LlamaLayout& L, const V
     Vec dO = linear_backward(da, A.attn.out, tensor(P, L, lp.o), tensor(G, L, lp.o), T, qw, H);
     AttentionGrads ag = attention_backward(ash(li), A.qkv.q, A.qkv.k, A.qkv.v, A.attn, dO);
     Vec dqkv = rope_join_backward(Qkv{std::move(ag.dq), std::move(ag.dk), std::move(ag.dv)}, hd, tab);
+    if (m.qk_norm) {
+      dqkv = qk_norm_backward(dqkv, A.qkv_raw, tensor(P, L, lp.q_norm), tensor(P, L, lp.k_norm), A.qk,
+                              tensor(G, L, lp.q_norm), tensor(G, L, lp.k_norm), hd);
+    }
     Vec dxn1 = linear_backward(dqkv, A.xn1, tensor(P, L, lp.qkv), tensor(G, L, lp.qkv), T, H, hd.width());
     dx = rmsnorm_backward(dxn1, A.x, tensor(P, L, lp.attn_norm), A.rstd1, tensor(G, L, lp.attn_norm), T, H);
     add_into(dx, da);

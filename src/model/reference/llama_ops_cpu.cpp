@@ -65,6 +65,47 @@ Vec rmsnorm_backward(const Vec& dy, const Vec& x, const double* w, const Vec& rs
 }
 
 namespace {
+
+// The heads of kind `keys` (else queries) of qkv [T, (nq + 2 nk) d] as rows [T * n, d], and back.
+Vec gather_heads(const Vec& qkv, const HeadDims& h, bool keys) {
+  const int64_t n = keys ? h.nk : h.nq, first = keys ? h.nq : 0, width = h.width();
+  Vec rows(static_cast<size_t>(h.T * n * h.d));
+  for (int64_t t = 0; t < h.T; ++t) {
+    for (int64_t j = 0; j < n * h.d; ++j) rows[t * n * h.d + j] = qkv[t * width + first * h.d + j];
+  }
+  return rows;
+}
+
+void scatter_heads(const Vec& rows, Vec& qkv, const HeadDims& h, bool keys) {
+  const int64_t n = keys ? h.nk : h.nq, first = keys ? h.nq : 0, width = h.width();
+  for (int64_t t = 0; t < h.T; ++t) {
+    for (int64_t j = 0; j < n * h.d; ++j) qkv[t * width + first * h.d + j] = rows[t * n * h.d + j];
+  }
+}
+
+}  // namespace
+
+QkNorm qk_norm(const Vec& qkv, const double* q_w, const double* k_w, const HeadDims& h, double eps) {
+  QkNorm out{qkv, {}, {}};
+  Norm q = rmsnorm(gather_heads(qkv, h, false), q_w, h.T * h.nq, h.d, eps);
+  Norm k = rmsnorm(gather_heads(qkv, h, true), k_w, h.T * h.nk, h.d, eps);
+  scatter_heads(q.y, out.y, h, false);
+  scatter_heads(k.y, out.y, h, true);
+  out.q_rstd = std::move(q.rstd), out.k_rstd = std::move(k.rstd);
+  return out;
+}
+
+Vec qk_norm_backward(const Vec& dy, const Vec& qkv, const double* q_w, const double* k_w, const QkNorm& n,
+                     double* dq_w, double* dk_w, const HeadDims& h) {
+  Vec dx = dy;  // the values' gradient passes as it is
+  scatter_heads(rmsnorm_backward(gather_heads(dy, h, false), gather_heads(qkv, h, false), q_w, n.q_rstd, dq_w,
+                                 h.T * h.nq, h.d), dx, h, false);
+  scatter_heads(rmsnorm_backward(gather_heads(dy, h, true), gather_heads(qkv, h, true), k_w, n.k_rstd, dk_w,
+                                 h.T * h.nk, h.d), dx, h, true);
+  return dx;
+}
+
+namespace {
 // Rotates heads [0, nq + nk) of one token's row of width (nq + 2 nk) d in place.
 void rotate_row(double* row, const HeadDims& h, const RopeTable& tab, int64_t pos, bool backward) {
   const int64_t half = h.d / 2;

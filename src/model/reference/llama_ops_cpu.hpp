@@ -33,6 +33,18 @@ struct HeadDims {
   int64_t T, S, nq, nk, d;
   int64_t width() const { return (nq + 2 * nk) * d; }
 };
+// QK-norm (Qwen3): each query head and each key head of qkv [T, (nq + 2 nk) d] RMS-normalised
+// over its d, with the weights q_w [d] (every query head) and k_w [d] (every key head); the values
+// as they are. The rotary embedding comes after.
+struct QkNorm {
+  Vec y;               // [T, (nq + 2 nk) d]
+  Vec q_rstd, k_rstd;  // [T * nq], [T * nk]
+};
+QkNorm qk_norm(const Vec& qkv, const double* q_w, const double* k_w, const HeadDims& h, double eps);
+// The gradient of qkv from dy (of qk_norm's y); dq_w, dk_w += sum dy xhat.
+Vec qk_norm_backward(const Vec& dy, const Vec& qkv, const double* q_w, const double* k_w, const QkNorm& n,
+                     double* dq_w, double* dk_w, const HeadDims& h);
+
 // Splits qkv [T, (nq + 2 nk) d] into q, k, v, rotating q and k at position t % S.
 Qkv rope_split(const Vec& qkv, const HeadDims& h, const RopeTable& tab);
 // The transpose: dq, dk, dv -> dqkv.

@@ -136,6 +136,11 @@ AttentionLog read_attention_log(const LineSource& t) {
       }
     }
     AttentionRecord p = read_attention_point(f);
+    // Every point `attention` times is checked first, and says how: one of ours that does not may
+    // be of anything (bench_flash_attn.py's lines, of no type, check nothing).
+    if (o->contains("type") && !f.has("check") && !f.has("error")) {
+      throw WorkError(fmt::format("{}: no \"check\": whether its outputs matched the reference is not known", where));
+    }
     if (!p.error.empty()) {
       log.warnings.push_back(fmt::format("{}: seqlen {} left out: {}", where, p.seqlen, p.error));
       return;

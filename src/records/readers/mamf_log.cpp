@@ -251,7 +251,12 @@ MamfLog read_mamf_log(const LineSource& t) {
         if (s.algo) {
           const auto check = std::find_if(s.checks.begin(), s.checks.end(),
                                           [&](const GemmCheck& c) { return c.rank == s.algo->heuristic_rank; });
-          if (check != s.checks.end() && (!check->ok || check->nans > 0 || check->failures > 0)) {
+          if (check == s.checks.end()) {
+            throw WorkError(fmt::format("{}: {}: no check of its timed algorithm (rank {}) in \"checks\": whether its "
+                                        "product matched the reference is not known", r.where, s.shape(),
+                                        s.algo->heuristic_rank));
+          }
+          if (!check->ok || check->nans > 0 || check->failures > 0) {
             log.warnings.push_back(fmt::format("{}: {} left out: its timed algorithm (rank {}) failed its check against "
                                                "the reference ({} failures, {} NaN)", r.where, s.shape(),
                                                check->rank, check->failures, check->nans));
