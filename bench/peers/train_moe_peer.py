@@ -13,8 +13,9 @@ the built binary), so that the peer and the engine divide by one count.
 Writes our canonical records (docs/records.md) like train_peer.py, and after each length's timed steps
 one `expert_load` record: the tokens each routed expert received in one more forward pass of the same
 ids (top-k of every MoE layer's router logits, as transformers returns them), per layer min / median
-/ max and over all layers, since imbalance is what changes between GPUs. `compare` reads the steps
-and skips that record, saying so.
+/ max, summed over the layers, and over every (layer, expert) pair (`expert_tokens`, what our step
+records count), since imbalance is what changes between GPUs. `compare` shows `expert_tokens` beside
+the steps of that length.
 
     train_moe_peer.py --config data/models/qwen3-30b-a3b.json --model-name qwen3-30b-a3b --layers 4 \\
         --seqlens 4096,8192 --upgradebench build/upgradebench --out peer.jsonl
@@ -46,18 +47,22 @@ def active_flops(binary, model_name, layers, seqlens, batch):
     return {p["seqlen"]: p["total_tflop"] * 1e12 for p in doc["points"]}
 
 
+def spread(n):
+    return {"min": min(n), "median": statistics.median(n), "max": max(n)}
+
+
 def expert_load(model, ids, top_k, experts):
-    """Tokens per routed expert in one forward pass: per MoE layer and over all of them."""
+    """Tokens per routed expert in one forward pass: per MoE layer, summed over the layers, and
+    over every (layer, expert) pair as our records' expert_tokens count them."""
     with torch.no_grad():
         out = model(input_ids=ids, output_router_logits=True)
-    per_layer, total = [], torch.zeros(experts, dtype=torch.long, device=ids.device)
+    per_layer, pooled, total = [], [], torch.zeros(experts, dtype=torch.long, device=ids.device)
     for logits in out.router_logits or ():
         counts = torch.bincount(logits.topk(top_k, dim=-1).indices.flatten(), minlength=experts)
         total += counts
-        n = counts.tolist()
-        per_layer.append({"min": min(n), "median": statistics.median(n), "max": max(n)})
-    n = total.tolist()
-    return per_layer, {"min": min(n), "median": statistics.median(n), "max": max(n)}
+        per_layer.append(spread(counts.tolist()))
+        pooled += counts.tolist()
+    return per_layer, spread(total.tolist()), spread(pooled)
 
 
 def main():
@@ -84,8 +89,9 @@ def main():
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(0.9, 0.95), weight_decay=0.1, fused=True)
 
     def after(s, ids):
-        per_layer, overall = expert_load(model, ids, top_k, experts)
-        emit({"type": "expert_load", "seqlen": s, "batch": a.batch, "tokens_per_expert": overall, "layers": per_layer})
+        per_layer, overall, pooled = expert_load(model, ids, top_k, experts)
+        emit({"type": "expert_load", "seqlen": s, "batch": a.batch, "tokens_per_expert": overall, "layers": per_layer,
+              "expert_tokens": pooled})
         if a.profile:
             profile_length(a, model, opt, ids, s, emit, prefix="hf_" + a.model_name.replace("-", "_").replace(".", "_"))
 

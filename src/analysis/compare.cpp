@@ -62,6 +62,7 @@ SideFigures side(const RunLog& run, const RunPoint* p, const Accelerator* gpu,
   s.step_time = st.time_ms;
   s.step_ms = st.time_ms.median;
   s.peak_gib = st.peak_mem_gib;
+  s.expert_tokens = p->expert_tokens;
   const PointThroughput t = point_throughput(run, *p, st, model, gpu);
   s.tflops = t.tflops, s.mfu = t.mfu;
   const double tps = tokens_per_gpu_second(run.batch, p->seqlen, st.time_ms.median);

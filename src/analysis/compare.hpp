@@ -48,6 +48,7 @@ struct SideFigures {
   std::optional<double> tokens_per_joule, energy_usd_per_mtok;  // where the steps' telemetry had power
   std::string energy_source;
   size_t steady_steps = 0;
+  std::optional<TrainStep::ExpertTokens> expert_tokens;  // a mixture of experts: tokens per expert
 };
 
 struct CompareRow {

@@ -60,6 +60,12 @@ void PointSteps::add(const TrainStep& s, int line) {
     }
     ++e.steps;
   }
+  if (const auto& e = s.expert_tokens) {
+    if (!expert_extremes_) expert_extremes_ = *e;
+    expert_extremes_->min = std::min(expert_extremes_->min, e->min);
+    expert_extremes_->max = std::max(expert_extremes_->max, e->max);
+    if (expert_medians_.size() < kStepsKept) expert_medians_.push_back(e->median);
+  }
   const StepSample sample{s.exec_time_ms, s.tflops, s.device, line};
   if (kept_.size() < kStepsKept) {
     kept_.push_back(sample);
@@ -79,6 +85,13 @@ std::optional<double> PointSteps::joules_per_step() const {
     joules += (windowed + e.sampled_j) / static_cast<double>(e.steps);
   }
   return joules;
+}
+
+std::optional<TrainStep::ExpertTokens> PointSteps::expert_tokens() const {
+  if (!expert_extremes_) return std::nullopt;
+  TrainStep::ExpertTokens t = *expert_extremes_;
+  t.median = summarize(expert_medians_).median;
+  return t;
 }
 
 const RunPoint* RunLog::point(int64_t seqlen) const {

@@ -68,6 +68,9 @@ class PointSteps {
   // recorded give the samples' mean power instead. Of the job's GPUs, for a step on several.
   std::optional<double> joules_per_step() const;
   const std::string& energy_source() const { return energy_source_; }  // the steps' telemetry's
+  // A mixture of experts' tokens per expert over the steady steps that say them (our records):
+  // the least of their least, the median of their medians, the most of their most.
+  std::optional<TrainStep::ExpertTokens> expert_tokens() const;
 
  private:
   std::vector<StepSample> kept_, warmup_extremes_;
@@ -82,6 +85,8 @@ class PointSteps {
   };
   std::map<int, Energy> energy_;  // by GPU
   std::string energy_source_;
+  std::optional<TrainStep::ExpertTokens> expert_extremes_;  // min and max so far
+  std::vector<double> expert_medians_;                      // of the first kStepsKept steps
 };
 
 struct RunPoint {
@@ -92,6 +97,9 @@ struct RunPoint {
   std::map<std::string, std::string> header;  // the block's `# gpu=` key=value pairs
   int line = 0;                        // where the point starts in the file
   size_t run = 0;                      // our records: which context record (run) of the file it is in
+  // A mixture of experts: tokens per expert (records/train_records.hpp), from the steps or from the
+  // Hugging Face peer's expert_load record of the length.
+  std::optional<TrainStep::ExpertTokens> expert_tokens;
 };
 
 struct RunLog {

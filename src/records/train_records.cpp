@@ -219,15 +219,17 @@ TrainStep read_train_step(const Fields& f, int64_t index) {
     throw WorkError(fmt::format("{}: \"attention_share\" is a fraction of the FLOPs, got {}", f.where(), *s.attention_share));
   }
   if (auto tel = f.optional_object("telemetry")) s.telemetry = read_telemetry(*tel);
-  if (auto e = f.optional_object("expert_tokens")) {
-    TrainStep::ExpertTokens t{static_cast<double>(e->count("min")), e->number("median"), static_cast<double>(e->count("max"))};
-    if (!(t.min <= t.median && t.median <= t.max)) {
-      throw WorkError(fmt::format("{}: \"expert_tokens\" {{min {:g}, median {:g}, max {:g}}} are not the least, median "
-                                  "and most of a step's tokens per expert", f.where(), t.min, t.median, t.max));
-    }
-    s.expert_tokens = t;
-  }
+  if (auto e = f.optional_object("expert_tokens")) s.expert_tokens = read_expert_tokens(*e);
   return s;
+}
+
+TrainStep::ExpertTokens read_expert_tokens(const Fields& e) {
+  TrainStep::ExpertTokens t{static_cast<double>(e.count("min")), e.number("median"), static_cast<double>(e.count("max"))};
+  if (!(t.min <= t.median && t.median <= t.max)) {
+    throw WorkError(fmt::format("{}: \"expert_tokens\" {{min {:g}, median {:g}, max {:g}}} are not the least, median "
+                                "and most of a step's tokens per expert", e.where(), t.min, t.median, t.max));
+  }
+  return t;
 }
 
 void to_json(json& j, const TrainMemory& m) {

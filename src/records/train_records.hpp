@@ -63,6 +63,9 @@ struct TrainStep {
   std::optional<ExpertTokens> expert_tokens;
 };
 
+// An "expert_tokens" object ({min, median, max}); WorkError naming it when they are not in order.
+TrainStep::ExpertTokens read_expert_tokens(const Fields& f);
+
 // The least, median and most of `rows` (tokens per expert, layer after layer); nullopt when empty.
 std::optional<TrainStep::ExpertTokens> expert_tokens_of(std::vector<int64_t> rows);
 

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "report/energy_view.hpp"
 #include "report/format.hpp"
 
@@ -30,6 +32,29 @@ std::string cell(const SideFigures& s, std::optional<double> v, int precision = 
   if (s.status == "oom") return "OOM";
   if (s.status == "absent") return "-";
   return num(v, precision);
+}
+
+// A mixture of experts' routing beside the figures: each side's tokens per expert, where its run
+// says them (dropless routing waits on the busiest expert, and routing may differ between runs).
+void add_expert_block(Document& doc, const Comparison& c) {
+  const bool any = std::any_of(c.rows.begin(), c.rows.end(), [](const CompareRow& r) {
+    return r.old_side.expert_tokens || r.new_side.expert_tokens;
+  });
+  if (!any) return;
+  auto& b = doc.add("Tokens per expert (a layer's expert in one step)");
+  b.table.columns = {{"seqlen"}, {"old min"}, {"old median"}, {"old max"}, {"new min"}, {"new median"}, {"new max"}};
+  for (const CompareRow& r : c.rows) {
+    std::vector<std::string> row = {fmt::format("{}", r.seqlen)};
+    for (const SideFigures* side : {&r.old_side, &r.new_side}) {
+      for (auto field : {&TrainStep::ExpertTokens::min, &TrainStep::ExpertTokens::median, &TrainStep::ExpertTokens::max}) {
+        row.push_back(side->expert_tokens ? num((*side->expert_tokens).*field, 1) : "-");
+      }
+    }
+    b.table.add_row(std::move(row));
+  }
+  b.notes.push_back("Least, median and most tokens an expert of an MoE layer took in a step, over the steady steps. "
+                    "Routing is dropless: the busiest expert sets the pace, so runs whose balance differs do not time "
+                    "the same work.");
 }
 
 }  // namespace
@@ -102,6 +127,7 @@ Document comparison_document(const Comparison& c) {
                                   "tokens per GPU.", *c.break_even));
   }
   add_energy_block(doc, c);
+  add_expert_block(doc, c);
   // Per-point statistics of the step times (steady steps only).
   auto& st = doc.add("Step time statistics (ms, steady steps)");
   st.table.columns = {{"seqlen"}, {"old n"}, {"old median"}, {"old mean"}, {"old min"}, {"old max"}, {"old 95% of median"},
@@ -170,6 +196,9 @@ json comparison_json(const Comparison& c) {
                     {"new_hours_to_train", opt(r.new_side.hours_to_train)},
                     {"note", r.note}});
     add_energy_json(rows.back(), r);
+    for (const auto& [key, side] : {std::pair{"old_expert_tokens", &r.old_side}, {"new_expert_tokens", &r.new_side}}) {
+      if (const auto& e = side->expert_tokens) rows.back()[key] = {{"min", e->min}, {"median", e->median}, {"max", e->max}};
+    }
   }
   json stack = json::array();
   for (const auto& d : c.stack) {

@@ -991,3 +991,44 @@ TEST(BadInput, History) {
   expect_error("history add --db 'postgresql:///x?host=/nonexistent&port=1' " + kFx + "/sweep_h200.log", 2, "cannot connect to PostgreSQL");
   expect_error("history frobnicate", 2, "unknown history command 'frobnicate'");
 }
+
+// A mixture of experts' routing beside its figures: our steps' expert_tokens (the least of their
+// least, the median of their medians, the most of their most) and the Hugging Face peer's
+// expert_load record of a length, in the table, the JSON and the markdown; out of order, refused.
+TEST(Compare, TokensPerExpertStandBesideTheFigures) {
+  const auto with_tokens = [](const std::string& fixture, const std::string& name, bool as_peer) {
+    std::istringstream in(slurp(kFx + "/" + fixture));
+    std::string out, line;
+    int step = 0;
+    while (std::getline(in, line)) {
+      nlohmann::json r = nlohmann::json::parse(line);
+      if (r["type"] == "train_step" && r["seqlen"] == 4096 && !as_peer) {
+        r["expert_tokens"] = {{"min", 100 + step}, {"median", 500 + step}, {"max", 2000 + 10 * step}};
+        ++step;
+      }
+      out += r.dump() + "\n";
+    }
+    if (as_peer) out += R"({"type": "expert_load", "seqlen": 4096, "expert_tokens": {"min": 0, "median": 256, "max": 8192}})" "\n";
+    const std::string path = ::testing::TempDir() + "/" + name;
+    std::ofstream(path) << out;
+    return path;
+  };
+  const std::string ours = with_tokens("records_h200.jsonl", "experts_ours.jsonl", false);
+  const std::string peer = with_tokens("records_h200_rerun.jsonl", "experts_peer.jsonl", true);
+  const Result r = run("compare " + peer + " " + ours + " --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json row = nlohmann::json::parse(r.out)["rows"][0];
+  ASSERT_EQ(row["seqlen"], 4096);
+  EXPECT_EQ(row["old_expert_tokens"], (nlohmann::json{{"min", 0}, {"median", 256}, {"max", 8192}}));
+  EXPECT_EQ(row["new_expert_tokens"]["min"], 101);  // the steady steps: the warm-up step counts in no figure
+  EXPECT_EQ(row["new_expert_tokens"]["max"], 2040);
+  const Result table = run("compare " + peer + " " + ours);
+  EXPECT_NE(table.out.find("Tokens per expert"), std::string::npos) << table.out;
+  const Result plain = run("compare " + kFx + "/records_h200.jsonl " + kFx + "/records_h200_rerun.jsonl");
+  EXPECT_EQ(plain.out.find("Tokens per expert"), std::string::npos) << "a dense model has no such table";
+  std::string bad = slurp(ours);
+  bad.replace(bad.find(R"("min":100)"), 9, R"("min":900)");
+  const std::string bad_path = ::testing::TempDir() + "/experts_bad.jsonl";
+  std::ofstream(bad_path) << bad;
+  expect_error("compare " + peer + " " + bad_path, 1, "\"expert_tokens\" {min 900, median 500, max 2000} are not the least");
+}

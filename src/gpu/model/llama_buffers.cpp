@@ -146,7 +146,9 @@ LlamaBuffers::LlamaBuffers(const ModelShape& m, const ShardPlan& p, const Engine
   const size_t head = bytes(D.chunk, D.V) + bytes(D.T, D.H);
   const size_t mlp_backward = D.mlp_tiled() ? 2 * mlp_tile : bytes(D.T, D.I) + bytes(D.T, 2 * D.I);
   const size_t attention_backward = 2 * bytes(D.T, D.q_width()) + 2 * bytes(D.T, D.kv_width()) + bytes(D.T, D.qkv_width());
-  const size_t layer = bytes(D.T, D.H) + std::max(mlp_backward, attention_backward);
+  // An MoE layer's backward takes the output of its forward run again (its own buffers hold the rest).
+  const size_t moe_backward = m.moe ? bytes(D.T, D.H) : 0;
+  const size_t layer = bytes(D.T, D.H) + std::max({mlp_backward, attention_backward, moe_backward});
   arena.commit(std::max({forward, head, layer}));
 
   unit_weights.resize(plan.units.size());

@@ -134,6 +134,15 @@ RunLog read_records(const LineSource& t, WarmupOnly warmup_only) {
                                            "steps are kept", r.where, oom.seqlen, p.line));
       }
       p.oom_message = oom.what;
+    } else if (r.type == "expert_load" && f.has("expert_tokens")) {
+      // The Hugging Face MoE peer's tokens per expert at a length it timed (bench/peers/train_moe_peer.py).
+      const int64_t seqlen = f.count("seqlen");
+      const auto p = std::find_if(run.points.begin(), run.points.end(),
+                                  [&](const RunPoint& q) { return q.seqlen == seqlen && q.run == contexts; });
+      if (p == run.points.end()) {
+        throw WorkError(fmt::format("{}: tokens per expert at seqlen {}, where no step of the run is", r.where, seqlen));
+      }
+      p->expert_tokens = read_expert_tokens(f.object("expert_tokens"));
     } else {
       ++skipped;
     }
@@ -146,6 +155,7 @@ RunLog read_records(const LineSource& t, WarmupOnly warmup_only) {
   note_sampled_points(run);
   for (RunPoint& p : run.points) {
     if (!p.steps.has_steady()) p.status = PointStatus::oom;
+    if (!p.expert_tokens) p.expert_tokens = p.steps.expert_tokens();
   }
   std::sort(run.points.begin(), run.points.end(),
             [](const RunPoint& a, const RunPoint& b) { return a.seqlen < b.seqlen; });
