@@ -13,6 +13,7 @@
 #include "cli/compare_options.hpp"
 #include "cli/output.hpp"
 #include "cli/run_inputs.hpp"
+#include "cli/same_measurement.hpp"
 #include "records/readers/bandwidth_log.hpp"
 #include "records/readers/log_kind.hpp"
 #include "records/readers/read_run.hpp"
@@ -99,6 +100,9 @@ void register_compare(CLI::App& app, Context& ctx) {
     // Our `bandwidth` records are no log of another tool's kind: told by their records.
     const bool old_bw = kind == LogKind::unknown && has_record_type(old_text, "bandwidth");
     const bool new_bw = new_kind == LogKind::unknown && has_record_type(new_text, "bandwidth");
+    // One measurement on both sides, told by its figures: after what tells the two apart by
+    // workload (another depth, another window), which says more.
+    const auto shared = [&] { refuse_shared_figures({o->old_path, o->new_path}, "compare"); };
     // Lines a reader skipped (damaged, duplicate) are said on stderr after the result, as memfit does.
     const auto warn = [&](const auto& old_log, const auto& new_log) {
       warn_about_lines(old_log.warnings, o->old_path);
@@ -108,6 +112,7 @@ void register_compare(CLI::App& app, Context& ctx) {
       o->flags.refuse_unused("a bandwidth comparison", false);
       const BandwidthLog a = read_bandwidth_log(old_text), b = read_bandwidth_log(new_text);
       const BandwidthComparison c = compare_bandwidth(a, b, ctx.catalog());
+      shared();
       o->out.emit(report::bandwidth_comparison_document(c), c);
       warn(a, b);
       return;
@@ -120,25 +125,30 @@ void register_compare(CLI::App& app, Context& ctx) {
     if (kind == LogKind::training) {
       const Comparison c = compare_runs(read_run_log(old_text), read_run_log(new_text), cat, ctx.data_dir() / "models",
                                         o->flags.parse());
+      shared();
       o->out.emit(report::comparison_document(c), report::comparison_json(c));
     } else if (kind == LogKind::attention) {
       o->flags.refuse_unused("an attention comparison", false);
       const AttentionLog a = read_attention_log(old_text), b = read_attention_log(new_text);
       const AttentionComparison c = compare_attention(a, b, cat);
+      shared();
       o->out.emit(report::attention_comparison_document(c), c);
       warn(a, b);
     } else if (kind == LogKind::decomposition) {
       o->flags.refuse_unused("a decomposition comparison", true);
       const DecompositionComparison c =
           compare_decomposition(read_decomposition_log(old_text), read_decomposition_log(new_text), cat, o->flags.force);
+      shared();
       o->out.emit(report::decomposition_comparison_document(c), c);
     } else if (kind == LogKind::nccl) {
       o->flags.refuse_unused("a collective comparison", false);
       const NcclComparison c = compare_nccl(read_nccl_log(old_text), read_nccl_log(new_text), cat);
+      shared();
       o->out.emit(report::nccl_comparison_document(c), c);
     } else {
       o->flags.refuse_unused("a MAMF comparison", true);
       const MamfComparison c = compare_mamf(read_mamf_log(old_text), read_mamf_log(new_text), cat, o->flags.force);
+      shared();
       o->out.emit(report::mamf_comparison_document(c), c);
     }
   });

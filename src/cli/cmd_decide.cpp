@@ -20,6 +20,7 @@
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "cli/prediction_inputs.hpp"
+#include "cli/same_measurement.hpp"
 #include "records/measurement_set.hpp"
 #include "records/readers/read_run.hpp"
 #include "report/decision_page.hpp"
@@ -185,7 +186,9 @@ void run_on_measurements(Context& ctx, const DecideOptions& o) {
     }
   }
   const std::vector<RunLog> levers = lever_runs(o);
-  show_decision(ctx, o, decide_upgrade(sets[0], sets[1], ctx.catalog(), ctx.data_dir() / "models", upgrade_options(o, levers)));
+  const UpgradeDecision d = decide_upgrade(sets[0], sets[1], ctx.catalog(), ctx.data_dir() / "models", upgrade_options(o, levers));
+  refuse_shared_figures(o.inputs, "decide");  // after what tells the two apart by workload, which says more
+  show_decision(ctx, o, d);
 }
 
 void run(Context& ctx, const DecideOptions& o) {

@@ -16,6 +16,7 @@
 #include "cli/commands.hpp"
 #include "cli/compare_options.hpp"
 #include "cli/run_inputs.hpp"
+#include "cli/same_measurement.hpp"
 #include "records/readers/decomposition_log.hpp"
 #include "records/readers/log_kind.hpp"
 #include "records/readers/read_run.hpp"
@@ -116,6 +117,7 @@ void run(Context& ctx, const ReportOptions& o) {
     }
     content = report::comparison_report(c, reasons);
   }
+  refuse_shared_figures(o.logs, "report");  // after what tells two runs apart by workload, which says more
   report::write_report(content, o.out_dir, web());
   const std::string dir = printable(o.out_dir);  // names and text from the logs reach the terminal escaped
   std::printf("report: %s/report.html, %s/report.md, charts in %s/charts (PNG, SVG)\n", dir.c_str(), dir.c_str(),

@@ -207,26 +207,48 @@ AddOutcome HistoryStore::add_run(const StoredRun& run, const std::string& source
   const std::string lock = db_->dialect() == Dialect::postgresql ? " FOR UPDATE" : "";
   std::vector<Row> existing = db_->query("SELECT id, line_count FROM runs WHERE run_key = $1" + lock, {run.key});
   const int64_t own_id = existing.empty() ? -1 : existing.front().integer(0);
-  // The same figures under another context or header (a copy with its date or host edited) are
-  // the measurement already stored, whatever the file now says it is.
-  const std::string figures = figures_key(run.metrics);
-  if (!figures.empty()) {
-    const std::vector<Row> same = db_->query("SELECT id FROM runs WHERE figures_key = $1 AND id <> $2 ORDER BY id LIMIT 1",
-                                             {figures, own_id});
+  // A point measured in a stored run (a copy with its date or host edited, a length added or left
+  // out) is the measurement already stored, whatever the file now says it is.
+  for (const MetricPoint* m : telling_points(run.metrics)) {
+    const std::vector<Row> same = db_->query(
+        "SELECT run_id FROM run_metrics WHERE metric = $1 AND x = $2 AND n = $3 AND median = $4 AND low = $5 AND "
+        "high = $6 AND run_id <> $7 ORDER BY run_id LIMIT 1",
+        {m->metric, m->x, static_cast<int64_t>(m->n), m->median, m->low, m->high, own_id});
     if (!same.empty()) {
       o.status = AddStatus::same_measurement;
       o.run_id = same.front().integer(0);
       return o;
     }
   }
+  // Figures printed once each are one measurement only all together: a stored run with every
+  // one of them, and no other.
+  if (const std::string set = figures_set_key(run.metrics); !set.empty()) {
+    const MetricPoint& first = *distinct_points(run.metrics).front();
+    const std::vector<Row> candidates = db_->query(
+        "SELECT DISTINCT run_id FROM run_metrics WHERE metric = $1 AND x = $2 AND n = $3 AND median = $4 AND low = $5 "
+        "AND high = $6 AND run_id <> $7",
+        {first.metric, first.x, static_cast<int64_t>(first.n), first.median, first.low, first.high, own_id});
+    for (const Row& c : candidates) {
+      std::vector<MetricPoint> stored;
+      for (const Row& m : db_->query(fmt::format("SELECT {} FROM run_metrics m WHERE m.run_id = $1", kMetricColumns),
+                                     {c.integer(0)})) {
+        stored.push_back(metric_of(m, 0));
+      }
+      if (figures_set_key(stored) == set) {
+        o.status = AddStatus::same_measurement;
+        o.run_id = c.integer(0);
+        return o;
+      }
+    }
+  }
   if (existing.empty()) {
     const std::vector<Row> inserted = db_->query(
         "INSERT INTO runs (run_key, kind, command, format, date, host, model, provenance, source, added, line_count, "
-        "workload, world_size, figures_key) "
-        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) ON CONFLICT (run_key) DO NOTHING RETURNING id",
+        "workload, world_size) "
+        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (run_key) DO NOTHING RETURNING id",
         {run.key, run.kind, run.command, run.format, text_or_null(run.date), text_or_null(run.host),
          text_or_null(run.model), text_or_null(run.provenance), source, utc_now_iso8601(),
-         static_cast<int64_t>(run.lines.size()), run.workload, run.world_size, text_or_null(figures)});
+         static_cast<int64_t>(run.lines.size()), run.workload, run.world_size});
     if (inserted.empty()) {  // another writer stored it between our look and our insert
       existing = db_->query("SELECT id, line_count FROM runs WHERE run_key = $1" + lock, {run.key});
     } else {
@@ -261,8 +283,8 @@ AddOutcome HistoryStore::add_run(const StoredRun& run, const std::string& source
   db_->query("DELETE FROM run_metrics WHERE run_id = $1", {o.run_id});
   insert_metrics(*db_, o.run_id, run.metrics);
   // Its kind too: a run stored from its context record alone becomes what its records say.
-  db_->query("UPDATE runs SET line_count = $1, kind = $2, figures_key = $3 WHERE id = $4",
-             {static_cast<int64_t>(run.lines.size()), run.kind, text_or_null(figures), o.run_id});
+  db_->query("UPDATE runs SET line_count = $1, kind = $2 WHERE id = $3",
+             {static_cast<int64_t>(run.lines.size()), run.kind, o.run_id});
   return o;
 }
 

@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "analysis/history/stored_run.hpp"
@@ -72,29 +71,6 @@ void version_2(Database& db) {
   }
 }
 
-// Version 3: each run's figures_key (stored_run.hpp), so a run whose figures are already stored
-// under another context or header is told apart from a new one; computed for the runs stored
-// before from their stored figures.
-void version_3(Database& db) {
-  db.execute("ALTER TABLE runs ADD COLUMN figures_key TEXT");
-  db.execute("CREATE INDEX runs_figures_key ON runs (figures_key)");
-  for (const Row& r : db.query("SELECT id FROM runs ORDER BY id")) {
-    const int64_t id = r.integer(0);
-    std::vector<MetricPoint> points;
-    for (const Row& m : db.query("SELECT gpu_index, metric, x, n, median, low, high FROM run_metrics WHERE run_id = $1", {id})) {
-      MetricPoint p;
-      p.gpu = static_cast<int>(m.integer(0));
-      p.metric = m.text(1);
-      p.x = m.real(2);
-      p.n = static_cast<size_t>(m.integer(3));
-      p.median = m.real(4), p.low = m.real(5), p.high = m.real(6);
-      points.push_back(std::move(p));
-    }
-    const std::string key = figures_key(points);
-    if (!key.empty()) db.query("UPDATE runs SET figures_key = $1 WHERE id = $2", {key, id});
-  }
-}
-
 int current_version(Database& db) {
   const std::vector<Row> rows = db.query("SELECT MAX(version) FROM schema_version");
   return rows.empty() || !rows.front().at(0) ? 0 : static_cast<int>(rows.front().integer(0));
@@ -136,10 +112,6 @@ void migrate(Database& db) {
   if (version < 2) {
     version_2(db);
     db.query("INSERT INTO schema_version (version) VALUES ($1)", {int64_t{2}});
-  }
-  if (version < 3) {
-    version_3(db);
-    db.query("INSERT INTO schema_version (version) VALUES ($1)", {int64_t{3}});
   }
   t.commit();
 }

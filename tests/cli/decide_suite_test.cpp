@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "cli_run.hpp"
+#include "measured_again.hpp"
 
 namespace {
 
@@ -33,33 +34,15 @@ fs::path edited_suite(const std::string& name, const std::function<void(json&)>&
   return dir;
 }
 
-// A copy of the fixture suite whose training steps take `scale` times as long (at that much lower
-// a rate) and whose copies
-// move their bytes that much slower: the same GPU model measured again (a copy with every step
-// timed alike is the same measurement, refused).
+// A copy of the fixture suite measured again `scale` times slower, every part (its times longer,
+// its rates lower; measured_again.hpp): the same GPU model measured again (a copy with its figures
+// alike is the same measurement, refused).
 fs::path slower_suite(const std::string& name, double scale) {
   const fs::path other = edited_suite(name, [](json&) {});
-  for (const char* part : {"sweep.jsonl", "bandwidth.jsonl"}) {
-    std::ifstream in(other / part);
-    std::string all, line;
-    while (std::getline(in, line)) {
-      json r = json::parse(line);
-      if (r.value("type", "") == "train_step") {
-        r["exec_time_ms"] = r["exec_time_ms"].get<double>() * scale;
-        for (const char* rate : {"tflops", "mfu", "hfu"}) {
-          if (r.contains(rate) && r[rate].is_number()) r[rate] = r[rate].get<double>() / scale;
-        }
-      }
-      if (r.contains("gbps") && r["gbps"].is_object()) {
-        for (auto& [k, v] : r["gbps"].items()) v = v.get<double>() / scale;
-        for (auto& [k, v] : r["time_ms"].items()) {
-          if (k != "n" && v.is_number_float()) v = v.get<double>() * scale;
-        }
-      }
-      all += r.dump() + "\n";
-    }
-    in.close();
-    std::ofstream(other / part) << all;
+  for (const fs::directory_entry& e : fs::directory_iterator(other)) {
+    if (e.path().extension() != ".jsonl") continue;
+    const std::string again = measured_again(slurp(e.path().string()), scale);
+    std::ofstream(e.path()) << again;
   }
   return other;
 }
@@ -171,11 +154,12 @@ TEST(Decide, BadInputIsRefusedNamingWhat) {
 }
 
 TEST(Decide, AnInterruptedSuiteIsReadForWhatItFinishedAndSaysWhatIsMissing) {
-  const fs::path cut = edited_suite("suite_interrupted", [](json& m) {
-    for (json& p : m["parts"]) {
-      if (p["name"] == "sweep") p["status"] = "interrupted";
-    }
-  });
+  const fs::path cut = slower_suite("suite_interrupted", 1.01);  // measured again, then cut short
+  json m = json::parse(slurp((cut / "manifest.json").string()));
+  for (json& p : m["parts"]) {
+    if (p["name"] == "sweep") p["status"] = "interrupted";
+  }
+  std::ofstream(cut / "manifest.json") << m.dump(2);
   const Result r = run("decide " + kSuite + " " + cut.string() + " --json");
   ASSERT_EQ(r.code, 0) << r.err;
   const json j = json::parse(r.out);

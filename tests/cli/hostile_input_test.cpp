@@ -26,6 +26,7 @@
 #include <string>
 
 #include "cli_run.hpp"
+#include "measured_again.hpp"
 
 namespace {
 
@@ -1145,14 +1146,14 @@ TEST(SilentlyWrong, AMamfFooterThatDisagreesWithItsLinesIsRefused) {
 // and said, as a collective whose output was wrong is.
 TEST(SilentlyWrong, AMeasurementThatFailedItsOwnCheckIsLeftOut) {
   const std::string bandwidth = kFx + "/suite_h200_2l/bandwidth.jsonl";
-  std::string failed = slurp(bandwidth);
+  std::string failed = measured_again(slurp(bandwidth), 1.001);  // another measurement, one of whose copies failed
   const size_t check = failed.find(R"("check":"ok")");
   ASSERT_NE(check, std::string::npos);
   failed.replace(check, 12, R"("check":"failed")");
   const Result r = run("compare " + bandwidth + " " + write_file("bandwidth_failed_check.jsonl", failed));
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE((r.out + r.err).find("left out: its check says \"failed\", not \"ok\""), std::string::npos) << r.out << r.err;
-  std::string attention = slurp(kFx + "/attention_records_h200.jsonl");
+  std::string attention = measured_again(slurp(kFx + "/attention_records_h200.jsonl"), 1.001);
   const size_t ok = attention.find(R"("non_finite":0,"ok":true)");
   ASSERT_NE(ok, std::string::npos);
   attention.replace(ok, 24, R"("non_finite":5,"ok":false)");
@@ -1688,11 +1689,20 @@ TEST(SilentlyWrong, TheHistoryStoresOneMeasurementOnceUnderAnyContext) {
   const Result list = run("history list --db " + db + " --json");
   ASSERT_EQ(list.code, 0) << list.err;
   EXPECT_EQ(nlohmann::json::parse(list.out)["runs"].size(), 2u) << list.out;
-  // A measurement of its own (another date, one step's time other) is stored.
+  // A measurement of its own (another date, its steps timed otherwise) is stored; a copy with a
+  // length left out is the measurement stored.
   const std::string other = write_file("other_figures.jsonl",
-                                       replaced(replaced(records, R"("exec_time_ms": 80.07999999999998)",
-                                                         R"("exec_time_ms": 80.5)"),
-                                                "2026-11-30T08:00:00Z", "2026-12-02T09:00:00Z"));
+                                       measured_again(replaced(records, "2026-11-30T08:00:00Z", "2026-12-02T09:00:00Z"), 1.002));
+  std::string fewer;
+  {
+    std::istringstream in(replaced(records, "2026-11-30T08:00:00Z", "2026-12-03T09:00:00Z"));
+    for (std::string line; std::getline(in, line);) {
+      if (line.find(R"("seqlen": 4096)") == std::string::npos) fewer += line + "\n";
+    }
+  }
+  const Result subset = run("history add --db " + db + " " + write_file("fewer_lengths.jsonl", fewer) + " --json");
+  ASSERT_EQ(subset.code, 0) << subset.err;
+  EXPECT_EQ(nlohmann::json::parse(subset.out)["files"][0]["runs"][0]["status"], "same measurement") << subset.out;
   const Result added = run("history add --db " + db + " " + other + " --json");
   ASSERT_EQ(added.code, 0) << added.err;
   EXPECT_EQ(nlohmann::json::parse(added.out)["files"][0]["runs"][0]["status"], "added") << added.out;
@@ -1789,4 +1799,45 @@ TEST(Messages, DecideOfOneGpusFilesSaysWhatItHolds) {
                fmt::format("decide: {} and {} are one GPU's measurements (NVIDIA H200): give the other GPU's folder", a, b));
   expect_error(fmt::format("decide {0}/records_h200.jsonl {0}/records_h200_rerun.jsonl", kFx), 2,
                "one of each per GPU; two runs of one GPU side by side are `upgradebench compare OLD NEW`");
+}
+
+// One measurement on both sides, told by its figures whatever its header or context says: an
+// edited copy of any kind of log, and a training run with a length left out or added, are the
+// measurement they copy.
+TEST(SilentlyWrong, AnEditedCopyIsTheMeasurementItCopies) {
+  const std::string s = kFx + "/suite_h200_2l/";
+  for (const std::string& part : {s + "attention.jsonl", s + "mamf.jsonl", s + "bandwidth.jsonl",
+                                  s + "decompose-short.jsonl", kFx + "/nccl_records_h200x2_plain.jsonl"}) {
+    std::string copy = slurp(part);
+    const size_t date = copy.find("\"date\":\"");
+    ASSERT_NE(date, std::string::npos) << part;
+    copy.replace(date + 8, 20, "2026-12-06T01:02:03Z");
+    const std::string edited = write_file("edited_copy_" + fs::path(part).filename().string(), copy);
+    expect_error("compare " + part + " " + edited, 2, "are the same measurement: both hold");
+  }
+  const std::string peer = write_file("edited_copy_attention.log", "# copied to another machine\n" + slurp(kFx + "/attention_h200.log"));
+  expect_error("compare " + kFx + "/attention_h200.log " + peer, 2, "are the same measurement: both hold");
+  // A training run copied with a length left out: the lengths both hold are one measurement.
+  std::string fewer;
+  std::istringstream in(replaced(slurp(kFx + "/records_h200.jsonl"), "2026-11-30T08:00:00Z", "2026-12-01T09:00:00Z"));
+  for (std::string line; std::getline(in, line);) {
+    if (line.find(R"("seqlen": 16384)") == std::string::npos) fewer += line + "\n";
+  }
+  expect_error("compare " + kFx + "/records_h200.jsonl " + write_file("fewer_lengths_copy.jsonl", fewer), 2,
+               "are the same measurement: both hold train.step_ms at 4096 from the same 4 samples");
+}
+
+// Our engine's `decompose` records (its steps, then the decomposition) are a run the history
+// stores, with its steps' times beside the buckets.
+TEST(ValidInput, TheHistoryStoresOurDecomposeRecords) {
+  const std::string db = fresh_db("decompose_records");
+  const Result r = run("history add --db " + db + " " + kFx + "/engine_llama_2l_4096.jsonl " + kFx +
+                       "/suite_h200_2l/decompose-short.jsonl --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["files"][1]["runs"][0]["status"], "added");
+  EXPECT_EQ(j["files"][1]["runs"][0]["kind"], "decomposition");
+  const Result m = run("history metrics --db " + db + " --json");
+  EXPECT_NE(m.out.find("train.step_ms"), std::string::npos) << m.out;
+  EXPECT_NE(m.out.find("decompose.ms.gemm"), std::string::npos) << m.out;
 }

@@ -24,6 +24,7 @@
 #include "records/readers/mamf_log.hpp"
 #include "records/readers/nccl_log.hpp"
 #include "records/readers/read_run.hpp"
+#include "records/readers/records_reader.hpp"
 #include "records/record_file.hpp"
 
 namespace ub {
@@ -111,7 +112,9 @@ void read_figures(const LineSource& t, LogKind kind, StoredRun& run) {
       append(run.metrics, decomposition_metrics(log));
       run.warnings.insert(run.warnings.end(), log.warnings.begin(), log.warnings.end());
       if (run.format != "upgradebench" && !log.gpu.empty()) run.gpus.push_back({0, log.gpu, ""});
-      if (run.format == "upgradebench" && has_record_type(t, "train_step")) append(run.metrics, training_metrics(read_run_log(t, WarmupOnly::leave_out)));
+      if (run.format == "upgradebench" && has_record_type(t, "train_step")) {
+        append(run.metrics, training_metrics(read_records(t, WarmupOnly::leave_out, true)));  // its steps' times
+      }
       return;
     }
     case LogKind::mamf: {
@@ -264,12 +267,21 @@ std::vector<const MetricPoint*> distinct_points(const std::vector<MetricPoint>& 
   return out;
 }
 
-std::string figures_key(const std::vector<MetricPoint>& points) {
+std::vector<const MetricPoint*> telling_points(const std::vector<MetricPoint>& points) {
+  std::vector<const MetricPoint*> out = distinct_points(points);
+  // A training step's TFLOPS are logged rounded (141.11) beside its time, which tells it.
+  std::erase_if(out, [](const MetricPoint* m) { return m->n < kSamplesToTell || m->metric == "train.tflops"; });
+  return out;
+}
+
+std::string figures_set_key(const std::vector<MetricPoint>& points) {
+  const std::vector<const MetricPoint*> all = distinct_points(points);
+  if (all.size() < kPointsToTell) return "";
   std::string text;
-  for (const MetricPoint* m : distinct_points(points)) {
+  for (const MetricPoint* m : all) {
     text += fmt::format("{} {} {} {} {} {} {}\n", m->gpu, m->metric, m->x, m->n, m->median, m->low, m->high);
   }
-  return text.empty() ? "" : fnv1a_hex(text);
+  return fnv1a_hex(text);
 }
 
 StoredRun run_of_records(const std::vector<std::string>& lines, const std::string& name) {

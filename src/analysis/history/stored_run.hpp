@@ -64,10 +64,18 @@ std::string fnv1a_hex(const std::string& text);
 // One figure per (GPU, metric, point), in that order: a log that repeats a point keeps its first.
 std::vector<const MetricPoint*> distinct_points(const std::vector<MetricPoint>& points);
 
-// What two runs that are one measurement share whatever their context or header says: their
-// figures (each point's samples, median and interval), hashed in distinct_points' order. "" for a
-// run of no figures (a context record alone, lengths that only ran out of memory): two runs of
-// those may be two observations alike, and each is kept.
-std::string figures_key(const std::vector<MetricPoint>& points);
+// The points that tell a measurement apart: distinct_points of at least kSamplesToTell samples,
+// whose median and interval come from timings no other run repeats to the last bit. Two runs
+// that share one of them (the same metric and point, sample count, median and interval) share a
+// measurement, whatever their contexts, headers or other points say; a figure printed once
+// (mamf-finder.py's best, rounded to 0.1 TFLOPS) tells nothing, two GPUs may print it alike; nor
+// does a training step's logged TFLOPS (rounded, beside the time that tells it).
+inline constexpr size_t kSamplesToTell = 2;
+std::vector<const MetricPoint*> telling_points(const std::vector<MetricPoint>& points);
+
+// Figures printed once each (a printout's buckets, bench_flash_attn.py's lines) tell a run apart
+// together: all its distinct points, hashed, where it has kPointsToTell or more; "" otherwise.
+inline constexpr size_t kPointsToTell = 3;
+std::string figures_set_key(const std::vector<MetricPoint>& points);
 
 }  // namespace ub

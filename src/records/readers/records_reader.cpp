@@ -25,10 +25,10 @@ std::string describe(const std::optional<std::string>& model, const std::optiona
 }
 
 // A later context record (a sweep's next point) must describe the same workload: one per file.
-void take_context(const ContextRecord& c, RunLog& run, const std::string& where, bool first) {
+void take_context(const ContextRecord& c, RunLog& run, const std::string& where, bool first, bool decompose_steps) {
   // Records of a command that measures no training step are another kind of file (exit 2).
   for (const char* other : {"predict", "mamf", "attention", "bandwidth", "nccl", "decompose"}) {
-    if (c.command == other) {
+    if (c.command == other && !(decompose_steps && c.command == "decompose")) {
       throw UsageError(fmt::format("{}: records of `{}`, not a training log (train, sweep or the Hugging Face peer's "
                                    "records)", where, other));
     }
@@ -97,7 +97,7 @@ void read_config_text(const ContextRecord& context, std::map<std::string, std::s
   }
 }
 
-RunLog read_records(const LineSource& t, WarmupOnly warmup_only) {
+RunLog read_records(const LineSource& t, WarmupOnly warmup_only, bool decompose_steps) {
   RunLog run;
   run.path = t.path;
   run.format = "upgradebench";
@@ -109,7 +109,7 @@ RunLog read_records(const LineSource& t, WarmupOnly warmup_only) {
     const Fields f(r.json, r.where);
     if (r.type.empty()) throw WorkError(fmt::format("{}: a record must be a JSON object with a \"type\"", r.where));
     if (r.type == "context") {
-      take_context(read_context(f), run, r.where, !seen_context);
+      take_context(read_context(f), run, r.where, !seen_context, decompose_steps);
       seen_context = true;
       ++contexts;
       return;

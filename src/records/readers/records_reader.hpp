@@ -14,7 +14,9 @@
 
 namespace ub {
 
-RunLog read_records(const LineSource& t, WarmupOnly warmup_only = WarmupOnly::refuse);
+// `decompose_steps`: a `decompose` run's training steps are read too (the history keeps their
+// times beside the decomposition); otherwise its records are another kind of file (UsageError).
+RunLog read_records(const LineSource& t, WarmupOnly warmup_only = WarmupOnly::refuse, bool decompose_steps = false);
 
 // The scalar entries of a context record's `config` object (strings as they are, numbers and
 // booleans as JSON), into `out`.
