@@ -215,7 +215,7 @@ Decision decide(const DecideInput& in) {
     }
   }
   if (in.price_from.has_value() != in.price_to.has_value()) {
-    throw UsageError("give both --price-from and --price-to, or neither");
+    throw UsageError("give both --price-old and --price-new (or their older names --price-from and --price-to), or neither");
   }
   Decision out;
   out.specs = compare_specs(*in.from, *in.to);

@@ -43,10 +43,15 @@ void refuse_impossible_points(const RunLog& run, const Accelerator* gpu, const R
     for (const StepSample& x : p.steps.steady()) {
       if (x.tflops) work.push_back(*x.tflops * x.exec_time_ms * 1e9);
     }
-    if (!work.empty()) {
-      const auto middle = work.begin() + static_cast<std::ptrdiff_t>(work.size() / 2);
-      std::nth_element(work.begin(), middle, work.end());
-      const double expected = flops ? *flops : *middle;
+    if (!work.empty() || flops) {
+      double expected = 0;
+      if (flops) {
+        expected = *flops;
+      } else {
+        const auto middle = work.begin() + static_cast<std::ptrdiff_t>(work.size() / 2);
+        std::nth_element(work.begin(), middle, work.end());
+        expected = *middle;
+      }
       const auto check = [&](const StepSample& x) {
         if (!x.tflops) return;
         const double implied = expected / (x.exec_time_ms * 1e9);

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <fstream>
 #include <vector>
 
 #include "base/error.hpp"
@@ -70,7 +71,18 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& where) 
   return j;
 }
 
-std::string read_json_file_text(std::istream& in, const std::string& where, const std::string& what) {
+std::string read_json_file(const std::filesystem::path& file, const std::string& what) {
+  const std::string where = file.string();
+  std::error_code ec;
+  const std::filesystem::file_status st = std::filesystem::status(file, ec);
+  if (ec || !std::filesystem::exists(st)) {
+    throw UsageError(fmt::format("{}: cannot be read ({}): not {}", where, ec ? ec.message() : "no such file", what));
+  }
+  if (!std::filesystem::is_regular_file(st)) {
+    throw UsageError(fmt::format("{}: not a file (a pipe, a device or a folder): {} is read from a file", where, what));
+  }
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw UsageError(fmt::format("{}: cannot be read: not {}", where, what));
   std::string text;
   char buf[65536];
   while (in.read(buf, sizeof buf) || in.gcount() > 0) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <filesystem>
 #include <istream>
 #include <string>
 #include <string_view>
@@ -37,8 +38,9 @@ std::string json_error_text(const nlohmann::json::exception& e);
 // none is near this size, and a device or a pipe given as one (/dev/zero) must not fill memory.
 inline constexpr size_t kMaxJsonFileBytes = size_t{16} << 20;
 
-// The text of `in` (opened by the caller), WorkError("<where>: larger than 16 MiB: not <what>")
-// beyond kMaxJsonFileBytes.
-std::string read_json_file_text(std::istream& in, const std::string& where, const std::string& what);
+// The text of the JSON file `file`, `what` it is ("a model's config.json"): UsageError naming it
+// when it is not a regular file (a pipe would block its opening or be read forever, a device
+// never ends), cannot be read, or is larger than kMaxJsonFileBytes.
+std::string read_json_file(const std::filesystem::path& file, const std::string& what);
 
 }  // namespace ub

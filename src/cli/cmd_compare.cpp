@@ -24,8 +24,8 @@
 namespace ub::cli {
 
 void CompareFlags::add_to(CLI::App& cmd) {
-  cmd.add_option("--price-old", price_old, "USD per GPU-hour of the old GPU");
-  cmd.add_option("--price-new", price_new, "USD per GPU-hour of the new GPU");
+  cmd.add_option("--price-old,--price-from", price_old, "USD per GPU-hour of the old GPU (--price-from: the older name)");
+  cmd.add_option("--price-new,--price-to", price_new, "USD per GPU-hour of the new GPU (--price-to: the older name)");
   cmd.add_option("--tokens", tokens, "Also give the time to train this many tokens (e.g. 1e12)");
   cmd.add_option("--train-gpus,--gpus", gpus, "... on this many GPUs (--gpus: the older name)")->capture_default_str();
   cmd.add_option("--power-price", power_price, "USD per kWh of electricity: its cost per token, for GPUs you own");

@@ -185,6 +185,15 @@ void run_on_measurements(Context& ctx, const DecideOptions& o) {
                                    name, sets[0].where, sets[1].where));
     }
   }
+  // Two names, one GPU: a UUID both sets name is one card that measured both.
+  for (const std::string& u : sets[0].gpu_uuids) {
+    if (sets[1].gpu_uuids.count(u)) {
+      throw UsageError(fmt::format("decide: {} ({}) and {} ({}) were measured on one GPU, {}: decide compares two GPUs; "
+                                   "two runs of one GPU side by side are `upgradebench compare OLD NEW`",
+                                   printable(sets[0].where), printable(sets[0].gpu), printable(sets[1].where),
+                                   printable(sets[1].gpu), printable(u)));
+    }
+  }
   const std::vector<RunLog> levers = lever_runs(o);
   const UpgradeDecision d = decide_upgrade(sets[0], sets[1], ctx.catalog(), ctx.data_dir() / "models", upgrade_options(o, levers));
   refuse_shared_figures(o.inputs, "decide");  // after what tells the two apart by workload, which says more

@@ -57,8 +57,7 @@ std::vector<std::string> gpus_in(const fs::path& env) {
   std::error_code ec;
   if (!fs::is_regular_file(env, ec)) return names;
   try {
-    std::ifstream in(env);
-    const json j = parse_json_text(read_json_file_text(in, env.string(), "env's JSON"), env.string());
+    const json j = parse_json_text(read_json_file(env, "env's JSON"), env.string());
     for (const json& g : j.value("gpus", json::array())) names.push_back(g.value("name", ""));
   } catch (const std::exception&) {
     // an env.json that is not one: planned as a machine without a GPU named

@@ -131,9 +131,7 @@ std::string Accelerator::capacity_basis() const {
 }
 
 Catalog Catalog::load(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw WorkError(fmt::format("{}: cannot open the accelerator catalog", file.string()));
-  return parse(read_json_file_text(in, file.string(), "an accelerator catalog"), file);
+  return parse(read_json_file(file, "an accelerator catalog"), file);
 }
 
 Catalog Catalog::parse(const std::string& text, const std::filesystem::path& file) {

@@ -247,9 +247,7 @@ ModelShape load_model(const std::string& name, const std::filesystem::path& mode
                                    "config.json)", name, fmt::join(closest(name, presets, 3), ", ")));
     }
   }
-  std::ifstream in(file);
-  if (!in) throw UsageError(fmt::format("{}: cannot read", file.string()));
-  const json root = parse_json_text(read_json_file_text(in, file.string(), "a model's config.json"), file.string());
+  const json root = parse_json_text(read_json_file(file, "a model's config.json"), file.string());
   ModelShape m = parse_hf_config(root, file.string());
   m.id = looks_like_path ? file.string() : to_lower(name);
   return m;

@@ -36,14 +36,20 @@ void read_sweep_max(const LineSource& t, MeasurementSet& s) {
   }, warnings);
 }
 
-// The UUIDs of the GPUs the context records of `t` name (our records; a peer's log names none).
-std::set<std::string> gpu_uuids(const LineSource& t) {
-  std::set<std::string> out;
+// The GPUs the context records of `t` name (our records; a peer's log names none): their UUIDs,
+// and whether one of them had none.
+struct PartGpus {
+  std::set<std::string> uuids;
+  bool unnamed = false;
+};
+PartGpus part_gpus(const LineSource& t) {
+  PartGpus out;
   std::vector<std::string> warnings;
   for_each_record(t, [&](const RecordLine& r) {
     if (r.type != "context") return;
     for (const GpuFacts& g : read_context(Fields(r.json, r.where)).fingerprint.gpus) {
-      if (g.uuid && !g.uuid->empty()) out.insert(*g.uuid);
+      if (g.uuid && !g.uuid->empty()) out.uuids.insert(*g.uuid);
+      else out.unnamed = true;
     }
   }, warnings);
   return out;
@@ -52,8 +58,7 @@ std::set<std::string> gpu_uuids(const LineSource& t) {
 // The stack a suite's env.json names: every component with a version; `gpu` and `uuids` learn
 // its GPUs.
 std::map<std::string, std::string> stack_of_env(const fs::path& env, std::string& gpu, std::set<std::string>& uuids) {
-  std::ifstream in(env);
-  const json j = parse_json_text(read_json_file_text(in, env.string(), "env's JSON"), env.string());
+  const json j = parse_json_text(read_json_file(env, "env's JSON"), env.string());
   const Fingerprint fp = read_fingerprint(Fields(j, env.string()));
   std::map<std::string, std::string> out;
   for (const auto& [name, e] : fp.stack) {
@@ -62,7 +67,11 @@ std::map<std::string, std::string> stack_of_env(const fs::path& env, std::string
   for (const auto& [k, v] : fp.build) {
     if (k == "upgradebench" || k == "version") out["upgradebench"] = v;
   }
-  if (!fp.gpus.empty()) gpu = fp.gpus.front().name;
+  if (fp.gpus.empty() || fp.gpus.front().name.empty()) {
+    throw WorkError(fmt::format("{}: names no GPU: a suite's env.json is `env --json` of the machine that measured it",
+                                env.string()));
+  }
+  gpu = fp.gpus.front().name;
   for (const GpuFacts& g : fp.gpus) {
     if (g.uuid && !g.uuid->empty()) uuids.insert(*g.uuid);
   }
@@ -111,6 +120,8 @@ void add_file(MeasurementSet& s, const LineSource& t, LogKind kind, const std::s
       throw UsageError(fmt::format("{}: not a measurement upgradebench reads (a training log, mamf, bandwidth, "
                                    "attention, decompose or nccl records, or the peers' printouts)", t.path));
   }
+  const std::set<std::string> uuids = part_gpus(t).uuids;
+  s.gpu_uuids.insert(uuids.begin(), uuids.end());
   // One set is one GPU's: a part measured on another (a file copied in from another machine)
   // would put that GPU's figures under this one's name.
   if (!s.gpu.empty() && !gpu.empty() && to_lower(trim(s.gpu)) != to_lower(trim(gpu))) {
@@ -141,6 +152,7 @@ void merge(MeasurementSet& a, MeasurementSet b) {
   for (DecompositionLog& d : b.decompositions) a.decompositions.push_back(std::move(d));
   for (const auto& [k, v] : b.stack) a.stack.emplace(k, v);
   a.provenance = weaker(a.provenance, b.provenance);
+  a.gpu_uuids.insert(b.gpu_uuids.begin(), b.gpu_uuids.end());
   if (a.gpu.empty()) a.gpu = b.gpu;
 }
 
@@ -155,10 +167,18 @@ void refuse_parts_of_another_workload(const MeasurementSet& s, const std::map<st
     if (w.layers > 0 && r.layers && *r.layers != w.layers) differs.push_back(fmt::format("layers {} vs {}", *r.layers, w.layers));
     // Its lengths are the manifest's (a length the budget dropped, or one that failed, may be
     // missing), and --find-max's probes beside them.
+    // --find-max probes only above the longest length asked for that fit, and writes its result.
     const ManifestPart* part = s.manifest->part("sweep");
-    const bool probed = part && std::find(part->command.begin(), part->command.end(), "--find-max") != part->command.end();
+    const bool probed = part && s.longest_fit &&
+                        std::find(part->command.begin(), part->command.end(), "--find-max") != part->command.end();
+    int64_t longest_asked_fit = 0;
     for (const RunPoint& p : r.points) {
-      if (!probed && !w.seqlens.empty() && std::find(w.seqlens.begin(), w.seqlens.end(), p.seqlen) == w.seqlens.end()) {
+      const bool asked = std::find(w.seqlens.begin(), w.seqlens.end(), p.seqlen) != w.seqlens.end();
+      if (asked && p.status == PointStatus::ok) longest_asked_fit = std::max(longest_asked_fit, p.seqlen);
+    }
+    for (const RunPoint& p : r.points) {
+      const bool asked = std::find(w.seqlens.begin(), w.seqlens.end(), p.seqlen) != w.seqlens.end();
+      if (!w.seqlens.empty() && !asked && !(probed && p.seqlen > longest_asked_fit)) {
         differs.push_back(fmt::format("a step of {} tokens, a length the manifest does not ask for ({})", p.seqlen,
                                       fmt::join(w.seqlens, ", ")));
         break;
@@ -195,7 +215,13 @@ MeasurementSet read_suite_folder(const fs::path& dir) {
   // The machine's GPUs, by UUID: env.json's, else the first part's that names them.
   std::set<std::string> machine;
   std::string machine_where = "env.json";
-  if (fs::is_regular_file(dir / "env.json", ec)) s.stack = stack_of_env(dir / "env.json", s.gpu, machine);
+  // The part that wrote env.json is done: its file is the machine's word on its GPU and stack.
+  if (const ManifestPart* env = s.manifest->part("env"); env && env->status == PartStatus::done) {
+    s.stack = stack_of_env(dir / env->records, s.gpu, machine);
+  } else {
+    s.warnings.push_back(fmt::format("{}: no env.json (its part is not done): the GPU and the stack are the parts' own, "
+                                     "unchecked against the machine", dir.string()));
+  }
   const std::map<std::string, std::string> env_stack = s.stack;
   std::map<std::string, std::string> part_of_file;  // records file -> the part that names it
   for (const ManifestPart& p : s.manifest->parts) {
@@ -222,7 +248,13 @@ MeasurementSet read_suite_folder(const fs::path& dir) {
     const size_t decompositions = s.decompositions.size();
     add_file(s, t, detect_log_kind(t), p.name);
     // Two GPUs of one name are still two GPUs: a part copied in from another machine's H200.
-    const std::set<std::string> uuids = gpu_uuids(t);
+    const PartGpus gpus = part_gpus(t);
+    if (gpus.unnamed && !machine.empty()) {
+      throw WorkError(fmt::format("{}: part {} ({}) names its GPU without a UUID, where {} names the machine's ({}): one "
+                                  "suite holds one machine's measurements", dir.string(), p.name, printable(p.records),
+                                  printable(machine_where), printable(fmt::format("{}", fmt::join(machine, ", ")))));
+    }
+    const std::set<std::string>& uuids = gpus.uuids;
     if (machine.empty() && !uuids.empty()) {
       machine = uuids;
       machine_where = p.records;

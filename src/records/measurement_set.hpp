@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,7 @@ namespace ub {
 struct MeasurementSet {
   std::string where;  // the folder, or the files' first
   std::string gpu;    // as the files name it
+  std::set<std::string> gpu_uuids;  // of the GPUs our records name (a peer's log names none)
   std::optional<SuiteManifest> manifest;
   std::map<std::string, std::string> stack;  // component -> version, as the files say
   Provenance provenance;

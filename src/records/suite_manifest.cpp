@@ -162,9 +162,10 @@ SuiteManifest read_suite_manifest(const fs::path& dir) {
   if (fs::exists(path, ec) && !fs::is_regular_file(path, ec)) {
     throw UsageError(fmt::format("{}: not a file: a suite's manifest is the file `suite` wrote", where));
   }
-  std::ifstream in(path);
-  if (!in) throw UsageError(fmt::format("{}: not a suite folder (no {}; `upgradebench suite --out DIR` makes one)", dir.string(), kFile));
-  const json j = parse_json_text(read_json_file_text(in, where, "a suite's manifest"), where);
+  if (!fs::exists(path, ec)) {
+    throw UsageError(fmt::format("{}: not a suite folder (no {}; `upgradebench suite --out DIR` makes one)", dir.string(), kFile));
+  }
+  const json j = parse_json_text(read_json_file(path, "a suite's manifest"), where);
   if (!j.is_object() || !j.contains("version") || !j["version"].is_number_integer()) {
     throw UsageError(fmt::format("{}: not a suite manifest (a JSON object with a whole-number \"version\")", where));
   }

@@ -84,7 +84,7 @@ TEST(BadInput, Sizes) {
 
 TEST(BadInput, Prices) {
   expect_error("decide --price-from=-3 --price-to 2", 2, "--price-old: must be positive");
-  expect_error("decide --price-from 3", 2, "give both --price-from and --price-to");
+  expect_error("decide --price-from 3", 2, "give both --price-old and --price-new (or their older names --price-from and --price-to)");
   expect_error("decide --price-from 3 --price-to free", 2, "--price-new: 'free' is not a number");
   expect_error("decide --need-dtype fp5", 2, "--need-dtype: unknown dtype 'fp5'");
 }

@@ -34,14 +34,21 @@ fs::path edited_suite(const std::string& name, const std::function<void(json&)>&
   return dir;
 }
 
-// A copy of the fixture suite measured again `scale` times slower, every part (its times longer,
-// its rates lower; measured_again.hpp): the same GPU model measured again (a copy with its figures
-// alike is the same measurement, refused).
+const std::string kSuiteGpu = "GPU-5d5ef7b4-6d9f-1c74-d0fa-60ace3bdd669", kOtherGpu = "GPU-0ther000-6d9f-1c74-d0fa-60ace3bdd669";
+
+// A copy of the fixture suite measured again `scale` times slower on another card of the same
+// model, every part (its times longer, its rates lower; measured_again.hpp; its own GPU UUID): the
+// same GPU model measured again (a copy with its figures alike is the same measurement, refused).
 fs::path slower_suite(const std::string& name, double scale) {
   const fs::path other = edited_suite(name, [](json&) {});
   for (const fs::directory_entry& e : fs::directory_iterator(other)) {
-    if (e.path().extension() != ".jsonl") continue;
-    const std::string again = measured_again(slurp(e.path().string()), scale);
+    if (e.path().extension() != ".jsonl" && e.path().filename() != "env.json") continue;
+    std::string again = slurp(e.path().string());
+    if (e.path().extension() == ".jsonl") again = measured_again(again, scale);
+    // Another card of the same model: its own UUID.
+    for (size_t at = again.find(kSuiteGpu); at != std::string::npos; at = again.find(kSuiteGpu, at)) {
+      again.replace(at, kSuiteGpu.size(), kOtherGpu);
+    }
     std::ofstream(e.path()) << again;
   }
   return other;

@@ -406,8 +406,20 @@ TEST(Messages, ValuesAreWhatTheySayOrRefused) {
 }
 
 TEST(Bounds, AJsonFileThatDoesNotEndIsRefused) {
-  expect_error("flops --model /dev/zero", 2, "/dev/zero: larger than 16 MiB: not a model's config.json");
-  expect_error("decompose " + kFx + "/trace_kineto_small.json --classes /dev/zero", 2, "larger than 16 MiB");
+  expect_error("flops --model /dev/zero", 2, "/dev/zero: not a file (a pipe, a device or a folder): a model's config.json");
+  expect_error("decompose " + kFx + "/trace_kineto_small.json --classes /dev/zero", 2, "/dev/zero: not a file");
+  // A pipe where a JSON file is read would block its opening: refused before it is opened.
+  const std::string fifo = temp_path("json_fifo");
+  fs::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  expect_error("flops --model " + fifo + " --seqlen 8k", 2, "not a file (a pipe, a device or a folder)");
+  expect_error("decompose " + kFx + "/trace_kineto_small.json --classes " + fifo, 2, "not a file");
+  const std::string data = temp_path("data_with_fifo");
+  fs::remove_all(data);
+  fs::copy(std::string(UB_DATA_DIR), data, fs::copy_options::recursive);
+  fs::remove(data + "/accelerators.json");
+  ASSERT_EQ(::mkfifo((data + "/accelerators.json").c_str(), 0600), 0);
+  expect_error("--data-dir " + data + " specs", 2, "accelerators.json: not a file");
   expect_error("nccl -b 1 -e 4G -f 1.00000001", 2, "give a larger factor");
 }
 
@@ -798,7 +810,7 @@ TEST(SilentlyWrong, AMeasurementIsNotComparedWithItself) {
   const std::string copy = temp_path("suite_copy");
   fs::remove_all(copy);
   fs::copy(kFx + "/suite_h200_2l", copy, fs::copy_options::recursive);
-  expect_error("decide " + kFx + "/suite_h200_2l " + copy, 2, "are the same measurement (every step timed alike)");
+  expect_error("decide " + kFx + "/suite_h200_2l " + copy, 2, "were measured on one GPU, GPU-5d5ef7b4");
   expect_error("compare " + kFx + "/suite_h200_2l/sweep.jsonl " + copy + "/sweep.jsonl", 2, "are the same measurement");
   const std::string db = fresh_db("same_measurement");
   ASSERT_EQ(run("history add --db " + db + " " + kFx + "/records_h200.jsonl").code, 0);
@@ -1840,4 +1852,59 @@ TEST(ValidInput, TheHistoryStoresOurDecomposeRecords) {
   const Result m = run("history metrics --db " + db + " --json");
   EXPECT_NE(m.out.find("train.step_ms"), std::string::npos) << m.out;
   EXPECT_NE(m.out.find("decompose.ms.gemm"), std::string::npos) << m.out;
+}
+
+// A suite folder is one machine's: a part whose records name their GPU without a UUID where
+// env.json names the machine's, an env.json that names no GPU, and a sweep whose manifest claims
+// --find-max without its result, are refused; a suite without env.json is read and says so.
+TEST(SilentlyWrong, ASuiteIsOneMachinesWordForWord) {
+  const auto copy = [](const std::string& name) {
+    const std::string dir = temp_path(name);
+    fs::remove_all(dir);
+    fs::copy(kFx + "/suite_h200_2l", dir, fs::copy_options::recursive);
+    return dir;
+  };
+  const std::string no_uuid = copy("suite_no_uuid");
+  const std::string sweep = replaced(slurp(no_uuid + "/sweep.jsonl"), R"("uuid":"GPU-5d5ef7b4-6d9f-1c74-d0fa-60ace3bdd669")",
+                                     R"("uuid":"")");
+  std::ofstream(no_uuid + "/sweep.jsonl") << sweep;
+  expect_error("decide " + no_uuid + " --to b200-sxm", 1, "part sweep (sweep.jsonl) names its GPU without a UUID");
+  const std::string empty_env = copy("suite_empty_env");
+  std::ofstream(empty_env + "/env.json") << "{}";
+  expect_error("decide " + empty_env + " --to b200-sxm", 1, "env.json: names no GPU");
+  const std::string fifo_env = copy("suite_fifo_env");
+  fs::remove(fifo_env + "/env.json");
+  ASSERT_EQ(::mkfifo((fifo_env + "/env.json").c_str(), 0600), 0);
+  expect_error("decide " + fifo_env + " --to b200-sxm", 2, "env.json: not a file");
+  const std::string claimed = copy("suite_claimed_find_max");
+  nlohmann::json m = nlohmann::json::parse(slurp(claimed + "/manifest.json"));
+  m["workload"]["seqlens"] = {4096};
+  for (nlohmann::json& p : m["parts"]) {
+    if (p["name"] == "sweep") p["command"].push_back("--find-max");
+  }
+  std::ofstream(claimed + "/manifest.json") << m.dump(2);
+  expect_error("decide " + claimed + " --to b200-sxm", 1, "a step of 2048 tokens, a length the manifest does not ask for");
+}
+
+// Our records' warm-up step whose TFLOPS disagree with its time, where the steady steps log none:
+// held to the model's FLOPs over its time.
+TEST(SilentlyWrong, AWarmupStepOfOurRecordsIsHeldToItsWork) {
+  const std::string records = slurp(kFx + "/records_h200.jsonl");
+  const std::string bad = write_file("warmup_tflops.jsonl", replaced(records, R"("exec_time_ms": 120.0, "tflops": null)",
+                                                                      R"("exec_time_ms": 120.0, "tflops": 100.0)"));
+  expect_error("memfit " + bad, 1, fmt::format("warmup_tflops.jsonl:{}: seqlen 4096: a step of 120 ms logged at 100.0 TFLOPS",
+                                               line_of(records, R"("exec_time_ms": 120.0)")));
+}
+
+// compare and report take the older names of the price options, as decide and predict do; decide
+// refuses two files of one GPU (one UUID) under two names.
+TEST(Messages, OlderNamesAndOneGpuUnderTwoNames) {
+  const Result r = run(fmt::format("compare {0}/sweep_h200.log {0}/sweep_b200.log --force --price-from 3 --price-to 6", kFx));
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("Break-even speedup"), std::string::npos) << r.out;
+  const std::string renamed = write_file("rerun_renamed.jsonl", std::regex_replace(slurp(kFx + "/records_h200_rerun.jsonl"),
+                                                                                   std::regex(R"("name": "NVIDIA H200")"),
+                                                                                   R"("name": "NVIDIA H200 SXM 141GB")"));
+  expect_error("decide " + kFx + "/records_h200.jsonl " + renamed + " --price-old 3 --price-new 3", 2,
+               "were measured on one GPU, GPU-test");
 }

@@ -177,7 +177,7 @@ TEST_F(CatalogFile, ContradictoryOrImpossibleEntriesAreErrors) {
 }
 
 TEST(CatalogLoad, MissingFileIsAnError) {
-  EXPECT_THROW(Catalog::load("/nonexistent/accelerators.json"), WorkError);
+  EXPECT_THROW(Catalog::load("/nonexistent/accelerators.json"), UsageError);
 }
 
 }  // namespace

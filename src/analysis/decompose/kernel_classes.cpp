@@ -60,9 +60,7 @@ KernelClasses& KernelClasses::operator=(KernelClasses&&) noexcept = default;
 size_t KernelClasses::rules() const { return rules_.size(); }
 
 void KernelClasses::add_file(const std::filesystem::path& file, bool first) {
-  std::ifstream in(file);
-  if (!in) throw UsageError(fmt::format("{}: cannot read the kernel classes", file.string()));
-  const nlohmann::json root = parse_json_text(read_json_file_text(in, file.string(), "a kernel classes file"), file.string());
+  const nlohmann::json root = parse_json_text(read_json_file(file, "a kernel classes file"), file.string());
   if (!root.is_object() || !root.contains("rules") || !root["rules"].is_array()) {
     throw UsageError(fmt::format("{}: kernel classes need {{\"rules\": [{{\"bucket\", \"pattern\"}}, ...]}}", file.string()));
   }
