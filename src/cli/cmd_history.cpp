@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "analysis/compare.hpp"
 #include "analysis/history/stored_run.hpp"
 #include "base/dates.hpp"
 #include "base/error.hpp"
@@ -127,7 +128,6 @@ void add_database_flag(CLI::App& cmd, HistoryOptions& o) {
 }  // namespace
 
 void register_history(CLI::App& app, Context& ctx) {
-  (void)ctx;
   auto* cmd = app.add_subcommand("history", "Every run in one database (SQLite or PostgreSQL): add, list, show, "
                                             "metrics, trend over time and stack versions, fleet outliers");
   cmd->require_subcommand(1);
@@ -139,15 +139,19 @@ void register_history(CLI::App& app, Context& ctx) {
                                          "bench_decompose.py output")->required();
   add_database_flag(*add, *add_o);
   add_o->out.add_to(*add);
-  add->callback([add_o] {
+  add->callback([add_o, &ctx] {
     if (const std::string db = add_o->database(); db.rfind("postgresql://", 0) != 0 && db.rfind("postgres://", 0) != 0) {
       refuse_output_among_inputs(db, add_o->files, "--db");
     }
     history::HistoryStore store(add_o->database());
+    // What no GPU measures is stored no more than compare or report would read it.
+    const Catalog& catalog = ctx.catalog();
+    const std::filesystem::path models = ctx.data_dir() / "models";
+    const RunCheck physical = [&](const RunLog& run) { refuse_impossible_run(run, catalog, models); };
     FileOutcomes done;
     for (const std::string& file : add_o->files) {
       try {
-        done.emplace_back(file, store.add_file(file));
+        done.emplace_back(file, store.add_file(file, physical));
         for (const history::AddOutcome& run : done.back().second) warn_about_lines(run.warnings, file);
       } catch (const UsageError& e) {
         throw UsageError(fmt::format("{} (nothing of it added; {} files before it were)", e.what(), done.size()));

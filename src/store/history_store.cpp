@@ -7,6 +7,7 @@
 #include <map>
 
 #include "base/error.hpp"
+#include "base/text.hpp"
 #include "dist/fault.hpp"
 #include "records/record_file.hpp"
 #include "store/schema.hpp"
@@ -167,6 +168,12 @@ RunSummary summary_of(const Row& row) {
 constexpr const char* kMetricColumns =
     "m.gpu_index, m.metric, m.x, m.n, m.median, m.low, m.high, m.sm_clock_mhz, m.power_w, m.temperature_c, m.throttle";
 
+// The file a stored run was added from.
+std::string source_of(Database& db, int64_t id) {
+  const std::vector<Row> r = db.query("SELECT source FROM runs WHERE id = $1", {id});
+  return r.empty() ? "?" : printable(r.front().text(0));
+}
+
 }  // namespace
 
 std::string_view to_string(AddStatus s) {
@@ -186,8 +193,8 @@ HistoryStore::HistoryStore(const std::string& spec, Access access) : db_(open_da
 
 HistoryStore::HistoryStore(std::unique_ptr<Database> db) : db_(std::move(db)) { migrate(*db_); }
 
-std::vector<AddOutcome> HistoryStore::add_file(const std::string& path) {
-  return add_runs(runs_of_file(LineSource::file(path)), path);
+std::vector<AddOutcome> HistoryStore::add_file(const std::string& path, const RunCheck& check) {
+  return add_runs(runs_of_file(LineSource::file(path), check), path);
 }
 
 std::vector<AddOutcome> HistoryStore::add_runs(const std::vector<StoredRun>& runs, const std::string& source) {
@@ -265,21 +272,25 @@ AddOutcome HistoryStore::add_run(const StoredRun& run, const std::string& source
   }
   o.run_id = existing.front().integer(0);
   const auto stored = static_cast<size_t>(existing.front().integer(1));
+  // Its context record is a stored run's: the file is that run, as stored or grown since (still
+  // being written when it was added). Lines that differ from the stored ones are another
+  // measurement under a copied context record, and are refused rather than taken for either.
+  const std::vector<Row> kept = db_->query("SELECT line_no, text FROM run_lines WHERE run_id = $1 ORDER BY line_no", {o.run_id});
+  for (const Row& r : kept) {
+    const auto i = static_cast<size_t>(r.integer(0));
+    if (i < run.lines.size() && r.text(1) != run.lines[i]) {
+      throw WorkError(fmt::format("{}: line {} differs from run {} stored with the same context record (from {}): a "
+                                  "rewritten or edited file, not a run grown since; a measurement of its own has a "
+                                  "context record of its own", source, i + 1, o.run_id, source_of(*db_, o.run_id)));
+    }
+  }
   if (stored >= run.lines.size()) {
     o.status = AddStatus::unchanged;
     return o;
   }
-  // Grown since it was stored (a run still being written when it was added): the new lines, and
-  // the figures again. Lines that differ from what is stored (a file rewritten) replace it all.
+  // Grown since it was stored: the new lines, and the figures again.
   o.status = AddStatus::grown;
-  const std::vector<Row> last = db_->query("SELECT text FROM run_lines WHERE run_id = $1 AND line_no = $2",
-                                           {o.run_id, static_cast<int64_t>(stored) - 1});
-  size_t from = stored;
-  if (stored == 0 || last.empty() || last.front().text(0) != run.lines[stored - 1]) {
-    db_->query("DELETE FROM run_lines WHERE run_id = $1", {o.run_id});
-    from = 0;
-  }
-  insert_lines(*db_, o.run_id, run.lines, from);
+  insert_lines(*db_, o.run_id, run.lines, std::min(stored, kept.size()));
   db_->query("DELETE FROM run_metrics WHERE run_id = $1", {o.run_id});
   insert_metrics(*db_, o.run_id, run.metrics);
   // Its kind too: a run stored from its context record alone becomes what its records say.

@@ -72,7 +72,8 @@ class HistoryStore {
 
   // Every run of the file in one transaction; a file a reader refuses adds nothing (WorkError
   // naming it).
-  std::vector<AddOutcome> add_file(const std::string& path);
+  // Each training run is held to `check` first (runs_of_file).
+  std::vector<AddOutcome> add_file(const std::string& path, const RunCheck& check = {});
   std::vector<AddOutcome> add_runs(const std::vector<StoredRun>& runs, const std::string& source);
 
   std::vector<RunSummary> list(const RunFilter& f, size_t limit) const;

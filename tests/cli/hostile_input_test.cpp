@@ -1908,3 +1908,34 @@ TEST(Messages, OlderNamesAndOneGpuUnderTwoNames) {
   expect_error("decide " + kFx + "/records_h200.jsonl " + renamed + " --price-old 3 --price-new 3", 2,
                "were measured on one GPU, GPU-test");
 }
+
+// The history stores nothing compare or report would refuse: a step faster than its GPU could do
+// its model's FLOPs, or a peak past its memory (warm-up steps too), refused naming the line.
+TEST(SilentlyWrong, TheHistoryRefusesWhatNoGpuMeasures) {
+  const std::string db = fresh_db("impossible");
+  const std::string records = slurp(kFx + "/records_h200.jsonl");
+  const std::string fast = write_file("history_fast.jsonl", replaced(replaced(records, R"("exec_time_ms": 80.07999999999998)",
+                                                                              R"("exec_time_ms": 0.08007999999999998)"),
+                                                                     "2026-11-30T08:00:00Z", "2026-12-02T00:00:00Z"));
+  expect_error("history add --db " + db + " " + fast, 1, "past the h200-sxm's dense bf16 peak (989): not a measurement");
+  const std::string log = slurp(kFx + "/sweep_h200.log");
+  const std::string warm = write_file("history_warm.log", replaced(log, R"("tflops": "78.08")", R"("tflops": "7808.00")"));
+  expect_error("history add --db " + db + " " + warm, 1, "TFLOPS");
+  EXPECT_EQ(run("history list --db " + db + " --json").code, 0);
+}
+
+// A file under a stored run's context record is that run as stored, or grown since: lines that
+// differ from the stored ones (an edited copy, a rewritten file) are refused, not taken for it.
+TEST(SilentlyWrong, TheHistoryGrowsARunOnlyByWhatFollowsIt) {
+  const std::string db = fresh_db("grown");
+  const std::string records = slurp(kFx + "/records_h200.jsonl");
+  ASSERT_EQ(run("history add --db " + db + " " + kFx + "/records_h200.jsonl").code, 0);
+  const std::string edited = write_file("grown_edited.jsonl", replaced(records, R"("exec_time_ms": 80.07999999999998)",
+                                                                       R"("exec_time_ms": 70.07999999999998)"));
+  expect_error("history add --db " + db + " " + edited, 1, fmt::format("grown_edited.jsonl: line {} differs from run 1",
+                                                                        line_of(records, "80.07999999999998")));
+  const std::string grown = write_file("grown_more.jsonl", records + R"({"type": "train_step", "seqlen": 65536, "step": 9, "warmup": false, "exec_time_ms": 2000.0, "tflops": null, "peak_mem_gib": 60.0, "loss": 11.8})" "\n");
+  const Result r = run("history add --db " + db + " " + grown + " --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["files"][0]["runs"][0]["status"], "grown") << r.out;
+}

@@ -83,11 +83,12 @@ KindNames names_of(LogKind k) {
 }
 
 // The figures of one run, by what it holds.
-void read_figures(const LineSource& t, LogKind kind, StoredRun& run) {
+void read_figures(const LineSource& t, LogKind kind, StoredRun& run, const RunCheck& check) {
   switch (kind) {
     case LogKind::training: {
       // A run still being written (or stopped) may hold a length with warm-up steps only.
       const RunLog log = read_run_log(t, WarmupOnly::leave_out);
+      if (check) check(log);
       append(run.metrics, training_metrics(log));
       run.warnings.insert(run.warnings.end(), log.warnings.begin(), log.warnings.end());
       if (run.format != "upgradebench") {
@@ -113,7 +114,9 @@ void read_figures(const LineSource& t, LogKind kind, StoredRun& run) {
       run.warnings.insert(run.warnings.end(), log.warnings.begin(), log.warnings.end());
       if (run.format != "upgradebench" && !log.gpu.empty()) run.gpus.push_back({0, log.gpu, ""});
       if (run.format == "upgradebench" && has_record_type(t, "train_step")) {
-        append(run.metrics, training_metrics(read_records(t, WarmupOnly::leave_out, true)));  // its steps' times
+        const RunLog steps = read_records(t, WarmupOnly::leave_out, true);  // its steps' times
+        if (check) check(steps);
+        append(run.metrics, training_metrics(steps));
       }
       return;
     }
@@ -144,7 +147,7 @@ void read_figures(const LineSource& t, LogKind kind, StoredRun& run) {
 }
 
 // Our records: the context record says what ran, where and on what. The lines move into the run.
-StoredRun records_run(std::vector<std::string> lines, bool cut_short, const std::string& name) {
+StoredRun records_run(std::vector<std::string> lines, bool cut_short, const std::string& name, const RunCheck& check) {
   StoredRun run;
   run.format = "upgradebench";
   run.lines = std::move(lines);
@@ -177,7 +180,7 @@ StoredRun records_run(std::vector<std::string> lines, bool cut_short, const std:
   if (run.kind == "bandwidth") {
     append(run.metrics, bandwidth_metrics(bandwidth_records(t, run.warnings)));
   } else {
-    read_figures(t, kind, run);
+    read_figures(t, kind, run, check);
   }
   return run;
 }
@@ -211,7 +214,7 @@ void drop_blank_edges(std::vector<std::string>& lines) {
   lines.erase(lines.begin(), first);
 }
 
-StoredRun peer_run(std::vector<std::string> lines, bool cut_short, const std::string& name) {
+StoredRun peer_run(std::vector<std::string> lines, bool cut_short, const std::string& name, const RunCheck& check) {
   StoredRun run;
   drop_blank_edges(lines);
   run.lines = std::move(lines);
@@ -228,7 +231,7 @@ StoredRun peer_run(std::vector<std::string> lines, bool cut_short, const std::st
   for (const std::string& line : run.lines) all += line + "\n";
   run.key = fnv1a_hex(all);
   run.date = first_date(run.lines);
-  read_figures(t, kind, run);
+  read_figures(t, kind, run, check);
   // Example data says so in its first lines, whatever kind of log it is.
   if (const Provenance p = read_provenance(t); run.provenance.empty() && !p.measured()) run.provenance = p.note;
   return run;
@@ -288,10 +291,10 @@ StoredRun run_of_records(const std::vector<std::string>& lines, const std::strin
   if (lines.empty() || !is_context_line(lines.front())) {
     throw WorkError(fmt::format("{}: a run of records starts with its context record", name));
   }
-  return records_run(lines, false, name);
+  return records_run(lines, false, name, {});
 }
 
-std::vector<StoredRun> runs_of_file(const LineSource& source) {
+std::vector<StoredRun> runs_of_file(const LineSource& source, const RunCheck& check) {
   // The history keeps a run's text: the file is read into memory once, up to kMaxHeldBytes (a
   // pipe without end, a file of nothing but short lines, is refused there).
   // A pipe that is no log is told from its kept start, before its lines are held.
@@ -308,7 +311,7 @@ std::vector<StoredRun> runs_of_file(const LineSource& source) {
   if (first == lines.size()) throw WorkError(fmt::format("{}: empty: no run to add", source.path));
   // Told from the lines held, not by reading the source again (a pipe is read once).
   if (!looks_like_records(LineSource::view(lines, cut_short, source.path))) {
-    return {peer_run(std::move(lines), cut_short, source.path)};
+    return {peer_run(std::move(lines), cut_short, source.path, check)};
   }
   // The runs, split at their context records (their lines moved out of `lines`)...
   struct Segment {
@@ -336,7 +339,7 @@ std::vector<StoredRun> runs_of_file(const LineSource& source) {
   auto work = [&] {
     for (size_t i = next++; i < segments.size(); i = next++) {
       try {
-        runs[i] = records_run(std::move(segments[i].lines), segments[i].cut_short, segments[i].name);
+        runs[i] = records_run(std::move(segments[i].lines), segments[i].cut_short, segments[i].name, check);
       } catch (...) {
         errors[i] = std::current_exception();
       }

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -43,10 +44,15 @@ struct StoredRun {
 // string): a records file of a thousand-length sweep is a few MiB.
 inline constexpr size_t kMaxHeldBytes = size_t{512} << 20;
 
+// What the caller holds a training run to before it is stored (a WorkError refuses it): the
+// figures no GPU measures (analysis/run_limits.hpp), which need the catalog. Called from the
+// threads that read the runs.
+using RunCheck = std::function<void(const RunLog&)>;
+
 // The runs of a file of our records or of a peer's log (its lines move into the runs; the runs
-// are read in parallel). Throws WorkError naming the file (and line) when it is neither, when
-// a reader refuses it, or past kMaxHeldBytes.
-std::vector<StoredRun> runs_of_file(const LineSource& t);
+// are read in parallel), each training run held to `check`. Throws WorkError naming the file
+// (and line) when it is neither, when a reader refuses it, or past kMaxHeldBytes.
+std::vector<StoredRun> runs_of_file(const LineSource& t, const RunCheck& check = {});
 
 // One run of our records from its lines so far (the context record first): what `--db` stores
 // as a measuring command writes its records. `name` stands for the file in messages.
