@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "base/error.hpp"
+#include "base/text.hpp"
 #include "facts/packed_docs.hpp"
 #include "records/measurement_bounds.hpp"
 
@@ -133,13 +134,33 @@ AttentionRecord read_attention_point(const Fields& f) {
   r.fwd_bwd_tflops = optional_non_negative(f, "fwd_bwd_tflops");
   // Ours: a point whose outputs failed the check against the reference timed something else.
   if (f.has("check")) {
+    // A check says whether it passed and what it checked: the output and its statistics, and with
+    // the backward pass the three gradients, each with its verdict, error and tolerance.
     const Fields check = f.object("check");
-    bool passed = check.boolean_or("ok", true);
-    if (check.has("tensors") && check.raw().at("tensors").is_object()) {
-      for (const auto& [name, t] : check.raw().at("tensors").items()) {
-        if (!t.is_object()) continue;
-        if (t.contains("ok") && t["ok"].is_boolean() && !t["ok"].get<bool>()) passed = false;
-        if (t.contains("non_finite") && (!t["non_finite"].is_number() || t["non_finite"].get<double>() != 0)) passed = false;
+    const json& c = check.raw();
+    if (!c.contains("ok") || !c["ok"].is_boolean()) {
+      throw WorkError(fmt::format("{}: its check has no \"ok\" (true or false): whether it passed is not known", f.where()));
+    }
+    bool passed = c["ok"].get<bool>();
+    const json none = json::object();
+    const json& tensors = c.contains("tensors") && c["tensors"].is_object() ? c["tensors"] : none;
+    std::vector<const char*> needed = {"O", "LSE"};
+    if (r.fwd_bwd_ms) needed.insert(needed.end(), {"dQ", "dK", "dV"});
+    for (const char* name : needed) {
+      if (!tensors.contains(name) || !tensors[name].is_object()) {
+        throw WorkError(fmt::format("{}: its check has no tensor {}: what it checked is not known", f.where(), name));
+      }
+    }
+    for (const auto& [name, t] : tensors.items()) {
+      if (!t.is_object() || !t.contains("ok") || !t["ok"].is_boolean()) {
+        throw WorkError(fmt::format("{}: its check of {} has no \"ok\" (true or false)", f.where(), printable(name)));
+      }
+      if (!t["ok"].get<bool>()) passed = false;
+      if (t.contains("non_finite") && (!t["non_finite"].is_number() || t["non_finite"].get<double>() != 0)) passed = false;
+      // An error past its own tolerance is a failed check, whatever its "ok" says.
+      if (t.contains("nmse") && t.contains("tolerance") && t["nmse"].is_number() && t["tolerance"].is_number() &&
+          !(t["nmse"].get<double>() <= t["tolerance"].get<double>())) {
+        passed = false;
       }
     }
     if (!passed) r.error = "its check against the reference failed";

@@ -147,6 +147,8 @@ MamfShape read_mamf_shape(const Fields& f) {
       GemmCheck g;
       g.rank = static_cast<int>(cf.count("rank"));
       g.ok = cf.boolean_or("ok", false);
+      // An error past its tolerance is a failed check, whatever its "ok" says.
+      if (const auto worst = cf.optional_number("worst_ratio"); worst && !(*worst <= 1.0)) g.ok = false;
       g.failures = static_cast<int>(cf.optional_count("failures").value_or(0));
       g.nans = static_cast<int>(cf.optional_count("nans").value_or(0));
       s.checks.push_back(g);

@@ -1939,3 +1939,26 @@ TEST(SilentlyWrong, TheHistoryGrowsARunOnlyByWhatFollowsIt) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(nlohmann::json::parse(r.out)["files"][0]["runs"][0]["status"], "grown") << r.out;
 }
+
+// An attention check says whether it passed and what it checked; an error past its tolerance is
+// a failed check whatever its "ok" says.
+TEST(SilentlyWrong, AnAttentionCheckSaysWhatItChecked) {
+  const std::string fixture = kFx + "/attention_records_h200.jsonl";
+  const auto edited = [&](const std::string& name, const std::function<void(nlohmann::json&)>& edit) {
+    std::istringstream in(measured_again(slurp(fixture), 1.001));
+    std::string out;
+    for (std::string line; std::getline(in, line);) {
+      nlohmann::json r = nlohmann::json::parse(line);
+      if (r.value("type", "") == "attention") edit(r["check"]);
+      out += r.dump() + "\n";
+    }
+    return write_file(name, out);
+  };
+  expect_error("compare " + fixture + " " + edited("check_empty.jsonl", [](nlohmann::json& c) { c = nlohmann::json::object(); }),
+               1, "its check has no \"ok\"");
+  expect_error("compare " + fixture + " " + edited("check_no_dq.jsonl", [](nlohmann::json& c) { c["tensors"].erase("dQ"); }),
+               1, "its check has no tensor dQ");
+  expect_error("compare " + fixture + " " +
+                   edited("check_past_tolerance.jsonl", [](nlohmann::json& c) { c["tensors"]["O"]["nmse"] = 0.5; }),
+               1, "left out: its check against the reference failed)");
+}

@@ -156,7 +156,11 @@ AttentionLog read_attention_log(const LineSource& t) {
     keep_later(log.points, std::move(p), [](const AttentionRecord& a, const AttentionRecord& b) { return a.seqlen == b.seqlen; },
                [&](const AttentionRecord&) { return "first on an earlier line"; }, where, what, log.warnings);
   });
-  if (log.points.empty()) throw WorkError(fmt::format("{}: no attention results", t.path));
+  if (log.points.empty()) {
+    throw WorkError(log.warnings.empty() ? fmt::format("{}: no attention results", t.path)
+                                         : fmt::format("{}: no attention result to read, {} left out (the first: {})", t.path,
+                                                       log.warnings.size(), log.warnings.front()));
+  }
   // bench_flash_attn.py's header (our context record) says which GPU ran which problem: without
   // it no figure can be checked against its GPU or its shape, nor paired with another's.
   if (log.gpu.empty()) {

@@ -59,7 +59,11 @@ BandwidthLog read_bandwidth_log(const LineSource& t) {
     }
     log.points.push_back(std::move(p));
   }, log.warnings);
-  if (log.points.empty()) throw WorkError(fmt::format("{}: no bandwidth records", t.path));
+  if (log.points.empty()) {
+    throw WorkError(log.warnings.empty() ? fmt::format("{}: no bandwidth records", t.path)
+                                         : fmt::format("{}: no bandwidth record to read, {} left out (the first: {})", t.path,
+                                                       log.warnings.size(), log.warnings.front()));
+  }
   if (other_devices) {
     log.warnings.push_back(fmt::format("{} points of other GPUs measured at the same time left out: GPU {} is read",
                                        other_devices, *first_device));
