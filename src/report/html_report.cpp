@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <iterator>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -172,15 +174,24 @@ void write_report(const ReportContent& r_in, const fs::path& dir, const fs::path
     for (const char* ext : {".png", ".svg"}) refuse_symlink(charts / (c.id + ext));
   }
   prepare_report_folder(dir);
-  // An earlier report's charts that this one does not draw would stay beside it as if its own.
+  // An earlier report's charts that this one does not draw would stay beside it as if its own:
+  // those its page names go; any other file in charts/ is someone else's and stays.
   if (html_ours || written_by_report(md_page)) {
-    std::set<std::string> drawn;
+    std::set<std::string> drawn, earlier;
     for (const Chart& c : r.charts) drawn.insert(c.id);
-    for (const fs::directory_entry& e : fs::directory_iterator(charts, ec)) {
-      const fs::path& f = e.path();
-      if (e.is_regular_file(ec) && !e.is_symlink(ec) && (f.extension() == ".png" || f.extension() == ".svg") &&
-          !drawn.count(f.stem().string())) {
-        fs::remove(f, ec);
+    for (const fs::path& page : {html_page, md_page}) {
+      std::ifstream in(page);
+      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      static const std::regex named(R"(charts/([A-Za-z0-9_.-]+)\.(png|svg))");
+      for (auto m = std::sregex_iterator(text.begin(), text.end(), named); m != std::sregex_iterator(); ++m) {
+        earlier.insert((*m)[1].str());
+      }
+    }
+    for (const std::string& id : earlier) {
+      if (drawn.count(id)) continue;
+      for (const char* ext : {".png", ".svg"}) {
+        const fs::path f = charts / (id + ext);
+        if (fs::is_regular_file(fs::symlink_status(f, ec))) fs::remove(f, ec);
       }
     }
   }

@@ -1962,3 +1962,28 @@ TEST(SilentlyWrong, AnAttentionCheckSaysWhatItChecked) {
                    edited("check_past_tolerance.jsonl", [](nlohmann::json& c) { c["tensors"]["O"]["nmse"] = 0.5; }),
                1, "left out: its check against the reference failed)");
 }
+
+// A report rewritten in its folder removes the charts its earlier page drew and this one does not,
+// and nothing else: files of someone else's in charts/ stay.
+TEST(FilesClobbered, ARewrittenReportRemovesOnlyItsOwnEarlierCharts) {
+  const std::string dir = temp_path("report_own_charts");
+  fs::remove_all(dir);
+  const std::string two = fmt::format("report {0}/sweep_h200.log {0}/sweep_b200.log --force --price-old 3 --price-new 6 -o {1}", kFx, dir);
+  const Result first = run(two);
+  if (first.code != 0 && (first.err.find("gnuplot") != std::string::npos || first.err.find("vega") != std::string::npos)) {
+    GTEST_SKIP() << first.err;
+  }
+  ASSERT_EQ(first.code, 0) << first.err;
+  std::vector<std::string> before;
+  for (const auto& e : fs::directory_iterator(dir + "/charts")) before.push_back(e.path().filename().string());
+  ASSERT_FALSE(before.empty());
+  fs::copy_file(dir + "/charts/" + before.front(), dir + "/charts/holiday.png");
+  std::ofstream(dir + "/charts/by_hand.svg") << "<svg/>";
+  const Result one = run(fmt::format("report {0}/sweep_h200.log -o {1}", kFx, dir));
+  ASSERT_EQ(one.code, 0) << one.err;
+  EXPECT_TRUE(fs::exists(dir + "/charts/holiday.png"));
+  EXPECT_TRUE(fs::exists(dir + "/charts/by_hand.svg"));
+  size_t left = 0;
+  for (const auto& e : fs::directory_iterator(dir + "/charts")) left += e.path().filename() != "holiday.png" && e.path().filename() != "by_hand.svg";
+  EXPECT_LT(left, before.size()) << "the two-run report's own charts the one-run report does not draw are gone";
+}
