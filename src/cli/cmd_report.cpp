@@ -17,9 +17,12 @@
 #include "cli/compare_options.hpp"
 #include "cli/run_inputs.hpp"
 #include "cli/same_measurement.hpp"
+#include "facts/catalog.hpp"
+#include "records/fields.hpp"
 #include "records/readers/decomposition_log.hpp"
 #include "records/readers/log_kind.hpp"
 #include "records/readers/read_run.hpp"
+#include "records/record_file.hpp"
 #include "report/decomposition_report.hpp"
 #include "report/nccl_views.hpp"
 #include "report/prediction_report.hpp"
@@ -38,6 +41,38 @@ struct ReportOptions {
   CompareFlags flags;
   LogInputs inputs;
 };
+
+// A run drawn beside a prediction as "the new GPU measured" is a measurement of what was
+// predicted: the GPU the prediction is for, and its workload (batch, model and depth, where both
+// say them).
+void refuse_other_measured(const LineSource& predictions, const RunLog& measured, const Catalog& catalog) {
+  std::optional<nlohmann::json> first;
+  std::vector<std::string> warnings;
+  for_each_record(predictions, [&](const RecordLine& r) {
+    if (r.type == "prediction" && !first) first = r.json;
+  }, warnings);
+  if (!first) return;
+  const Fields f(*first, predictions.path);
+  const std::string to = f.string_or("new_gpu", "");
+  const Accelerator* gpu = catalog.try_find(measured.gpu);
+  std::vector<std::string> differs;
+  if (!gpu || gpu->id != to) differs.push_back(fmt::format("GPU {} vs {}", printable(measured.gpu), printable(to)));
+  if (const auto batch = f.optional_count("batch"); batch && *batch != measured.batch) {
+    differs.push_back(fmt::format("batch {} vs {}", measured.batch, *batch));
+  }
+  const std::string model = f.has("model") ? f.string("model") : "";
+  if (!model.empty() && measured.model && to_lower(*measured.model) != to_lower(model)) {
+    differs.push_back(fmt::format("model {} vs {}", printable(*measured.model), printable(model)));
+  }
+  if (const auto layers = f.optional_count("layers"); layers && measured.layers && *measured.layers != *layers) {
+    differs.push_back(fmt::format("layers {} vs {}", *measured.layers, *layers));
+  }
+  if (!differs.empty()) {
+    throw UsageError(fmt::format("report PREDICTIONS MEASURED: {} is not a measurement of what {} predicts ({}; the "
+                                 "run's, then the prediction's): give the predicted GPU's run of that workload",
+                                 printable(measured.path), printable(predictions.path), fmt::join(differs, ", ")));
+  }
+}
 
 void run(Context& ctx, const ReportOptions& o) {
   if (o.logs.empty() || o.logs.size() > 2) throw UsageError("report takes one log, or two (OLD NEW)");
@@ -72,6 +107,7 @@ void run(Context& ctx, const ReportOptions& o) {
       }
       measured = read_run_log(texts[1]);
       refuse_impossible_run(*measured, ctx.catalog(), ctx.data_dir() / "models");
+      refuse_other_measured(texts[0], *measured, ctx.catalog());
     }
     report::write_report(report::prediction_report(texts[0], measured), o.out_dir, web());
     const std::string dir = printable(o.out_dir);

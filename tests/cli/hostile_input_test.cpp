@@ -1987,3 +1987,17 @@ TEST(FilesClobbered, ARewrittenReportRemovesOnlyItsOwnEarlierCharts) {
   for (const auto& e : fs::directory_iterator(dir + "/charts")) left += e.path().filename() != "holiday.png" && e.path().filename() != "by_hand.svg";
   EXPECT_LT(left, before.size()) << "the two-run report's own charts the one-run report does not draw are gone";
 }
+
+// A run beside a prediction in a report is "the new GPU measured": one of another GPU or of
+// another model is refused, naming what differs.
+TEST(SilentlyWrong, AReportPairsAPredictionWithItsOwnGpuAndWorkload) {
+  const std::string to_mi = temp_path("pred_mi300x.jsonl"), to_b200 = temp_path("pred_b200.jsonl");
+  fs::remove(to_mi), fs::remove(to_b200);
+  ASSERT_EQ(run(fmt::format("predict {}/sweep_h200.log --to mi300x --out {}", kFx, to_mi)).code, 0);
+  ASSERT_EQ(run(fmt::format("predict {}/sweep_h200.log --to b200-sxm --out {}", kFx, to_b200)).code, 0);
+  const std::string page = temp_path("report_pred_pairs");
+  expect_error(fmt::format("report {} {}/sweep_b200.log -o {}", to_mi, kFx, page), 2,
+               "is not a measurement of what");
+  expect_error(fmt::format("report {} {}/sweep_h200.log -o {}", to_b200, kFx, page), 2, "GPU NVIDIA H200 vs b200-sxm");
+  expect_error(fmt::format("report {} {}/sweep_70b.log -o {}", to_b200, kFx, page), 2, "is not a measurement of what");
+}

@@ -422,6 +422,7 @@ void to_json(nlohmann::json& j, const Prediction& p) {
        {"old_step_ms", p.input.step_ms},
        {"carried_from", or_null(p.input.carried_from)},
        {"layers", or_null(p.input.layers)},
+       {"model", or_null(p.input.model)},
        {"layers_carried_from", or_null(p.input.layers_carried_from)},
        {"step_ms", or_null(p.step_ms)},
        {"step_ms_interval", p.step_ms ? nlohmann::json{*p.step_low_ms, *p.step_high_ms} : nlohmann::json()},
