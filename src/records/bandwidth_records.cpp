@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "base/error.hpp"
 
 namespace ub {
@@ -79,6 +81,16 @@ BandwidthRecord read_bandwidth_record(const Fields& f) {
   r.max_gbps = gbps.optional_number("max").value_or(r.median_gbps);
   if (f.has("time_ms")) r.time = read_time_stats(f.object("time_ms"));
   if (f.has("telemetry")) r.telemetry = read_telemetry(f.object("telemetry"));
+  // The rate is the bytes moved over the time: a pair that disagrees is one figure said twice
+  // that is wrong (medians of rates and of times agree but for the middle pair's mean).
+  if (r.time && r.time->ms.median > 0 && r.median_gbps > 0) {
+    const double implied = r.moved() / (r.time->ms.median * 1e6);
+    if (std::abs(r.median_gbps / implied - 1) > 0.05) {
+      throw WorkError(fmt::format("{}: {} of {} bytes at a median {:.1f} GB/s beside a median time of {:g} ms, which "
+                                  "moves them at {:.1f} GB/s: one of the two figures is wrong", f.where(), r.op, r.bytes,
+                                  r.median_gbps, r.time->ms.median, implied));
+    }
+  }
   return r;
 }
 

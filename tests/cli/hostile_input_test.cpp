@@ -2001,3 +2001,17 @@ TEST(SilentlyWrong, AReportPairsAPredictionWithItsOwnGpuAndWorkload) {
   expect_error(fmt::format("report {} {}/sweep_h200.log -o {}", to_b200, kFx, page), 2, "GPU NVIDIA H200 vs b200-sxm");
   expect_error(fmt::format("report {} {}/sweep_70b.log -o {}", to_b200, kFx, page), 2, "is not a measurement of what");
 }
+
+// Bandwidth records whose check failed: the history says so and stores no empty run; predict
+// --measured holds its bandwidth records to their check as every reader does.
+TEST(SilentlyWrong, BandwidthThatFailedItsCheckIsNeitherStoredNorPredictedFrom) {
+  const std::string bandwidth = kFx + "/suite_h200_2l/bandwidth.jsonl";
+  const std::string failed = write_file("bandwidth_all_failed.jsonl",
+                                        std::regex_replace(slurp(bandwidth), std::regex(R"("check":"ok")"), R"("check":"failed")"));
+  expect_error("history add --db " + fresh_db("bandwidth_failed") + " " + failed, 1,
+               "no bandwidth record to store, 6 left out (the first: ");
+  const std::string unchecked = write_file("bandwidth_unchecked.jsonl",
+                                           std::regex_replace(slurp(bandwidth), std::regex(R"("check":"ok",)"), ""));
+  expect_error("predict " + kFx + "/suite_h200_2l/decompose-short.jsonl --to b200-sxm --measured " + unchecked, 1,
+               "no \"check\": whether the copy matched");
+}

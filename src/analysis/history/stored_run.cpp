@@ -45,11 +45,25 @@ void append(std::vector<MetricPoint>& to, std::vector<MetricPoint> from) {
   to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
 }
 
+// Every GPU's bandwidth records; one whose check failed is left out and said, and a file of
+// nothing else is refused (a run of no figures would be stored as a measurement).
 std::vector<BandwidthRecord> bandwidth_records(const LineSource& t, std::vector<std::string>& warnings) {
   std::vector<BandwidthRecord> out;
+  size_t left_out = 0;
+  std::string first;
   for_each_record(t, [&](const RecordLine& r) {
-    if (r.type == "bandwidth") out.push_back(read_bandwidth_record(Fields(r.json, r.where)));
+    if (r.type != "bandwidth") return;
+    BandwidthRecord b = read_bandwidth_record(Fields(r.json, r.where));
+    if (!b.ok) {
+      warnings.push_back(fmt::format("{}: {} of {} bytes left out: {}", r.where, b.op, b.bytes, b.error));
+      if (left_out++ == 0) first = warnings.back();
+      return;
+    }
+    out.push_back(std::move(b));
   }, warnings);
+  if (out.empty() && left_out > 0) {
+    throw WorkError(fmt::format("{}: no bandwidth record to store, {} left out (the first: {})", t.path, left_out, first));
+  }
   return out;
 }
 

@@ -42,16 +42,6 @@ BandwidthLog read_bandwidth_log(const LineSource& t) {
       log.warnings.push_back(fmt::format("{}: {} of {} bytes left out: {}", r.where, p.op, p.bytes, p.error));
       return;
     }
-    // The rate is the bytes moved over the time: a pair that disagrees is one figure said twice
-    // that is wrong (medians of rates and of times agree but for the middle pair's mean).
-    if (p.ok && p.time && p.time->ms.median > 0 && p.median_gbps > 0) {
-      const double implied = p.moved() / (p.time->ms.median * 1e6);
-      if (std::abs(p.median_gbps / implied - 1) > 0.05) {
-        throw WorkError(fmt::format("{}: {} of {} bytes at a median {:.1f} GB/s beside a median time of {:g} ms, which "
-                                    "moves them at {:.1f} GB/s: one of the two figures is wrong", r.where, p.op, p.bytes,
-                                    p.median_gbps, p.time->ms.median, implied));
-      }
-    }
     if (!first_device) first_device = p.device;
     if (p.device != *first_device) {
       ++other_devices;
