@@ -74,7 +74,11 @@ void refuse_impossible_points(const RunLog& run, const Accelerator* gpu, const R
       throw WorkError(fmt::format("{}{}: seqlen {}: {:.1f} TFLOPS logged, past the {}'s dense {} peak ({:.0f}): not a "
                                   "measurement", file, line, p.seqlen, most_logged, gpu->id, run.dtype, gpu->peak(*dt).value));
     }
-    if (st.peak_mem_gib && gpu) refuse_peak_past_memory(*st.peak_mem_gib, *gpu, fmt::format("{}: seqlen {}", file, p.seqlen));
+    if (st.peak_mem_gib && gpu) {
+      const int line = p.steps.peak_mem_line();
+      refuse_peak_past_memory(*st.peak_mem_gib, *gpu,
+                              fmt::format("{}{}: seqlen {}", file, line > 0 ? fmt::format(":{}", line) : "", p.seqlen));
+    }
   }
 }
 

@@ -32,7 +32,7 @@ void fold_telemetry(TelemetrySummary& into, const TelemetrySummary& t) {
 }  // namespace
 
 void PointSteps::add(const TrainStep& s, int line) {
-  if (s.peak_mem_gib) peak_mem_gib_ = std::max(peak_mem_gib_.value_or(0.0), *s.peak_mem_gib);
+  if (s.peak_mem_gib && !(peak_mem_gib_ && *peak_mem_gib_ >= *s.peak_mem_gib)) peak_mem_gib_ = *s.peak_mem_gib, peak_mem_line_ = line;
   if (s.warmup) {
     ++warmup_;
     const StepSample sample{s.exec_time_ms, s.tflops, s.device, line};

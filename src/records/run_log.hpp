@@ -58,6 +58,7 @@ class PointSteps {
   const std::vector<StepSample>& warmup_extremes() const { return warmup_extremes_; }
   bool all_have_tflops() const { return steady_seen_ > 0 && without_tflops_ == 0; }
   std::optional<double> peak_mem_gib() const { return peak_mem_gib_; }
+  int peak_mem_line() const { return peak_mem_line_; }  // of the step that logged it (0: not known)
   std::optional<double> attention_share() const { return attention_share_; }
   const std::map<int, TelemetrySummary>& telemetry() const { return telemetry_; }  // by GPU
   // The energy of one steady step, in joules: the steps' time at the mean power of their windows
@@ -77,6 +78,7 @@ class PointSteps {
   size_t warmup_ = 0, steady_seen_ = 0, without_tflops_ = 0;
   uint64_t random_ = 0x9e3779b97f4a7c15ull;  // the reservoir's generator state (splitmix64)
   std::optional<double> peak_mem_gib_, attention_share_;
+  int peak_mem_line_ = 0;
   std::map<int, TelemetrySummary> telemetry_;
   struct Energy {
     double window_j = 0, window_s = 0, windowed_step_s = 0;  // steps whose windows have an energy

@@ -745,8 +745,8 @@ TEST(Clobbering, RecordsAndTheHistoryAreNotWrittenThroughASymlink) {
   const std::string target = temp_path("link_target.jsonl"), link = temp_path("records_link.jsonl");
   fs::remove(target), fs::remove(link);
   fs::create_symlink(target, link);
-  expect_error("predict " + kFx + "/decompose_h200.txt --to b200-sxm --out " + link, 1,
-               link + ": a symbolic link: records are written to the file named, never through a link");
+  expect_error("predict " + kFx + "/decompose_h200.txt --to b200-sxm --out " + link, 2,
+               "--out " + link + ": a symbolic link: records are written to the file named, never through a link");
   EXPECT_FALSE(fs::exists(target));
   const std::string db_target = temp_path("link_target.db"), db_link = temp_path("history_link.db");
   fs::remove(db_target), fs::remove(db_link);

@@ -182,7 +182,7 @@ TEST(Records, MamfShapeAndAttentionPointRoundTrip) {
   AttentionRecord a;
   a.seqlen = 16384, a.ok = true, a.fwd_ms = 2.0, a.fwd_tflops = 550, a.fwd_bwd_ms = 7.0, a.fwd_bwd_tflops = 540;
   AttentionCheck c;
-  c.tensors.push_back({"O", 1e-6, 0.01, 3.0, 1e-3, 0});
+  for (const char* t : {"O", "LSE", "dQ", "dK", "dV"}) c.tensors.push_back({t, 1e-6, 0.01, 3.0, 1e-3, 0});
   a.check = c;
   const json aj = a;
   EXPECT_TRUE(aj["check"]["ok"].get<bool>());

@@ -138,6 +138,10 @@ void read_figures(const LineSource& t, LogKind kind, StoredRun& run, const RunCh
       MamfLog log = read_mamf_log(t);
       if (run.format == "upgradebench") log.outcome.shapes = all_gpus_shapes(t, run.warnings);  // the reader keeps the first GPU's
       append(run.metrics, mamf_metrics(log));
+      // A ceiling is of its shapes: runs of other shapes are other series (the step's own products too).
+      if (const std::string set = mamf_shape_set(log.outcome.shapes); !set.empty()) {
+        run.workload = run.workload.empty() ? set : run.workload + "; " + set;
+      }
       run.warnings.insert(run.warnings.end(), log.warnings.begin(), log.warnings.end());
       if (run.format != "upgradebench") {
         if (!log.gpu.empty()) run.gpus.push_back({0, log.gpu, log.gpu_uuid});

@@ -3,6 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <set>
+#include <string>
+
 #include <optional>
 #include <vector>
 
@@ -82,8 +85,21 @@ Workload workload_of_records(const std::string& command, const nlohmann::json& c
                          text(config, "dtype", "bf16"));
   } else if (command == "nccl") {
     w.text = fmt::format("{} GPUs", w.world_size);
+  } else if (command == "mamf" && config.is_object() && config.contains("shapes_of") && config["shapes_of"].is_string()) {
+    w.text = fmt::format("the products of {}'s step", config["shapes_of"].get<std::string>());
   }
-  return w;  // mamf, bandwidth: the metric names the dtype; nothing else tells their runs apart
+  return w;  // bandwidth: the metric names the dtype; a mamf run's shapes are read with its figures
+}
+
+std::string mamf_shape_set(const std::vector<MamfShape>& shapes) {
+  if (shapes.empty()) return "";
+  std::set<int64_t> ms, ns, ks;
+  std::set<std::string> distinct;  // a run on several GPUs measures each shape on each
+  for (const MamfShape& s : shapes) ms.insert(s.m), ns.insert(s.n), ks.insert(s.k), distinct.insert(s.shape());
+  const auto range = [](const std::set<int64_t>& v) {
+    return v.size() == 1 ? fmt::format("{}", *v.begin()) : fmt::format("{}-{} ({})", *v.begin(), *v.rbegin(), v.size());
+  };
+  return fmt::format("m {}, n {}, k {}: {} shapes", range(ms), range(ns), range(ks), distinct.size());
 }
 
 Workload workload_of_sweep_log(const RunLog& log) {

@@ -11,7 +11,9 @@
 #include <nlohmann/json.hpp>
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "records/mamf_records.hpp"
 #include "records/run_log.hpp"
 
 namespace ub {
@@ -26,5 +28,9 @@ Workload workload_of_records(const std::string& command, const nlohmann::json& c
 
 // From benchmark.py's sweep log header (gc, offload_optim, zero, world_size, batch_size, model_size).
 Workload workload_of_sweep_log(const RunLog& log);
+
+// A MAMF run's shape set, from the shapes it measured ("m 256-20480, n 4096, k 4096: 79 shapes"):
+// a ceiling over other shapes is another figure, never a change of the GPU.
+std::string mamf_shape_set(const std::vector<MamfShape>& shapes);
 
 }  // namespace ub
