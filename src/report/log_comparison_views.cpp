@@ -68,8 +68,8 @@ Document mamf_comparison_document(const MamfComparison& c) {
     b.table.add_row({r.best, num(r.old_tflops), r.old_shape.value_or("-"), num(r.new_tflops), r.new_shape.value_or("-"),
                      ratio(r.ratio)});
   }
-  b.notes.push_back(fmt::format("{} shapes (old), {} shapes (new). Shapes differ between GPUs: the ceilings are "
-                                "compared, each at its own best shape; the means are over every shape of each run.",
+  b.notes.push_back(fmt::format("{} shapes (old), {} shapes (new): each ceiling is its run's best shape, which may be "
+                                "another shape on each GPU; the means are over every shape of each run.",
                                 c.old_shapes, c.new_shapes));
   for (const std::string& n : c.notes) b.notes.push_back(n);
   return doc;
