@@ -205,6 +205,10 @@ void add_trend(Document& doc, const Trend& t, size_t series) {
                                   "never pooled", series));
   }
   if (t.runs.size() == 1) g.notes.push_back("one run in this series: no change to show until another run of this GPU and workload");
+  if (t.undated > 0) {
+    g.notes.push_back(fmt::format("{} run{} without a date left out: a trend over time needs its runs' dates (--by "
+                                  "COMPONENT orders by version instead)", t.undated, t.undated == 1 ? "" : "s"));
+  }
   std::vector<std::string> examples;
   for (const TrendRun& r : t.runs) {
     if (r.example_data) examples.push_back(std::to_string(r.run_id));

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <map>
+#include <set>
 #include <stdexcept>
 
 #include "analysis/history/stored_run.hpp"
@@ -36,36 +36,34 @@ std::vector<fs::path> files_of(const std::string& input) {
 }  // namespace
 
 void refuse_shared_figures(const std::vector<std::string>& inputs, const std::string& command) {
-  std::map<std::string, size_t> owner;  // a point's figures, or a run's whole set -> the input that holds it
-  const auto refuse = [&](size_t i, size_t j, const std::string& what) {
-    throw UsageError(fmt::format("{}: {} and {} are the same measurement: both hold {}, to the last bit (a copy with "
-                                 "its header or context edited?): compare two measurements", command,
-                                 printable(inputs[i]), printable(inputs[j]), what));
-  };
+  std::vector<std::vector<MetricPoint>> figures(inputs.size());  // each input's, its files' together
+  std::vector<std::set<std::string>> peer_keys(inputs.size());    // a peer's log by its measured lines
   for (size_t i = 0; i < inputs.size(); ++i) {
     for (const fs::path& file : files_of(inputs[i])) {
-      std::vector<MetricPoint> points;
       try {
         const LineSource t = LineSource::file(file);
         if (detect_log_kind(t) == LogKind::training) {
-          points = training_metrics(read_run_log(t, WarmupOnly::leave_out));  // a sample of the steps: any length of log
+          const std::vector<MetricPoint> points = training_metrics(read_run_log(t, WarmupOnly::leave_out));  // a sample of the steps: any length of log
+          figures[i].insert(figures[i].end(), points.begin(), points.end());
         } else {
-          for (StoredRun& run : runs_of_file(t)) points.insert(points.end(), run.metrics.begin(), run.metrics.end());
+          for (StoredRun& run : runs_of_file(t)) {
+            figures[i].insert(figures[i].end(), run.metrics.begin(), run.metrics.end());
+            if (run.format != "upgradebench") peer_keys[i].insert(run.key);
+          }
         }
       } catch (const std::runtime_error&) {
         continue;  // not a file the history reads: its command's reader says what it is
       }
-      for (const MetricPoint* m : telling_points(points)) {
-        const std::string key = fmt::format("{} {} {} {} {} {}", m->metric, m->x, m->n, m->median, m->low, m->high);
-        const auto [at, fresh] = owner.emplace(key, i);
-        if (fresh || at->second == i) continue;
-        refuse(at->second, i, fmt::format("{}{} from the same {} samples, median {:g}", m->metric,
-                                          m->x > 0 ? fmt::format(" at {:g}", m->x) : "", m->n, m->median));
-      }
-      if (const std::string set = figures_set_key(points); !set.empty()) {
-        const auto [at, fresh] = owner.emplace("set " + set, i);
-        if (!fresh && at->second != i) refuse(at->second, i, fmt::format("the same {} figures", points.size()));
-      }
+    }
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    for (size_t j = i + 1; j < inputs.size(); ++j) {
+      const bool same_lines = std::any_of(peer_keys[i].begin(), peer_keys[i].end(),
+                                          [&](const std::string& k) { return peer_keys[j].count(k) > 0; });
+      if (!same_lines && !one_measurement(figures[i], figures[j])) continue;
+      throw UsageError(fmt::format("{}: {} and {} are the same measurement: the figures both hold are alike to the last "
+                                   "bit (a copy with its header or context edited, or lengths added or left out?): "
+                                   "compare two measurements", command, printable(inputs[i]), printable(inputs[j])));
     }
   }
 }

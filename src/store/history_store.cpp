@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "base/error.hpp"
 #include "base/text.hpp"
@@ -168,6 +169,27 @@ RunSummary summary_of(const Row& row) {
 constexpr const char* kMetricColumns =
     "m.gpu_index, m.metric, m.x, m.n, m.median, m.low, m.high, m.sm_clock_mhz, m.power_w, m.temperature_c, m.throttle";
 
+std::vector<std::string> lines_of(Database& db, int64_t id) {
+  std::vector<std::string> out;
+  for (const Row& r : db.query("SELECT text FROM run_lines WHERE run_id = $1 ORDER BY line_no", {id})) out.push_back(r.text(0));
+  return out;
+}
+
+// Whether `run`, a peer's log, is stored run `id` grown since (a sweep still running when it was
+// added): the stored run's measured lines (says_where_or_when's others) begin the file's, and the
+// file has more.
+bool grows_peer_run(Database& db, int64_t id, const StoredRun& run) {
+  const auto measured = [](const std::vector<std::string>& lines) {
+    std::vector<std::string> out;
+    for (const std::string& l : lines) {
+      if (!says_where_or_when(l)) out.push_back(l);
+    }
+    return out;
+  };
+  const std::vector<std::string> before = measured(lines_of(db, id)), now = measured(run.lines);
+  return now.size() > before.size() && std::equal(before.begin(), before.end(), now.begin());
+}
+
 // The file a stored run was added from.
 std::string source_of(Database& db, int64_t id) {
   const std::vector<Row> r = db.query("SELECT source FROM runs WHERE id = $1", {id});
@@ -214,39 +236,35 @@ AddOutcome HistoryStore::add_run(const StoredRun& run, const std::string& source
   const std::string lock = db_->dialect() == Dialect::postgresql ? " FOR UPDATE" : "";
   std::vector<Row> existing = db_->query("SELECT id, line_count FROM runs WHERE run_key = $1" + lock, {run.key});
   const int64_t own_id = existing.empty() ? -1 : existing.front().integer(0);
-  // A point measured in a stored run (a copy with its date or host edited, a length added or left
-  // out) is the measurement already stored, whatever the file now says it is.
-  for (const MetricPoint* m : telling_points(run.metrics)) {
-    const std::vector<Row> same = db_->query(
-        "SELECT run_id FROM run_metrics WHERE metric = $1 AND x = $2 AND n = $3 AND median = $4 AND low = $5 AND "
-        "high = $6 AND run_id <> $7 ORDER BY run_id LIMIT 1",
-        {m->metric, m->x, static_cast<int64_t>(m->n), m->median, m->low, m->high, own_id});
-    if (!same.empty()) {
-      o.status = AddStatus::same_measurement;
-      o.run_id = same.front().integer(0);
-      return o;
+  // The figures of a stored run under another context or header (a copy with its date or host
+  // edited, a length added or left out) are the measurement already stored (one_measurement).
+  // Candidates: the runs holding one of its figures to the last bit.
+  std::set<int64_t> candidates;
+  for (const MetricPoint* m : compared_points(run.metrics)) {
+    for (const Row& r : db_->query("SELECT DISTINCT run_id FROM run_metrics WHERE metric = $1 AND x = $2 AND n = $3 AND "
+                                   "median = $4 AND low = $5 AND high = $6 AND run_id <> $7 LIMIT 64",
+                                   {m->metric, m->x, static_cast<int64_t>(m->n), m->median, m->low, m->high, own_id})) {
+      candidates.insert(r.integer(0));
     }
+    if (candidates.size() >= 256) break;
   }
-  // Figures printed once each are one measurement only all together: a stored run with every
-  // one of them, and no other.
-  if (const std::string set = figures_set_key(run.metrics); !set.empty()) {
-    const MetricPoint& first = *distinct_points(run.metrics).front();
-    const std::vector<Row> candidates = db_->query(
-        "SELECT DISTINCT run_id FROM run_metrics WHERE metric = $1 AND x = $2 AND n = $3 AND median = $4 AND low = $5 "
-        "AND high = $6 AND run_id <> $7",
-        {first.metric, first.x, static_cast<int64_t>(first.n), first.median, first.low, first.high, own_id});
-    for (const Row& c : candidates) {
-      std::vector<MetricPoint> stored;
-      for (const Row& m : db_->query(fmt::format("SELECT {} FROM run_metrics m WHERE m.run_id = $1", kMetricColumns),
-                                     {c.integer(0)})) {
-        stored.push_back(metric_of(m, 0));
-      }
-      if (figures_set_key(stored) == set) {
-        o.status = AddStatus::same_measurement;
-        o.run_id = c.integer(0);
-        return o;
-      }
+  for (const int64_t c : candidates) {
+    std::vector<MetricPoint> stored;
+    for (const Row& m : db_->query(fmt::format("SELECT {} FROM run_metrics m WHERE m.run_id = $1", kMetricColumns), {c})) {
+      stored.push_back(metric_of(m, 0));
     }
+    if (!one_measurement(run.metrics, stored)) continue;
+    o.run_id = c;
+    o.status = run.format != "upgradebench" && grows_peer_run(*db_, c, run) ? AddStatus::grown : AddStatus::same_measurement;
+    if (o.status == AddStatus::grown) {  // a peer's log still being written when it was added: its key and lines now
+      db_->query("UPDATE runs SET run_key = $1, line_count = $2, kind = $3 WHERE id = $4",
+                 {run.key, static_cast<int64_t>(run.lines.size()), run.kind, c});
+      db_->query("DELETE FROM run_lines WHERE run_id = $1", {c});
+      db_->query("DELETE FROM run_metrics WHERE run_id = $1", {c});
+      insert_lines(*db_, c, run.lines, 0);
+      insert_metrics(*db_, c, run.metrics);
+    }
+    return o;
   }
   if (existing.empty()) {
     const std::vector<Row> inserted = db_->query(
@@ -272,6 +290,10 @@ AddOutcome HistoryStore::add_run(const StoredRun& run, const std::string& source
   }
   o.run_id = existing.front().integer(0);
   const auto stored = static_cast<size_t>(existing.front().integer(1));
+  if (run.format != "upgradebench") {  // a peer's log of the same measured lines: the run stored
+    o.status = lines_of(*db_, o.run_id) == run.lines ? AddStatus::unchanged : AddStatus::same_measurement;
+    return o;
+  }
   // Its context record is a stored run's: the file is that run, as stored or grown since (still
   // being written when it was added). Lines that differ from the stored ones are another
   // measurement under a copied context record, and are refused rather than taken for either.

@@ -1035,3 +1035,20 @@ TEST(Compare, TokensPerExpertStandBesideTheFigures) {
   std::ofstream(bad_path) << bad;
   expect_error("compare " + peer + " " + bad_path, 1, "\"expert_tokens\" {min 900, median 500, max 2000} are not the least");
 }
+
+// A trend over time places runs by their dates: a run whose records carry none is left out and
+// said, not sorted first as if it were the oldest.
+TEST(History, ATrendOverTimeLeavesOutRunsWithoutADate) {
+  const std::string db = fresh_db("history_undated");
+  std::string undated = slurp(kFx + "/records_h200.jsonl");
+  const std::string date = R"("date": "2026-11-30T08:00:00Z", )";
+  ASSERT_NE(undated.find(date), std::string::npos);
+  undated.erase(undated.find(date), date.size());
+  const std::string path = ::testing::TempDir() + "/records_h200_undated.jsonl";
+  std::ofstream(path) << measured_again(undated, 1.01);
+  ASSERT_EQ(run("history add --db " + db + " " + kFx + "/records_h200.jsonl " + path).code, 0);
+  const Result r = run("history trend train.step_ms --at 4096 --db " + db);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("1 run without a date left out"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("#2"), std::string::npos) << r.out;
+}

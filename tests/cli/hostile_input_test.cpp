@@ -1825,10 +1825,10 @@ TEST(SilentlyWrong, AnEditedCopyIsTheMeasurementItCopies) {
     ASSERT_NE(date, std::string::npos) << part;
     copy.replace(date + 8, 20, "2026-12-06T01:02:03Z");
     const std::string edited = write_file("edited_copy_" + fs::path(part).filename().string(), copy);
-    expect_error("compare " + part + " " + edited, 2, "are the same measurement: both hold");
+    expect_error("compare " + part + " " + edited, 2, "are the same measurement: the figures both hold are alike");
   }
   const std::string peer = write_file("edited_copy_attention.log", "# copied to another machine\n" + slurp(kFx + "/attention_h200.log"));
-  expect_error("compare " + kFx + "/attention_h200.log " + peer, 2, "are the same measurement: both hold");
+  expect_error("compare " + kFx + "/attention_h200.log " + peer, 2, "are the same measurement");
   // A training run copied with a length left out: the lengths both hold are one measurement.
   std::string fewer;
   std::istringstream in(replaced(slurp(kFx + "/records_h200.jsonl"), "2026-11-30T08:00:00Z", "2026-12-01T09:00:00Z"));
@@ -1836,7 +1836,7 @@ TEST(SilentlyWrong, AnEditedCopyIsTheMeasurementItCopies) {
     if (line.find(R"("seqlen": 16384)") == std::string::npos) fewer += line + "\n";
   }
   expect_error("compare " + kFx + "/records_h200.jsonl " + write_file("fewer_lengths_copy.jsonl", fewer), 2,
-               "are the same measurement: both hold train.step_ms at 4096 from the same 4 samples");
+               "are the same measurement: the figures both hold are alike to the last bit");
 }
 
 // Our engine's `decompose` records (its steps, then the decomposition) are a run the history
@@ -2014,4 +2014,53 @@ TEST(SilentlyWrong, BandwidthThatFailedItsCheckIsNeitherStoredNorPredictedFrom) 
                                            std::regex_replace(slurp(bandwidth), std::regex(R"("check":"ok",)"), ""));
   expect_error("predict " + kFx + "/suite_h200_2l/decompose-short.jsonl --to b200-sxm --measured " + unchecked, 1,
                "no \"check\": whether the copy matched");
+}
+
+// Where one measurement ends and another begins: a mamf-finder.py log with its date and GPU UUID
+// edited, and a bench_flash_attn.py log with a row left out, are the logs they copy; two runs
+// whose one length's median and interval happen to fall alike, their other lengths not, are two
+// measurements; a benchmark.py log added while its sweep ran, then again when it finished, grows.
+TEST(SilentlyWrong, OneMeasurementIsToldByAllItsFiguresNotOne) {
+  const std::string mamf = slurp(kFx + "/mamf_finder_real_h200.txt");
+  const std::string moved = write_file("mamf_finder_moved.txt", std::regex_replace(
+      replaced(mamf, "2026-11-30 22:59:20", "2026-12-06 22:59:20"), std::regex("95b16759"), "deadbeef"));
+  expect_error("compare " + kFx + "/mamf_finder_real_h200.txt " + moved, 2, "are the same measurement");
+  const std::string db = fresh_db("all_figures");
+  const Result added = run("history add --db " + db + " " + kFx + "/mamf_finder_real_h200.txt " + moved + " --json");
+  ASSERT_EQ(added.code, 0) << added.err;
+  EXPECT_EQ(nlohmann::json::parse(added.out)["files"][1]["runs"][0]["status"], "same measurement") << added.out;
+  std::string fewer;
+  {
+    std::istringstream in(slurp(kFx + "/attention_h200.log"));
+    int rows = 0;
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("{", 0) == 0 && ++rows == 3) continue;
+      fewer += line + "\n";
+    }
+  }
+  expect_error("compare " + kFx + "/attention_h200.log " + write_file("attention_fewer.log", fewer), 2, "are the same measurement");
+  // Two runs: the 4096 steps differ, though their median and its interval fall alike.
+  std::string nightly;
+  {
+    std::istringstream in(replaced(slurp(kFx + "/records_h200_rerun.jsonl"), "2026-11-30", "2026-12-02"));
+    const double steps[] = {80.07999999999998, 80.1, 80.3, 80.32};  // median 80.2 and its interval, as the original's
+    size_t i = 0;
+    for (std::string line; std::getline(in, line);) {
+      nlohmann::json r = nlohmann::json::parse(line);
+      if (r["type"] == "train_step" && r["seqlen"] == 4096 && !r["warmup"].get<bool>() && i < 4) r["exec_time_ms"] = steps[i++];
+      nightly += r.dump() + "\n";
+    }
+  }
+  const Result two = run("compare " + kFx + "/records_h200.jsonl " + write_file("records_nightly.jsonl", nightly));
+  EXPECT_EQ(two.code, 0) << two.err;
+  // A sweep log added while it ran, then finished.
+  const std::string log = slurp(kFx + "/sweep_h200.log");
+  const std::string running = temp_path("sweep_running.log");
+  std::ofstream(running) << log.substr(0, log.rfind("===== seq_len="));
+  const std::string grown_db = fresh_db("peer_grown");
+  ASSERT_EQ(run("history add --db " + grown_db + " " + running).code, 0);
+  std::ofstream(running) << log;
+  const Result grown = run("history add --db " + grown_db + " " + running + " --json");
+  ASSERT_EQ(grown.code, 0) << grown.err;
+  EXPECT_EQ(nlohmann::json::parse(grown.out)["files"][0]["runs"][0]["status"], "grown") << grown.out;
 }

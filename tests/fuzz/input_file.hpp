@@ -1,5 +1,6 @@
 // The file-reading fuzz targets' input: the bytes written to one temporary file of the process
-// (made once, rewritten for each input), since the readers under test open a path.
+// (made once, rewritten for each input), since the readers under test open a path; and the data
+// folder the targets read the catalog and the kernel classes from.
 #pragma once
 
 #include <unistd.h>
@@ -24,3 +25,8 @@ inline std::optional<std::string> write_fuzz_input(const uint8_t* data, size_t s
   std::fclose(f);
   return path;
 }
+
+// The source tree's data/ (UB_DATA_DIR, given to the compiler as a bare path).
+#define UB_FUZZ_STRING(x) #x
+#define UB_FUZZ_EXPANDED_STRING(x) UB_FUZZ_STRING(x)
+inline std::string fuzz_data_dir() { return UB_FUZZ_EXPANDED_STRING(UB_DATA_DIR); }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "analysis/run_limits.hpp"
+#include "input_file.hpp"
 #include "facts/catalog.hpp"
 #include "records/run_log.hpp"
 
@@ -11,6 +12,6 @@ inline void check_run(const ub::RunLog& r) {
   for (const ub::RunPoint& p : r.points) {
     if (p.status == ub::PointStatus::ok) (void)ub::point_stats(r, p);
   }
-  static const ub::Catalog catalog = ub::Catalog::load(UB_DATA_DIR "/accelerators.json");
+  static const ub::Catalog catalog = ub::Catalog::load(fuzz_data_dir() + "/accelerators.json");
   ub::refuse_impossible_points(r, catalog.try_find(r.gpu), {});
 }

@@ -9,13 +9,10 @@
 #include "base/error.hpp"
 #include "input_file.hpp"
 
-#define UB_STRING(x) #x
-#define UB_EXPANDED_STRING(x) UB_STRING(x)
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static ub::trace::KernelClasses classes = [] {
     ub::trace::KernelClasses k;
-    k.add_file(std::string(UB_EXPANDED_STRING(UB_DATA_DIR)) + "/kernel_classes.json", false);
+    k.add_file(fuzz_data_dir() + "/kernel_classes.json", false);
     return k;
   }();
   const std::optional<std::string> input = write_fuzz_input(data, size);

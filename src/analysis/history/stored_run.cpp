@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <exception>
 #include <map>
+#include <optional>
 #include <thread>
 #include <string_view>
 #include <tuple>
@@ -203,9 +204,9 @@ StoredRun records_run(std::vector<std::string> lines, bool cut_short, const std:
   return run;
 }
 
-// The first date and time the log prints ("[2026-11-30 10:00:00]", "2026-11-30T10:00:00") that is
-// one of the calendar (base/dates.hpp): "[2026-11-30 25:61:61]" dates nothing.
-std::string first_date(const std::vector<std::string>& lines) {
+// The first date and time `line` prints ("[2026-11-30 10:00:00]", "2026-11-30T10:00:00") that
+// is one of the calendar (base/dates.hpp): "[2026-11-30 25:61:61]" dates nothing.
+std::optional<std::string> date_in(const std::string& line) {
   constexpr std::string_view form = "dddd-dd-dd?dd:dd:dd";  // d: a digit; ?: ' ' or 'T'
   const auto at = [&](std::string_view s) {
     for (size_t i = 0; i < form.size(); ++i) {
@@ -214,14 +215,20 @@ std::string first_date(const std::vector<std::string>& lines) {
     }
     return true;
   };
+  for (size_t i = 0; i + form.size() <= line.size(); ++i) {
+    const std::string_view s(line.data() + i, form.size());
+    if (at(s) && is_timestamp(s)) return std::string(s.substr(0, 10)) + "T" + std::string(s.substr(11, 8));
+  }
+  return std::nullopt;
+}
+
+std::string first_date(const std::vector<std::string>& lines) {
   for (const std::string& line : lines) {
-    for (size_t i = 0; i + form.size() <= line.size(); ++i) {
-      const std::string_view s(line.data() + i, form.size());
-      if (at(s) && is_timestamp(s)) return std::string(s.substr(0, 10)) + "T" + std::string(s.substr(11, 8));
-    }
+    if (const auto d = date_in(line)) return *d;
   }
   return "";
 }
+
 
 // A peer's log is kept without the blank lines around it: a copy with one more newline at its
 // end (an editor's, an `echo >>`'s) is the same measurement, and its key must say so.
@@ -245,8 +252,11 @@ StoredRun peer_run(std::vector<std::string> lines, bool cut_short, const std::st
   }
   run.kind = names_of(kind).kind;
   run.command = run.format = names_of(kind).peer;
+  // Keyed by what it measured: the same lines under another date, GPU UUID or header are one run.
   std::string all = run.format + "\n";
-  for (const std::string& line : run.lines) all += line + "\n";
+  for (const std::string& line : run.lines) {
+    if (!says_where_or_when(line)) all += line + "\n";
+  }
   run.key = fnv1a_hex(all);
   run.date = first_date(run.lines);
   read_figures(t, kind, run, check);
@@ -256,6 +266,12 @@ StoredRun peer_run(std::vector<std::string> lines, bool cut_short, const std::st
 }
 
 }  // namespace
+
+bool says_where_or_when(const std::string& line) {
+  const size_t first = line.find_first_not_of(" \t");
+  return (first != std::string::npos && line[first] == '#') || to_lower(line).find("uuid") != std::string::npos ||
+         date_in(line).has_value();
+}
 
 const std::vector<std::string>& run_kinds() {
   static const std::vector<std::string> kinds = [] {
@@ -288,21 +304,26 @@ std::vector<const MetricPoint*> distinct_points(const std::vector<MetricPoint>& 
   return out;
 }
 
-std::vector<const MetricPoint*> telling_points(const std::vector<MetricPoint>& points) {
+std::vector<const MetricPoint*> compared_points(const std::vector<MetricPoint>& points) {
   std::vector<const MetricPoint*> out = distinct_points(points);
-  // A training step's TFLOPS are logged rounded (141.11) beside its time, which tells it.
-  std::erase_if(out, [](const MetricPoint* m) { return m->n < kSamplesToTell || m->metric == "train.tflops"; });
+  std::erase_if(out, [](const MetricPoint* m) { return m->metric == "train.tflops"; });
   return out;
 }
 
-std::string figures_set_key(const std::vector<MetricPoint>& points) {
-  const std::vector<const MetricPoint*> all = distinct_points(points);
-  if (all.size() < kPointsToTell) return "";
-  std::string text;
-  for (const MetricPoint* m : all) {
-    text += fmt::format("{} {} {} {} {} {} {}\n", m->gpu, m->metric, m->x, m->n, m->median, m->low, m->high);
+bool one_measurement(const std::vector<MetricPoint>& a, const std::vector<MetricPoint>& b) {
+  std::map<std::tuple<int, std::string, double>, const MetricPoint*> of_b;
+  for (const MetricPoint* m : compared_points(b)) of_b.emplace(std::make_tuple(m->gpu, m->metric, m->x), m);
+  size_t sampled_equal = 0, sampled_other = 0, once_equal = 0, once_other = 0;
+  for (const MetricPoint* m : compared_points(a)) {
+    const auto it = of_b.find(std::make_tuple(m->gpu, m->metric, m->x));
+    if (it == of_b.end()) continue;
+    const MetricPoint& o = *it->second;
+    const bool equal = m->n == o.n && m->median == o.median && m->low == o.low && m->high == o.high;
+    const bool sampled = m->n > 1 && o.n > 1;
+    (sampled ? (equal ? sampled_equal : sampled_other) : (equal ? once_equal : once_other))++;
   }
-  return fnv1a_hex(text);
+  if (sampled_equal + sampled_other > 0) return sampled_equal > 0 && sampled_equal > sampled_other;
+  return once_other == 0 && once_equal >= 2;
 }
 
 StoredRun run_of_records(const std::vector<std::string>& lines, const std::string& name) {

@@ -64,24 +64,27 @@ const std::vector<std::string>& run_kinds();
 // Whether `line` is a whole context record (one that parses): the line a run of records starts with.
 bool is_context_line(const std::string& line);
 
+// Whether a line of a peer's log says when, where or on what it ran rather than what it measured
+// (a date, a GPU's UUID, a `#` header): a peer's run is keyed by its other lines, so a copy with
+// those edited is the run it copies.
+bool says_where_or_when(const std::string& line);
+
 // 64-bit FNV-1a of `text` as 16 hex digits: a stable key, the same on every machine.
 std::string fnv1a_hex(const std::string& text);
 
 // One figure per (GPU, metric, point), in that order: a log that repeats a point keeps its first.
 std::vector<const MetricPoint*> distinct_points(const std::vector<MetricPoint>& points);
 
-// The points that tell a measurement apart: distinct_points of at least kSamplesToTell samples,
-// whose median and interval come from timings no other run repeats to the last bit. Two runs
-// that share one of them (the same metric and point, sample count, median and interval) share a
-// measurement, whatever their contexts, headers or other points say; a figure printed once
-// (mamf-finder.py's best, rounded to 0.1 TFLOPS) tells nothing, two GPUs may print it alike; nor
-// does a training step's logged TFLOPS (rounded, beside the time that tells it).
-inline constexpr size_t kSamplesToTell = 2;
-std::vector<const MetricPoint*> telling_points(const std::vector<MetricPoint>& points);
-
-// Figures printed once each (a printout's buckets, bench_flash_attn.py's lines) tell a run apart
-// together: all its distinct points, hashed, where it has kPointsToTell or more; "" otherwise.
-inline constexpr size_t kPointsToTell = 3;
-std::string figures_set_key(const std::vector<MetricPoint>& points);
+// Whether two runs' figures are one measurement, whatever their contexts or headers say: the
+// points both hold (one metric at one point) compared figure by figure (samples, median and
+// interval, to the last bit). Where both hold points of several samples (a step's time, a
+// kernel's): more of them equal than not, and at least one (a copy, with a length added or left
+// out, or one step dropped). Where they hold only figures printed once (a printout's rows,
+// rounded): every common one equal, and at least two (one rounded figure alike, mamf-finder.py's
+// best, tells nothing). A training step's TFLOPS, logged rounded beside its time, is told by the
+// time.
+bool one_measurement(const std::vector<MetricPoint>& a, const std::vector<MetricPoint>& b);
+// The points one_measurement compares.
+std::vector<const MetricPoint*> compared_points(const std::vector<MetricPoint>& points);
 
 }  // namespace ub

@@ -45,7 +45,11 @@ Trend trend_of(const std::string& metric, double x, const std::string& by, std::
   });
   t.runs = std::move(runs);
   if (by.empty()) {
-    for (const TrendRun& r : t.runs) t.groups.push_back({r.date.empty() ? "#" + std::to_string(r.run_id) : r.date, {r.run_id}, r.date, r.figure});
+    // Over time: a run whose log prints no date has no place in it.
+    for (const TrendRun& r : t.runs) {
+      if (r.date.empty()) ++t.undated;
+      else t.groups.push_back({r.date, {r.run_id}, r.date, r.figure});
+    }
   } else {
     std::map<std::string, std::vector<const TrendRun*>> by_version;
     for (const TrendRun& r : t.runs) by_version[r.version.empty() ? "unknown" : r.version].push_back(&r);

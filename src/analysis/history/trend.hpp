@@ -48,6 +48,7 @@ struct Trend {
   std::vector<TrendGroup> groups;
   std::vector<TrendStep> steps;
   std::optional<TrendStep> overall;  // first group to last, when there are more than two
+  size_t undated = 0;  // runs left out of a trend over time: their logs print no date
 };
 
 Trend trend_of(const std::string& metric, double x, const std::string& by, std::vector<TrendRun> runs);
