@@ -58,6 +58,8 @@ struct AttentionCheck {
 
 // NMSE tolerance of a 16-bit attention result (bf16 1e-3, fp16 2.5e-4).
 double attention_tolerance(Dtype d);
+// The loosest of them: a record's check whose tolerance is looser is held to this one.
+inline constexpr double kLoosestAttentionTolerance = 1e-3;
 
 struct EngineTiming {
   std::string engine;

@@ -147,8 +147,11 @@ MamfShape read_mamf_shape(const Fields& f) {
       GemmCheck g;
       g.rank = static_cast<int>(cf.count("rank"));
       g.ok = cf.boolean_or("ok", false);
-      // An error past its tolerance is a failed check, whatever its "ok" says.
-      if (const auto worst = cf.optional_number("worst_ratio"); worst && !(*worst <= 1.0)) g.ok = false;
+      // Its worst error over its tolerance says what "ok" rests on: past 1 is a failed check,
+      // whatever its "ok" says; without it, what it passed on is not known.
+      const auto worst = cf.optional_number("worst_ratio");
+      if (!worst) throw WorkError(fmt::format("{}: a check of rank {} has no \"worst_ratio\": what it passed on is not known", f.where(), g.rank));
+      if (!(*worst <= 1.0)) g.ok = false;
       g.failures = static_cast<int>(cf.optional_count("failures").value_or(0));
       g.nans = static_cast<int>(cf.optional_count("nans").value_or(0));
       s.checks.push_back(g);

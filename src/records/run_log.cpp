@@ -36,9 +36,9 @@ void PointSteps::add(const TrainStep& s, int line) {
   if (s.warmup) {
     ++warmup_;
     const StepSample sample{s.exec_time_ms, s.tflops, s.device, line};
-    if (warmup_extremes_.empty()) {
-      warmup_extremes_ = {sample, sample};
-    } else {
+    if (warmup_extremes_.size() < kWarmupKept) {  // the first ones, each as it is
+      warmup_extremes_.push_back(sample);
+    } else {  // beyond: the fastest and the most TFLOPS, in the first two places
       if (sample.exec_time_ms < warmup_extremes_[0].exec_time_ms) warmup_extremes_[0] = sample;
       if (sample.tflops.value_or(0) > warmup_extremes_[1].tflops.value_or(0)) warmup_extremes_[1] = sample;
     }

@@ -53,8 +53,9 @@ class PointSteps {
   bool has_steady() const { return steady_seen_ > 0; }
   bool sampled() const { return steady_seen_ > kept_.size(); }
   const std::vector<StepSample>& steady() const { return kept_; }  // every one, or the sample
-  // Of the warm-up steps, the fastest and the one logged at the most TFLOPS (one step may be
-  // both): left out of every figure, still held to what a GPU can do.
+  // Of the warm-up steps, the fastest, the one logged at the most TFLOPS (one step may be both)
+  // and the first kWarmupKept: left out of every figure, still held to what a GPU can do.
+  static constexpr size_t kWarmupKept = 64;
   const std::vector<StepSample>& warmup_extremes() const { return warmup_extremes_; }
   bool all_have_tflops() const { return steady_seen_ > 0 && without_tflops_ == 0; }
   std::optional<double> peak_mem_gib() const { return peak_mem_gib_; }

@@ -125,20 +125,19 @@ class SqliteDatabase final : public Database {
     } catch (const WorkError& e) {
       throw UsageError(fmt::format("--db {}: not an SQLite database it can use ({})", path, e.what()));
     }
-    if (access != Access::read_only) {
-      // Another application's database is left as it is: no tables of ours added, no journal
-      // mode changed. A history database has the schema's version table; a new one has none.
-      std::vector<std::string> tables;
-      for (const Row& r : query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name", {})) {
-        tables.push_back(r.text(0));
-      }
-      if (!tables.empty() && std::find(tables.begin(), tables.end(), "schema_version") == tables.end()) {
-        throw UsageError(fmt::format("--db {}: a database of another application (tables {}{}): give a history database "
-                                     "or a new file", printable(path), printable(tables.front()),
-                                     tables.size() > 1 ? fmt::format(" and {} more", tables.size() - 1) : ""));
-      }
-      execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL");
+    // Another application's database is left as it is: no tables of ours added, no journal mode
+    // changed, and a reading command says what it is too. A history database has the schema's
+    // version table; a new one has none.
+    std::vector<std::string> tables;
+    for (const Row& r : query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name", {})) {
+      tables.push_back(r.text(0));
     }
+    if (!tables.empty() && std::find(tables.begin(), tables.end(), "schema_version") == tables.end()) {
+      throw UsageError(fmt::format("--db {}: a database of another application (tables {}{}): give a history database "
+                                   "or a new file", printable(path), printable(tables.front()),
+                                   tables.size() > 1 ? fmt::format(" and {} more", tables.size() - 1) : ""));
+    }
+    if (access != Access::read_only) execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL");
   }
 
   Dialect dialect() const override { return Dialect::sqlite; }

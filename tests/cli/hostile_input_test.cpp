@@ -2064,3 +2064,30 @@ TEST(SilentlyWrong, OneMeasurementIsToldByAllItsFiguresNotOne) {
   ASSERT_EQ(grown.code, 0) << grown.err;
   EXPECT_EQ(nlohmann::json::parse(grown.out)["files"][0]["runs"][0]["status"], "grown") << grown.out;
 }
+
+// A check rests on its figures: an attention tensor's error without a number, or under a tolerance
+// looser than the tool checks to, and a MAMF check without its worst ratio, are not passes; a
+// benchmark.py warm-up step logged lower than its time gives is refused.
+TEST(SilentlyWrong, ChecksAndFiguresRestOnWhatTheySay) {
+  const std::string fixture = kFx + "/attention_records_h200.jsonl";
+  std::string loose, bare;
+  {
+    std::istringstream in(measured_again(slurp(fixture), 1.001));
+    for (std::string line; std::getline(in, line);) {
+      nlohmann::json r = nlohmann::json::parse(line), b = r;
+      if (r.value("type", "") == "attention") {
+        r["check"]["tensors"]["O"]["tolerance"] = 10.0, r["check"]["tensors"]["O"]["nmse"] = 5.0;
+        b["check"]["tensors"]["O"].erase("nmse");
+      }
+      loose += r.dump() + "\n", bare += b.dump() + "\n";
+    }
+  }
+  expect_error("compare " + fixture + " " + write_file("check_loose.jsonl", loose), 1, "left out: its check against the reference failed");
+  expect_error("compare " + fixture + " " + write_file("check_bare.jsonl", bare), 1, "its check of O has no \"nmse\"");
+  const std::string mamf = std::regex_replace(slurp(kFx + "/mamf_records_h200_b.jsonl"), std::regex(R"("worst_ratio":[0-9.e+-]+)"),
+                                              R"("worst":0)");
+  expect_error("compare " + kFx + "/mamf_records_h200_a.jsonl " + write_file("mamf_no_worst.jsonl", mamf), 1, "has no \"worst_ratio\"");
+  const std::string log = slurp(kFx + "/sweep_h200.log");
+  expect_error("memfit " + write_file("warmup_low.log", replaced(log, R"("tflops": "78.08")", R"("tflops": "10.00")")), 1,
+               fmt::format("warmup_low.log:{}: seqlen 8192: a step of 5400 ms logged at 10.0 TFLOPS", line_of(log, "78.08")));
+}

@@ -84,11 +84,17 @@ TEST(HistoryRuns, TrainingFiguresAreTheSteadyStepsMedianWithItsInterval) {
   ASSERT_NE(find_metric(r, "train.step_ms", 8192), nullptr);
 }
 
-TEST(HistoryRuns, PeerLogsAreKeyedByTheirWholeContent) {
-  std::vector<std::string> a = LineSource::file(kFixtures + "/torch_versions/h200_torch2.12.0_cu130.log").read_all();
+// A peer's log is keyed by what it measured: a step line edited is another run; a dated line or
+// a `#` header edited (a copy moved to another day, another host) is the same one.
+TEST(HistoryRuns, PeerLogsAreKeyedByWhatTheyMeasured) {
+  const std::vector<std::string> a = LineSource::file(kFixtures + "/torch_versions/h200_torch2.12.0_cu130.log").read_all();
   const std::string key = runs_of_file(in_memory(a))[0].key;
-  a.back() += " ";
-  EXPECT_NE(runs_of_file(in_memory(a))[0].key, key);
+  std::vector<std::string> dated = a;
+  dated.back() = "[2026-11-23 10:00:00] INFO deepspeed: step done";
+  EXPECT_EQ(runs_of_file(in_memory(dated))[0].key, key);
+  std::vector<std::string> step = a;
+  step[step.size() - 2] += " ";
+  EXPECT_NE(runs_of_file(in_memory(step))[0].key, key);
 }
 
 TEST(HistoryRuns, MamfRecordsGiveEachGpusBestShape) {

@@ -413,6 +413,13 @@ TEST(HistoryDatabase, AnotherApplicationsDatabaseIsRefusedAndLeftAsItWas) {
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find(path + ": a database of another application (tables users)"), std::string::npos) << e.what();
   }
+  // A reading command opens it read-only, and says the same.
+  try {
+    HistoryStore reader(path, Access::read_only);
+    FAIL() << "another application's database was read as a history";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("a database of another application (tables users)"), std::string::npos) << e.what();
+  }
   EXPECT_EQ(bytes(), before);
   EXPECT_FALSE(fs::exists(path + "-wal"));
   fs::remove(path);
