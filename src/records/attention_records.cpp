@@ -151,7 +151,9 @@ AttentionRecord read_attention_point(const Fields& f) {
         throw WorkError(fmt::format("{}: its check has no tensor {}: what it checked is not known", f.where(), name));
       }
     }
-    for (const auto& [name, t] : tensors.items()) {
+    for (const auto& item : tensors.items()) {
+      const std::string name = item.key();  // (named, not bound: clang 14 captures no structured binding)
+      const json& t = item.value();
       if (!t.is_object() || !t.contains("ok") || !t["ok"].is_boolean()) {
         throw WorkError(fmt::format("{}: its check of {} has no \"ok\" (true or false)", f.where(), printable(name)));
       }
