@@ -2091,3 +2091,23 @@ TEST(SilentlyWrong, ChecksAndFiguresRestOnWhatTheySay) {
   expect_error("memfit " + write_file("warmup_low.log", replaced(log, R"("tflops": "78.08")", R"("tflops": "10.00")")), 1,
                fmt::format("warmup_low.log:{}: seqlen 8192: a step of 5400 ms logged at 10.0 TFLOPS", line_of(log, "78.08")));
 }
+
+// A run's optimizer is part of what it ran: another one (its name, a hyperparameter) is named
+// among the differences, and --strict refuses it.
+TEST(SilentlyWrong, AnotherOptimizerIsNamed) {
+  const std::string sweep = kFx + "/suite_h200_2l/sweep.jsonl";
+  std::string other;
+  {
+    std::istringstream in(measured_again(slurp(sweep), 1.01));
+    for (std::string line; std::getline(in, line);) {
+      nlohmann::json r = nlohmann::json::parse(line);
+      if (r["type"] == "context") r["config"]["optimizer"]["name"] = "SGD";
+      other += r.dump() + "\n";
+    }
+  }
+  const std::string path = write_file("sweep_sgd.jsonl", other);
+  const Result r = run("compare " + sweep + " " + path);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("optimizer.name"), std::string::npos) << r.out;
+  expect_error("compare " + sweep + " " + path + " --strict", 1, "optimizer.name");
+}

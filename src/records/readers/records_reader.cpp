@@ -92,8 +92,16 @@ RunPoint& point_for(RunLog& run, int64_t seqlen, int line, size_t run_index, con
 }  // namespace
 
 void read_config_text(const ContextRecord& context, std::map<std::string, std::string>& out) {
+  const auto text = [](const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
   for (const auto& [k, v] : context.config.items()) {
-    if (!v.is_structured()) out[k] = v.is_string() ? v.get<std::string>() : v.dump();
+    if (!v.is_structured()) out[k] = text(v);
+    // One level down, by its dotted name (the optimizer's name and hyperparameters): what differs
+    // there differs in the run too.
+    if (v.is_object()) {
+      for (const auto& [sub, w] : v.items()) {
+        if (!w.is_structured()) out[k + "." + sub] = text(w);
+      }
+    }
   }
 }
 

@@ -19,7 +19,7 @@ namespace ub {
 RunLog read_records(const LineSource& t, WarmupOnly warmup_only = WarmupOnly::refuse, bool decompose_steps = false);
 
 // The scalar entries of a context record's `config` object (strings as they are, numbers and
-// booleans as JSON), into `out`.
+// booleans as JSON), and those of its objects one level down as `object.key`, into `out`.
 void read_config_text(const ContextRecord& context, std::map<std::string, std::string>& out);
 
 }  // namespace ub
