@@ -163,6 +163,10 @@ void run_on_measurements(Context& ctx, const DecideOptions& o) {
                                    sets[0].gpu.empty() ? "" : " (" + printable(sets[0].gpu) + ")"));
     }
     if (!sets[0].manifest) throw UsageError("decide --to GPU predicts from a suite folder: give the folder");
+    if (o.from_given) {
+      throw UsageError(fmt::format("decide: --from does not go with a suite folder: {} says its GPU ({})",
+                                   sets[0].where, printable(sets[0].gpu)));
+    }
     // The folder's manifest says its workload and its own measurements are what part 2 is predicted
     // from: options that would say otherwise would be ignored.
     for (const auto& [given, name] : std::vector<std::pair<bool, const char*>>{
@@ -177,6 +181,7 @@ void run_on_measurements(Context& ctx, const DecideOptions& o) {
   }
   // Both GPUs measured: what predicts or names a GPU has nothing to do.
   const std::vector<std::pair<bool, const char*>> unused = {{o.to_given, "--to"}, {o.from_given, "--from"},
+                                                            {o.model_given, "--model"},
                                                             {!o.seqlens.empty(), "--seqlens"}, {o.layers != 0, "--layers"},
                                                             {!o.measured.empty(), "--measured"}, {!o.old_runs.empty(), "--old-run"}};
   for (const auto& [given, name] : unused) {

@@ -58,8 +58,12 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
       // bench_decompose.py runs one model, meta-llama/Llama-3.1-8B (its MODEL_ID): its printout need not say it.
       if (!model && !looks_like_records(t)) adopt("llama-3.1-8b", path, "the one bench_decompose.py runs");
       for (StepInput& s : steps_from_decompositions(t)) {
-        // Our records name the model they decomposed, as a training log's do.
+        // Our records name the model they decomposed, as a training log's do; what they say of
+        // its depth wins over an option that says otherwise only as an error.
         if (!model && s.model) adopt(*s.model, path, "as its records say");
+        if (s.layers && o.layers > 0 && *s.layers != o.layers) {
+          throw UsageError(fmt::format("{}: the decomposition ran {} layers, --layers says {}", path, *s.layers, o.layers));
+        }
         steps.push_back(std::move(s));
       }
     } else if (kind == LogKind::training) {

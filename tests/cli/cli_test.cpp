@@ -607,7 +607,7 @@ TEST(Cli, PredictCarriesADecompositionToAnotherDepth) {
   EXPECT_NEAR(nlohmann::json::parse(named.out)[0]["step_ms"].get<double>(), b[0]["step_ms"].get<double>(),
               1e-6 * b[0]["step_ms"].get<double>());
   expect_error("predict --to h200 " + in + " --model llama-3.1-8b --layers 4 --to-layers 32", 2,
-               "measured 2 layers, not the 4 of --layers");
+               "the decomposition ran 2 layers, --layers says 4");
   expect_error("predict --to h200 " + in + " --model llama-3.1-8b --to-layers 40", 2, "more than the 32 layers");
 }
 

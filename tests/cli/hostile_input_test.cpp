@@ -2111,3 +2111,14 @@ TEST(SilentlyWrong, AnotherOptimizerIsNamed) {
   EXPECT_NE(r.out.find("optimizer.name"), std::string::npos) << r.out;
   expect_error("compare " + sweep + " " + path + " --strict", 1, "optimizer.name");
 }
+
+// An option a command has no use for with its inputs is refused, not dropped: decide --model with
+// two measured GPUs, decide --from with a suite, predict --layers against records of a depth.
+TEST(Messages, OptionsTheInputsAnswerAreRefused) {
+  expect_error(fmt::format("decide {0}/sweep_h200.log {0}/sweep_b200.log --force --model llama-3.1-70b", kFx), 2,
+               "--model goes with one GPU's folder or the catalog");
+  expect_error(fmt::format("decide {0}/suite_h200_2l --to b200-sxm --from h100-sxm", kFx), 2,
+               "--from does not go with a suite folder");
+  expect_error(fmt::format("predict {0}/suite_h200_2l/decompose-short.jsonl --to b200-sxm --layers 7", kFx), 2,
+               "the decomposition ran 2 layers, --layers says 7");
+}
