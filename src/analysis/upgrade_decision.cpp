@@ -189,6 +189,19 @@ void add_levers(UpgradeDecision& d, const MeasurementSet& o, const Catalog& cata
 
 void decide_verdict(UpgradeDecision& d, const UpgradeOptions& opt) {
   const std::string& ng = d.new_accel ? d.new_accel->id : d.new_gpu;
+  // A length the team needs that neither GPU reaches alone is said, whatever the verdict.
+  if (opt.need_seqlen) {
+    const int64_t need = *opt.need_seqlen;
+    const auto reaches = [&](const std::optional<int64_t>& longest) { return longest && *longest >= need; };
+    const bool lever = d.levers && (d.levers->first_reaching(0, need) || d.levers->first_reaching(1, need));
+    if (!reaches(d.old_longest.tokens) && !reaches(d.new_longest.tokens) && !lever) {
+      const auto at_most = [](const std::optional<int64_t>& t) { return t ? std::to_string(*t) : std::string("unknown"); };
+      d.reasons.push_back(fmt::format("Memory: {} tokens per sequence fit neither GPU on its own (the {} {} at most, the "
+                                      "{} {}): more GPUs with sharded activations, or levers measured on both "
+                                      "(--levers), are what reach it; this decision does not.", need, d.old_gpu,
+                                      at_most(d.old_longest.tokens), ng, at_most(d.new_longest.tokens)));
+    }
+  }
   if (!d.specs.missing_dtypes.empty()) {
     std::vector<std::string> names;
     for (Dtype t : d.specs.missing_dtypes) names.emplace_back(to_string(t));

@@ -2122,3 +2122,10 @@ TEST(Messages, OptionsTheInputsAnswerAreRefused) {
   expect_error(fmt::format("predict {0}/suite_h200_2l/decompose-short.jsonl --to b200-sxm --layers 7", kFx), 2,
                "the decomposition ran 2 layers, --layers says 7");
 }
+
+// A length the team needs that neither GPU reaches alone is said, not passed over.
+TEST(SilentlyWrong, ANeededLengthNeitherGpuReachesIsSaid) {
+  const Result r = run(fmt::format("decide {0}/sweep_h200.log {0}/sweep_b200.log --force --need-seqlen 1M", kFx));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("1048576 tokens per sequence fit neither GPU on its own"), std::string::npos) << r.out;
+}
