@@ -1,4 +1,4 @@
-// Two inputs that share a measured point; see same_measurement.hpp.
+// Two inputs whose figures are one measurement; see same_measurement.hpp.
 #include "cli/same_measurement.hpp"
 
 #include <fmt/format.h>

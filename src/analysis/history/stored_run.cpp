@@ -322,7 +322,7 @@ bool one_measurement(const std::vector<MetricPoint>& a, const std::vector<Metric
     const bool sampled = m->n > 1 && o.n > 1;
     (sampled ? (equal ? sampled_equal : sampled_other) : (equal ? once_equal : once_other))++;
   }
-  if (sampled_equal + sampled_other > 0) return sampled_equal > 0 && sampled_equal > sampled_other;
+  if (sampled_equal + sampled_other > 0) return sampled_equal > sampled_other;  // so at least one alike
   return once_other == 0 && once_equal >= 2;
 }
 
