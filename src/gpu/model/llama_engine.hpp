@@ -101,9 +101,8 @@ class LlamaEngine {
 
   double loss() const;        // of the last forward, with MoE layers' load-balancing losses (synchronises)
   // Of the last forward pass, a mixture of experts: each MoE layer's rows per expert, layer after
-  // layer (empty for a dense model); and the library its grouped GEMMs went through ("" dense).
+  // layer (empty for a dense model).
   const std::vector<int64_t>& expert_rows() const;
-  std::string grouped_gemm_library() const;
   double grad_norm() const;   // before clipping, of the last optimizer step (synchronises)
   int64_t steps_taken() const;
   // The whole parameters and gradients (the averaged ones with data parallelism), fp32 in the

@@ -35,8 +35,9 @@ LlamaPasses::LlamaPasses(const ModelShape& m, const EngineOptions& o, LlamaBuffe
     d.shared_intermediate = e.shared_experts * e.shared_intermediate;
     d.sigmoid = e.scoring == RouterScoring::sigmoid, d.normalize = e.normalize_top_k;
     d.shared_expert_gate = e.shared_gate, d.aux_coef = e.aux_loss ? e.aux_loss_coef : 0.0;
-    grouped.set_stream(s);
-    moe_.emplace(d, D_.T, gemm, grouped);
+    grouped_.emplace();
+    grouped_->set_stream(s);
+    moe_.emplace(d, D_.T, gemm, *grouped_);
     aux_losses_ = DeviceBuffer(static_cast<size_t>(m.layers) * sizeof(double));
     UB_CUDA_CHECK(cudaMemsetAsync(aux_losses_.get(), 0, aux_losses_.bytes(), s));
   }

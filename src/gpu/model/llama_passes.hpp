@@ -54,7 +54,6 @@ class LlamaPasses {
   void optimizer_step();
 
   LinearGemm gemm;
-  GroupedGemm grouped;  // the experts' products
   CudnnAttention attention;
   const SdpaDims sdpa;  // full causal attention over the step's sequences
   // Layer l's: within its window, where the model gives it one shorter than the sequence.
@@ -111,6 +110,7 @@ class LlamaPasses {
   std::vector<double> attn_fwd_flop_;  // per layer (its window)
   // One MoE layer object serves every MoE layer, holding one layer's pass at a time: moe_layer_
   // says whose (-1: none), so the backward pass runs a layer's forward again only where needed.
+  std::optional<GroupedGemm> grouped_;  // the experts' products: a cuBLAS handle of its own, for MoE models only
   std::optional<MoeLayer> moe_;
   int64_t moe_layer_ = -1;
   DeviceBuffer aux_losses_;            // per layer, fp64, before the coefficient

@@ -5,9 +5,6 @@
 // checkpointing that is the recompute the step does anyway; without it, every layer but the last
 // is recomputed (an MoE layer's activations are never kept per layer). The recompute is the
 // same arithmetic in the same order: its routing and rows are the forward's, bit for bit.
-#include <fmt/format.h>
-
-#include "base/error.hpp"
 #include "gpu/check.hpp"
 #include "gpu/model/llama_passes.hpp"
 
@@ -57,14 +54,8 @@ void LlamaPasses::moe_backward(size_t l, const LayerActivations& A, bf16* dxn) {
   }
   auto g = [&](size_t t) { return t == kNoTensor ? Fp32OrBf16{} : b_.g(t); };
   MoeLayerGrads grads{g(lp.router), g(lp.gate_up), g(lp.down), g(lp.shared_gate_up), g(lp.shared_down), nullptr};
-  if (lp.shared_expert_gate != kNoTensor) {
-    const Fp32OrBf16 gate = b_.g(lp.shared_expert_gate);
-    if (gate.is_bf16()) {
-      throw WorkError(fmt::format("{}: the shared-expert gate's gradient is summed in fp32: train it with fp32 master "
-                                  "weights", L_[lp.shared_expert_gate].name));
-    }
-    grads.shared_expert_gate = static_cast<float*>(gate.data);
-  }
+  // fp32: the engine refuses a shared-expert gate without master weights (llama_passes.cpp).
+  if (lp.shared_expert_gate != kNoTensor) grads.shared_expert_gate = static_cast<float*>(b_.g(lp.shared_expert_gate).data);
   {
     ProfileScope p(profiler, "moe", "moe bwd (experts, router, shared experts)", 2 * moe_forward_flop(*m_.moe, D_.T, D_.H),
                    0, s_);
