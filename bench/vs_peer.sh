@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # upgradebench against its PyTorch peer (bench/peers/), side by side on one machine, in one run:
-#   bench/vs_peer.sh mamf|bandwidth|attention|train|train_sharded|decompose|nccl OUT_DIR
+#   bench/vs_peer.sh mamf|bandwidth|attention|train|train_moe|train_sharded|decompose|nccl OUT_DIR
 # Settings from the environment (defaults in brackets):
 #   UB          the upgradebench binary to measure [built from this tree into build-bench/]
 #   SEQLENS     attention, train and decompose lengths [attention 1k..32k; train, decompose 8192,16384]
 #   LAYERS      train, decompose: decoder layers kept [4]
 #   PRECISIONS  train: bf16 and/or master; decompose: the first of them [bf16]
-#   MODEL       train, decompose: preset or config.json [llama-3.1-8b]
+#   MODEL       train, decompose: preset or config.json [llama-3.1-8b]; train_moe: a preset with experts [qwen3-30b-a3b]
+#   LR          train_moe: both sides' AdamW learning rate [0: the routing stays that of the initial weights on
+#               both sides; trained on random tokens, a router collapses onto a few experts within steps]
 #   TORCH_CUDNN 1: run ours against PyTorch's cuDNN and NCCL, so both sides use the same libraries [1]
 #   GPUS        nccl, train_sharded: ranks on this host [all]       SIZES  nccl: sizes [1M..4G, factor 2]
 #   UB_NCCL_OPTIONS nccl: more options for ours (e.g. --graph)
@@ -17,7 +19,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
-usage="usage: bench/vs_peer.sh mamf|bandwidth|attention|train|train_sharded|decompose|nccl OUT_DIR"
+usage="usage: bench/vs_peer.sh mamf|bandwidth|attention|train|train_moe|train_sharded|decompose|nccl OUT_DIR"
 what=${1:?$usage}
 out=${2:?$usage}
 mkdir -p "$out"
@@ -73,6 +75,22 @@ PY
       > /dev/null 2> "$out/peer.stderr"
     "$UB" compare "$out/peer.jsonl" "$out/ours_${PRECISIONS%% *}.jsonl" --force > "$out/compare.txt" 2>&1
     grep -A8 "^Per sequence length" "$out/compare.txt" ;;
+  train_moe)
+    # A mixture-of-experts slice against Hugging Face's own model of its config (train_moe_peer.py),
+    # both with bf16 weights and AdamW state; both sides record the tokens each expert received,
+    # which `compare` shows beside the steps.
+    seqlens=${SEQLENS:-4096,8192} layers=${LAYERS:-4} model=${MODEL:-qwen3-30b-a3b} lr=${LR:-0}
+    for s in ${seqlens//,/ }; do
+      # shellcheck disable=SC2086
+      "$UB" train --model "$model" --layers "$layers" --seqlen "$s" --steps 6 --warmup 3 --lr "$lr" --precision bf16 \
+        ${UB_TRAIN_OPTIONS:-} --out "$out/ours.jsonl" > /dev/null 2>> "$out/ours.stderr"
+    done
+    grep "median of" "$out/ours.stderr" | sed "s/^/ours /"
+    # shellcheck disable=SC2086
+    "$PYTHON" "$peers/train_moe_peer.py" --config "$here/../data/models/$model.json" --model-name "$model" --layers "$layers" \
+      --seqlens "$seqlens" --lr "$lr" --upgradebench "$UB" ${PEER_OPTIONS:-} --out "$out/peer.jsonl" > /dev/null 2> "$out/peer.stderr"
+    "$UB" compare "$out/peer.jsonl" "$out/ours.jsonl" --force > "$out/compare.txt" 2>&1
+    grep -A12 "^Per sequence length" "$out/compare.txt" ;;
   train_sharded)
     # The sharded step on this host's GPUs: ours (--gpus N, ZeRO-3 by default) against Hugging Face
     # under torch FSDP2 (fully_shard per decoder layer, then the root), one sequence per GPU.
@@ -131,5 +149,5 @@ PY
     cat "$out/ours.txt"
     "$UB" compare "$out/peer.jsonl" "$out/ours.jsonl" | tee "$out/compare.txt"
     ;;
-  *) echo "vs_peer.sh: unknown benchmark '$what' (mamf, bandwidth, attention, train, train_sharded, decompose, nccl)" >&2; exit 2 ;;
+  *) echo "vs_peer.sh: unknown benchmark '$what' (mamf, bandwidth, attention, train, train_moe, train_sharded, decompose, nccl)" >&2; exit 2 ;;
 esac

@@ -98,13 +98,6 @@ std::vector<std::string> untrained_features(const ModelShape& m) {
   return f;
 }
 
-std::vector<std::string> unchecked_features(const ModelShape& m) {
-  std::vector<std::string> f;
-  if (m.moe) f.push_back(fmt::format("a mixture of experts ({} experts, top {})", m.moe->experts, m.moe->top_k));
-  if (m.qk_norm) f.push_back("QK-norm");
-  return f;
-}
-
 void check_trainable(const ModelShape& m) {
   auto refuse = [&](const std::string& why) {
     throw UsageError(fmt::format("train: model {} cannot be trained by the engine: {}", m.id, why));

@@ -82,11 +82,6 @@ std::vector<int32_t> synthetic_tokens(uint64_t seed, int64_t batch, int64_t seql
 // of experts, with or without QK-norm.
 std::vector<std::string> untrained_features(const ModelShape& m);
 
-// What the engine runs whose whole step has not yet been held to the CPU reference on a GPU (a
-// mixture of experts, QK-norm), each in a few words: `train` refuses these before any GPU work,
-// the GPU tests run them.
-std::vector<std::string> unchecked_features(const ModelShape& m);
-
 // Throws UsageError when the engine cannot run this shape (odd head_dim, heads not divisible by
 // kv_heads, untrained_features, ...), naming the model and saying what the engine trains.
 void check_trainable(const ModelShape& m);

@@ -2,7 +2,6 @@
 #include "model/train_config.hpp"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "base/error.hpp"
 #include "model/llama_layout.hpp"
@@ -11,13 +10,6 @@ namespace ub {
 
 void TrainConfig::validate() const {
   check_training_step(model, batch, seqlen, loss_chunk);
-  // The engine runs these (gpu/model/moe_layer.hpp, QK-norm in its attention); the command line
-  // times them once the whole step has been held to the CPU reference on a GPU (tests/gpu).
-  if (const std::vector<std::string> f = unchecked_features(model); !f.empty()) {
-    throw UsageError(fmt::format("train: model {} has {}, which `train` does not time yet: the engine's step with {} "
-                                 "has not been checked against its CPU reference on a GPU; flops, memfit and predict "
-                                 "count this model", model.id, fmt::join(f, " and "), f.size() == 1 ? "it" : "them"));
-  }
   check_step_options(step_options());
   if (bucket_elems < 0 || bucket_elems > (int64_t{1} << 40)) {
     throw UsageError(fmt::format("train: --bucket {} is out of range (0..2^40 elements; 0: one bucket per unit)", bucket_elems));

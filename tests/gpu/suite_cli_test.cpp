@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -19,17 +20,22 @@ namespace fs = std::filesystem;
 
 struct CliRun {
   int code = -1;
-  std::string out;
+  std::string out, err;  // stdout, and stderr's last lines (a failure's message)
 };
 
 CliRun run(const std::string& args) {
   CliRun r;
-  FILE* p = popen((std::string(UB_BINARY) + " " + args + " 2>/dev/null").c_str(), "r");
+  const fs::path err = fs::temp_directory_path() / ("suite-cli-stderr-" + std::to_string(::getpid()));
+  FILE* p = popen((std::string(UB_BINARY) + " " + args + " 2>" + err.string()).c_str(), "r");
   char buf[4096];
   size_t n = 0;
   while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
   const int status = pclose(p);
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(err);
+  r.err.assign(std::istreambuf_iterator<char>(in), {});
+  if (r.err.size() > 2000) r.err.erase(0, r.err.size() - 2000);
+  fs::remove(err);
   return r;
 }
 
@@ -45,7 +51,7 @@ TEST(SuiteCli, TwoSuitesOfOneGpuDecideSame) {
   const fs::path a = fresh("suite-a"), b = fresh("suite-b");
   for (const fs::path& dir : {a, b}) {
     const CliRun s = run("suite --out " + dir.string() + options + " --json");
-    ASSERT_EQ(s.code, 0) << s.out;
+    ASSERT_EQ(s.code, 0) << s.out << s.err;
     const auto m = nlohmann::json::parse(s.out);
     for (const auto& part : m.at("parts")) {
       EXPECT_EQ(part.at("status"), "done") << part.dump();
@@ -53,7 +59,7 @@ TEST(SuiteCli, TwoSuitesOfOneGpuDecideSame) {
     }
   }
   const CliRun d = run("decide " + a.string() + " " + b.string() + " --price-old 3 --price-new 3 --json");
-  ASSERT_EQ(d.code, 0) << d.out;
+  ASSERT_EQ(d.code, 0) << d.out << d.err;
   const auto j = nlohmann::json::parse(d.out);
   EXPECT_EQ(j.at("verdict"), "same GPU") << j.at("line");
   EXPECT_NE(j.at("line").get<std::string>().find("agree within noise"), std::string::npos) << j.at("line");
@@ -65,14 +71,14 @@ TEST(SuiteCli, TwoSuitesOfOneGpuDecideSame) {
   }
   // Resumed, a finished suite runs nothing again.
   const CliRun again = run("suite --out " + a.string() + options + " --resume --json");
-  EXPECT_EQ(again.code, 0) << again.out;
+  EXPECT_EQ(again.code, 0) << again.out << again.err;
 }
 
 TEST(MamfCli, TheShapesOfAStepAreTimedWithTheirCounts) {
   UB_REQUIRE_GPU();
   const fs::path out = fresh("mamf-step").string() + ".jsonl";
   const CliRun r = run("mamf --shapes-of llama-tiny --seqlen 256 --warmup-s 0 --max-seconds 0.2 --out " + out.string());
-  ASSERT_EQ(r.code, 0) << r.out;
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
   std::ifstream in(out);
   int shapes = 0;
   double step_tflops = 0;
