@@ -246,9 +246,12 @@ void run(Context& ctx, const SweepOptions& o) {
                               : "find-max interrupted before any length fitted");
     j["longest_fit"] = json();
   } else if (o.find_max) {
-    b.notes.push_back(longest ? fmt::format("longest length that fits: {} tokens{}", *longest,
-                                            shortest_oom ? fmt::format(" ({} does not)", *shortest_oom) : "")
-                              : "no length fitted");
+    const std::string beyond = shortest_oom ? fmt::format(" ({} does not)", *shortest_oom)
+                               : longest && *longest + parse_size(o.granularity, "--find-max-granularity") >
+                                                    parse_size(o.ceiling, "--find-max-ceiling")
+                                   ? " (--find-max-ceiling: longer lengths were not tried)"
+                                   : "";
+    b.notes.push_back(longest ? fmt::format("longest length that fits: {} tokens{}", *longest, beyond) : "no length fitted");
     j["longest_fit"] = longest ? json(*longest) : json();
   }
   o.shell.output.emit(doc, j);
