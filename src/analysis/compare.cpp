@@ -102,9 +102,10 @@ bool same_measurement(const RunLog& a, const RunLog& b) {
   return timed;
 }
 
-void check_same_workload(const Comparison& c, const CompareOptions& opt, std::vector<std::string>& problems) {
-  const RunLog& o = c.old_run;
-  const RunLog& n = c.new_run;
+}  // namespace
+
+std::vector<std::string> workload_differences(const RunLog& o, const RunLog& n) {
+  std::vector<std::string> problems;
   if (o.model && n.model && *o.model != *n.model) {
     problems.push_back(fmt::format("different models: {} vs {}", *o.model, *n.model));
   }
@@ -142,10 +143,8 @@ void check_same_workload(const Comparison& c, const CompareOptions& opt, std::ve
       problems.push_back(fmt::format("different {}: {} vs {}", key, said(o, *a), said(n, *b)));
     }
   }
-  (void)opt;
+  return problems;
 }
-
-}  // namespace
 
 RunStepFlops run_step_flops(const RunLog& run, const std::optional<ModelShape>& model) {
   if (!model) return {};
@@ -213,8 +212,7 @@ Comparison compare_runs(RunLog old_run, RunLog new_run, const Catalog& catalog,
                                  "says nothing of a second GPU; give the other GPU's", printable(c.old_run.path),
                                  printable(c.new_run.path)));
   }
-  std::vector<std::string> problems;
-  check_same_workload(c, opt, problems);
+  const std::vector<std::string> problems = workload_differences(c.old_run, c.new_run);
   if (!problems.empty()) {
     if (!opt.force) {
       throw UsageError(fmt::format("{} and {} are not the same workload ({}); --force compares them anyway",

@@ -91,6 +91,11 @@ std::optional<ModelShape> run_model(const RunLog& run, const std::filesystem::pa
 // against (analysis/run_limits.hpp); nothing without a model.
 RunStepFlops run_step_flops(const RunLog& run, const std::optional<ModelShape>& model);
 
+// What makes two runs other workloads, each in a few words ("different depth: 4 vs 32 layers"):
+// model, depth, batch, dtype, and the levers that change a GPU's work (records/workload_keys.hpp);
+// empty for one workload. `compare` refuses a difference unless forced.
+std::vector<std::string> workload_differences(const RunLog& old_run, const RunLog& new_run);
+
 // refuse_impossible_points for `run` on the GPU and the model it names (the catalog's, the
 // models folder's), for a reader that needs neither otherwise.
 void refuse_impossible_run(const RunLog& run, const Catalog& catalog, const std::filesystem::path& models_dir);

@@ -190,11 +190,12 @@ void run_on_measurements(Context& ctx, const DecideOptions& o) {
                                    name, sets[0].where, sets[1].where));
     }
   }
-  // Two names, one GPU: a UUID both sets name is one card that measured both.
+  // Two names, one GPU: a UUID both sets name, under two names, is one card that measured both
+  // and one of them misnames it. Under one name it is one GPU measured twice: SAME GPU, or noise.
   for (const std::string& u : sets[0].gpu_uuids) {
-    if (sets[1].gpu_uuids.count(u)) {
-      throw UsageError(fmt::format("decide: {} ({}) and {} ({}) were measured on one GPU, {}: decide compares two GPUs; "
-                                   "two runs of one GPU side by side are `upgradebench compare OLD NEW`",
+    if (sets[1].gpu_uuids.count(u) && sets[0].gpu != sets[1].gpu) {
+      throw UsageError(fmt::format("decide: {} ({}) and {} ({}) were measured on one GPU, {}, under two names: "
+                                   "give each GPU's own measurements",
                                    printable(sets[0].where), printable(sets[0].gpu), printable(sets[1].where),
                                    printable(sets[1].gpu), printable(u)));
     }

@@ -18,6 +18,7 @@
 #include "cli/run_inputs.hpp"
 #include "cli/same_measurement.hpp"
 #include "facts/catalog.hpp"
+#include "facts/model_shape.hpp"
 #include "records/fields.hpp"
 #include "records/readers/decomposition_log.hpp"
 #include "records/readers/log_kind.hpp"
@@ -45,7 +46,8 @@ struct ReportOptions {
 // A run drawn beside a prediction as "the new GPU measured" is a measurement of what was
 // predicted: the GPU the prediction is for, and its workload (batch, model and depth, where both
 // say them).
-void refuse_other_measured(const LineSource& predictions, const RunLog& measured, const Catalog& catalog) {
+void refuse_other_measured(const LineSource& predictions, const RunLog& measured, const Catalog& catalog,
+                           const std::filesystem::path& models_dir) {
   std::optional<nlohmann::json> first;
   std::vector<std::string> warnings;
   for_each_record(predictions, [&](const RecordLine& r) {
@@ -64,8 +66,31 @@ void refuse_other_measured(const LineSource& predictions, const RunLog& measured
   if (!model.empty() && measured.model && to_lower(*measured.model) != to_lower(model)) {
     differs.push_back(fmt::format("model {} vs {}", printable(*measured.model), printable(model)));
   }
-  if (const auto layers = f.optional_count("layers"); layers && measured.layers && *measured.layers != *layers) {
-    differs.push_back(fmt::format("layers {} vs {}", *measured.layers, *layers));
+  // A log that names no depth ran the whole model (benchmark.py's model_size).
+  std::optional<int64_t> measured_layers = measured.layers;
+  if (!measured_layers && measured.model) {
+    try {
+      measured_layers = load_model(*measured.model, models_dir).layers;
+    } catch (const std::exception&) {
+      // a model this build does not know: its depth is not checked
+    }
+  }
+  if (const auto layers = f.optional_count("layers"); layers && measured_layers && *measured_layers != *layers) {
+    differs.push_back(fmt::format("layers {} vs {}", *measured_layers, *layers));
+  }
+  // The levers the prediction's input ran with (world size, recompute, sharding, offloading), as
+  // `compare` holds two runs to them.
+  RunLog predicted;
+  predicted.format = f.string_or("format", "");
+  if (const auto w = f.optional_object("workload")) {
+    for (const auto& item : w->raw().items()) {
+      if (item.value().is_string()) predicted.config[item.key()] = item.value().get<std::string>();
+    }
+  }
+  predicted.model = measured.model, predicted.layers = measured.layers, predicted.batch = measured.batch;
+  predicted.dtype = measured.dtype;
+  for (const std::string& d : workload_differences(predicted, measured)) {
+    differs.push_back(d.rfind("different ", 0) == 0 ? d.substr(10) : d);
   }
   if (!differs.empty()) {
     throw UsageError(fmt::format("report PREDICTIONS MEASURED: {} is not a measurement of what {} predicts ({}; the "
@@ -107,7 +132,7 @@ void run(Context& ctx, const ReportOptions& o) {
       }
       measured = read_run_log(texts[1]);
       refuse_impossible_run(*measured, ctx.catalog(), ctx.data_dir() / "models");
-      refuse_other_measured(texts[0], *measured, ctx.catalog());
+      refuse_other_measured(texts[0], *measured, ctx.catalog(), ctx.data_dir() / "models");
     }
     report::write_report(report::prediction_report(texts[0], measured), o.out_dir, web());
     const std::string dir = printable(o.out_dir);

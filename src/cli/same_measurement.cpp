@@ -36,34 +36,43 @@ std::vector<fs::path> files_of(const std::string& input) {
 }  // namespace
 
 void refuse_shared_figures(const std::vector<std::string>& inputs, const std::string& command) {
-  std::vector<std::vector<MetricPoint>> figures(inputs.size());  // each input's, its files' together
-  std::vector<std::set<std::string>> peer_keys(inputs.size());    // a peer's log by its measured lines
+  struct File {
+    std::string name;  // the input, or the file of a folder's
+    std::vector<MetricPoint> figures;
+    std::set<std::string> peer_keys;  // a peer's log by its measured lines
+  };
+  std::vector<std::vector<File>> files(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
-    for (const fs::path& file : files_of(inputs[i])) {
+    for (const fs::path& path : files_of(inputs[i])) {
+      File f{fs::is_regular_file(inputs[i]) ? inputs[i] : path.string(), {}, {}};
       try {
-        const LineSource t = LineSource::file(file);
+        const LineSource t = LineSource::file(path);
         if (detect_log_kind(t) == LogKind::training) {
-          const std::vector<MetricPoint> points = training_metrics(read_run_log(t, WarmupOnly::leave_out));  // a sample of the steps: any length of log
-          figures[i].insert(figures[i].end(), points.begin(), points.end());
+          f.figures = training_metrics(read_run_log(t, WarmupOnly::leave_out));  // a sample of the steps: any length of log
         } else {
           for (StoredRun& run : runs_of_file(t)) {
-            figures[i].insert(figures[i].end(), run.metrics.begin(), run.metrics.end());
-            if (run.format != "upgradebench") peer_keys[i].insert(run.key);
+            f.figures.insert(f.figures.end(), run.metrics.begin(), run.metrics.end());
+            if (run.format != "upgradebench") f.peer_keys.insert(run.key);
           }
         }
       } catch (const std::runtime_error&) {
         continue;  // not a file the history reads: its command's reader says what it is
       }
+      files[i].push_back(std::move(f));
     }
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
     for (size_t j = i + 1; j < inputs.size(); ++j) {
-      const bool same_lines = std::any_of(peer_keys[i].begin(), peer_keys[i].end(),
-                                          [&](const std::string& k) { return peer_keys[j].count(k) > 0; });
-      if (!same_lines && !one_measurement(figures[i], figures[j])) continue;
-      throw UsageError(fmt::format("{}: {} and {} are the same measurement: the figures both hold are alike to the last "
-                                   "bit (a copy with its header or context edited, or lengths added or left out?): "
-                                   "compare two measurements", command, printable(inputs[i]), printable(inputs[j])));
+      for (const File& a : files[i]) {
+        for (const File& b : files[j]) {
+          const bool same_lines = std::any_of(a.peer_keys.begin(), a.peer_keys.end(),
+                                              [&](const std::string& k) { return b.peer_keys.count(k) > 0; });
+          if (!same_lines && !one_measurement(a.figures, b.figures)) continue;
+          throw UsageError(fmt::format("{}: {} and {} are the same measurement: every figure both hold is alike (a "
+                                       "copy with its header or context edited, lengths or steps added or left "
+                                       "out?): compare two measurements", command, printable(a.name), printable(b.name)));
+        }
+      }
     }
   }
 }

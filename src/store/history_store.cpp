@@ -238,20 +238,25 @@ AddOutcome HistoryStore::add_run(const StoredRun& run, const std::string& source
   const int64_t own_id = existing.empty() ? -1 : existing.front().integer(0);
   // The figures of a stored run under another context or header (a copy with its date or host
   // edited, a length added or left out) are the measurement already stored (one_measurement).
-  // Candidates: the runs holding one of its figures to the last bit.
+  // Candidates: the runs holding one of its medians (to printing precision); their figures are
+  // read again from their kept lines, with the steps and summaries behind them.
   std::set<int64_t> candidates;
   for (const MetricPoint* m : compared_points(run.metrics)) {
+    const double a = m->median * (1 - 1e-9), b = m->median * (1 + 1e-9);
     for (const Row& r : db_->query("SELECT DISTINCT run_id FROM run_metrics WHERE metric = $1 AND x = $2 AND n = $3 AND "
-                                   "median = $4 AND low = $5 AND high = $6 AND run_id <> $7 LIMIT 64",
-                                   {m->metric, m->x, static_cast<int64_t>(m->n), m->median, m->low, m->high, own_id})) {
+                                   "median BETWEEN $4 AND $5 AND run_id <> $6 LIMIT 64",
+                                   {m->metric, m->x, static_cast<int64_t>(m->n), std::min(a, b), std::max(a, b), own_id})) {
       candidates.insert(r.integer(0));
     }
     if (candidates.size() >= 256) break;
   }
   for (const int64_t c : candidates) {
+    const std::vector<Row> format = db_->query("SELECT format FROM runs WHERE id = $1", {c});
     std::vector<MetricPoint> stored;
-    for (const Row& m : db_->query(fmt::format("SELECT {} FROM run_metrics m WHERE m.run_id = $1", kMetricColumns), {c})) {
-      stored.push_back(metric_of(m, 0));
+    try {
+      stored = stored_figures(lines_of(*db_, c), format.empty() ? "" : format.front().text(0), fmt::format("run {}", c));
+    } catch (const std::runtime_error&) {
+      continue;  // a stored run this build no longer reads is no measurement to match
     }
     if (!one_measurement(run.metrics, stored)) continue;
     o.run_id = c;

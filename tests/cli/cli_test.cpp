@@ -630,10 +630,20 @@ TEST(Cli, ReportOfPredictions) {
   EXPECT_NE(md.find("PREDICTED, NOT MEASURED on the b200-sxm"), std::string::npos);
   EXPECT_NE(md.find("[PREDICTED]"), std::string::npos);  // each chart carries it
   EXPECT_NE(md.find("| 8192 |"), std::string::npos);
-  // Beside a measured run of the new GPU: its times on the charts, predicted over measured per length.
+  // Beside a measured run of the new GPU: its times on the charts, predicted over measured per
+  // length. The run is of the predicted workload: the guide's sweep of eight GPUs (ZeRO-3,
+  // recompute) is not what its 8k decomposition (ZeRO-2, no recompute) ran.
   const std::string beside = dir + "_beside";
   std::filesystem::remove_all(beside);
-  const Result b = run("report " + records + " " + kFx + "/sweep_b200.log -o " + beside);
+  const Result other = run("report " + records + " " + kFx + "/sweep_b200.log -o " + beside);
+  EXPECT_EQ(other.code, 2);
+  EXPECT_NE(other.err.find("is not a measurement of what"), std::string::npos) << other.err;
+  EXPECT_NE(other.err.find("zero: 2 vs 3, gc: 0 vs 1"), std::string::npos) << other.err;
+  const std::string of_sweep = dir + "_sweep.jsonl";
+  std::filesystem::remove(of_sweep);
+  ASSERT_EQ(run("predict --to b200 " + kFx + "/sweep_h200.log --out " + of_sweep).code, 0);
+  const Result b = run("report " + of_sweep + " " + kFx + "/sweep_b200.log -o " + beside);
+  std::filesystem::remove(of_sweep);
   ASSERT_EQ(b.code, 0) << b.err;
   const std::string mdb = slurp(beside + "/report.md");
   EXPECT_NE(mdb.find("predicted / measured"), std::string::npos) << mdb;

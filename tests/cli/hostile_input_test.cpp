@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -810,7 +811,7 @@ TEST(SilentlyWrong, AMeasurementIsNotComparedWithItself) {
   const std::string copy = temp_path("suite_copy");
   fs::remove_all(copy);
   fs::copy(kFx + "/suite_h200_2l", copy, fs::copy_options::recursive);
-  expect_error("decide " + kFx + "/suite_h200_2l " + copy, 2, "were measured on one GPU, GPU-5d5ef7b4");
+  expect_error("decide " + kFx + "/suite_h200_2l " + copy, 2, "sweep.jsonl are the same measurement");
   expect_error("compare " + kFx + "/suite_h200_2l/sweep.jsonl " + copy + "/sweep.jsonl", 2, "are the same measurement");
   const std::string db = fresh_db("same_measurement");
   ASSERT_EQ(run("history add --db " + db + " " + kFx + "/records_h200.jsonl").code, 0);
@@ -1825,7 +1826,7 @@ TEST(SilentlyWrong, AnEditedCopyIsTheMeasurementItCopies) {
     ASSERT_NE(date, std::string::npos) << part;
     copy.replace(date + 8, 20, "2026-12-06T01:02:03Z");
     const std::string edited = write_file("edited_copy_" + fs::path(part).filename().string(), copy);
-    expect_error("compare " + part + " " + edited, 2, "are the same measurement: the figures both hold are alike");
+    expect_error("compare " + part + " " + edited, 2, "are the same measurement: every figure both hold is alike");
   }
   const std::string peer = write_file("edited_copy_attention.log", "# copied to another machine\n" + slurp(kFx + "/attention_h200.log"));
   expect_error("compare " + kFx + "/attention_h200.log " + peer, 2, "are the same measurement");
@@ -1836,7 +1837,99 @@ TEST(SilentlyWrong, AnEditedCopyIsTheMeasurementItCopies) {
     if (line.find(R"("seqlen": 16384)") == std::string::npos) fewer += line + "\n";
   }
   expect_error("compare " + kFx + "/records_h200.jsonl " + write_file("fewer_lengths_copy.jsonl", fewer), 2,
-               "are the same measurement: the figures both hold are alike to the last bit");
+               "are the same measurement: every figure both hold is alike");
+  // A copy with one step left out: of a one-length log, and at every length of our records.
+  const std::string log = kFx + "/torch_versions/h200_torch2.13.0_cu130.log";
+  std::string dropped;
+  std::istringstream log_in(replaced(slurp(log), "2026-11-23", "2026-11-29"));
+  for (std::string line; std::getline(log_in, line);) {
+    if (line.find(R"("step": 7,)") == std::string::npos) dropped += line + "\n";
+  }
+  expect_error("compare " + log + " " + write_file("dropped_step.log", dropped), 2, "are the same measurement");
+  std::string no_step_4;
+  std::istringstream records_in(replaced(slurp(kFx + "/records_h200.jsonl"), "2026-11-30T08:00:00Z", "2026-12-01T09:00:00Z"));
+  for (std::string line; std::getline(records_in, line);) {
+    if (line.find(R"("step": 4,)") == std::string::npos) no_step_4 += line + "\n";
+  }
+  expect_error("compare " + kFx + "/records_h200.jsonl " + write_file("dropped_steps.jsonl", no_step_4), 2,
+               "are the same measurement");
+  // A copy re-printed with fewer digits (as pandas' to_json writes 80.07999999999998: 80.08).
+  std::string rounded;
+  std::istringstream round_in(replaced(slurp(kFx + "/records_h200.jsonl"), "2026-11-30T08:00:00Z", "2026-12-01T09:00:00Z"));
+  for (std::string line; std::getline(round_in, line);) {
+    nlohmann::json j = nlohmann::json::parse(line);
+    if (j.value("type", "") == "train_step") j["exec_time_ms"] = std::round(j["exec_time_ms"].get<double>() * 1e4) / 1e4;
+    rounded += j.dump() + "\n";
+  }
+  expect_error("compare " + kFx + "/records_h200.jsonl " + write_file("rounded_copy.jsonl", rounded), 2,
+               "are the same measurement");
+}
+
+// `records` with each record given to `edit` (its line number from 0), the context's date moved on.
+std::string edited_records(const std::string& records, const std::function<void(nlohmann::json&, int)>& edit) {
+  std::string out;
+  std::istringstream in(slurp(records));
+  int n = 0;
+  for (std::string line; std::getline(in, line); ++n) {
+    nlohmann::json j = nlohmann::json::parse(line);
+    if (j.value("type", "") == "context") j["date"] = "2026-12-06T01:02:03Z";
+    edit(j, n);
+    out += j.dump() + "\n";
+  }
+  return out;
+}
+
+// Two measurements of short kernels can share a median and its interval to the last bit (CUDA
+// events tick in half microseconds), never their whole time summary; and one point that differs
+// makes two measurements, whatever other points share.
+TEST(ValidInput, MeasurementsThatShareSomeFiguresAreTwo) {
+  const std::string s = kFx + "/suite_h200_2l/";
+  const auto spread_otherwise = [](nlohmann::json& j, int) {
+    for (auto& item : j.items()) {
+      nlohmann::json& t = item.value();
+      if (!t.is_object() || !t.contains("median_low")) continue;
+      for (const auto& [key, by] : {std::pair{"mean", 1.002}, {"stddev", 1.5}, {"max", 1.05}}) {
+        if (t.contains(key) && t[key].is_number()) t[key] = t[key].get<double>() * by;
+      }
+    }
+  };
+  for (const char* part : {"attention.jsonl", "mamf.jsonl", "bandwidth.jsonl"}) {
+    const std::string other = write_file(std::string("same_medians_") + part, edited_records(s + part, spread_otherwise));
+    const Result r = run("compare " + s + part + " " + other);
+    EXPECT_EQ(r.err.find("same measurement"), std::string::npos) << part << ": " << r.err;
+    EXPECT_EQ(r.code, 0) << part << ": " << r.err;
+  }
+  // Training: one length's steps 10% slower, the other's alike.
+  const std::string slower = write_file("one_length_slower.jsonl", edited_records(kFx + "/records_h200.jsonl", [](nlohmann::json& j, int) {
+    if (j.value("type", "") == "train_step" && j.value("seqlen", 0) == 16384) {
+      j["exec_time_ms"] = j["exec_time_ms"].get<double>() * 1.1;
+      if (j.contains("tflops") && j["tflops"].is_number()) j["tflops"] = j["tflops"].get<double>() / 1.1;
+    }
+  }));
+  const Result t = run("compare " + kFx + "/records_h200.jsonl " + slower);
+  EXPECT_EQ(t.err.find("same measurement"), std::string::npos) << t.err;
+  // The history stores both, each a run of its own.
+  const std::string db = fresh_db("share_some_figures");
+  const std::string other_bw = write_file("same_medians_bw.jsonl", edited_records(s + "bandwidth.jsonl", spread_otherwise));
+  const Result h = run("history add --db " + db + " " + s + "bandwidth.jsonl " + other_bw);
+  ASSERT_EQ(h.code, 0) << h.err;
+  EXPECT_EQ(h.out.find("same measurement"), std::string::npos) << h.out;
+  // A suite whose sweep differs but whose micro-benchmarks share their medians: two measurements.
+  const fs::path copy = temp_path("suite_partly_alike");
+  fs::remove_all(copy);
+  fs::copy(s, copy, fs::copy_options::recursive);
+  for (const char* part : {"attention.jsonl", "mamf.jsonl", "mamf-step.jsonl", "bandwidth.jsonl"}) {
+    std::ofstream((copy / part).string(), std::ios::trunc) << edited_records(s + part, spread_otherwise);
+  }
+  for (const fs::directory_entry& e : fs::directory_iterator(copy)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("sweep", 0) != 0 && name.rfind("decompose", 0) != 0) continue;
+    std::ofstream(e.path().string(), std::ios::trunc) << measured_again(slurp((fs::path(s) / name).string()), 1.03);
+  }
+  const Result d = run("decide " + std::string(s) + " " + copy.string());
+  EXPECT_EQ(d.err.find("same measurement"), std::string::npos) << d.err;
+  EXPECT_EQ(d.code, 0) << d.err;
+  EXPECT_NE(d.out.find("SAME GPU"), std::string::npos) << d.out;  // one card measured twice, named alike
 }
 
 // Our engine's `decompose` records (its steps, then the decomposition) are a run the history

@@ -33,7 +33,9 @@ MetricPoint rate_point(std::string metric, double x, int gpu, double value, cons
   p.gpu = gpu;
   p.median = p.low = p.high = value;
   if (time && time->ms.median > 0 && time->ms.median_low > 0) {
-    p.n = time->ms.n;
+    const Summary& t = time->ms;
+    p.n = t.n;
+    p.summary = {static_cast<double>(t.n), t.mean, t.stddev, t.min, t.max, t.q1, t.median, t.q3, t.median_low, t.median_high};
     // The time's ratio first: median / median_high rounds to at most 1 and median / median_low to
     // at least 1 (rounding is monotone and 1 is exact), so each end lies on its side of the rate,
     // where an end is the median too. (value * median) / median_low can round past the rate.
@@ -80,6 +82,7 @@ std::vector<MetricPoint> training_metrics(const RunLog& run) {
       }
       const double x = static_cast<double>(point.seqlen);
       MetricPoint time = sample_point("train.step_ms", x, gpu, ms);
+      time.steps = ms;
       if (auto t = point.steps.telemetry().find(gpu); t != point.steps.telemetry().end()) add_telemetry(time, t->second);
       if (tflops.size() == steps.size()) {
         MetricPoint t = sample_point("train.tflops", x, gpu, tflops);

@@ -35,6 +35,12 @@ struct MetricPoint {
   // clocks-event reasons seen (records/telemetry.hpp's bits).
   std::optional<double> sm_clock_mhz, power_w, temperature_c;
   uint64_t throttle = 0;
+  // Every figure behind it, to tell one measurement from another (stored_run.hpp's
+  // one_measurement); not columns of the history database, whose kept lines give them again. A
+  // training point's steady steps' times, in log order; a timed record's time summary (n, mean,
+  // stddev, min, max, q1, median, q3, the median's interval). Both empty where a figure was
+  // printed once.
+  std::vector<double> steps, summary;
 };
 
 // Whether a larger value of `metric` is better (TFLOPS, GB/s) or worse (milliseconds).

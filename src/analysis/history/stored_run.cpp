@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <exception>
 #include <map>
@@ -310,20 +311,58 @@ std::vector<const MetricPoint*> compared_points(const std::vector<MetricPoint>& 
   return out;
 }
 
+namespace {
+
+// Alike to printing precision: a copy re-printed with fewer digits (80.07999999999998 as 80.08)
+// is the figure it copies.
+bool alike(double a, double b) { return a == b || std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b)); }
+
+bool all_alike(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), alike);
+}
+
+// Whether every step of the shorter list is a step of the other (each matched once): the same
+// steps, or a copy with some left out.
+bool steps_within(std::vector<double> a, std::vector<double> b) {
+  if (a.size() > b.size()) std::swap(a, b);
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  size_t j = 0;
+  for (const double v : a) {
+    while (j < b.size() && b[j] < v && !alike(b[j], v)) ++j;
+    if (j == b.size() || !alike(b[j], v)) return false;
+    ++j;
+  }
+  return true;
+}
+
+}  // namespace
+
 bool one_measurement(const std::vector<MetricPoint>& a, const std::vector<MetricPoint>& b) {
   std::map<std::tuple<int, std::string, double>, const MetricPoint*> of_b;
   for (const MetricPoint* m : compared_points(b)) of_b.emplace(std::make_tuple(m->gpu, m->metric, m->x), m);
-  size_t sampled_equal = 0, sampled_other = 0, once_equal = 0, once_other = 0;
+  size_t evidence = 0;  // samples alike, and figures printed once alike
   for (const MetricPoint* m : compared_points(a)) {
     const auto it = of_b.find(std::make_tuple(m->gpu, m->metric, m->x));
     if (it == of_b.end()) continue;
     const MetricPoint& o = *it->second;
-    const bool equal = m->n == o.n && m->median == o.median && m->low == o.low && m->high == o.high;
-    const bool sampled = m->n > 1 && o.n > 1;
-    (sampled ? (equal ? sampled_equal : sampled_other) : (equal ? once_equal : once_other))++;
+    if (!m->steps.empty() && !o.steps.empty()) {
+      if (!steps_within(m->steps, o.steps)) return false;
+      evidence += std::min(m->steps.size(), o.steps.size());
+    } else if (!m->summary.empty() && !o.summary.empty()) {
+      if (!all_alike(m->summary, o.summary)) return false;
+      evidence += m->n;
+    } else {
+      if (m->n != o.n || !alike(m->median, o.median) || !alike(m->low, o.low) || !alike(m->high, o.high)) return false;
+      ++evidence;
+    }
   }
-  if (sampled_equal + sampled_other > 0) return sampled_equal > sampled_other;  // so at least one alike
-  return once_other == 0 && once_equal >= 2;
+  return evidence >= 2;
+}
+
+std::vector<MetricPoint> stored_figures(std::vector<std::string> lines, const std::string& format, const std::string& name) {
+  return (format == "upgradebench" ? records_run(std::move(lines), true, name, {}) : peer_run(std::move(lines), true, name, {}))
+      .metrics;
 }
 
 StoredRun run_of_records(const std::vector<std::string>& lines, const std::string& name) {

@@ -75,15 +75,19 @@ std::string fnv1a_hex(const std::string& text);
 // One figure per (GPU, metric, point), in that order: a log that repeats a point keeps its first.
 std::vector<const MetricPoint*> distinct_points(const std::vector<MetricPoint>& points);
 
-// Whether two runs' figures are one measurement, whatever their contexts or headers say: the
-// points both hold (one metric at one point) compared figure by figure (samples, median and
-// interval, to the last bit). Where both hold points of several samples (a step's time, a
-// kernel's): more of them equal than not, and at least one (a copy, with a length added or left
-// out, or one step dropped). Where they hold only figures printed once (a printout's rows,
-// rounded): every common one equal, and at least two (one rounded figure alike, mamf-finder.py's
-// best, tells nothing). A training step's TFLOPS, logged rounded beside its time, is told by the
+// Whether two runs' figures are one measurement, whatever their contexts or headers say: every
+// point both hold (one metric at one point) alike, to printing precision (1e-9 relative), in all
+// the figures behind it (MetricPoint::steps and ::summary): a training point's steps, those of
+// one run all among the other's (a copy, or one with steps left out); a timed record's whole time
+// summary; a figure printed once, its value and interval. At least two samples or figures alike
+// (one rounded figure, mamf-finder.py's best, tells nothing), and one point that differs is two
+// measurements: a copy never differs where both hold a figure. A length added or left out is
+// not a point both hold. A training step's TFLOPS, logged rounded beside its time, is told by the
 // time.
 bool one_measurement(const std::vector<MetricPoint>& a, const std::vector<MetricPoint>& b);
+// The figures of a stored run read again from its kept lines (`format`: "upgradebench" or the
+// peer's), with the steps and summaries behind them that the database's columns do not hold.
+std::vector<MetricPoint> stored_figures(std::vector<std::string> lines, const std::string& format, const std::string& name);
 // The points one_measurement compares.
 std::vector<const MetricPoint*> compared_points(const std::vector<MetricPoint>& points);
 

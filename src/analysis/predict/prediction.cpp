@@ -423,6 +423,8 @@ void to_json(nlohmann::json& j, const Prediction& p) {
        {"carried_from", or_null(p.input.carried_from)},
        {"layers", or_null(p.input.layers)},
        {"model", or_null(p.input.model)},
+       {"format", p.input.format},
+       {"workload", p.input.workload},
        {"layers_carried_from", or_null(p.input.layers_carried_from)},
        {"step_ms", or_null(p.step_ms)},
        {"step_ms_interval", p.step_ms ? nlohmann::json{*p.step_low_ms, *p.step_high_ms} : nlohmann::json()},

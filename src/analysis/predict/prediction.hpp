@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -71,6 +72,11 @@ struct StepInput {
   std::vector<Bucket> buckets;  // add up to step_ms
   std::vector<StepGemm> gemms;  // the step's matrix products (the model's, at this length), where known
   StepLevers levers;            // how the step ran, as far as its products' shapes go
+  // The input's format ("upgradebench", "benchmark.py", "bench_decompose.py") and the levers its
+  // header or context says (records/workload_keys.hpp): what a measured run of the predicted GPU
+  // is held to (`report PREDICTIONS MEASURED`).
+  std::string format;
+  std::map<std::string, std::string> workload;
   std::optional<double> step_tflop;      // the model's FLOPs per step, when known
   std::optional<double> peak_memory_gib; // as measured on the old GPU
   Provenance provenance;                 // what the input's numbers are: a prediction from example data stays marked

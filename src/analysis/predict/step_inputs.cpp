@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <span>
 
 #include "base/error.hpp"
 #include "records/bandwidth_records.hpp"
@@ -17,6 +18,7 @@
 #include "records/readers/read_run.hpp"
 #include "records/record_file.hpp"
 #include "records/run_log.hpp"
+#include "records/workload_keys.hpp"
 #include "analysis/predict/sweep_fit.hpp"
 #include "facts/step_gemms.hpp"
 #include "base/units.hpp"
@@ -63,6 +65,7 @@ StepInput from_printout(const DecompositionLog& d) {
   in.old_gpu = d.gpu;
   if (d.seqlen) in.seqlen = *d.seqlen;
   in.levers = levers_of(d.header, 1);
+  in.format = "bench_decompose.py", in.workload = workload_of(d.header);
   for (const DecompositionBucket& b : d.buckets) {
     if (b.name == "TOTAL") {
       in.step_ms = b.ms;
@@ -123,6 +126,7 @@ std::vector<StepInput> steps_from_decompositions(const LineSource& t) {
         in.model = it->second;
       }
       in.levers = levers_of(context_config, in.batch);
+      in.format = "upgradebench", in.workload = workload_of(context_config);
       in.provenance = provenance;
       out.push_back(std::move(in));
     }
@@ -142,6 +146,17 @@ void add_model(StepInput& s, const ModelShape& m) {
   StepLevers levers = s.levers;
   levers.batch = s.batch;
   s.gemms = step_gemms(m, *s.seqlen, levers);
+}
+
+std::map<std::string, std::string> workload_of(const std::map<std::string, std::string>& config) {
+  std::map<std::string, std::string> out;
+  for (const auto& keys : {std::span<const char* const>(kOurLeverKeys), std::span<const char* const>(kOurFormerLeverKeys),
+                           std::span<const char* const>(kBenchmarkPyLeverKeys)}) {
+    for (const char* key : keys) {
+      if (const auto it = config.find(key); it != config.end()) out[key] = it->second;
+    }
+  }
+  return out;
 }
 
 StepLevers levers_of(const std::map<std::string, std::string>& config, int64_t batch) {
@@ -182,6 +197,7 @@ StepInput log_step(const RunLog& run, const LogPoint& p, const StepLevers& lever
   in.layers = run.layers;
   in.model = run.model;
   in.levers = levers;
+  in.format = run.format, in.workload = workload_of(run.config);
   in.step_ms = p.step_ms;
   in.peak_memory_gib = p.peak_mem_gib;
   in.provenance = provenance;
