@@ -121,6 +121,11 @@ void register_compare(CLI::App& app, Context& ctx) {
       throw UsageError(fmt::format("compare needs two logs of one kind: {} is {}, {} is {}", o->old_path,
                                    to_string(kind), o->new_path, to_string(new_kind)));
     }
+    if (kind == LogKind::prediction) {  // predict's records are no measurement to compare
+      throw UsageError(fmt::format("compare takes two measurements: {} and {} are predictions (`upgradebench "
+                                   "predict`); `upgradebench report PREDICTIONS MEASURED` draws a prediction beside the "
+                                   "run that measured it", o->old_path, o->new_path));
+    }
     const Catalog& cat = ctx.catalog();
     if (kind == LogKind::training) {
       const Comparison c = compare_runs(read_run_log(old_text), read_run_log(new_text), cat, ctx.data_dir() / "models",

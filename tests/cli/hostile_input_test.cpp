@@ -1865,6 +1865,15 @@ TEST(SilentlyWrong, AnEditedCopyIsTheMeasurementItCopies) {
                "are the same measurement");
 }
 
+// Predictions are no measurements: compare says so, naming both.
+TEST(Messages, CompareOfTwoPredictionsSaysWhatTheyAre) {
+  const std::string a = temp_path("prediction_a.jsonl"), b = temp_path("prediction_b.jsonl");
+  fs::remove(a), fs::remove(b);
+  ASSERT_EQ(run("predict --to b200 " + kFx + "/decompose_h200.txt --out " + a).code, 0);
+  ASSERT_EQ(run("predict --to h100 " + kFx + "/decompose_h200.txt --out " + b).code, 0);
+  expect_error("compare " + a + " " + b, 2, "compare takes two measurements: " + a + " and " + b + " are predictions");
+}
+
 // `records` with each record given to `edit` (its line number from 0), the context's date moved on.
 std::string edited_records(const std::string& records, const std::function<void(nlohmann::json&, int)>& edit) {
   std::string out;
