@@ -12,12 +12,19 @@
 // issued column-major and transposed as linear_gemm.hpp says. The groups' sizes are host
 // numbers (cuBLAS takes them on the host): the layer copies its rows per expert to the host once
 // per forward pass. An expert with no rows is left out of forward and dgrad.
+//
+// Which is faster, the grouped GEMM or one cublasGemmEx per expert, depends on the GPU and the
+// shapes: cuBLAS 13's grouped kernel on Hopper is an sm80 one (mma.sync, no wgmma), while a
+// per-expert GEMM gets Hopper's own kernels but pays a launch per expert. Each product (its
+// transposes, output type and the experts' fixed dimensions) is timed both ways on its first use
+// that writes its output, and runs the faster way from then on.
 #pragma once
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -34,9 +41,9 @@ class GroupedGemm {
   GroupedGemm(const GroupedGemm&) = delete;
   GroupedGemm& operator=(const GroupedGemm&) = delete;
 
-  // The library the products went through, for the context record: the grouped GEMM, or, for the
-  // types this cuBLAS has no grouped kernel for (it answers CUBLAS_STATUS_NOT_SUPPORTED), one
-  // cublasGemmEx per expert.
+  // The library the products went through, for the records: per product, the grouped GEMM or one
+  // cublasGemmEx per expert (timed faster, or the types this cuBLAS has no grouped kernel for:
+  // it answers CUBLAS_STATUS_NOT_SUPPORTED). Empty before the first product.
   std::string library() const;
 
   void set_stream(cudaStream_t s);
@@ -66,13 +73,27 @@ class GroupedGemm {
     }
     return problems;
   }
-  void run(cublasOperation_t ta, cublasOperation_t tb, const std::vector<Problem>& problems, cudaDataType_t c_type,
-           float beta);
+  // One product: its transposes, its output type and the experts' fixed dimensions.
+  struct Product {
+    cublasOperation_t ta, tb;
+    cudaDataType_t c_type;
+    int64_t in, out;
+    auto operator<=>(const Product&) const = default;
+    std::string name() const;
+  };
+  enum class Way { grouped, per_expert };
+  void run(const Product& product, const std::vector<Problem>& problems, float beta);
+  // false when this cuBLAS has no grouped kernel for the product's types
+  bool run_grouped(const Product& product, const std::vector<Problem>& problems, float beta);
+  void run_per_expert(const Product& product, const std::vector<Problem>& problems, float beta);
+  // Times both ways (each run once before it is timed) and keeps the faster; the output is written.
+  Way choose(const Product& product, const std::vector<Problem>& problems);
 
   cublasHandle_t handle_ = nullptr;
   cudaStream_t stream_ = nullptr;
   DeviceBuffer pointers_;  // the A, B and C pointer arrays cuBLAS reads on the device
-  bool bf16_per_problem_ = false, fp32_per_problem_ = false;  // the grouped GEMM refused bf16 / fp32 outputs
+  std::map<Product, Way> ways_;                  // each product's way, once chosen
+  std::map<Product, std::string> why_;           // and why: timed (both times) or refused
 };
 
 }  // namespace ub::gpu

@@ -222,7 +222,8 @@ TEST_F(LlamaEngineTest, MixtureOfExpertsLayersMatchTheCpuReference) {
   for (const auto& [scoring, normalize] : {std::pair{RouterScoring::softmax, false}, {RouterScoring::sigmoid, true}}) {
     ModelShape m = tiny();
     m.moe = MoeShape{8, 2, 32, 1, 48, true, scoring, normalize, true, 0.01};
-    m.moe_layers = {false, true};
+    m.layers = 3;
+    m.moe_layers = {true, false, true};  // two MoE layers' passes kept at once, a dense layer between them
     compare_step_with_reference(m, stream());
     const StepResult plain = one_step(m, {}, stream());
     EngineOptions ck;

@@ -101,7 +101,7 @@ TEST_P(MoeLayerTest, ForwardAndBackwardMatchTheReference) {
   d.shared_expert_gate = c.shared_gate, d.aux_coef = s.aux_loss_coef;
   LinearGemm linear(false);
   GroupedGemm grouped;
-  MoeLayer layer(d, T, linear, grouped);
+  MoeLayer layer(d, T, linear, grouped, 2);  // the pass checked is kept in slot 1, another layer's in slot 0
   const auto upload_bf16 = [](const Vec& v) { return v.empty() ? DeviceBuffer() : ::ub::gpu::upload_bf16(v); };
   const DeviceBuffer dx_in = upload_bf16(x), router = upload_bf16(w.router),
                      gate_up = upload_bf16(stack_gate_up(w.gate, w.up, E, I, H)), down = upload_bf16(w.down),
@@ -122,31 +122,33 @@ TEST_P(MoeLayerTest, ForwardAndBackwardMatchTheReference) {
     UB_CUDA_CHECK(cudaMemset(b->get(), 0x7f, b->bytes()));
   }
   Stream stream;
-  layer.forward(dx_in.as<bf16>(), lw, dresidual.as<bf16>(), out.as<bf16>(), T, stream.get());
-  layer.backward(dx_in.as<bf16>(), lw, ddout.as<bf16>(), dx.as<bf16>(), lg, false, stream.get());
+  layer.forward(dx_in.as<bf16>(), lw, dresidual.as<bf16>(), out.as<bf16>(), T, stream.get(), 1);
+  DeviceBuffer other_out(out.bytes());  // a second layer's pass between this one's forward and backward
+  layer.forward(ddout.as<bf16>(), lw, nullptr, other_out.as<bf16>(), T, stream.get(), 0);
+  layer.backward(dx_in.as<bf16>(), lw, ddout.as<bf16>(), dx.as<bf16>(), lg, false, stream.get(), 1);
   stream.sync();
   std::cout << "experts' products through " << grouped.library() << "\n";
 
   // The routing, exactly.
-  const auto chosen = download_as<int32_t>(layer.chosen(), T * K);
-  const auto order = download_as<int32_t>(layer.order(), T * K);
-  const auto offsets = download_as<int32_t>(layer.offsets(), E + 1);
+  const auto chosen = download_as<int32_t>(layer.chosen(1), T * K);
+  const auto order = download_as<int32_t>(layer.order(1), T * K);
+  const auto offsets = download_as<int32_t>(layer.offsets(1), E + 1);
   EXPECT_TRUE(std::equal(chosen.begin(), chosen.end(), ref.chosen.begin())) << "experts chosen";
   EXPECT_TRUE(std::equal(order.begin(), order.end(), ref.order.begin())) << "the permutation";
   EXPECT_TRUE(std::equal(offsets.begin(), offsets.end(), ref.offsets.begin())) << "rows per expert";
-  for (int64_t e = 0; e < E; ++e) EXPECT_EQ(layer.rows_per_expert()[e], ref.offsets[e + 1] - ref.offsets[e]) << e;
-  const auto probs = download_as<float>(layer.probs(), T * E);
-  const auto weights = download_as<float>(layer.weights(), T * K);
+  for (int64_t e = 0; e < E; ++e) EXPECT_EQ(layer.rows_per_expert(1)[e], ref.offsets[e + 1] - ref.offsets[e]) << e;
+  const auto probs = download_as<float>(layer.probs(1), T * E);
+  const auto weights = download_as<float>(layer.weights(1), T * K);
   EXPECT_LT(rel_l2(Vec(probs.begin(), probs.end()), ref.probs), 1e-5);
   EXPECT_LT(rel_l2(Vec(weights.begin(), weights.end()), ref.weights), 1e-5);
-  const double aux = download_as<double>(layer.aux_loss(), 1)[0];
+  const double aux = download_as<double>(layer.aux_loss(1), 1)[0];
   EXPECT_NEAR(aux, ref.aux, 1e-5 * ref.aux);
 
   // The rows and the output.
   const int64_t rows = T * K;
-  const auto gu = download_as<__nv_bfloat16>(layer.gate_up_rows(), rows * 2 * I);  // per row: gate | up
+  const auto gu = download_as<__nv_bfloat16>(layer.gate_up_rows(1), rows * 2 * I);  // per row: gate | up
   EXPECT_LT(rel_l2(Vec(gu.begin(), gu.end()), stack_gate_up(ref.gate, ref.up, rows, 1, I)), kRowsTol);
-  const auto yp = download_as<__nv_bfloat16>(layer.expert_rows(), rows * H);
+  const auto yp = download_as<__nv_bfloat16>(layer.expert_rows(1), rows * H);
   EXPECT_LT(rel_l2(Vec(yp.begin(), yp.end()), ref.expert_out), kLayerTol);
   Vec out_ref = ref.out;  // the decoder layer's residual, added in the combine
   for (size_t i = 0; i < out_ref.size(); ++i) out_ref[i] += residual[i];

@@ -37,7 +37,11 @@ LlamaPasses::LlamaPasses(const ModelShape& m, const EngineOptions& o, LlamaBuffe
     d.shared_expert_gate = e.shared_gate, d.aux_coef = e.aux_loss ? e.aux_loss_coef : 0.0;
     grouped_.emplace();
     grouped_->set_stream(s);
-    moe_.emplace(d, D_.T, gemm, *grouped_);
+    // Every MoE layer's pass kept when every layer's activations are; one, recomputed before
+    // each layer's backward pass, under checkpointing.
+    int kept = 0;
+    for (const LayerParams& lp : L_.layers) moe_pass_.push_back(lp.moe() && !o.checkpointing ? kept++ : 0);
+    moe_.emplace(d, D_.T, gemm, *grouped_, std::max(kept, 1));
     aux_losses_ = DeviceBuffer(static_cast<size_t>(m.layers) * sizeof(double));
     UB_CUDA_CHECK(cudaMemsetAsync(aux_losses_.get(), 0, aux_losses_.bytes(), s));
   }

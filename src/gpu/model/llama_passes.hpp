@@ -108,10 +108,12 @@ class LlamaPasses {
   DataParallel* dp_;  // null on one GPU without sharding
   CheckpointOffload* offload_;  // null unless the checkpoints are offloaded
   std::vector<double> attn_fwd_flop_;  // per layer (its window)
-  // One MoE layer object serves every MoE layer, holding one layer's pass at a time: moe_layer_
-  // says whose (-1: none), so the backward pass runs a layer's forward again only where needed.
+  // One MoE layer object serves every MoE layer. Without checkpointing it keeps each MoE layer's
+  // pass in a slot of its own (moe_pass_[l]); with checkpointing it holds one layer's pass at a
+  // time, moe_layer_ saying whose (-1: none), and the backward pass runs a layer's forward again.
   std::optional<GroupedGemm> grouped_;  // the experts' products: a cuBLAS handle of its own, for MoE models only
   std::optional<MoeLayer> moe_;
+  std::vector<int> moe_pass_;  // per layer: its slot in moe_
   int64_t moe_layer_ = -1;
   DeviceBuffer aux_losses_;            // per layer, fp64, before the coefficient
   std::vector<int64_t> expert_rows_;

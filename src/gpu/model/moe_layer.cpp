@@ -34,33 +34,50 @@ const MoeDims& checked(const MoeDims& d, int64_t T) {
 
 }  // namespace
 
-MoeLayer::MoeLayer(const MoeDims& d, int64_t max_tokens, LinearGemm& linear, GroupedGemm& grouped)
+MoeLayer::MoeLayer(const MoeDims& d, int64_t max_tokens, LinearGemm& linear, GroupedGemm& grouped, int passes)
     : d_(checked(d, max_tokens)),
       max_tokens_(max_tokens),
       linear_(linear),
       grouped_(grouped),
       host_counts_(static_cast<size_t>(d.experts) * sizeof(int32_t), "the MoE layer's rows per expert") {
+  if (passes < 1) throw UsageError(fmt::format("MoE layer: {} passes kept (at least 1)", passes));
   const int64_t T = max_tokens, H = d.hidden, E = d.experts, K = d.top_k, I = d.intermediate,
                 Is = d.shared_intermediate, rows = T * K;
-  logits_ = of_bf16(T * E), probs_ = of_f32(T * E), chosen_ = of_i32(rows), weights_ = of_f32(rows);
-  counts_ = of_i32(E), offsets_ = of_i32(E + 1), order_ = of_i32(rows), row_of_slot_ = of_i32(rows);
+  passes_.resize(static_cast<size_t>(passes));
+  for (Pass& p : passes_) {
+    p.logits = of_bf16(T * E), p.probs = of_f32(T * E), p.chosen = of_i32(rows), p.weights = of_f32(rows);
+    p.counts = of_i32(E), p.offsets = of_i32(E + 1), p.order = of_i32(rows), p.row_of_slot = of_i32(rows);
+    p.aux = DeviceBuffer(sizeof(double));
+    p.xp = of_bf16(rows * H), p.gu = of_bf16(rows * 2 * I), p.act = of_bf16(rows * I), p.yp = of_bf16(rows * H);
+    if (Is > 0) {
+      p.shared_gu = of_bf16(T * 2 * Is), p.shared_act = of_bf16(T * Is), p.shared_out = of_bf16(T * H);
+      if (d.shared_expert_gate) p.shared_scale = of_f32(T);
+    }
+  }
   permute_scratch_ = of_i32(moe_permute_scratch_ints(rows, E)), aux_scratch_ = of_f32(moe_aux_scratch_floats(T, E));
-  aux_ = DeviceBuffer(sizeof(double));
-  xp_ = of_bf16(rows * H), gu_ = of_bf16(rows * 2 * I), act_ = of_bf16(rows * I), yp_ = of_bf16(rows * H);
   dyp_ = of_bf16(rows * H), dweights_ = of_f32(rows), dact_ = of_bf16(rows * I), dgu_ = of_bf16(rows * 2 * I);
   dlogits_ = of_bf16(T * E), dx_router_ = of_bf16(T * H);
   if (Is > 0) {
-    shared_gu_ = of_bf16(T * 2 * Is), shared_act_ = of_bf16(T * Is), shared_out_ = of_bf16(T * H);
     dshared_act_ = of_bf16(T * Is), dshared_gu_ = of_bf16(T * 2 * Is), dx_shared_ = of_bf16(T * H);
-    if (d.shared_expert_gate) shared_scale_ = of_f32(T), dpre_ = of_f32(T), dshared_out_ = of_bf16(T * H);
+    if (d.shared_expert_gate) dpre_ = of_f32(T), dshared_out_ = of_bf16(T * H);
   }
+}
+
+const MoeLayer::Pass& MoeLayer::at(int pass) const {
+  if (pass < 0 || pass >= passes()) throw WorkError(fmt::format("MoE layer: pass {} of {} kept", pass, passes()));
+  return passes_[static_cast<size_t>(pass)];
 }
 
 size_t MoeLayer::device_bytes() const {
   size_t n = 0;
-  for (const DeviceBuffer* b : {&logits_, &probs_, &chosen_, &weights_, &counts_, &offsets_, &order_, &row_of_slot_,
-                                &permute_scratch_, &aux_scratch_, &aux_, &xp_, &gu_, &act_, &yp_, &shared_gu_,
-                                &shared_act_, &shared_out_, &shared_scale_, &dyp_, &dweights_, &dact_, &dgu_, &dlogits_,
+  for (const Pass& p : passes_) {
+    for (const DeviceBuffer* b : {&p.logits, &p.probs, &p.chosen, &p.weights, &p.counts, &p.offsets, &p.order,
+                                  &p.row_of_slot, &p.aux, &p.xp, &p.gu, &p.act, &p.yp, &p.shared_gu, &p.shared_act,
+                                  &p.shared_out, &p.shared_scale}) {
+      n += b->bytes();
+    }
+  }
+  for (const DeviceBuffer* b : {&permute_scratch_, &aux_scratch_, &dyp_, &dweights_, &dact_, &dgu_, &dlogits_,
                                 &dx_router_, &dshared_out_, &dshared_act_, &dshared_gu_, &dx_shared_, &dpre_}) {
     n += b->bytes();
   }
@@ -68,53 +85,55 @@ size_t MoeLayer::device_bytes() const {
 }
 
 void MoeLayer::forward(const bf16* x, const MoeLayerWeights& w, const bf16* residual, bf16* out, int64_t T,
-                       cudaStream_t s) {
+                       cudaStream_t s, int pass) {
   if (T < 1 || T > max_tokens_) throw WorkError(fmt::format("MoE layer: {} tokens, buffers for 1..{}", T, max_tokens_));
   const int64_t H = d_.hidden, E = d_.experts, K = d_.top_k, I = d_.intermediate, Is = d_.shared_intermediate;
-  tokens_ = T, rows_total_ = T * K;
+  Pass& p = at(pass);
+  p.tokens = T, p.rows_total = T * K;
   linear_.set_stream(s), grouped_.set_stream(s);
-  linear_.forward(x, w.router, logits_.as<bf16>(), nullptr, T, H, E);
-  moe_route(logits_.as<bf16>(), probs_.as<float>(), chosen_.as<int32_t>(), weights_.as<float>(), T, E, K, d_.sigmoid,
+  linear_.forward(x, w.router, p.logits.as<bf16>(), nullptr, T, H, E);
+  moe_route(p.logits.as<bf16>(), p.probs.as<float>(), p.chosen.as<int32_t>(), p.weights.as<float>(), T, E, K, d_.sigmoid,
             d_.normalize, s);
-  moe_permute(chosen_.as<int32_t>(), counts_.as<int32_t>(), offsets_.as<int32_t>(), order_.as<int32_t>(),
-              row_of_slot_.as<int32_t>(), permute_scratch_.as<int32_t>(), rows_total_, E, s);
-  UB_CUDA_CHECK(cudaMemcpyAsync(host_counts_.as<int32_t>(), counts_.get(), static_cast<size_t>(E) * sizeof(int32_t),
+  moe_permute(p.chosen.as<int32_t>(), p.counts.as<int32_t>(), p.offsets.as<int32_t>(), p.order.as<int32_t>(),
+              p.row_of_slot.as<int32_t>(), permute_scratch_.as<int32_t>(), p.rows_total, E, s);
+  UB_CUDA_CHECK(cudaMemcpyAsync(host_counts_.as<int32_t>(), p.counts.get(), static_cast<size_t>(E) * sizeof(int32_t),
                                 cudaMemcpyDeviceToHost, s));
-  moe_aux_loss(logits_.as<bf16>(), counts_.as<int32_t>(), aux_scratch_.as<float>(), aux_.as<double>(), T, E, s);
-  moe_gather_rows(x, order_.as<int32_t>(), xp_.as<bf16>(), rows_total_, K, H, s);
+  moe_aux_loss(p.logits.as<bf16>(), p.counts.as<int32_t>(), aux_scratch_.as<float>(), p.aux.as<double>(), T, E, s);
+  moe_gather_rows(x, p.order.as<int32_t>(), p.xp.as<bf16>(), p.rows_total, K, H, s);
   UB_CUDA_CHECK(cudaStreamSynchronize(s));  // the grouped GEMMs' sizes
-  rows_.assign(host_counts_.as<int32_t>(), host_counts_.as<int32_t>() + E);
-  grouped_.forward(xp_.as<bf16>(), w.gate_up, gu_.as<bf16>(), rows_, H, 2 * I);
-  swiglu_forward(gu_.as<bf16>(), act_.as<bf16>(), rows_total_, I, s);
-  grouped_.forward(act_.as<bf16>(), w.down, yp_.as<bf16>(), rows_, I, H);
+  p.rows.assign(host_counts_.as<int32_t>(), host_counts_.as<int32_t>() + E);
+  grouped_.forward(p.xp.as<bf16>(), w.gate_up, p.gu.as<bf16>(), p.rows, H, 2 * I);
+  swiglu_forward(p.gu.as<bf16>(), p.act.as<bf16>(), p.rows_total, I, s);
+  grouped_.forward(p.act.as<bf16>(), w.down, p.yp.as<bf16>(), p.rows, I, H);
   if (Is > 0) {
-    linear_.forward(x, w.shared_gate_up, shared_gu_.as<bf16>(), nullptr, T, H, 2 * Is);
-    swiglu_forward(shared_gu_.as<bf16>(), shared_act_.as<bf16>(), T, Is, s);
-    linear_.forward(shared_act_.as<bf16>(), w.shared_down, shared_out_.as<bf16>(), nullptr, T, Is, H);
-    if (d_.shared_expert_gate) moe_shared_gate_forward(x, w.shared_expert_gate, shared_scale_.as<float>(), T, H, s);
+    linear_.forward(x, w.shared_gate_up, p.shared_gu.as<bf16>(), nullptr, T, H, 2 * Is);
+    swiglu_forward(p.shared_gu.as<bf16>(), p.shared_act.as<bf16>(), T, Is, s);
+    linear_.forward(p.shared_act.as<bf16>(), w.shared_down, p.shared_out.as<bf16>(), nullptr, T, Is, H);
+    if (d_.shared_expert_gate) moe_shared_gate_forward(x, w.shared_expert_gate, p.shared_scale.as<float>(), T, H, s);
   }
-  moe_combine(yp_.as<bf16>(), row_of_slot_.as<int32_t>(), weights_.as<float>(), Is > 0 ? shared_out_.as<bf16>() : nullptr,
-              d_.shared_expert_gate ? shared_scale_.as<float>() : nullptr, residual, out, T, K, H, s);
+  moe_combine(p.yp.as<bf16>(), p.row_of_slot.as<int32_t>(), p.weights.as<float>(), Is > 0 ? p.shared_out.as<bf16>() : nullptr,
+              d_.shared_expert_gate ? p.shared_scale.as<float>() : nullptr, residual, out, T, K, H, s);
 }
 
 void MoeLayer::backward(const bf16* x, const MoeLayerWeights& w, const bf16* dout, bf16* dx, const MoeLayerGrads& g,
-                        bool accumulate, cudaStream_t s) {
-  if (tokens_ == 0) throw WorkError("MoE layer: backward before any forward pass");
-  const int64_t T = tokens_, H = d_.hidden, E = d_.experts, K = d_.top_k, I = d_.intermediate,
+                        bool accumulate, cudaStream_t s, int pass) {
+  const Pass& p = at(pass);
+  if (p.tokens == 0) throw WorkError("MoE layer: backward before any forward pass");
+  const int64_t T = p.tokens, H = d_.hidden, E = d_.experts, K = d_.top_k, I = d_.intermediate,
                 Is = d_.shared_intermediate;
   linear_.set_stream(s), grouped_.set_stream(s);
   // The routed experts, from the combine back to their permuted rows.
-  moe_combine_backward(dout, yp_.as<bf16>(), row_of_slot_.as<int32_t>(), weights_.as<float>(), dyp_.as<bf16>(),
+  moe_combine_backward(dout, p.yp.as<bf16>(), p.row_of_slot.as<int32_t>(), p.weights.as<float>(), dyp_.as<bf16>(),
                        dweights_.as<float>(), T, K, H, s);
-  grouped_.dgrad(dyp_.as<bf16>(), w.down, dact_.as<bf16>(), rows_, I, H);
-  grouped_.wgrad(dyp_.as<bf16>(), act_.as<bf16>(), g.down, rows_, I, H, accumulate);
-  swiglu_backward(dact_.as<bf16>(), gu_.as<bf16>(), dgu_.as<bf16>(), rows_total_, I, s);
+  grouped_.dgrad(dyp_.as<bf16>(), w.down, dact_.as<bf16>(), p.rows, I, H);
+  grouped_.wgrad(dyp_.as<bf16>(), p.act.as<bf16>(), g.down, p.rows, I, H, accumulate);
+  swiglu_backward(dact_.as<bf16>(), p.gu.as<bf16>(), dgu_.as<bf16>(), p.rows_total, I, s);
   bf16* dxp = dyp_.as<bf16>();  // dyp is read by now: the rows' input gradients go there
-  grouped_.dgrad(dgu_.as<bf16>(), w.gate_up, dxp, rows_, H, 2 * I);
-  grouped_.wgrad(dgu_.as<bf16>(), xp_.as<bf16>(), g.gate_up, rows_, H, 2 * I, accumulate);
+  grouped_.dgrad(dgu_.as<bf16>(), w.gate_up, dxp, p.rows, H, 2 * I);
+  grouped_.wgrad(dgu_.as<bf16>(), p.xp.as<bf16>(), g.gate_up, p.rows, H, 2 * I, accumulate);
   // The router: the weights' gradients through the scores, plus the load-balancing loss's.
-  moe_router_backward(logits_.as<bf16>(), probs_.as<float>(), chosen_.as<int32_t>(), weights_.as<float>(),
-                      dweights_.as<float>(), counts_.as<int32_t>(), dlogits_.as<bf16>(), T, E, K, d_.sigmoid,
+  moe_router_backward(p.logits.as<bf16>(), p.probs.as<float>(), p.chosen.as<int32_t>(), p.weights.as<float>(),
+                      dweights_.as<float>(), p.counts.as<int32_t>(), dlogits_.as<bf16>(), T, E, K, d_.sigmoid,
                       d_.normalize, d_.aux_coef, s);
   linear_.dgrad(dlogits_.as<bf16>(), w.router, dx_router_.as<bf16>(), T, H, E);
   linear_.wgrad(dlogits_.as<bf16>(), x, g.router, T, H, E, accumulate);
@@ -122,18 +141,18 @@ void MoeLayer::backward(const bf16* x, const MoeLayerWeights& w, const bf16* dou
   const bf16* dshared = dout;
   if (Is > 0 && d_.shared_expert_gate) {
     if (!accumulate) UB_CUDA_CHECK(cudaMemsetAsync(g.shared_expert_gate, 0, static_cast<size_t>(H) * sizeof(float), s));
-    moe_shared_gate_backward(x, shared_out_.as<bf16>(), dout, shared_scale_.as<float>(), dpre_.as<float>(),
+    moe_shared_gate_backward(x, p.shared_out.as<bf16>(), dout, p.shared_scale.as<float>(), dpre_.as<float>(),
                              dshared_out_.as<bf16>(), g.shared_expert_gate, T, H, s);
     dshared = dshared_out_.as<bf16>();
   }
   if (Is > 0) {
     linear_.dgrad(dshared, w.shared_down, dshared_act_.as<bf16>(), T, Is, H);
-    linear_.wgrad(dshared, shared_act_.as<bf16>(), g.shared_down, T, Is, H, accumulate);
-    swiglu_backward(dshared_act_.as<bf16>(), shared_gu_.as<bf16>(), dshared_gu_.as<bf16>(), T, Is, s);
+    linear_.wgrad(dshared, p.shared_act.as<bf16>(), g.shared_down, T, Is, H, accumulate);
+    swiglu_backward(dshared_act_.as<bf16>(), p.shared_gu.as<bf16>(), dshared_gu_.as<bf16>(), T, Is, s);
     linear_.dgrad(dshared_gu_.as<bf16>(), w.shared_gate_up, dx_shared_.as<bf16>(), T, H, 2 * Is);
     linear_.wgrad(dshared_gu_.as<bf16>(), x, g.shared_gate_up, T, H, 2 * Is, accumulate);
   }
-  moe_token_grad(dxp, row_of_slot_.as<int32_t>(), dx_router_.as<bf16>(), Is > 0 ? dx_shared_.as<bf16>() : nullptr,
+  moe_token_grad(dxp, p.row_of_slot.as<int32_t>(), dx_router_.as<bf16>(), Is > 0 ? dx_shared_.as<bf16>() : nullptr,
                  Is > 0 && d_.shared_expert_gate ? dpre_.as<float>() : nullptr, w.shared_expert_gate, dx, T, K, H, s);
 }
 

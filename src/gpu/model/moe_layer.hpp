@@ -10,16 +10,19 @@
 // shared experts' gate|up [2Is, H] and down [H, Is]; the shared-expert gate [H].
 //
 // The forward pass keeps what the backward pass reads (logits, scores, the permutation, the
-// permuted rows and their pre-activations, the experts' outputs): a layer object holds one
-// layer's pass at a time, as the engine's recompute does. Its rows per expert are copied to the
-// host once per forward pass (the grouped GEMM takes its sizes there): one synchronisation of the
-// stream per layer.
+// permuted rows and their pre-activations, the experts' outputs) in one of the layer object's
+// `passes` slots: the engine keeps one slot per MoE layer when it keeps every layer's
+// activations, and one when it recomputes each layer before going back through it
+// (checkpointing). The backward pass's buffers are shared by all. The rows per expert are copied
+// to the host once per forward pass (the grouped GEMM takes its sizes there): one synchronisation
+// of the stream per layer.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "gpu/cuda_raii.hpp"
@@ -55,41 +58,52 @@ struct MoeLayerGrads {
 
 class MoeLayer {
  public:
-  // Buffers for up to `max_tokens` tokens; the GEMMs are the engine's (their plans are shared).
-  MoeLayer(const MoeDims& dims, int64_t max_tokens, LinearGemm& linear, GroupedGemm& grouped);
+  // Buffers for up to `max_tokens` tokens and `passes` forward passes kept at once; the GEMMs
+  // are the engine's (their plans are shared).
+  MoeLayer(const MoeDims& dims, int64_t max_tokens, LinearGemm& linear, GroupedGemm& grouped, int passes = 1);
 
-  // out [T, H] = residual + the layer of x [T, H] (residual [T, H] or null).
-  void forward(const bf16* x, const MoeLayerWeights& w, const bf16* residual, bf16* out, int64_t tokens, cudaStream_t s);
+  // out [T, H] = residual + the layer of x [T, H] (residual [T, H] or null), kept in slot `pass`.
+  void forward(const bf16* x, const MoeLayerWeights& w, const bf16* residual, bf16* out, int64_t tokens, cudaStream_t s,
+               int pass = 0);
   // dx [T, H] and the weights' gradients (written, or added to when `accumulate`) from dout, for
-  // the x of the last forward pass.
+  // the x of the forward pass kept in slot `pass`.
   void backward(const bf16* x, const MoeLayerWeights& w, const bf16* dout, bf16* dx, const MoeLayerGrads& g,
-                bool accumulate, cudaStream_t s);
+                bool accumulate, cudaStream_t s, int pass = 0);
 
-  // Of the last forward pass: rows per expert (host), and on the device the load-balancing loss
-  // (before its coefficient) and the routing, for tests.
-  std::span<const int64_t> rows_per_expert() const { return rows_; }
-  const double* aux_loss() const { return aux_.as<double>(); }
-  const float* probs() const { return probs_.as<float>(); }
-  const int32_t* chosen() const { return chosen_.as<int32_t>(); }
-  const float* weights() const { return weights_.as<float>(); }
-  const int32_t* order() const { return order_.as<int32_t>(); }
-  const int32_t* offsets() const { return offsets_.as<int32_t>(); }
-  const bf16* gate_up_rows() const { return gu_.as<bf16>(); }
-  const bf16* expert_rows() const { return yp_.as<bf16>(); }
+  int passes() const { return static_cast<int>(passes_.size()); }
+  // Of the forward pass in slot `pass`: rows per expert (host), and on the device the
+  // load-balancing loss (before its coefficient) and the routing, for tests.
+  std::span<const int64_t> rows_per_expert(int pass = 0) const { return at(pass).rows; }
+  const double* aux_loss(int pass = 0) const { return at(pass).aux.as<double>(); }
+  const float* probs(int pass = 0) const { return at(pass).probs.as<float>(); }
+  const int32_t* chosen(int pass = 0) const { return at(pass).chosen.as<int32_t>(); }
+  const float* weights(int pass = 0) const { return at(pass).weights.as<float>(); }
+  const int32_t* order(int pass = 0) const { return at(pass).order.as<int32_t>(); }
+  const int32_t* offsets(int pass = 0) const { return at(pass).offsets.as<int32_t>(); }
+  const bf16* gate_up_rows(int pass = 0) const { return at(pass).gu.as<bf16>(); }
+  const bf16* expert_rows(int pass = 0) const { return at(pass).yp.as<bf16>(); }
   // The device memory its buffers hold.
   size_t device_bytes() const;
 
  private:
+  // What one forward pass keeps for its backward pass.
+  struct Pass {
+    int64_t tokens = 0, rows_total = 0;
+    std::vector<int64_t> rows;
+    DeviceBuffer logits, probs, chosen, weights, counts, offsets, order, row_of_slot, aux, xp, gu, act, yp, shared_gu,
+        shared_act, shared_out, shared_scale;
+  };
+  const Pass& at(int pass) const;
+  Pass& at(int pass) { return const_cast<Pass&>(std::as_const(*this).at(pass)); }
+
   MoeDims d_;
-  int64_t max_tokens_ = 0, tokens_ = 0, rows_total_ = 0;
+  int64_t max_tokens_ = 0;
   LinearGemm& linear_;
   GroupedGemm& grouped_;
-  std::vector<int64_t> rows_;
   PinnedBuffer host_counts_;
-  // Forward state.
-  DeviceBuffer logits_, probs_, chosen_, weights_, counts_, offsets_, order_, row_of_slot_, permute_scratch_,
-      aux_scratch_, aux_, xp_, gu_, act_, yp_, shared_gu_, shared_act_, shared_out_, shared_scale_;
-  // Backward.
+  std::vector<Pass> passes_;
+  // The forward pass's scratch, and the backward pass's buffers.
+  DeviceBuffer permute_scratch_, aux_scratch_;
   DeviceBuffer dyp_, dweights_, dact_, dgu_, dlogits_, dx_router_, dshared_out_, dshared_act_, dshared_gu_,
       dx_shared_, dpre_;
 };

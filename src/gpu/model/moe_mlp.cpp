@@ -1,10 +1,9 @@
 // A mixture-of-experts layer's MLP in the step (llama_passes.hpp): x[l + 1] = a + moe(xn2), the
-// experts, router and shared experts of gpu/model/moe_layer.hpp. The layer object holds the pass
-// of one layer (its routing, permuted rows and pre-activations), so the backward pass runs a
-// layer's forward again first unless the object still holds that layer's: with activation
-// checkpointing that is the recompute the step does anyway; without it, every layer but the last
-// is recomputed (an MoE layer's activations are never kept per layer). The recompute is the
-// same arithmetic in the same order: its routing and rows are the forward's, bit for bit.
+// experts, router and shared experts of gpu/model/moe_layer.hpp. Without checkpointing the layer
+// object keeps every MoE layer's pass (its routing, permuted rows and pre-activations) for the
+// backward pass, as the dense layers keep theirs. With checkpointing it holds one layer's pass,
+// and the backward pass runs a layer's forward again first (the recompute the step does anyway):
+// the same arithmetic in the same order, its routing and rows the forward's, bit for bit.
 #include "gpu/check.hpp"
 #include "gpu/model/llama_passes.hpp"
 
@@ -34,18 +33,19 @@ void LlamaPasses::moe_forward(size_t l, const LayerActivations& A, bool recomput
   {
     ProfileScope p(profiler, "moe", "moe fwd (router, routing, grouped experts, combine +residual)",
                    moe_forward_flop(*m_.moe, D_.T, D_.H), 0, s_);
-    moe_->forward(A.xn2, moe_weights(lp), A.a, b_.x[l + 1], D_.T, s_);
+    moe_->forward(A.xn2, moe_weights(lp), A.a, b_.x[l + 1], D_.T, s_, moe_pass_[l]);
   }
   moe_layer_ = static_cast<int64_t>(l);
-  UB_CUDA_CHECK(cudaMemcpyAsync(aux_losses_.as<double>() + l, moe_->aux_loss(), sizeof(double), cudaMemcpyDeviceToDevice, s_));
-  const std::span<const int64_t> rows = moe_->rows_per_expert();
+  UB_CUDA_CHECK(cudaMemcpyAsync(aux_losses_.as<double>() + l, moe_->aux_loss(moe_pass_[l]), sizeof(double),
+                                cudaMemcpyDeviceToDevice, s_));
+  const std::span<const int64_t> rows = moe_->rows_per_expert(moe_pass_[l]);
   expert_rows_.insert(expert_rows_.end(), rows.begin(), rows.end());
 }
 
 void LlamaPasses::moe_backward(size_t l, const LayerActivations& A, bf16* dxn) {
   const LayerParams& lp = L_.layers[l];
   const MoeLayerWeights w = moe_weights(lp);
-  if (moe_layer_ != static_cast<int64_t>(l)) {
+  if (moe_->passes() == 1 && moe_layer_ != static_cast<int64_t>(l)) {  // its pass is not kept: run it again
     DeviceArena::Scratch scratch(b_.arena);
     bf16* out = scratch.take<bf16>("MoE layer output (recomputed)", static_cast<size_t>(D_.T * D_.H));
     ProfileScope p(profiler, "moe", "moe fwd (recompute)", moe_forward_flop(*m_.moe, D_.T, D_.H), 0, s_);
@@ -59,7 +59,7 @@ void LlamaPasses::moe_backward(size_t l, const LayerActivations& A, bf16* dxn) {
   {
     ProfileScope p(profiler, "moe", "moe bwd (experts, router, shared experts)", 2 * moe_forward_flop(*m_.moe, D_.T, D_.H),
                    0, s_);
-    moe_->backward(A.xn2, w, b_.dx, dxn, grads, false, s_);
+    moe_->backward(A.xn2, w, b_.dx, dxn, grads, false, s_, moe_pass_[l]);
   }
   for (size_t t : {lp.router, lp.gate_up, lp.down, lp.shared_gate_up, lp.shared_down, lp.shared_expert_gate}) {
     if (t != kNoTensor) gradient_final(t);
