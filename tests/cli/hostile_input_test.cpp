@@ -54,6 +54,16 @@ std::string replaced(std::string text, const std::string& from, const std::strin
   return text.replace(at, from.size(), to);
 }
 
+// `text` without the lines that hold `needle`.
+std::string lines_without(const std::string& text, const std::string& needle) {
+  std::string out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find(needle) == std::string::npos) out += line + "\n";
+  }
+  return out;
+}
+
 // `text` with the first match of `re` replaced by its first group followed by `tail`.
 std::string replaced_match(const std::string& text, const std::regex& re, const std::string& tail) {
   std::smatch m;
@@ -1831,31 +1841,20 @@ TEST(SilentlyWrong, AnEditedCopyIsTheMeasurementItCopies) {
   const std::string peer = write_file("edited_copy_attention.log", "# copied to another machine\n" + slurp(kFx + "/attention_h200.log"));
   expect_error("compare " + kFx + "/attention_h200.log " + peer, 2, "are the same measurement");
   // A training run copied with a length left out: the lengths both hold are one measurement.
-  std::string fewer;
-  std::istringstream in(replaced(slurp(kFx + "/records_h200.jsonl"), "2026-11-30T08:00:00Z", "2026-12-01T09:00:00Z"));
-  for (std::string line; std::getline(in, line);) {
-    if (line.find(R"("seqlen": 16384)") == std::string::npos) fewer += line + "\n";
-  }
-  expect_error("compare " + kFx + "/records_h200.jsonl " + write_file("fewer_lengths_copy.jsonl", fewer), 2,
+  const std::string records = replaced(slurp(kFx + "/records_h200.jsonl"), "2026-11-30T08:00:00Z", "2026-12-01T09:00:00Z");
+  expect_error("compare " + kFx + "/records_h200.jsonl " +
+                   write_file("fewer_lengths_copy.jsonl", lines_without(records, R"("seqlen": 16384)")), 2,
                "are the same measurement: every figure both hold is alike");
   // A copy with one step left out: of a one-length log, and at every length of our records.
   const std::string log = kFx + "/torch_versions/h200_torch2.13.0_cu130.log";
-  std::string dropped;
-  std::istringstream log_in(replaced(slurp(log), "2026-11-23", "2026-11-29"));
-  for (std::string line; std::getline(log_in, line);) {
-    if (line.find(R"("step": 7,)") == std::string::npos) dropped += line + "\n";
-  }
+  const std::string dropped = lines_without(replaced(slurp(log), "2026-11-23", "2026-11-29"), R"("step": 7,)");
   expect_error("compare " + log + " " + write_file("dropped_step.log", dropped), 2, "are the same measurement");
-  std::string no_step_4;
-  std::istringstream records_in(replaced(slurp(kFx + "/records_h200.jsonl"), "2026-11-30T08:00:00Z", "2026-12-01T09:00:00Z"));
-  for (std::string line; std::getline(records_in, line);) {
-    if (line.find(R"("step": 4,)") == std::string::npos) no_step_4 += line + "\n";
-  }
-  expect_error("compare " + kFx + "/records_h200.jsonl " + write_file("dropped_steps.jsonl", no_step_4), 2,
+  expect_error("compare " + kFx + "/records_h200.jsonl " +
+                   write_file("dropped_steps.jsonl", lines_without(records, R"("step": 4,)")), 2,
                "are the same measurement");
   // A copy re-printed with fewer digits (as pandas' to_json writes 80.07999999999998: 80.08).
   std::string rounded;
-  std::istringstream round_in(replaced(slurp(kFx + "/records_h200.jsonl"), "2026-11-30T08:00:00Z", "2026-12-01T09:00:00Z"));
+  std::istringstream round_in(records);
   for (std::string line; std::getline(round_in, line);) {
     nlohmann::json j = nlohmann::json::parse(line);
     if (j.value("type", "") == "train_step") j["exec_time_ms"] = std::round(j["exec_time_ms"].get<double>() * 1e4) / 1e4;
