@@ -209,7 +209,7 @@ Comparison compare_runs(RunLog old_run, RunLog new_run, const Catalog& catalog,
   }
   if (!opt.old_run_beside_itself && same_measurement(c.old_run, c.new_run)) {
     throw UsageError(fmt::format("{} and {} are the same measurement (every step timed alike): compared with itself it "
-                                 "says nothing of a second GPU; give the other GPU's", printable(c.old_run.path),
+                                 "says nothing of a second GPU; give the other GPU's run", printable(c.old_run.path),
                                  printable(c.new_run.path)));
   }
   const std::vector<std::string> problems = workload_differences(c.old_run, c.new_run);

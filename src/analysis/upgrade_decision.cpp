@@ -232,15 +232,22 @@ void decide_verdict(UpgradeDecision& d, const UpgradeOptions& opt) {
   if (d.old_accel && d.old_accel == d.new_accel) {
     // Two machines of one model differ run to run by a fraction of a percent that a long run
     // resolves: that is noise here; a difference is an interval wholly beyond the same band.
-    bool differ = false;
+    // Agreeing within noise is an interval wholly inside the band at every length; one wider
+    // than the band that holds 1 says neither.
+    bool differ = false, within = true;
     for (const CompareRow& r : c.rows) {
-      differ = differ || (r.speedup && (r.speedup->low > 1 + kSameBand || r.speedup->high < 1 - kSameBand));
+      if (!r.speedup) continue;
+      differ = differ || r.speedup->low > 1 + kSameBand || r.speedup->high < 1 - kSameBand;
+      within = within && r.speedup->low >= 1 - kSameBand && r.speedup->high <= 1 + kSameBand;
     }
     d.verdict = UpgradeVerdict::same_gpu;
-    d.line = !differ ? fmt::format("SAME GPU: both are a {}, and their steps agree within noise (2%) at every "
-                                   "length ({}): nothing to upgrade.", ng, speedup_span(c))
-                     : fmt::format("SAME GPU: both are a {}, yet their steps differ ({}): the difference is the "
-                                   "machines' clocks, power or software, not the GPU model.", ng, speedup_span(c));
+    d.line = differ ? fmt::format("SAME GPU: both are a {}, yet their steps differ ({}): the difference is the "
+                                  "machines' clocks, power or software, not the GPU model.", ng, speedup_span(c))
+             : within ? fmt::format("SAME GPU: both are a {}, and their steps agree within noise (2%) at every "
+                                    "length ({}): nothing to upgrade.", ng, speedup_span(c))
+                      : fmt::format("SAME GPU: both are a {}, and their steps agree within noise at every length "
+                                    "({}), a noise wider than 2% (a 95% interval of a median past it: more steps would "
+                                    "narrow it): nothing to upgrade.", ng, speedup_span(c));
     return;
   }
   if (l.all.empty()) {

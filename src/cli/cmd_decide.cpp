@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <set>
 
 #include "analysis/decide.hpp"
 #include "analysis/upgrade_decision.hpp"
@@ -192,8 +193,15 @@ void run_on_measurements(Context& ctx, const DecideOptions& o) {
   }
   // Two names, one GPU: a UUID both sets name, under two names, is one card that measured both
   // and one of them misnames it. Under one name it is one GPU measured twice: SAME GPU, or noise.
+  // A UUID as NVML writes it ("GPU-5d5ef7b4-…") or as PyTorch does (without "GPU-"), any case.
+  const auto card = [](std::string u) {
+    u = to_lower(u);
+    return u.rfind("gpu-", 0) == 0 ? u.substr(4) : u;
+  };
+  std::set<std::string> second;
+  for (const std::string& u : sets[1].gpu_uuids) second.insert(card(u));
   for (const std::string& u : sets[0].gpu_uuids) {
-    if (sets[1].gpu_uuids.count(u) && sets[0].gpu != sets[1].gpu) {
+    if (second.count(card(u)) && sets[0].gpu != sets[1].gpu) {
       throw UsageError(fmt::format("decide: {} ({}) and {} ({}) were measured on one GPU, {}, under two names: "
                                    "give each GPU's own measurements",
                                    printable(sets[0].where), printable(sets[0].gpu), printable(sets[1].where),

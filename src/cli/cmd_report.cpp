@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <span>
+
 #include "analysis/compare.hpp"
 #include "analysis/decide.hpp"
 #include "analysis/log_comparisons.hpp"
@@ -24,6 +26,7 @@
 #include "records/readers/log_kind.hpp"
 #include "records/readers/read_run.hpp"
 #include "records/record_file.hpp"
+#include "records/workload_keys.hpp"
 #include "report/decomposition_report.hpp"
 #include "report/nccl_views.hpp"
 #include "report/prediction_report.hpp"
@@ -88,9 +91,22 @@ void refuse_other_measured(const LineSource& predictions, const RunLog& measured
     }
   }
   predicted.model = measured.model, predicted.layers = measured.layers, predicted.batch = measured.batch;
-  predicted.dtype = measured.dtype;
-  for (const std::string& d : workload_differences(predicted, measured)) {
+  const auto dtype = predicted.config.find("dtype");
+  predicted.dtype = dtype != predicted.config.end() ? dtype->second : measured.dtype;
+  for (const std::string& d : workload_differences(measured, predicted)) {
     differs.push_back(d.rfind("different ", 0) == 0 ? d.substr(10) : d);
+  }
+  // The step's arithmetic (master weights, loss chunks, MLP tiles; Liger's kernels), where both
+  // say it. The attention backend is the GPU's own (the guide's FA3 on Hopper, FA4 on Blackwell).
+  for (const auto& keys : {std::span<const char* const>(kOurStepKeys), std::span<const char* const>(kBenchmarkPyStepKeys)}) {
+    for (const char* key : keys) {
+      if (key == std::string_view("attn_backend")) continue;
+      const auto a = measured.config.find(key);
+      const auto b = predicted.config.find(key);
+      if (a != measured.config.end() && b != predicted.config.end() && a->second != b->second) {
+        differs.push_back(fmt::format("{}: {} vs {}", key, printable(a->second), printable(b->second)));
+      }
+    }
   }
   if (!differs.empty()) {
     throw UsageError(fmt::format("report PREDICTIONS MEASURED: {} is not a measurement of what {} predicts ({}; the "

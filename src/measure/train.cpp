@@ -146,6 +146,7 @@ class TrainPoint : public Point {
     r.flop = flops_.total();
     r.attention_share = flops_.attention_share();
     r.expert_tokens = expert_tokens_of(engine_.expert_rows());
+    if (std::string g = engine_.expert_gemm(); !g.empty()) r.expert_gemm = std::move(g);
     if (telemetry) r.telemetry = *telemetry;
     b_.run_.emit(r);
     TrainSummary& sum = b_.summary_;

@@ -35,7 +35,7 @@ void PointSteps::add(const TrainStep& s, int line) {
   if (s.peak_mem_gib && !(peak_mem_gib_ && *peak_mem_gib_ >= *s.peak_mem_gib)) peak_mem_gib_ = *s.peak_mem_gib, peak_mem_line_ = line;
   if (s.warmup) {
     ++warmup_;
-    const StepSample sample{s.exec_time_ms, s.tflops, s.device, line};
+    const StepSample sample{s.exec_time_ms, s.tflops, s.device, line, s.step};
     if (warmup_extremes_.size() < kWarmupKept) {  // the first ones, each as it is
       warmup_extremes_.push_back(sample);
     } else {  // beyond: the fastest and the most TFLOPS, in the first two places
@@ -66,7 +66,7 @@ void PointSteps::add(const TrainStep& s, int line) {
     expert_extremes_->max = std::max(expert_extremes_->max, e->max);
     if (expert_medians_.size() < kStepsKept) expert_medians_.push_back(e->median);
   }
-  const StepSample sample{s.exec_time_ms, s.tflops, s.device, line};
+  const StepSample sample{s.exec_time_ms, s.tflops, s.device, line, s.step};
   if (kept_.size() < kStepsKept) {
     kept_.push_back(sample);
     return;

@@ -31,7 +31,8 @@ struct StepSample {
   double exec_time_ms = 0;
   std::optional<double> tflops;  // as logged
   int device = 0;
-  int line = 0;  // of its file (0: not known)
+  int line = 0;       // of its file (0: not known)
+  int64_t step = -1;  // its number as logged (-1: not known)
 };
 
 // Steady steps kept per point: every one up to this many, past it a uniform sample of this many.

@@ -25,14 +25,20 @@ TimeStats read_time_stats(const Fields& f) {
   Summary& s = t.ms;
   s.n = static_cast<size_t>(f.count("n"));
   s.median = f.number("median");
-  s.mean = f.optional_number("mean").value_or(s.median);
-  s.min = f.optional_number("min").value_or(s.median);
-  s.max = f.optional_number("max").value_or(s.median);
-  s.q1 = f.optional_number("q1").value_or(s.median);
-  s.q3 = f.optional_number("q3").value_or(s.median);
-  s.stddev = f.optional_number("stddev").value_or(0);
-  s.median_low = f.optional_number("median_low").value_or(s.median);
-  s.median_high = f.optional_number("median_high").value_or(s.median);
+  t.written = 0;
+  const auto read = [&](const char* key, unsigned bit, double fallback) {
+    const std::optional<double> v = f.optional_number(key);
+    if (v) t.written |= bit;
+    return v.value_or(fallback);
+  };
+  s.mean = read("mean", TimeStats::kMean, s.median);
+  s.min = read("min", TimeStats::kMin, s.median);
+  s.max = read("max", TimeStats::kMax, s.median);
+  s.q1 = read("q1", TimeStats::kQ1, s.median);
+  s.q3 = read("q3", TimeStats::kQ3, s.median);
+  s.stddev = read("stddev", TimeStats::kStddev, 0);
+  s.median_low = read("median_low", TimeStats::kMedianLow, s.median);
+  s.median_high = read("median_high", TimeStats::kMedianHigh, s.median);
   t.stop = f.string_or("stop", "");
   // A summary whose order statistics are out of order was not computed from samples: every
   // interval read from it would be upside down (a median above its maximum).

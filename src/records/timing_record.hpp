@@ -16,6 +16,10 @@ namespace ub {
 struct TimeStats {
   Summary ms;
   std::string stop;  // noise, max_samples, max_seconds, interrupted
+  // Which of the optional figures the record wrote (a bit each, kMean ... kMedianHigh); those it
+  // left out are read as the median (stddev as 0).
+  enum Written : unsigned { kMean = 1, kStddev = 2, kMin = 4, kMax = 8, kQ1 = 16, kQ3 = 32, kMedianLow = 64, kMedianHigh = 128 };
+  unsigned written = 255;
 };
 
 void to_json(nlohmann::json& j, const TimeStats& t);

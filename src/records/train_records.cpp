@@ -108,6 +108,7 @@ void to_json(json& j, const TrainStep& s) {
   if (s.exposed_checkpoint_copy_ms) j["exposed_checkpoint_copy_ms"] = *s.exposed_checkpoint_copy_ms;
   if (s.pinned_host_gib) j["pinned_host_gib"] = *s.pinned_host_gib;
   if (const auto& e = s.expert_tokens) j["expert_tokens"] = {{"min", e->min}, {"median", e->median}, {"max", e->max}};
+  if (s.expert_gemm) j["expert_gemm"] = *s.expert_gemm;
 }
 
 std::optional<TrainStep::ExpertTokens> expert_tokens_of(std::vector<int64_t> rows) {
@@ -220,6 +221,7 @@ TrainStep read_train_step(const Fields& f, int64_t index) {
   }
   if (auto tel = f.optional_object("telemetry")) s.telemetry = read_telemetry(*tel);
   if (auto e = f.optional_object("expert_tokens")) s.expert_tokens = read_expert_tokens(*e);
+  if (f.has("expert_gemm")) s.expert_gemm = f.string("expert_gemm");
   return s;
 }
 

@@ -61,6 +61,10 @@ struct TrainStep {
     double min = 0, median = 0, max = 0;
   };
   std::optional<ExpertTokens> expert_tokens;
+  // A mixture of experts: the library each of the experts' products went through (gpu/
+  // grouped_gemm.hpp: cuBLAS's grouped GEMM or a GEMM per expert, as timed on first use); known
+  // after the first step, so in the steps' records rather than the context.
+  std::optional<std::string> expert_gemm;
 };
 
 // An "expert_tokens" object ({min, median, max}); WorkError naming it when they are not in order.

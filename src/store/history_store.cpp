@@ -242,12 +242,21 @@ AddOutcome HistoryStore::add_run(const StoredRun& run, const std::string& source
   // read again from their kept lines, with the steps and summaries behind them.
   std::set<int64_t> candidates;
   for (const MetricPoint* m : compared_points(run.metrics)) {
-    const double a = m->median * (1 - 1e-9), b = m->median * (1 + 1e-9);
-    for (const Row& r : db_->query("SELECT DISTINCT run_id FROM run_metrics WHERE metric = $1 AND x = $2 AND n = $3 AND "
-                                   "median BETWEEN $4 AND $5 AND run_id <> $6 LIMIT 64",
-                                   {m->metric, m->x, static_cast<int64_t>(m->n), std::min(a, b), std::max(a, b), own_id})) {
-      candidates.insert(r.integer(0));
+    std::vector<Row> rows;
+    if (!m->steps.empty()) {
+      // A training point: a copy with steps left out has its median among these steps' times.
+      const auto [lo, hi] = std::minmax_element(m->steps.begin(), m->steps.end(),
+                                                [](const auto& x, const auto& y) { return x.second < y.second; });
+      rows = db_->query("SELECT DISTINCT run_id FROM run_metrics WHERE metric = $1 AND x = $2 AND median BETWEEN $3 AND $4 "
+                        "AND run_id <> $5 LIMIT 64",
+                        {m->metric, m->x, lo->second * (1 - 1e-9), hi->second * (1 + 1e-9), own_id});
+    } else {
+      const double a = m->median * (1 - 1e-9), b = m->median * (1 + 1e-9);
+      rows = db_->query("SELECT DISTINCT run_id FROM run_metrics WHERE metric = $1 AND x = $2 AND n = $3 AND "
+                        "median BETWEEN $4 AND $5 AND run_id <> $6 LIMIT 64",
+                        {m->metric, m->x, static_cast<int64_t>(m->n), std::min(a, b), std::max(a, b), own_id});
     }
+    for (const Row& r : rows) candidates.insert(r.integer(0));
     if (candidates.size() >= 256) break;
   }
   for (const int64_t c : candidates) {

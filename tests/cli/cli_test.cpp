@@ -638,7 +638,7 @@ TEST(Cli, ReportOfPredictions) {
   const Result other = run("report " + records + " " + kFx + "/sweep_b200.log -o " + beside);
   EXPECT_EQ(other.code, 2);
   EXPECT_NE(other.err.find("is not a measurement of what"), std::string::npos) << other.err;
-  EXPECT_NE(other.err.find("zero: 2 vs 3, gc: 0 vs 1"), std::string::npos) << other.err;
+  EXPECT_NE(other.err.find("zero: 3 vs 2, gc: 1 vs 0, offload_optim: 1 vs 0, liger: 1 vs 0; the run's, then the prediction's"), std::string::npos) << other.err;
   const std::string of_sweep = dir + "_sweep.jsonl";
   std::filesystem::remove(of_sweep);
   ASSERT_EQ(run("predict --to b200 " + kFx + "/sweep_h200.log --out " + of_sweep).code, 0);

@@ -1887,6 +1887,80 @@ std::string edited_records(const std::string& records, const std::function<void(
   return out;
 }
 
+// The history holds a copy with a step left out at every length to the run it copies, in either
+// order; a copy whose time summaries lost some figures is the same too.
+TEST(SilentlyWrong, TheHistoryKnowsACopyWithStepsLeftOut) {
+  const std::string records = replaced(slurp(kFx + "/records_h200.jsonl"), "2026-11-30T08:00:00Z", "2026-12-01T09:00:00Z");
+  const std::string no_step_4 = write_file("history_dropped_steps.jsonl", lines_without(records, R"("step": 4,)"));
+  const std::string log = write_file("history_dropped_step.log", lines_without(slurp(kFx + "/sweep_h200.log"), R"("step": 7,)"));
+  for (const auto& [first, second] : {std::pair{kFx + "/records_h200.jsonl", no_step_4}, {no_step_4, kFx + "/records_h200.jsonl"},
+                                      {kFx + "/sweep_h200.log", log}, {log, kFx + "/sweep_h200.log"}}) {
+    const std::string db = fresh_db("dropped_steps");
+    ASSERT_EQ(run("history add --db " + db + " " + first).code, 0);
+    const Result again = run("history add --db " + db + " " + second);
+    EXPECT_EQ(again.code, 0) << again.err;
+    EXPECT_NE(again.out.find("same measurement"), std::string::npos) << first << " then " << second << ":\n" << again.out;
+  }
+  const std::string bw = kFx + "/suite_h200_2l/bandwidth.jsonl";
+  const std::string stripped = write_file("stripped_summaries.jsonl", edited_records(bw, [](nlohmann::json& j, int) {
+    for (auto& item : j.items()) {
+      if (item.value().is_object() && item.value().contains("median_low")) {
+        for (const char* key : {"stddev", "q1", "q3"}) item.value().erase(key);
+      }
+    }
+  }));
+  expect_error("compare " + bw + " " + stripped, 2, "are the same measurement");
+}
+
+// Two runs of one length whose steps' times meet (printed to 0.01 ms) under other step numbers
+// are two measurements; so are two printouts alike at one length only.
+TEST(ValidInput, StepsThatMeetUnderOtherNumbersAreTwoMeasurements) {
+  // The steady steps' times given to each other's numbers: the same values, another run.
+  const std::string log = slurp(kFx + "/torch_versions/h200_torch2.13.0_cu130.log");
+  std::vector<std::string> times;
+  const std::regex time(R"re("exec_time_ms": "([0-9.]+)")re");
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), time); it != std::sregex_iterator(); ++it) times.push_back((*it)[1]);
+  ASSERT_GE(times.size(), 6u);
+  std::string shuffled = replaced(log, "2026-11-23", "2026-11-29");
+  size_t at = 0;
+  for (size_t i = 0; i < times.size(); ++i) {  // each step's time moves to the next step (warm-up ones stay)
+    at = shuffled.find("\"exec_time_ms\": \"" + times[i] + "\"", at);
+    ASSERT_NE(at, std::string::npos);
+    const std::string to = i < 2 ? times[i] : times[2 + (i - 2 + 1) % (times.size() - 2)];
+    shuffled.replace(at + 17, times[i].size(), to);
+    at += 17 + to.size();
+  }
+  const Result r = run("compare " + kFx + "/torch_versions/h200_torch2.13.0_cu130.log " + write_file("steps_moved.log", shuffled));
+  EXPECT_EQ(r.err.find("same measurement"), std::string::npos) << r.err;
+  // A printout alike at one length of another's.
+  const std::string one_line = write_file("attention_one_length.log", "# gpu=NVIDIA H200 backend=fa2 causal=True nheads=32 "
+                                          "nheads_kv=8 head_dim=128\n" + lines_without(lines_without(lines_without(slurp(kFx + "/attention_h200.log"), "#"),
+                                                                                  "8192"), "16384"));
+  const Result a = run("compare " + kFx + "/attention_h200.log " + one_line);
+  EXPECT_EQ(a.err.find("same measurement"), std::string::npos) << a.err;
+}
+
+// decide knows one card under two names whatever case its UUID is written in, with or without
+// NVML's "GPU-".
+TEST(SilentlyWrong, OneCardUnderTwoNamesWhateverItsUuidsCase) {
+  const std::string uuid = "GPU-5d5ef7b4-6d9f-1c74-d0fa-60ace3bdd669";
+  for (const std::string& written : {std::string("GPU-5D5EF7B4-6D9F-1C74-D0FA-60ACE3BDD669"), uuid.substr(4)}) {
+    const fs::path copy = temp_path("suite_renamed_card");
+    fs::remove_all(copy);
+    fs::copy(kFx + "/suite_h200_2l", copy, fs::copy_options::recursive);
+    for (const fs::directory_entry& e : fs::recursive_directory_iterator(copy)) {
+      if (!e.is_regular_file()) continue;
+      std::string text = slurp(e.path().string());
+      text = std::regex_replace(text, std::regex(uuid), written);
+      text = std::regex_replace(text, std::regex("NVIDIA H200"), "NVIDIA H200 NVL");
+      text = std::regex_replace(text, std::regex("h200-sxm"), "h200-nvl");
+      std::ofstream(e.path().string(), std::ios::trunc | std::ios::binary) << text;
+    }
+    expect_error("decide " + kFx + "/suite_h200_2l " + copy.string(), 2, "were measured on one GPU");
+  }
+}
+
+
 // Two measurements of short kernels can share a median and its interval to the last bit (CUDA
 // events tick in half microseconds), never their whole time summary; and one point that differs
 // makes two measurements, whatever other points share.

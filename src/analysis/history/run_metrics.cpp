@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "records/decomposition_records.hpp"
@@ -35,7 +36,13 @@ MetricPoint rate_point(std::string metric, double x, int gpu, double value, cons
   if (time && time->ms.median > 0 && time->ms.median_low > 0) {
     const Summary& t = time->ms;
     p.n = t.n;
-    p.summary = {static_cast<double>(t.n), t.mean, t.stddev, t.min, t.max, t.q1, t.median, t.q3, t.median_low, t.median_high};
+    // A figure the record left out is not known (NaN): a copy with some figures taken out is
+    // compared on the rest.
+    const auto said = [&](double v, unsigned bit) { return time->written & bit ? v : std::nan(""); };
+    p.summary = {static_cast<double>(t.n), said(t.mean, TimeStats::kMean), said(t.stddev, TimeStats::kStddev),
+                 said(t.min, TimeStats::kMin), said(t.max, TimeStats::kMax), said(t.q1, TimeStats::kQ1), t.median,
+                 said(t.q3, TimeStats::kQ3), said(t.median_low, TimeStats::kMedianLow),
+                 said(t.median_high, TimeStats::kMedianHigh)};
     // The time's ratio first: median / median_high rounds to at most 1 and median / median_low to
     // at least 1 (rounding is monotone and 1 is exact), so each end lies on its side of the rate,
     // where an end is the median too. (value * median) / median_low can round past the rate.
@@ -76,13 +83,16 @@ std::vector<MetricPoint> training_metrics(const RunLog& run) {
     for (const StepSample& s : point.steps.steady()) by_gpu[s.device].push_back(&s);
     for (const auto& [gpu, steps] : by_gpu) {
       std::vector<double> ms, tflops;
+      std::vector<std::pair<int64_t, double>> numbered;
       for (const StepSample* s : steps) {
         ms.push_back(s->exec_time_ms);
+        // A step without its number is known by its place (a distinct key below 0).
+        numbered.emplace_back(s->step >= 0 ? s->step : -1 - static_cast<int64_t>(numbered.size()), s->exec_time_ms);
         if (s->tflops) tflops.push_back(*s->tflops);
       }
       const double x = static_cast<double>(point.seqlen);
       MetricPoint time = sample_point("train.step_ms", x, gpu, ms);
-      time.steps = ms;
+      time.steps = std::move(numbered);
       if (auto t = point.steps.telemetry().find(gpu); t != point.steps.telemetry().end()) add_telemetry(time, t->second);
       if (tflops.size() == steps.size()) {
         MetricPoint t = sample_point("train.tflops", x, gpu, tflops);

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/statistics.hpp"
@@ -37,10 +38,11 @@ struct MetricPoint {
   uint64_t throttle = 0;
   // Every figure behind it, to tell one measurement from another (stored_run.hpp's
   // one_measurement); not columns of the history database, whose kept lines give them again. A
-  // training point's steady steps' times, in log order; a timed record's time summary (n, mean,
-  // stddev, min, max, q1, median, q3, the median's interval). Both empty where a figure was
-  // printed once.
-  std::vector<double> steps, summary;
+  // training point's steady steps, (its number as logged, its time); a timed record's time
+  // summary (n, mean, stddev, min, max, q1, median, q3, the median's interval). Both empty where
+  // a figure was printed once.
+  std::vector<std::pair<int64_t, double>> steps;
+  std::vector<double> summary;
 };
 
 // Whether a larger value of `metric` is better (TFLOPS, GB/s) or worse (milliseconds).

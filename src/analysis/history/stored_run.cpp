@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <thread>
+#include <set>
 #include <string_view>
 #include <tuple>
 
@@ -317,21 +318,27 @@ namespace {
 // is the figure it copies.
 bool alike(double a, double b) { return a == b || std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b)); }
 
-bool all_alike(const std::vector<double>& a, const std::vector<double>& b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), alike);
+// The steps both lists number alike, each with its time alike: how many; nullopt when one of
+// them differs. A copy keeps each step's number with its time, whatever steps it leaves out.
+std::optional<size_t> steps_alike(const std::vector<std::pair<int64_t, double>>& a,
+                                  const std::vector<std::pair<int64_t, double>>& b) {
+  std::map<int64_t, double> of_b;
+  for (const auto& [step, ms] : b) of_b.emplace(step, ms);
+  size_t common = 0;
+  for (const auto& [step, ms] : a) {
+    const auto it = of_b.find(step);
+    if (it == of_b.end()) continue;
+    if (!alike(ms, it->second)) return std::nullopt;
+    ++common;
+  }
+  return common;
 }
 
-// Whether every step of the shorter list is a step of the other (each matched once): the same
-// steps, or a copy with some left out.
-bool steps_within(std::vector<double> a, std::vector<double> b) {
-  if (a.size() > b.size()) std::swap(a, b);
-  std::sort(a.begin(), a.end());
-  std::sort(b.begin(), b.end());
-  size_t j = 0;
-  for (const double v : a) {
-    while (j < b.size() && b[j] < v && !alike(b[j], v)) ++j;
-    if (j == b.size() || !alike(b[j], v)) return false;
-    ++j;
+// A time summary's figures alike, those one of the two left out (NaN) aside.
+bool summaries_alike(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!std::isnan(a[i]) && !std::isnan(b[i]) && !alike(a[i], b[i])) return false;
   }
   return true;
 }
@@ -341,23 +348,26 @@ bool steps_within(std::vector<double> a, std::vector<double> b) {
 bool one_measurement(const std::vector<MetricPoint>& a, const std::vector<MetricPoint>& b) {
   std::map<std::tuple<int, std::string, double>, const MetricPoint*> of_b;
   for (const MetricPoint* m : compared_points(b)) of_b.emplace(std::make_tuple(m->gpu, m->metric, m->x), m);
-  size_t evidence = 0;  // samples alike, and figures printed once alike
+  size_t samples = 0;             // steps and timed samples alike
+  std::set<double> printed_at;    // the points (lengths, sizes) of figures printed once, alike
   for (const MetricPoint* m : compared_points(a)) {
     const auto it = of_b.find(std::make_tuple(m->gpu, m->metric, m->x));
     if (it == of_b.end()) continue;
     const MetricPoint& o = *it->second;
     if (!m->steps.empty() && !o.steps.empty()) {
-      if (!steps_within(m->steps, o.steps)) return false;
-      evidence += std::min(m->steps.size(), o.steps.size());
+      const std::optional<size_t> common = steps_alike(m->steps, o.steps);
+      if (!common) return false;
+      samples += *common;
     } else if (!m->summary.empty() && !o.summary.empty()) {
-      if (!all_alike(m->summary, o.summary)) return false;
-      evidence += m->n;
+      if (!summaries_alike(m->summary, o.summary)) return false;
+      samples += m->n;
     } else {
       if (m->n != o.n || !alike(m->median, o.median) || !alike(m->low, o.low) || !alike(m->high, o.high)) return false;
-      ++evidence;
+      printed_at.insert(m->x);
     }
   }
-  return evidence >= 2;
+  // Figures printed once, rounded to a few digits, can meet by chance at one point: alike at two.
+  return samples >= 2 || printed_at.size() >= 2;
 }
 
 std::vector<MetricPoint> stored_figures(std::vector<std::string> lines, const std::string& format, const std::string& name) {

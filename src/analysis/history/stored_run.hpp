@@ -77,13 +77,13 @@ std::vector<const MetricPoint*> distinct_points(const std::vector<MetricPoint>& 
 
 // Whether two runs' figures are one measurement, whatever their contexts or headers say: every
 // point both hold (one metric at one point) alike, to printing precision (1e-9 relative), in all
-// the figures behind it (MetricPoint::steps and ::summary): a training point's steps, those of
-// one run all among the other's (a copy, or one with steps left out); a timed record's whole time
-// summary; a figure printed once, its value and interval. At least two samples or figures alike
-// (one rounded figure, mamf-finder.py's best, tells nothing), and one point that differs is two
-// measurements: a copy never differs where both hold a figure. A length added or left out is
-// not a point both hold. A training step's TFLOPS, logged rounded beside its time, is told by the
-// time.
+// the figures behind it (MetricPoint::steps and ::summary): a training point's steps of the same
+// number alike (a copy keeps each step's number with its time, whatever steps it leaves out); a
+// timed record's time summary (the figures both write); a figure printed once, its value and
+// interval. At least two steps or samples alike, or figures printed once alike at two points (a
+// few rounded digits can meet by chance at one). One point that differs is two measurements: a
+// copy never differs where both hold a figure. A length added or left out is not a point both
+// hold. A training step's TFLOPS, logged rounded beside its time, is told by the time.
 bool one_measurement(const std::vector<MetricPoint>& a, const std::vector<MetricPoint>& b);
 // The figures of a stored run read again from its kept lines (`format`: "upgradebench" or the
 // peer's), with the steps and summaries behind them that the database's columns do not hold.

@@ -151,11 +151,15 @@ void add_model(StepInput& s, const ModelShape& m) {
 std::map<std::string, std::string> workload_of(const std::map<std::string, std::string>& config) {
   std::map<std::string, std::string> out;
   for (const auto& keys : {std::span<const char* const>(kOurLeverKeys), std::span<const char* const>(kOurFormerLeverKeys),
-                           std::span<const char* const>(kBenchmarkPyLeverKeys)}) {
+                           std::span<const char* const>(kBenchmarkPyLeverKeys), std::span<const char* const>(kOurStepKeys),
+                           std::span<const char* const>(kBenchmarkPyStepKeys)}) {
     for (const char* key : keys) {
       if (const auto it = config.find(key); it != config.end()) out[key] = it->second;
     }
   }
+  // bench_decompose.py's header says benchmark.py's offload_optim as "offload".
+  if (const auto it = config.find("offload"); it != config.end() && !out.count("offload_optim")) out["offload_optim"] = it->second;
+  if (const auto it = config.find("dtype"); it != config.end()) out["dtype"] = it->second;
   return out;
 }
 
@@ -198,6 +202,7 @@ StepInput log_step(const RunLog& run, const LogPoint& p, const StepLevers& lever
   in.model = run.model;
   in.levers = levers;
   in.format = run.format, in.workload = workload_of(run.config);
+  in.workload["dtype"] = run.dtype;
   in.step_ms = p.step_ms;
   in.peak_memory_gib = p.peak_mem_gib;
   in.provenance = provenance;

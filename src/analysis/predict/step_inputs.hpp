@@ -47,7 +47,9 @@ void add_model(StepInput& s, const ModelShape& m);
 // How a run ran, as far as its products' shapes go: checkpointing (benchmark.py's gc, our
 // activation_checkpointing), MLP tiles and loss chunks, from a log's configuration.
 StepLevers levers_of(const std::map<std::string, std::string>& config, int64_t batch);
-// The lever keys of a header or context (records/workload_keys.hpp) and their values.
+// The workload keys of a header or context (records/workload_keys.hpp: the levers, the step's
+// arithmetic) and the dtype, with their values; bench_decompose.py's "offload" as benchmark.py's
+// "offload_optim".
 std::map<std::string, std::string> workload_of(const std::map<std::string, std::string>& config);
 
 // A micro-benchmark file: the GPU it measured (as it names it) and what it measured.

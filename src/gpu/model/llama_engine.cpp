@@ -142,6 +142,8 @@ void LlamaEngine::forward_backward(const PhaseHook& phase, std::vector<float>* l
 void LlamaEngine::optimizer_step() { impl_->passes.optimizer_step(); }
 double LlamaEngine::loss() const { return download(impl_->buffers.loss, 1, impl_->s)[0] + impl_->passes.aux_loss(); }
 const std::vector<int64_t>& LlamaEngine::expert_rows() const { return impl_->passes.expert_rows(); }
+
+std::string LlamaEngine::expert_gemm() const { return impl_->passes.expert_gemm(); }
 double LlamaEngine::grad_norm() const { return std::sqrt(download(impl_->buffers.norm_sq, 1, impl_->s)[0]); }
 
 std::vector<float> LlamaEngine::parameters() const {

@@ -103,6 +103,8 @@ class LlamaEngine {
   // Of the last forward pass, a mixture of experts: each MoE layer's rows per expert, layer after
   // layer (empty for a dense model).
   const std::vector<int64_t>& expert_rows() const;
+  // The library the experts' products went through (GroupedGemm::library()); empty for a dense model.
+  std::string expert_gemm() const;
   double grad_norm() const;   // before clipping, of the last optimizer step (synchronises)
   int64_t steps_taken() const;
   // The whole parameters and gradients (the averaged ones with data parallelism), fp32 in the

@@ -70,6 +70,7 @@ class LlamaPasses {
   const std::vector<int64_t>& expert_rows() const { return expert_rows_; }
   // The MoE layer's buffers (its own, beside the arena); 0 for a dense model.
   size_t moe_bytes() const { return moe_ ? moe_->device_bytes() : 0; }
+  std::string expert_gemm() const { return grouped_ ? grouped_->library() : std::string(); }
 
  private:
   // forward.cpp; `recompute`: the forward again in the backward pass (checkpointing), which
