@@ -98,9 +98,11 @@ void MoeLayer::forward(const bf16* x, const MoeLayerWeights& w, const bf16* resi
               p.row_of_slot.as<int32_t>(), permute_scratch_.as<int32_t>(), p.rows_total, E, s);
   UB_CUDA_CHECK(cudaMemcpyAsync(host_counts_.as<int32_t>(), p.counts.get(), static_cast<size_t>(E) * sizeof(int32_t),
                                 cudaMemcpyDeviceToHost, s));
+  counts_copied_.record(s);
   moe_aux_loss(p.logits.as<bf16>(), p.counts.as<int32_t>(), aux_scratch_.as<float>(), p.aux.as<double>(), T, E, s);
   moe_gather_rows(x, p.order.as<int32_t>(), p.xp.as<bf16>(), p.rows_total, K, H, s);
-  UB_CUDA_CHECK(cudaStreamSynchronize(s));  // the grouped GEMMs' sizes
+  // The grouped GEMMs' sizes: the host waits for the copy alone, the loss and the gather run on.
+  UB_CUDA_CHECK(cudaEventSynchronize(counts_copied_.get()));
   p.rows.assign(host_counts_.as<int32_t>(), host_counts_.as<int32_t>() + E);
   grouped_.forward(p.xp.as<bf16>(), w.gate_up, p.gu.as<bf16>(), p.rows, H, 2 * I);
   swiglu_forward(p.gu.as<bf16>(), p.act.as<bf16>(), p.rows_total, I, s);

@@ -14,8 +14,8 @@
 // `passes` slots: the engine keeps one slot per MoE layer when it keeps every layer's
 // activations, and one when it recomputes each layer before going back through it
 // (checkpointing). The backward pass's buffers are shared by all. The rows per expert are copied
-// to the host once per forward pass (the grouped GEMM takes its sizes there): one synchronisation
-// of the stream per layer.
+// to the host once per forward pass (the grouped GEMM takes its sizes there): the host waits for
+// that copy once per layer, while the gather of the rows runs on.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -101,6 +101,7 @@ class MoeLayer {
   LinearGemm& linear_;
   GroupedGemm& grouped_;
   PinnedBuffer host_counts_;
+  Event counts_copied_;  // the rows per expert are on the host
   std::vector<Pass> passes_;
   // The forward pass's scratch, and the backward pass's buffers.
   DeviceBuffer permute_scratch_, aux_scratch_;
