@@ -1873,6 +1873,30 @@ TEST(Messages, CompareOfTwoPredictionsSaysWhatTheyAre) {
   expect_error("compare " + a + " " + b, 2, "compare takes two measurements: " + a + " and " + b + " are predictions");
 }
 
+// A prediction for a slower GPU (a downgrade: less HBM bandwidth) keeps every interval in order,
+// its point inside: the step's, the speedup's and each bucket's.
+TEST(SilentlyWrong, APredictedDowngradeKeepsItsIntervalsInOrder) {
+  const Result r = run("predict --to h100 " + kFx + "/guide/sweep_h200.log --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_FALSE(j.empty());
+  for (const nlohmann::json& p : j) {
+    const auto inside = [&](double point, const nlohmann::json& interval, const std::string& what) {
+      EXPECT_LE(interval[0].get<double>(), point * (1 + 1e-12)) << what << " at " << p["seqlen"];
+      EXPECT_LE(point, interval[1].get<double>() * (1 + 1e-12)) << what << " at " << p["seqlen"];
+    };
+    inside(p["speedup"].get<double>(), p["speedup_interval"], "speedup");
+    inside(p["step_ms"].get<double>(), p["step_ms_interval"], "step");
+    for (const nlohmann::json& b : p["buckets"]) {
+      if (b["ratio"].is_null()) continue;
+      inside(b["ratio"]["point"].get<double>(), nlohmann::json{b["ratio"]["low"], b["ratio"]["high"]}, b["name"]);
+      for (const nlohmann::json& part : b["parts"]) {
+        inside(part["point"].get<double>(), nlohmann::json{part["low"], part["high"]}, part["what"]);
+      }
+    }
+  }
+}
+
 // `records` with each record given to `edit` (its line number from 0), the context's date moved on.
 std::string edited_records(const std::string& records, const std::function<void(nlohmann::json&, int)>& edit) {
   std::string out;

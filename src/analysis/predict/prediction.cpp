@@ -120,13 +120,15 @@ std::optional<Ratio> interconnect_ratio(const Sides& s) {
 // Time beyond the ceiling of a bucket's work: kernels that ran below it (memory-bound, too small
 // to fill the GPU) and gaps between them. Which of the two it is the model cannot tell: between
 // 1.0x (gaps) and HBM's ratio, the point in the middle.
+// (A GPU with less HBM bandwidth, a downgrade, puts HBM's ratio below 1.0x: the interval's ends
+// are the two ratios in order, whichever side of 1.0x HBM's lies.)
 Ratio beyond_ceiling_ratio(const Ratio& hbm) {
-  return {(1 + hbm.point) / 2, 1, hbm.point,
+  return {(1 + hbm.point) / 2, std::min(1.0, hbm.point), std::max(1.0, hbm.point),
           fmt::format("time beyond the work's ceiling: between unscaled (1.00x) and HBM ({:.2f}x)", hbm.point)};
 }
 
 Ratio unexplained_ratio(const Ratio& hbm) {
-  return {1, 1, hbm.point,
+  return {1, std::min(1.0, hbm.point), std::max(1.0, hbm.point),
           fmt::format("no kernel's work explains it (host, launch gaps, offload): not assumed to scale, up to HBM's "
                       "{:.2f}x", hbm.point)};
 }
