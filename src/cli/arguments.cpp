@@ -329,10 +329,14 @@ double parse_duration_seconds(const std::string& text_in, const std::string& wha
   const auto bad = [&] {
     return UsageError(fmt::format("{}: '{}' is not a duration (30m, 1h30m, 90s, or seconds)", what, text));
   };
+  constexpr double kWeek = 7 * 86400;
+  const auto too_long = [&] {
+    return UsageError(fmt::format("{}: '{}' is longer than a week (7 days: 168h)", what, text));
+  };
   if (text.empty()) throw bad();
   if (text.find_first_not_of("0123456789.") == std::string::npos) {
     const double s = parse_positive(text, what);
-    if (s > 7 * 86400) throw bad();
+    if (s > kWeek) throw too_long();
     return s;
   }
   double total = 0;
@@ -340,12 +344,17 @@ double parse_duration_seconds(const std::string& text_in, const std::string& wha
   while (i < text.size()) {
     const size_t digits = text.find_first_not_of("0123456789.", i);
     if (digits == i || digits == std::string::npos) throw bad();
-    const double v = parse_positive(text.substr(i, digits - i), what);
+    const std::string number = text.substr(i, digits - i);
+    // A part may be zero (2h0m); the whole may not.
+    const double v = number.find_first_not_of("0.") == std::string::npos && number.find_first_of('0') != std::string::npos
+                         ? 0.0
+                         : parse_positive(number, what);
     const char unit = text[digits];
     total += v * (unit == 'h' ? 3600 : unit == 'm' ? 60 : unit == 's' ? 1 : throw bad());
     i = digits + 1;
   }
-  if (!(total > 0) || total > 7 * 86400) throw bad();
+  if (!(total > 0)) throw bad();
+  if (total > kWeek) throw too_long();
   return total;
 }
 

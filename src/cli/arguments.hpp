@@ -59,7 +59,7 @@ void refuse_foreign_records(const std::string& out, const std::vector<std::strin
 // measurement compared with itself says nothing about a second GPU.
 void refuse_repeated_inputs(const std::vector<std::string>& inputs, const std::string& command,
                             const std::string& why = "compared with itself it says nothing of a second GPU; give the "
-                                                     "other GPU's");
+                                                     "other GPU's measurement");
 // UsageError when a file a report page writes into `dir` (report.html, report.md, charts/...) is
 // one of `inputs` (a file, or a file in a folder input): the page would overwrite what it reads.
 void refuse_page_over_inputs(const std::string& dir, const std::vector<std::string>& inputs);

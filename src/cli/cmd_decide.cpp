@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 
 #include "analysis/decide.hpp"
@@ -193,10 +194,13 @@ void run_on_measurements(Context& ctx, const DecideOptions& o) {
   }
   // Two names, one GPU: a UUID both sets name, under two names, is one card that measured both
   // and one of them misnames it. Under one name it is one GPU measured twice: SAME GPU, or noise.
-  // A UUID as NVML writes it ("GPU-5d5ef7b4-…") or as PyTorch does (without "GPU-"), any case.
-  const auto card = [](std::string u) {
-    u = to_lower(u);
-    return u.rfind("gpu-", 0) == 0 ? u.substr(4) : u;
+  // A UUID as NVML writes it ("GPU-5d5ef7b4-…") or as PyTorch does (without "GPU-"), any case,
+  // dashes, braces or spaces: its hex digits.
+  const auto card = [](const std::string& u) {
+    std::string digits = to_lower(u);
+    if (const size_t at = digits.find("gpu"); at != std::string::npos) digits.erase(at, 3);
+    std::erase_if(digits, [](char c) { return !std::isxdigit(static_cast<unsigned char>(c)); });
+    return digits;
   };
   std::set<std::string> second;
   for (const std::string& u : sets[1].gpu_uuids) second.insert(card(u));

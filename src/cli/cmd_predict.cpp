@@ -2,6 +2,12 @@
 // the old one (analysis/predict/): a decomposition or a training log of the old GPU, each bucket scaled
 // by the new GPU's ratio for its kind of work (measured micro-benchmarks where given with
 // --measured, else the catalog), with intervals, cost against the break-even and memory fit.
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "base/error.hpp"
+#include "base/text.hpp"
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/context.hpp"
@@ -23,6 +29,24 @@ struct PredictCommand {
   OutputOptions output;
 };
 
+// A file of predictions is drawn as one pair of GPUs (report): --out takes more predictions of
+// the pair it holds, not another's.
+void refuse_other_pair(const std::string& out, const std::string& from, const std::string& to) {
+  std::error_code ec;
+  if (out.empty() || !std::filesystem::is_regular_file(out, ec)) return;
+  std::vector<std::string> warnings;
+  for_each_record(LineSource::file(out), [&](const RecordLine& line) {
+    if (line.type != "prediction") return;
+    const Fields f(line.json, line.where);
+    const std::string a = f.string_or("old_gpu", ""), b = f.string_or("new_gpu", "");
+    if (a != from || b != to) {
+      throw UsageError(fmt::format("--out {}: it holds predictions of {} -> {} ({}), these are {} -> {}: one pair of "
+                                   "GPUs per file, as `report` draws it; give another file", printable(out), printable(a),
+                                   printable(b), line.where, from, to));
+    }
+  }, warnings);
+}
+
 void run(Context& ctx, PredictCommand o) {
   o.request.price_from = parse_optional_positive(o.price_old, "--price-old", kPriceRange);
   o.request.price_to = parse_optional_positive(o.price_new, "--price-new", kPriceRange);
@@ -35,6 +59,7 @@ void run(Context& ctx, PredictCommand o) {
                          "predict", "given twice it is predicted twice; give each measurement once");
   refuse_foreign_records(o.out, {"predict"});
   const PredictionRun run = run_predictions(ctx, o.request);
+  refuse_other_pair(o.out, run.from->id, run.to->id);
   const PredictionRequest& r = o.request;
   nlohmann::json j = nlohmann::json::array();
   std::unique_ptr<RecordWriter> writer;

@@ -103,9 +103,15 @@ void refuse_other_measured(const LineSource& predictions, const RunLog& measured
       if (key == std::string_view("attn_backend")) continue;
       const auto a = measured.config.find(key);
       const auto b = predicted.config.find(key);
-      if (a != measured.config.end() && b != predicted.config.end() && a->second != b->second) {
-        differs.push_back(fmt::format("{}: {} vs {}", key, printable(a->second), printable(b->second)));
-      }
+      // benchmark.py's log without liger= ran without Liger's kernels.
+      const bool default_off = key == std::string_view("liger") && measured.format == predicted.format;
+      const std::optional<std::string> x = a != measured.config.end() ? std::optional(a->second)
+                                           : default_off                ? std::optional<std::string>("0")
+                                                                        : std::nullopt;
+      const std::optional<std::string> y = b != predicted.config.end() ? std::optional(b->second)
+                                           : default_off                 ? std::optional<std::string>("0")
+                                                                         : std::nullopt;
+      if (x && y && *x != *y) differs.push_back(fmt::format("{}: {} vs {}", key, printable(*x), printable(*y)));
     }
   }
   if (!differs.empty()) {

@@ -13,6 +13,15 @@
 
 namespace ub::report {
 
+std::string md_text(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|' || c == '<') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
 namespace {
 
 // Display width of a UTF-8 string (counts code points; our tables use no wide characters).
@@ -71,17 +80,6 @@ std::string csv_field(const std::string& in) {
     out += c;
   }
   return out + "\"";
-}
-
-// Markdown text that stays text: a pipe would end a table cell and < would open raw HTML (a GPU
-// or host named "<script>..." in a page), so each is escaped.
-std::string md_text(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|' || c == '<') out += '\\';
-    out += c;
-  }
-  return out;
 }
 
 std::string md_cell(const std::string& s) { return md_text(s); }

@@ -40,6 +40,9 @@ struct Document {
 };
 
 std::string render_text(const Document& doc);
+// Markdown text that stays text: a pipe would end a table cell and < would open raw HTML (a GPU
+// or host named "<script>..." in a page), so each is escaped.
+std::string md_text(const std::string& s);
 std::string render_markdown(const Document& doc);
 // CSV carries the tables only (each with its header row; blocks separated by a blank line).
 std::string render_csv(const Document& doc);

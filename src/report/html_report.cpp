@@ -198,9 +198,9 @@ void write_report(const ReportContent& r_in, const fs::path& dir, const fs::path
   // Charts as files first: a missing gnuplot stops here, before anything half-written.
   for (const Chart& c : r.charts) render_with_gnuplot(c, (dir / "charts").string());
 
-  std::string md = "# " + printable(r.title) + "\n\n";
-  if (!r.banner.empty()) md += "> **" + printable(r.banner) + "**\n\n";
-  if (!r.alert.empty()) md += "> **" + printable(r.alert) + "**\n\n";
+  std::string md = "# " + md_text(printable(r.title)) + "\n\n";
+  if (!r.banner.empty()) md += "> **" + md_text(printable(r.banner)) + "**\n\n";
+  if (!r.alert.empty()) md += "> **" + md_text(printable(r.alert)) + "**\n\n";
   Document md_rest = r.body;
   if (r.lead_block && !md_rest.blocks.empty()) {
     Document head;
@@ -208,7 +208,7 @@ void write_report(const ReportContent& r_in, const fs::path& dir, const fs::path
     md_rest.blocks.erase(md_rest.blocks.begin());
     md += render_markdown(head) + "\n";
   }
-  for (const Chart& c : r.charts) md += fmt::format("![{}](charts/{}.png)\n", c.title, c.id);
+  for (const Chart& c : r.charts) md += fmt::format("![{}](charts/{}.png)\n", md_text(printable(c.title)), c.id);
   md += "\n" + render_markdown(md_rest) + "\n" + std::string(kMarkdownMark) + "\n";
   place_file(dir / "report.md", md);
 

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "base/error.hpp"
+#include "base/text.hpp"
 #include "records/fields.hpp"
 #include "records/record_file.hpp"
 #include "report/format.hpp"
@@ -25,7 +26,13 @@ ReportContent prediction_report(const LineSource& t, const std::optional<RunLog>
   for_each_record(t, [&](const RecordLine& line) {
     if (line.type != "prediction") return;
     const Fields f(line.json, line.where);
-    old_gpu = f.string_or("old_gpu", ""), new_gpu = f.string_or("new_gpu", "");
+    const std::string from = f.string_or("old_gpu", ""), to = f.string_or("new_gpu", "");
+    if (!new_gpu.empty() && (from != old_gpu || to != new_gpu)) {  // rows of two pairs under one title
+      throw WorkError(fmt::format("{}: a prediction of {} -> {} after ones of {} -> {}: a report draws one pair of GPUs; "
+                                  "give each pair's predictions a file of its own", line.where, printable(from),
+                                  printable(to), printable(old_gpu), printable(new_gpu)));
+    }
+    old_gpu = from, new_gpu = to;
     if (const auto b = f.optional_number("break_even")) break_even = b;
     const auto seqlen = f.optional_count("seqlen");
     const auto step = f.optional_number("step_ms"), sp = f.optional_number("speedup");

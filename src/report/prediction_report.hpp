@@ -14,7 +14,7 @@
 
 namespace ub::report {
 
-// WorkError when the file holds no prediction record.
+// WorkError when the file holds no prediction record, or predictions of two pairs of GPUs.
 ReportContent prediction_report(const LineSource& t, const std::optional<RunLog>& measured_new = std::nullopt);
 
 }  // namespace ub::report

@@ -1897,6 +1897,30 @@ TEST(SilentlyWrong, APredictedDowngradeKeepsItsIntervalsInOrder) {
   }
 }
 
+// A file of predictions is one pair of GPUs: --out refuses another pair's, report a file of two.
+TEST(SilentlyWrong, AFileOfPredictionsIsOnePairOfGpus) {
+  const std::string out = temp_path("two_pairs.jsonl");
+  fs::remove(out);
+  ASSERT_EQ(run("predict --to b200 " + kFx + "/guide/sweep_h200.log --out " + out).code, 0);
+  ASSERT_EQ(run("predict --to b200 " + kFx + "/guide/sweep_h200.log --seqlens 16k --out " + out).code, 0);  // the same pair: more rows
+  expect_error("predict --to h100 " + kFx + "/guide/sweep_h200.log --out " + out, 2,
+               "it holds predictions of h200-sxm -> b200-sxm");
+  std::string mixed = slurp(out);
+  mixed += replaced(lines_without(mixed, R"("type":"context")"), R"("new_gpu":"b200-sxm")", R"("new_gpu":"h100-sxm")");
+  expect_error("report " + write_file("mixed_pairs.jsonl", mixed) + " -o " + temp_path("mixed_report"), 1,
+               "a report draws one pair of GPUs");
+}
+
+// A duration's part may be zero (2h0m); past the longest a budget may be, the message says the limit.
+TEST(ValidInput, ADurationWithAZeroPart) {
+  for (const char* budget : {"2h0m", "0h30m", "1m0s", "1h0s"}) {
+    const Result r = run(std::string("suite --dry-run --out ") + temp_path("dry_suite") + " --budget " + budget);
+    EXPECT_EQ(r.code, 0) << budget << ": " << r.err;
+  }
+  expect_error("suite --dry-run --out " + temp_path("dry_suite") + " --budget 1000h", 2, "--budget: '1000h' is longer than a week");
+  expect_error("suite --dry-run --out " + temp_path("dry_suite") + " --budget 0h0m", 2, "--budget: '0h0m' is not a duration");
+}
+
 // `records` with each record given to `edit` (its line number from 0), the context's date moved on.
 std::string edited_records(const std::string& records, const std::function<void(nlohmann::json&, int)>& edit) {
   std::string out;
@@ -1910,6 +1934,26 @@ std::string edited_records(const std::string& records, const std::function<void(
   }
   return out;
 }
+
+// Text from a file reaches report.md as text: its banner lines too, not only its tables.
+TEST(SilentlyWrong, AReportsMarkdownKeepsFileTextAsText) {
+  const std::string other = write_file("html_in_version.jsonl", edited_records(kFx + "/records_h200.jsonl", [](nlohmann::json& j, int) {
+    if (j.value("type", "") == "context") j["stack"]["cudnn"]["version"] = "9.14.0</script><b>x";
+    if (j.value("type", "") == "train_step") {
+      j["exec_time_ms"] = j["exec_time_ms"].get<double>() * 1.01;
+      if (j.contains("tflops") && j["tflops"].is_number()) j["tflops"] = j["tflops"].get<double>() / 1.01;
+    }
+  }));
+  const std::string dir = temp_path("html_in_version_report");
+  fs::remove_all(dir);
+  const Result r = run("report " + kFx + "/records_h200.jsonl " + other + " -o " + dir);
+  if (report_tools_missing(r)) GTEST_SKIP() << r.err;
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string md = slurp(dir + "/report.md");
+  EXPECT_FALSE(std::regex_search(md, std::regex(R"([^\\]</script>)"))) << md.substr(0, 400);  // each one escaped
+  EXPECT_NE(md.find("9.14.0\\</script>"), std::string::npos);
+}
+
 
 // The history holds a copy with a step left out at every length to the run it copies, in either
 // order; a copy whose time summaries lost some figures is the same too.
@@ -1968,7 +2012,10 @@ TEST(ValidInput, StepsThatMeetUnderOtherNumbersAreTwoMeasurements) {
 // NVML's "GPU-".
 TEST(SilentlyWrong, OneCardUnderTwoNamesWhateverItsUuidsCase) {
   const std::string uuid = "GPU-5d5ef7b4-6d9f-1c74-d0fa-60ace3bdd669";
-  for (const std::string& written : {std::string("GPU-5D5EF7B4-6D9F-1C74-D0FA-60ACE3BDD669"), uuid.substr(4)}) {
+  std::string no_dashes = uuid;
+  std::erase(no_dashes, '-');
+  for (const std::string& written : {std::string("GPU-5D5EF7B4-6D9F-1C74-D0FA-60ACE3BDD669"), uuid.substr(4), uuid + " ",
+                                     "{" + uuid + "}", no_dashes}) {
     const fs::path copy = temp_path("suite_renamed_card");
     fs::remove_all(copy);
     fs::copy(kFx + "/suite_h200_2l", copy, fs::copy_options::recursive);
@@ -1982,6 +2029,19 @@ TEST(SilentlyWrong, OneCardUnderTwoNamesWhateverItsUuidsCase) {
     }
     expect_error("decide " + kFx + "/suite_h200_2l " + copy.string(), 2, "were measured on one GPU");
   }
+}
+
+// A benchmark.py log without liger= ran without Liger's kernels: not the workload of a prediction
+// from a log with them. A file given twice asks for the other GPU's measurement.
+TEST(SilentlyWrong, APredictionsRunWithoutLigerSaid) {
+  const std::string out = temp_path("prediction_liger.jsonl");
+  fs::remove(out);
+  ASSERT_EQ(run("predict --to b200 " + kFx + "/guide/sweep_h200.log --out " + out).code, 0);
+  const std::string no_liger = write_file("sweep_b200_no_liger.log", std::regex_replace(slurp(kFx + "/guide/sweep_b200.log"),
+                                                                                        std::regex(" liger=1"), ""));
+  expect_error("report " + out + " " + no_liger + " -o " + temp_path("liger_report"), 2, "liger: 0 vs 1");
+  expect_error("compare " + kFx + "/records_h200.jsonl " + kFx + "/records_h200.jsonl", 2,
+               "give the other GPU's measurement");
 }
 
 
