@@ -1,6 +1,8 @@
 #include "base/gzip_reader.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
 #include <fmt/format.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -22,8 +24,36 @@ struct GzipReader::Inflate {
   ~Inflate() { inflateEnd(&z); }
 };
 
+namespace {
+
+// A named pipe is opened without waiting for its writer (an open that waits has no end when no
+// program ever writes), then given kPipeWaitS for one to: a process substitution's is there
+// already; a pipe nobody writes to is refused instead of hanging.
+constexpr int kPipeWaitS = 20;
+
+int open_for_reading(const std::string& path, const std::string& name) {
+  struct stat st {};
+  const bool fifo = ::stat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | (fifo ? O_NONBLOCK : 0));
+  if (fd < 0 || !fifo) return fd;
+  pollfd p{fd, POLLIN, 0};
+  int ready = 0;
+  do {
+    ready = ::poll(&p, 1, kPipeWaitS * 1000);
+  } while (ready < 0 && errno == EINTR);
+  if (ready == 0) {
+    ::close(fd);
+    throw UsageError(fmt::format("{}: a named pipe no program wrote to in {} s: start its writer first, or give a file",
+                                 name, kPipeWaitS));
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);  // then read as any pipe, waiting for its lines
+  return fd;
+}
+
+}  // namespace
+
 GzipReader::GzipReader(const std::string& path, std::string name, size_t buffer)
-    : fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)), name_(std::move(name)), in_(std::max<size_t>(buffer, 64)) {
+    : fd_(open_for_reading(path, name)), name_(std::move(name)), in_(std::max<size_t>(buffer, 64)) {
   if (!fd_) throw UsageError(fmt::format("{}: cannot be read: {}", name_, std::strerror(errno)));
 }
 

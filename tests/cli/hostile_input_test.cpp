@@ -434,6 +434,25 @@ TEST(Bounds, AJsonFileThatDoesNotEndIsRefused) {
   expect_error("nccl -b 1 -e 4G -f 1.00000001", 2, "give a larger factor");
 }
 
+// A log given as a named pipe is read once its writer comes; a pipe no program writes to is
+// refused after a wait, not waited on for ever.
+TEST(Bounds, ALogThroughANamedPipeWaitsForItsWriterAWhile) {
+  const std::string fifo = temp_path("log_fifo");
+  fs::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::thread writer([&] {  // a second later, as a process started after the command would
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    std::ofstream(fifo) << slurp(kFx + "/records_h200.jsonl");
+  });
+  const Result late = run("memfit " + fifo);
+  writer.join();
+  EXPECT_EQ(late.code, 0) << late.err;
+  const auto start = std::chrono::steady_clock::now();
+  expect_error("memfit " + fifo, 2, "log_fifo: a named pipe no program wrote to in 20 s");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 40);
+  fs::remove(fifo);
+}
+
 // Permissions do not hold back root: these run as another user (CI's), and skip under root.
 TEST(ValidInput, ADatabaseTheUserMayReadButNotWriteOpensForReading) {
   if (::geteuid() == 0) GTEST_SKIP() << "root reads and writes whatever the permissions say";
