@@ -353,7 +353,7 @@ double parse_duration_seconds(const std::string& text_in, const std::string& wha
     total += v * (unit == 'h' ? 3600 : unit == 'm' ? 60 : unit == 's' ? 1 : throw bad());
     i = digits + 1;
   }
-  if (!(total > 0)) throw bad();
+  if (!(total > 0)) throw UsageError(fmt::format("{}: must be positive, got '{}'", what, text));
   if (total > kWeek) throw too_long();
   return total;
 }

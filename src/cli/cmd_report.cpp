@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cctype>
 #include <span>
 
 #include "analysis/compare.hpp"
@@ -49,14 +50,17 @@ struct ReportOptions {
 // A run drawn beside a prediction as "the new GPU measured" is a measurement of what was
 // predicted: the GPU the prediction is for, and its workload (batch, model and depth, where both
 // say them).
-void refuse_other_measured(const LineSource& predictions, const RunLog& measured, const Catalog& catalog,
-                           const std::filesystem::path& models_dir) {
+// Returns what differs without making it another workload: the attention backend, whose
+// generation is each GPU's own (the guide's FA3 on Hopper, FA4 on Blackwell) but whose family (sdpa,
+// FlashAttention) is a choice; empty if one family.
+std::string refuse_other_measured(const LineSource& predictions, const RunLog& measured, const Catalog& catalog,
+                                  const std::filesystem::path& models_dir) {
   std::optional<nlohmann::json> first;
   std::vector<std::string> warnings;
   for_each_record(predictions, [&](const RecordLine& r) {
     if (r.type == "prediction" && !first) first = r.json;
   }, warnings);
-  if (!first) return;
+  if (!first) return "";
   const Fields f(*first, predictions.path);
   const std::string to = f.string_or("new_gpu", "");
   const Accelerator* gpu = catalog.try_find(measured.gpu);
@@ -111,7 +115,13 @@ void refuse_other_measured(const LineSource& predictions, const RunLog& measured
       const std::optional<std::string> y = b != predicted.config.end() ? std::optional(b->second)
                                            : default_off                 ? std::optional<std::string>("0")
                                                                          : std::nullopt;
-      if (x && y && *x != *y) differs.push_back(fmt::format("{}: {} vs {}", key, printable(*x), printable(*y)));
+      const auto said = [&](const std::optional<std::string>& v, bool in_file) {
+        return printable(*v) + (in_file ? "" : " (not said)");
+      };
+      if (x && y && *x != *y) {
+        differs.push_back(fmt::format("{}: {} vs {}", key, said(x, a != measured.config.end()),
+                                      said(y, b != predicted.config.end())));
+      }
     }
   }
   if (!differs.empty()) {
@@ -119,6 +129,19 @@ void refuse_other_measured(const LineSource& predictions, const RunLog& measured
                                  "run's, then the prediction's): give the predicted GPU's run of that workload",
                                  printable(measured.path), printable(predictions.path), fmt::join(differs, ", ")));
   }
+  const auto backend = [](const std::map<std::string, std::string>& config) {
+    const auto it = config.find("attn_backend");
+    return it == config.end() ? std::string("not said") : printable(it->second);
+  };
+  const std::string ran = backend(measured.config), predicted_from = backend(predicted.config);
+  // One family in its generation for each GPU (flash_attention_3 on Hopper, _4 on Blackwell).
+  const auto family = [](std::string b) {
+    while (!b.empty() && (std::isdigit(static_cast<unsigned char>(b.back())) || b.back() == '_')) b.pop_back();
+    return b;
+  };
+  if (family(ran) == family(predicted_from)) return "";
+  return fmt::format("ATTENTION BACKEND: the measured run's is {}, the prediction's input ran {}: part of predicted over "
+                     "measured is the backend, not the prediction", ran, predicted_from);
 }
 
 void run(Context& ctx, const ReportOptions& o) {
@@ -147,6 +170,7 @@ void run(Context& ctx, const ReportOptions& o) {
     o.flags.refuse_unused("a prediction's report", false);
     // A second file: the new GPU's measured run, drawn beside the prediction.
     std::optional<RunLog> measured;
+    std::string alert;
     if (texts.size() == 2) {
       if (kinds[1] != LogKind::training) {
         throw UsageError(fmt::format("report PREDICTIONS MEASURED: {} is {}, not a training log of the new GPU",
@@ -154,9 +178,11 @@ void run(Context& ctx, const ReportOptions& o) {
       }
       measured = read_run_log(texts[1]);
       refuse_impossible_run(*measured, ctx.catalog(), ctx.data_dir() / "models");
-      refuse_other_measured(texts[0], *measured, ctx.catalog(), ctx.data_dir() / "models");
+      alert = refuse_other_measured(texts[0], *measured, ctx.catalog(), ctx.data_dir() / "models");
     }
-    report::write_report(report::prediction_report(texts[0], measured), o.out_dir, web());
+    report::ReportContent page = report::prediction_report(texts[0], measured);
+    if (!alert.empty()) page.alert = alert;
+    report::write_report(page, o.out_dir, web());
     const std::string dir = printable(o.out_dir);
     std::printf("report: %s/report.html, %s/report.md (PREDICTED, not measured)\n", dir.c_str(), dir.c_str());
     return;

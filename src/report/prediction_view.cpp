@@ -77,7 +77,7 @@ Document prediction_document(const std::vector<Prediction>& ps) {
     for (const std::string& n : p.notes) b.notes.push_back(n);
     if (p.next) {
       b.notes.push_back(fmt::format("Measure next: {} ({}): if its ratio came out in the middle of today's interval, the "
-                                    "step's interval would narrow to {:.2f}-{:.2f}x.",
+                                    "step's interval would narrow to {:.2f}-{:.2f}x (its point moving with that ratio).",
                                     p.next->what, p.next->command, p.next->speedup_low, p.next->speedup_high));
     }
   }

@@ -1937,7 +1937,7 @@ TEST(ValidInput, ADurationWithAZeroPart) {
     EXPECT_EQ(r.code, 0) << budget << ": " << r.err;
   }
   expect_error("suite --dry-run --out " + temp_path("dry_suite") + " --budget 1000h", 2, "--budget: '1000h' is longer than a week");
-  expect_error("suite --dry-run --out " + temp_path("dry_suite") + " --budget 0h0m", 2, "--budget: '0h0m' is not a duration");
+  expect_error("suite --dry-run --out " + temp_path("dry_suite") + " --budget 0h0m", 2, "--budget: must be positive, got '0h0m'");
 }
 
 // `records` with each record given to `edit` (its line number from 0), the context's date moved on.
@@ -2058,9 +2058,22 @@ TEST(SilentlyWrong, APredictionsRunWithoutLigerSaid) {
   ASSERT_EQ(run("predict --to b200 " + kFx + "/guide/sweep_h200.log --out " + out).code, 0);
   const std::string no_liger = write_file("sweep_b200_no_liger.log", std::regex_replace(slurp(kFx + "/guide/sweep_b200.log"),
                                                                                         std::regex(" liger=1"), ""));
-  expect_error("report " + out + " " + no_liger + " -o " + temp_path("liger_report"), 2, "liger: 0 vs 1");
+  expect_error("report " + out + " " + no_liger + " -o " + temp_path("liger_report"), 2, "liger: 0 (not said) vs 1");
   expect_error("compare " + kFx + "/records_h200.jsonl " + kFx + "/records_h200.jsonl", 2,
                "give the other GPU's measurement");
+  // Another attention backend's family is said on the page; FlashAttention's next generation is not.
+  const std::string sdpa = write_file("sweep_b200_sdpa.log", std::regex_replace(slurp(kFx + "/guide/sweep_b200.log"),
+                                                                                std::regex("attn_backend=flash_attention_4"),
+                                                                                "attn_backend=sdpa"));
+  for (const auto& [measured, said] : {std::pair{sdpa, true}, {kFx + "/guide/sweep_b200.log", false}}) {
+    const std::string dir = temp_path("backend_report");
+    fs::remove_all(dir);
+    const Result r = run("report " + out + " " + measured + " -o " + dir);
+    if (report_tools_missing(r)) GTEST_SKIP() << r.err;
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(slurp(dir + "/report.md").find("ATTENTION BACKEND: the measured run's is sdpa, the prediction's input ran "
+                                             "flash_attention_3") != std::string::npos, said) << measured;
+  }
 }
 
 
