@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -442,7 +443,22 @@ TEST(Bounds, ALogThroughANamedPipeWaitsForItsWriterAWhile) {
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   std::thread writer([&] {  // a second later, as a process started after the command would
     std::this_thread::sleep_for(std::chrono::seconds(1));
-    std::ofstream(fifo) << slurp(kFx + "/records_h200.jsonl");
+    // Opened without waiting for a reader, tried for 30 s: a command that never opens the pipe
+    // fails the test instead of hanging it.
+    int fd = -1;
+    for (int i = 0; i < 300 && fd < 0; ++i) {
+      fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+      if (fd < 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    if (fd < 0) return;
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    const std::string text = slurp(kFx + "/records_h200.jsonl");
+    for (size_t at = 0; at < text.size();) {
+      const ssize_t n = ::write(fd, text.data() + at, text.size() - at);
+      if (n <= 0) break;
+      at += static_cast<size_t>(n);
+    }
+    ::close(fd);
   });
   const Result late = run("memfit " + fifo);
   writer.join();
