@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <set>
 #include <span>
 
@@ -121,14 +122,7 @@ std::vector<std::string> workload_differences(const RunLog& o, const RunLog& n) 
   // offload_optim, our offload_optimizer and offload_checkpoints): a speedup across any of them is
   // the lever's as much as the GPU's.
   // A key one run of a format leaves out is that format's default (no recompute, no sharding,
-  // one GPU); between formats a key is only compared where both name it.
-  // What a checkpointed step keeps has no default: compared only where both runs say it.
-  const auto value = [&](const RunLog& r, const std::string& key) -> std::optional<std::string> {
-    const auto it = r.config.find(key);
-    if (it != r.config.end()) return it->second == "true" ? "1" : it->second == "false" ? "0" : it->second;
-    if (o.format != n.format || key == "checkpointing_kept") return std::nullopt;
-    return key == "world_size" ? "1" : "0";
-  };
+  // one GPU). What a checkpointed step keeps has no default: compared only where both runs say it.
   std::vector<std::string> levers;
   for (const auto& list : {std::span<const char* const>(kOurLeverKeys), std::span<const char* const>(kOurFormerLeverKeys),
                            std::span<const char* const>(kBenchmarkPyLeverKeys)}) {
@@ -136,14 +130,32 @@ std::vector<std::string> workload_differences(const RunLog& o, const RunLog& n) 
       if (std::find(levers.begin(), levers.end(), key) == levers.end()) levers.emplace_back(key);
     }
   }
-  for (const std::string& key : levers) {
+  const auto lever_default = [](const std::string& key) -> std::optional<std::string> {
+    if (key == "checkpointing_kept") return std::nullopt;
+    return key == "world_size" ? "1" : "0";
+  };
+  for (const std::string& d : config_differences(o, n, levers, lever_default)) problems.push_back("different " + d);
+  return problems;
+}
+
+std::vector<std::string> config_differences(const RunLog& o, const RunLog& n, const std::vector<std::string>& keys,
+                                            const std::function<std::optional<std::string>(const std::string&)>& default_of) {
+  // Between formats a key is only compared where both name it.
+  const auto value = [&](const RunLog& r, const std::string& key) -> std::optional<std::string> {
+    const auto it = r.config.find(key);
+    if (it != r.config.end()) return it->second == "true" ? "1" : it->second == "false" ? "0" : it->second;
+    if (o.format != n.format) return std::nullopt;
+    return default_of(key);
+  };
+  std::vector<std::string> out;
+  for (const std::string& key : keys) {
     const auto a = value(o, key), b = value(n, key);
     if (a && b && *a != *b) {
       const auto said = [&](const RunLog& r, const std::string& v) { return r.config.count(key) ? v : v + " (not said)"; };
-      problems.push_back(fmt::format("different {}: {} vs {}", key, said(o, *a), said(n, *b)));
+      out.push_back(fmt::format("{}: {} vs {}", key, said(o, *a), said(n, *b)));
     }
   }
-  return problems;
+  return out;
 }
 
 RunStepFlops run_step_flops(const RunLog& run, const std::optional<ModelShape>& model) {

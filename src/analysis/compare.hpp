@@ -7,6 +7,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -95,6 +96,13 @@ RunStepFlops run_step_flops(const RunLog& run, const std::optional<ModelShape>& 
 // model, depth, batch, dtype, and the levers that change a GPU's work (records/workload_keys.hpp);
 // empty for one workload. `compare` refuses a difference unless forced.
 std::vector<std::string> workload_differences(const RunLog& old_run, const RunLog& new_run);
+// The `keys` whose values two runs' configurations differ in, each as "gc: 1 vs 0 (not said)" (the
+// first run's first; true and false as 1 and 0). A key one run leaves out is, where both runs are
+// of one format, that format's default: default_of(key), or nullopt where it has none (then
+// compared only where both say it); between formats, only where both say it.
+std::vector<std::string> config_differences(const RunLog& old_run, const RunLog& new_run,
+                                            const std::vector<std::string>& keys,
+                                            const std::function<std::optional<std::string>(const std::string&)>& default_of);
 
 // refuse_impossible_points for `run` on the GPU and the model it names (the catalog's, the
 // models folder's), for a reader that needs neither otherwise.

@@ -100,30 +100,19 @@ std::string refuse_other_measured(const LineSource& predictions, const RunLog& m
   for (const std::string& d : workload_differences(measured, predicted)) {
     differs.push_back(d.rfind("different ", 0) == 0 ? d.substr(10) : d);
   }
-  // The step's arithmetic (master weights, loss chunks, MLP tiles; Liger's kernels), where both
-  // say it. The attention backend is the GPU's own (the guide's FA3 on Hopper, FA4 on Blackwell).
+  // The step's arithmetic (master weights, loss chunks, MLP tiles; Liger's kernels, off in a
+  // benchmark.py log that does not say liger=), where both say it. The attention backend's
+  // generation is the GPU's own (the guide's FA3 on Hopper, FA4 on Blackwell): below.
+  std::vector<std::string> step_keys;
   for (const auto& keys : {std::span<const char* const>(kOurStepKeys), std::span<const char* const>(kBenchmarkPyStepKeys)}) {
     for (const char* key : keys) {
-      if (key == std::string_view("attn_backend")) continue;
-      const auto a = measured.config.find(key);
-      const auto b = predicted.config.find(key);
-      // benchmark.py's log without liger= ran without Liger's kernels.
-      const bool default_off = key == std::string_view("liger") && measured.format == predicted.format;
-      const std::optional<std::string> x = a != measured.config.end() ? std::optional(a->second)
-                                           : default_off                ? std::optional<std::string>("0")
-                                                                        : std::nullopt;
-      const std::optional<std::string> y = b != predicted.config.end() ? std::optional(b->second)
-                                           : default_off                 ? std::optional<std::string>("0")
-                                                                         : std::nullopt;
-      const auto said = [&](const std::optional<std::string>& v, bool in_file) {
-        return printable(*v) + (in_file ? "" : " (not said)");
-      };
-      if (x && y && *x != *y) {
-        differs.push_back(fmt::format("{}: {} vs {}", key, said(x, a != measured.config.end()),
-                                      said(y, b != predicted.config.end())));
-      }
+      if (key != std::string_view("attn_backend")) step_keys.emplace_back(key);
     }
   }
+  const auto step_default = [](const std::string& key) -> std::optional<std::string> {
+    return key == "liger" ? std::optional<std::string>("0") : std::nullopt;
+  };
+  for (std::string& d : config_differences(measured, predicted, step_keys, step_default)) differs.push_back(std::move(d));
   if (!differs.empty()) {
     throw UsageError(fmt::format("report PREDICTIONS MEASURED: {} is not a measurement of what {} predicts ({}; the "
                                  "run's, then the prediction's): give the predicted GPU's run of that workload",

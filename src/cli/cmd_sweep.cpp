@@ -247,8 +247,7 @@ void run(Context& ctx, const SweepOptions& o) {
     j["longest_fit"] = json();
   } else if (o.find_max) {
     const std::string beyond = shortest_oom ? fmt::format(" ({} does not)", *shortest_oom)
-                               : longest && *longest + parse_size(o.granularity, "--find-max-granularity") >
-                                                    parse_size(o.ceiling, "--find-max-ceiling")
+                               : longest && *longest + granularity > ceiling
                                    ? " (--find-max-ceiling: longer lengths were not tried)"
                                    : "";
     b.notes.push_back(longest ? fmt::format("longest length that fits: {} tokens{}", *longest, beyond) : "no length fitted");
