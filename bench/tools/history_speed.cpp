@@ -11,10 +11,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -51,19 +53,23 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "history_speed: RECORDS must be a multiple of FILES x %d\n", kStepsPerRun);
     return 2;
   }
-  // The templates: the sweep's first context record and its first steady step.
-  json context, step;
+  // The templates: the sweep's first context record and its first steady step at each length
+  // (a step's time and TFLOPS agree with the model's FLOPs at its length, as `history add` checks).
+  json context;
+  std::map<long, json> step_at;
   {
     std::ifstream in(sweep);
     for (std::string line; std::getline(in, line);) {
       const json j = json::parse(line);
       if (j.value("type", "") == "context" && context.is_null()) context = j;
-      if (j.value("type", "") == "train_step" && !j.value("warmup", true) && step.is_null()) step = j;
+      if (j.value("type", "") == "train_step" && !j.value("warmup", true)) step_at.emplace(j["seqlen"].get<long>(), j);
     }
   }
-  if (context.is_null() || step.is_null()) {
-    std::fprintf(stderr, "history_speed: %s holds no context and steady train_step records\n", sweep.c_str());
-    return 2;
+  for (const long seqlen : kLengths) {
+    if (context.is_null() || !step_at.count(seqlen)) {
+      std::fprintf(stderr, "history_speed: %s holds no context and steady train_step at %ld tokens\n", sweep.c_str(), seqlen);
+      return 2;
+    }
   }
   const fs::path dir = fs::temp_directory_path() / ("ub-history-speed-" + std::to_string(getpid()));
   fs::create_directories(dir);
@@ -83,12 +89,13 @@ int main(int argc, char** argv) {
       c["config"]["seqlen"] = seqlen;
       out << c.dump() << "\n";
       for (int s = 0; s < kStepsPerRun; ++s) {
+        const json& step = step_at.at(seqlen);
         json x = step;
-        const double jitter = 1.0 + 0.01 * static_cast<double>((run * 7 + s * 13) % 11 - 5) / 5.0;
+        // Within 1%, and another value for every run and step: each run its own measurement.
+        const double jitter = 1.0 + 0.01 * std::sin(static_cast<double>(run) * 12.9898 + static_cast<double>(s) * 78.233);
         x["step"] = s;
-        x["seqlen"] = seqlen;
         x["warmup"] = s == 0;
-        x["exec_time_ms"] = step["exec_time_ms"].get<double>() * static_cast<double>(seqlen) / 4096 * jitter;
+        x["exec_time_ms"] = step["exec_time_ms"].get<double>() * jitter;
         x["tflops"] = step["tflops"].get<double>() / jitter;
         out << x.dump() << "\n";
       }

@@ -238,25 +238,28 @@ AddOutcome HistoryStore::add_run(const StoredRun& run, const std::string& source
   const int64_t own_id = existing.empty() ? -1 : existing.front().integer(0);
   // The figures of a stored run under another context or header (a copy with its date or host
   // edited, a length added or left out) are the measurement already stored (one_measurement).
-  // Candidates: the runs holding one of its medians (to printing precision); their figures are
-  // read again from their kept lines, with the steps and summaries behind them.
+  // Candidates: the runs holding one of its points with as many samples and its median (to
+  // printing precision), or, for a training point, with another count of steps and the median
+  // among these steps' times (a copy with steps left out; a fleet's reruns, of as many steps, are
+  // not re-read for it). Their figures are read again from their kept lines, with the steps and
+  // summaries behind them.
   std::set<int64_t> candidates;
+  const auto add_candidates = [&](const std::string& where, const std::vector<Value>& params) {
+    for (const Row& r : db_->query("SELECT DISTINCT run_id FROM run_metrics WHERE metric = $1 AND x = $2 AND " + where +
+                                   " AND run_id <> $6 LIMIT 64", params)) {
+      candidates.insert(r.integer(0));
+    }
+  };
   for (const MetricPoint* m : compared_points(run.metrics)) {
-    std::vector<Row> rows;
+    const auto n = static_cast<int64_t>(m->n);
+    const double a = m->median * (1 - 1e-9), b = m->median * (1 + 1e-9);
+    add_candidates("n = $3 AND median BETWEEN $4 AND $5", {m->metric, m->x, n, std::min(a, b), std::max(a, b), own_id});
     if (!m->steps.empty()) {
-      // A training point: a copy with steps left out has its median among these steps' times.
       const auto [lo, hi] = std::minmax_element(m->steps.begin(), m->steps.end(),
                                                 [](const auto& x, const auto& y) { return x.second < y.second; });
-      rows = db_->query("SELECT DISTINCT run_id FROM run_metrics WHERE metric = $1 AND x = $2 AND median BETWEEN $3 AND $4 "
-                        "AND run_id <> $5 LIMIT 64",
-                        {m->metric, m->x, lo->second * (1 - 1e-9), hi->second * (1 + 1e-9), own_id});
-    } else {
-      const double a = m->median * (1 - 1e-9), b = m->median * (1 + 1e-9);
-      rows = db_->query("SELECT DISTINCT run_id FROM run_metrics WHERE metric = $1 AND x = $2 AND n = $3 AND "
-                        "median BETWEEN $4 AND $5 AND run_id <> $6 LIMIT 64",
-                        {m->metric, m->x, static_cast<int64_t>(m->n), std::min(a, b), std::max(a, b), own_id});
+      add_candidates("n <> $3 AND median BETWEEN $4 AND $5",
+                     {m->metric, m->x, n, lo->second * (1 - 1e-9), hi->second * (1 + 1e-9), own_id});
     }
-    for (const Row& r : rows) candidates.insert(r.integer(0));
     if (candidates.size() >= 256) break;
   }
   for (const int64_t c : candidates) {
