@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # upgradebench against its PyTorch peer (bench/peers/), side by side on one machine, in one run:
-#   bench/vs_peer.sh mamf|bandwidth|attention|train|train_moe|train_sharded|decompose|nccl OUT_DIR
+#   bench/vs_peer.sh mamf|bandwidth|attention|train|train_moe|train_sharded|loss|decompose|nccl OUT_DIR
 # Settings from the environment (defaults in brackets):
 #   UB          the upgradebench binary to measure [built from this tree into build-bench/]
 #   SEQLENS     attention, train and decompose lengths [attention 1k..32k; train, decompose 8192,16384]
@@ -8,7 +8,10 @@
 #   PRECISIONS  train: bf16 and/or master; decompose: the first of them [bf16]
 #   MODEL       train, decompose: preset or config.json [llama-3.1-8b]; train_moe: a preset with experts [qwen3-30b-a3b]
 #   LR          train_moe: both sides' AdamW learning rate [0: the routing stays that of the initial weights on
-#               both sides; trained on random tokens, a router collapses onto a few experts within steps]
+#               both sides; trained on random tokens, a router collapses onto a few experts within steps];
+#               loss: [3e-4]
+#   STEPS       loss: steps of both sides from the same weights and tokens [8]
+#   LOSS_TOLERANCE loss: the largest relative difference of a step's loss that counts as agreeing [0.01]
 #   TORCH_CUDNN 1: run ours against PyTorch's cuDNN and NCCL, so both sides use the same libraries [1]
 #   GPUS        nccl, train_sharded: ranks on this host [all]       SIZES  nccl: sizes [1M..4G, factor 2]
 #   UB_NCCL_OPTIONS nccl: more options for ours (e.g. --graph)
@@ -19,7 +22,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
-usage="usage: bench/vs_peer.sh mamf|bandwidth|attention|train|train_moe|train_sharded|decompose|nccl OUT_DIR"
+usage="usage: bench/vs_peer.sh mamf|bandwidth|attention|train|train_moe|train_sharded|loss|decompose|nccl OUT_DIR"
 what=${1:?$usage}
 out=${2:?$usage}
 mkdir -p "$out"
@@ -91,6 +94,42 @@ PY
       --seqlens "$seqlens" --lr "$lr" --upgradebench "$UB" ${PEER_OPTIONS:-} --out "$out/peer.jsonl" > /dev/null 2> "$out/peer.stderr"
     "$UB" compare "$out/peer.jsonl" "$out/ours.jsonl" --force > "$out/compare.txt" 2>&1
     grep -A12 "^Per sequence length" "$out/compare.txt" ;;
+  loss)
+    # Correctness against Hugging Face: its model of MODEL's config (train_moe_peer.py for a model
+    # with experts, train_peer.py otherwise) saves its initial weights and token ids; ours trains from
+    # them (--weights, --tokens), both in pure bf16 with the same AdamW, and each step's loss is
+    # compared. The first step's is the forward pass alone on equal weights.
+    s=${SEQLENS:-4096} s=${s%%,*} layers=${LAYERS:-2} model=${MODEL:-llama-3.1-8b} lr=${LR:-3e-4} steps=${STEPS:-8}
+    config=$here/../data/models/$model.json
+    peer=(train_peer.py)
+    grep -qE '"(num_experts|num_local_experts|n_routed_experts)"' "$config" && peer=(train_moe_peer.py --upgradebench "$UB")
+    rm -rf "$out/weights"
+    # shellcheck disable=SC2086
+    "$PYTHON" "$peers/${peer[0]}" "${peer[@]:1}" --config "$config" --model-name "$model" --layers "$layers" --seqlens "$s" \
+      --steps "$steps" --warmup 0 --lr "$lr" --save-weights "$out/weights" ${PEER_OPTIONS:-} --out "$out/peer.jsonl" \
+      > /dev/null 2> "$out/peer.stderr"
+    # shellcheck disable=SC2086
+    "$UB" train --model "$model" --layers "$layers" --seqlen "$s" --steps "$steps" --warmup 0 --lr "$lr" --precision bf16 \
+      --weights "$out/weights" --tokens "$out/weights/input_ids_$s.safetensors" ${UB_TRAIN_OPTIONS:-} \
+      --out "$out/ours.jsonl" > /dev/null 2> "$out/ours.stderr"
+    "$PYTHON" - "$out" "${LOSS_TOLERANCE:-0.01}" <<'PY' | tee "$out/compare.txt"
+import json, sys
+d, tol = sys.argv[1], float(sys.argv[2])
+def losses(f):
+    return {r["step"]: r["loss"] for r in map(json.loads, open(f"{d}/{f}")) if r.get("type") == "train_step"}
+peer, ours = losses("peer.jsonl"), losses("ours.jsonl")
+worst = 0.0
+print(f"{'step':>4} {'Hugging Face':>13} {'upgradebench':>13} {'relative':>9}")
+for step in sorted(set(peer) & set(ours)):
+    rel = abs(ours[step] - peer[step]) / abs(peer[step])
+    worst = max(worst, rel)
+    print(f"{step:>4} {peer[step]:>13.5f} {ours[step]:>13.5f} {rel:>9.2e}")
+steps = len(set(peer) & set(ours))
+print(f"{steps} steps from the same weights and tokens: largest relative difference {worst:.2e}, "
+      + ("within" if steps and worst <= tol else "NOT within") + f" {tol:g}")
+sys.exit(0 if steps and worst <= tol else 1)
+PY
+    ;;
   train_sharded)
     # The sharded step on this host's GPUs: ours (--gpus N, ZeRO-3 by default) against Hugging Face
     # under torch FSDP2 (fully_shard per decoder layer, then the root), one sequence per GPU.

@@ -40,6 +40,8 @@ def main():
     add_common_options(ap, layers=32, seqlens="8192", steps=5, warmup=2)
     ap.add_argument("--precision", choices=["bf16", "master"], default="bf16")
     a = ap.parse_args()
+    if a.save_weights:
+        ap.error("--save-weights is for the one-GPU peers (train_peer.py, train_moe_peer.py)")
 
     dist.init_process_group("nccl")
     rank, world = dist.get_rank(), dist.get_world_size()

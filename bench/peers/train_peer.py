@@ -39,6 +39,7 @@ import time
 
 import torch
 import transformers
+from safetensors.torch import save_file
 from transformers import LlamaConfig, LlamaForCausalLM
 
 
@@ -63,6 +64,10 @@ def add_common_options(ap, layers, seqlens, steps, warmup):
     ap.add_argument("--peak-tflops", type=float, default=989.0, help="bf16 dense peak of the GPU (H200: 989)")
     ap.add_argument("--out", default=None)
     ap.add_argument("--checkpointing", action="store_true", help="Hugging Face's gradient checkpointing of every layer")
+    ap.add_argument("--save-weights", default=None,
+                    help="folder for the weights before the first step (save_pretrained: config.json, model.safetensors) "
+                         "and each length's token ids (input_ids_<seqlen>.safetensors), what `upgradebench train "
+                         "--weights --tokens` starts from, so that both steps' losses can be compared")
 
 
 def load_config(path):
@@ -135,13 +140,18 @@ def context_record(a, tool, config):
 
 def measure_lengths(a, c, model, opt, flop_of, emit, after_length=None):
     """The timed steps of every length of a.seqlens as train_step records (a length out of memory:
-    a train_oom record); `after_length(s, ids)` runs after a length's steps."""
+    a train_oom record); `after_length(s, ids)` runs after a length's steps. With --save-weights the
+    weights are saved before the first step and each length's ids beside them."""
+    if a.save_weights:
+        model.save_pretrained(a.save_weights)
     for s in [int(x) for x in a.seqlens.split(",")]:
         flop = flop_of(s)
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
         try:
             ids = torch.randint(0, c["vocab_size"] - 256, (a.batch, s), device="cuda")
+            if a.save_weights:
+                save_file({"input_ids": ids.to(torch.int64).cpu().contiguous()}, os.path.join(a.save_weights, f"input_ids_{s}.safetensors"))
             for step in range(a.warmup + a.steps):
                 ms, loss = timed_step(model, opt, ids)
                 tf = flop / 1e12 / (ms / 1e3)

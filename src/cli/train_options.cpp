@@ -21,6 +21,12 @@ void TrainOptions::add_to(CLI::App& cmd, Parts parts) {
   workload(cmd.add_option("--layers", o.layers, "Keep only the first N layers (0: all)"));
   if (parts.seqlen) workload(cmd.add_option("--seqlen", o.seqlen, "Tokens per sequence (k = 1024)"));
   workload(cmd.add_option("--batch", o.batch, "Sequences per step"));
+  workload(cmd.add_option("--weights", o.weights,
+                          "Start from these Hugging Face weights (a .safetensors file, or a folder save_pretrained "
+                          "wrote) instead of a random initialisation"));
+  workload(cmd.add_option("--tokens", o.tokens,
+                          "Train on these token ids (a safetensors file of one integer tensor [sequences, seqlen]) "
+                          "instead of synthetic ones"));
 
   if (parts.steps) engine(cmd.add_option("--steps", o.steps, "Timed steps"))->capture_default_str();
   engine(cmd.add_option("--warmup", o.warmup, "Untimed steps before them (recorded with warmup: true)"))
@@ -104,6 +110,7 @@ TrainConfig train_config(Context& ctx, const TrainOptions& o, std::optional<int6
   cfg.master_weights = parse_master_weights(o.precision);
   cfg.adam = o.adam;
   cfg.seed = o.seed;
+  cfg.weights = o.weights, cfg.tokens = o.tokens;
   cfg.mem_debug = o.mem_debug;
   cfg.checkpointing = o.checkpointing || o.selective || o.offload_checkpoints;
   cfg.selective = o.selective;

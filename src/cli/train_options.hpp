@@ -28,6 +28,7 @@ struct TrainOptions {
   std::string precision = "master";
   AdamWParams adam;
   uint64_t seed = 1234;
+  std::string weights, tokens;
   bool mem_debug = false;
   bool checkpointing = false, selective = false, offload_checkpoints = false, no_autotune = false;
   std::string loss_chunk = "0", mlp_tile = "0";

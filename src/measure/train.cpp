@@ -17,6 +17,7 @@
 #include "gpu/step_profiler.hpp"
 #include "measure/engine_decomposition.hpp"
 #include "measure/engine_trace.hpp"
+#include "model/hf_checkpoint.hpp"
 #include "model/llama_layout.hpp"
 
 namespace ub::measure {
@@ -58,9 +59,15 @@ double engine_recompute_flops(const TrainConfig& c, const StepFlops& model) {
 class TrainPoint : public Point {
  public:
   TrainPoint(TrainBenchmark& b, cudaStream_t s) : b_(b), cfg_(b.cfg_), s_(s), engine_(cfg_.model, engine_options(), s) {
-    engine_.init_parameters(cfg_.seed);
+    if (cfg_.weights.empty()) {
+      engine_.init_parameters(cfg_.seed);
+    } else {
+      engine_.set_parameters(load_hf_weights(cfg_.weights, cfg_.model, engine_.layout()).flat);
+    }
     const int rank = b.comm_ ? b.comm_->rank() : 0;
-    engine_.set_tokens(synthetic_tokens(cfg_.seed + 1, cfg_.batch, cfg_.seqlen, cfg_.model.vocab, rank * cfg_.batch));
+    engine_.set_tokens(cfg_.tokens.empty()
+                           ? synthetic_tokens(cfg_.seed + 1, cfg_.batch, cfg_.seqlen, cfg_.model.vocab, rank * cfg_.batch)
+                           : load_token_ids(cfg_.tokens, rank * cfg_.batch, cfg_.batch, cfg_.seqlen, cfg_.model.vocab));
     FlopOptions model_count;
     model_count.batch = cfg_.batch;
     flops_ = step_flops(cfg_.model, cfg_.seqlen, model_count);
@@ -94,7 +101,7 @@ class TrainPoint : public Point {
     double loss = engine_.loss();
     if (!std::isfinite(loss)) throw WorkError(fmt::format("step {}: the loss is {} (not finite)", index, loss));
     const double expected = initial_loss_estimate(cfg_.model);
-    if (index == 0 && std::abs(loss - expected) > 0.25) {
+    if (index == 0 && cfg_.weights.empty() && std::abs(loss - expected) > 0.25) {
       throw WorkError(fmt::format("step 0: loss {:.4f} at initialisation is far from the expected {:.4f} "
                                   "(ln vocab + sigma^2 / 2); the engine computes something else than the model",
                                   loss, expected));

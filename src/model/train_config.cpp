@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "base/error.hpp"
+#include "model/hf_checkpoint.hpp"
 #include "model/llama_layout.hpp"
 
 namespace ub {
@@ -26,6 +27,10 @@ void TrainConfig::validate() const {
     throw UsageError(fmt::format("train: --profile-steps {} is out of range (1..1000)", profile_steps));
   }
   if (!(adam.max_grad_norm >= 0)) throw UsageError("train: --max-grad-norm must not be negative (0: no clipping)");
+  // The files' names, shapes and token ids, before a GPU is touched (the weights' values are read
+  // by the step itself).
+  if (!weights.empty()) load_hf_weights(weights, model, llama_layout(model), WeightsRead::names_and_shapes);
+  if (!tokens.empty()) load_token_ids(tokens, 0, batch * world, seqlen, model.vocab);
 }
 
 StepOptions TrainConfig::step_options() const {

@@ -39,6 +39,9 @@ struct TrainConfig {
   std::string trace_out;       // where to write them as a Chrome trace ("" : nowhere)
   AdamWParams adam;
   uint64_t seed = 1234;
+  // Hugging Face weights to start from (model/hf_checkpoint.hpp) instead of the seed's random
+  // initialisation, and token ids to train on instead of the seed's synthetic ones ("": none).
+  std::string weights, tokens;
   bool mem_debug = false;
   std::optional<double> peak_tflops;  // the catalog's bf16 dense peak for this GPU, if known
 

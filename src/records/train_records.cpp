@@ -61,7 +61,9 @@ void to_json(json& j, const TrainConfig& c) {
        {"profile_steps", c.decompose || c.breakdown ? json(c.profile_steps) : json()},
        {"trace_out", c.trace_out.empty() ? json() : json(c.trace_out)},
        {"seed", c.seed},
-       {"tokens", fmt::format("synthetic, uniform below {}", synthetic_token_bound(m.vocab))}};
+       {"weights", c.weights.empty() ? json("random, seed") : json(c.weights)},
+       {"tokens", c.tokens.empty() ? json(fmt::format("synthetic, uniform below {}", synthetic_token_bound(m.vocab)))
+                                   : json(c.tokens)}};
 }
 
 namespace {
