@@ -135,6 +135,15 @@ std::vector<std::string> workload_differences(const RunLog& o, const RunLog& n) 
     return key == "world_size" ? "1" : "0";
   };
   for (const std::string& d : config_differences(o, n, levers, lever_default)) problems.push_back("different " + d);
+  // The step's arithmetic in our records (fp32 master weights or pure bf16, the loss's chunks, the
+  // MLP's tiles): a change of any is the software's, not the GPU's. Runs before these keys were
+  // recorded ran untiled and unchunked.
+  const std::vector<std::string> step(kOurStepKeys.begin(), kOurStepKeys.end());
+  const auto step_default = [](const std::string& key) -> std::optional<std::string> {
+    if (key == "master_weights") return std::nullopt;
+    return "0";
+  };
+  for (const std::string& d : config_differences(o, n, step, step_default)) problems.push_back("different " + d);
   return problems;
 }
 

@@ -11,6 +11,7 @@
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/compare_options.hpp"
+#include "cli/one_card.hpp"
 #include "cli/output.hpp"
 #include "cli/run_inputs.hpp"
 #include "cli/same_measurement.hpp"
@@ -102,7 +103,10 @@ void register_compare(CLI::App& app, Context& ctx) {
     const bool new_bw = new_kind == LogKind::unknown && has_record_type(new_text, "bandwidth");
     // One measurement on both sides, told by its figures: after what tells the two apart by
     // workload (another depth, another window), which says more.
-    const auto shared = [&] { refuse_shared_figures({o->old_path, o->new_path}, "compare"); };
+    const auto shared = [&] {
+      refuse_one_card_two_names(gpu_side(old_text), gpu_side(new_text), "compare");
+      refuse_shared_figures({o->old_path, o->new_path}, "compare");
+    };
     // Lines a reader skipped (damaged, duplicate) are said on stderr after the result, as memfit does.
     const auto warn = [&](const auto& old_log, const auto& new_log) {
       warn_about_lines(old_log.warnings, o->old_path);

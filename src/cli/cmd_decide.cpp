@@ -20,6 +20,7 @@
 #include "cli/arguments.hpp"
 #include "cli/catalog_json.hpp"
 #include "cli/commands.hpp"
+#include "cli/one_card.hpp"
 #include "cli/output.hpp"
 #include "cli/prediction_inputs.hpp"
 #include "cli/same_measurement.hpp"
@@ -192,26 +193,9 @@ void run_on_measurements(Context& ctx, const DecideOptions& o) {
                                    name, sets[0].where, sets[1].where));
     }
   }
-  // Two names, one GPU: a UUID both sets name, under two names, is one card that measured both
-  // and one of them misnames it. Under one name it is one GPU measured twice: SAME GPU, or noise.
-  // A UUID as NVML writes it ("GPU-5d5ef7b4-…") or as PyTorch does (without "GPU-"), any case,
-  // dashes, braces or spaces: its hex digits.
-  const auto card = [](const std::string& u) {
-    std::string digits = to_lower(u);
-    if (const size_t at = digits.find("gpu"); at != std::string::npos) digits.erase(at, 3);
-    std::erase_if(digits, [](char c) { return !std::isxdigit(static_cast<unsigned char>(c)); });
-    return digits;
-  };
-  std::set<std::string> second;
-  for (const std::string& u : sets[1].gpu_uuids) second.insert(card(u));
-  for (const std::string& u : sets[0].gpu_uuids) {
-    if (second.count(card(u)) && sets[0].gpu != sets[1].gpu) {
-      throw UsageError(fmt::format("decide: {} ({}) and {} ({}) were measured on one GPU, {}, under two names: "
-                                   "give each GPU's own measurements",
-                                   printable(sets[0].where), printable(sets[0].gpu), printable(sets[1].where),
-                                   printable(sets[1].gpu), printable(u)));
-    }
-  }
+  // Two names, one GPU (cli/one_card.hpp). Under one name it is one GPU measured twice: SAME GPU, or noise.
+  refuse_one_card_two_names({sets[0].where, sets[0].gpu, sets[0].gpu_uuids}, {sets[1].where, sets[1].gpu, sets[1].gpu_uuids},
+                            "decide");
   const std::vector<RunLog> levers = lever_runs(o);
   const UpgradeDecision d = decide_upgrade(sets[0], sets[1], ctx.catalog(), ctx.data_dir() / "models", upgrade_options(o, levers));
   refuse_shared_figures(o.inputs, "decide");  // after what tells the two apart by workload, which says more

@@ -15,6 +15,7 @@
 #include "cli/prediction_inputs.hpp"
 #include "records/context_record.hpp"
 #include "records/fields.hpp"
+#include "records/prediction_series.hpp"
 #include "records/record_file.hpp"
 #include "report/prediction_view.hpp"
 
@@ -29,22 +30,22 @@ struct PredictCommand {
   OutputOptions output;
 };
 
-// A file of predictions is drawn as one pair of GPUs (report): --out takes more predictions of
-// the pair it holds, not another's.
-void refuse_other_pair(const std::string& out, const std::string& from, const std::string& to) {
+// A file of predictions is drawn as one series (report): --out takes more predictions of the
+// pair and workload it holds, at lengths it does not hold yet (records/prediction_series.hpp).
+void refuse_other_series(const std::string& out, const std::vector<Prediction>& predictions) {
   std::error_code ec;
   if (out.empty() || !std::filesystem::is_regular_file(out, ec)) return;
+  PredictionSeries series;
   std::vector<std::string> warnings;
   for_each_record(LineSource::file(out), [&](const RecordLine& line) {
-    if (line.type != "prediction") return;
-    const Fields f(line.json, line.where);
-    const std::string a = f.string_or("old_gpu", ""), b = f.string_or("new_gpu", "");
-    if (a != from || b != to) {
-      throw UsageError(fmt::format("--out {}: it holds predictions of {} -> {} ({}), these are {} -> {}: one pair of "
-                                   "GPUs per file, as `report` draws it; give another file", printable(out), printable(a),
-                                   printable(b), line.where, from, to));
-    }
+    if (line.type == "prediction") (void)series.add(Fields(line.json, line.where));
   }, warnings);
+  for (const Prediction& p : predictions) {
+    const nlohmann::json j = p;
+    if (const auto why = series.add(Fields(j, "prediction"))) {
+      throw UsageError(fmt::format("--out {}: {}, as `report` draws a file; give another file", printable(out), *why));
+    }
+  }
 }
 
 void run(Context& ctx, PredictCommand o) {
@@ -59,7 +60,7 @@ void run(Context& ctx, PredictCommand o) {
                          "predict", "given twice it is predicted twice; give each measurement once");
   refuse_foreign_records(o.out, {"predict"});
   const PredictionRun run = run_predictions(ctx, o.request);
-  refuse_other_pair(o.out, run.from->id, run.to->id);
+  refuse_other_series(o.out, run.predictions);
   const PredictionRequest& r = o.request;
   nlohmann::json j = nlohmann::json::array();
   std::unique_ptr<RecordWriter> writer;

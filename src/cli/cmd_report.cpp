@@ -7,7 +7,6 @@
 #include <fmt/ranges.h>
 
 #include <cctype>
-#include <span>
 
 #include "analysis/compare.hpp"
 #include "analysis/decide.hpp"
@@ -18,6 +17,7 @@
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/compare_options.hpp"
+#include "cli/one_card.hpp"
 #include "cli/run_inputs.hpp"
 #include "cli/same_measurement.hpp"
 #include "facts/catalog.hpp"
@@ -27,7 +27,6 @@
 #include "records/readers/log_kind.hpp"
 #include "records/readers/read_run.hpp"
 #include "records/record_file.hpp"
-#include "records/workload_keys.hpp"
 #include "report/decomposition_report.hpp"
 #include "report/nccl_views.hpp"
 #include "report/prediction_report.hpp"
@@ -100,19 +99,11 @@ std::string refuse_other_measured(const LineSource& predictions, const RunLog& m
   for (const std::string& d : workload_differences(measured, predicted)) {
     differs.push_back(d.rfind("different ", 0) == 0 ? d.substr(10) : d);
   }
-  // The step's arithmetic (master weights, loss chunks, MLP tiles; Liger's kernels, off in a
-  // benchmark.py log that does not say liger=), where both say it. The attention backend's
-  // generation is the GPU's own (the guide's FA3 on Hopper, FA4 on Blackwell): below.
-  std::vector<std::string> step_keys;
-  for (const auto& keys : {std::span<const char* const>(kOurStepKeys), std::span<const char* const>(kBenchmarkPyStepKeys)}) {
-    for (const char* key : keys) {
-      if (key != std::string_view("attn_backend")) step_keys.emplace_back(key);
-    }
-  }
-  const auto step_default = [](const std::string& key) -> std::optional<std::string> {
-    return key == "liger" ? std::optional<std::string>("0") : std::nullopt;
-  };
-  for (std::string& d : config_differences(measured, predicted, step_keys, step_default)) differs.push_back(std::move(d));
+  // Beyond the workload and our step's arithmetic: Liger's kernels, off in a benchmark.py log that
+  // does not say liger=. The attention backend's generation is the GPU's own (the guide's FA3 on
+  // Hopper, FA4 on Blackwell): below.
+  const auto liger_default = [](const std::string&) -> std::optional<std::string> { return "0"; };
+  for (std::string& d : config_differences(measured, predicted, {"liger"}, liger_default)) differs.push_back(std::move(d));
   if (!differs.empty()) {
     throw UsageError(fmt::format("report PREDICTIONS MEASURED: {} is not a measurement of what {} predicts ({}; the "
                                  "run's, then the prediction's): give the predicted GPU's run of that workload",
@@ -173,7 +164,8 @@ void run(Context& ctx, const ReportOptions& o) {
     if (!alert.empty()) page.alert = alert;
     report::write_report(page, o.out_dir, web());
     const std::string dir = printable(o.out_dir);
-    std::printf("report: %s/report.html, %s/report.md (PREDICTED, not measured)\n", dir.c_str(), dir.c_str());
+    std::printf("report: %s/report.html, %s/report.md (PREDICTED, not measured)\n%s\n", dir.c_str(), dir.c_str(),
+                printable(page.banner).c_str());
     return;
   }
   const bool decomposition = kinds[0] == LogKind::decomposition;
@@ -215,6 +207,7 @@ void run(Context& ctx, const ReportOptions& o) {
     }
     content = report::comparison_report(c, reasons);
   }
+  if (texts.size() == 2) refuse_one_card_two_names(gpu_side(texts[0]), gpu_side(texts[1]), "report");
   refuse_shared_figures(o.logs, "report");  // after what tells two runs apart by workload, which says more
   report::write_report(content, o.out_dir, web());
   const std::string dir = printable(o.out_dir);  // names and text from the logs reach the terminal escaped

@@ -2,10 +2,15 @@
 #include "report/prediction_report.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 
 #include "base/error.hpp"
 #include "base/text.hpp"
 #include "records/fields.hpp"
+#include "records/prediction_series.hpp"
+#include "records/provenance.hpp"
 #include "records/record_file.hpp"
 #include "report/format.hpp"
 
@@ -23,16 +28,16 @@ ReportContent prediction_report(const LineSource& t, const std::optional<RunLog>
   tab.table.columns = {{"seqlen"}, {"old GPU ms"}, {"PREDICTED ms"}, {"speedup"}, {"interval"},
                        {"limited by", Align::left}, {"per token", Align::left}};
   if (measured_new) tab.table.columns.insert(tab.table.columns.end(), {{"measured ms"}, {"predicted / measured"}});
+  PredictionSeries series;
+  std::vector<std::string> example_inputs;
   for_each_record(t, [&](const RecordLine& line) {
     if (line.type != "prediction") return;
     const Fields f(line.json, line.where);
-    const std::string from = f.string_or("old_gpu", ""), to = f.string_or("new_gpu", "");
-    if (!new_gpu.empty() && (from != old_gpu || to != new_gpu)) {  // rows of two pairs under one title
-      throw WorkError(fmt::format("{}: a prediction of {} -> {} after ones of {} -> {}: a report draws one pair of GPUs; "
-                                  "give each pair's predictions a file of its own", line.where, printable(from),
-                                  printable(to), printable(old_gpu), printable(new_gpu)));
+    if (const auto why = series.add(f)) {  // rows of two series under one title
+      throw WorkError(fmt::format("{}: {}, as a report draws a file; give each its own file", line.where, *why));
     }
-    old_gpu = from, new_gpu = to;
+    old_gpu = f.string_or("old_gpu", ""), new_gpu = f.string_or("new_gpu", "");
+    if (f.string_or("input_data", "MEASURED") != "MEASURED") example_inputs.push_back(printable(f.string_or("input", "?")));
     if (const auto b = f.optional_number("break_even")) break_even = b;
     const auto seqlen = f.optional_count("seqlen");
     const auto step = f.optional_number("step_ms"), sp = f.optional_number("speedup");
@@ -75,6 +80,21 @@ ReportContent prediction_report(const LineSource& t, const std::optional<RunLog>
   if (measured_new) {
     r.banner = fmt::format("PREDICTED from {}, beside the {} measured in {}", t.path, new_gpu, measured_new->path);
     if (measured_ms.points.empty()) warnings.push_back(fmt::format("{}: no length measured that was predicted", measured_new->path));
+  }
+  // Example data on either side: the page and its charts say so, whatever else they are.
+  std::vector<std::string> not_measured;
+  if (!example_inputs.empty()) {
+    std::sort(example_inputs.begin(), example_inputs.end());
+    example_inputs.erase(std::unique(example_inputs.begin(), example_inputs.end()), example_inputs.end());
+    not_measured.push_back(fmt::format("EXAMPLE DATA: predicted from {}, not measurements", fmt::join(example_inputs, ", ")));
+  }
+  if (measured_new && !measured_new->provenance.empty()) {
+    not_measured.push_back(not_measured_line(measured_new->path, measured_new->provenance));
+    measured_ms.name = "new GPU (EXAMPLE DATA)", measured_speed.name = "EXAMPLE DATA speedup";
+  }
+  if (!not_measured.empty()) {
+    r.banner = fmt::format("{}; {}", fmt::join(not_measured, "; "), r.banner);
+    r.chart_tag = "EXAMPLE DATA";
   }
   tab.notes = warnings;
   std::vector<Series> speeds = {speed}, steps = {old_ms, new_ms};

@@ -176,9 +176,17 @@ std::vector<std::string> lines_of(Database& db, int64_t id) {
 }
 
 // Whether `run`, a peer's log, is stored run `id` grown since (a sweep still running when it was
-// added): the stored run's measured lines (says_where_or_when's others) begin the file's, and the
-// file has more.
+// added): the same GPUs and stack as its header lines say them, the stored run's measured lines
+// (says_where_or_when's others) begin the file's, and the file has more.
 bool grows_peer_run(Database& db, int64_t id, const StoredRun& run) {
+  std::vector<std::string> gpus, gpus_now;
+  for (const Row& r : db.query("SELECT name FROM run_gpus WHERE run_id = $1 ORDER BY gpu_index", {id})) gpus.push_back(r.text(0));
+  std::vector<StoredGpu> sorted = run.gpus;
+  std::sort(sorted.begin(), sorted.end(), [](const StoredGpu& a, const StoredGpu& b) { return a.index < b.index; });
+  for (const StoredGpu& g : sorted) gpus_now.push_back(g.name);
+  std::map<std::string, std::string> stack;
+  for (const Row& r : db.query("SELECT component, version FROM run_stack WHERE run_id = $1", {id})) stack[r.text(0)] = r.text(1);
+  if (gpus != gpus_now || stack != run.stack) return false;
   const auto measured = [](const std::vector<std::string>& lines) {
     std::vector<std::string> out;
     for (const std::string& l : lines) {

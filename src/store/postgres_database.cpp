@@ -120,6 +120,13 @@ class PostgresDatabase final : public Database {
  public:
   explicit PostgresDatabase(const std::string& url) : name_(without_password(url)), pq_(libpq()) {
     if (!pq_.missing.empty()) throw UsageError(fmt::format("--db {}: {}", name_, pq_.missing));
+    // libpq takes connect_timeout 0 or below as no limit at all: refused, as nothing waits for ever.
+    static const std::regex no_limit(R"((^|[?&\s])connect_timeout\s*=\s*(-?[0-9]+))");
+    if (std::smatch m; std::regex_search(url, m, no_limit) &&
+        (m[2].str()[0] == '-' || m[2].str().find_first_not_of('0') == std::string::npos)) {
+      throw UsageError(fmt::format("--db {}: connect_timeout={} would wait on a server that never answers for ever: give "
+                                   "1 second or more", name_, m[2].str()));
+    }
     // Our limits first: the address, expanded where it stands (expand_dbname), overrides them.
     const std::string connect = std::to_string(kConnectTimeoutS);
     const std::string options = fmt::format("-c statement_timeout={}", kStatementTimeoutS * 1000);
@@ -141,7 +148,9 @@ class PostgresDatabase final : public Database {
     const std::optional<double> server = t.empty() || t[0].cells.empty() || !t[0].cells[0]
                                              ? std::nullopt
                                              : setting_seconds(*t[0].cells[0]);
-    deadline_s_ = server && *server > 0 ? *server + kConnectTimeoutS : 0;  // 0: the address turned the limit off
+    // A server without a limit (statement_timeout 0, its default, where the address replaced our
+    // options) is still waited for within ours.
+    deadline_s_ = (server && *server > 0 ? *server : kStatementTimeoutS) + kConnectTimeoutS;
   }
   ~PostgresDatabase() override { pq_.finish(conn_); }
 

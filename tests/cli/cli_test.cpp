@@ -398,14 +398,14 @@ TEST(BadInput, CompareAndMemfit) {
   const std::string b200 = kFx + "/sweep_b200.log";
   expect_error("compare " + h200 + " " + b200 + " --price-old 0 --price-new 2", 2, "--price-old: must be positive");
   expect_error("compare " + h200 + " " + b200 + " --price-old 2", 2, "give both --price-old and --price-new");
-  expect_error("compare " + h200 + " " + kFx + "/sweep_bad_json.log", 1, "sweep_bad_json.log:7: a step object that is not valid JSON");
+  expect_error("compare " + h200 + " " + kFx + "/sweep_bad_json.log", 1, "sweep_bad_json.log:8: a step object that is not valid JSON");
   expect_error("compare " + h200 + " " + kFx + "/sweep_no_steady.log", 1, "has no steady steps");
   {  // a length measured twice: the later one is compared, and the output says so
     const Result dup = run("compare " + h200 + " " + kFx + "/sweep_duplicate.log");
     EXPECT_EQ(dup.code, 0) << dup.err;
     std::string unwrapped = dup.out;  // the warning list wraps long lines, where depends on the path's length
     for (std::size_t at; (at = unwrapped.find("\n  ")) != std::string::npos;) unwrapped.replace(at, 3, " ");
-    EXPECT_NE(unwrapped.find("sweep_duplicate.log:7: seq_len=8192 measured again (first at line 1)"), std::string::npos)
+    EXPECT_NE(unwrapped.find("sweep_duplicate.log:8: seq_len=8192 measured again (first at line 2)"), std::string::npos)
         << dup.out;
   }
   expect_error("compare " + h200 + " " + kFx + "/sweep_two_gpus.log", 1, "mismatched GPUs in one file");
@@ -611,7 +611,8 @@ TEST(Cli, PredictCarriesADecompositionToAnotherDepth) {
   expect_error("predict --to h200 " + in + " --model llama-3.1-8b --to-layers 40", 2, "more than the 32 layers");
 }
 
-// predict's records as a report: every page and chart marked PREDICTED, not measured.
+// predict's records as a report: every page and chart marked PREDICTED, not measured; predicted
+// from example data, or beside a run that is, EXAMPLE DATA.
 TEST(Cli, ReportOfPredictions) {
   const std::string dir = ::testing::TempDir() + "/cli_report_prediction";
   std::filesystem::remove_all(dir);
@@ -628,7 +629,9 @@ TEST(Cli, ReportOfPredictions) {
   }
   const std::string md = slurp(dir + "/report.md");
   EXPECT_NE(md.find("PREDICTED, NOT MEASURED on the b200-sxm"), std::string::npos);
-  EXPECT_NE(md.find("[PREDICTED]"), std::string::npos);  // each chart carries it
+  // The decomposition it was predicted from is hand-written: the page and each chart say so.
+  EXPECT_NE(md.find("EXAMPLE DATA: predicted from " + kFx + "/decompose_h200.txt, not measurements"), std::string::npos) << md;
+  EXPECT_NE(md.find("[EXAMPLE DATA]"), std::string::npos);
   EXPECT_NE(md.find("| 8192 |"), std::string::npos);
   // Beside a measured run of the new GPU: its times on the charts, predicted over measured per
   // length. The run is of the predicted workload: the guide's sweep of eight GPUs (ZeRO-3,
@@ -648,7 +651,8 @@ TEST(Cli, ReportOfPredictions) {
   const std::string mdb = slurp(beside + "/report.md");
   EXPECT_NE(mdb.find("predicted / measured"), std::string::npos) << mdb;
   EXPECT_NE(mdb.find("beside the b200-sxm measured in"), std::string::npos) << mdb;
-  EXPECT_NE(slurp(beside + "/charts/step.svg").find("new GPU (measured)"), std::string::npos);
+  EXPECT_NE(mdb.find("EXAMPLE DATA: " + kFx + "/sweep_b200.log: hand-written"), std::string::npos) << mdb;
+  EXPECT_NE(slurp(beside + "/charts/step.svg").find("new GPU (EXAMPLE DATA)"), std::string::npos);
   const Result wrong = run("report " + records + " " + kFx + "/attention_b200.log -o " + beside);
   EXPECT_EQ(wrong.code, 2);
   EXPECT_NE(wrong.err.find("not a training log of the new GPU"), std::string::npos) << wrong.err;

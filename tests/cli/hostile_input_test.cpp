@@ -621,6 +621,15 @@ TEST(Bounds, APostgresServerThatNeverAnswersDoesNotHang) {
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_NE(r.err.find("cannot connect to PostgreSQL (connect_timeout 10 s"), std::string::npos) << r.err;
   EXPECT_LT(seconds, 30);
+  // The address may set its own limit, but not none: libpq waits for ever at 0 or below.
+  for (const char* none : {"0", "-5", "000"}) {
+    const Result n = run(fmt::format("history list --db 'postgresql://nobody@127.0.0.1:{}/history?connect_timeout={}'",
+                                     ntohs(addr.sin_port), none));
+    if (n.err.find("libpq.so.5 is not installed") != std::string::npos) continue;
+    EXPECT_EQ(n.code, 2) << n.err;
+    EXPECT_NE(n.err.find(fmt::format("connect_timeout={} would wait on a server that never answers for ever", none)),
+              std::string::npos) << n.err;
+  }
 }
 
 // A server that answers the handshake, then goes silent: TCP stays alive and the server cancels
@@ -703,10 +712,11 @@ TEST(Clobbering, RecordsAreAppendedOnlyToRecordsOfTheirCommand) {
     expect_error("predict " + decomposition + " --to b200-sxm --out " + out, 2, "--out " + out + ": it holds");
     EXPECT_EQ(slurp(out), text) << name;
   }
-  // Its own records, or an empty file, take more.
+  // Its own records, or an empty file, take more: of the same series, at lengths it does not hold.
   const std::string own = write_file("out_predict.jsonl", "");
   ASSERT_EQ(run("predict " + decomposition + " --to b200-sxm --out " + own).code, 0);
-  const Result again = run("predict " + decomposition + " --to b200-sxm --out " + own);
+  const std::string more = kFx + "/suite_h200_2l/decompose-short.jsonl";
+  const Result again = run("predict " + more + " --to b200-sxm --out " + own);
   EXPECT_EQ(again.code, 0) << again.err;
 }
 
@@ -1932,18 +1942,29 @@ TEST(SilentlyWrong, APredictedDowngradeKeepsItsIntervalsInOrder) {
   }
 }
 
-// A file of predictions is one pair of GPUs: --out refuses another pair's, report a file of two.
-TEST(SilentlyWrong, AFileOfPredictionsIsOnePairOfGpus) {
+// A file of predictions is one series: one pair of GPUs, one workload, one prediction per length.
+// --out refuses what would break it, report a file that does.
+TEST(SilentlyWrong, AFileOfPredictionsIsOneSeries) {
   const std::string out = temp_path("two_pairs.jsonl");
   fs::remove(out);
   ASSERT_EQ(run("predict --to b200 " + kFx + "/guide/sweep_h200.log --out " + out).code, 0);
   ASSERT_EQ(run("predict --to b200 " + kFx + "/guide/sweep_h200.log --seqlens 16k --out " + out).code, 0);  // the same pair: more rows
+  const std::string before = slurp(out);
   expect_error("predict --to h100 " + kFx + "/guide/sweep_h200.log --out " + out, 2,
-               "it holds predictions of h200-sxm -> b200-sxm");
+               "a prediction of h200-sxm -> h100-sxm after ones of h200-sxm -> b200-sxm: one pair of GPUs per file");
+  expect_error("predict --to b200 " + kFx + "/guide/sweep_h200.log --seqlens 16k --out " + out, 2,
+               "a second prediction at 16384 tokens: one per length");
+  // Our 4-layer step after the guide's eight-GPU job: another workload.
+  expect_error("predict --to b200 " + kFx + "/train_records_h200_ours.jsonl --out " + out, 2, "one workload per file");
+  EXPECT_EQ(slurp(out), before) << "nothing appended";
   std::string mixed = slurp(out);
   mixed += replaced(lines_without(mixed, R"("type":"context")"), R"("new_gpu":"b200-sxm")", R"("new_gpu":"h100-sxm")");
   expect_error("report " + write_file("mixed_pairs.jsonl", mixed) + " -o " + temp_path("mixed_report"), 1,
-               "a report draws one pair of GPUs");
+               "one pair of GPUs per file, as a report draws a file");
+  std::string twice = slurp(out);
+  twice += lines_without(twice, R"("type":"context")");
+  expect_error("report " + write_file("twice.jsonl", twice) + " -o " + temp_path("twice_report"), 1,
+               "a second prediction at");
 }
 
 // A duration's part may be zero (2h0m); past the longest a budget may be, the message says the limit.
@@ -2203,8 +2224,8 @@ TEST(SilentlyWrong, AWarmupStepOfOurRecordsIsHeldToItsWork) {
                                                line_of(records, R"("exec_time_ms": 120.0)")));
 }
 
-// compare and report take the older names of the price options, as decide and predict do; decide
-// refuses two files of one GPU (one UUID) under two names.
+// compare and report take the older names of the price options, as decide and predict do; decide,
+// compare and report refuse two files of one GPU (one UUID) under two names.
 TEST(Messages, OlderNamesAndOneGpuUnderTwoNames) {
   const Result r = run(fmt::format("compare {0}/sweep_h200.log {0}/sweep_b200.log --force --price-from 3 --price-to 6", kFx));
   EXPECT_EQ(r.code, 0) << r.err;
@@ -2213,7 +2234,55 @@ TEST(Messages, OlderNamesAndOneGpuUnderTwoNames) {
                                                                                    std::regex(R"("name": "NVIDIA H200")"),
                                                                                    R"("name": "NVIDIA H200 SXM 141GB")"));
   expect_error("decide " + kFx + "/records_h200.jsonl " + renamed + " --price-old 3 --price-new 3", 2,
+               "decide: " + kFx + "/records_h200.jsonl (NVIDIA H200) and " + renamed +
+                   " (NVIDIA H200 SXM 141GB) were measured on one GPU, GPU-test");
+  expect_error("compare " + kFx + "/records_h200.jsonl " + renamed, 2, "compare: " + kFx + "/records_h200.jsonl (NVIDIA H200)");
+  expect_error("report " + kFx + "/records_h200.jsonl " + renamed + " -o " + temp_path("one_card_report"), 2,
                "were measured on one GPU, GPU-test");
+  EXPECT_FALSE(fs::exists(temp_path("one_card_report")));
+}
+
+// The step's arithmetic (fp32 master weights or pure bf16, MLP tiles, loss chunks) is the
+// software's part of a speedup: two runs that differ in it are not one workload for compare and
+// decide; a prediction's measured run must match it (a run before these keys were recorded ran
+// untiled and unchunked); a suite's sweep must have run what its manifest says.
+TEST(SilentlyWrong, TheStepsArithmeticIsPartOfTheWorkload) {
+  const std::string said = R"("checkpointing": true, "master_weights": true)";
+  const std::string records = write_file("arithmetic_h200.jsonl", replaced(slurp(kFx + "/records_h200.jsonl"), R"("checkpointing": true)", said));
+  // The rerun as another GPU's, with one of the three changed.
+  std::string rerun = replaced(slurp(kFx + "/records_h200_rerun.jsonl"), R"("checkpointing": true)", said);
+  rerun = replaced(rerun, R"("name": "NVIDIA H200", "uuid": "GPU-test")", R"("name": "NVIDIA B200", "uuid": "GPU-test-b200")");
+  for (const auto& [key, value] : {std::pair{"master_weights", "false"}, std::pair{"mlp_tile", "2048"},
+                                   std::pair{"loss_chunk", "4096"}}) {
+    const std::string changed = std::string(key) == "master_weights"
+                                    ? replaced(rerun, R"("master_weights": true)", R"("master_weights": false)")
+                                    : replaced(rerun, said, said + fmt::format(R"(, "{}": {})", key, value));
+    const std::string other = write_file(fmt::format("arithmetic_{}.jsonl", key), changed);
+    expect_error("compare " + records + " " + other, 2, fmt::format("different {}: ", key));
+    expect_error("decide " + records + " " + other + " --price-old 3 --price-new 3", 2, fmt::format("different {}: ", key));
+  }
+  const std::string predictions = temp_path("arithmetic_predictions.jsonl");
+  fs::remove(predictions);
+  const std::string ours = slurp(kFx + "/train_records_h200_ours.jsonl");
+  ASSERT_EQ(run("predict --to b200 " + kFx + "/train_records_h200_ours.jsonl --out " + predictions).code, 0);
+  const auto as_b200 = [&](const std::string& name, const std::string& config) {
+    std::string b200 = std::regex_replace(std::regex_replace(ours, std::regex("NVIDIA H200"), "NVIDIA B200"),
+                                          std::regex("GPU-a132b5df"), "GPU-b200b5df");
+    b200 = std::regex_replace(b200, std::regex(R"("master_weights":false)"), R"("master_weights":false)" + config);
+    return write_file(name, replaced_match(b200, std::regex(R"("exec_time_ms":([0-9.]+))"), "1"));
+  };
+  expect_error("report " + predictions + " " + as_b200("arithmetic_tiled.jsonl", R"(,"mlp_tile":2048)") + " -o " +
+                   temp_path("arithmetic_report"), 2, "mlp_tile: 2048 vs 0 (not said)");
+  expect_error("report " + predictions + " " + as_b200("arithmetic_chunked.jsonl", R"(,"loss_chunk":4096)") + " -o " +
+                   temp_path("arithmetic_report"), 2, "loss_chunk: 4096 vs 0 (not said)");
+  // A suite whose sweep ran other options than its manifest says.
+  const fs::path suite = temp_path("arithmetic_suite");
+  fs::remove_all(suite);
+  fs::copy(kFx + "/suite_h200_2l", suite, fs::copy_options::recursive);
+  const std::string sweep = (suite / "sweep.jsonl").string();
+  const std::string tiled = std::regex_replace(slurp(sweep), std::regex(R"("mlp_tile":0)"), R"("mlp_tile":1024)");
+  std::ofstream(sweep, std::ios::trunc) << tiled;
+  expect_error("decide " + kFx + "/suite_h200_2l " + suite.string(), 1, "is of another run than the suite's (mlp_tile 1024 vs 0");
 }
 
 // The history stores nothing compare or report would refuse: a step faster than its GPU could do
@@ -2245,6 +2314,20 @@ TEST(SilentlyWrong, TheHistoryGrowsARunOnlyByWhatFollowsIt) {
   const Result r = run("history add --db " + db + " " + grown + " --json");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(nlohmann::json::parse(r.out)["files"][0]["runs"][0]["status"], "grown") << r.out;
+  // A peer's log grows a stored one only on the GPU and stack its header lines named: the same
+  // steps under another GPU's and torch's headers, with a length more, are the stored measurement
+  // copied, not the run grown.
+  const std::string log = slurp(kFx + "/sweep_h200.log");
+  ASSERT_EQ(run("history add --db " + db + " " + kFx + "/sweep_h200.log").code, 0);
+  std::string renamed = std::regex_replace(log, std::regex("gpu=NVIDIA H200"), "gpu=NVIDIA B200");
+  renamed = std::regex_replace(renamed, std::regex("torch=2.13.0"), "torch=2.12.0");
+  const size_t last = renamed.rfind("===== seq_len=");
+  std::string more = renamed.substr(last);
+  more = std::regex_replace(more, std::regex("seq_len=([0-9]+)"), "seq_len=262144");
+  const std::string edited_log = write_file("grown_renamed.log", renamed + more);
+  const Result g = run("history add --db " + db + " " + edited_log + " --json");
+  ASSERT_EQ(g.code, 0) << g.err;
+  EXPECT_EQ(nlohmann::json::parse(g.out)["files"][0]["runs"][0]["status"], "same measurement") << g.out;
 }
 
 // An attention check says whether it passed and what it checked; an error past its tolerance is

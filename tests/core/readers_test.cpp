@@ -78,7 +78,7 @@ TEST(SweepLog, PlainNumbersAndATruncatedLastLine) {
 }
 
 TEST(SweepLog, ErrorsNameFileLineAndProblem) {
-  EXPECT_NE(error_of("sweep_bad_json.log").find("sweep_bad_json.log:7: a step object that is not valid JSON"),
+  EXPECT_NE(error_of("sweep_bad_json.log").find("sweep_bad_json.log:8: a step object that is not valid JSON"),
             std::string::npos) << error_of("sweep_bad_json.log");
   EXPECT_NE(error_of("sweep_two_gpus.log").find("mismatched GPUs in one file"), std::string::npos);
   EXPECT_NE(error_of("sweep_no_steady.log").find("seq_len=8192 has no steady steps"), std::string::npos);

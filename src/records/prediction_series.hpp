@@ -1,0 +1,26 @@
+// What makes prediction records one series, as `report` draws a file of them and `predict --out`
+// appends to one: one pair of GPUs, one workload (model, depth, batch, and the levers and
+// arithmetic of the step the prediction was made from), at most one prediction per sequence
+// length. A file that mixed two would draw a 4-layer measurement against a 32-layer prediction,
+// or two rows at one length, under one title.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "records/fields.hpp"
+
+namespace ub {
+
+class PredictionSeries {
+ public:
+  // Takes one prediction record; why it cannot join the ones taken so far, or nullopt when it can.
+  std::optional<std::string> add(const Fields& prediction);
+
+ private:
+  std::optional<std::string> pair_, workload_;  // of the first record
+  std::map<int64_t, int> lengths_;
+};
+
+}  // namespace ub
