@@ -337,10 +337,12 @@ double parse_duration_seconds(const std::string& text_in, const std::string& wha
   if (text.find_first_not_of("0123456789.") == std::string::npos) {
     const double s = parse_positive(text, what);
     if (s > kWeek) throw too_long();
+    if (s < 1) throw UsageError(fmt::format("{}: '{}' is under a second: no measurement fits in it", what, text));
     return s;
   }
   double total = 0;
   size_t i = 0;
+  std::string units_left = "hms";  // each unit once, largest first: 1h30m, not 30m1h or 1h1h
   while (i < text.size()) {
     const size_t digits = text.find_first_not_of("0123456789.", i);
     if (digits == i || digits == std::string::npos) throw bad();
@@ -350,11 +352,19 @@ double parse_duration_seconds(const std::string& text_in, const std::string& wha
                          ? 0.0
                          : parse_positive(number, what);
     const char unit = text[digits];
-    total += v * (unit == 'h' ? 3600 : unit == 'm' ? 60 : unit == 's' ? 1 : throw bad());
+    const size_t at = units_left.find(unit);
+    if (at == std::string::npos) {
+      if (std::string("hms").find(unit) == std::string::npos) throw bad();
+      throw UsageError(fmt::format("{}: '{}' gives its units out of order or twice (hours, then minutes, then seconds, "
+                                   "each once: 1h30m)", what, text));
+    }
+    units_left.erase(0, at + 1);
+    total += v * (unit == 'h' ? 3600 : unit == 'm' ? 60 : 1);
     i = digits + 1;
   }
   if (!(total > 0)) throw UsageError(fmt::format("{}: must be positive, got '{}'", what, text));
   if (total > kWeek) throw too_long();
+  if (total < 1) throw UsageError(fmt::format("{}: '{}' is under a second: no measurement fits in it", what, text));
   return total;
 }
 

@@ -2,8 +2,11 @@
 #include "facts/layer_pattern.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <set>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -66,6 +69,7 @@ std::vector<int64_t> parse_windows(const json& c, const std::string& model_type,
                                 "config: give its layer_types", where, model_type));
   } else if (qwen_family(model_type)) {
     const int64_t first = optional_typed(c, "max_window_layers", int64_t{28}, where);  // Qwen2/3's default
+    if (first < 0) throw WorkError(fmt::format("{}: max_window_layers {} is below 0: it counts the layers of full attention before the windowed ones", where, first));
     for (int64_t i = std::max<int64_t>(first, 0); i < layers; ++i) w[static_cast<size_t>(i)] = window;
   } else {
     std::fill(w.begin(), w.end(), window);
@@ -93,6 +97,26 @@ void read_shared_experts(const json& c, MoeShape& m, const std::string& where) {
   if (deepseek > 0) m.shared_experts = deepseek, m.shared_intermediate = m.intermediate;
 }
 
+// The mixture-of-experts fields each family's config class reads: a field of another family in a
+// config of a known one is read by no code that runs it (DeepSeek's first_k_dense_replace in a
+// Qwen3-MoE config makes no layer dense there), so counting it would count another model.
+void refuse_other_families_fields(const json& c, const std::string& model_type, const std::string& where) {
+  static const std::set<std::string> qwen = {"qwen2_moe", "qwen3_moe"}, deepseek = {"deepseek_v2", "deepseek_v3"},
+                                     mixtral = {"mixtral"};
+  if (!qwen.count(model_type) && !deepseek.count(model_type) && !mixtral.count(model_type)) return;
+  const std::vector<std::pair<const char*, std::set<std::string>>> readers = {
+      {"first_k_dense_replace", deepseek}, {"n_routed_experts", deepseek}, {"n_shared_experts", deepseek},
+      {"scoring_func", deepseek},          {"decoder_sparse_step", qwen},  {"mlp_only_layers", qwen},
+      {"shared_expert_intermediate_size", {"qwen2_moe"}}, {"num_experts", qwen}, {"num_local_experts", mixtral},
+      {"router_jitter_noise", mixtral}};
+  for (const auto& [field, read_by] : readers) {
+    if (present(c, field) && !read_by.count(model_type)) {
+      throw WorkError(fmt::format("{}: {} is not read by model_type '{}' (it is {}'s): a config of another model?", where,
+                                  field, model_type, fmt::join(read_by, "'s and ")));
+    }
+  }
+}
+
 std::vector<bool> which_layers_have_experts(const json& c, int64_t layers, const std::string& where) {
   const int64_t step = optional_positive(c, "decoder_sparse_step", 1, where);
   const int64_t first_dense = optional_count(c, "first_k_dense_replace", where);
@@ -114,6 +138,7 @@ std::vector<bool> which_layers_have_experts(const json& c, int64_t layers, const
 
 std::optional<MoeShape> parse_moe(const json& c, const std::string& model_type, int64_t layers,
                                   std::vector<bool>& moe_layers, const std::string& where) {
+  refuse_other_families_fields(c, model_type, where);
   const char* count_key = expert_count_key(c);
   if (!count_key || optional_count(c, count_key, where) == 0) {
     if (model_type == "mixtral" || model_type.ends_with("_moe")) {

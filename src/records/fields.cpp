@@ -49,6 +49,12 @@ int64_t Fields::count(const char* key) const {
   return static_cast<int64_t>(v);
 }
 
+int64_t Fields::positive_count(const char* key) const {
+  const int64_t v = count(key);
+  if (v == 0) throw WorkError(fmt::format("{}: \"{}\" must be a whole number from 1 to 1e15, got 0", where_, key));
+  return v;
+}
+
 std::optional<int64_t> Fields::optional_count(const char* key) const {
   if (!has(key)) return std::nullopt;
   return count(key);

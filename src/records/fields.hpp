@@ -29,6 +29,8 @@ class Fields {
   // the int64 range would be undefined behaviour to convert, so it is refused instead.
   int64_t count(const char* key) const;
   std::optional<int64_t> optional_count(const char* key) const;
+  // A whole number from 1 to 1e15 (a sequence length).
+  int64_t positive_count(const char* key) const;
   std::string string(const char* key) const;
   std::string string_or(const char* key, const std::string& fallback) const;
   bool boolean_or(const char* key, bool fallback) const;

@@ -254,7 +254,7 @@ TrainFailure read_train_failure(const Fields& f) {
   TrainFailure x;
   x.oom = f.string_or("type", "") == "train_oom";
   x.device = static_cast<int>(f.optional_count("device").value_or(0));
-  x.seqlen = f.count("seqlen");
+  x.seqlen = f.positive_count("seqlen");
   x.batch = f.optional_count("batch").value_or(1);
   x.error = f.string_or("error", "");
   x.what = f.string_or("what", x.oom ? "out of memory" : "");

@@ -209,6 +209,18 @@ TEST(SilentlyWrong, AFigureBeyondAnyMeasurementIsRefused) {
   EXPECT_NE(m.err.find("tflops \"median\" is 1e+308"), std::string::npos) << m.err;
 }
 
+// A step or an out-of-memory record of zero tokens is refused naming the file, the line and the
+// field, exit 1 as every other bad field, not a bare "sequence length must be positive" later.
+TEST(SilentlyWrong, AZeroLengthIsRefusedWhereItIsWritten) {
+  const std::string records = slurp(kFx + "/records_h200.jsonl");
+  const std::string zero = write_file("zero_seqlen.jsonl", replaced(records, R"("seqlen": 4096)", R"("seqlen": 0)"));
+  for (const std::string command : {"report " + zero + " -o " + temp_path("zero_report"), "memfit " + zero,
+                                    "predict --to b200 " + zero}) {
+    expect_error(command, 1, fmt::format("zero_seqlen.jsonl:{}: \"seqlen\" must be a whole number from 1 to 1e15, got 0",
+                                         line_of(records, R"("seqlen": 4096)")));
+  }
+}
+
 // A damaged line compare skips is said on stderr, naming file and line, not dropped in silence.
 TEST(Messages, CompareSaysWhichLinesItSkipped) {
   const std::string damaged = write_file("attention_nan.log", replaced(slurp(kFx + "/attention_h200.log"),
@@ -1975,6 +1987,15 @@ TEST(ValidInput, ADurationWithAZeroPart) {
   }
   expect_error("suite --dry-run --out " + temp_path("dry_suite") + " --budget 1000h", 2, "--budget: '1000h' is longer than a week");
   expect_error("suite --dry-run --out " + temp_path("dry_suite") + " --budget 0h0m", 2, "--budget: must be positive, got '0h0m'");
+  // Each unit once, largest first: 1h1h is no 2h, 30s1h no 1h0m30s; a budget under a second holds nothing.
+  for (const char* budget : {"1h1h", "30s1h", "1m1h"}) {
+    expect_error("suite --dry-run --out " + temp_path("dry_suite") + " --budget " + budget, 2,
+                 fmt::format("--budget: '{}' gives its units out of order or twice", budget));
+  }
+  for (const char* budget : {"0.0001s", "0.5"}) {
+    expect_error("suite --dry-run --out " + temp_path("dry_suite") + " --budget " + budget, 2,
+                 fmt::format("--budget: '{}' is under a second", budget));
+  }
 }
 
 // `records` with each record given to `edit` (its line number from 0), the context's date moved on.

@@ -165,6 +165,25 @@ TEST(ModelShape, AModelPastAQuadrillionParametersIsRefused) {
   EXPECT_NO_THROW((void)parse_hf_config(minimal(), "small.json"));
 }
 
+// A family's mixture-of-experts field in another known family's config is read by no code that
+// runs it: refused by name, as is a negative count of full-attention layers before the windows.
+TEST(ModelShape, FieldsOfAnotherFamilyAreRefused) {
+  json c = minimal();
+  c["model_type"] = "qwen3_moe", c["num_experts"] = 4, c["num_experts_per_tok"] = 2, c["moe_intermediate_size"] = 32;
+  EXPECT_NO_THROW(parse_hf_config(c, "t"));
+  c["first_k_dense_replace"] = 1000;
+  refused(c, "first_k_dense_replace is not read by model_type 'qwen3_moe' (it is deepseek_v2's and deepseek_v3's)");
+  c.erase("first_k_dense_replace");
+  c["shared_expert_intermediate_size"] = 64;
+  refused(c, "shared_expert_intermediate_size is not read by model_type 'qwen3_moe' (it is qwen2_moe's)");
+  json m = minimal();
+  m["model_type"] = "mixtral", m["num_local_experts"] = 4, m["num_experts_per_tok"] = 2, m["mlp_only_layers"] = {0};
+  refused(m, "mlp_only_layers is not read by model_type 'mixtral'");
+  json q = minimal();
+  q["model_type"] = "qwen2", q["sliding_window"] = 16, q["use_sliding_window"] = true, q["max_window_layers"] = -5;
+  refused(q, "max_window_layers -5 is below 0");
+}
+
 TEST(ModelShape, WhichLayersHaveExperts) {
   json c = minimal();
   c["num_hidden_layers"] = 6;

@@ -125,7 +125,7 @@ RunLog read_records(const LineSource& t, WarmupOnly warmup_only, bool decompose_
     if (!seen_context) throw WorkError(fmt::format("{}: the first record must be the context record", r.where));
     const int line = static_cast<int>(r.index + 1);
     if (r.type == "train_step") {
-      RunPoint& p = point_for(run, f.count("seqlen"), line, contexts, r.where);
+      RunPoint& p = point_for(run, f.positive_count("seqlen"), line, contexts, r.where);
       const TrainStep s = read_train_step(f, static_cast<int64_t>(p.steps.count()));
       // A step's tokens are its batch's: one that says another than its run's counts tokens wrongly.
       if (f.has("batch") && s.batch != run.batch) {
