@@ -187,13 +187,26 @@ std::optional<ModelShape> run_model(const RunLog& run, const std::filesystem::pa
     warnings.push_back(fmt::format("{}: the log names no model: attention share unknown", run.path));
     return std::nullopt;
   }
+  ModelShape m;
   try {
-    ModelShape m = load_model(*run.model, models_dir);
-    return run.layers ? with_layers(std::move(m), *run.layers) : m;
+    m = load_model(*run.model, models_dir);
   } catch (const std::exception& e) {
     warnings.push_back(fmt::format("{}: model {}: {}", run.path, *run.model, e.what()));
     return std::nullopt;
   }
+  // Our context records give the shape they ran beside the model's name: where they disagree, the
+  // name is not the model that ran, and its FLOPs would be another model's.
+  for (const auto& [key, value] : {std::pair{"hidden", m.hidden}, std::pair{"intermediate", m.intermediate},
+                                   std::pair{"heads", m.heads}, std::pair{"kv_heads", m.kv_heads},
+                                   std::pair{"head_dim", m.head_dim}, std::pair{"vocab", m.vocab},
+                                   std::pair{"config_layers", m.layers}}) {
+    const auto said = run.config.find(key);
+    if (said != run.config.end() && said->second != std::to_string(value)) {
+      throw WorkError(fmt::format("{}: its context record says {} {}, {}'s is {}: the records name another model than "
+                                  "the one that ran", run.path, key, printable(said->second), printable(*run.model), value));
+    }
+  }
+  return run.layers ? with_layers(std::move(m), *run.layers) : m;
 }
 
 void set_catalog_ratios(Comparison& c) {

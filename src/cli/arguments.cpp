@@ -224,7 +224,8 @@ bool same_file(const std::string& a_spec, const std::string& b_spec) {
   return place_of(a) == place_of(b);
 }
 
-void refuse_output_among_inputs(const std::string& out, const std::vector<std::string>& inputs, const std::string& what) {
+void refuse_output_among_inputs(const std::string& out, const std::vector<std::string>& inputs, const std::string& what,
+                                const std::string& written) {
   namespace fs = std::filesystem;
   if (out.empty()) return;
   refuse_unkept_output(out, what);
@@ -232,8 +233,8 @@ void refuse_output_among_inputs(const std::string& out, const std::vector<std::s
   const fs::path out_dir = fs::weakly_canonical(fs::absolute(out, ec), ec).parent_path();
   for (const std::string& in : inputs) {
     if (same_file(out, in)) {
-      throw UsageError(fmt::format("{} {}: that is an input ({}): records are appended to it, which would change "
-                                   "what is read; give another file", what, out, in));
+      throw UsageError(fmt::format("{} {}: that is an input ({}): {}, which would change what is read; give another "
+                                   "file", what, out, in, written));
     }
     if (fs::is_directory(in, ec) && fs::weakly_canonical(in, ec) == out_dir) {
       throw UsageError(fmt::format("{} {}: that is in the folder {} read as an input: the next run would read it as "

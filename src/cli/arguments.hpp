@@ -46,8 +46,9 @@ double parse_positive(const std::string& text, const std::string& what, std::opt
 bool same_file(const std::string& a, const std::string& b);
 // UsageError when `out` (a records file to append to) is one of `inputs` (the same file, by inode),
 // lies in a folder that is one of them (it would be read as one of the folder's files next time),
-// or is there and not a regular file (refuse_unkept_output).
-void refuse_output_among_inputs(const std::string& out, const std::vector<std::string>& inputs, const std::string& what);
+// or is there and not a regular file (refuse_unkept_output). `written` says what writing it does.
+void refuse_output_among_inputs(const std::string& out, const std::vector<std::string>& inputs, const std::string& what,
+                                const std::string& written = "records are appended to it");
 // UsageError when `out` exists and is not a regular file: records appended to a pipe or a device
 // are not kept, and a folder takes none.
 void refuse_unkept_output(const std::string& out, const std::string& what);

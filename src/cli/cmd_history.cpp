@@ -141,7 +141,7 @@ void register_history(CLI::App& app, Context& ctx) {
   add_o->out.add_to(*add);
   add->callback([add_o, &ctx] {
     if (const std::string db = add_o->database(); db.rfind("postgresql://", 0) != 0 && db.rfind("postgres://", 0) != 0) {
-      refuse_output_among_inputs(db, add_o->files, "--db");
+      refuse_output_among_inputs(db, add_o->files, "--db", "the history is written into it");
     }
     history::HistoryStore store(add_o->database());
     // What no GPU measures is stored no more than compare or report would read it.

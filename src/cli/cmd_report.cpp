@@ -146,6 +146,10 @@ void run(Context& ctx, const ReportOptions& o) {
     throw UsageError(fmt::format("report needs two logs of one kind: {} is {}, {} is {}", o.logs[0],
                                  to_string(kinds[0]), o.logs.back(), to_string(kinds.back())));
   }
+  if (kinds.size() == 2 && kinds[1] == LogKind::prediction && kinds[0] != LogKind::prediction) {
+    throw UsageError(fmt::format("report: {} is predict's records and comes first: `upgradebench report {} {}` draws the "
+                                 "prediction beside the run that measured it", o.logs[1], o.logs[1], o.logs[0]));
+  }
   if (kinds[0] == LogKind::prediction) {
     o.flags.refuse_unused("a prediction's report", false);
     // A second file: the new GPU's measured run, drawn beside the prediction.

@@ -143,6 +143,7 @@ bool written_by_report(const fs::path& page) {
 }
 
 void write_report(const ReportContent& r_in, const fs::path& dir, const fs::path& web_modules) {
+  check_report_folder_name(dir);
   ReportContent r = r_in;
   // Charts leave the page too (as PNG and SVG files): each carries what its numbers are itself.
   if (!r.chart_tag.empty()) {
@@ -175,7 +176,8 @@ void write_report(const ReportContent& r_in, const fs::path& dir, const fs::path
   }
   prepare_report_folder(dir);
   // An earlier report's charts that this one does not draw would stay beside it as if its own:
-  // those its page names go; any other file in charts/ is someone else's and stays.
+  // those its page names go, where both files are there and the SVG is gnuplot's (a name added to
+  // the page by hand is no chart of ours); any other file in charts/ is someone else's and stays.
   if (html_ours || written_by_report(md_page)) {
     std::set<std::string> drawn, earlier;
     for (const Chart& c : r.charts) drawn.insert(c.id);
@@ -187,8 +189,15 @@ void write_report(const ReportContent& r_in, const fs::path& dir, const fs::path
         earlier.insert((*m)[1].str());
       }
     }
+    const auto drawn_by_gnuplot = [&](const fs::path& svg) {
+      if (!fs::is_regular_file(fs::symlink_status(svg, ec))) return false;
+      std::ifstream in(svg);
+      std::string head(512, '\0');
+      in.read(head.data(), static_cast<std::streamsize>(head.size()));
+      return head.find("Produced by GNUPLOT") != std::string::npos;
+    };
     for (const std::string& id : earlier) {
-      if (drawn.count(id)) continue;
+      if (drawn.count(id) || !drawn_by_gnuplot(charts / (id + ".svg"))) continue;
       for (const char* ext : {".png", ".svg"}) {
         const fs::path f = charts / (id + ext);
         if (fs::is_regular_file(fs::symlink_status(f, ec))) fs::remove(f, ec);

@@ -15,8 +15,21 @@ namespace ub::report {
 
 void refuse_symlink(const fs::path& place) { refuse_link_at(place, "a file of the report"); }
 
-void prepare_report_folder(const fs::path& dir) {
+void check_report_folder_name(const fs::path& dir) {
   if (dir.empty()) throw UsageError("-o: the report's folder is an empty name: give a folder");
+  // "-o --json" or "-o -": an option or stdout, taken for a folder's name.
+  if (dir.string()[0] == '-') {
+    throw UsageError(fmt::format("-o {}: a folder's name that reads like an option; give a folder (./{} for one of "
+                                 "that name)", dir.string(), dir.string()));
+  }
+  std::error_code ec;
+  if (fs::weakly_canonical(fs::absolute(dir, ec), ec) == fs::path("/")) {
+    throw UsageError("-o /: the filesystem's root is no report's folder; give a folder of its own");
+  }
+}
+
+void prepare_report_folder(const fs::path& dir) {
+  check_report_folder_name(dir);
   // "link/" names what the link points to: the link itself is what is checked.
   fs::path named = dir;
   while (!named.has_filename() && named.has_parent_path() && named != named.parent_path()) named = named.parent_path();

@@ -9,8 +9,12 @@
 
 namespace ub::report {
 
-// The folder and its charts/ folder, created; WorkError where either is a symlink, or where `dir`
-// is empty (a folder must be named).
+// UsageError for a name that is no report's folder: empty, reading like an option ("--json", "-"),
+// or the filesystem's root.
+void check_report_folder_name(const std::filesystem::path& dir);
+
+// The folder and its charts/ folder, created; UsageError where either is a symlink, or where
+// check_report_folder_name refuses `dir`.
 void prepare_report_folder(const std::filesystem::path& dir);
 
 // WorkError naming `place` where it is a symlink (or anything but a plain file).

@@ -122,8 +122,9 @@ class SqliteDatabase final : public Database {
       // Read-only, the journal mode stays what the writer set (WAL); reading the schema tells
       // whether the file is an SQLite database at all.
       execute("SELECT count(*) FROM sqlite_master");
-    } catch (const WorkError& e) {
-      throw UsageError(fmt::format("--db {}: not an SQLite database it can use ({})", path, e.what()));
+    } catch (const WorkError&) {
+      throw UsageError(fmt::format("--db {}: not an SQLite database ({}): give a history database, or a path where "
+                                   "none is yet to start one", path, sqlite3_errmsg(db_.get())));
     }
     // Another application's database is left as it is: no tables of ours added, no journal mode
     // changed, and a reading command says what it is too. A history database has the schema's

@@ -754,8 +754,14 @@ TEST(Clobbering, AReportFolderKeepsPagesItDidNotWrite) {
 
 TEST(Clobbering, TheHistoryDatabaseIsNeitherAnInputNorAPipe) {
   const std::string input = write_file("db_input.jsonl", slurp(kFx + "/records_h200.jsonl"));
-  expect_error("history add --db " + input + " " + input, 2, "that is an input");
+  expect_error("history add --db " + input + " " + input, 2, "that is an input (" + input + "): the history is written into it");
   EXPECT_EQ(slurp(input), slurp(kFx + "/records_h200.jsonl"));
+  // A file that is no database, to a reading command: said in words, without SQLite's statement.
+  const Result list = run("history list --db " + input);
+  EXPECT_EQ(list.code, 2);
+  EXPECT_NE(list.err.find("--db " + input + ": not an SQLite database (file is not a database): give a history database"),
+            std::string::npos) << list.err;
+  EXPECT_EQ(list.err.find("SELECT"), std::string::npos) << list.err;
   expect_error("history add --db /dev/null " + input, 2, "a pipe or a device, not a file");
   expect_error("history list --db /dev/null", 2, "not a file (a folder, a pipe or a device)");
   // Nor the records file a command writes, existing yet or not.
@@ -2390,13 +2396,53 @@ TEST(FilesClobbered, ARewrittenReportRemovesOnlyItsOwnEarlierCharts) {
   ASSERT_FALSE(before.empty());
   fs::copy_file(dir + "/charts/" + before.front(), dir + "/charts/holiday.png");
   std::ofstream(dir + "/charts/by_hand.svg") << "<svg/>";
+  // A picture of the user's listed in the page by hand is no chart of the report's.
+  std::ofstream(dir + "/charts/notes.png") << "png";
+  std::ofstream(dir + "/charts/notes.svg") << "<svg/>";
+  std::ofstream(dir + "/report.md", std::ios::app) << "![notes](charts/notes.png)\n";
   const Result one = run(fmt::format("report {0}/sweep_h200.log -o {1}", kFx, dir));
   ASSERT_EQ(one.code, 0) << one.err;
   EXPECT_TRUE(fs::exists(dir + "/charts/holiday.png"));
   EXPECT_TRUE(fs::exists(dir + "/charts/by_hand.svg"));
+  EXPECT_TRUE(fs::exists(dir + "/charts/notes.png"));
+  EXPECT_TRUE(fs::exists(dir + "/charts/notes.svg"));
   size_t left = 0;
-  for (const auto& e : fs::directory_iterator(dir + "/charts")) left += e.path().filename() != "holiday.png" && e.path().filename() != "by_hand.svg";
+  for (const auto& e : fs::directory_iterator(dir + "/charts")) {
+    const std::string name = e.path().filename().string();
+    left += name != "holiday.png" && name != "by_hand.svg" && name.rfind("notes.", 0) != 0;
+  }
   EXPECT_LT(left, before.size()) << "the two-run report's own charts the one-run report does not draw are gone";
+}
+
+// A folder's name that reads like an option, or the filesystem's root, is no report's folder:
+// refused before anything is created.
+TEST(FilesClobbered, AReportFolderIsNamedAsAFolder) {
+  for (const char* name : {"--json", "-", "--"}) {
+    expect_error(fmt::format("report {}/sweep_h200.log -o {}", kFx, name), 2, "a folder's name that reads like an option");
+    EXPECT_FALSE(fs::exists(name));
+  }
+  expect_error(fmt::format("report {}/sweep_h200.log -o /", kFx), 2, "the filesystem's root is no report's folder");
+  expect_error(fmt::format("report {}/sweep_h200.log -o /tmp/..", kFx), 2, "the filesystem's root is no report's folder");
+}
+
+// Our context record's shape beside the model's name: a record whose widths are not the named
+// model's is refused, not counted with the named model's FLOPs.
+TEST(SilentlyWrong, ARunWhoseShapeIsNotItsModelsIsRefused) {
+  const std::string ours = slurp(kFx + "/train_records_h200_ours.jsonl");
+  for (const auto& [from, to] : {std::pair{R"("hidden":4096)", R"("hidden":5120)"}, std::pair{R"("kv_heads":8)", R"("kv_heads":32)"},
+                                 std::pair{R"("config_layers":32)", R"("config_layers":80)"}}) {
+    const std::string edited = write_file("shape_not_model.jsonl", std::regex_replace(ours, std::regex(from), to));
+    expect_error("report " + edited + " -o " + temp_path("shape_report"), 1, "the records name another model than the one that ran");
+  }
+}
+
+// PREDICTIONS MEASURED given the other way round: the message gives the order that works.
+TEST(Messages, AReportOfARunThenItsPredictionsSaysWhichComesFirst) {
+  const std::string predictions = temp_path("reversed_predictions.jsonl");
+  fs::remove(predictions);
+  ASSERT_EQ(run(fmt::format("predict {}/sweep_h200.log --to b200 --out {}", kFx, predictions)).code, 0);
+  expect_error(fmt::format("report {}/sweep_b200.log {} -o {}", kFx, predictions, temp_path("reversed_report")), 2,
+               fmt::format("is predict's records and comes first: `upgradebench report {} {}/sweep_b200.log`", predictions, kFx));
 }
 
 // A run beside a prediction in a report is "the new GPU measured": one of another GPU or of

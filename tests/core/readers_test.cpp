@@ -251,6 +251,18 @@ TEST(MeasurementLogs, MamfFinderLinesNearTheFormatAreOtherLines) {
   EXPECT_EQ(m.ranges, "m=[1, 2, 1] | n=[2]");
 }
 
+// A footer figure that is no figure (nan, negative, an exponent) is left out and said, naming the
+// line: the comparison's figures come from the shape lines either way.
+TEST(MeasurementLogs, ADamagedMamfFinderFooterLineIsSaid) {
+  for (const std::string footer : {"mean: nan TFLOPS @ 1x2x3", "mean: -701 TFLOPS @ 1x2x3", "geometric mean: 1e308 TFLOPS"}) {
+    const MamfLog m = read_mamf_log(LineSource::text("   1 | 700(mean) 701(median) 702(max) @ 1x2x3\n" + footer + "\n", "m"));
+    ASSERT_EQ(m.outcome.shapes.size(), 1u);
+    bool said = false;
+    for (const std::string& w : m.warnings) said = said || w.find("m:2: a footer line left out, damaged (" + footer) == 0;
+    EXPECT_TRUE(said) << footer << ": " << testing::PrintToString(m.warnings);
+  }
+}
+
 TEST(MeasurementLogs, MamfFinderOutputAndOurRecords) {
   const MamfLog f = read_mamf_log(fixture("mamf_finder_h200.txt"));
   EXPECT_EQ(f.format, "mamf-finder");

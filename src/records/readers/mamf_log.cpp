@@ -150,6 +150,15 @@ bool mean_line(std::string_view line, std::string_view& which, std::string_view&
          c.space() && c.literal("TFLOPS");
 }
 
+// A line that begins like one of the footer's figures ("mean:", "geometric mean:", ...) but is
+// not one: a damaged footer, said, not passed over.
+bool starts_like_footer_line(std::string_view line) {
+  for (std::string_view head : {"mean:", "median:", "max:", "arithmetic mean:", "geometric mean:"}) {
+    if (line.substr(0, head.size()) == head) return true;
+  }
+  return false;
+}
+
 // "Across 1000 shapes in range: m=[...] in this run:" (trimmed): the ranges between.
 bool ranges_line(std::string_view line, std::string& ranges) {
   TextCursor c(line);
@@ -303,6 +312,9 @@ MamfLog read_mamf_log(const LineSource& t) {
         (which == "mean" ? log.footer_mean : which == "median" ? log.footer_median : log.footer_max) = s;
       } else if (mean_line(trimmed, which, value)) {
         (which == "arithmetic" ? log.arithmetic_mean : log.geometric_mean) = parse_decimal(value, where, "TFLOPS");
+      } else if (starts_like_footer_line(trimmed)) {
+        log.warnings.push_back(fmt::format("{}: a footer line left out, damaged ({}): the figures are the shape lines'",
+                                           where, escape_control(trimmed.substr(0, 80))));
       } else if (ranges_line(trimmed, ranges)) {
         log.ranges = std::move(ranges);
       } else if (starts_with_lower(trimmed, "** dtype:")) {
