@@ -167,7 +167,7 @@ int64_t layer_of(const std::string& name, const std::string& P) {
 }
 
 // The model in a message: its preset id or config path, when it has one.
-std::string model_label(const ModelShape& m) { return m.id.empty() ? "the model" : "the model (" + m.id + ")"; }
+std::string model_label(const ModelShape& m) { return m.id.empty() ? "the model" : m.id; }
 
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
@@ -192,8 +192,8 @@ LoadedWeights load_hf_weights(const fs::path& path, const ModelShape& m, const L
       }
     }
     if (!chosen) {
-      throw WorkError(fmt::format("{}: no tensor {} for {}'s {} ({} layers): weights of another model?", where,
-                                  in_quotes(alternatives.front().front().name), model_label(m), layout[t].name, m.layers));
+      throw WorkError(fmt::format("{}: no tensor {} for {} of {} ({} layers): weights of another model?", where,
+                                  in_quotes(alternatives.front().front().name), layout[t].name, model_label(m), m.layers));
     }
     size_t filled = 0;
     for (const Piece& piece : *chosen) {
@@ -239,8 +239,8 @@ std::vector<int32_t> load_token_ids(const fs::path& path, int64_t first_row, int
   }
   const int64_t file_rows = s.size() == 2 ? s[0] : 1, file_seqlen = s.back();
   if (file_seqlen != seqlen || file_rows < first_row + rows) {
-    throw WorkError(fmt::format("{}: tensor {} is {}: this step needs {} sequences of {} tokens{}", where, in_quotes(t->name),
-                                shape_text(s), first_row + rows, seqlen,
+    throw WorkError(fmt::format("{}: tensor {} is {}: this step needs {} sequence{} of {} tokens{}", where, in_quotes(t->name),
+                                shape_text(s), first_row + rows, first_row + rows == 1 ? "" : "s", seqlen,
                                 first_row > 0 ? " (the sequences of every rank)" : ""));
   }
   const std::vector<int64_t> all = f.read_ints(*t);

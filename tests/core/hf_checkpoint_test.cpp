@@ -302,7 +302,7 @@ TEST_F(HfCheckpoint, WeightsOfAnotherModelAreRefusedByName) {
   ck = dense_checkpoint(2);
   ck.erase("model.norm.weight");
   write_safetensors(f, ck);
-  EXPECT_NE(message_of([&] { load_hf_weights(f, m, L); }).find("no tensor 'model.norm.weight' for the model's norm (2 layers)"),
+  EXPECT_NE(message_of([&] { load_hf_weights(f, m, L); }).find("no tensor 'model.norm.weight' for norm of the model (2 layers)"),
             std::string::npos);
   ck = dense_checkpoint(1);
   write_safetensors(f, ck);
@@ -359,7 +359,7 @@ TEST_F(HfCheckpoint, TokenIdsAreReadByRowAndCheckedAgainstTheVocabulary) {
   EXPECT_NE(message_of([&] { load_token_ids(f, 0, 3, 4, 10); }).find("token id 10 at position 10 is outside the vocabulary of 10"),
             std::string::npos);
   EXPECT_NE(message_of([&] { load_token_ids(f, 0, 4, 4, 20); }).find("this step needs 4 sequences of 4 tokens"), std::string::npos);
-  EXPECT_NE(message_of([&] { load_token_ids(f, 0, 1, 8, 20); }).find("this step needs 1 sequences of 8 tokens"), std::string::npos);
+  EXPECT_NE(message_of([&] { load_token_ids(f, 0, 1, 8, 20); }).find("this step needs 1 sequence of 8 tokens"), std::string::npos);
   // One tensor of any name, [seqlen], I32 (negative ids refused).
   Tensor one{{4}, {}, "I32", std::string("\x01\0\0\0\x02\0\0\0\x03\0\0\0\xff\xff\xff\xff", 16)};
   write_safetensors(f, {{"ids", one}});
