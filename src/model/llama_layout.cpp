@@ -14,7 +14,7 @@ namespace ub {
 LlamaLayout llama_layout(const ModelShape& m) {
   LlamaLayout l;
   auto add = [&](std::string name, int64_t rows, int64_t cols, bool norm) {
-    ParamTensor t{std::move(name), rows, cols, l.total, norm, l.total};
+    ParamTensor t{std::move(name), rows, cols, l.total, norm, norm, l.total};
     l.total += (t.count() + kParamAlign - 1) / kParamAlign * kParamAlign;
     l.tensors.push_back(std::move(t));
     return l.tensors.size() - 1;
@@ -40,7 +40,10 @@ LlamaLayout llama_layout(const ModelShape& m) {
       if (const int64_t is = e.shared_experts * e.shared_intermediate; is > 0) {
         lp.shared_gate_up = add(p + "mlp.shared_expert.gate_up_proj", 2 * is, h, false);
         lp.shared_down = add(p + "mlp.shared_expert.down_proj", h, is, false);
-        if (e.shared_gate) lp.shared_expert_gate = add(p + "mlp.shared_expert_gate", 1, h, false);
+        if (e.shared_gate) {
+          lp.shared_expert_gate = add(p + "mlp.shared_expert_gate", 1, h, false);
+          l.tensors.back().summed_in_fp32 = true;
+        }
       }
     } else {
       lp.gate_up = add(p + "mlp.gate_up_proj", 2 * m.intermediate, h, false);

@@ -26,6 +26,9 @@ struct ParamTensor {
   int64_t rows = 0, cols = 0;  // cols = 1 for a norm weight vector
   size_t offset = 0;           // elements from the start of the flat buffer
   bool is_norm = false;
+  // Its gradient is a sum over every token, added up in fp32 before a bf16 gradient takes it: the
+  // norm weights and Qwen2-MoE's shared-expert gate (vectors that every token updates).
+  bool summed_in_fp32 = false;
   // The tensor's offset in llama_layout(m): initial values are drawn by this index, so a layout
   // padded for sharding (model/shard_plan.hpp) starts from the same weights.
   size_t init_index = 0;

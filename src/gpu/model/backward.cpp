@@ -15,7 +15,7 @@ void LlamaPasses::backward_layer(size_t l, const LayerActivations& A) {
   mlp_backward(l, A, dxn);
   {
     auto p = op_scope("norm/elementwise", "rmsnorm bwd (+residual)", 4 * act_bytes(H));
-    rmsnorm_backward(dxn, A.a, b_.w(lp.mlp_norm), A.rstd2, dx, dx, b_.norm_grad(lp.mlp_norm), T, H, s_);  // dx := da
+    rmsnorm_backward(dxn, A.a, b_.w(lp.mlp_norm), A.rstd2, dx, dx, b_.summed_grad(lp.mlp_norm), T, H, s_);  // dx := da
   }
   gradient_final(lp.mlp_norm);
   // Attention: a = x + o_proj(attn(rope(q), rope(k), v))
@@ -48,8 +48,8 @@ void LlamaPasses::backward_layer(size_t l, const LayerActivations& A) {
     }
     if (m_.qk_norm) {
       auto p = op_scope("norm/elementwise", "qk-norm bwd", 3 * act_bytes(D_.q_width() + D_.kv_width()));
-      qk_norm_backward(dqkv, A.qk_raw, b_.w(lp.q_norm), b_.w(lp.k_norm), A.qk_rstd, b_.norm_grad(lp.q_norm),
-                       b_.norm_grad(lp.k_norm), T, D_.nq, D_.nk, D_.d, s_);
+      qk_norm_backward(dqkv, A.qk_raw, b_.w(lp.q_norm), b_.w(lp.k_norm), A.qk_rstd, b_.summed_grad(lp.q_norm),
+                       b_.summed_grad(lp.k_norm), T, D_.nq, D_.nk, D_.d, s_);
     }
     {
       auto p = gemm_scope("qkv dgrad", qkvw, H);
@@ -64,7 +64,7 @@ void LlamaPasses::backward_layer(size_t l, const LayerActivations& A) {
   }
   {
     auto p = op_scope("norm/elementwise", "rmsnorm bwd (+residual)", 4 * act_bytes(H));
-    rmsnorm_backward(dxn, b_.x[l], b_.w(lp.attn_norm), A.rstd1, dx, dx, b_.norm_grad(lp.attn_norm), T, H, s_);  // dx := dx_l
+    rmsnorm_backward(dxn, b_.x[l], b_.w(lp.attn_norm), A.rstd1, dx, dx, b_.summed_grad(lp.attn_norm), T, H, s_);  // dx := dx_l
   }
   gradient_final(lp.attn_norm);
 }

@@ -63,12 +63,12 @@ LlamaBuffers::LlamaBuffers(const ModelShape& m, const ShardPlan& p, const Engine
     }
   }
   if (!o.master_weights || zero >= 2) {
-    norm_sum_offset_.assign(layout.tensors.size(), 0);
+    fp32_sum_offset_.assign(layout.tensors.size(), 0);
     size_t acc = 0;
     for (size_t t = 0; t < layout.tensors.size(); ++t) {
-      if (layout.tensors[t].is_norm) norm_sum_offset_[t] = acc, acc += layout.tensors[t].count();
+      if (layout.tensors[t].summed_in_fp32) fp32_sum_offset_[t] = acc, acc += layout.tensors[t].count();
     }
-    arena.request("fp32 norm gradient sums", acc, &norm_sums);
+    arena.request("fp32 gradient sums (norm weights, shared-expert gates)", acc, &fp32_sums);
   }
   const auto tokens_count = static_cast<size_t>(D.T);
   arena.request("token ids", tokens_count, &tokens);
@@ -190,8 +190,8 @@ Fp32OrBf16 LlamaBuffers::g(size_t tensor) const {
   return Fp32OrBf16(base, grads.elem).at(layout[tensor].offset - plan.buckets[b].begin);
 }
 
-float* LlamaBuffers::norm_grad(size_t tensor) const {
-  return norm_sums ? norm_sums + norm_sum_offset_[tensor] : static_cast<float*>(g(tensor).data);
+float* LlamaBuffers::summed_grad(size_t tensor) const {
+  return fp32_sums ? fp32_sums + fp32_sum_offset_[tensor] : static_cast<float*>(g(tensor).data);
 }
 
 LayerActivations LlamaBuffers::activations(size_t l) const {

@@ -2,8 +2,8 @@
 // before the first kernel runs, so the peak is known up front and the same every step.
 //
 // Persistent: parameters (fp32 master weights when kept, the bf16 compute copy), gradients (fp32
-// with master weights, bf16 in pure bf16 as PyTorch's bf16 model; then the norm weights'
-// gradients are also summed in a small fp32 buffer before their rounding), the AdamW moments,
+// with master weights, bf16 in pure bf16 as PyTorch's bf16 model; then the norm weights' and the
+// shared-expert gates' gradients are also summed in a small fp32 buffer before their rounding), the AdamW moments,
 // the token ids and their index, the rotary tables, the residual stream (or, with offloaded
 // checkpoints, three slots for the layers' inputs and the last layer's output), every activation the
 // backward pass reads (one set per layer, or one shared set with activation checkpointing, plus
@@ -83,7 +83,7 @@ class LlamaBuffers {
   float* master = nullptr;  // null in pure bf16 and when offloaded
   bf16* w16 = nullptr;      // whole, or the rank's shard (ZeRO-3)
   Fp32OrBf16 grads, moments1, moments2;  // whole or shard (table above); null where offloaded
-  float* norm_sums = nullptr;  // the norm weights' gradients summed in fp32 apart (pure bf16, ZeRO 2-3)
+  float* fp32_sums = nullptr;  // gradients summed in fp32 apart (ParamTensor::summed_in_fp32; pure bf16, ZeRO 2-3)
   std::vector<bf16*> unit_slots;      // ZeRO-3: gathered units (largest_unit elements each)
   std::vector<void*> bucket_slots;    // ZeRO 2-3: gradients of buckets (largest_bucket each)
   void* tied_embedding_grads = nullptr;  // ZeRO 2-3, tied embeddings: the embedding's, all backward long
@@ -109,8 +109,9 @@ class LlamaBuffers {
   Elem grad_elem() const { return grads.elem; }
   const bf16* w(size_t tensor) const;
   Fp32OrBf16 g(size_t tensor) const;
-  // Where a norm weight's gradient is summed (fp32): the gradient itself, or its fp32 sum.
-  float* norm_grad(size_t tensor) const;
+  // Where the gradient of a tensor summed in fp32 (a norm weight, a shared-expert gate) is summed:
+  // the gradient itself, or its fp32 sum.
+  float* summed_grad(size_t tensor) const;
   // The activations layer l's backward reads (the one shared set with checkpointing).
   LayerActivations activations(size_t l) const;
 
@@ -118,7 +119,7 @@ class LlamaBuffers {
   std::vector<LayerActivations> acts_;  // one per layer, or one shared (checkpointing)
   std::vector<bf16*> kept_o_;           // selective checkpointing: per layer
   std::vector<float*> kept_stats_;
-  std::vector<size_t> norm_sum_offset_;  // per tensor index (norm tensors only)
+  std::vector<size_t> fp32_sum_offset_;  // per tensor index (tensors summed in fp32 only)
 };
 
 }  // namespace ub::gpu

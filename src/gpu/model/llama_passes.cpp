@@ -26,10 +26,6 @@ LlamaPasses::LlamaPasses(const ModelShape& m, const EngineOptions& o, LlamaBuffe
   }
   if (m.moe) {
     const MoeShape& e = *m.moe;
-    if (e.shared_gate && !o.master_weights) {
-      throw UsageError(fmt::format("train: model {}'s shared-expert gate has its gradient summed in fp32: train it with "
-                                   "fp32 master weights (not --precision bf16)", m.id));
-    }
     MoeDims d;
     d.hidden = m.hidden, d.experts = e.experts, d.top_k = e.top_k, d.intermediate = e.intermediate;
     d.shared_intermediate = e.shared_experts * e.shared_intermediate;

@@ -52,7 +52,7 @@ void LlamaPasses::loss_and_head_backward(const LlamaEngine::PhaseHook& phase, st
     sum_loss(b_.row_loss, T, predicted, b_.loss, s_);
   }
   auto p = op_scope("norm/elementwise", "rmsnorm bwd", 3 * act_bytes(H));
-  rmsnorm_backward(dxf, b_.x.back(), b_.w(L_.final_norm), b_.rstdf, nullptr, b_.dx, b_.norm_grad(L_.final_norm), T, H,
+  rmsnorm_backward(dxf, b_.x.back(), b_.w(L_.final_norm), b_.rstdf, nullptr, b_.dx, b_.summed_grad(L_.final_norm), T, H,
                    s_);
 }
 

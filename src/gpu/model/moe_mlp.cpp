@@ -54,8 +54,8 @@ void LlamaPasses::moe_backward(size_t l, const LayerActivations& A, bf16* dxn) {
   }
   auto g = [&](size_t t) { return t == kNoTensor ? Fp32OrBf16{} : b_.g(t); };
   MoeLayerGrads grads{g(lp.router), g(lp.gate_up), g(lp.down), g(lp.shared_gate_up), g(lp.shared_down), nullptr};
-  // fp32: the engine refuses a shared-expert gate without master weights (llama_passes.cpp).
-  if (lp.shared_expert_gate != kNoTensor) grads.shared_expert_gate = static_cast<float*>(b_.g(lp.shared_expert_gate).data);
+  // Summed over tokens in fp32 (the gradient itself with fp32 gradients, else its fp32 sum).
+  if (lp.shared_expert_gate != kNoTensor) grads.shared_expert_gate = b_.summed_grad(lp.shared_expert_gate);
   {
     ProfileScope p(profiler, "moe", "moe bwd (experts, router, shared experts)", 2 * moe_forward_flop(*m_.moe, D_.T, D_.H),
                    0, s_);

@@ -7,28 +7,30 @@
 
 namespace ub::gpu {
 
-// The norm weights' gradients are summed over tokens (the embedding's is written whole), after
-// the previous optimizer step has read them.
+// The gradients summed over tokens in fp32 (norm weights, shared-expert gates; the embedding's is
+// written whole) are zeroed after the previous optimizer step has read them.
 void LlamaPasses::zero_accumulated_gradients() {
   step_start_.record(s_);
   UB_CUDA_CHECK(cudaStreamWaitEvent(side_.get(), step_start_.get()));
   for (size_t t = 0; t < L_.tensors.size(); ++t) {
-    if (L_.tensors[t].is_norm) UB_CUDA_CHECK(cudaMemsetAsync(b_.norm_grad(t), 0, L_[t].count() * sizeof(float), side_.get()));
+    if (L_.tensors[t].summed_in_fp32) {
+      UB_CUDA_CHECK(cudaMemsetAsync(b_.summed_grad(t), 0, L_[t].count() * sizeof(float), side_.get()));
+    }
   }
   grads_zeroed_.record(side_.get());
 }
 
-// Tensor `t`'s gradient is final on the main stream: a norm weight's fp32 sum goes to its place
-// first; then the data-parallel layer takes it, or its squares go into the norm on the side.
+// Tensor `t`'s gradient is final on the main stream: an fp32 sum (a norm weight's, a shared-expert
+// gate's) goes to its place first; then the data-parallel layer takes it, or its squares go into the norm on the side.
 void LlamaPasses::gradient_final(size_t t) {
   const Fp32OrBf16 g = b_.g(t);
   const auto count = static_cast<double>(L_[t].count());
-  if (b_.norm_sums && L_[t].is_norm) {
+  if (b_.fp32_sums && L_[t].summed_in_fp32) {
     auto p = op_scope("norm/elementwise", "norm gradient to its bucket", count * static_cast<double>(4 + g.element_bytes()));
     if (g.is_bf16()) {
-      cast_to_bf16(b_.norm_grad(t), static_cast<bf16*>(g.data), L_[t].count(), s_);
+      cast_to_bf16(b_.summed_grad(t), static_cast<bf16*>(g.data), L_[t].count(), s_);
     } else {
-      UB_CUDA_CHECK(cudaMemcpyAsync(g.data, b_.norm_grad(t), L_[t].count() * sizeof(float), cudaMemcpyDeviceToDevice, s_));
+      UB_CUDA_CHECK(cudaMemcpyAsync(g.data, b_.summed_grad(t), L_[t].count() * sizeof(float), cudaMemcpyDeviceToDevice, s_));
     }
   }
   if (dp_) {
