@@ -80,6 +80,13 @@ SideFigures side(const RunLog& run, const RunPoint* p, const Accelerator* gpu,
   return s;
 }
 
+// What a key of our step's arithmetic a run does not say was: runs before these keys were
+// recorded ran untiled and unchunked. Master weights have no default.
+std::optional<std::string> our_step_default(const std::string& key) {
+  if (key == "loss_chunk" || key == "mlp_tile") return "0";
+  return std::nullopt;
+}
+
 // Two inputs of one measurement (a stored run and the file it came from, a copy of a suite's
 // folder): the same GPU, workload and configuration and, at every length, the same steady steps
 // timed alike in the same order. Separate runs never time every step alike.
@@ -136,14 +143,9 @@ std::vector<std::string> workload_differences(const RunLog& o, const RunLog& n) 
   };
   for (const std::string& d : config_differences(o, n, levers, lever_default)) problems.push_back("different " + d);
   // The step's arithmetic in our records (fp32 master weights or pure bf16, the loss's chunks, the
-  // MLP's tiles): a change of any is the software's, not the GPU's. Runs before these keys were
-  // recorded ran untiled and unchunked.
+  // MLP's tiles): a change of any is the software's, not the GPU's.
   const std::vector<std::string> step(kOurStepKeys.begin(), kOurStepKeys.end());
-  const auto step_default = [](const std::string& key) -> std::optional<std::string> {
-    if (key == "master_weights") return std::nullopt;
-    return "0";
-  };
-  for (const std::string& d : config_differences(o, n, step, step_default)) problems.push_back("different " + d);
+  for (const std::string& d : config_differences(o, n, step, our_step_default)) problems.push_back("different " + d);
   return problems;
 }
 
@@ -278,10 +280,13 @@ Comparison compare_runs(RunLog old_run, RunLog new_run, const Catalog& catalog,
   std::set<std::string> cfg_keys;
   for (const auto& [k, v] : c.old_run.config) cfg_keys.insert(k);
   for (const auto& [k, v] : c.new_run.config) cfg_keys.insert(k);
+  // A key one of our runs leaves out is its default where it has one (a tile of 0 is no tile).
+  const bool ours = c.old_run.format == "upgradebench" && c.new_run.format == "upgradebench";
   for (const std::string& k : cfg_keys) {
     const auto o = c.old_run.config.find(k), n = c.new_run.config.find(k);
-    const std::string ov = o == c.old_run.config.end() ? "absent" : o->second;
-    const std::string nv = n == c.new_run.config.end() ? "absent" : n->second;
+    const std::string absent = ours ? our_step_default(k).value_or("absent") : "absent";
+    const std::string ov = o == c.old_run.config.end() ? absent : o->second;
+    const std::string nv = n == c.new_run.config.end() ? absent : n->second;
     if (ov != nv) c.stack.push_back({"config " + k, ov, nv, intended_difference(k)});
   }
   for (const StackDifference& d : c.stack) {

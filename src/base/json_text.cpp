@@ -5,12 +5,58 @@
 
 #include <algorithm>
 #include <fstream>
+#include <unordered_set>
 #include <vector>
 
 #include "base/error.hpp"
 #include "base/text.hpp"
 
 namespace ub {
+
+namespace {
+
+// nlohmann's own DOM builder, told each object's keys on the way, to refuse one given twice
+// ({"warmup": false, ..., "warmup": true}): the parser would keep the last without a word. (Its
+// callback parser could tell them too, but it scans an object's members after each nested value
+// ends: minutes for a checkpoint index of tens of thousands of tensors.)
+class KeysOnce : public nlohmann::detail::json_sax_dom_parser<nlohmann::json> {
+ public:
+  explicit KeysOnce(nlohmann::json& root) : json_sax_dom_parser(root) {}
+  std::string twice;  // the first key given twice, "" when none was
+
+  bool start_object(std::size_t n) {
+    open_.emplace_back();
+    return json_sax_dom_parser::start_object(n);
+  }
+  bool end_object() {
+    if (!open_.empty()) open_.pop_back();
+    return json_sax_dom_parser::end_object();
+  }
+  bool key(std::string& k) {
+    if (!open_.empty() && twice.empty() && !open_.back().add(k)) twice = k;
+    return json_sax_dom_parser::key(k);
+  }
+
+ private:
+  // A record has tens of keys, where a scan beats a hash; a checkpoint's index or header tens of
+  // thousands.
+  struct Keys {
+    std::vector<std::string> few;
+    std::unordered_set<std::string> many;
+    bool add(const std::string& k) {  // false when it is there already
+      if (many.empty() && few.size() < 32) {
+        if (std::find(few.begin(), few.end(), k) != few.end()) return false;
+        few.push_back(k);
+        return true;
+      }
+      if (many.empty()) many.insert(few.begin(), few.end());
+      return many.insert(k).second;
+    }
+  };
+  std::vector<Keys> open_;
+};
+
+}  // namespace
 
 bool json_depth_within(std::string_view text, size_t max_depth) {
   size_t depth = 0;
@@ -40,30 +86,14 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& where) 
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     throw WorkError(fmt::format("{}: empty: not a JSON document", where));
   }
-  // The keys of each object open, to refuse one given twice ({"warmup": false, ..., "warmup":
-  // true}): the parser would keep the last without a word.
-  std::vector<std::vector<std::string>> open;  // a record has tens of keys: a scan beats a tree
-  std::string twice;
-  const auto watch = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    using Event = nlohmann::json::parse_event_t;
-    if (event == Event::object_start) {
-      open.emplace_back();
-    } else if (event == Event::object_end) {
-      if (!open.empty()) open.pop_back();
-    } else if (event == Event::key && !open.empty() && twice.empty()) {
-      const std::string& key = parsed.get_ref<const std::string&>();
-      std::vector<std::string>& keys = open.back();
-      if (std::find(keys.begin(), keys.end(), key) != keys.end()) twice = key;
-      else keys.push_back(key);
-    }
-    return true;
-  };
   nlohmann::json j;
+  KeysOnce sax(j);
   try {
-    j = nlohmann::json::parse(text, watch);
+    nlohmann::json::sax_parse(text, &sax);
   } catch (const nlohmann::json::exception& e) {
     throw WorkError(fmt::format("{}: not valid JSON: {}", where, json_error_text(e)));
   }
+  const std::string& twice = sax.twice;
   if (!twice.empty()) {
     throw ContradictoryJson(fmt::format("{}: the key \"{}\" is given twice in one object: which value is meant is not known",
                                 where, printable(twice)));

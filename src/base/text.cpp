@@ -75,6 +75,10 @@ std::string binary_size_text(int64_t bytes) {
   return std::to_string(bytes);
 }
 
+namespace {
+size_t utf8_length(std::string_view s, size_t i);
+}  // namespace
+
 std::string escape_control(std::string_view s) {
   std::string out;
   out.reserve(s.size());
@@ -86,6 +90,15 @@ std::string escape_control(std::string_view s) {
       out += fmt::format("\\x{:02x}", u);
     } else if (c1) {
       out += fmt::format("\\xc2\\x{:02x}", static_cast<unsigned char>(s[++i]));
+    } else if (u >= 0x80) {
+      // A byte of no valid UTF-8 sequence is shown as its value, not written raw to the terminal.
+      const size_t n = utf8_length(s, i);
+      if (n == 0) {
+        out += fmt::format("\\x{:02x}", u);
+      } else {
+        out.append(s.substr(i, n));
+        i += n - 1;
+      }
     } else {
       out += s[i];
     }

@@ -24,8 +24,9 @@ std::vector<std::string> closest(std::string_view name, const std::vector<std::s
 std::string printable(std::string_view s, bool keep_newlines = false);
 // `s` safe for a one-line message on a terminal, with nothing lost: control characters (an escape
 // sequence, a newline, a carriage return, DEL, and the C1 controls U+0080-U+009F that some
-// terminals obey) are written as \xNN, so text read from a file shows what it holds and cannot
-// drive the terminal or break the message's one line. Every error message passes through it.
+// terminals obey, and any byte of no valid UTF-8 sequence) are written as \xNN, so text read from
+// a file shows what it holds and cannot drive the terminal or break the message's one line. Every
+// error message passes through it.
 std::string escape_control(std::string_view s);
 // Replaces each byte of `s` that is not part of valid UTF-8 with U+FFFD; false when there was none.
 // Text read outside a JSON parser (a trace's kernel names, streamed) may hold any bytes, and the

@@ -15,7 +15,7 @@
 #include "cli/prediction_inputs.hpp"
 #include "records/context_record.hpp"
 #include "records/fields.hpp"
-#include "records/prediction_series.hpp"
+#include "analysis/predict/prediction_series.hpp"
 #include "records/record_file.hpp"
 #include "report/prediction_view.hpp"
 

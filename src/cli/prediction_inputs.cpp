@@ -44,7 +44,12 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
   const auto model_of = [&](const StepInput& s) { return s.layers ? with_layers(*full_model, *s.layers) : *model; };
   // The model an input names (or implies), where --model gave none: said so.
   const auto adopt = [&](const std::string& name, const std::string& path, const char* because) {
-    model = ctx.model(name, o.layers), full_model = ctx.model(name, 0);
+    try {
+      model = ctx.model(name, o.layers), full_model = ctx.model(name, 0);
+    } catch (const std::runtime_error& e) {  // a config path of the machine that measured, say
+      throw UsageError(fmt::format("{}: its model {}: {}; give the model with --model", printable(path), printable(name),
+                                   e.what()));
+    }
     out.warnings.push_back(fmt::format("{}: the model is {}, {} (--model to give another)", printable(path), name, because));
   };
   std::vector<std::string>& warnings = out.warnings;

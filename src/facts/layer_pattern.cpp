@@ -104,11 +104,13 @@ void refuse_other_families_fields(const json& c, const std::string& model_type, 
   static const std::set<std::string> qwen = {"qwen2_moe", "qwen3_moe"}, deepseek = {"deepseek_v2", "deepseek_v3"},
                                      mixtral = {"mixtral"};
   if (!qwen.count(model_type) && !deepseek.count(model_type) && !mixtral.count(model_type)) return;
+  std::set<std::string> both = qwen;  // Mixtral's experts are intermediate_size wide, its top-k always renormalised
+  both.insert(deepseek.begin(), deepseek.end());
   const std::vector<std::pair<const char*, std::set<std::string>>> readers = {
       {"first_k_dense_replace", deepseek}, {"n_routed_experts", deepseek}, {"n_shared_experts", deepseek},
       {"scoring_func", deepseek},          {"decoder_sparse_step", qwen},  {"mlp_only_layers", qwen},
       {"shared_expert_intermediate_size", {"qwen2_moe"}}, {"num_experts", qwen}, {"num_local_experts", mixtral},
-      {"router_jitter_noise", mixtral}};
+      {"router_jitter_noise", mixtral}, {"moe_intermediate_size", both}, {"norm_topk_prob", both}};
   for (const auto& [field, read_by] : readers) {
     if (present(c, field) && !read_by.count(model_type)) {
       throw WorkError(fmt::format("{}: {} is not read by model_type '{}' (it is {}'s): a config of another model?", where,

@@ -4,8 +4,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "base/error.hpp"
@@ -36,17 +39,27 @@ class Checkpoint {
   explicit Checkpoint(const fs::path& path) {
     std::error_code ec;
     if (!fs::is_directory(path, ec)) {
+      if (path.filename() == "model.safetensors.index.json") {
+        throw UsageError(fmt::format("{}: a sharded checkpoint's index: give the folder that holds it and its shards",
+                                     path.string()));
+      }
       open(path);
       return;
     }
-    const fs::path index = path / "model.safetensors.index.json";
-    if (fs::exists(index, ec)) {
+    // Named there, whatever it is (a link to nothing, a loop): opening it says what is wrong.
+    const auto there = [&](const fs::path& p) { return fs::symlink_status(p, ec).type() != fs::file_type::not_found; };
+    const fs::path index = path / "model.safetensors.index.json", whole = path / "model.safetensors";
+    if (there(index) && there(whole)) {
+      throw UsageError(fmt::format("{}: holds both model.safetensors and model.safetensors.index.json: which checkpoint "
+                                   "is meant is not known; give the file itself", path.string()));
+    }
+    if (there(index)) {
       read_index(path, index);
-    } else if (fs::exists(path / "model.safetensors", ec)) {
-      open(path / "model.safetensors");
+    } else if (there(whole)) {
+      open(whole);
     } else {
-      throw WorkError(fmt::format("{}: no model.safetensors or model.safetensors.index.json in this folder "
-                                  "(what save_pretrained writes)", path.string()));
+      throw UsageError(fmt::format("{}: no model.safetensors or model.safetensors.index.json in this folder "
+                                   "(what save_pretrained writes)", path.string()));
     }
   }
 
@@ -169,6 +182,29 @@ int64_t layer_of(const std::string& name, const std::string& P) {
 // The model in a message: its preset id or config path, when it has one.
 std::string model_label(const ModelShape& m) { return m.id.empty() ? "the model" : m.id; }
 
+// What may follow "<P>layers.<n>." in a layer of this model, dense or a mixture of experts (a
+// layer past --layers may be either): every name the model's layers read, in every naming.
+std::set<std::string> layer_tensor_names(const ModelShape& m, const std::string& P) {
+  std::set<std::string> out;
+  for (const bool moe : {false, true}) {
+    if (moe && !m.moe) continue;
+    ModelShape one = m;
+    one.layers = 1;
+    one.moe_layers.assign(1, moe);
+    one.windows.clear();  // the names are the same whatever the window
+    const std::string head = P + "layers.0.";
+    for (const auto& [t, alternatives] : sources(one, llama_layout(one), P)) {
+      for (const Source& s : alternatives) {
+        for (const Piece& piece : s) {
+          if (piece.name.compare(0, head.size(), head) == 0) out.insert(piece.name.substr(head.size()));
+        }
+      }
+    }
+  }
+  out.insert("self_attn.rotary_emb.inv_freq");
+  return out;
+}
+
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
@@ -203,7 +239,19 @@ LoadedWeights load_hf_weights(const fs::path& path, const ModelShape& m, const L
         throw WorkError(fmt::format("{}: tensor {} is {}, {} needs {}", f->file->path().string(), in_quotes(piece.name),
                                     shape_text(f->entry->shape), model_label(m), shape_text(piece.shape)));
       }
-      if (read == WeightsRead::values) f->file->read_floats(*f->entry, out.flat.data() + layout[t].offset + filled);
+      if (f->entry->dtype != "F32" && f->entry->dtype != "F16" && f->entry->dtype != "BF16") {
+        throw WorkError(fmt::format("{}: tensor {} is {}: weights are read from F32, F16 or BF16",
+                                    f->file->path().string(), in_quotes(piece.name), f->entry->dtype));
+      }
+      if (read == WeightsRead::values) {
+        float* at = out.flat.data() + layout[t].offset + filled;
+        f->file->read_floats(*f->entry, at);
+        const auto bad = std::find_if(at, at + f->entry->elements(), [](float v) { return !std::isfinite(v); });
+        if (bad != at + f->entry->elements()) {
+          throw WorkError(fmt::format("{}: tensor {} holds {} at element {}: weights that are not finite train nothing",
+                                      f->file->path().string(), in_quotes(piece.name), *bad, bad - at));
+        }
+      }
       filled += static_cast<size_t>(f->entry->elements());
       used.insert(piece.name);
     }
@@ -211,13 +259,24 @@ LoadedWeights load_hf_weights(const fs::path& path, const ModelShape& m, const L
       throw WorkError(fmt::format("{}: the pieces of {} do not fill it", where, layout[t].name));  // a layout out of step with this map
     }
   }
+  // The layers past --layers: read by no step, but still the model's layers (up to its depth in
+  // the config, with names its layers have), or the file is another model's.
   std::set<int64_t> skipped;
+  std::optional<std::set<std::string>> layer_names;
+  const int64_t depth = std::max(m.config_layers, m.layers);
   for (const auto& [name, f] : ck.names()) {
     if (used.count(name) || ends_with(name, "rotary_emb.inv_freq")) continue;
     if (name == "lm_head.weight" && layout.lm_head == layout.embed) continue;  // tied: the embedding serves
-    if (const int64_t l = layer_of(name, P); l >= m.layers) {
-      skipped.insert(l);
-      continue;
+    if (const int64_t l = layer_of(name, P); l >= m.layers && l < depth) {
+      if (!layer_names) layer_names = layer_tensor_names(m, P);
+      const std::string rest = name.substr(name.find('.', P.size() + 7) + 1);
+      if (layer_names->count(rest)) {
+        skipped.insert(l);
+        continue;
+      }
+    } else if (l >= depth) {
+      throw WorkError(fmt::format("{}: tensor {} is of layer {}, past the {} layers of {}: weights of another model?",
+                                  f.file->path().string(), in_quotes(name), l, depth, model_label(m)));
     }
     throw WorkError(fmt::format("{}: tensor {} is not a parameter of {} ({} layers, as the engine trains it): "
                                 "weights of another model?", f.file->path().string(), in_quotes(name), model_label(m), m.layers));

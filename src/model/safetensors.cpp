@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -69,7 +70,7 @@ SafetensorsEntry parse_entry(const std::string& name, const nlohmann::json& v, c
   for (const auto& d : *shape) {
     if (!d.is_number_unsigned()) throw WorkError(at + ": shape has a size that is not a whole number >= 0");
     const uint64_t n = d.get<uint64_t>();
-    if (n > (uint64_t{1} << 40) || (elements > 0 && static_cast<uint64_t>(elements) * n > (uint64_t{1} << 40))) {
+    if (n > (uint64_t{1} << 40) || (n > 0 && static_cast<uint64_t>(elements) > (uint64_t{1} << 40) / n)) {
       throw WorkError(at + ": shape has more than 2^40 elements");
     }
     e.shape.push_back(static_cast<int64_t>(n));
@@ -108,10 +109,10 @@ size_t safetensors_dtype_bytes(const std::string& dtype) {
 SafetensorsFile::SafetensorsFile(const std::filesystem::path& path) : path_(path) {
   const std::string where = path.string();
   fd_ = UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-  if (!fd_) throw WorkError(fmt::format("{}: cannot open: {}", where, std::strerror(errno)));
+  if (!fd_) throw UsageError(fmt::format("{}: cannot open: {}", where, std::strerror(errno)));
   struct stat st {};
   if (::fstat(fd_.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    throw WorkError(fmt::format("{}: not a regular file (a safetensors file is read at offsets)", where));
+    throw UsageError(fmt::format("{}: not a regular file (a safetensors file is read at offsets)", where));
   }
   const auto size = static_cast<uint64_t>(st.st_size);
   unsigned char head[8];
@@ -140,6 +141,28 @@ SafetensorsFile::SafetensorsFile(const std::filesystem::path& path) : path_(path
                                   in_quotes(name), e.end, data_bytes_));
     }
     tensors_.emplace(name, std::move(e));
+  }
+  // The format's own rule: the tensors' bytes follow one another from the first byte after the
+  // header to the last of the file, no gap, no overlap, nothing after. A header that lets two
+  // tensors share bytes, or leaves bytes no tensor owns, was not written by a safetensors writer.
+  std::vector<const SafetensorsEntry*> by_place;
+  for (const auto& [name, e] : tensors_) by_place.push_back(&e);
+  std::sort(by_place.begin(), by_place.end(), [](const auto* a, const auto* b) {
+    return a->begin != b->begin ? a->begin < b->begin : a->end < b->end;
+  });
+  uint64_t at = 0;
+  for (const SafetensorsEntry* e : by_place) {
+    if (e->begin != at) {
+      throw WorkError(fmt::format("{}: tensor {} starts at byte {} after the header, where {}: the tensors' bytes must "
+                                  "follow one another", where, in_quotes(e->name), e->begin,
+                                  e->begin < at ? fmt::format("the one before it ends at {}", at)
+                                                : fmt::format("{} bytes before it belong to no tensor", e->begin - at)));
+    }
+    at = e->end;
+  }
+  if (at != data_bytes_) {
+    throw WorkError(fmt::format("{}: {} bytes after the last tensor belong to none: not a safetensors file as written",
+                                where, data_bytes_ - at));
   }
 }
 

@@ -9,7 +9,7 @@
 #include "base/error.hpp"
 #include "base/text.hpp"
 #include "records/fields.hpp"
-#include "records/prediction_series.hpp"
+#include "analysis/predict/prediction_series.hpp"
 #include "records/provenance.hpp"
 #include "records/record_file.hpp"
 #include "report/format.hpp"

@@ -75,6 +75,9 @@ struct Libpq {
   decltype(&PQconsumeInput) consume_input = nullptr;
   decltype(&PQisBusy) is_busy = nullptr;
   decltype(&PQgetResult) get_result = nullptr;
+  decltype(&PQconninfoParse) conninfo_parse = nullptr;
+  decltype(&PQconninfoFree) conninfo_free = nullptr;
+  decltype(&PQfreemem) freemem = nullptr;
   std::string missing;  // why it could not be loaded
 };
 
@@ -110,6 +113,9 @@ const Libpq& libpq() {
     resolve(lib, "PQsocket", l.socket, l.missing);
     resolve(lib, "PQconsumeInput", l.consume_input, l.missing);
     resolve(lib, "PQisBusy", l.is_busy, l.missing);
+    resolve(lib, "PQconninfoParse", l.conninfo_parse, l.missing);
+    resolve(lib, "PQconninfoFree", l.conninfo_free, l.missing);
+    resolve(lib, "PQfreemem", l.freemem, l.missing);
     resolve(lib, "PQgetResult", l.get_result, l.missing);
     return l;
   }();
@@ -120,13 +126,7 @@ class PostgresDatabase final : public Database {
  public:
   explicit PostgresDatabase(const std::string& url) : name_(without_password(url)), pq_(libpq()) {
     if (!pq_.missing.empty()) throw UsageError(fmt::format("--db {}: {}", name_, pq_.missing));
-    // libpq takes connect_timeout 0 or below as no limit at all: refused, as nothing waits for ever.
-    static const std::regex no_limit(R"((^|[?&\s])connect_timeout\s*=\s*(-?[0-9]+))");
-    if (std::smatch m; std::regex_search(url, m, no_limit) &&
-        (m[2].str()[0] == '-' || m[2].str().find_first_not_of('0') == std::string::npos)) {
-      throw UsageError(fmt::format("--db {}: connect_timeout={} would wait on a server that never answers for ever: give "
-                                   "1 second or more", name_, m[2].str()));
-    }
+    refuse_unbounded_connect(url);
     // Our limits first: the address, expanded where it stands (expand_dbname), overrides them.
     const std::string connect = std::to_string(kConnectTimeoutS);
     const std::string options = fmt::format("-c statement_timeout={}", kStatementTimeoutS * 1000);
@@ -153,6 +153,27 @@ class PostgresDatabase final : public Database {
     deadline_s_ = (server && *server > 0 ? *server : kStatementTimeoutS) + kConnectTimeoutS;
   }
   ~PostgresDatabase() override { pq_.finish(conn_); }
+
+  // libpq takes a connect_timeout of 0 or below as no limit at all: refused, as nothing waits for
+  // ever. The address's value as libpq reads it (percent-decoded, the last of several): whole
+  // seconds, 1 or more.
+  void refuse_unbounded_connect(const std::string& url) const {
+    char* error = nullptr;
+    PQconninfoOption* options = pq_.conninfo_parse(url.c_str(), &error);
+    if (error) pq_.freemem(error);
+    if (!options) return;  // connecting says what is wrong with the address
+    std::optional<std::string> given;
+    for (const PQconninfoOption* o = options; o->keyword; ++o) {
+      if (std::string_view(o->keyword) == "connect_timeout" && o->val) given = o->val;
+    }
+    pq_.conninfo_free(options);
+    if (!given) return;
+    static const std::regex seconds(R"(\s*\+?0*[1-9][0-9]{0,8}\s*)");
+    if (!std::regex_match(*given, seconds)) {
+      throw UsageError(fmt::format("--db {}: connect_timeout '{}' would wait on a server that never answers for ever, "
+                                   "or is no number of seconds: give whole seconds, 1 or more", name_, *given));
+    }
+  }
 
   Dialect dialect() const override { return Dialect::postgresql; }
   const std::string& name() const override { return name_; }

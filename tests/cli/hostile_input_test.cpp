@@ -633,13 +633,15 @@ TEST(Bounds, APostgresServerThatNeverAnswersDoesNotHang) {
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_NE(r.err.find("cannot connect to PostgreSQL (connect_timeout 10 s"), std::string::npos) << r.err;
   EXPECT_LT(seconds, 30);
-  // The address may set its own limit, but not none: libpq waits for ever at 0 or below.
-  for (const char* none : {"0", "-5", "000"}) {
+  // The address may set its own limit, but not none: libpq waits for ever at 0 or below, whatever
+  // the spelling (its value as libpq reads it: percent-decoded, the last of several).
+  for (const auto& [given, read] : {std::pair{"0", "0"}, {"-5", "-5"}, {"000", "000"}, {"+0", "+0"}, {"%30", "0"},
+                                    {"1&connect_timeout=0", "0"}, {"0.5", "0.5"}}) {
     const Result n = run(fmt::format("history list --db 'postgresql://nobody@127.0.0.1:{}/history?connect_timeout={}'",
-                                     ntohs(addr.sin_port), none));
+                                     ntohs(addr.sin_port), given));
     if (n.err.find("libpq.so.5 is not installed") != std::string::npos) continue;
     EXPECT_EQ(n.code, 2) << n.err;
-    EXPECT_NE(n.err.find(fmt::format("connect_timeout={} would wait on a server that never answers for ever", none)),
+    EXPECT_NE(n.err.find(fmt::format("connect_timeout '{}' would wait on a server that never answers for ever", read)),
               std::string::npos) << n.err;
   }
 }
@@ -2434,6 +2436,20 @@ TEST(SilentlyWrong, ARunWhoseShapeIsNotItsModelsIsRefused) {
     const std::string edited = write_file("shape_not_model.jsonl", std::regex_replace(ours, std::regex(from), to));
     expect_error("report " + edited + " -o " + temp_path("shape_report"), 1, "the records name another model than the one that ran");
   }
+}
+
+// A byte of no valid UTF-8 sequence in what an error quotes (a safetensors header's key) is
+// shown as \xNN, never written raw to the terminal.
+TEST(Messages, AnErrorShowsInvalidUtf8AsItsBytes) {
+  const std::string header = "{\"\xff\": 1}";
+  std::string file(8, '\0');
+  file[0] = static_cast<char>(header.size());
+  const std::string path = write_file("invalid_utf8.safetensors", file + header);
+  const Result r = run("train --model llama-tiny --seqlen 16 --weights " + path);
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find("\\xff"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\xff'), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
 // PREDICTIONS MEASURED given the other way round: the message gives the order that works.

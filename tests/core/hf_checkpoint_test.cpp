@@ -110,6 +110,8 @@ std::string message_of(const std::function<void()>& f) {
     f();
   } catch (const WorkError& e) {
     return e.what();
+  } catch (const UsageError& e) {  // what the user gave cannot be read at all (missing, a folder)
+    return std::string("usage: ") + e.what();
   }
   return "(no error)";
 }
@@ -144,11 +146,30 @@ TEST_F(HfCheckpoint, DenseWeightsLandWhereTheLayoutPutsThem) {
   EXPECT_EQ(w.skipped_layers, 0);
 }
 
+// The first layers of a checkpoint (--layers below the config's depth) are read, the others
+// counted; a layer past the config's depth, or a name no layer has, is another model's.
 TEST_F(HfCheckpoint, ADeeperCheckpointGivesItsFirstLayersAndSaysHowManyWereLeft) {
-  const ModelShape m = tiny_dense();
+  ModelShape five = tiny_dense();
+  five.config_layers = five.layers = 5;
+  const ModelShape m = with_layers(five, 2);
   write_safetensors(dir_ / "w.safetensors", dense_checkpoint(5));
   const LoadedWeights w = load_hf_weights(dir_ / "w.safetensors", m, llama_layout(m));
   EXPECT_EQ(w.skipped_layers, 3);
+  write_safetensors(dir_ / "w.safetensors", dense_checkpoint(6));
+  EXPECT_NE(message_of([&] { load_hf_weights(dir_ / "w.safetensors", m, llama_layout(m)); })
+                .find("tensor 'model.layers.5.input_layernorm.weight' is of layer 5, past the 5 layers of the model"),
+            std::string::npos);
+  auto odd = dense_checkpoint(5);
+  odd["model.layers.3.nonsense.weight"] = numbered({3}, 90);
+  write_safetensors(dir_ / "w.safetensors", odd);
+  EXPECT_NE(message_of([&] { load_hf_weights(dir_ / "w.safetensors", m, llama_layout(m)); })
+                .find("tensor 'model.layers.3.nonsense.weight' is not a parameter"),
+            std::string::npos);
+  // Without --layers, a checkpoint one layer deeper than the config is another model's.
+  write_safetensors(dir_ / "w.safetensors", dense_checkpoint(3));
+  EXPECT_NE(message_of([&] { load_hf_weights(dir_ / "w.safetensors", tiny_dense(), llama_layout(tiny_dense())); })
+                .find("is of layer 2, past the 2 layers of the model"),
+            std::string::npos);
 }
 
 TEST_F(HfCheckpoint, TiedEmbeddingsIgnoreTheSavedLmHead) {
@@ -313,6 +334,27 @@ TEST_F(HfCheckpoint, WeightsOfAnotherModelAreRefusedByName) {
   EXPECT_TRUE(load_hf_weights(f, m, L, WeightsRead::names_and_shapes).flat.empty());
   EXPECT_NE(message_of([&] { load_hf_weights(dir_, m, L); }).find("no model.safetensors or model.safetensors.index.json"),
             std::string::npos);
+  // Integer weights, and weights that are not finite, are no model's.
+  ck = dense_checkpoint(2);
+  Tensor& norm = ck["model.norm.weight"];
+  norm.dtype = "I64", norm.raw.assign(8 * 8, '\0');
+  write_safetensors(f, ck);
+  EXPECT_NE(message_of([&] { load_hf_weights(f, m, L, WeightsRead::names_and_shapes); })
+                .find("tensor 'model.norm.weight' is I64: weights are read from F32, F16 or BF16"),
+            std::string::npos);
+  ck = dense_checkpoint(2);
+  ck["model.layers.1.mlp.up_proj.weight"].values[7] = std::nanf("");
+  write_safetensors(f, ck);
+  EXPECT_NE(message_of([&] { load_hf_weights(f, m, L); }).find("tensor 'model.layers.1.mlp.up_proj.weight' holds nan at element 7"),
+            std::string::npos);
+  // A folder with both a whole checkpoint and an index, and an index given for its folder.
+  write_safetensors(dir_ / "model.safetensors", dense_checkpoint(2));
+  std::ofstream(dir_ / "model.safetensors.index.json") << R"({"weight_map": {}})";
+  EXPECT_NE(message_of([&] { load_hf_weights(dir_, m, L); }).find("holds both model.safetensors and model.safetensors.index.json"),
+            std::string::npos);
+  EXPECT_NE(message_of([&] { load_hf_weights(dir_ / "model.safetensors.index.json", m, L); })
+                .find("a sharded checkpoint's index: give the folder that holds it"),
+            std::string::npos);
 }
 
 // Damaged files: each refused at open, naming the file and what is wrong.
@@ -340,12 +382,19 @@ TEST_F(HfCheckpoint, DamagedSafetensorsFilesAreRefused) {
   refused(with_header(R"({"a": {"dtype": "F32", "shape": [1099511627776, 4096], "data_offsets": [0, 8]}})"), "more than 2^40");
   refused(with_header(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4], "x": 1}})", "xxxx"), "unknown field 'x'");
   refused(with_header(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [4, 0]}})", "xxxx"), "hold 0 bytes");
+  refused(with_header(R"({"a": {"dtype": "F32", "shape": [4294967296, 4294967360], "data_offsets": [0, 8]}})"), "more than 2^40");
+  // The tensors' bytes follow one another, from the first after the header to the last of the file.
+  refused(with_header(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}, "b": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}})", "xxxx"),
+          "where the one before it ends at 4");
+  refused(with_header(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}})", "xxxxxxxx"), "4 bytes before it belong to no tensor");
+  refused(with_header(R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}})", "xxxxyy"), "2 bytes after the last tensor");
   // A whole file is fine, __metadata__ allowed.
   std::ofstream(f, std::ios::binary | std::ios::trunc)
       << with_header(R"({"__metadata__": {"format": "pt"}, "a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}})", "xxxx");
   EXPECT_NO_THROW(SafetensorsFile s(f));
-  // A pipe or a folder is no safetensors file.
-  EXPECT_NE(message_of([&] { SafetensorsFile s(dir_); }).find("not a regular file"), std::string::npos);
+  // A folder, or a file that is not there, is no safetensors file: what the user gave (exit 2).
+  EXPECT_NE(message_of([&] { SafetensorsFile s(dir_); }).find("usage: " + dir_.string() + ": not a regular file"), std::string::npos);
+  EXPECT_NE(message_of([&] { SafetensorsFile s(dir_ / "none"); }).find("cannot open: No such file"), std::string::npos);
 }
 
 TEST_F(HfCheckpoint, TokenIdsAreReadByRowAndCheckedAgainstTheVocabulary) {

@@ -179,6 +179,12 @@ TEST(ModelShape, FieldsOfAnotherFamilyAreRefused) {
   json m = minimal();
   m["model_type"] = "mixtral", m["num_local_experts"] = 4, m["num_experts_per_tok"] = 2, m["mlp_only_layers"] = {0};
   refused(m, "mlp_only_layers is not read by model_type 'mixtral'");
+  m.erase("mlp_only_layers");
+  m["moe_intermediate_size"] = 1024;  // Mixtral's experts are intermediate_size wide, whatever this says
+  refused(m, "moe_intermediate_size is not read by model_type 'mixtral'");
+  m.erase("moe_intermediate_size");
+  m["norm_topk_prob"] = false;  // Mixtral's block always renormalises
+  refused(m, "norm_topk_prob is not read by model_type 'mixtral'");
   json q = minimal();
   q["model_type"] = "qwen2", q["sliding_window"] = 16, q["use_sliding_window"] = true, q["max_window_layers"] = -5;
   refused(q, "max_window_layers -5 is below 0");

@@ -1,6 +1,7 @@
 // What makes prediction records one series, as `report` draws a file of them and `predict --out`
 // appends to one: one pair of GPUs, one workload (model, depth, batch, and the levers and
-// arithmetic of the step the prediction was made from), at most one prediction per sequence
+// arithmetic of the step the prediction was made from, held to each other as `compare` holds
+// two runs: analysis/compare.hpp's workload_differences), at most one prediction per sequence
 // length. A file that mixed two would draw a 4-layer measurement against a 32-layer prediction,
 // or two rows at one length, under one title.
 #pragma once
@@ -10,6 +11,7 @@
 #include <string>
 
 #include "records/fields.hpp"
+#include "records/run_log.hpp"
 
 namespace ub {
 
@@ -19,7 +21,8 @@ class PredictionSeries {
   std::optional<std::string> add(const Fields& prediction);
 
  private:
-  std::optional<std::string> pair_, workload_;  // of the first record
+  std::optional<std::string> pair_;  // of the first record
+  std::optional<RunLog> workload_;   // the first record's workload, as a run's configuration
   std::map<int64_t, int> lengths_;
 };
 
