@@ -59,42 +59,6 @@ struct Quad<bf16> {
   }
 };
 
-// Eight consecutive elements: 16-byte accesses for bf16 (one uint4), two for fp32. The step is
-// bound by memory bandwidth (pure bf16: 14 bytes per parameter); wider accesses keep more bytes in
-// flight per thread than Quad's.
-template <class T>
-struct Oct;
-template <>
-struct Oct<float> {
-  static __device__ __forceinline__ void load(const float* p, size_t i, float (&out)[8]) {
-    const float4 a = reinterpret_cast<const float4*>(p)[2 * i], b = reinterpret_cast<const float4*>(p)[2 * i + 1];
-    out[0] = a.x, out[1] = a.y, out[2] = a.z, out[3] = a.w, out[4] = b.x, out[5] = b.y, out[6] = b.z, out[7] = b.w;
-  }
-  static __device__ __forceinline__ void store(float* p, size_t i, const float (&v)[8]) {
-    reinterpret_cast<float4*>(p)[2 * i] = make_float4(v[0], v[1], v[2], v[3]);
-    reinterpret_cast<float4*>(p)[2 * i + 1] = make_float4(v[4], v[5], v[6], v[7]);
-  }
-};
-template <>
-struct Oct<bf16> {
-  static __device__ __forceinline__ void load(const bf16* p, size_t i, float (&out)[8]) {
-    const uint4 raw = reinterpret_cast<const uint4*>(p)[i];
-    const auto* h = reinterpret_cast<const __nv_bfloat162*>(&raw);
-#pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      const float2 f = __bfloat1622float2(h[q]);
-      out[2 * q] = f.x, out[2 * q + 1] = f.y;
-    }
-  }
-  static __device__ __forceinline__ void store(bf16* p, size_t i, const float (&v)[8]) {
-    uint4 raw;
-    auto* h = reinterpret_cast<__nv_bfloat162*>(&raw);
-#pragma unroll
-    for (int q = 0; q < 4; ++q) h[q] = __floats2bfloat162_rn(v[2 * q], v[2 * q + 1]);
-    reinterpret_cast<uint4*>(p)[i] = raw;
-  }
-};
-
 template <class G>
 __global__ void squares_kernel(const G* g, size_t n, double* acc) {
   float s = 0;
@@ -128,31 +92,6 @@ __global__ void adamw_kernel(float* master, bf16* w16, const G* g, State* m, Sta
   }
 }
 
-// adamw_kernel eight elements at a time: n a multiple of 8, every buffer 16-byte aligned.
-template <class State, class G>
-__global__ void adamw_kernel8(float* master, bf16* w16, const G* g, State* m, State* v, size_t n,
-                              const double* norm_sq, AdamWScalars k) {
-  const float coef = clip_coefficient(static_cast<float>(sqrt(*norm_sq)), k.max_norm);
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n / 8; i += size_t{gridDim.x} * blockDim.x) {
-    float p[8], mi[8], vi[8], gi[8];
-    if (master) Oct<float>::load(master, i, p);
-    else Oct<bf16>::load(w16, i, p);
-    Oct<State>::load(m, i, mi);
-    Oct<State>::load(v, i, vi);
-    Oct<G>::load(g, i, gi);
-#pragma unroll
-    for (int q = 0; q < 8; ++q) {
-      adamw_update(p[q], mi[q], vi[q], gi[q] * coef, k.lr, k.beta1, k.beta2, k.eps, k.wd, k.bias1, k.bias2);
-    }
-    if (master) Oct<float>::store(master, i, p);
-    Oct<bf16>::store(w16, i, p);
-    Oct<State>::store(m, i, mi);
-    Oct<State>::store(v, i, vi);
-  }
-}
-
-bool aligned16(const void* p) { return p == nullptr || reinterpret_cast<uintptr_t>(p) % 16 == 0; }
-
 }  // namespace
 
 void init_parameters(float* master, bf16* w16, size_t count, uint64_t index, uint64_t seed, float stddev, bool ones,
@@ -177,18 +116,10 @@ void adamw_step(float* master, bf16* w16, ConstFp32OrBf16 g, Fp32OrBf16 m, Fp32O
   const AdamWScalars k = adamw_scalars(p, step);
   if (n % 4 != 0) throw WorkError("adamw_step: n must be a multiple of 4");
   if (m.elem != v.elem) throw WorkError("adamw_step: the two moments must have one type");
-  // Eight at a time where every buffer allows it (the whole flat buffer; a rank's shard may start
-  // anywhere a tensor's padding ends), four otherwise: the same arithmetic per element either way.
-  const bool wide = n % 8 == 0 && aligned16(master) && aligned16(w16) && aligned16(g.data) && aligned16(m.data) &&
-                    aligned16(v.data);
   visit(g, [&](const auto* grad) {
     visit(m, [&](auto* first) {
-      auto* second = static_cast<decltype(first)>(v.data);
-      if (wide) {
-        adamw_kernel8<<<grid_for((n + 7) / 8), 256, 0, s>>>(master, w16, grad, first, second, n, norm_sq, k);
-      } else {
-        adamw_kernel<<<grid_for4(n), 256, 0, s>>>(master, w16, grad, first, second, n, norm_sq, k);
-      }
+      adamw_kernel<<<grid_for4(n), 256, 0, s>>>(master, w16, grad, first, static_cast<decltype(first)>(v.data), n,
+                                               norm_sq, k);
     });
   });
   UB_CUDA_CHECK_LAUNCH();
