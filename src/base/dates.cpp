@@ -1,7 +1,10 @@
 // Dates of the calendar; see dates.hpp.
 #include "base/dates.hpp"
 
+#include <fmt/format.h>
+
 #include <cctype>
+#include <cstdint>
 
 namespace ub {
 
@@ -60,6 +63,54 @@ bool is_timestamp(std::string_view text) {
   if (zone.empty() || zone == "Z") return true;
   return zone.size() == 6 && (zone[0] == '+' || zone[0] == '-') && zone[3] == ':' && digits(zone, 1, 2) >= 0 &&
          digits(zone, 1, 2) <= 14 && digits(zone, 4, 2) >= 0 && digits(zone, 4, 2) <= 59;
+}
+
+namespace {
+
+// Days since 1970-01-01 of a date of the proleptic Gregorian calendar, and back (H. Hinnant's
+// civil-date algorithms).
+int64_t days_from_civil(int64_t y, int64_t m, int64_t d) {
+  y -= m <= 2;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const int64_t yoe = y - era * 400;
+  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+void civil_from_days(int64_t z, int64_t& y, int64_t& m, int64_t& d) {
+  z += 719468;
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const int64_t doe = z - era * 146097;
+  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const int64_t mp = (5 * doy + 2) / 153;
+  d = doy - (153 * mp + 2) / 5 + 1;
+  m = mp < 10 ? mp + 3 : mp - 9;
+  y = yoe + era * 400 + (m <= 2);
+}
+
+}  // namespace
+
+std::string utc_timestamp(std::string_view text) {
+  if (!is_timestamp(text)) return std::string(text);
+  int64_t seconds = days_from_civil(digits(text, 0, 4), digits(text, 5, 2), digits(text, 8, 2)) * 86400 +
+                    digits(text, 11, 2) * 3600 + digits(text, 14, 2) * 60 + digits(text, 17, 2);
+  size_t at = 19;
+  if (at < text.size() && text[at] == '.') {
+    ++at;
+    while (at < text.size() && std::isdigit(static_cast<unsigned char>(text[at]))) ++at;
+  }
+  const std::string_view zone = text.substr(at);
+  if (zone.size() == 6) {  // local time = UTC + offset
+    const int64_t offset = digits(zone, 1, 2) * 3600 + digits(zone, 4, 2) * 60;
+    seconds -= zone[0] == '+' ? offset : -offset;
+  }
+  const int64_t days = seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400;
+  const int64_t in_day = seconds - days * 86400;
+  int64_t y = 0, m = 0, d = 0;
+  civil_from_days(days, y, m, d);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", y, m, d, in_day / 3600, in_day % 3600 / 60, in_day % 60);
 }
 
 }  // namespace ub

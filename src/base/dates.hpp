@@ -4,6 +4,7 @@
 // 2026-02-30 would sort among the real ones).
 #pragma once
 
+#include <string>
 #include <string_view>
 
 namespace ub {
@@ -15,5 +16,10 @@ bool is_date_prefix(std::string_view text);
 // A whole timestamp: YYYY-MM-DD, 'T' or ' ', HH:MM:SS, optional fractional seconds, then nothing,
 // 'Z' or an offset of at most 14 hours (+05:30); the year 2000 to 2100 (the runs of any GPU).
 bool is_timestamp(std::string_view text);
+
+// A timestamp (is_timestamp) as the instant in UTC, "YYYY-MM-DDTHH:MM:SSZ" (fractional seconds
+// dropped; no zone is taken as UTC): dates are stored and compared so, since 10:00+14:00 is
+// before 21:00Z of the day before, whatever their texts' order.
+std::string utc_timestamp(std::string_view text);
 
 }  // namespace ub

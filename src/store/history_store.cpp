@@ -241,6 +241,18 @@ std::vector<AddOutcome> HistoryStore::add_runs(const std::vector<StoredRun>& run
 AddOutcome HistoryStore::add_run(const StoredRun& run, const std::string& source) {
   AddOutcome o{AddStatus::added, 0, run.key, run.kind, run.command, run.date, run.lines.size(), run.metrics.size(),
                run.warnings};
+  // One card under two names: a card (its UUID) stored under another GPU model is misnamed in one
+  // of the two, and the fleet and trends would count its figures under both.
+  for (const StoredGpu& g : run.gpus) {
+    if (g.uuid.empty()) continue;
+    const std::vector<Row> named = db_->query("SELECT r.source, g.name FROM run_gpus g JOIN runs r ON r.id = g.run_id "
+                                              "WHERE g.uuid = $1 AND g.name <> $2 LIMIT 1", {g.uuid, g.name});
+    if (!named.empty()) {
+      throw UsageError(fmt::format("GPU {} is {} here and {} in the history (added from {}): one card under two "
+                                   "names; give each GPU's own measurements", printable(g.uuid), printable(g.name),
+                                   printable(named.front().text(1)), printable(named.front().text(0))));
+    }
+  }
   const std::string lock = db_->dialect() == Dialect::postgresql ? " FOR UPDATE" : "";
   std::vector<Row> existing = db_->query("SELECT id, line_count FROM runs WHERE run_key = $1" + lock, {run.key});
   const int64_t own_id = existing.empty() ? -1 : existing.front().integer(0);

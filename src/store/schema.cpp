@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "analysis/history/stored_run.hpp"
+#include "base/dates.hpp"
 #include "base/error.hpp"
 #include "base/line_source.hpp"
 
@@ -51,9 +52,16 @@ CREATE INDEX run_metrics_metric ON run_metrics (metric, x);
 // Version 2: what each run ran (its workload identity, workload.hpp) and its job's world size, so a
 // trend or a fleet pools only runs of one workload. Runs stored before are read again from their
 // lines, as `history add` would read them now.
+void read_workloads_again(Database& db);
+
 void version_2(Database& db) {
   db.execute("ALTER TABLE runs ADD COLUMN workload TEXT");
   db.execute("ALTER TABLE runs ADD COLUMN world_size INTEGER");
+  read_workloads_again(db);
+}
+
+// Each stored run's workload identity, read again from its lines as `history add` reads them now.
+void read_workloads_again(Database& db) {
   for (const Row& r : db.query("SELECT id FROM runs ORDER BY id")) {
     const int64_t id = r.integer(0);
     std::vector<std::string> lines;
@@ -77,6 +85,18 @@ void version_2(Database& db) {
 // growing with its square.
 void version_3(Database& db) {
   db.execute("CREATE INDEX IF NOT EXISTS run_metrics_median ON run_metrics (metric, x, median)");
+}
+
+// Version 4: a training run's identity names its step's arithmetic and memory levers (fp32 master
+// weights or pure bf16, MLP tiles, loss chunks, offloaded checkpoints) and a collective's whether
+// its calls were replayed from a CUDA graph, so that a trend does not pool them; and every date is
+// the instant in UTC, so that runs dated with an offset sort and filter where they belong.
+void version_4(Database& db) {
+  read_workloads_again(db);
+  for (const Row& r : db.query("SELECT id, date FROM runs WHERE date IS NOT NULL ORDER BY id")) {
+    const std::string utc = utc_timestamp(r.text(1));
+    if (utc != r.text(1)) db.query("UPDATE runs SET date = $1 WHERE id = $2", {utc, r.integer(0)});
+  }
 }
 
 int current_version(Database& db) {
@@ -124,6 +144,10 @@ void migrate(Database& db) {
   if (version < 3) {
     version_3(db);
     db.query("INSERT INTO schema_version (version) VALUES ($1)", {int64_t{3}});
+  }
+  if (version < 4) {
+    version_4(db);
+    db.query("INSERT INTO schema_version (version) VALUES ($1)", {int64_t{4}});
   }
   t.commit();
 }

@@ -2359,6 +2359,54 @@ TEST(SilentlyWrong, TheHistoryGrowsARunOnlyByWhatFollowsIt) {
   EXPECT_EQ(nlohmann::json::parse(g.out)["files"][0]["runs"][0]["status"], "same measurement") << g.out;
 }
 
+// The history's series pool only runs of one workload and order them by the instant they ran: a
+// run with fp32 master weights is no point of a pure-bf16 fleet, a run dated 10:00+14:00 came
+// before one at 21:00Z of the day before, and one card (UUID) is one GPU model.
+TEST(SilentlyWrong, TheHistoryPoolsOnlyOneWorkloadInTimeOrderOnOneCardName) {
+  const std::string ours = slurp(kFx + "/train_records_h200_ours.jsonl");
+  const auto variant = [&](const std::string& name, const std::string& date, const std::string& uuid, double factor,
+                           const std::string& extra_config) {
+    std::string text = std::regex_replace(ours, std::regex(R"("date":"[^"]*")"), "\"date\":\"" + date + "\"");
+    text = std::regex_replace(text, std::regex("GPU-a132b5df-1e02-fc58-b23c-4b13de1081fe"), uuid);
+    text = std::regex_replace(text, std::regex(R"("master_weights":false)"), R"("master_weights":false)" + extra_config);
+    std::string scaled;  // every step's time times `factor`: another measurement
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+      nlohmann::json r = nlohmann::json::parse(line);
+      if (r["type"] == "train_step") r["exec_time_ms"] = r["exec_time_ms"].get<double>() * factor, r["tflops"] = r["tflops"].get<double>() / factor,
+                                     r["mfu"] = r["mfu"].get<double>() / factor;
+      scaled += r.dump() + "\n";
+    }
+    return write_file(name, scaled);
+  };
+  const std::string db = fresh_db("pooling");
+  const std::string a = variant("pool_a.jsonl", "2026-12-02T10:00:00Z", "GPU-aaaaaaaa-0000-0000-0000-000000000001", 1.0, "");
+  const std::string b = variant("pool_b.jsonl", "2026-12-03T10:00:00Z", "GPU-aaaaaaaa-0000-0000-0000-000000000002", 1.003, "");
+  std::string c = variant("pool_c.jsonl", "2026-12-04T10:00:00Z", "GPU-aaaaaaaa-0000-0000-0000-000000000003", 1.4, "");
+  c = write_file("pool_c.jsonl", std::regex_replace(slurp(c), std::regex(R"("master_weights":false)"), R"("master_weights":true)"));
+  ASSERT_EQ(run(fmt::format("history add --db {} {} {} {}", db, a, b, c)).code, 0);
+  const Result fleet = run(fmt::format("history fleet train.tflops --at 4096 --db {}", db));
+  ASSERT_EQ(fleet.code, 0) << fleet.err;
+  EXPECT_EQ(fleet.out.find("SLOW"), std::string::npos) << "the master-weights run is a fleet of its own:\n" << fleet.out;
+  EXPECT_NE(fleet.out.find("2 fleets of unlike runs"), std::string::npos) << fleet.out;
+  // Dates with offsets, in the order of their instants.
+  const std::string tz = fresh_db("pooling_tz");
+  const std::string east = variant("tz_east.jsonl", "2026-12-10T10:00:00+14:00", "GPU-tz", 1.0, "");
+  const std::string utc = variant("tz_utc.jsonl", "2026-12-09T21:00:00Z", "GPU-tz", 0.8, "");
+  ASSERT_EQ(run(fmt::format("history add --db {} {} {}", tz, east, utc)).code, 0);
+  const Result trend = run(fmt::format("history trend train.tflops --at 4096 --db {}", tz));
+  ASSERT_EQ(trend.code, 0) << trend.err;
+  EXPECT_LT(trend.out.find("2026-12-09T20:00:00Z"), trend.out.find("2026-12-09T21:00:00Z")) << trend.out;
+  const Result since = run(fmt::format("history list --db {} --since 2026-12-10 --json", tz));
+  EXPECT_TRUE(nlohmann::json::parse(since.out)["runs"].empty()) << since.out;
+  // One card under two names.
+  std::string renamed = std::regex_replace(slurp(b), std::regex("NVIDIA H200"), "NVIDIA B200");
+  renamed = std::regex_replace(renamed, std::regex("h200-sxm"), "b200-sxm");
+  const std::string b200 = write_file("pool_renamed.jsonl", replaced(renamed, "2026-12-03T10:00:00Z", "2026-12-05T10:00:00Z"));
+  expect_error(fmt::format("history add --db {} {}", db, b200), 2,
+               "GPU GPU-aaaaaaaa-0000-0000-0000-000000000002 is NVIDIA B200 here and NVIDIA H200 in the history");
+}
+
 // An attention check says whether it passed and what it checked; an error past its tolerance is
 // a failed check whatever its "ok" says.
 TEST(SilentlyWrong, AnAttentionCheckSaysWhatItChecked) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "base/dates.hpp"
 #include "base/units.hpp"
 
 namespace ub {
@@ -32,6 +33,17 @@ TEST(Units, AFractionOfAnUnknownOrEmptyCeilingIsNone) {
   EXPECT_FALSE(fraction_of(std::nullopt, 989.0));
   EXPECT_FALSE(fraction_of(1.0, 0.0));
   EXPECT_FALSE(fraction_of(1.0, std::numeric_limits<double>::quiet_NaN()));
+}
+
+// A run's date as the instant in UTC: the offset taken off, across midnight and a month's end,
+// fractional seconds dropped, a date without a zone taken as UTC, a text that is no timestamp kept.
+TEST(Dates, ATimestampIsItsInstantInUtc) {
+  EXPECT_EQ(utc_timestamp("2026-12-10T10:00:00+14:00"), "2026-12-09T20:00:00Z");
+  EXPECT_EQ(utc_timestamp("2026-12-31T23:30:00-05:30"), "2027-01-01T05:00:00Z");
+  EXPECT_EQ(utc_timestamp("2028-03-01T01:00:00+02:00"), "2028-02-29T23:00:00Z");
+  EXPECT_EQ(utc_timestamp("2026-11-30 08:00:00.123"), "2026-11-30T08:00:00Z");
+  EXPECT_EQ(utc_timestamp("2026-11-30T08:00:00Z"), "2026-11-30T08:00:00Z");
+  EXPECT_EQ(utc_timestamp("not a date"), "not a date");
 }
 
 }  // namespace

@@ -185,7 +185,7 @@ StoredRun records_run(std::vector<std::string> lines, bool cut_short, const std:
     throw WorkError(fmt::format("{}: date '{}' is not a time of the calendar (2026-11-30T08:00:00Z): a run is stored "
                                 "by its date", t.where(0), printable(c.date)));
   }
-  run.date = c.date;
+  run.date = utc_timestamp(c.date);
   run.host = c.host;
   run.provenance = c.provenance.value_or("");
   if (c.config.contains("model") && c.config.at("model").is_string()) run.model = c.config.at("model").get<std::string>();

@@ -20,6 +20,11 @@ struct TrainingIdentity {
   int64_t world = 1, zero = 0, batch = 1;
   bool checkpointing = false, offload = false;
   std::string precision = "bf16";
+  // Our step's arithmetic and memory levers, where a run says them (a benchmark.py log does not):
+  // fp32 master weights or pure bf16, offloaded checkpoints, MLP tiles, loss chunks.
+  std::optional<bool> master_weights;
+  bool offload_checkpoints = false;
+  int64_t mlp_tile = 0, loss_chunk = 0;
 };
 
 std::string text_of(const TrainingIdentity& t) {
@@ -35,7 +40,11 @@ std::string text_of(const TrainingIdentity& t) {
   parts.push_back(fmt::format("ZeRO-{}", t.zero));
   if (t.checkpointing) parts.push_back("checkpointing");
   if (t.offload) parts.push_back("offloaded optimizer");
+  if (t.offload_checkpoints) parts.push_back("offloaded checkpoints");
+  if (t.mlp_tile > 0) parts.push_back(fmt::format("MLP tiles of {}", t.mlp_tile));
+  if (t.loss_chunk > 0) parts.push_back(fmt::format("loss chunks of {}", t.loss_chunk));
   parts.push_back(t.precision);
+  if (t.master_weights) parts.push_back(*t.master_weights ? "fp32 master weights" : "no fp32 master weights");
   parts.push_back(fmt::format("batch {}", t.batch));
   return fmt::format("{}", fmt::join(parts, ", "));
 }
@@ -77,6 +86,10 @@ Workload workload_of_records(const std::string& command, const nlohmann::json& c
     t.checkpointing = flag(config, "activation_checkpointing") || flag(config, "checkpointing");
     t.offload = flag(config, "offload_optimizer");
     t.precision = text(config, "dtype", t.precision);
+    if (config.contains("master_weights") && config["master_weights"].is_boolean()) t.master_weights = config["master_weights"].get<bool>();
+    t.offload_checkpoints = flag(config, "offload_checkpoints");
+    t.mlp_tile = integer(config, "mlp_tile").value_or(0);
+    t.loss_chunk = integer(config, "loss_chunk").value_or(0);
     w.text = text_of(t);
   } else if (command == "attention") {
     w.text = fmt::format("{} heads ({} KV) of {}, batch {}, {}, {}", integer(config, "heads").value_or(0),
@@ -84,7 +97,7 @@ Workload workload_of_records(const std::string& command, const nlohmann::json& c
                          integer(config, "batch").value_or(1), flag(config, "causal") ? "causal" : "full mask",
                          text(config, "dtype", "bf16"));
   } else if (command == "nccl") {
-    w.text = fmt::format("{} GPUs", w.world_size);
+    w.text = fmt::format("{} GPUs{}", w.world_size, flag(config, "graph") ? ", calls replayed from a CUDA graph" : "");
   } else if (command == "mamf" && config.is_object() && config.contains("shapes_of") && config["shapes_of"].is_string()) {
     w.text = fmt::format("the products of {}'s step", config["shapes_of"].get<std::string>());
   }

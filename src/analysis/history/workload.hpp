@@ -3,8 +3,9 @@
 // stack they ran: a 32-layer ZeRO-3 step on 8 GPUs and a 4-layer step on one are different
 // workloads, not a slow and a fast run of one. The identity of a training step is its model, the
 // layers it ran, the world size, the ZeRO stage, activation checkpointing, the offloaded optimizer,
-// the precision and the micro-batch; of attention, its heads, head size, batch, mask and dtype; of a
-// collective, its world size. The sequence length (or size) is the metric's own point, and the GPU
+// the precision, fp32 master weights or not, offloaded checkpoints, MLP tiles, loss chunks and the
+// micro-batch; of attention, its heads, head size, batch, mask and dtype; of a collective, its
+// world size and whether its calls were replayed from a CUDA graph. The sequence length (or size) is the metric's own point, and the GPU
 // model is the series' other half (trend.hpp, fleet.hpp).
 #pragma once
 
