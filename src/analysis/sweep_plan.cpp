@@ -8,6 +8,7 @@
 
 #include "records/record_file.hpp"
 #include "records/train_records.hpp"
+#include "records/workload_keys.hpp"
 
 namespace ub {
 
@@ -91,9 +92,14 @@ std::string resume_mismatch(const LineSource& records, const nlohmann::json& exp
   for_each_record(records, [&](const RecordLine& r) {
     if (r.type != "context" || !found.empty() || !r.json.contains("config") || !r.json["config"].is_object()) return;
     const nlohmann::json& c = r.json["config"];
+    // A key the file's context leaves out is what it ran without saying (our_key_default).
     for (const auto& [key, want] : expected.items()) {
-      if (c.contains(key) && c[key] != want) {
-        found = fmt::format("{}: {} is {} there, {} here", r.where, key, c[key].dump(), want.dump());
+      const char* absent = our_key_default(key);
+      if (!c.contains(key) && !absent) continue;
+      const nlohmann::json there = c.contains(key) ? c[key] : nlohmann::json::parse(absent);
+      if (there != want) {
+        found = fmt::format("{}: {} is {} there{}, {} here", r.where, key, there.dump(), c.contains(key) ? "" : " (not said)",
+                            want.dump());
         return;
       }
     }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <array>
+#include <string_view>
 
 namespace ub {
 
@@ -19,6 +20,19 @@ inline constexpr std::array<const char*, 3> kOurFormerLeverKeys = {"checkpointin
 // The step's arithmetic: fp32 master weights or not, the chunked loss and the MLP tiles. (The
 // context's "precision" describes the first in words, which builds have reworded.)
 inline constexpr std::array<const char*, 3> kOurStepKeys = {"master_weights", "loss_chunk", "mlp_tile"};
+
+// What a context record that leaves one of those keys out ran (written before the key was, or by
+// hand), as JSON text: no recompute, sharding, offloading, tiles or chunks, one GPU; nullptr for a
+// key with no default (master_weights, checkpointing_kept).
+inline const char* our_key_default(std::string_view key) {
+  if (key == "activation_checkpointing" || key == "offload_checkpoints" || key == "offload_optimizer" ||
+      key == "checkpointing" || key == "selective_checkpointing") {
+    return "false";
+  }
+  if (key == "zero_stage" || key == "zero" || key == "mlp_tile" || key == "loss_chunk") return "0";
+  if (key == "world_size") return "1";
+  return nullptr;
+}
 
 // benchmark.py's log: its levers (the world size, gradient checkpointing, ZeRO stage, the
 // offloaded optimizer) and its step's kernels (Liger, the attention backend).

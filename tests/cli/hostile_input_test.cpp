@@ -2407,6 +2407,26 @@ TEST(SilentlyWrong, TheHistoryPoolsOnlyOneWorkloadInTimeOrderOnOneCardName) {
                "GPU GPU-aaaaaaaa-0000-0000-0000-000000000002 is NVIDIA B200 here and NVIDIA H200 in the history");
 }
 
+// A context record that leaves a lever out ran without it: `sweep --resume` holds new options to
+// that (an MLP tile on a file that says none is another workload, refused before any GPU), and a
+// file whose later context says the default where the first said nothing reads as one workload.
+TEST(SilentlyWrong, AnUnsaidLeverIsItsDefault) {
+  const std::string example = slurp(UB_DATA_DIR "/examples/sweep_h200_llama-3.1-8b-4layers.jsonl");
+  ASSERT_EQ(example.find("\"mlp_tile\""), std::string::npos) << "the example must leave mlp_tile out";
+  const std::string file = write_file("unsaid_lever.jsonl", example);
+  expect_error("sweep --model llama-3.1-8b --layers 4 --precision bf16 --checkpointing --loss-chunk 4096 --mlp-tile 1024 "
+               "--seqlens 256k --resume --out " + file, 2, "mlp_tile is 0 there (not said), 1024 here");
+  EXPECT_EQ(slurp(file), example);
+  // The same runs again under a context that says mlp_tile 0: one workload; 1024: another.
+  const std::string first_context = example.substr(0, example.find('\n') + 1);
+  const std::string zero = replaced(first_context, R"("master_weights":false)", R"("master_weights":false,"mlp_tile":0)");
+  const std::string steps = example.substr(example.find('\n') + 1);
+  const std::string later = std::regex_replace(steps, std::regex(R"("exec_time_ms":([0-9]+)\.)"), "\"exec_time_ms\":$1.5");
+  EXPECT_EQ(run("memfit " + write_file("unsaid_zero.jsonl", example + zero + later)).code, 0);
+  const std::string tiled = replaced(zero, R"("mlp_tile":0)", R"("mlp_tile":1024)");
+  expect_error("memfit " + write_file("unsaid_tiled.jsonl", example + tiled + later), 1, "mlp_tile 1024 here, 0 before");
+}
+
 // An attention check says whether it passed and what it checked; an error past its tolerance is
 // a failed check whatever its "ok" says.
 TEST(SilentlyWrong, AnAttentionCheckSaysWhatItChecked) {

@@ -45,10 +45,12 @@ void take_context(const ContextRecord& c, RunLog& run, const std::string& where,
     // model does: points of two in one file would be fitted and compared as one.
     std::map<std::string, std::string> now;
     read_config_text(c, now);
+    // A key one context leaves out is what it ran without saying (our_key_default).
     const auto same = [&](const char* key) {
       const auto before = run.config.find(key), here = now.find(key);
-      const std::string b = before == run.config.end() ? "absent" : before->second;
-      const std::string h = here == now.end() ? "absent" : here->second;
+      const std::string absent = our_key_default(key) ? our_key_default(key) : "absent";
+      const std::string b = before == run.config.end() ? absent : before->second;
+      const std::string h = here == now.end() ? absent : here->second;
       if (b != h) {
         throw WorkError(fmt::format("{}: a second context record for another workload ({} {} here, {} before): one "
                                     "workload per file", where, key, printable(h), printable(b)));
@@ -57,7 +59,8 @@ void take_context(const ContextRecord& c, RunLog& run, const std::string& where,
     for (const char* key : kOurLeverKeys) same(key);
     for (const char* key : kOurFormerLeverKeys) same(key);
     for (const char* key : kOurStepKeys) same(key);
-    same("precision");  // the same, in words
+    // The same, in words, where a context does not say master_weights (builds have reworded it).
+    if (!run.config.count("master_weights") || !now.count("master_weights")) same("precision");
   }
   for (const auto& [name, entry] : c.fingerprint.stack) {
     if (entry.version) run.software[name] = *entry.version;
