@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "base/error.hpp"
+#include "records/provenance.hpp"
 #include "records/record_file.hpp"
 
 namespace ub {
@@ -120,7 +121,7 @@ ContextRecord read_context(const Fields& f) {
   c.host = f.string_or("host", "");
   c.fingerprint = read_fingerprint(f);
   if (f.raw().contains("config") && f.raw().at("config").is_object()) c.config = f.raw().at("config");
-  if (f.has("provenance") && f.raw().at("provenance").is_string()) c.provenance = f.string("provenance");
+  if (f.raw().contains("provenance")) c.provenance = provenance_field_note(f.raw().at("provenance"), f.where());
   if (f.has("world") && f.raw().at("world").is_object()) c.world = f.raw().at("world");
   return c;
 }

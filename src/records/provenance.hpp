@@ -6,7 +6,11 @@
 // called measured, a predicted one never measured either.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "base/line_source.hpp"
 
@@ -22,6 +26,16 @@ struct Provenance {
   const char* tag() const;
   bool measured() const { return origin == Origin::measured; }
 };
+
+// The note of a text format's provenance line ("# provenance: hand-written ..."), in any case and
+// spacing ("#provenance:", "# Provenance :"); a line that says it and nothing more gets a note that
+// says so. nullopt for any other line.
+std::optional<std::string> provenance_line_note(std::string_view line);
+
+// A context record's "provenance": its text (one of blanks gets a note that says so); WorkError
+// naming `where` for a value that is no text (a file that says it is not measurements in a form we
+// cannot read is not taken as measured).
+std::optional<std::string> provenance_field_note(const nlohmann::json& value, const std::string& where);
 
 // The provenance of `t` from its first lines (a `# provenance:` line, or a context record's field
 // among the first records); measured when neither says anything.

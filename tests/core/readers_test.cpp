@@ -9,6 +9,7 @@
 #include "base/json_text.hpp"
 #include "base/key_values.hpp"
 #include "facts/catalog.hpp"
+#include "records/provenance.hpp"
 #include "records/readers/attention_log.hpp"
 #include "records/readers/decomposition_log.hpp"
 #include "records/readers/log_kind.hpp"
@@ -249,6 +250,21 @@ TEST(MeasurementLogs, MamfFinderLinesNearTheFormatAreOtherLines) {
   EXPECT_FALSE(m.footer_max);
   EXPECT_DOUBLE_EQ(*m.geometric_mean, 650.5);
   EXPECT_EQ(m.ranges, "m=[1, 2, 1] | n=[2]");
+}
+
+// A provenance line in any case and spacing says the file is not measurements; one without words
+// says so too; a context record's provenance that is no text is refused, not taken as measured.
+TEST(MeasurementLogs, ProvenanceInAnySpellingIsRead) {
+  for (const char* line : {"# provenance: made up", "#provenance: made up", "# Provenance : made up", "  #PROVENANCE:made up"}) {
+    EXPECT_EQ(provenance_line_note(line).value_or("(none)"), "made up") << line;
+  }
+  EXPECT_EQ(provenance_line_note("# provenance:").value_or("(none)"), "says it is not measurements, in no more words");
+  EXPECT_FALSE(provenance_line_note("# provenances: x"));
+  EXPECT_FALSE(provenance_line_note("# gpu=NVIDIA H200 provenance: x"));
+  EXPECT_EQ(provenance_field_note(nlohmann::json("  "), "f:1").value_or("(none)"), "says it is not measurements, in no more words");
+  EXPECT_FALSE(provenance_field_note(nlohmann::json(), "f:1"));
+  EXPECT_THROW(provenance_field_note(nlohmann::json(true), "f:1"), WorkError);
+  EXPECT_THROW(provenance_field_note(nlohmann::json::array({"x"}), "f:1"), WorkError);
 }
 
 // A footer figure that is no figure (nan, negative, an exponent) is left out and said, naming the

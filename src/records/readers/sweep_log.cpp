@@ -14,6 +14,7 @@
 #include "base/key_values.hpp"
 #include "base/text.hpp"
 #include "records/fields.hpp"
+#include "records/provenance.hpp"
 #include "records/readers/repeated_points.hpp"
 #include "records/readers/repeated_steps.hpp"
 #include "records/train_records.hpp"
@@ -101,8 +102,8 @@ RunLog read_sweep_log(const LineSource& t, WarmupOnly warmup_only) {
       }
       return;
     }
-    if (line.rfind("# provenance:", 0) == 0) {
-      run.provenance = trim(line.substr(13));
+    if (const auto note = provenance_line_note(line)) {
+      run.provenance = *note;
       return;
     }
     if (line[0] == '#') {
