@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "base/error.hpp"
+#include "base/text.hpp"
 #include "base/file_place.hpp"
 
 namespace fs = std::filesystem;
@@ -26,6 +27,10 @@ void check_report_folder_name(const fs::path& dir) {
   if (fs::weakly_canonical(fs::absolute(dir, ec), ec) == fs::path("/")) {
     throw UsageError("-o /: the filesystem's root is no report's folder; give a folder of its own");
   }
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) {
+    throw UsageError(fmt::format("-o {}: a file, not a folder: the report is a folder of pages and charts; give a "
+                                 "folder", printable(dir.string())));
+  }
 }
 
 void prepare_report_folder(const fs::path& dir) {
@@ -39,7 +44,9 @@ void prepare_report_folder(const fs::path& dir) {
       throw UsageError(fmt::format("{}: a symlink where the report's folder goes: refused (give the folder itself)", d.string()));
     }
   }
-  fs::create_directories(dir / "charts");
+  std::error_code ec;
+  fs::create_directories(dir / "charts", ec);
+  if (ec) throw UsageError(fmt::format("-o {}: cannot create the folder: {}", printable(dir.string()), ec.message()));
 }
 
 fs::path staging_name(const fs::path& place) {

@@ -2493,6 +2493,11 @@ TEST(FilesClobbered, AReportFolderIsNamedAsAFolder) {
   }
   expect_error(fmt::format("report {}/sweep_h200.log -o /", kFx), 2, "the filesystem's root is no report's folder");
   expect_error(fmt::format("report {}/sweep_h200.log -o /tmp/..", kFx), 2, "the filesystem's root is no report's folder");
+  // decide's page alike: a file where the folder goes, or no name at all, refused in one line.
+  const std::string file = write_file("page_is_a_file", "mine");
+  expect_error("decide -o " + file, 2, "-o " + file + ": a file, not a folder");
+  EXPECT_EQ(slurp(file), "mine");
+  expect_error("decide -o ''", 2, "the page's folder is an empty name");
 }
 
 // Our context record's shape beside the model's name: a record whose widths are not the named
