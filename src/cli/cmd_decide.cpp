@@ -133,6 +133,12 @@ void show_decision(Context& ctx, const DecideOptions& o, const UpgradeDecision& 
 // One folder and --to: the same page, part 2 PREDICTED at every length the sweep ran.
 void run_predicted(Context& ctx, const DecideOptions& o, const MeasurementSet& set) {
   const Accelerator& to = ctx.catalog().find(o.to);
+  // The GPU the folder measured, predicted: nothing to decide, and its rows would call its own
+  // measurements PREDICTED.
+  if (const Accelerator* from = set.gpu.empty() ? nullptr : ctx.catalog().try_find(set.gpu); from && from->id == to.id) {
+    throw UsageError(fmt::format("decide: --to {} is the GPU {} measured ({}): name the GPU you consider", to.id,
+                                 printable(set.where), printable(set.gpu)));
+  }
   PredictionRequest r = prediction_of_folder(set, o, to);
   if (set.sweep) {
     std::vector<std::string> lengths;

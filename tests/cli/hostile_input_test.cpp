@@ -2665,6 +2665,8 @@ TEST(Messages, OptionsTheInputsAnswerAreRefused) {
                "--model goes with one GPU's folder or the catalog");
   expect_error(fmt::format("decide {0}/suite_h200_2l --to b200-sxm --from h100-sxm", kFx), 2,
                "--from does not go with a suite folder");
+  // The GPU the folder measured, as --to: nothing to predict (its own rows would be PREDICTED).
+  expect_error(fmt::format("decide {0}/suite_h200_2l --to h200", kFx), 2, "--to h200-sxm is the GPU");
   expect_error(fmt::format("predict {0}/suite_h200_2l/decompose-short.jsonl --to b200-sxm --layers 7", kFx), 2,
                "the decomposition ran 2 layers, --layers says 7");
 }
