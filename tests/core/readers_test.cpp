@@ -267,6 +267,24 @@ TEST(MeasurementLogs, ProvenanceInAnySpellingIsRead) {
   EXPECT_THROW(provenance_field_note(nlohmann::json::array({"x"}), "f:1"), WorkError);
 }
 
+// A best shape the footer names whose line was left out as damaged: the ceiling is not known,
+// refused; a damaged line that was not the best leaves the best the footer's.
+TEST(MeasurementLogs, AFooterWhoseBestLineWasDamagedIsRefused) {
+  const std::string lines = "   1 | 700(mean) 701(median) 702(max) @ 1x2x3\n"
+                            "   2 | 900(mean) 1e9(median) 902(max) @ 2x2x3\n"  // past any GPU: left out
+                            "   3 | 650(mean) 651(median) 652(max) @ 3x2x3\n";
+  const MamfLog kept = read_mamf_log(LineSource::text(lines + "median: 701 TFLOPS @ 1x2x3\n", "m"));
+  ASSERT_TRUE(kept.footer_median);
+  EXPECT_EQ(kept.outcome.shapes.size(), 2u);
+  try {
+    (void)read_mamf_log(LineSource::text(lines + "median: 901 TFLOPS @ 2x2x3\n", "m"));
+    ADD_FAILURE() << "a footer whose best line was left out was read";
+  } catch (const WorkError& e) {
+    EXPECT_NE(std::string(e.what()).find("1 shape line left out as damaged: the best may be among them"), std::string::npos)
+        << e.what();
+  }
+}
+
 // A footer figure that is no figure (nan, negative, an exponent) is left out and said, naming the
 // line: the comparison's figures come from the shape lines either way.
 TEST(MeasurementLogs, ADamagedMamfFinderFooterLineIsSaid) {

@@ -340,16 +340,24 @@ MamfLog read_mamf_log(const LineSource& t) {
   }
   // mamf-finder.py's footer says again what its shape lines say: where both are there, the
   // footer must agree with the lines (to its rounding), or one of them was edited.
-  if (!log.outcome.shapes.empty() && lines_left_out == 0) {
+  // With shape lines left out as damaged the means cannot agree, but the best must: a best shape
+  // the footer names and the lines no longer hold was the damaged line, and the ceiling is unknown.
+  if (!log.outcome.shapes.empty()) {
     const auto agree = [&](const char* what, std::optional<double> said, std::optional<double> lines) {
       if (said && lines && std::abs(*said - *lines) > 0.05 + 0.005 * *lines) {
         throw WorkError(fmt::format("{}: the footer's {} {:g} TFLOPS is not what its {} shape lines give ({:.1f}): the "
-                                    "file was edited or damaged", printable(t.path), what, *said,
-                                    log.outcome.shapes.size(), *lines));
+                                    "file was edited or damaged{}", printable(t.path), what, *said,
+                                    log.outcome.shapes.size(), *lines,
+                                    lines_left_out > 0 ? fmt::format(" ({} shape line{} left out as damaged: the best "
+                                                                     "may be among them)", lines_left_out,
+                                                                     lines_left_out == 1 ? "" : "s")
+                                                       : ""));
       }
     };
-    agree("arithmetic mean", log.arithmetic_mean, log.outcome.arithmetic_mean(MamfOutcome::By::mean));
-    agree("geometric mean", log.geometric_mean, log.outcome.geometric_mean(MamfOutcome::By::mean));
+    if (lines_left_out == 0) {
+      agree("arithmetic mean", log.arithmetic_mean, log.outcome.arithmetic_mean(MamfOutcome::By::mean));
+      agree("geometric mean", log.geometric_mean, log.outcome.geometric_mean(MamfOutcome::By::mean));
+    }
     for (const auto& [footer, by, what] : {std::tuple{&log.footer_mean, MamfOutcome::By::mean, "best mean"},
                                            std::tuple{&log.footer_median, MamfOutcome::By::median, "best median"},
                                            std::tuple{&log.footer_max, MamfOutcome::By::max, "best max"}}) {
