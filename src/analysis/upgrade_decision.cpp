@@ -273,8 +273,9 @@ void decide_verdict(UpgradeDecision& d, const UpgradeOptions& opt) {
                          tokens(l.all.back()), speedup_span(c), be);
     return;
   }
-  // Cheaper from some length on: every cheaper length above every other one.
-  const bool suffix = !l.cheaper.empty() && std::all_of(l.all.begin(), l.all.end(), [&](int64_t s) {
+  // Cheaper from some length on: every cheaper length above every other one, and every other one
+  // decided dearer (a length below that the noise leaves undecided is measured more first).
+  const bool suffix = !l.cheaper.empty() && l.even.empty() && std::all_of(l.all.begin(), l.all.end(), [&](int64_t s) {
     return std::find(l.cheaper.begin(), l.cheaper.end(), s) != l.cheaper.end() || s < l.cheaper.front();
   });
   if (suffix || (l.cheaper.empty() && !l.only_new.empty() && l.even.empty())) {

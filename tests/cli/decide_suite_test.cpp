@@ -127,6 +127,17 @@ TEST(Decide, TheGuidesFiguresGiveLongContextOnlyAndStayExampleData) {
   EXPECT_EQ(text.out.find("MEASURED"), std::string::npos) << "example data called measured";
 }
 
+// Cheaper from some length on is "for long context only" when every shorter length is decided
+// dearer; one the noise leaves undecided is measured more first (the H100 predicted from the
+// suite: 4k cheaper, 2k inside the break-even).
+TEST(Decide, AnUndecidedShorterLengthIsMeasuredMoreNotLongContext) {
+  const Result r = run("decide " + kSuite + " --to h100 --price-old 3 --price-new 2 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["verdict"], "measure more") << j["line"];
+  EXPECT_NE(j["line"].get<std::string>().find("at 2048 tokens"), std::string::npos) << j["line"];
+}
+
 TEST(Decide, NeedingADtypeTheOldGpuLacksIsACapabilityVerdict) {
   const std::string logs = kExamples + "/example_h200_handwritten.log " + kExamples + "/example_b200_handwritten.log";
   const Result r = run("decide " + logs + " --price-old 3.50 --price-new 6.00 --force --need-dtype nvfp4 --json");
