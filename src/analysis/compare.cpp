@@ -80,11 +80,12 @@ SideFigures side(const RunLog& run, const RunPoint* p, const Accelerator* gpu,
   return s;
 }
 
-// What a key of our step's arithmetic a run does not say was: runs before these keys were
-// recorded ran untiled and unchunked. Master weights have no default.
+// What a key of our step's arithmetic a run does not say was (records/workload_keys.hpp's
+// our_key_default: untiled, unchunked; master weights have none); nullopt for any other key.
 std::optional<std::string> our_step_default(const std::string& key) {
-  if (key == "loss_chunk" || key == "mlp_tile") return "0";
-  return std::nullopt;
+  const bool step = std::find(kOurStepKeys.begin(), kOurStepKeys.end(), key) != kOurStepKeys.end();
+  const char* said = step ? our_key_default(key) : nullptr;
+  return said ? std::optional<std::string>(said) : std::nullopt;
 }
 
 // Two inputs of one measurement (a stored run and the file it came from, a copy of a suite's

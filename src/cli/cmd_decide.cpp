@@ -10,8 +10,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cctype>
-#include <set>
 
 #include "analysis/decide.hpp"
 #include "analysis/upgrade_decision.hpp"

@@ -5,13 +5,10 @@
 
 #include <algorithm>
 #include <cctype>
-#include <vector>
 
 #include "base/error.hpp"
 #include "base/text.hpp"
 #include "records/context_record.hpp"
-#include "records/fields.hpp"
-#include "records/record_file.hpp"
 
 namespace ub::cli {
 
@@ -27,17 +24,8 @@ std::string card(const std::string& uuid) {
 }  // namespace
 
 GpuSide gpu_side(const LineSource& t) {
-  GpuSide s;
-  s.where = t.path;
-  std::vector<std::string> warnings;
-  for_each_record(t, [&](const RecordLine& r) {
-    if (r.type != "context") return;
-    for (const GpuFacts& g : read_context(Fields(r.json, r.where)).fingerprint.gpus) {
-      if (s.name.empty()) s.name = g.name;
-      if (g.uuid && !g.uuid->empty()) s.uuids.insert(*g.uuid);
-    }
-  }, warnings);
-  return s;
+  RecordGpus g = record_gpus(t);
+  return {t.path, std::move(g.first_name), std::move(g.uuids)};
 }
 
 void refuse_one_card_two_names(const GpuSide& a, const GpuSide& b, const std::string& command) {

@@ -205,10 +205,6 @@ std::set<std::string> layer_tensor_names(const ModelShape& m, const std::string&
   return out;
 }
 
-bool ends_with(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
 }  // namespace
 
 LoadedWeights load_hf_weights(const fs::path& path, const ModelShape& m, const LlamaLayout& layout, WeightsRead read) {
@@ -265,7 +261,7 @@ LoadedWeights load_hf_weights(const fs::path& path, const ModelShape& m, const L
   std::optional<std::set<std::string>> layer_names;
   const int64_t depth = std::max(m.config_layers, m.layers);
   for (const auto& [name, f] : ck.names()) {
-    if (used.count(name) || ends_with(name, "rotary_emb.inv_freq")) continue;
+    if (used.count(name) || name.ends_with("rotary_emb.inv_freq")) continue;
     if (name == "lm_head.weight" && layout.lm_head == layout.embed) continue;  // tied: the embedding serves
     if (const int64_t l = layer_of(name, P); l >= m.layers && l < depth) {
       if (!layer_names) layer_names = layer_tensor_names(m, P);

@@ -147,4 +147,18 @@ ContextRecord make_context(const std::string& command, const std::vector<std::st
   return c;
 }
 
+RecordGpus record_gpus(const LineSource& t) {
+  RecordGpus out;
+  std::vector<std::string> warnings;
+  for_each_record(t, [&](const RecordLine& r) {
+    if (r.type != "context") return;
+    for (const GpuFacts& g : read_context(Fields(r.json, r.where)).fingerprint.gpus) {
+      if (out.first_name.empty()) out.first_name = g.name;
+      if (g.uuid && !g.uuid->empty()) out.uuids.insert(*g.uuid);
+      else out.unnamed = true;
+    }
+  }, warnings);
+  return out;
+}
+
 }  // namespace ub

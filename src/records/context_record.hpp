@@ -6,11 +6,13 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "base/line_source.hpp"
 #include "records/fields.hpp"
 
 namespace ub {
@@ -60,6 +62,15 @@ void to_json(nlohmann::json& j, const GpuFacts& g);
 void to_json(nlohmann::json& j, const Fingerprint& f);
 void to_json(nlohmann::json& j, const ContextRecord& c);
 ContextRecord read_context(const Fields& f);
+
+// The GPUs the context records of `t` name (our records; a peer's log names none): the model the
+// first names, their UUIDs, and whether one of them had none.
+struct RecordGpus {
+  std::string first_name;
+  std::set<std::string> uuids;
+  bool unnamed = false;
+};
+RecordGpus record_gpus(const LineSource& t);
 Fingerprint read_fingerprint(const Fields& f);
 
 }  // namespace ub

@@ -36,25 +36,6 @@ void read_sweep_max(const LineSource& t, MeasurementSet& s) {
   }, warnings);
 }
 
-// The GPUs the context records of `t` name (our records; a peer's log names none): their UUIDs,
-// and whether one of them had none.
-struct PartGpus {
-  std::set<std::string> uuids;
-  bool unnamed = false;
-};
-PartGpus part_gpus(const LineSource& t) {
-  PartGpus out;
-  std::vector<std::string> warnings;
-  for_each_record(t, [&](const RecordLine& r) {
-    if (r.type != "context") return;
-    for (const GpuFacts& g : read_context(Fields(r.json, r.where)).fingerprint.gpus) {
-      if (g.uuid && !g.uuid->empty()) out.uuids.insert(*g.uuid);
-      else out.unnamed = true;
-    }
-  }, warnings);
-  return out;
-}
-
 // The stack a suite's env.json names: every component with a version; `gpu` and `uuids` learn
 // its GPUs.
 std::map<std::string, std::string> stack_of_env(const fs::path& env, std::string& gpu, std::set<std::string>& uuids) {
@@ -120,7 +101,7 @@ void add_file(MeasurementSet& s, const LineSource& t, LogKind kind, const std::s
       throw UsageError(fmt::format("{}: not a measurement upgradebench reads (a training log, mamf, bandwidth, "
                                    "attention, decompose or nccl records, or the peers' printouts)", t.path));
   }
-  const std::set<std::string> uuids = part_gpus(t).uuids;
+  const std::set<std::string> uuids = record_gpus(t).uuids;
   s.gpu_uuids.insert(uuids.begin(), uuids.end());
   // One set is one GPU's: a part measured on another (a file copied in from another machine)
   // would put that GPU's figures under this one's name.
@@ -259,7 +240,7 @@ MeasurementSet read_suite_folder(const fs::path& dir) {
     const size_t decompositions = s.decompositions.size();
     add_file(s, t, detect_log_kind(t), p.name);
     // Two GPUs of one name are still two GPUs: a part copied in from another machine's H200.
-    const PartGpus gpus = part_gpus(t);
+    const RecordGpus gpus = record_gpus(t);
     if (gpus.unnamed && !machine.empty()) {
       throw WorkError(fmt::format("{}: part {} ({}) names its GPU without a UUID, where {} names the machine's ({}): one "
                                   "suite holds one machine's measurements", dir.string(), p.name, printable(p.records),
