@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <limits>
 #include <string>
 
@@ -25,9 +26,14 @@ int as_int(int64_t v, const char* what) {
 
 }  // namespace
 
-GroupedGemm::GroupedGemm() { UB_CUBLAS_API_CHECK(cublasCreate(&handle_)); }
+GroupedGemm::GroupedGemm() {
+  UB_CUBLAS_API_CHECK(cublasCreate(&handle_));
+  UB_CUBLAS_API_CHECK(cublasCreate(&side_handle_));
+  UB_CUBLAS_API_CHECK(cublasSetStream(side_handle_, side_.get()));
+}
 
 GroupedGemm::~GroupedGemm() {
+  if (side_handle_) cublasDestroy(side_handle_);
   if (handle_) cublasDestroy(handle_);
 }
 
@@ -41,7 +47,18 @@ std::string GroupedGemm::Product::name() const {
   return fmt::format("{} {}x{}{}", what, in, out, c_type == CUDA_R_32F ? " fp32" : "");
 }
 
-bool GroupedGemm::run_grouped(const Product& product, const std::vector<Problem>& problems, float beta) {
+namespace {
+
+std::string way_name(int64_t way) {
+  if (way == GroupedGemm::kAllGrouped) return "cublasGemmGroupedBatchedEx";
+  if (way == 0) return "cublasGemmEx per expert";
+  return fmt::format("cublasGemmEx per expert from {} rows, cublasGemmGroupedBatchedEx below", way);
+}
+
+}  // namespace
+
+bool GroupedGemm::run_grouped(const Product& product, const std::vector<Problem>& problems, float beta,
+                              const DeviceBuffer& pointers) {
   const size_t g = problems.size();
   std::vector<const void*> host(3 * g);
   std::vector<int> m(g), n(g), k(g), lda(g), ldb(g), ldc(g), size(g, 1);
@@ -50,9 +67,8 @@ bool GroupedGemm::run_grouped(const Product& product, const std::vector<Problem>
     m[i] = p.m, n[i] = p.n, k[i] = p.k, lda[i] = p.lda, ldb[i] = p.ldb, ldc[i] = p.ldc;
     host[i] = p.a, host[g + i] = p.b, host[2 * g + i] = p.c;
   }
-  if (pointers_.bytes() < host.size() * sizeof(void*)) pointers_ = DeviceBuffer(host.size() * sizeof(void*));
-  UB_CUDA_CHECK(cudaMemcpyAsync(pointers_.get(), host.data(), host.size() * sizeof(void*), cudaMemcpyHostToDevice, stream_));
-  const auto* const* a = pointers_.as<const void*>();
+  UB_CUDA_CHECK(cudaMemcpyAsync(pointers.get(), host.data(), host.size() * sizeof(void*), cudaMemcpyHostToDevice, stream_));
+  const auto* const* a = pointers.as<const void*>();
   const std::vector<cublasOperation_t> tas(g, product.ta), tbs(g, product.tb);
   const std::vector<float> alphas(g, 1.0f), betas(g, beta);
   const cublasStatus_t st = cublasGemmGroupedBatchedEx(
@@ -64,56 +80,99 @@ bool GroupedGemm::run_grouped(const Product& product, const std::vector<Problem>
   return true;
 }
 
-void GroupedGemm::run_per_expert(const Product& product, const std::vector<Problem>& problems, float beta) {
+void GroupedGemm::run_per_expert(cublasHandle_t handle, const Product& product, const std::vector<Problem>& problems,
+                                 float beta) {
   const float alpha = 1.0f;
   for (const Problem& p : problems) {
-    UB_CUBLAS_API_CHECK(cublasGemmEx(handle_, product.ta, product.tb, p.m, p.n, p.k, &alpha, p.a, CUDA_R_16BF, p.lda, p.b,
+    UB_CUBLAS_API_CHECK(cublasGemmEx(handle, product.ta, product.tb, p.m, p.n, p.k, &alpha, p.a, CUDA_R_16BF, p.lda, p.b,
                                      CUDA_R_16BF, p.ldb, &beta, p.c, product.c_type, p.ldc, CUBLAS_COMPUTE_32F,
                                      CUBLAS_GEMM_DEFAULT));
   }
 }
 
-GroupedGemm::Way GroupedGemm::choose(const Product& product, const std::vector<Problem>& problems) {
-  if (!run_grouped(product, problems, 0.0f)) {
-    why_[product] = "no grouped kernel for its types";
-    run_per_expert(product, problems, 0.0f);
-    return Way::per_expert;
+bool GroupedGemm::run_way(const Product& product, const std::vector<Problem>& problems, float beta, Way way) {
+  std::vector<Problem> alone, grouped;
+  for (const Problem& p : problems) (p.rows >= way ? alone : grouped).push_back(p);
+  if (grouped.empty()) {
+    run_per_expert(handle_, product, alone, beta);
+    return true;
   }
-  run_per_expert(product, problems, 0.0f);  // both ways have run once (modules loaded, heuristics asked)
-  const Event start, mid, end;
-  start.record(stream_);
-  run_grouped(product, problems, 0.0f);
-  mid.record(stream_);
-  run_per_expert(product, problems, 0.0f);
-  end.record(stream_);
-  UB_CUDA_CHECK(cudaEventSynchronize(end.get()));
-  const float grouped = mid.since(start), per_expert = end.since(mid);
-  why_[product] = fmt::format("{:.3f} ms grouped, {:.3f} ms per expert, {} experts", grouped, per_expert, problems.size());
-  if (per_expert < grouped) return Way::per_expert;
-  run_grouped(product, problems, 0.0f);  // the output as every later use writes it
-  return Way::grouped;
+  if (pointers_.bytes() < 3 * grouped.size() * sizeof(void*)) pointers_ = DeviceBuffer(3 * problems.size() * sizeof(void*));
+  if (alone.empty()) return run_grouped(product, grouped, beta, pointers_);
+  // Split: the grouped call first, so the GPU works while the host issues the lone experts (each
+  // cublasGemmEx costs the host about as long as a small expert's kernel runs) on the side
+  // stream; the stream then waits for both.
+  fork_.record(stream_);
+  if (!run_grouped(product, grouped, beta, pointers_)) run_per_expert(handle_, product, grouped, beta);
+  UB_CUDA_CHECK(cudaStreamWaitEvent(side_.get(), fork_.get()));
+  run_per_expert(side_handle_, product, alone, beta);
+  join_.record(side_.get());
+  UB_CUDA_CHECK(cudaStreamWaitEvent(stream_, join_.get()));
+  return true;
+}
+
+GroupedGemm::Way GroupedGemm::choose(const Product& product, const std::vector<Problem>& problems) {
+  if (!run_way(product, problems, 0.0f, kAllGrouped)) {
+    why_[product] = "no grouped kernel for its types";
+    run_per_expert(handle_, product, problems, 0.0f);
+    return 0;
+  }
+  // The candidates: all grouped, all alone, and splits at row counts that part the experts
+  // differently (a split that leaves one side empty is one of the first two).
+  std::vector<Way> ways{kAllGrouped, 0};
+  for (const Way from : {256, 512, 1024, 2048, 4096}) {
+    const auto alone = std::count_if(problems.begin(), problems.end(), [&](const Problem& p) { return p.rows >= from; });
+    const bool differs = alone > 0 && alone < static_cast<std::ptrdiff_t>(problems.size());
+    const bool repeats = std::any_of(ways.begin() + 2, ways.end(), [&](Way w) {
+      return std::count_if(problems.begin(), problems.end(), [&](const Problem& p) { return p.rows >= w; }) == alone;
+    });
+    if (differs && !repeats) ways.push_back(from);
+  }
+  for (const Way way : ways) run_way(product, problems, 0.0f, way);  // each has run once (modules loaded, heuristics asked)
+  std::vector<Event> marks(ways.size() + 1);
+  marks[0].record(stream_);
+  for (size_t i = 0; i < ways.size(); ++i) {
+    run_way(product, problems, 0.0f, ways[i]);
+    marks[i + 1].record(stream_);
+  }
+  UB_CUDA_CHECK(cudaEventSynchronize(marks.back().get()));
+  size_t best = 0;
+  std::vector<std::string> times;
+  for (size_t i = 0; i < ways.size(); ++i) {
+    const float ms = marks[i + 1].since(marks[i]);
+    if (ms < marks[best + 1].since(marks[best])) best = i;
+    times.push_back(ways[i] == kAllGrouped ? fmt::format("{:.3f} ms grouped", ms)
+                    : ways[i] == 0         ? fmt::format("{:.3f} ms per expert", ms)
+                                           : fmt::format("{:.3f} ms split at {} rows", ms, ways[i]));
+  }
+  why_[product] = fmt::format("{}, {} experts", fmt::join(times, ", "), problems.size());
+  run_way(product, problems, 0.0f, ways[best]);  // the output as every later use writes it
+  return ways[best];
 }
 
 void GroupedGemm::run(const Product& product, const std::vector<Problem>& problems, float beta) {
   if (problems.empty()) return;
+  if (always_) {
+    if (!run_way(product, problems, beta, *always_)) run_per_expert(handle_, product, problems, beta);
+    ways_[product] = *always_, why_[product] = "set, untimed";
+    return;
+  }
   if (const auto it = ways_.find(product); it != ways_.end()) {
-    if (it->second == Way::per_expert || !run_grouped(product, problems, beta)) run_per_expert(product, problems, beta);
+    if (!run_way(product, problems, beta, it->second)) run_per_expert(handle_, product, problems, beta);
     return;
   }
   if (beta == 0.0f) {
     ways_[product] = choose(product, problems);
-  } else if (!run_grouped(product, problems, beta)) {  // adding to its output: it cannot run twice to be timed
-    ways_[product] = Way::per_expert, why_[product] = "no grouped kernel for its types";
-    run_per_expert(product, problems, beta);
+  } else if (!run_way(product, problems, beta, kAllGrouped)) {  // adding to its output: it cannot run twice to be timed
+    ways_[product] = 0, why_[product] = "no grouped kernel for its types";
+    run_per_expert(handle_, product, problems, beta);
   }
 }
 
 std::string GroupedGemm::library() const {
   std::vector<std::string> parts;
   for (const auto& [product, way] : ways_) {
-    parts.push_back(fmt::format("{}: {} ({})", product.name(),
-                                way == Way::grouped ? "cublasGemmGroupedBatchedEx" : "cublasGemmEx per expert",
-                                why_.at(product)));
+    parts.push_back(fmt::format("{}: {} ({})", product.name(), way_name(way), why_.at(product)));
   }
   return fmt::format("{}", fmt::join(parts, "; "));
 }
@@ -121,7 +180,7 @@ std::string GroupedGemm::library() const {
 void GroupedGemm::forward(const bf16* x, const bf16* w, bf16* y, std::span<const int64_t> rows, int64_t in, int64_t out) {
   // Column-major: m = out, n = rows, k = in; A = W (T), B = X (N).
   run({CUBLAS_OP_T, CUBLAS_OP_N, CUDA_R_16BF, in, out}, per_expert(rows, [&](int64_t e, int64_t first, int64_t n) {
-        return Problem{as_int(out, "out"), as_int(n, "rows"), as_int(in, "in"), as_int(in, "in"), as_int(in, "in"),
+        return Problem{n, as_int(out, "out"), as_int(n, "rows"), as_int(in, "in"), as_int(in, "in"), as_int(in, "in"),
                        as_int(out, "out"), w + e * out * in, x + first * in, y + first * out};
       }), 0.0f);
 }
@@ -129,7 +188,7 @@ void GroupedGemm::forward(const bf16* x, const bf16* w, bf16* y, std::span<const
 void GroupedGemm::dgrad(const bf16* dy, const bf16* w, bf16* dx, std::span<const int64_t> rows, int64_t in, int64_t out) {
   // m = in, n = rows, k = out; A = W (N, lda in), B = dY (N, ldb out).
   run({CUBLAS_OP_N, CUBLAS_OP_N, CUDA_R_16BF, in, out}, per_expert(rows, [&](int64_t e, int64_t first, int64_t n) {
-        return Problem{as_int(in, "in"), as_int(n, "rows"), as_int(out, "out"), as_int(in, "in"), as_int(out, "out"),
+        return Problem{n, as_int(in, "in"), as_int(n, "rows"), as_int(out, "out"), as_int(in, "in"), as_int(out, "out"),
                        as_int(in, "in"), w + e * out * in, dy + first * out, dx + first * in};
       }), 0.0f);
 }
@@ -137,14 +196,19 @@ void GroupedGemm::dgrad(const bf16* dy, const bf16* w, bf16* dx, std::span<const
 void GroupedGemm::wgrad(const bf16* dy, const bf16* x, Fp32OrBf16 dw, std::span<const int64_t> rows, int64_t in,
                         int64_t out, bool accumulate) {
   const size_t per_expert_elems = static_cast<size_t>(out * in);
-  if (!accumulate) {  // an expert without rows has a zero gradient
-    for (size_t e = 0; e < rows.size(); ++e) {
-      if (rows[e] == 0) UB_CUDA_CHECK(cudaMemsetAsync(dw.at(e * per_expert_elems).data, 0, per_expert_elems * dw.element_bytes(), stream_));
+  if (!accumulate) {  // an expert without rows has a zero gradient: one memset per run of them
+    for (size_t e = 0; e < rows.size();) {
+      size_t end = e;
+      while (end < rows.size() && rows[end] == 0) ++end;
+      if (end > e) {
+        UB_CUDA_CHECK(cudaMemsetAsync(dw.at(e * per_expert_elems).data, 0, (end - e) * per_expert_elems * dw.element_bytes(), stream_));
+      }
+      e = std::max(end, e + 1);
     }
   }
   // m = in, n = out, k = rows; A = X (N, lda in), B = dY (T, ldb out).
   run({CUBLAS_OP_N, CUBLAS_OP_T, dw.is_bf16() ? CUDA_R_16BF : CUDA_R_32F, in, out}, per_expert(rows, [&](int64_t e, int64_t first, int64_t n) {
-        return Problem{as_int(in, "in"), as_int(out, "out"), as_int(n, "rows"), as_int(in, "in"), as_int(out, "out"),
+        return Problem{n, as_int(in, "in"), as_int(out, "out"), as_int(n, "rows"), as_int(in, "in"), as_int(out, "out"),
                        as_int(in, "in"), x + first * in, dy + first * out, dw.at(static_cast<size_t>(e) * per_expert_elems).data};
       }), accumulate ? 1.0f : 0.0f);
 }

@@ -13,18 +13,24 @@
 // numbers (cuBLAS takes them on the host): the layer copies its rows per expert to the host once
 // per forward pass. An expert with no rows is left out of forward and dgrad.
 //
-// Which is faster, the grouped GEMM or one cublasGemmEx per expert, depends on the GPU and the
-// shapes: cuBLAS 13's grouped kernel on Hopper is an sm80 one (mma.sync, no wgmma), while a
-// per-expert GEMM gets Hopper's own kernels but pays a launch per expert. Each product (its
-// transposes, output type and the experts' fixed dimensions) is timed both ways on its first use
-// that writes its output, and runs the faster way from then on.
+// Which is faster, the grouped GEMM or one cublasGemmEx per expert, depends on the GPU, the shapes
+// and the routing: cuBLAS 13's grouped kernel on Hopper is an sm80 one (mma.sync, no wgmma),
+// while a per-expert GEMM gets Hopper's own kernels but pays a launch per expert, and an expert
+// of a few rows leaves most SMs idle. Routing is rarely even (a fresh router sends most tokens to
+// a few experts), so a product can also split: the experts of many rows one cublasGemmEx each on
+// a second stream, the rest in one grouped call beside them. A product's way is the row count
+// from which an expert goes alone (0: every expert alone; none: all grouped). Each product (its
+// transposes, output type and the experts' fixed dimensions) is timed each way on its first use
+// that writes its output, and runs the fastest way from then on.
 #pragma once
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <limits>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -41,10 +47,14 @@ class GroupedGemm {
   GroupedGemm(const GroupedGemm&) = delete;
   GroupedGemm& operator=(const GroupedGemm&) = delete;
 
-  // The library the products went through, for the records: per product, the grouped GEMM or one
-  // cublasGemmEx per expert (timed faster, or the types this cuBLAS has no grouped kernel for:
-  // it answers CUBLAS_STATUS_NOT_SUPPORTED). Empty before the first product.
+  // The library the products went through, for the records: per product, the grouped GEMM, one
+  // cublasGemmEx per expert, or both split by rows (timed fastest, or the types this cuBLAS has
+  // no grouped kernel for: it answers CUBLAS_STATUS_NOT_SUPPORTED). Empty before the first product.
   std::string library() const;
+  // Every product from now on one way, untimed: experts of at least `per_expert_from` rows alone
+  // (0: all alone; kAllGrouped: none). For tests that check each way against a reference.
+  static constexpr int64_t kAllGrouped = std::numeric_limits<int64_t>::max();
+  void always(int64_t per_expert_from) { always_ = per_expert_from; }
 
   void set_stream(cudaStream_t s);
   // y[rows, out] = x[rows, in] w_e[out, in]^T per expert; rows[e] rows each, in order.
@@ -58,6 +68,7 @@ class GroupedGemm {
  private:
   // One problem per group: column-major op(A) m x k times op(B) k x n into C m x n.
   struct Problem {
+    int64_t rows;  // the expert's rows (n or k)
     int m, n, k, lda, ldb, ldc;
     const void* a;
     const void* b;
@@ -81,19 +92,27 @@ class GroupedGemm {
     auto operator<=>(const Product&) const = default;
     std::string name() const;
   };
-  enum class Way { grouped, per_expert };
+  // A way: experts of at least this many rows alone, the others grouped.
+  using Way = int64_t;
   void run(const Product& product, const std::vector<Problem>& problems, float beta);
+  // false when it is all grouped and this cuBLAS has no grouped kernel for the product's types
+  // (nothing ran); a split product's grouped part then goes per expert.
+  bool run_way(const Product& product, const std::vector<Problem>& problems, float beta, Way way);
   // false when this cuBLAS has no grouped kernel for the product's types
-  bool run_grouped(const Product& product, const std::vector<Problem>& problems, float beta);
-  void run_per_expert(const Product& product, const std::vector<Problem>& problems, float beta);
-  // Times both ways (each run once before it is timed) and keeps the faster; the output is written.
+  bool run_grouped(const Product& product, const std::vector<Problem>& problems, float beta, const DeviceBuffer& pointers);
+  void run_per_expert(cublasHandle_t handle, const Product& product, const std::vector<Problem>& problems, float beta);
+  // Times each way (each run once before it is timed) and keeps the fastest; the output is written.
   Way choose(const Product& product, const std::vector<Problem>& problems);
 
   cublasHandle_t handle_ = nullptr;
+  cublasHandle_t side_handle_ = nullptr;  // the lone experts of a split product, on side_
   cudaStream_t stream_ = nullptr;
+  Stream side_;
+  Event fork_, join_;
   DeviceBuffer pointers_;  // the A, B and C pointer arrays cuBLAS reads on the device
-  std::map<Product, Way> ways_;                  // each product's way, once chosen
-  std::map<Product, std::string> why_;           // and why: timed (both times) or refused
+  std::optional<Way> always_;
+  std::map<Product, Way> ways_;         // each product's way, once chosen
+  std::map<Product, std::string> why_;  // and why: timed (each way's time) or refused
 };
 
 }  // namespace ub::gpu
