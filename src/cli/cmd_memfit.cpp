@@ -33,10 +33,12 @@ struct MemfitOptions {
   std::string path;  // the one LOG
 };
 
-// A run read for its memory: no figure in it past what its GPU can show.
+// A run read for its memory: no figure in it past what its GPU can show; a point whose steps'
+// peaks differ widely is warned about.
 RunLog checked_run(Context& ctx, const std::string& path) {
   RunLog log = read_run_log(path);
   refuse_impossible_run(log, ctx.catalog(), ctx.data_dir() / "models");
+  for (std::string& w : varying_peaks(log)) log.warnings.push_back(std::move(w));
   return log;
 }
 

@@ -33,6 +33,9 @@ void fold_telemetry(TelemetrySummary& into, const TelemetrySummary& t) {
 
 void PointSteps::add(const TrainStep& s, int line) {
   if (s.peak_mem_gib && !(peak_mem_gib_ && *peak_mem_gib_ >= *s.peak_mem_gib)) peak_mem_gib_ = *s.peak_mem_gib, peak_mem_line_ = line;
+  if (s.peak_mem_gib && !(least_peak_mem_gib_ && *least_peak_mem_gib_ <= *s.peak_mem_gib)) {
+    least_peak_mem_gib_ = *s.peak_mem_gib, least_peak_mem_line_ = line;
+  }
   if (s.warmup) {
     ++warmup_;
     const StepSample sample{s.exec_time_ms, s.tflops, s.device, line, s.step};
@@ -150,6 +153,21 @@ std::vector<std::pair<double, double>> memory_points(const RunLog& run) {
     }
   }
   return pts;
+}
+
+std::vector<std::string> varying_peaks(const RunLog& run) {
+  std::vector<std::string> out;
+  for (const RunPoint& p : run.points) {
+    const auto most = p.steps.peak_mem_gib(), least = p.steps.least_peak_mem_gib();
+    if (p.status != PointStatus::ok || !most || !least || *least <= 0) continue;
+    if (*most > kPeakSpread * *least && *most - *least >= 0.5) {
+      out.push_back(fmt::format("{}:{}: seqlen {}: the steps' peak memory varies from {:.2f} GiB (line {}) to {:.2f} GiB: "
+                                "one setting's steps peak alike (runs of several settings in one file, or memory "
+                                "growing step after step?); the fit reads the largest",
+                                run.path, p.steps.peak_mem_line(), p.seqlen, *least, p.steps.least_peak_mem_line(), *most));
+    }
+  }
+  return out;
 }
 
 }  // namespace ub

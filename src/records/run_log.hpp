@@ -61,6 +61,8 @@ class PointSteps {
   bool all_have_tflops() const { return steady_seen_ > 0 && without_tflops_ == 0; }
   std::optional<double> peak_mem_gib() const { return peak_mem_gib_; }
   int peak_mem_line() const { return peak_mem_line_; }  // of the step that logged it (0: not known)
+  std::optional<double> least_peak_mem_gib() const { return least_peak_mem_gib_; }  // the smallest of any step
+  int least_peak_mem_line() const { return least_peak_mem_line_; }
   std::optional<double> attention_share() const { return attention_share_; }
   const std::map<int, TelemetrySummary>& telemetry() const { return telemetry_; }  // by GPU
   // The energy of one steady step, in joules: the steps' time at the mean power of their windows
@@ -79,8 +81,8 @@ class PointSteps {
   std::vector<StepSample> kept_, warmup_extremes_;
   size_t warmup_ = 0, steady_seen_ = 0, without_tflops_ = 0;
   uint64_t random_ = 0x9e3779b97f4a7c15ull;  // the reservoir's generator state (splitmix64)
-  std::optional<double> peak_mem_gib_, attention_share_;
-  int peak_mem_line_ = 0;
+  std::optional<double> peak_mem_gib_, least_peak_mem_gib_, attention_share_;
+  int peak_mem_line_ = 0, least_peak_mem_line_ = 0;
   std::map<int, TelemetrySummary> telemetry_;
   struct Energy {
     double window_j = 0, window_s = 0, windowed_step_s = 0;  // steps whose windows have an energy
@@ -141,5 +143,12 @@ PointStats point_stats(const RunLog& run, const RunPoint& p);
 
 // (tokens, peak GiB) of every point that ran and recorded its peak memory: what a memory fit reads.
 std::vector<std::pair<double, double>> memory_points(const RunLog& run);
+
+// One warning ("path:line: ...") per point whose steps' peak memory varies by more than
+// kPeakSpread (and half a GiB): one configuration's steps peak alike, so a wide spread is runs of
+// different settings mixed in one file, or memory that grows step after step. A fit reads each
+// point's largest.
+inline constexpr double kPeakSpread = 1.2;
+std::vector<std::string> varying_peaks(const RunLog& run);
 
 }  // namespace ub

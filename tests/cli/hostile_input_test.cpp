@@ -187,6 +187,48 @@ TEST(SilentlyWrong, ATraceEventWithoutAUsableDurationIsRefusedNamingTheEventAndT
   EXPECT_EQ(run("decompose " + kFx + "/trace_kineto_small.json").code, 0);
 }
 
+// A GPU activity's timeline is its device and stream: a value that names none is refused, as is a
+// kernel written as a begin/end pair (Kineto writes one complete event), never left out unsaid.
+TEST(SilentlyWrong, AKernelOnNoTimelineOrNotOneCompleteEventIsRefused) {
+  const std::string trace = slurp(kFx + "/trace_kineto_small.json");
+  const std::regex first_kernel_device(R"(("cat": "kernel"[^\n]*?"device": )[0-9]+)");
+  ASSERT_TRUE(std::regex_search(trace, first_kernel_device));
+  for (const std::string bad : {"\"gpu0\"", "-3", "1.5", "99999", "null"}) {
+    const std::string path = write_file("bad_device.json", replaced_match(trace, first_kernel_device, bad));
+    const Result r = run("decompose " + path);
+    EXPECT_EQ(r.code, 1) << bad << ": " << r.err;
+    EXPECT_NE(r.err.find(path + ": traceEvents["), std::string::npos) << bad << ": " << r.err;
+    EXPECT_NE(r.err.find("\"args.device\" is not a GPU index"), std::string::npos) << bad << ": " << r.err;
+  }
+  const std::regex first_kernel_stream(R"(("cat": "kernel"[^\n]*?"stream": )[0-9]+)");
+  ASSERT_TRUE(std::regex_search(trace, first_kernel_stream));
+  expect_error("decompose " + write_file("bad_stream.json", replaced_match(trace, first_kernel_stream, "\"x\"")), 1,
+               "\"args.stream\" is not a stream id");
+  const std::regex first_kernel_ph(R"re(\{"ph": "X"(, "cat": "kernel"))re");
+  ASSERT_TRUE(std::regex_search(trace, first_kernel_ph));
+  const std::string begin = write_file("kernel_begin.json", std::regex_replace(trace, first_kernel_ph, R"({"ph": "B"$1)",
+                                                                              std::regex_constants::format_first_only));
+  expect_error("decompose " + begin, 1, "\"ph\" is \"B\", where a GPU activity is one complete event (\"X\")");
+}
+
+// A folder holds one trace per rank: the same trace twice (named twice, or copied beside itself)
+// is one measurement, refused rather than counted as two GPUs.
+TEST(SilentlyWrong, OneTraceGivenTwiceIsNotTwoMeasurements) {
+  const fs::path folder = temp_path("two_ranks_one_trace");
+  fs::remove_all(folder);
+  fs::create_directories(folder);
+  fs::copy_file(kFx + "/trace_kineto_small.json", folder / "rank0.json");
+  fs::copy_file(kFx + "/trace_kineto_small.json", folder / "rank1.json");
+  expect_error("decompose " + folder.string(), 2, "rank1.json: the same bytes as " + (folder / "rank0.json").string());
+  expect_error(fmt::format("decompose {0} {0}", kFx + "/trace_kineto_small.json"), 2, "one trace named twice");
+  // A second rank whose trace differs reads.
+  std::string other = slurp(kFx + "/trace_kineto_small.json");
+  other.replace(other.find("\"rank\": 0"), 9, "\"rank\": 1");
+  std::ofstream(folder / "rank1.json", std::ios::trunc) << other;
+  const Result r = run("decompose " + folder.string());
+  EXPECT_EQ(r.code, 0) << r.err;
+}
+
 // A figure no machine measures (a step of 1e308 ms, a peak of 1e308 GiB) is refused naming the
 // line and the field, not turned into an interval of 1e305x or a fit of nan.
 TEST(SilentlyWrong, AFigureBeyondAnyMeasurementIsRefused) {
@@ -303,6 +345,26 @@ TEST(Messages, DamagedAndDuplicateLinesSkippedAreWarnedAbout) {
               std::string::npos)
         << cmd << "\n" << r.err;
   }
+}
+
+// One setting's steps peak alike: a length whose steps' peaks differ widely (runs of several
+// settings appended to one log, or memory growing step by step) is warned about, naming both lines.
+TEST(Messages, WidelyVaryingPeaksOfOneLengthAreWarnedAbout) {
+  const std::string log = slurp(kFx + "/sweep_h200.log");
+  const std::string line8 = R"({"step": 3, "warmup": false, "exec_time_ms": "3000.00", "tflops": "140.55", "peak_mem_gib": "16.3"})";
+  ASSERT_NE(log.find(line8), std::string::npos);
+  std::string grown = log;
+  grown.replace(grown.find(line8), line8.size(),
+                R"({"step": 3, "warmup": false, "exec_time_ms": "3000.00", "tflops": "140.55", "peak_mem_gib": "24.9"})");
+  const std::string path = write_file("peaks_vary.log", grown);
+  const Result r = run("memfit " + path + " --capacity-gib 130");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("upgradebench: warning: " + path + ":8: seqlen "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("peak memory varies from 16.30 GiB (line 5) to 24.90 GiB"), std::string::npos) << r.err;
+  // Steps that peak alike, as the fixture's do, give no such warning.
+  const Result same = run("memfit " + kFx + "/sweep_h200.log --capacity-gib 130");
+  ASSERT_EQ(same.code, 0) << same.err;
+  EXPECT_EQ(same.err.find("peak memory varies"), std::string::npos) << same.err;
 }
 
 // Junk between records is named line by line up to a bound, then in one line: the warnings of a

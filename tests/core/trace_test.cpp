@@ -226,6 +226,24 @@ TEST(KernelClasses, NamesRealStacksEmit) {
   EXPECT_THROW(bad.add_file(temp_file("bad1.json", R"({"rules": [{"bucket": "idle", "pattern": "x"}]})"), true), UsageError);
   EXPECT_THROW(bad.add_file(temp_file("bad2.json", R"({"rules": [{"bucket": "gemm", "pattern": "(("}]})"), true), UsageError);
   EXPECT_THROW(bad.add_file(temp_file("bad3.json", R"({"rule": []})"), true), UsageError);
+  // A misspelt key would leave a rule not doing what its author meant; an empty pattern matches
+  // every kernel: both refused, naming the rule.
+  const auto message = [&](const char* name, const char* text) {
+    try {
+      bad.add_file(temp_file(name, text), true);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(message("bad4.json", R"({"rules": [{"bucket": "gemm", "pattern": "x", "patern": "y"}]})").find(
+                "rule 1: unknown key \"patern\""),
+            std::string::npos);
+  EXPECT_NE(message("bad5.json", R"({"rules": [], "rulez": []})").find("unknown key \"rulez\""), std::string::npos);
+  EXPECT_NE(message("bad6.json", R"({"rules": [{"bucket": "gemm", "pattern": "x"}, {"bucket": "gemm", "pattern": ""}]})")
+                .find("rule 2: an empty pattern would match every kernel"),
+            std::string::npos);
+  EXPECT_EQ(bad.rules(), 0u) << "a refused file adds no rule";
 }
 
 double sum(const StepDecomposition& d) { return std::accumulate(d.us.begin(), d.us.end(), 0.0); }

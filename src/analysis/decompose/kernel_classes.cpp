@@ -64,6 +64,12 @@ void KernelClasses::add_file(const std::filesystem::path& file, bool first) {
   if (!root.is_object() || !root.contains("rules") || !root["rules"].is_array()) {
     throw UsageError(fmt::format("{}: kernel classes need {{\"rules\": [{{\"bucket\", \"pattern\"}}, ...]}}", file.string()));
   }
+  for (const auto& [key, value] : root.items()) {
+    if (key != "rules" && key != "about") {
+      throw UsageError(fmt::format("{}: unknown key \"{}\" (a kernel classes file holds \"rules\" and an optional \"about\")",
+                                   file.string(), key));
+    }
+  }
   std::vector<std::unique_ptr<Rule>> added;
   size_t i = 0;
   for (const auto& r : root["rules"]) {
@@ -72,6 +78,15 @@ void KernelClasses::add_file(const std::filesystem::path& file, bool first) {
     if (!r.is_object() || !r.contains("bucket") || !r["bucket"].is_string() || !r.contains("pattern") ||
         !r["pattern"].is_string()) {
       throw UsageError(fmt::format("{}: needs a string \"bucket\" and a string \"pattern\"", where));
+    }
+    for (const auto& [key, value] : r.items()) {
+      if (key != "bucket" && key != "pattern" && key != "covers") {
+        throw UsageError(fmt::format("{}: unknown key \"{}\" (a rule holds \"bucket\", \"pattern\" and an optional \"covers\")",
+                                     where, key));
+      }
+    }
+    if (r["pattern"].get<std::string>().empty()) {
+      throw UsageError(fmt::format("{}: an empty pattern would match every kernel", where));
     }
     const auto bucket = parse_bucket(r["bucket"].get<std::string>());
     if (!bucket || *bucket == Bucket::idle || *bucket == Bucket::memcpy) {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <numeric>
 #include <unordered_map>
@@ -225,6 +226,49 @@ std::vector<TraceDecomposition> decompose_trace(const std::string& path, KernelC
   return out;
 }
 
+namespace {
+
+bool same_bytes(const std::string& a, const std::string& b) {
+  std::ifstream fa(a, std::ios::binary), fb(b, std::ios::binary);
+  if (!fa || !fb) return false;
+  std::vector<char> ba(1 << 16), bb(1 << 16);
+  while (fa && fb) {
+    fa.read(ba.data(), static_cast<std::streamsize>(ba.size()));
+    fb.read(bb.data(), static_cast<std::streamsize>(bb.size()));
+    if (fa.gcount() != fb.gcount() || !std::equal(ba.begin(), ba.begin() + fa.gcount(), bb.begin())) return false;
+  }
+  return !fa && !fb;
+}
+
+// Each trace is one GPU's (one rank's) measurement: the same file named twice, or a copy of one
+// beside it, would be counted as two.
+void refuse_repeated(const std::vector<std::string>& files) {
+  std::map<uintmax_t, std::vector<size_t>> by_size;
+  for (size_t i = 0; i < files.size(); ++i) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(files[i], ec)) continue;  // a pipe or device is read as it comes
+    const uintmax_t size = std::filesystem::file_size(files[i], ec);
+    if (!ec) by_size[size].push_back(i);
+  }
+  for (const auto& [size, same] : by_size) {
+    for (size_t x = 0; x < same.size(); ++x) {
+      for (size_t y = x + 1; y < same.size(); ++y) {
+        const std::string &a = files[same[x]], &b = files[same[y]];
+        std::error_code ec;
+        if (std::filesystem::equivalent(a, b, ec)) {
+          throw UsageError(fmt::format("{}: the same file as {}: one trace named twice", b, a));
+        }
+        if (same_bytes(a, b)) {
+          throw UsageError(fmt::format("{}: the same bytes as {}: one measurement, not two (a copy of a rank's trace "
+                                       "is not another rank's)", b, a));
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<std::string> trace_files(const std::vector<std::string>& inputs) {
   std::vector<std::string> out;
   for (const std::string& in : inputs) {
@@ -242,6 +286,7 @@ std::vector<std::string> trace_files(const std::vector<std::string>& inputs) {
     std::sort(found.begin(), found.end());
     out.insert(out.end(), found.begin(), found.end());
   }
+  refuse_repeated(out);
   return out;
 }
 

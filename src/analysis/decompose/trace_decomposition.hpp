@@ -44,7 +44,8 @@ std::vector<TraceDecomposition> decompose_trace(const std::string& path, KernelC
                                                 const DecomposeOptions& options);
 
 // The trace files named: files as they are, a folder's *.json and *.json.gz (one per rank),
-// sorted. UsageError for a path that does not exist or a folder without traces.
+// sorted. UsageError for a path that does not exist, a folder without traces, or one trace
+// given twice (the same file, or the same bytes in two files).
 std::vector<std::string> trace_files(const std::vector<std::string>& inputs);
 
 }  // namespace ub::trace

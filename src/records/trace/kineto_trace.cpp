@@ -65,6 +65,39 @@ void check_times(const TraceInfo& info, const TraceEvent& ev, const NumberField&
   if (*dur.value > kMaxDurationUs) throw refuse("dur", fmt::format("is {} us, more than a day", *dur.value));
 }
 
+// A GPU activity's device and stream (args) place it on a timeline: a value that is not a
+// non-negative whole number (a string, 3.5, -2, past any GPU count) would be read as "unknown"
+// and the activity folded onto another timeline, so the trace is refused. Kineto writes each GPU
+// activity as one complete event ("X"): a begin/end pair or an instant would be left out unsaid.
+constexpr int64_t kMaxDeviceId = 4095;
+
+struct IdField {
+  bool seen = false;
+  std::optional<int64_t> value;
+  void read(JsonSpan& v) {
+    seen = true;
+    value = v.integer();
+  }
+};
+
+void check_activity(const TraceInfo& info, const TraceEvent& ev, const IdField& device, const IdField& stream) {
+  const auto refuse = [&](const char* field, const std::string& why) {
+    return WorkError(fmt::format("{}: traceEvents[{}] (\"{}\"): {} {}: a damaged trace (export it again from "
+                                 "torch.profiler)", info.path, info.events, ev.name.substr(0, 80), field, why));
+  };
+  if (ev.ph != 'X') {
+    throw refuse("\"ph\"", ev.ph ? fmt::format("is \"{}\", where a GPU activity is one complete event (\"X\")",
+                                               std::string(1, ev.ph))
+                                 : std::string("is missing, where a GPU activity is one complete event (\"X\")"));
+  }
+  if (device.seen && (!device.value || *device.value < 0 || *device.value > kMaxDeviceId)) {
+    throw refuse("\"args.device\"", "is not a GPU index (a whole number from 0)");
+  }
+  if (stream.seen && (!stream.value || *stream.value < 0)) {
+    throw refuse("\"args.stream\"", "is not a stream id (a whole number from 0)");
+  }
+}
+
 }  // namespace
 
 TraceInfo read_kineto_trace(const std::string& path, const std::function<void(const TraceEvent&)>& each) {
@@ -103,6 +136,7 @@ TraceInfo read_kineto_trace(const std::string& path, const std::function<void(co
     ev.device = ev.stream = -1;
     bool cat_seen = false, name_pending = false;
     NumberField ts, dur;
+    IdField device, stream;
     e.for_each_member([&](std::string_view k, JsonSpan& v) {
       if (k == "ph") {
         const std::string_view ph = v.string_view(scratch);
@@ -126,13 +160,19 @@ TraceInfo read_kineto_trace(const std::string& path, const std::function<void(co
       } else if (k == "args" && v.peek() == '{' && (!cat_seen || ev.kind == EventKind::kernel ||
                                                    ev.kind == EventKind::memcpy || ev.kind == EventKind::memset)) {
         v.for_each_member([&](std::string_view ak, JsonSpan& av) {
-          if (ak == "device") ev.device = av.integer().value_or(-1);
-          else if (ak == "stream") ev.stream = av.integer().value_or(-1);
+          if (ak == "device") device.read(av);
+          else if (ak == "stream") stream.read(av);
           return true;
         });
       }
       return true;
     });
+    const bool gpu_activity =
+        ev.kind == EventKind::kernel || ev.kind == EventKind::memcpy || ev.kind == EventKind::memset;
+    if (gpu_activity) {
+      check_activity(info, ev, device, stream);
+      ev.device = device.value.value_or(-1), ev.stream = stream.value.value_or(-1);
+    }
     if (ev.ph == 'X' && ev.kind != EventKind::other) {
       check_times(info, ev, ts, dur);
       ev.ts = *ts.value;
