@@ -60,6 +60,15 @@ BandwidthRecord read_bandwidth_record(const Fields& f) {
   r.op = f.string("op");
   r.kernel = f.string_or("kernel", "");
   r.bytes = f.count("bytes");
+  if (r.op != "copy" && r.op != "read" && r.op != "write") {
+    throw WorkError(fmt::format("{}: \"op\" is \"{}\": a bandwidth record is a copy, a read or a write", f.where(),
+                                printable(r.op)));
+  }
+  // What the rate counts: said beside the size, it must be what the operation moves.
+  if (const auto moved = f.optional_number("bytes_moved"); moved && *moved != r.moved()) {
+    throw WorkError(fmt::format("{}: \"bytes_moved\" is {:g}, where a {} of {} bytes moves {:g}: one of the figures is "
+                                "wrong", f.where(), *moved, r.op, r.bytes, r.moved()));
+  }
   r.in_l2 = f.boolean_or("in_l2", false);
   r.ok = !f.has("error");
   if (!r.ok) {

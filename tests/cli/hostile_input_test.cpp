@@ -1245,6 +1245,17 @@ TEST(SilentlyWrong, ABandwidthRateNoCopyCouldReachIsRefused) {
   // Nor is a GiB buffer L2-resident because its record says so.
   const std::string l2 = write_file("bandwidth_gib_in_l2.jsonl", std::regex_replace(past, std::regex(R"("in_l2":false)"), R"("in_l2":true)"));
   expect_error("compare " + suite + " " + l2, 1, "is marked L2-resident, larger than the h200-sxm's");
+  // The bytes a rate counts are what the operation moves (a copy reads and writes them): a record
+  // that says otherwise, or names no operation there is, is refused naming the field.
+  const std::string records = slurp(suite);
+  const std::string moved = write_file("bandwidth_moved.jsonl", std::regex_replace(records, std::regex(R"("bytes_moved":2147483648\.0)"),
+                                                                                    R"("bytes_moved":1073741824)",
+                                                                                    std::regex_constants::format_first_only));
+  ASSERT_NE(moved, suite);
+  expect_error("compare " + suite + " " + moved, 1, "\"bytes_moved\" is 1.07374e+09, where a copy of 1073741824 bytes moves");
+  const std::string op = write_file("bandwidth_op.jsonl", std::regex_replace(records, std::regex(R"("op":"read")"), R"("op":"teleport")",
+                                                                             std::regex_constants::format_first_only));
+  expect_error("compare " + suite + " " + op, 1, "\"op\" is \"teleport\": a bandwidth record is a copy, a read or a write");
 }
 
 // A matmul ceiling no GPU reaches, a median above its own max, a shape of another dtype: none is
