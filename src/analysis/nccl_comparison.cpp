@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "analysis/log_comparisons.hpp"
 #include "facts/collectives.hpp"
@@ -61,15 +62,35 @@ NcclComparison compare_nccl(const NcclLog& o, const NcclLog& n, const Catalog& c
     const NcclPoint* a = find(o, k);
     const NcclPoint* b = find(n, k);
     NcclComparisonRow row{k, side_of(a, og), side_of(b, ng), std::nullopt, std::nullopt};
-    if (a && b && a->time_us > 0 && b->time_us > 0) {
-      row.ratio = a->time_us / b->time_us;
-      if (a->has_samples() && b->has_samples()) row.speedup = speedup_of(a->record.time->ms, b->record.time->ms);
+    // Jobs of different sizes: a time is of its own job, busbw (bytes x the collective's bus
+    // factor over the time) is the links'. The row then compares busbw: the time ratio scaled
+    // by the factors' ratio, its interval and verdict alike; a job of one rank moves no bytes
+    // over links, so it has none.
+    const double scale = o.world_size == n.world_size
+                             ? 1.0
+                             : bus_factor(k.collective, n.world_size) / bus_factor(k.collective, o.world_size);
+    if (a && b && a->time_us > 0 && b->time_us > 0 && std::isfinite(scale) && scale > 0) {
+      row.ratio = scale * a->time_us / b->time_us;
+      if (a->has_samples() && b->has_samples()) {
+        Speedup sp = speedup_of(a->record.time->ms, b->record.time->ms);
+        if (scale != 1.0 && sp.verdict != Verdict::few_samples) {
+          sp = speedup_in(scale * sp.ratio, scale * sp.low, scale * sp.high);
+        } else if (scale != 1.0) {
+          sp.ratio *= scale, sp.low *= scale, sp.high *= scale;
+        }
+        row.speedup = sp;
+      }
     }
     c.rows.push_back(row);
   }
   if (o.world_size != n.world_size) {
-    c.warnings.push_back(fmt::format("{} ranks (old) against {} (new): busbw compares the links; the times are of "
-                                     "different jobs", o.world_size, n.world_size));
+    c.busbw_ratio = true;
+    c.warnings.push_back(fmt::format("{} ranks (old) against {} (new): the times are of different jobs, so each speedup "
+                                     "is busbw's (new / old: the links'), its interval and verdict too{}",
+                                     o.world_size, n.world_size,
+                                     std::min(o.world_size, n.world_size) <= 1 ? "; a job of one rank moves nothing over "
+                                                                                 "links: no speedup"
+                                                                               : ""));
   }
   for (const NcclLog* log : {&o, &n}) {
     for (const std::string& w : log->warnings) c.warnings.push_back(fmt::format("{}: {}", log->path, w));
@@ -97,7 +118,8 @@ void to_json(json& j, const NcclComparison& c) {
                                   {"world_size", c.old_world}, {"details", c.old_details}}},
        {"new", {{"path", c.new_path}, {"gpu", c.new_gpu}, {"source", c.new_source}, {"world_size", c.new_world},
                 {"details", c.new_details}}},
-       {"interconnect_ratio", or_null(c.interconnect_ratio)}, {"rows", rows}, {"warnings", c.warnings}};
+       {"interconnect_ratio", or_null(c.interconnect_ratio)}, {"speedup_of", c.busbw_ratio ? "busbw" : "time"},
+       {"rows", rows}, {"warnings", c.warnings}};
 }
 
 }  // namespace ub

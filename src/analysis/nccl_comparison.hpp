@@ -1,6 +1,7 @@
 // `compare` for two collective benchmarks (`nccl` records, or the torch.distributed peer's
 // lines): point by point (collective, dtype, place, size), the time per call of each and its
-// speedup new/old. Where both runs carry their samples the speedup has an interval and a verdict
+// speedup new/old (where the two jobs have different numbers of ranks, busbw's ratio: a time is
+// of its own job). Where both runs carry their samples the speedup has an interval and a verdict
 // (analysis/speedup.hpp); a peer's one figure gives a bare ratio, said so. busbw is set against each
 // GPU's interconnect figure in the catalog ("of spec", facts/collectives.hpp).
 #pragma once
@@ -25,7 +26,8 @@ struct NcclSide {
 struct NcclComparisonRow {
   NcclPointKey key;
   NcclSide old_side, new_side;
-  std::optional<double> ratio;     // old time / new time: > 1 is the new run faster
+  std::optional<double> ratio;     // old time / new time: > 1 is the new run faster (busbw new / old
+                                   // where the jobs' sizes differ)
   std::optional<Speedup> speedup;  // with its interval, when both points carry samples
 };
 
@@ -35,6 +37,7 @@ struct NcclComparison {
   std::map<std::string, std::string> old_details, new_details;
   std::optional<double> interconnect_ratio;  // the catalog's new / old
   std::vector<NcclComparisonRow> rows;       // every point either run has, in order
+  bool busbw_ratio = false;                  // the jobs' sizes differ: the rows' speedups are busbw's
   std::vector<std::string> warnings;
 };
 

@@ -229,6 +229,49 @@ TEST(SilentlyWrong, OneTraceGivenTwiceIsNotTwoMeasurements) {
   EXPECT_EQ(r.code, 0) << r.err;
 }
 
+// Jobs of different sizes: a time per call is of its own job, busbw is the links'. Comparing a
+// 2-rank log with a 4-rank one, each row's speedup is busbw's ratio (the time ratio scaled by the
+// collective's bus factors), and its interval and verdict with it; said in a warning and in JSON.
+TEST(SilentlyWrong, CollectivesOfJobsOfDifferentSizesCompareTheirBusBandwidth) {
+  const std::string two = kFx + "/nccl_records_h200x2_graph.jsonl";
+  std::string four_ranks;
+  {
+    std::ifstream in(two);
+    for (std::string line; std::getline(in, line);) {
+      nlohmann::json r = nlohmann::json::parse(line);
+      if (r.value("type", "") == "context") r["world"]["size"] = 4;
+      if (r.value("type", "") == "nccl") {
+        r["world_size"] = 4;  // the same times: busbw is the factor's ratio higher
+        const double factor = r["collective"] == "all_reduce" ? 1.5 / 1.0 : 0.75 / 0.5;
+        r["busbw_gbps"] = r["busbw_gbps"].get<double>() * factor;
+      }
+      four_ranks += r.dump() + "\n";
+    }
+  }
+  // Measured again 1.25x slower per call: busbw 1.5 / 1.25 = 1.2x the 2-rank job's.
+  const std::string four = write_file("nccl_four_ranks.jsonl", measured_again(four_ranks, 1.25));
+  const Result r = run(fmt::format("compare {} {} --json", two, four));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& c = j.is_array() ? j[0] : j;
+  EXPECT_EQ(c["speedup_of"], "busbw");
+  ASSERT_FALSE(c["rows"].empty());
+  for (const auto& row : c["rows"]) {
+    if (row["speedup"].is_null()) continue;
+    // All-reduce's bus factor 2(n-1)/n, the others' (n-1)/n: 1.5x from 2 to 4 ranks.
+    EXPECT_NEAR(row["speedup"].get<double>(), 1.5 / 1.25, 1e-6) << row.dump();
+    if (row.contains("verdict")) EXPECT_NE(row["verdict"], "SLOWER") << "slower calls of a larger job, faster links";
+  }
+  const Result text = run(fmt::format("compare {} {}", two, four));
+  EXPECT_NE(text.out.find("2 ranks (old) against 4 (new): the times are of different jobs, so each speedup is busbw's"),
+            std::string::npos) << text.out << text.err;
+  // Two jobs of one size compare times, as before.
+  const Result same = run(fmt::format("compare {}/nccl_records_h200x2_plain.jsonl {} --json", kFx, two));
+  ASSERT_EQ(same.code, 0) << same.err;
+  const auto js = nlohmann::json::parse(same.out);
+  EXPECT_EQ((js.is_array() ? js[0] : js)["speedup_of"], "time");
+}
+
 // A figure no machine measures (a step of 1e308 ms, a peak of 1e308 GiB) is refused naming the
 // line and the field, not turned into an interval of 1e305x or a fit of nan.
 TEST(SilentlyWrong, AFigureBeyondAnyMeasurementIsRefused) {
