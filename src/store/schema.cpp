@@ -99,6 +99,10 @@ void version_4(Database& db) {
   }
 }
 
+// Version 5: an attention run's identity names its window and its packed documents, so that a
+// trend does not pool windowed or packed-document runs with full ones.
+void version_5(Database& db) { read_workloads_again(db); }
+
 int current_version(Database& db) {
   const std::vector<Row> rows = db.query("SELECT MAX(version) FROM schema_version");
   return rows.empty() || !rows.front().at(0) ? 0 : static_cast<int>(rows.front().integer(0));
@@ -148,6 +152,10 @@ void migrate(Database& db) {
   if (version < 4) {
     version_4(db);
     db.query("INSERT INTO schema_version (version) VALUES ($1)", {int64_t{4}});
+  }
+  if (version < 5) {
+    version_5(db);
+    db.query("INSERT INTO schema_version (version) VALUES ($1)", {int64_t{5}});
   }
   t.commit();
 }

@@ -8,6 +8,7 @@
 #include "analysis/history/fleet.hpp"
 #include "analysis/history/stored_run.hpp"
 #include "analysis/history/trend.hpp"
+#include "analysis/history/workload.hpp"
 #include "base/error.hpp"
 
 namespace ub {
@@ -63,6 +64,26 @@ TEST(HistoryRuns, EachRunSaysItsWorkload) {
   EXPECT_EQ(guide[0].workload, "llama-3.1-8b, all layers, 8 GPUs, ZeRO-3, checkpointing, offloaded optimizer, bf16, batch 1");
   const std::vector<StoredRun> attention = runs_of_file(LineSource::file(kFixtures + "/attention_records_h200.jsonl"));
   EXPECT_EQ(attention[0].workload, "32 heads (8 KV) of 128, batch 1, causal, bf16");
+}
+
+// Attention over packed documents, or in a sliding window, computes far less than full attention
+// at the same length: its runs are another series, whatever the heads.
+TEST(HistoryRuns, AttentionWorkloadNamesItsWindowAndPackedDocuments) {
+  nlohmann::json config = {{"heads", 32}, {"kv_heads", 8}, {"head_dim", 128}, {"batch", 1}, {"causal", true},
+                           {"dtype", "bf16"}, {"doc_len", 0}, {"docs", nlohmann::json::array()}, {"window", 0}};
+  const std::string full = workload_of_records("attention", config, nlohmann::json()).text;
+  EXPECT_EQ(full, "32 heads (8 KV) of 128, batch 1, causal, bf16");
+  config["doc_len"] = 2048;
+  EXPECT_EQ(workload_of_records("attention", config, nlohmann::json()).text,
+            "32 heads (8 KV) of 128, batch 1, causal, packed documents of 2048, bf16");
+  config["doc_len"] = 0;
+  config["docs"] = {3000, 1096};
+  EXPECT_EQ(workload_of_records("attention", config, nlohmann::json()).text,
+            "32 heads (8 KV) of 128, batch 1, causal, packed documents [3000,1096], bf16");
+  config["docs"] = nlohmann::json::array();
+  config["window"] = 4096;
+  EXPECT_EQ(workload_of_records("attention", config, nlohmann::json()).text,
+            "32 heads (8 KV) of 128, batch 1, causal, window 4096, bf16");
 }
 
 TEST(HistoryRuns, TrainingFiguresAreTheSteadyStepsMedianWithItsInterval) {

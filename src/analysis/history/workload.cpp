@@ -92,10 +92,19 @@ Workload workload_of_records(const std::string& command, const nlohmann::json& c
     t.loss_chunk = integer(config, "loss_chunk").value_or(0);
     w.text = text_of(t);
   } else if (command == "attention") {
-    w.text = fmt::format("{} heads ({} KV) of {}, batch {}, {}, {}", integer(config, "heads").value_or(0),
+    // What the kernel computes: the mask (causal, a window), and whether each sequence is one
+    // document or packed ones (each attends within itself: far less work than one of the length).
+    std::string mask = flag(config, "causal") ? "causal" : "full mask";
+    if (const auto window = integer(config, "window"); window && *window > 0) mask += fmt::format(", window {}", *window);
+    std::string documents;
+    if (const auto doc_len = integer(config, "doc_len"); doc_len && *doc_len > 0) {
+      documents = fmt::format(", packed documents of {}", *doc_len);
+    } else if (config.is_object() && config.contains("docs") && config["docs"].is_array() && !config["docs"].empty()) {
+      documents = fmt::format(", packed documents {}", config["docs"].dump());
+    }
+    w.text = fmt::format("{} heads ({} KV) of {}, batch {}, {}{}, {}", integer(config, "heads").value_or(0),
                          integer(config, "kv_heads").value_or(0), integer(config, "head_dim").value_or(0),
-                         integer(config, "batch").value_or(1), flag(config, "causal") ? "causal" : "full mask",
-                         text(config, "dtype", "bf16"));
+                         integer(config, "batch").value_or(1), mask, documents, text(config, "dtype", "bf16"));
   } else if (command == "nccl") {
     w.text = fmt::format("{} GPUs{}", w.world_size, flag(config, "graph") ? ", calls replayed from a CUDA graph" : "");
   } else if (command == "mamf" && config.is_object() && config.contains("shapes_of") && config["shapes_of"].is_string()) {
