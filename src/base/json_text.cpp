@@ -86,6 +86,11 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& where) 
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
     throw WorkError(fmt::format("{}: empty: not a JSON document", where));
   }
+  // nlohmann's lexer takes a NUL byte for the end of its input: what follows one would be dropped
+  // unread ({"a": 1}\0garbage parses, and a record line cut there loses its rest).
+  if (const size_t nul = text.find('\0'); nul != std::string_view::npos) {
+    throw WorkError(fmt::format("{}: a NUL byte at offset {}: not JSON text", where, nul));
+  }
   nlohmann::json j;
   KeysOnce sax(j);
   try {

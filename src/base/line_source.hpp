@@ -63,6 +63,9 @@ class LineSource {
   // Hands the lines to `each` in order until it returns false or the lines end. Throws WorkError
   // for a line longer than kMaxLineBytes or a read error, naming the file.
   void scan(const std::function<bool(const Line&)>& each) const;
+  // Every line, in order; a line holding a NUL byte is a WorkError naming it (a reader's C-string
+  // step would end the line there, silently: a step lost, a name cut). Records, which skip a
+  // damaged line with a warning, read through scan.
   void for_each(const std::function<void(const Line&)>& each) const;
   // Whether some line satisfies `pred` (the pass stops at the first; on a pipe or a device, it
   // looks no further than kPipeRereadBytes of its kept start).

@@ -79,17 +79,26 @@ namespace {
 size_t utf8_length(std::string_view s, size_t i);
 }  // namespace
 
-std::string escape_control(std::string_view s) {
+std::string escape_control(std::string_view s, bool keep_newlines) {
   std::string out;
   out.reserve(s.size());
+  const auto byte = [&](size_t i) { return i < s.size() ? static_cast<unsigned char>(s[i]) : 0u; };
   for (size_t i = 0; i < s.size(); ++i) {
     const auto u = static_cast<unsigned char>(s[i]);
-    const bool c1 = u == 0xc2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
-                    static_cast<unsigned char>(s[i + 1]) <= 0x9f;  // U+0080-U+009F in UTF-8
-    if (u < 0x20 || u == 0x7f) {
+    const bool c1 = u == 0xc2 && byte(i + 1) >= 0x80 && byte(i + 1) <= 0x9f;  // U+0080-U+009F in UTF-8
+    // The bidirectional overrides and isolates (U+202A-U+202E, U+2066-U+2069): they reorder what
+    // a terminal shows, so a name could show other text than it holds.
+    const bool bidi = u == 0xe2 && ((byte(i + 1) == 0x80 && byte(i + 2) >= 0xaa && byte(i + 2) <= 0xae) ||
+                                    (byte(i + 1) == 0x81 && byte(i + 2) >= 0xa6 && byte(i + 2) <= 0xa9));
+    if (keep_newlines && s[i] == '\n') {
+      out += s[i];
+    } else if (u < 0x20 || u == 0x7f) {
       out += fmt::format("\\x{:02x}", u);
     } else if (c1) {
-      out += fmt::format("\\xc2\\x{:02x}", static_cast<unsigned char>(s[++i]));
+      out += fmt::format("\\xc2\\x{:02x}", byte(++i));
+    } else if (bidi) {
+      out += fmt::format("\\xe2\\x{:02x}\\x{:02x}", byte(i + 1), byte(i + 2));
+      i += 2;
     } else if (u >= 0x80) {
       // A byte of no valid UTF-8 sequence is shown as its value, not written raw to the terminal.
       const size_t n = utf8_length(s, i);
@@ -146,13 +155,6 @@ bool replace_invalid_utf8(std::string& s) {
   return replaced;
 }
 
-std::string printable(std::string_view s, bool keep_newlines) {
-  std::string out(s);
-  for (char& c : out) {
-    const auto u = static_cast<unsigned char>(c);
-    if ((u < 0x20 || u == 0x7f) && !(keep_newlines && c == '\n')) c = ' ';
-  }
-  return out;
-}
+std::string printable(std::string_view s, bool keep_newlines) { return escape_control(s, keep_newlines); }
 
 }  // namespace ub

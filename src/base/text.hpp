@@ -18,16 +18,15 @@ size_t edit_distance(std::string_view a, std::string_view b);
 // The `count` candidates closest to `name`, best first.
 std::vector<std::string> closest(std::string_view name, const std::vector<std::string>& candidates,
                                  size_t count);
-// `s` safe to print: control characters (an escape sequence, a carriage return; newlines too
-// unless `keep_newlines`) become spaces, so text read from a file cannot drive the terminal or
-// break a line-based format.
+// `s` safe for a terminal, with nothing lost: control characters (an escape sequence, a newline
+// unless `keep_newlines`, a carriage return, DEL, and the C1 controls U+0080-U+009F that some
+// terminals obey), the bidirectional overrides and isolates (U+202A-U+202E, U+2066-U+2069) and any
+// byte of no valid UTF-8 sequence are written as \xNN, so text read from a file shows what it
+// holds and cannot drive the terminal, reorder what it shows, or break a line. Every error
+// message, warning and table passes through it.
+std::string escape_control(std::string_view s, bool keep_newlines = false);
+// The same, for text set in a table or a note (the name says where it goes).
 std::string printable(std::string_view s, bool keep_newlines = false);
-// `s` safe for a one-line message on a terminal, with nothing lost: control characters (an escape
-// sequence, a newline, a carriage return, DEL, and the C1 controls U+0080-U+009F that some
-// terminals obey, and any byte of no valid UTF-8 sequence) are written as \xNN, so text read from
-// a file shows what it holds and cannot drive the terminal or break the message's one line. Every
-// error message passes through it.
-std::string escape_control(std::string_view s);
 // Replaces each byte of `s` that is not part of valid UTF-8 with U+FFFD; false when there was none.
 // Text read outside a JSON parser (a trace's kernel names, streamed) may hold any bytes, and the
 // JSON written from it must be UTF-8.

@@ -19,7 +19,9 @@ void OutputOptions::add_to(CLI::App& cmd) {
 
 void OutputOptions::emit(const report::Document& doc, const nlohmann::json& j) const {
   std::string out;
-  if (json) out = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";  // U+FFFD for non-UTF-8 bytes
+  // JSON in ASCII: every other character as \uXXXX, so a name read from a file (a C1 control, a
+  // bidirectional override) reaches the terminal as text; a byte of no UTF-8 as U+FFFD.
+  if (json) out = j.dump(2, ' ', true, nlohmann::json::error_handler_t::replace) + "\n";
   else if (csv) out = report::render_csv(doc);
   else if (md) out = report::render_markdown(doc);
   else out = report::render_text(doc);

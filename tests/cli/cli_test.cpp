@@ -520,7 +520,7 @@ TEST(Cli, TextFromLogsAndPathsNeverRuns) {
   EXPECT_TRUE(std::filesystem::exists(out + "/charts/tflops.svg"));
   // The name is in the report as text, on one line.
   const std::string md = slurp(out + "/report.md");
-  EXPECT_NE(md.find("$(touch " + d + "/dollar) ' \"  system('touch"), std::string::npos) << md.substr(0, 400);
+  EXPECT_NE(md.find("$(touch " + d + "/dollar) ' \" \\x0asystem('touch"), std::string::npos) << md.substr(0, 400);
   if (!HasFailure()) std::filesystem::remove_all(dir);
 }
 

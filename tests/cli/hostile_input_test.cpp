@@ -272,6 +272,115 @@ TEST(SilentlyWrong, CollectivesOfJobsOfDifferentSizesCompareTheirBusBandwidth) {
   EXPECT_EQ((js.is_array() ? js[0] : js)["speedup_of"], "time");
 }
 
+// A NUL byte ends a C string and nlohmann's input alike: a line cut there would lose its rest
+// unsaid (two steps joined by one read as one, a bucket's name cut from its time). A log or a JSON
+// file holding one is refused naming where; a records file skips the line as damaged, warning.
+TEST(SilentlyWrong, ANulByteInALineIsNeverReadPast) {
+  const std::string records = slurp(UB_DATA_DIR "/examples/sweep_h200_llama-3.1-8b-4layers.jsonl");
+  std::vector<std::string> lines;
+  for (size_t at = 0, next; at < records.size(); at = next + 1) {
+    next = records.find('\n', at);
+    if (next == std::string::npos) next = records.size();
+    lines.push_back(records.substr(at, next - at));
+  }
+  ASSERT_GT(lines.size(), 8u);
+  std::string joined;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    joined += lines[i];
+    joined += i == 5 ? std::string(1, '\0') : std::string("\n");
+  }
+  const std::string path = write_file("nul_joined.jsonl", joined);
+  const Result r = run("memfit " + path + " --capacity-gib 130");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("upgradebench: warning: " + path + ":6: a damaged line skipped"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("a NUL byte at offset"), std::string::npos) << r.err;
+
+  const std::string log = slurp(kFx + "/sweep_h200.log");
+  const size_t step = log.find("{\"step\": 3");
+  ASSERT_NE(step, std::string::npos);
+  std::string cut = log;
+  cut[log.find('\n', step)] = '\0';
+  expect_error("memfit " + write_file("nul_joined.log", cut) + " --capacity-gib 130", 1, ": a NUL byte at column");
+
+  std::string printout = slurp(kFx + "/decompose_h200.txt");
+  printout.insert(printout.find("attention(FA)") + 13, 1, '\0');
+  const std::string bucket = write_file("nul_bucket.txt", printout);
+  expect_error("compare " + bucket + " " + kFx + "/decompose_b200.txt", 1, "nul_bucket.txt:4: a NUL byte at column 14");
+
+  const std::string config = write_file("nul_config.json", slurp(std::string(UB_DATA_DIR) + "/models/llama-3.1-8b.json") + std::string(1, '\0') + "junk");
+  expect_error("flops --model " + config, 1, "a NUL byte at offset");
+}
+
+// A prediction record is drawn only as predict --out wrote it: a figure edited or damaged (a
+// negative speedup, an interval that does not hold its point, buckets that do not add up to the
+// step, an MFU above 1, a negative price) is refused naming the line and the field.
+TEST(SilentlyWrong, APredictionRecordNoPredictionWritesIsRefused) {
+  const std::string good = temp_path("prediction_good.jsonl");
+  fs::remove(good);
+  ASSERT_EQ(run("predict " + kFx + "/decompose_h200.txt --to b200-sxm --price-old 3.5 --price-new 6 --out " + good).code, 0);
+  std::string line;
+  {
+    std::ifstream in(good);
+    for (std::string l; std::getline(in, l);) {
+      if (l.find("\"type\":\"prediction\"") != std::string::npos) line = l;
+    }
+  }
+  ASSERT_FALSE(line.empty());
+  const nlohmann::json record = nlohmann::json::parse(line);
+  ASSERT_TRUE(record["speedup"].is_number()) << line;
+  ASSERT_EQ(run("report " + good + " -o " + temp_path("prediction_good_report")).code, 0);
+  const auto edited = [&](const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json r = record;
+    edit(r);
+    std::string text = slurp(good);
+    text.replace(text.find(line), line.size(), r.dump());
+    return write_file("prediction_edited.jsonl", text);
+  };
+  const double sp = record["speedup"].get<double>();
+  const std::vector<std::pair<std::function<void(nlohmann::json&)>, std::string>> cases = {
+      {[](nlohmann::json& r) { r["speedup"] = -1.7; }, "\"speedup\" is -1.7, where a positive number is meant"},
+      {[](nlohmann::json& r) { r["step_ms"] = 0; }, "\"step_ms\" is 0"},
+      {[&](nlohmann::json& r) { r["speedup_interval"] = {sp * 2, sp * 3}; }, "which does not hold its point"},
+      {[&](nlohmann::json& r) { r["speedup_interval"] = {sp * 1.1, sp * 0.9}; }, "not a positive interval from low to high"},
+      {[&](nlohmann::json& r) { r["speedup_interval"] = {1, 2, 3}; }, "\"speedup_interval\" is not [low, high]"},
+      {[](nlohmann::json& r) { r["seqlen"] = 0; }, "\"seqlen\""},
+      {[](nlohmann::json& r) { r["buckets"] = nlohmann::json::array(); }, "\"buckets\" are missing beside a predicted step"},
+      {[](nlohmann::json& r) { r["buckets"][0]["ms"] = r["buckets"][0]["ms"].get<double>() * 3 + 1; }, "add up to"},
+      {[](nlohmann::json& r) { r["mfu"] = 5; }, "\"mfu\" is 5, above the GPU's peak"},
+      {[](nlohmann::json& r) { r["usd_per_mtoken_new"] = -2; }, "\"usd_per_mtoken_new\" is -2, not a price"},
+      {[](nlohmann::json& r) { r["break_even"] = -1; }, "\"break_even\" is -1"},
+      {[](nlohmann::json& r) { r["fits"] = "yes"; }, "\"fits\" is not true or false"},
+      {[](nlohmann::json& r) { r["predicted"] = false; }, "\"predicted\" is not true, in a prediction"},
+  };
+  for (const auto& [edit, says] : cases) {
+    const std::string path = edited(edit);
+    const Result r = run("report " + path + " -o " + temp_path("prediction_edited_report"));
+    EXPECT_EQ(r.code, 1) << says << ": " << r.err;
+    EXPECT_NE(r.err.find(path + ":"), std::string::npos) << says << ": " << r.err;
+    EXPECT_NE(r.err.find(says), std::string::npos) << says << ": " << r.err;
+  }
+}
+
+// C1 controls and bidirectional overrides read from a file (a GPU's name, a host) are shown as
+// \xNN in tables and as \uXXXX in JSON: neither reaches the terminal raw.
+TEST(Messages, C1ControlsAndBidiOverridesFromFilesReachNoTerminal) {
+  std::string records = slurp(UB_DATA_DIR "/examples/sweep_h200_llama-3.1-8b-4layers.jsonl");
+  for (size_t at; (at = records.find("\"name\":\"NVIDIA H200\"")) != std::string::npos;) {
+    records.replace(at, 20, "\"name\":\"NVIDIA H200\\u009b31m\\u202e\"");
+  }
+  const std::string path = write_file("c1_gpu.jsonl", records);
+  for (const std::string& format : {"", " --json", " --md", " --csv"}) {
+    const Result r = run("memfit " + path + " --capacity-gib 130" + format);
+    ASSERT_EQ(r.code, 0) << r.err;
+    for (const std::string& raw : {std::string("\xc2\x9b"), std::string("\xe2\x80\xae")}) {
+      EXPECT_EQ(r.out.find(raw), std::string::npos) << format << ": " << r.out;
+      EXPECT_EQ(r.err.find(raw), std::string::npos) << format << ": " << r.err;
+    }
+  }
+  const Result table = run("memfit " + path + " --capacity-gib 130");
+  EXPECT_NE(table.out.find("NVIDIA H200\\xc2\\x9b31m\\xe2\\x80\\xae"), std::string::npos) << table.out;
+}
+
 // A figure no machine measures (a step of 1e308 ms, a peak of 1e308 GiB) is refused naming the
 // line and the field, not turned into an interval of 1e305x or a fit of nan.
 TEST(SilentlyWrong, AFigureBeyondAnyMeasurementIsRefused) {
@@ -446,7 +555,7 @@ TEST(Messages, TextFromFilesOnStdoutDrivesNoTerminalAndBreaksNoLine) {
   const std::string escaped = write_file("escape_gpu.log", log);
   const Result report = run("report " + escaped + " -o " + temp_path("escape_report"));
   ASSERT_EQ(report.code, 0) << report.err;
-  EXPECT_NE(report.out.find("NVIDIA H200 ]0;owned"), std::string::npos) << report.out;  // escaped, not dropped
+  EXPECT_NE(report.out.find("NVIDIA H200\\x1b]0;owned\\x07\\x1b[2J"), std::string::npos) << report.out;  // escaped, not dropped
   EXPECT_EQ(report.out.find('\x1b'), std::string::npos) << report.out;
   EXPECT_EQ(report.out.find('\x07'), std::string::npos) << report.out;
   // Nor in the pages: a provenance line's escape sequences are written as \xNN there too.
@@ -467,7 +576,7 @@ TEST(Messages, TextFromFilesOnStdoutDrivesNoTerminalAndBreaksNoLine) {
     const Result r = run(cmd);
     ASSERT_EQ(r.code, 0) << cmd << "\n" << r.err;
     EXPECT_EQ(r.out.find("\nlines."), std::string::npos) << cmd << "\n" << r.out;
-    EXPECT_NE(r.out.find("two lines."), std::string::npos) << cmd << "\n" << r.out;
+    EXPECT_NE(r.out.find("two\\x0alines."), std::string::npos) << cmd << "\n" << r.out;
   }
 }
 

@@ -31,16 +31,20 @@ TEST(Document, TextFromFilesCannotDriveTheTerminalOrBreakLines) {
   auto& b = d.add("GPU \x1b]0;title\x07 X\r\nnext");
   b.table.columns = {{"gpu", Align::left}};
   b.table.add_row({"A\x1b[2J\nB|C"});
+  // C1 controls (CSI U+009B, OSC U+009D) and a right-to-left override (U+202E), in UTF-8.
+  b.table.add_row({"D\xc2\x9b" "2J\xc2\x9d" "0;t\xe2\x80\xae" "E"});
   b.notes.push_back("two\nlines\x1b[31m");
-  for (const std::string& out : {render_text(d), render_markdown(d)}) {
+  for (const std::string& out : {render_text(d), render_markdown(d), render_csv(d)}) {
     EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
     EXPECT_EQ(out.find('\r'), std::string::npos) << out;
-    EXPECT_NE(out.find("A [2J B"), std::string::npos) << out;  // the cell stays on its line
-    EXPECT_NE(out.find("two\n"), std::string::npos) << out;  // a note keeps its own newlines
+    EXPECT_EQ(out.find("\xc2\x9b"), std::string::npos) << out;
+    EXPECT_EQ(out.find("\xe2\x80\xae"), std::string::npos) << out;
+    EXPECT_NE(out.find("A\\x1b[2J\\x0aB"), std::string::npos) << out;  // shown as it is, on its own line
+    EXPECT_NE(out.find("D\\xc2\\x9b2J\\xc2\\x9d0;t\\xe2\\x80\\xaeE"), std::string::npos) << out;
   }
-  EXPECT_NE(render_text(d).find("two\nlines"), std::string::npos);
+  EXPECT_NE(render_text(d).find("two\nlines\\x1b[31m"), std::string::npos) << "a note keeps its own newlines";
   EXPECT_NE(render_markdown(d).find("- two\n  lines"), std::string::npos) << "inside its list item";
-  EXPECT_NE(render_markdown(d).find("### GPU  ]0;title  X  next\n"), std::string::npos) << render_markdown(d);
+  EXPECT_NE(render_markdown(d).find("### GPU \\x1b]0;title\\x07 X\\x0d\\x0anext\n"), std::string::npos) << render_markdown(d);
 }
 
 // Text from files is shown, never run: raw HTML in a markdown page is escaped, and a CSV cell that

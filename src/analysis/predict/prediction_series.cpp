@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include "analysis/compare.hpp"
+#include "analysis/predict/prediction_record_check.hpp"
 #include "base/text.hpp"
 
 namespace ub {
@@ -34,6 +35,7 @@ RunLog workload_of(const Fields& f) {
 }  // namespace
 
 std::optional<std::string> PredictionSeries::add(const Fields& f) {
+  check_prediction_record(f);
   const std::string pair = fmt::format("{} -> {}", printable(f.string_or("old_gpu", "?")), printable(f.string_or("new_gpu", "?")));
   const RunLog workload = workload_of(f);
   if (!pair_) {

@@ -18,6 +18,7 @@ namespace ub {
 class PredictionSeries {
  public:
   // Takes one prediction record; why it cannot join the ones taken so far, or nullopt when it can.
+  // A record whose figures no prediction holds is a WorkError (prediction_record_check.hpp).
   std::optional<std::string> add(const Fields& prediction);
 
  private:
