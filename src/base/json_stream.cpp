@@ -206,7 +206,7 @@ size_t ByteSource::read_bytes(char* out, size_t n) {
 
 // ---- JsonSpan ----
 
-void JsonSpan::fail(const char* what) const { throw WorkError(fmt::format("{}: {}", where_, what)); }
+void JsonSpan::fail(const char* what) const { throw BadValue(fmt::format("{}: {}", where_, what), what); }
 
 void JsonSpan::ran_out() const {
   if (!complete_) throw Truncated{};
@@ -417,6 +417,8 @@ class Window {
     return {buf_.get() + pos_, end_ - pos_};
   }
   bool at_end() const { return eof_; }
+  // Right after next(): whether every byte was read (next() also answers '\0' at a NUL byte).
+  bool drained() const { return pos_ >= end_; }
   void consume(size_t n) { pos_ += n; }
   // Reads more behind what is unread (a value straddles the window's end).
   void more() {
@@ -465,7 +467,8 @@ class Window {
   bool eof_ = false;
 };
 
-void stream_array(Window& w, const StreamHandlers& h, size_t& index) {
+// `name`: the streamed array's key ("" for a document that is one array), for messages.
+void stream_array(Window& w, const StreamHandlers& h, std::string_view name, size_t& index) {
   w.advance();  // '['
   if (w.next() == ']') {
     w.advance();
@@ -484,6 +487,8 @@ void stream_array(Window& w, const StreamHandlers& h, size_t& index) {
         break;
       } catch (const JsonSpan::Truncated&) {
         w.more();
+      } catch (const JsonSpan::BadValue& e) {  // which element, not only which file
+        throw WorkError(fmt::format("{}: {}[{}]: {}", w.path(), name.empty() ? "element" : name, index, e.what_alone));
       }
     }
     ++index;
@@ -506,12 +511,14 @@ void stream_document(ByteSource& source, std::string_view streamed, const Stream
   Window w(source, known ? static_cast<size_t>(std::min<uint64_t>(block_bytes, known + 1)) : block_bytes, max_value_bytes);
   size_t index = 0;
   const char first = w.next();
-  if (first != '[' && first != '{') w.fail(first == '\0' ? "empty: not a JSON document" : "not a JSON object or array");
-  if (first == '[') stream_array(w, handlers, index);
+  if (first != '[' && first != '{') {
+    w.fail(first == '\0' && w.drained() ? "empty: not a JSON document" : "not a JSON object or array");
+  }
+  if (first == '[') stream_array(w, handlers, "", index);
   else stream_object(w, streamed, handlers, index);
   // The file is read to its end: what follows the document (another one appended, bytes after a
-  // gzip stream) would otherwise go unread without a word.
-  if (w.next() != '\0') w.fail("more after the end of the JSON document (two files in one?)");
+  // gzip stream, a NUL byte and more) would otherwise go unread without a word.
+  if (w.next() != '\0' || !w.drained()) w.fail("more after the end of the JSON document (two files in one?)");
 }
 
 namespace {
@@ -530,7 +537,7 @@ void stream_object(Window& w, std::string_view streamed, const StreamHandlers& h
     if (w.next() != ':') w.fail("':' was expected after a key");
     w.advance();
     if (key == streamed && w.next() == '[') {
-      stream_array(w, handlers, index);
+      stream_array(w, handlers, streamed, index);
     } else {
       const std::string_view v = w.value();
       const std::string where = fmt::format("{}: \"{}\"", source.path(), key);

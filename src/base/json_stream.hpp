@@ -15,6 +15,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+
+#include "base/error.hpp"
 
 namespace ub {
 class GzipReader;
@@ -62,6 +65,13 @@ class ByteSource {
 class JsonSpan {
  public:
   struct Truncated {};
+  // A value that is not what was asked for (a string where a number is, a number out of range):
+  // the message names where the span is; `what_alone` is the same without it, for a caller that
+  // names the place better (the streamed array's element).
+  struct BadValue : WorkError {
+    BadValue(const std::string& message, std::string what) : WorkError(message), what_alone(std::move(what)) {}
+    std::string what_alone;
+  };
 
   JsonSpan(std::string_view text, std::string_view where, bool complete = true)
       : begin_(text.data()), p_(text.data()), end_(text.data() + text.size()), where_(where), complete_(complete) {}

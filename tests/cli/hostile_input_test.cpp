@@ -209,6 +209,21 @@ TEST(SilentlyWrong, AKernelOnNoTimelineOrNotOneCompleteEventIsRefused) {
   const std::string begin = write_file("kernel_begin.json", std::regex_replace(trace, first_kernel_ph, R"({"ph": "B"$1)",
                                                                               std::regex_constants::format_first_only));
   expect_error("decompose " + begin, 1, "\"ph\" is \"B\", where a GPU activity is one complete event (\"X\")");
+  // A key the split reads, given twice in one event: which value is meant is not known.
+  const std::regex first_kernel_dur(R"(("cat": "kernel"[^\n]*?"dur": )([0-9.]+))");
+  for (const auto& [twice, key] : {std::pair{"$1$2, \"dur\": 3", "dur"}, {"$1$2, \"cat\": \"kernel\"", "cat"}}) {
+    const std::string path = write_file("key_twice.json", std::regex_replace(trace, first_kernel_dur, twice,
+                                                                            std::regex_constants::format_first_only));
+    expect_error("decompose " + path, 1, fmt::format("the key \"{}\" is given twice in one event", key));
+  }
+  // A number no double holds names its event and field; a NUL byte and more after the document
+  // is more after it, not its end.
+  const Result huge = run("decompose " + write_file("dur_1e400.json", replaced_match(trace, std::regex(R"(("cat": "kernel"[^\n]*?"dur": )[0-9.]+)"), "1e400")));
+  EXPECT_EQ(huge.code, 1) << huge.err;
+  EXPECT_NE(huge.err.find(": traceEvents["), std::string::npos) << huge.err;
+  EXPECT_NE(huge.err.find("]: \"dur\": a number out of range"), std::string::npos) << huge.err;
+  expect_error("decompose " + write_file("nul_after.json", trace + std::string(1, '\0') + "junk"), 1,
+               "more after the end of the JSON document");
 }
 
 // A folder holds one trace per rank: the same trace twice (named twice, or copied beside itself)

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <optional>
 
 #include "base/error.hpp"
@@ -137,7 +138,17 @@ TraceInfo read_kineto_trace(const std::string& path, const std::function<void(co
     bool cat_seen = false, name_pending = false;
     NumberField ts, dur;
     IdField device, stream;
-    e.for_each_member([&](std::string_view k, JsonSpan& v) {
+    // A key the decomposition reads, given twice in one event: which value is meant is not known
+    // (a parser would keep the last without a word).
+    unsigned seen = 0;
+    const auto once = [&](std::string_view k, unsigned bit) {
+      if (seen & bit) {
+        throw WorkError(fmt::format("{}: traceEvents[{}]: the key \"{}\" is given twice in one event: which value is "
+                                    "meant is not known", info.path, info.events, k));
+      }
+      seen |= bit;
+    };
+    const auto member = [&](std::string_view k, JsonSpan& v) {
       if (k == "ph") {
         const std::string_view ph = v.string_view(scratch);
         ev.ph = ph.empty() ? 0 : ph[0];
@@ -160,10 +171,21 @@ TraceInfo read_kineto_trace(const std::string& path, const std::function<void(co
       } else if (k == "args" && v.peek() == '{' && (!cat_seen || ev.kind == EventKind::kernel ||
                                                    ev.kind == EventKind::memcpy || ev.kind == EventKind::memset)) {
         v.for_each_member([&](std::string_view ak, JsonSpan& av) {
-          if (ak == "device") device.read(av);
-          else if (ak == "stream") stream.read(av);
+          if (ak == "device") once("args.device", 1u << 8), device.read(av);
+          else if (ak == "stream") once("args.stream", 1u << 9), stream.read(av);
           return true;
         });
+      }
+    };
+    e.for_each_member([&](std::string_view k, JsonSpan& v) {
+      static constexpr std::string_view kRead[] = {"ph", "cat", "name", "ts", "dur", "args"};
+      for (unsigned i = 0; i < std::size(kRead); ++i) {
+        if (k == kRead[i]) once(k, 1u << i);
+      }
+      try {
+        member(k, v);
+      } catch (const JsonSpan::BadValue& bad) {  // which field: the array's reader adds which event
+        throw JsonSpan::BadValue(bad.what(), fmt::format("\"{}\": {}", k, bad.what_alone));
       }
       return true;
     });
