@@ -71,7 +71,12 @@ void to_json(json& j, const NcclRecord& r) {
 }
 
 void read_nccl_point_name(const Fields& f, NcclRecord& r) {
-  r.world_size = static_cast<int>(f.count("world_size"));
+  // A job of 1 to kMaxRanks ranks: 0 would make every bus bandwidth 0 and every comparison empty.
+  const int64_t ranks = f.positive_count("world_size");
+  if (ranks > kMaxRanks) {
+    throw WorkError(fmt::format("{}: \"world_size\" is {}: more ranks than any job has ({} at most)", f.where(), ranks, kMaxRanks));
+  }
+  r.world_size = static_cast<int>(ranks);
   const std::string name = f.string("collective");
   const auto c = parse_collective(name);
   if (!c) throw WorkError(fmt::format("{}: unknown collective \"{}\"", f.where(), name));

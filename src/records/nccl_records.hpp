@@ -53,6 +53,9 @@ struct WorldFacts {
   std::map<std::string, std::string> nccl_env;  // the NCCL_* variables set
 };
 
+// The most ranks a collective's record may say (the largest jobs run tens of thousands).
+inline constexpr int64_t kMaxRanks = int64_t{1} << 20;
+
 struct NcclRecord {
   int world_size = 1;
   Collective collective = Collective::all_reduce;

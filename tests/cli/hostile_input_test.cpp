@@ -396,6 +396,42 @@ TEST(Messages, C1ControlsAndBidiOverridesFromFilesReachNoTerminal) {
   EXPECT_NE(table.out.find("NVIDIA H200\\xc2\\x9b31m\\xe2\\x80\\xae"), std::string::npos) << table.out;
 }
 
+// A mamf-finder.py footer whose shape lines were cut away is no measurement; a shape whose
+// operands no GPU holds is a damaged line, left out with a warning and counted in no mean.
+TEST(SilentlyWrong, AMamfFinderFooterAloneOrAnImpossibleShapeIsNotAMeasurement) {
+  const std::string log = slurp(kFx + "/mamf_finder_h200.txt");
+  std::string footer_only;
+  for (size_t at = 0, next; at < log.size(); at = next + 1) {
+    next = log.find('\n', at);
+    if (next == std::string::npos) next = log.size();
+    const std::string line = log.substr(at, next - at);
+    if (line.find(" | ") == std::string::npos) footer_only += line + "\n";
+  }
+  const std::string guide = kFx + "/guide/mamf_bf16_b200.txt";
+  expect_error("compare " + write_file("mamf_footer_only.txt", footer_only) + " " + guide, 1,
+               "the footer counts 4 shapes and the file has no shape line");
+  const std::string huge = write_file("mamf_huge_shape.txt", replaced(log, "@ 4096x4096x13312      |", "@ 99999999999x99999999999x99999999999      |"));
+  const Result r = run("compare " + huge + " " + guide);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("a shape line left out, damaged or impossible (99999999999x99999999999x99999999999 is past any "
+                       "GPU's memory)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("3 shapes (old)"), std::string::npos) << r.out;
+}
+
+// A collective's job has 1 rank or more: a record or a context of 0 ranks (or more than any job
+// has) is refused, not compared as a job whose bus bandwidth is 0.
+TEST(SilentlyWrong, ACollectiveOfNoRanksIsRefused) {
+  const std::string peer = slurp(kFx + "/nccl_peer_h200x2.jsonl");
+  ASSERT_NE(peer.find("\"world_size\": 2"), std::string::npos);
+  for (const std::string& ranks : {"0", "-1", "99999999999"}) {
+    const std::string path = write_file("nccl_no_ranks.jsonl", std::regex_replace(peer, std::regex("\"world_size\": 2"),
+                                                                                  "\"world_size\": " + ranks));
+    const Result r = run("compare " + path + " " + kFx + "/nccl_records_h200x2_graph.jsonl");
+    EXPECT_EQ(r.code, 1) << ranks << ": " << r.err;
+    EXPECT_NE(r.err.find("\"world_size\""), std::string::npos) << ranks << ": " << r.err;
+  }
+}
+
 // A figure no machine measures (a step of 1e308 ms, a peak of 1e308 GiB) is refused naming the
 // line and the field, not turned into an interval of 1e305x or a fit of nan.
 TEST(SilentlyWrong, AFigureBeyondAnyMeasurementIsRefused) {

@@ -96,10 +96,18 @@ bool starts_like_shape_line(std::string_view line) {
   return c.skip_space() && c.digits(id) && c.skip_space() && c.literal("|");
 }
 
-// No GPU comes near an exaflop (1e6 TFLOPS), and a matrix has no side of length zero: a shape
-// line saying otherwise is a damaged one. Empty when `s` is possible, else why not.
+// No GPU comes near an exaflop (1e6 TFLOPS), a matrix has no side of length zero, and no GPU holds
+// operands with a side past 2^20 (a bf16 square of that side is 2 TiB): a shape line saying
+// otherwise is a damaged one. Empty when `s` is possible, else why not.
+constexpr int64_t kMaxMatmulSide = int64_t{1} << 20;
+constexpr double kMaxMatmulFlop = 1e18;
 std::string impossible_shape(const MamfShape& s) {
   if (s.m < 1 || s.n < 1 || s.k < 1) return fmt::format("a side of {}x{}x{} is zero", s.m, s.n, s.k);
+  // Nor one whose operands no GPU holds: a side past 2^20, or one product past an exaflop.
+  if (std::max({s.m, s.n, s.k}) > kMaxMatmulSide ||
+      2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) > kMaxMatmulFlop) {
+    return fmt::format("{}x{}x{} is past any GPU's memory", s.m, s.n, s.k);
+  }
   for (const double v : {s.mean_tflops, s.median_tflops, s.max_tflops}) {
     if (v > kMaxTflops) return fmt::format("{} TFLOPS is more than any GPU does", v);
   }
@@ -330,8 +338,13 @@ MamfLog read_mamf_log(const LineSource& t) {
     });
     left_out.warn(log.warnings);
     lines_left_out = left_out.count;
-    // One line per shape tried: a count the lines do not make was cut or pasted into.
+    // One line per shape tried: a count the lines do not make was cut or pasted into; a footer
+    // alone, its shape lines cut away, is no measurement to read.
     for (const auto& [n, where] : counted) {
+      if (n > 0 && log.outcome.shapes.empty() && lines_left_out == 0) {
+        throw WorkError(fmt::format("{}: the footer counts {} shapes and the file has no shape line: lines were cut",
+                                    where, n));
+      }
       if (!log.outcome.shapes.empty() && static_cast<size_t>(n) != log.outcome.shapes.size() + lines_left_out) {
         throw WorkError(fmt::format("{}: the footer counts {} shapes, the file has {} shape lines: lines were cut, pasted "
                                     "or edited", where, n, log.outcome.shapes.size() + lines_left_out));

@@ -43,7 +43,13 @@ void read_our_context(const Fields& f, NcclLog& log) {
   log.source = "upgradebench";
   const json& w = c.world;
   if (w.is_object()) {
-    if (w.contains("size") && w["size"].is_number_integer()) log.world_size = w["size"].get<int>();
+    if (w.contains("size") && w["size"].is_number_integer()) {
+      const int64_t ranks = w["size"].get<int64_t>();
+      if (ranks < 1 || ranks > kMaxRanks) {
+        throw WorkError(fmt::format("{}: \"world.size\" is {}: a job of 1 to {} ranks", f.where(), ranks, kMaxRanks));
+      }
+      log.world_size = static_cast<int>(ranks);
+    }
     if (w.contains("launcher") && w["launcher"].is_string()) log.details["launcher"] = w["launcher"].get<std::string>();
     if (w.contains("nccl_version") && w["nccl_version"].is_string()) log.details["nccl"] = w["nccl_version"].get<std::string>();
     if (w.contains("topology")) {
