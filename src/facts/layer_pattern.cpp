@@ -46,6 +46,13 @@ std::vector<int64_t> from_layer_types(const json& c, int64_t window, int64_t lay
       throw WorkError(fmt::format("{}: layer {} has type '{}', which is not understood: upgradebench counts "
                                   "full_attention and sliding_attention layers only", where, i, type));
     }
+    // transformers writes sliding_attention only where a window is configured: a layer named so
+    // without one would be counted as full attention unsaid.
+    if (window == 0) {
+      throw WorkError(fmt::format("{}: layer {} is sliding_attention, and the config gives no window (sliding_window "
+                                  "null or absent{}): which is meant is not known", where, i,
+                                  present(c, "use_sliding_window") ? ", or use_sliding_window false" : ""));
+    }
     w[i] = window;
   }
   return w;
@@ -55,6 +62,10 @@ std::vector<int64_t> from_layer_types(const json& c, int64_t window, int64_t lay
 
 std::vector<int64_t> parse_windows(const json& c, const std::string& model_type, int64_t layers,
                                    const std::string& where) {
+  if (present(c, "use_sliding_window") && !qwen_family(model_type)) {
+    throw WorkError(fmt::format("{}: use_sliding_window is not read by model_type '{}' (Qwen's configs read it): a "
+                                "config of another model?", where, model_type));
+  }
   const int64_t window = configured_window(c, model_type, where);
   std::vector<int64_t> w(static_cast<size_t>(layers), 0);
   const bool gemma3 = model_type == "gemma3_text" || model_type == "gemma3";

@@ -184,8 +184,21 @@ ModelShape parse_hf_config(const json& root, const std::string& where) {
   const json& tie_src = c.contains("tie_word_embeddings") ? c : root;
   m.tied_embeddings = optional_typed(tie_src, "tie_word_embeddings", false, w);
   read_rope_fields(c, m, w);
-  if (c.contains("rms_norm_eps") && c.at("rms_norm_eps").is_number()) {
-    m.rms_norm_eps = c.at("rms_norm_eps").get<double>();
+  // RMSNorm's epsilon trains with the model (our step uses it): a small positive number, or left
+  // out for the default; a string, a null or a negative one would be read as the default unsaid.
+  if (c.contains("rms_norm_eps")) {
+    const json& eps = c.at("rms_norm_eps");
+    if (!eps.is_number() || !(eps.get<double>() > 0) || eps.get<double>() >= 1) {
+      throw WorkError(fmt::format("{}: rms_norm_eps is {}: a number above 0 and below 1 (1e-5, 1e-6)", w, printable(eps.dump())));
+    }
+    m.rms_norm_eps = eps.get<double>();
+  }
+  // The initial weights' spread, where our step draws them: a positive number, or left out.
+  if (c.contains("initializer_range")) {
+    const json& r = c.at("initializer_range");
+    if (!r.is_number() || !(r.get<double>() > 0) || r.get<double>() >= 1) {
+      throw WorkError(fmt::format("{}: initializer_range is {}: a number above 0 and below 1 (0.02)", w, printable(r.dump())));
+    }
   }
   if (c.contains("max_position_embeddings") && !c.at("max_position_embeddings").is_null()) {
     m.max_position = required_positive(c, "max_position_embeddings", w);

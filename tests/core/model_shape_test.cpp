@@ -240,6 +240,36 @@ TEST(ModelShape, WindowsPerLayer) {
   EXPECT_TRUE(parse_hf_config(c, "t").windows.empty());
   c["use_sliding_window"] = true, c["max_window_layers"] = 3;
   EXPECT_EQ(parse_hf_config(c, "t").windows, (std::vector<int64_t>{0, 0, 0, 16}));
+  // A layer named sliding_attention where no window is configured: transformers writes none such,
+  // and counting it as full attention would be unsaid.
+  c["use_sliding_window"] = false;
+  c["layer_types"] = {"full_attention", "full_attention", "full_attention", "sliding_attention"};
+  refused(c, "layer 3 is sliding_attention, and the config gives no window (sliding_window null or absent, or "
+             "use_sliding_window false)");
+  c = minimal();
+  c["model_type"] = "llama";
+  c["layer_types"] = {"sliding_attention", "full_attention"};
+  refused(c, "layer 0 is sliding_attention, and the config gives no window");
+  c.erase("layer_types");
+  c["use_sliding_window"] = true;  // read by Qwen's configs alone
+  refused(c, "use_sliding_window is not read by model_type 'llama'");
+}
+
+// RMSNorm's epsilon and the initialisation's spread are read as numbers, not taken for the default
+// when a string, a null or a negative value stands there.
+TEST(ModelShape, NormEpsilonAndInitialisationAreNumbers) {
+  json c = minimal();
+  c["rms_norm_eps"] = 1e-6;
+  EXPECT_DOUBLE_EQ(parse_hf_config(c, "t").rms_norm_eps, 1e-6);
+  for (const json& bad : {json("1e-5"), json(-1), json(nullptr), json(0), json(2)}) {
+    c["rms_norm_eps"] = bad;
+    refused(c, "rms_norm_eps is " + bad.dump() + ": a number above 0 and below 1");
+  }
+  c = minimal();
+  c["initializer_range"] = "x";
+  refused(c, "initializer_range is \"x\": a number above 0 and below 1");
+  c["initializer_range"] = 0.02;
+  EXPECT_NO_THROW(parse_hf_config(c, "t"));
 }
 
 TEST(ModelShape, WhatWeCannotDescribeIsRefusedByName) {

@@ -53,10 +53,11 @@ class Draw {
     w.value = std::strtod(w.text.c_str(), nullptr);
     return w;
   }
-  // 1 to 13 digits, no leading zero.
+  // A matrix side of 1 to 5 digits, no leading zero: every count of digits a shape line holds, within what a GPU
+  // holds (the reader leaves out a side past 2^20 as impossible).
   int64_t size() {
     int64_t hi = 9;
-    for (int64_t d = integer(1, 13); d > 1; --d) hi = hi * 10 + 9;
+    for (int64_t d = integer(1, 5); d > 1; --d) hi = hi * 10 + 9;
     return integer(1, hi);
   }
   template <class T>
