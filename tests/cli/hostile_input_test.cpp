@@ -2778,6 +2778,16 @@ TEST(FilesClobbered, AReportFolderIsNamedAsAFolder) {
   expect_error("decide -o " + file, 2, "-o " + file + ": a file, not a folder");
   EXPECT_EQ(slurp(file), "mine");
   expect_error("decide -o ''", 2, "the page's folder is an empty name");
+  // Nor into a suite's folder that is an input: it keeps what was measured, and nothing else.
+  const fs::path suite = temp_path("suite_is_the_page");
+  fs::remove_all(suite);
+  fs::copy(kFx + "/suite_h200_2l", suite, fs::copy_options::recursive);
+  for (const std::string& spelled : {suite.string(), suite.string() + "/", suite.string() + "/."}) {
+    expect_error("decide " + suite.string() + " --to b200-sxm -o " + spelled, 2,
+                 "the folder is an input (" + suite.string() + "): write the page into another folder");
+  }
+  EXPECT_FALSE(fs::exists(suite / "report.html"));
+  EXPECT_FALSE(fs::exists(suite / "charts"));
 }
 
 // Our context record's shape beside the model's name: a record whose widths are not the named
