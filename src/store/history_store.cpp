@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -123,6 +124,19 @@ void insert_metrics(Database& db, int64_t id, const std::vector<MetricPoint>& me
               "run_metrics (run_id, gpu_index, metric, x, n, median, low, high, sm_clock_mhz, power_w, "
               "temperature_c, throttle)",
               12, std::move(rows), 64);
+}
+
+// A stored figure is one `history add` computed: a finite median inside its finite interval,
+// from one sample or more. A row saying otherwise was edited or damaged, and would print as a
+// figure ("fleet median -nan"): refused naming the run and the figure.
+void check_stored_figure(const std::string& db, int64_t run, const std::string& metric, double x, double median,
+                         double low, double high, int64_t n) {
+  const bool finite = std::isfinite(median) && std::isfinite(low) && std::isfinite(high);
+  if (!finite || median < 0 || low > median || median > high || n < 1) {
+    throw WorkError(fmt::format("history database {}: run {}'s {} at {:g} holds median {} [{}, {}] of {} samples: no "
+                                "figure `history add` stores (the database was edited or damaged)",
+                                db, run, printable(metric), x, median, low, high, n));
+  }
 }
 
 MetricPoint metric_of(const Row& row, size_t first) {
@@ -392,6 +406,8 @@ std::optional<RunDetail> HistoryStore::show(int64_t id) const {
   for (const Row& m : db_->query(fmt::format("SELECT {} FROM run_metrics m WHERE m.run_id = $1 ORDER BY m.metric, m.x, m.gpu_index",
                                              kMetricColumns), {id})) {
     d.metrics.push_back(metric_of(m, 0));
+    const MetricPoint& p = d.metrics.back();
+    check_stored_figure(db_->name(), id, p.metric, p.x, p.median, p.low, p.high, m.integer(3));
   }
   d.run.gpus = std::max(static_cast<int64_t>(d.gpus.size()), d.run.world_size);
   d.run.gpu = d.gpus.empty() ? "" : d.gpus.front().name;
@@ -443,6 +459,7 @@ std::vector<TrendRun> HistoryStore::trend_rows(const std::string& metric, double
     t.host = row.text(2);
     t.gpu = row.text(3);
     t.version = row.text(4);
+    check_stored_figure(db_->name(), t.run_id, metric, x, row.real(6), row.real(7), row.real(8), row.integer(5));
     t.figure = {row.real(6), row.real(7), row.real(8), static_cast<size_t>(row.integer(5))};
     t.workload = row.text(9);
     t.example_data = !row.text(10).empty();
@@ -468,6 +485,7 @@ std::vector<FleetSample> HistoryStore::fleet_rows(const std::string& metric, dou
     s.uuid = row.text(4);
     s.workload = row.text(5);
     s.point = metric_of(row, 6);
+    check_stored_figure(db_->name(), s.run_id, metric, x, s.point.median, s.point.low, s.point.high, row.integer(9));
     s.gpu_index = s.point.gpu;
     out.push_back(std::move(s));
   }

@@ -103,17 +103,39 @@ void version_4(Database& db) {
 // trend does not pool windowed or packed-document runs with full ones.
 void version_5(Database& db) { read_workloads_again(db); }
 
-int current_version(Database& db) {
+// The version the database says it is at; 0 for none. A version that is no whole number of the
+// ones written (text, a number past any version) is a database edited or damaged, said as such.
+int64_t current_version(Database& db) {
   const std::vector<Row> rows = db.query("SELECT MAX(version) FROM schema_version");
-  return rows.empty() || !rows.front().at(0) ? 0 : static_cast<int>(rows.front().integer(0));
+  if (rows.empty() || !rows.front().at(0)) return 0;
+  try {
+    return rows.front().integer(0);
+  } catch (const WorkError&) {
+    throw WorkError(fmt::format("history database {}: its schema_version holds something other than a version number: "
+                                "a database edited or damaged", db.name()));
+  }
+}
+
+// A schema_version without a row over tables that are there: the migrations cannot tell what
+// they would redo.
+void refuse_versionless_tables(Database& db, int64_t version) {
+  const char* runs_table = db.dialect() == Dialect::postgresql
+                               ? "SELECT 1 FROM information_schema.tables WHERE table_name = 'runs' AND "
+                                 "table_schema = current_schema()"
+                               : "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'runs'";
+  if (version == 0 && !db.query(runs_table).empty()) {
+    throw WorkError(fmt::format("history database {}: its tables are there and its schema_version is empty: a database "
+                                "edited or damaged (upgradebench writes the version with the tables)", db.name()));
+  }
 }
 
 }  // namespace
 
 void check_schema(Database& db) {
   const bool has_table = !db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'").empty();
-  const int version = has_table ? current_version(db) : 0;
+  const int64_t version = has_table ? current_version(db) : 0;
   if (version == kSchemaVersion) return;
+  if (has_table) refuse_versionless_tables(db, version);
   // A new or empty file: no history yet, not an old one.
   if (!has_table && db.query("SELECT name FROM sqlite_master WHERE type = 'table'").empty()) {
     throw WorkError(fmt::format("history database {}: empty, no runs yet: `upgradebench history add --db {} FILE...` "
@@ -132,7 +154,8 @@ void migrate(Database& db) {
   Transaction t(db);
   if (db.dialect() == Dialect::postgresql) db.query("SELECT pg_advisory_xact_lock(7342031)");  // one migrator at a time
   db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
-  int version = current_version(db);
+  const int64_t version = current_version(db);
+  refuse_versionless_tables(db, version);
   if (version > kSchemaVersion) {
     throw WorkError(fmt::format("history database {}: schema version {} is newer than this upgradebench's {}; use a newer upgradebench",
                                 db.name(), version, kSchemaVersion));

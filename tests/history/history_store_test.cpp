@@ -255,13 +255,51 @@ TEST_P(HistoryStoreTest, AWriterKilledMidFileLeavesTheDatabaseAsItWas) {
   EXPECT_EQ(store.list({}, 100).size(), 11u);
 }
 
-TEST_P(HistoryStoreTest, ADatabaseOfANewerSchemaIsRefused) {
-  { HistoryStore store(spec_); store.database().query("INSERT INTO schema_version (version) VALUES ($1)", {int64_t{kSchemaVersion + 1}}); }
+// What opening `spec` says, or "" when it opens.
+std::string opening_error(const std::string& spec) {
   try {
-    HistoryStore again(spec_);
-    FAIL() << "expected a WorkError";
+    HistoryStore again(spec);
+    return "";
   } catch (const WorkError& e) {
-    EXPECT_NE(std::string(e.what()).find("newer"), std::string::npos) << e.what();
+    return e.what();
+  }
+}
+
+TEST_P(HistoryStoreTest, ADatabaseOfANewerSchemaIsRefused) {
+  // However far past this build's: a version past what an int holds (SQLite's integers are 64
+  // bits, PostgreSQL's INTEGER 32) is newer, not taken for 0.
+  const int64_t far = GetParam() == "sqlite" ? int64_t{1} << 62 : int64_t{2147483647};
+  {
+    HistoryStore store(spec_);
+    store.database().query("INSERT INTO schema_version (version) VALUES ($1)", {int64_t{kSchemaVersion + 1}});
+    store.database().query("INSERT INTO schema_version (version) VALUES ($1)", {far});
+  }
+  EXPECT_NE(opening_error(spec_).find(fmt::format("schema version {} is newer", far)), std::string::npos) << opening_error(spec_);
+}
+
+// A schema_version emptied under tables that are there, or holding no number: the database was
+// edited or damaged, said so naming it, not answered with the migrations' SQL errors.
+TEST_P(HistoryStoreTest, ADamagedSchemaVersionIsSaidSo) {
+  { HistoryStore store(spec_); store.add_file(kSweep); store.database().execute("DELETE FROM schema_version"); }
+  const std::string emptied = opening_error(spec_);
+  EXPECT_NE(emptied.find("its tables are there and its schema_version is empty"), std::string::npos) << emptied;
+  EXPECT_EQ(emptied.find("already exists"), std::string::npos) << emptied;
+}
+
+// A stored figure that no `history add` computes (an infinite median, a negative one, no samples)
+// is refused naming the run, not printed as a figure.
+TEST_P(HistoryStoreTest, AStoredFigureNoAddComputesIsRefused) {
+  HistoryStore store(spec_);
+  store.add_file(kSweep);
+  const std::vector<RunSummary> runs = store.list({}, 100);
+  ASSERT_FALSE(runs.empty());
+  store.database().query("UPDATE run_metrics SET median = $1 WHERE run_id = $2", {-5.0, runs.front().id});
+  try {
+    store.show(runs.front().id);
+    ADD_FAILURE() << "a median of -5 was shown";
+  } catch (const WorkError& e) {
+    EXPECT_NE(std::string(e.what()).find(fmt::format("run {}'s ", runs.front().id)), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no figure `history add` stores"), std::string::npos) << e.what();
   }
 }
 
