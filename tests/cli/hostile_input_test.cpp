@@ -432,6 +432,19 @@ TEST(SilentlyWrong, ACollectiveOfNoRanksIsRefused) {
   }
 }
 
+// bench_flash_attn.py's header gives the shape its lines measured: a value there that is no count
+// of heads is named as such, not called missing.
+TEST(Messages, AnAttentionHeaderValueThatIsNoCountIsNamed) {
+  const std::string log = slurp(kFx + "/attention_h200.log");
+  for (const auto& [from, to, says] : {std::tuple{"nheads=32", "nheads=0", "gives nheads=0, not a whole number"},
+                                       std::tuple{"head_dim=128", "head_dim=1e20", "gives head_dim=1e20, not a whole number"}}) {
+    const std::string path = write_file("attention_header_value.log", replaced(log, from, to));
+    expect_error("compare " + path + " " + kFx + "/attention_b200.log", 1, says);
+  }
+  expect_error("compare " + write_file("attention_header_none.log", replaced(log, " nheads=32", "")) + " " + kFx +
+                   "/attention_b200.log", 1, "does not give nheads=, head_dim= and causal=");
+}
+
 // A figure no machine measures (a step of 1e308 ms, a peak of 1e308 GiB) is refused naming the
 // line and the field, not turned into an interval of 1e305x or a fit of nan.
 TEST(SilentlyWrong, AFigureBeyondAnyMeasurementIsRefused) {

@@ -56,9 +56,16 @@ std::optional<std::pair<double, double>> point_flops(const AttentionRecord& p, c
   };
   const auto heads = count("nheads"), head_dim = count("head_dim");
   const auto causal = header.find("causal");
-  if (!heads || !head_dim || causal == header.end()) {
+  if (!header.count("nheads") || !header.count("head_dim") || causal == header.end()) {
     throw WorkError(fmt::format("{}: a result line whose `# gpu=` header above it does not give nheads=, head_dim= and "
                                 "causal=: the problem it measured is not known", where));
+  }
+  // Given, but no count of heads or of a head's width (0, a fraction, a leading zero, past 6 digits).
+  for (const auto& [key, value] : {std::pair{"nheads", heads}, std::pair{"head_dim", head_dim}}) {
+    if (!value) {
+      throw WorkError(fmt::format("{}: the `# gpu=` header above it gives {}={}, not a whole number from 1 to 999999: "
+                                  "the problem it measured is not known", where, key, printable(header.at(key))));
+    }
   }
   AttentionShape shape;
   shape.seqlen = p.seqlen, shape.heads = *heads, shape.head_dim = *head_dim;
