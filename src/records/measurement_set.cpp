@@ -98,6 +98,9 @@ void add_file(MeasurementSet& s, const LineSource& t, LogKind kind, const std::s
         once(s.bandwidth, read_bandwidth_log(t), "bandwidth run");
         break;
       }
+      // A file with nothing in it (a part emptied, a run that wrote no line) is data missing, not
+      // a file of the wrong kind.
+      if (t.first_nonblank().empty()) throw WorkError(fmt::format("{}: empty: no measurement in it", printable(t.path)));
       throw UsageError(fmt::format("{}: not a measurement upgradebench reads (a training log, mamf, bandwidth, "
                                    "attention, decompose or nccl records, or the peers' printouts)", t.path));
   }

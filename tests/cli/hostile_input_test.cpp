@@ -2801,6 +2801,9 @@ TEST(FilesClobbered, AReportFolderIsNamedAsAFolder) {
   }
   EXPECT_FALSE(fs::exists(suite / "report.html"));
   EXPECT_FALSE(fs::exists(suite / "charts"));
+  // A part of the suite emptied is data missing (exit 1), not a file of the wrong kind (2).
+  std::ofstream(suite / "bandwidth.jsonl", std::ios::trunc).flush();
+  expect_error("decide " + suite.string() + " --to b200-sxm", 1, "bandwidth.jsonl: empty: no measurement in it");
 }
 
 // Our context record's shape beside the model's name: a record whose widths are not the named
