@@ -49,14 +49,17 @@ struct NumberField {
   }
 };
 
+// The error for an event whose `field` is not what a profiler writes, naming the event.
+WorkError damaged_event(const TraceInfo& info, const TraceEvent& ev, std::string_view field, const std::string& why) {
+  return WorkError(fmt::format("{}: traceEvents[{}] (\"{}\"): \"{}\" {}: a damaged trace (export it again from "
+                               "torch.profiler)", info.path, info.events, ev.name.substr(0, 80), field, why));
+}
+
 // An event the decomposition uses must say when it ran and for how long: a duration that is
 // absent, not a number, negative or absurd would be counted as zero or clipped, a silently wrong
 // split, so the trace is refused naming the event and the field.
 void check_times(const TraceInfo& info, const TraceEvent& ev, const NumberField& ts, const NumberField& dur) {
-  const auto refuse = [&](const char* field, const std::string& why) {
-    return WorkError(fmt::format("{}: traceEvents[{}] (\"{}\"): \"{}\" {}: a damaged trace (export it again from "
-                                 "torch.profiler)", info.path, info.events, ev.name.substr(0, 80), field, why));
-  };
+  const auto refuse = [&](const char* field, const std::string& why) { return damaged_event(info, ev, field, why); };
   for (const auto& [field, f] : {std::pair{"ts", &ts}, std::pair{"dur", &dur}}) {
     if (!f->seen) throw refuse(field, "is missing");
     if (!f->value) throw refuse(field, "is not a number");
@@ -82,20 +85,16 @@ struct IdField {
 };
 
 void check_activity(const TraceInfo& info, const TraceEvent& ev, const IdField& device, const IdField& stream) {
-  const auto refuse = [&](const char* field, const std::string& why) {
-    return WorkError(fmt::format("{}: traceEvents[{}] (\"{}\"): {} {}: a damaged trace (export it again from "
-                                 "torch.profiler)", info.path, info.events, ev.name.substr(0, 80), field, why));
-  };
   if (ev.ph != 'X') {
-    throw refuse("\"ph\"", ev.ph ? fmt::format("is \"{}\", where a GPU activity is one complete event (\"X\")",
-                                               std::string(1, ev.ph))
-                                 : std::string("is missing, where a GPU activity is one complete event (\"X\")"));
+    throw damaged_event(info, ev, "ph", ev.ph ? fmt::format("is \"{}\", where a GPU activity is one complete event (\"X\")",
+                                                          std::string(1, ev.ph))
+                                            : std::string("is missing, where a GPU activity is one complete event (\"X\")"));
   }
   if (device.seen && (!device.value || *device.value < 0 || *device.value > kMaxDeviceId)) {
-    throw refuse("\"args.device\"", "is not a GPU index (a whole number from 0)");
+    throw damaged_event(info, ev, "args.device", "is not a GPU index (a whole number from 0)");
   }
   if (stream.seen && (!stream.value || *stream.value < 0)) {
-    throw refuse("\"args.stream\"", "is not a stream id (a whole number from 0)");
+    throw damaged_event(info, ev, "args.stream", "is not a stream id (a whole number from 0)");
   }
 }
 
