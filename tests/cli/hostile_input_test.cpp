@@ -408,6 +408,22 @@ TEST(SilentlyWrong, AMamfFinderFooterAloneOrAnImpossibleShapeIsNotAMeasurement) 
   EXPECT_NE(r.out.find("a shape line left out, damaged or impossible (99999999999x99999999999x99999999999 is past any "
                        "GPU's memory)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("3 shapes (old)"), std::string::npos) << r.out;
+  // A shape timed at 0 TFLOPS ran no product: left out, in neither mean.
+  const std::string zero = write_file("mamf_zero_shape.txt", replaced(log, "741.3(mean)  742.0(median)  761.7(max)", "0(mean)  0(median)  0(max)"));
+  const Result z = run("compare " + zero + " " + guide);
+  EXPECT_NE(z.out.find("0 TFLOPS is no timing of a product that ran"), std::string::npos) << z.out << z.err;
+  // One shape measured twice in our records is read once, its later measurement, said so.
+  const std::string records = slurp(kFx + "/mamf_records_h200_a.jsonl");
+  const size_t second = records.find('\n') + 1, third = records.find('\n', second) + 1;
+  const std::string twice = write_file("mamf_shape_twice.jsonl", records.substr(0, third) + records.substr(second, third - second) +
+                                                                    records.substr(third));
+  const Result t = run("compare " + twice + " " + kFx + "/mamf_records_h200_b.jsonl --json");
+  EXPECT_EQ(t.code, 0) << t.err;
+  const Result once = run("compare " + kFx + "/mamf_records_h200_a.jsonl " + kFx + "/mamf_records_h200_b.jsonl --json");
+  EXPECT_EQ(nlohmann::json::parse(t.out)["old"], nlohmann::json::parse(once.out)["old"]) << "the same shapes, counted once";
+  const Result said = run("compare " + twice + " " + kFx + "/mamf_records_h200_b.jsonl");
+  EXPECT_NE(said.out.find(twice + ":3: 2048x2048x4096 measured again (" + twice + ":2): the later one is kept"),
+            std::string::npos) << said.out;
 }
 
 // A collective's job has 1 rank or more: a record or a context of 0 ranks (or more than any job

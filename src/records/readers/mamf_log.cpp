@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <map>
 #include <tuple>
 
 #include "base/error.hpp"
@@ -44,11 +45,30 @@ bool starts_with_lower(const std::string& line, const char* head) {
 // a MAMF log (and would be held whole: a log's shapes are its figures).
 constexpr size_t kMaxShapes = size_t{1} << 20;
 
-void add_shape(MamfLog& log, MamfShape s, const std::string& where) {
-  if (log.outcome.shapes.size() >= kMaxShapes) {
+// The shapes read so far, each with where it stands: a shape measured twice on one GPU (a run
+// appended again to its --out, a line pasted) is read as its later measurement, in the earlier
+// one's place, with a warning naming both (repeated_points.hpp's rule), never counted twice.
+struct ShapesRead {
+  std::map<std::tuple<int, int64_t, int64_t, int64_t, std::string>, size_t> index;
+  std::vector<std::string> wheres;
+};
+
+void add_shape(MamfLog& log, MamfShape s, const std::string& where, ShapesRead& read) {
+  auto& shapes = log.outcome.shapes;
+  const auto key = std::tuple{s.device, s.m, s.n, s.k, s.dtype};
+  if (const auto it = read.index.find(key); it != read.index.end()) {
+    log.warnings.push_back(fmt::format("{}: {} measured again ({}): the later one is kept", where, s.shape(),
+                                       read.wheres[it->second]));
+    shapes[it->second] = std::move(s);
+    read.wheres[it->second] = where;
+    return;
+  }
+  if (shapes.size() >= kMaxShapes) {
     throw WorkError(fmt::format("{}: more than {} shapes in one file: not a MAMF log upgradebench reads", where, kMaxShapes));
   }
-  log.outcome.shapes.push_back(std::move(s));
+  read.index.emplace(key, shapes.size());
+  read.wheres.push_back(where);
+  shapes.push_back(std::move(s));
 }
 
 int64_t count(std::string_view digits, const std::string& where) {
@@ -110,6 +130,7 @@ std::string impossible_shape(const MamfShape& s) {
   }
   for (const double v : {s.mean_tflops, s.median_tflops, s.max_tflops}) {
     if (v > kMaxTflops) return fmt::format("{} TFLOPS is more than any GPU does", v);
+    if (!(v > 0)) return fmt::format("{} TFLOPS is no timing of a product that ran", v);
   }
   // The fastest timing bounds the others: a mean or a median above the max is no set of timings.
   for (const auto& [v, what] : {std::pair{s.mean_tflops, "mean"}, std::pair{s.median_tflops, "median"}}) {
@@ -231,6 +252,7 @@ MamfLog read_mamf_log(const LineSource& t) {
   log.path = t.path;
   log.provenance = read_provenance(t);
   size_t lines_left_out = 0;  // mamf-finder.py shape lines that did not read as one
+  ShapesRead read;
   if (looks_like_records(t)) {
     log.format = "upgradebench";
     size_t other_devices = 0;
@@ -290,7 +312,7 @@ MamfLog read_mamf_log(const LineSource& t) {
           ++other_devices;
           return;
         }
-        add_shape(log, std::move(s), r.where);
+        add_shape(log, std::move(s), r.where, read);
       }
     }, log.warnings);
     if (other_devices) {
@@ -313,7 +335,7 @@ MamfLog read_mamf_log(const LineSource& t) {
       if (const auto n = shapes_counted(trimmed, where)) counted.emplace_back(*n, where);  // the line is read on below
       if (shape_line(l.text, where, s)) {
         if (const std::string why = impossible_shape(s); !why.empty()) left_out.add(where, why);
-        else add_shape(log, s, where);
+        else add_shape(log, s, where, read);
       } else if (starts_like_shape_line(l.text)) {
         left_out.add(where, "not `ID | T(mean) T(median) T(max) @ MxNxK`");
       } else if (footer_line(trimmed, where, s, which)) {
