@@ -240,12 +240,23 @@ void LineSource::scan(const std::function<bool(const Line&)>& each) const {
   }
 }
 
+void LineSource::refuse_nul(const Line& l) const {
+  if (const size_t nul = l.text.find('\0'); nul != std::string_view::npos) {
+    throw WorkError(fmt::format("{}: a NUL byte at column {}: a damaged file (zeros where text was written: a crash "
+                                "while it was written?), not one to read past it", where(l.index), nul + 1));
+  }
+}
+
 void LineSource::for_each(const std::function<void(const Line&)>& each) const {
   scan([&](const Line& l) {
-    if (const size_t nul = l.text.find('\0'); nul != std::string_view::npos) {
-      throw WorkError(fmt::format("{}: a NUL byte at column {}: a damaged file (zeros where text was written: a crash "
-                                  "while it was written?), not one to read past it", where(l.index), nul + 1));
-    }
+    refuse_nul(l);
+    each(l);
+    return true;
+  });
+}
+
+void LineSource::for_each_json_line(const std::function<void(const Line&)>& each) const {
+  scan([&](const Line& l) {
     each(l);
     return true;
   });

@@ -64,9 +64,14 @@ class LineSource {
   // for a line longer than kMaxLineBytes or a read error, naming the file.
   void scan(const std::function<bool(const Line&)>& each) const;
   // Every line, in order; a line holding a NUL byte is a WorkError naming it (a reader's C-string
-  // step would end the line there, silently: a step lost, a name cut). Records, which skip a
-  // damaged line with a warning, read through scan.
+  // step would end the line there, silently: a step lost, a name cut).
   void for_each(const std::function<void(const Line&)>& each) const;
+  // Every line, in order, NUL bytes and all: for readers of JSON lines, which skip a damaged line
+  // with a warning (the JSON parser refuses a NUL), so the zeros a crash leaves cost one line.
+  void for_each_json_line(const std::function<void(const Line&)>& each) const;
+  // for_each's WorkError when `l` holds a NUL byte: for a reader of JSON lines that also reads a
+  // line of text (a header).
+  void refuse_nul(const Line& l) const;
   // Whether some line satisfies `pred` (the pass stops at the first; on a pipe or a device, it
   // looks no further than kPipeRereadBytes of its kept start).
   bool any(const std::function<bool(std::string_view)>& pred) const;

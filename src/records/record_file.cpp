@@ -131,12 +131,12 @@ std::optional<json> parse_record_line(const LineSource& t, const Line& line, std
 
 void for_each_record(const LineSource& t, const std::function<void(const RecordLine&)>& each,
                      std::vector<std::string>& warnings, const char* what) {
-  // scan, not for_each: a line with a NUL byte (a crash's zeros) is a damaged line, skipped with
-  // a warning as parse_json_text refuses it, not the end of the file's reading.
-  t.scan([&](const Line& line) {
-    if (trim(line.text).empty()) return true;
+  // A line with a NUL byte (a crash's zeros) is a damaged line, skipped with a warning as
+  // parse_json_text refuses it, not the end of the file's reading.
+  t.for_each_json_line([&](const Line& line) {
+    if (trim(line.text).empty()) return;
     const std::optional<json> parsed = parse_record_line(t, line, warnings, what);
-    if (!parsed) return true;
+    if (!parsed) return;
     const json& r = *parsed;
     const std::string where = t.where(line.index);
     if (!r.is_object()) throw WorkError(fmt::format("{}: {} must be a JSON object", where, what));
@@ -147,7 +147,6 @@ void for_each_record(const LineSource& t, const std::function<void(const RecordL
     } catch (const json::exception& e) {
       throw WorkError(fmt::format("{}: a record field has the wrong type: {}", where, json_error_text(e)));
     }
-    return true;
   });
 }
 

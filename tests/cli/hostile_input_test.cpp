@@ -316,6 +316,22 @@ TEST(SilentlyWrong, ANulByteInALineIsNeverReadPast) {
 
   const std::string config = write_file("nul_config.json", slurp(std::string(UB_DATA_DIR) + "/models/llama-3.1-8b.json") + std::string(1, '\0') + "junk");
   expect_error("flops --model " + config, 1, "a NUL byte at offset");
+
+  // The zeros a crash leaves at the end of a file being appended to cost that line, in every
+  // reader of records: attention's and the collectives' too.
+  const std::string zeros(64, '\0');
+  const std::string attention = write_file("zero_tail_attention.jsonl", slurp(kFx + "/attention_records_h200.jsonl") + zeros);
+  const Result a = run("compare " + attention + " " + kFx + "/attention_b200.log");
+  EXPECT_EQ(a.code, 0) << a.err;
+  EXPECT_NE(a.err.find("warning: " + attention + ":8:"), std::string::npos) << a.err;
+  const std::string nccl = write_file("zero_tail_nccl.jsonl", slurp(kFx + "/nccl_records_h200x2_graph.jsonl") + zeros);
+  const Result n = run("compare " + kFx + "/nccl_records_h200x2_plain.jsonl " + nccl);
+  EXPECT_EQ(n.code, 0) << n.err;
+  EXPECT_NE((n.out + n.err).find(nccl + ":10:"), std::string::npos) << n.out << n.err;
+  // A header of bench_flash_attn.py's lines is text: a NUL in it is refused naming it.
+  std::string header = slurp(kFx + "/attention_h200.log");
+  header.insert(header.find("nheads=32"), 1, '\0');
+  expect_error("compare " + write_file("nul_header.log", header) + " " + kFx + "/attention_b200.log", 1, ": a NUL byte at column");
 }
 
 // A prediction record is drawn only as predict --out wrote it: a figure edited or damaged (a

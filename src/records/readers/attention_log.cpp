@@ -103,10 +103,11 @@ AttentionLog read_attention_log(const LineSource& t) {
   log.provenance = read_provenance(t);
   size_t ignored = 0, other_devices = 0;
   std::optional<int> first_device;
-  t.for_each([&](const Line& l) {
+  t.for_each_json_line([&](const Line& l) {  // a damaged result line is skipped, said so
     const std::string line = trim(l.text);
     const std::string where = t.where(l.index);
     if (line.empty()) return;
+    if (line[0] == '#') t.refuse_nul(l);  // a header is read as text
     if (auto header = gpu_header(line, where)) {
       expect_one_gpu(log.gpu, header->at("gpu"), where);
       if (const auto c = header->find("causal"); c != header->end() && c->second != "True" && c->second != "False" &&
@@ -117,7 +118,7 @@ AttentionLog read_attention_log(const LineSource& t) {
       return;
     }
     if (line[0] == '#') return;
-    if (line[0] != '{') {
+    if (line[0] != '{' && line[0] != '\0') {  // zeros where a line was (a crash) are a damaged line
       ++ignored;
       return;
     }

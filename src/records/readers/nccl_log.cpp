@@ -108,11 +108,11 @@ NcclLog read_nccl_log(const LineSource& t) {
   log.path = t.path;
   log.provenance = read_provenance(t);
   size_t ignored = 0, failed_check = 0;
-  t.for_each([&](const Line& l) {
+  t.for_each_json_line([&](const Line& l) {  // a damaged result line is skipped, said so
     const std::string line = trim(l.text);
     const std::string where = t.where(l.index);
     if (line.empty() || line[0] == '#') return;
-    if (line[0] != '{') {
+    if (line[0] != '{' && line[0] != '\0') {  // zeros where a line was (a crash) are a damaged line
       ++ignored;
       return;
     }
