@@ -243,6 +243,17 @@ void JsonSpan::key_into(std::string_view& key, std::string& scratch) {
   ++p_;
 }
 
+// JSON has no raw control character inside a string (a NUL, an escape, a newline are written
+// \u0000, \u001b, \n): one there is a damaged file, and a NUL would end the name where a C
+// string is made of it.
+void JsonSpan::refuse_raw_control(const char* from, const char* to) const {
+  for (const char* c = from; c < to; ++c) {
+    if (static_cast<unsigned char>(*c) < 0x20) {
+      fail(fmt::format("a raw control character (\\x{:02x}) inside a string: not JSON text", static_cast<unsigned char>(*c)).c_str());
+    }
+  }
+}
+
 std::string_view JsonSpan::string_view(std::string& scratch) {
   if (peek() != '"') fail("a string was expected");
   const char* start = p_ + 1;
@@ -258,6 +269,7 @@ std::string_view JsonSpan::string_view(std::string& scratch) {
     ran_out();
   }
   if (q >= start && *q == '"') {
+    refuse_raw_control(start, q);
     p_ = q + 1;
     return {start, static_cast<size_t>(q - start)};
   }
@@ -279,6 +291,7 @@ void JsonSpan::decode_string(std::string& out) {
       return;
     }
     if (c != '\\') {
+      if (static_cast<unsigned char>(c) < 0x20) refuse_raw_control(p_, p_ + 1);
       ++p_;
       continue;
     }

@@ -104,6 +104,7 @@ class JsonSpan {
   bool close_or_next(char close);  // after a value: true at `close` (consumed), false after ','
   void key_into(std::string_view& key, std::string& scratch);
   void decode_string(std::string& out);  // at the opening quote; appends
+  void refuse_raw_control(const char* from, const char* to) const;
 
   const char* begin_;
   const char* p_;

@@ -213,6 +213,12 @@ TEST(SilentlyWrong, AKernelOnNoTimelineOrNotOneCompleteEventIsRefused) {
                                                                             std::regex_constants::format_first_only));
     expect_error("decompose " + path, 1, fmt::format("the key \"{}\" is given twice in one event", key));
   }
+  // JSON has no raw control character inside a string: a NUL there would cut a kernel's name.
+  std::string nul_name = trace;
+  nul_name.insert(nul_name.find("nvjet_tst_192x192") + 5, 1, '\0');
+  const Result cut = run("decompose " + write_file("nul_in_name.json", nul_name));
+  EXPECT_EQ(cut.code, 1) << cut.err;
+  EXPECT_NE(cut.err.find("]: \"name\": a raw control character (\\x00) inside a string"), std::string::npos) << cut.err;
   // A NUL byte and more after the document is more after it, not its end.
   expect_error("decompose " + write_file("nul_after.json", trace + std::string(1, '\0') + "junk"), 1,
                "more after the end of the JSON document");
