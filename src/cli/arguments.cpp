@@ -311,9 +311,13 @@ void refuse_page_over_inputs(const std::string& dir, const std::vector<std::stri
   for (const std::string& in : inputs) {
     // A folder that is an input (a suite's results) keeps what was measured, and nothing else: the
     // page goes to a folder of its own.
-    if (fs::is_directory(in, ec) && fs::exists(dir, ec) && fs::equivalent(in, dir, ec)) {
-      throw UsageError(fmt::format("-o {}: the folder is an input ({}): write the page into another folder",
-                                   printable(dir), printable(in)));
+    if (fs::is_directory(in, ec)) {
+      const fs::path folder = fs::weakly_canonical(in, ec), page = fs::weakly_canonical(dir, ec);
+      const bool inside = !ec && std::mismatch(folder.begin(), folder.end(), page.begin(), page.end()).first == folder.end();
+      if (inside) {
+        throw UsageError(fmt::format("-o {}: the folder is an input, or in one ({}): write the page into another folder",
+                                     printable(dir), printable(in)));
+      }
     }
     if (fs::is_directory(in, ec)) {
       for (const fs::directory_entry& e : fs::directory_iterator(in, ec)) {

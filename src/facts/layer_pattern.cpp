@@ -24,10 +24,16 @@ bool present(const json& c, const char* key) { return c.contains(key) && !c.at(k
 
 bool qwen_family(const std::string& model_type) { return model_type.starts_with("qwen"); }
 
+// transformers' Qwen2Config / Qwen3Config (and their MoE) sliding_window default.
+constexpr int64_t kQwenDefaultWindow = 4096;
+
 // The window the config gives its windowed layers, or 0 when it gives none: a null
 // sliding_window, or (Qwen) use_sliding_window false, which transformers reads as no window.
 int64_t configured_window(const json& c, const std::string& model_type, const std::string& where) {
   const bool use = optional_typed(c, "use_sliding_window", !qwen_family(model_type), where);
+  // Qwen's config classes default sliding_window to 4096: a config that turns windows on and
+  // leaves the key out has that window (one that writes it null has none).
+  if (use && qwen_family(model_type) && !c.contains("sliding_window")) return kQwenDefaultWindow;
   if (!use || !present(c, "sliding_window")) return 0;
   return required_positive(c, "sliding_window", where);
 }

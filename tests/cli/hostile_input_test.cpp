@@ -2825,10 +2825,12 @@ TEST(FilesClobbered, AReportFolderIsNamedAsAFolder) {
   const fs::path suite = temp_path("suite_is_the_page");
   fs::remove_all(suite);
   fs::copy(kFx + "/suite_h200_2l", suite, fs::copy_options::recursive);
-  for (const std::string& spelled : {suite.string(), suite.string() + "/", suite.string() + "/."}) {
+  for (const std::string& spelled : {suite.string(), suite.string() + "/", suite.string() + "/.", suite.string() + "/logs",
+                                     suite.string() + "/new_folder"}) {
     expect_error("decide " + suite.string() + " --to b200-sxm -o " + spelled, 2,
-                 "the folder is an input (" + suite.string() + "): write the page into another folder");
+                 "the folder is an input, or in one (" + suite.string() + "): write the page into another folder");
   }
+  EXPECT_FALSE(fs::exists(suite / "new_folder"));
   EXPECT_FALSE(fs::exists(suite / "report.html"));
   EXPECT_FALSE(fs::exists(suite / "charts"));
   // A part of the suite emptied is data missing (exit 1), not a file of the wrong kind (2).

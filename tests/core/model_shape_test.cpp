@@ -240,6 +240,13 @@ TEST(ModelShape, WindowsPerLayer) {
   EXPECT_TRUE(parse_hf_config(c, "t").windows.empty());
   c["use_sliding_window"] = true, c["max_window_layers"] = 3;
   EXPECT_EQ(parse_hf_config(c, "t").windows, (std::vector<int64_t>{0, 0, 0, 16}));
+  {  // Qwen's configs default the window to 4096 where the key is left out; null is none.
+    json d = c;
+    d.erase("sliding_window");
+    EXPECT_EQ(parse_hf_config(d, "t").windows, (std::vector<int64_t>{0, 0, 0, 4096}));
+    d["sliding_window"] = nullptr;
+    EXPECT_TRUE(parse_hf_config(d, "t").windows.empty());
+  }
   // A layer named sliding_attention where no window is configured: transformers writes none such,
   // and counting it as full attention would be unsaid.
   c["use_sliding_window"] = false;
