@@ -86,19 +86,26 @@ std::string escape_control(std::string_view s, bool keep_newlines) {
   for (size_t i = 0; i < s.size(); ++i) {
     const auto u = static_cast<unsigned char>(s[i]);
     const bool c1 = u == 0xc2 && byte(i + 1) >= 0x80 && byte(i + 1) <= 0x9f;  // U+0080-U+009F in UTF-8
-    // The bidirectional overrides and isolates (U+202A-U+202E, U+2066-U+2069): they reorder what
-    // a terminal shows, so a name could show other text than it holds.
-    const bool bidi = u == 0xe2 && ((byte(i + 1) == 0x80 && byte(i + 2) >= 0xaa && byte(i + 2) <= 0xae) ||
-                                    (byte(i + 1) == 0x81 && byte(i + 2) >= 0xa6 && byte(i + 2) <= 0xa9));
+    // Marks that reorder or break what a terminal shows, so a name could show other text than it
+    // holds: the bidirectional overrides and isolates (U+202A-U+202E, U+2066-U+2069), LRM and RLM
+    // (U+200E, U+200F), the line and paragraph separators (U+2028, U+2029), and the Arabic letter
+    // mark (U+061C, two bytes).
+    const unsigned b1 = byte(i + 1), b2 = byte(i + 2);
+    const size_t mark = u == 0xe2 && ((b1 == 0x80 && ((b2 >= 0xaa && b2 <= 0xae) || b2 == 0x8e || b2 == 0x8f ||
+                                                      b2 == 0xa8 || b2 == 0xa9)) ||
+                                      (b1 == 0x81 && b2 >= 0xa6 && b2 <= 0xa9))
+                            ? 3
+                        : u == 0xd8 && b1 == 0x9c ? 2
+                                                  : 0;
     if (keep_newlines && s[i] == '\n') {
       out += s[i];
     } else if (u < 0x20 || u == 0x7f) {
       out += fmt::format("\\x{:02x}", u);
     } else if (c1) {
       out += fmt::format("\\xc2\\x{:02x}", byte(++i));
-    } else if (bidi) {
-      out += fmt::format("\\xe2\\x{:02x}\\x{:02x}", byte(i + 1), byte(i + 2));
-      i += 2;
+    } else if (mark > 0) {
+      for (size_t j = 0; j < mark; ++j) out += fmt::format("\\x{:02x}", byte(i + j));
+      i += mark - 1;
     } else if (u >= 0x80) {
       // A byte of no valid UTF-8 sequence is shown as its value, not written raw to the terminal.
       const size_t n = utf8_length(s, i);

@@ -188,6 +188,9 @@ TEST(SilentlyWrong, ATraceEventWithoutAUsableDurationIsRefusedNamingTheEventAndT
   const std::string trace = slurp(kFx + "/trace_kineto_small.json");
   expect_kernel_field_refused(trace, "dur", {"-5", "\"12\"", "null", "1e300", "86400000001"}, "\"dur\"");
   expect_kernel_field_refused(trace, "dur", {"1e400"}, "]: \"dur\": a number out of range");
+  // A start no clock gives would put the kernel in no step, unsaid.
+  expect_kernel_field_refused(trace, "ts", {"-5"}, "\"ts\" is negative");
+  expect_kernel_field_refused(trace, "ts", {"1e308"}, "past any profiler's clock");
   const std::regex first_kernel_ts(R"re(("cat": "kernel"[^\n]*?)"ts": [0-9.]+, )re");
   const std::string no_ts = write_file("no_ts.json", replaced_match(trace, first_kernel_ts, ""));
   expect_error("decompose " + no_ts, 1, "\"ts\" is missing");

@@ -33,6 +33,8 @@ TEST(Document, TextFromFilesCannotDriveTheTerminalOrBreakLines) {
   b.table.add_row({"A\x1b[2J\nB|C"});
   // C1 controls (CSI U+009B, OSC U+009D) and a right-to-left override (U+202E), in UTF-8.
   b.table.add_row({"D\xc2\x9b" "2J\xc2\x9d" "0;t\xe2\x80\xae" "E"});
+  // A right-to-left mark (U+200F), a line separator (U+2028) and the Arabic letter mark (U+061C).
+  b.table.add_row({"F\xe2\x80\x8f" "G\xe2\x80\xa8" "H\xd8\x9c" "I"});
   b.notes.push_back("two\nlines\x1b[31m");
   for (const std::string& out : {render_text(d), render_markdown(d), render_csv(d)}) {
     EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
@@ -41,6 +43,7 @@ TEST(Document, TextFromFilesCannotDriveTheTerminalOrBreakLines) {
     EXPECT_EQ(out.find("\xe2\x80\xae"), std::string::npos) << out;
     EXPECT_NE(out.find("A\\x1b[2J\\x0aB"), std::string::npos) << out;  // shown as it is, on its own line
     EXPECT_NE(out.find("D\\xc2\\x9b2J\\xc2\\x9d0;t\\xe2\\x80\\xaeE"), std::string::npos) << out;
+    EXPECT_NE(out.find("F\\xe2\\x80\\x8fG\\xe2\\x80\\xa8H\\xd8\\x9cI"), std::string::npos) << out;
   }
   EXPECT_NE(render_text(d).find("two\nlines\\x1b[31m"), std::string::npos) << "a note keeps its own newlines";
   EXPECT_NE(render_markdown(d).find("- two\n  lines"), std::string::npos) << "inside its list item";

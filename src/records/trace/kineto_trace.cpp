@@ -38,6 +38,9 @@ EventKind kind_of(std::string_view cat) {
 // A GPU activity or a step annotation longer than a day is no duration a profiler recorded
 // (a trace holds seconds to minutes): a damaged or hand-edited number.
 constexpr double kMaxDurationUs = 86400e6;
+// Kineto's clock is microseconds since an epoch (1.7e15 in 2026, or since boot): past 1e17 (the
+// year 5138) a start is a damaged number, and a kernel there would fall out of every step unsaid.
+constexpr double kMaxTimestampUs = 1e17;
 
 // What a number member of an event held: absent, a number, or something else (a string, null).
 struct NumberField {
@@ -65,6 +68,8 @@ void check_times(const TraceInfo& info, const TraceEvent& ev, const NumberField&
     if (!f->value) throw refuse(field, "is not a number");
     if (!std::isfinite(*f->value)) throw refuse(field, "is not a finite number");
   }
+  if (*ts.value < 0) throw refuse("ts", fmt::format("is negative ({})", *ts.value));
+  if (*ts.value > kMaxTimestampUs) throw refuse("ts", fmt::format("is {} us, past any profiler's clock", *ts.value));
   if (*dur.value < 0) throw refuse("dur", fmt::format("is negative ({})", *dur.value));
   if (*dur.value > kMaxDurationUs) throw refuse("dur", fmt::format("is {} us, more than a day", *dur.value));
 }
