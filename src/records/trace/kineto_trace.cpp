@@ -7,6 +7,7 @@
 #include <cstring>
 #include <iterator>
 #include <optional>
+#include <type_traits>
 
 #include "base/error.hpp"
 #include "base/json_stream.hpp"
@@ -42,15 +43,20 @@ constexpr double kMaxDurationUs = 86400e6;
 // year 5138) a start is a damaged number, and a kernel there would fall out of every step unsaid.
 constexpr double kMaxTimestampUs = 1e17;
 
-// What a number member of an event held: absent, a number, or something else (a string, null).
-struct NumberField {
+// What a member of an event held: absent, a value of its kind (a number; a whole number for an
+// id), or something else (a string, null, a fraction where a whole number goes).
+template <class T>
+struct MemberField {
   bool seen = false;
-  std::optional<double> value;
+  std::optional<T> value;
   void read(JsonSpan& v) {
     seen = true;
-    value = v.number();
+    if constexpr (std::is_same_v<T, double>) value = v.number();
+    else value = v.integer();
   }
 };
+using NumberField = MemberField<double>;
+using IdField = MemberField<int64_t>;
 
 // The error for an event whose `field` is not what a profiler writes, naming the event.
 WorkError damaged_event(const TraceInfo& info, const TraceEvent& ev, std::string_view field, const std::string& why) {
@@ -79,15 +85,6 @@ void check_times(const TraceInfo& info, const TraceEvent& ev, const NumberField&
 // and the activity folded onto another timeline, so the trace is refused. Kineto writes each GPU
 // activity as one complete event ("X"): a begin/end pair or an instant would be left out unsaid.
 constexpr int64_t kMaxDeviceId = 4095;
-
-struct IdField {
-  bool seen = false;
-  std::optional<int64_t> value;
-  void read(JsonSpan& v) {
-    seen = true;
-    value = v.integer();
-  }
-};
 
 void check_activity(const TraceInfo& info, const TraceEvent& ev, const IdField& device, const IdField& stream) {
   if (ev.ph != 'X') {
