@@ -70,6 +70,8 @@ void add_file(MeasurementSet& s, const LineSource& t, LogKind kind, const std::s
                                    s.gpu.empty() ? "this GPU" : s.gpu, s.where));
     }
     gpu = value.gpu;
+    // What its reader said of it (a damaged line skipped, a point measured again) is said of the set.
+    s.warnings.insert(s.warnings.end(), value.warnings.begin(), value.warnings.end());
     slot = std::move(value);
   };
   switch (kind) {

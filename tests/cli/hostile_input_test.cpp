@@ -337,6 +337,18 @@ TEST(SilentlyWrong, ANulByteInALineIsNeverReadPast) {
   const Result n = run("compare " + kFx + "/nccl_records_h200x2_plain.jsonl " + nccl);
   EXPECT_EQ(n.code, 0) << n.err;
   EXPECT_NE((n.out + n.err).find(nccl + ":10:"), std::string::npos) << n.out << n.err;
+  // A suite's part with such a line: decide says so among its warnings.
+  const fs::path suite = temp_path("suite_nul_line");
+  fs::remove_all(suite);
+  fs::copy(kFx + "/suite_h200_2l", suite, fs::copy_options::recursive);
+  std::string sweep = slurp((suite / "sweep.jsonl").string());
+  size_t fourth = 0;
+  for (int i = 0; i < 3; ++i) fourth = sweep.find('\n', fourth) + 1;
+  sweep.insert(fourth + 20, 1, '\0');
+  std::ofstream((suite / "sweep.jsonl").string(), std::ios::trunc | std::ios::binary) << sweep;
+  const Result decided = run("decide " + suite.string() + " --to b200-sxm");
+  EXPECT_EQ(decided.code, 0) << decided.err;
+  EXPECT_NE(decided.out.find((suite / "sweep.jsonl").string() + ":4: a damaged line skipped"), std::string::npos) << decided.out;
   // A header of bench_flash_attn.py's lines is text: a NUL in it is refused naming it.
   std::string header = slurp(kFx + "/attention_h200.log");
   header.insert(header.find("nheads=32"), 1, '\0');
