@@ -389,12 +389,20 @@ TEST(SilentlyWrong, APredictionRecordNoPredictionWritesIsRefused) {
       {[&](nlohmann::json& r) { r["speedup_interval"] = {1, 2, 3}; }, "\"speedup_interval\" is not [low, high]"},
       {[](nlohmann::json& r) { r["seqlen"] = 0; }, "\"seqlen\""},
       {[](nlohmann::json& r) { r["buckets"] = nlohmann::json::array(); }, "\"buckets\" are missing beside a predicted step"},
-      {[](nlohmann::json& r) { r["buckets"][0]["ms"] = r["buckets"][0]["ms"].get<double>() * 3 + 1; }, "add up to"},
+      {[](nlohmann::json& r) {
+         auto& b = r["buckets"][0];
+         b["ms"] = b["ms"].get<double>() * 3 + 1, b["ms_low"] = nullptr, b["ms_high"] = nullptr;
+       }, "add up to"},
       {[](nlohmann::json& r) { r["mfu"] = 5; }, "\"mfu\" is 5, above the GPU's peak"},
       {[](nlohmann::json& r) { r["usd_per_mtoken_new"] = -2; }, "\"usd_per_mtoken_new\" is -2, not a price"},
       {[](nlohmann::json& r) { r["break_even"] = -1; }, "\"break_even\" is -1"},
       {[](nlohmann::json& r) { r["fits"] = "yes"; }, "\"fits\" is not true or false"},
       {[](nlohmann::json& r) { r["predicted"] = false; }, "\"predicted\" is not true, in a prediction"},
+      {[](nlohmann::json& r) { r.erase("predicted"); }, "\"predicted\" is not true, in a prediction"},
+      {[](nlohmann::json& r) { r["new_capacity_gib"] = -1; }, "\"new_capacity_gib\" is -1"},
+      {[](nlohmann::json& r) { r["buckets"][0]["ms_low"] = r["buckets"][0]["ms"].get<double>() * 2 + 1; },
+       "with an interval that does not hold it"},
+      {[](nlohmann::json& r) { r["buckets"][0]["ratio"]["point"] = -2; }, "hold a ratio point of -2"},
   };
   for (const auto& [edit, says] : cases) {
     const std::string path = edited(edit);

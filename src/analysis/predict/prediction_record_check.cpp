@@ -50,7 +50,7 @@ void check_interval(const Fields& f, const char* key, std::optional<double> poin
 
 void check_prediction_record(const Fields& f) {
   const nlohmann::json& j = f.raw();
-  if (j.contains("predicted") && !(j["predicted"].is_boolean() && j["predicted"].get<bool>())) {
+  if (!(j.contains("predicted") && j["predicted"].is_boolean() && j["predicted"].get<bool>())) {
     refuse(f, "predicted", "is not true, in a prediction");
   }
   if (f.has("seqlen")) f.positive_count("seqlen");
@@ -75,6 +75,8 @@ void check_prediction_record(const Fields& f) {
     }
   }
   if (f.has("fits") && !j["fits"].is_boolean()) refuse(f, "fits", "is not true or false");
+  positive_or_null(f, "new_capacity_gib");
+  positive_or_null(f, "old_peak_memory_gib");
   // The buckets add up to the predicted step.
   if (step) {
     if (!j.contains("buckets") || !j["buckets"].is_array() || j["buckets"].empty()) {
@@ -87,6 +89,18 @@ void check_prediction_record(const Fields& f) {
       if (const auto ms = bucket.optional_number("ms")) {
         if (!(std::isfinite(*ms) && *ms >= 0)) refuse(f, "buckets", fmt::format("hold a time of {} ms", *ms));
         sum += *ms;
+        const auto lo = bucket.optional_number("ms_low"), hi = bucket.optional_number("ms_high");
+        if ((lo && !(*lo >= 0 && *lo <= *ms * (1 + kAgree))) || (hi && !(std::isfinite(*hi) && *hi >= *ms * (1 - kAgree)))) {
+          refuse(f, "buckets", fmt::format("hold {} ms with an interval that does not hold it", *ms));
+        }
+      }
+      if (b.contains("ratio") && b["ratio"].is_object()) {
+        const Fields ratio(b["ratio"], f.where());
+        for (const char* key : {"point", "low", "high"}) {
+          if (const auto r = ratio.optional_number(key); r && !(std::isfinite(*r) && *r > 0)) {
+            refuse(f, "buckets", fmt::format("hold a ratio {} of {}", key, *r));
+          }
+        }
       }
     }
     if (std::abs(sum / *step - 1) > kAgree) {
