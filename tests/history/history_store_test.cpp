@@ -350,7 +350,9 @@ TEST_P(HistoryStoreTest, ACopyUnderOtherContextsIsTheStoredMeasurement) {
   ASSERT_EQ(added.size(), before - 1);
   size_t same = 0;
   for (const AddOutcome& o : added) {
-    if (o.metrics == 0) EXPECT_EQ(o.status, AddStatus::added) << o.key;
+    if (o.metrics == 0) {
+      EXPECT_EQ(o.status, AddStatus::added) << o.key;
+    }
     same += o.status == AddStatus::same_measurement;
   }
   EXPECT_GE(same, 6u) << "every length timed in more than one step";
