@@ -103,6 +103,10 @@ void add_file(MeasurementSet& s, const LineSource& t, LogKind kind, const std::s
       // A file with nothing in it (a part emptied, a run that wrote no line) is data missing, not
       // a file of the wrong kind.
       if (t.first_nonblank().empty()) throw WorkError(fmt::format("{}: empty: no measurement in it", printable(t.path)));
+      if (looks_like_records(t)) {  // a context record and no result after it: a run that stopped first
+        throw WorkError(fmt::format("{}: our records with no measurement after the context record (a run that ended "
+                                    "before its first result)", printable(t.path)));
+      }
       throw UsageError(fmt::format("{}: not a measurement upgradebench reads (a training log, mamf, bandwidth, "
                                    "attention, decompose or nccl records, or the peers' printouts)", t.path));
   }

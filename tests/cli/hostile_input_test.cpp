@@ -445,6 +445,9 @@ TEST(SilentlyWrong, AMamfFinderFooterAloneOrAnImpossibleShapeIsNotAMeasurement) 
     if (line.find(" | ") == std::string::npos) footer_only += line + "\n";
   }
   const std::string guide = kFx + "/guide/mamf_bf16_b200.txt";
+  // A second device line naming another GPU: two runs in one file.
+  expect_error("compare " + write_file("mamf_two_devices.txt", replaced(log, "device: NVIDIA H200\n", "device: NVIDIA H200\ndevice: NVIDIA B200\n")) +
+                   " " + guide, 1, "NVIDIA B200");
   expect_error("compare " + write_file("mamf_footer_only.txt", footer_only) + " " + guide, 1,
                "the footer counts 4 shapes and the file has no shape line");
   const std::string huge = write_file("mamf_huge_shape.txt", replaced(log, "@ 4096x4096x13312      |", "@ 99999999999x99999999999x99999999999      |"));
@@ -476,6 +479,11 @@ TEST(SilentlyWrong, AMamfFinderFooterAloneOrAnImpossibleShapeIsNotAMeasurement) 
 TEST(SilentlyWrong, ACollectiveOfNoRanksIsRefused) {
   const std::string peer = slurp(kFx + "/nccl_peer_h200x2.jsonl");
   ASSERT_NE(peer.find("\"world_size\": 2"), std::string::npos);
+  std::string records = slurp(kFx + "/nccl_records_h200x2_graph.jsonl");
+  ASSERT_NE(records.find("\"size\":2,"), std::string::npos);
+  records.replace(records.find("\"size\":2,"), 9, "\"size\":1.5,");
+  expect_error("compare " + kFx + "/nccl_records_h200x2_plain.jsonl " + write_file("nccl_size_fraction.jsonl", records), 1,
+               "\"world.size\" is 1.5");
   for (const std::string& ranks : {"0", "-1", "99999999999"}) {
     const std::string path = write_file("nccl_no_ranks.jsonl", std::regex_replace(peer, std::regex("\"world_size\": 2"),
                                                                                   "\"world_size\": " + ranks));
@@ -2856,9 +2864,13 @@ TEST(FilesClobbered, AReportFolderIsNamedAsAFolder) {
   EXPECT_FALSE(fs::exists(suite / "new_folder"));
   EXPECT_FALSE(fs::exists(suite / "report.html"));
   EXPECT_FALSE(fs::exists(suite / "charts"));
-  // A part of the suite emptied is data missing (exit 1), not a file of the wrong kind (2).
+  // A part of the suite emptied, or holding its context record alone, is data missing (exit 1),
+  // not a file of the wrong kind (2).
+  const std::string context = slurp((suite / "bandwidth.jsonl").string()).substr(0, slurp((suite / "bandwidth.jsonl").string()).find('\n') + 1);
   std::ofstream(suite / "bandwidth.jsonl", std::ios::trunc).flush();
   expect_error("decide " + suite.string() + " --to b200-sxm", 1, "bandwidth.jsonl: empty: no measurement in it");
+  std::ofstream(suite / "bandwidth.jsonl", std::ios::trunc) << context;
+  expect_error("decide " + suite.string() + " --to b200-sxm", 1, "bandwidth.jsonl: our records with no measurement after the context record");
 }
 
 // Our context record's shape beside the model's name: a record whose widths are not the named

@@ -326,6 +326,7 @@ MamfLog read_mamf_log(const LineSource& t) {
     // The footer's counts of the shapes it tried ("Tried 79 shapes", "Across 79 shapes in range"),
     // each with its line.
     std::vector<std::pair<int64_t, std::string>> counted;
+    std::string device_named;  // the GPU the header's device line names
     t.for_each([&](const Line& l) {
       const std::string trimmed = trim(l.text);
       const std::string where = t.where(l.index);
@@ -351,8 +352,10 @@ MamfLog read_mamf_log(const LineSource& t) {
         log.dtype = dtype_name(trim(trimmed.substr(9)));
       } else if (trimmed.find("DeviceProperties(") != std::string::npos && device_properties(trimmed, log)) {
         // the GPU's name and uuid are read from it
-      } else if (starts_with_lower(trimmed, "device:") && log.gpu.empty()) {
-        log.gpu = trim(trimmed.substr(7));
+      } else if (starts_with_lower(trimmed, "device:")) {
+        // One run measures one GPU: a second device line naming another is two logs in one.
+        expect_one_gpu(device_named, trim(trimmed.substr(7)), where);
+        if (log.gpu.empty()) log.gpu = device_named;
       } else if (section == "critical software versions" && version_line(trimmed, name, value)) {
         log.stack.emplace_back(std::string(name), std::string(value));
       }

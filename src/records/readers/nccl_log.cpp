@@ -43,7 +43,10 @@ void read_our_context(const Fields& f, NcclLog& log) {
   log.source = "upgradebench";
   const json& w = c.world;
   if (w.is_object()) {
-    if (w.contains("size") && w["size"].is_number_integer()) {
+    if (w.contains("size") && !w["size"].is_number_integer()) {
+      throw WorkError(fmt::format("{}: \"world.size\" is {}: a job of 1 to {} ranks", f.where(), printable(w["size"].dump()), kMaxRanks));
+    }
+    if (w.contains("size")) {
       const int64_t ranks = w["size"].get<int64_t>();
       if (ranks < 1 || ranks > kMaxRanks) {
         throw WorkError(fmt::format("{}: \"world.size\" is {}: a job of 1 to {} ranks", f.where(), ranks, kMaxRanks));
