@@ -49,7 +49,12 @@ int64_t parse_size(const std::string& text_in, const std::string& what) {
 
 std::vector<int64_t> parse_size_list(const std::string& text, const std::string& what) {
   std::vector<int64_t> out;
-  for (const std::string& item : split(text, ',')) out.push_back(parse_size(item, what));
+  // An empty item (1k,,2k; a trailing comma) is a value left out, most likely a typo: said, not skipped.
+  const std::vector<std::string> items = split(text, ',');
+  if (!items.empty() && items.size() != static_cast<size_t>(std::count(text.begin(), text.end(), ',')) + 1) {
+    throw UsageError(fmt::format("{}: '{}' has an empty item between its commas", what, text));
+  }
+  for (const std::string& item : items) out.push_back(parse_size(item, what));
   if (out.empty()) throw UsageError(fmt::format("{}: no value given", what));
   return out;
 }

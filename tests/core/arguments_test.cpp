@@ -31,6 +31,10 @@ TEST(Arguments, BadSizesNameTheOption) {
     }
   }
   EXPECT_THROW(parse_size_list(",,", "--seqlen"), UsageError);
+  // A value left out between commas, or after the last, is said, not skipped.
+  EXPECT_THROW(parse_size_list("1k,,2k", "--seqlen"), UsageError);
+  EXPECT_THROW(parse_size_list("1k,2k,", "--seqlen"), UsageError);
+  EXPECT_THROW(parse_size_list("1k, ,2k", "--seqlen"), UsageError);
 }
 
 TEST(Arguments, PeerRanges) {
