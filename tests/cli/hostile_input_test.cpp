@@ -609,6 +609,17 @@ TEST(Messages, DamagedAndDuplicateLinesSkippedAreWarnedAbout) {
     ASSERT_EQ(r.code, 0) << cmd << "\n" << r.err;
     EXPECT_NE(r.err.find("upgradebench: warning: " + damaged + ":2"), std::string::npos) << cmd << "\n" << r.err;
   }
+  // A MAMF records file is read twice by history add (the first GPU's figures, every GPU's
+  // shapes): its damaged line is said once.
+  const std::string mamf = slurp(kFx + "/mamf_records_h200_a.jsonl");
+  const size_t mamf_second = mamf.find('\n') + 1;
+  const std::string mamf_damaged = write_file("damaged_mamf.jsonl", mamf.substr(0, mamf_second) + "{\"type\": \"mam\n" +
+                                                                     mamf.substr(mamf_second));
+  const Result added = run("history add --db " + fresh_db("damaged_mamf") + " " + mamf_damaged);
+  ASSERT_EQ(added.code, 0) << added.err;
+  const std::string damaged_line = mamf_damaged + ":2: a damaged line skipped";
+  EXPECT_NE(added.err.find(damaged_line), std::string::npos) << added.err;
+  EXPECT_EQ(added.err.find(damaged_line, added.err.find(damaged_line) + 1), std::string::npos) << "said twice: " << added.err;
   // A length measured again (a sweep appended to its log twice): the later block is read, and said so.
   const std::string log = slurp(kFx + "/sweep_h200.log");
   const size_t first = log.find("===== seq_len="), second = log.find("===== seq_len=", first + 1);

@@ -70,14 +70,21 @@ std::vector<BandwidthRecord> bandwidth_records(const LineSource& t, std::vector<
   return out;
 }
 
-// Every GPU's measured shapes of a `mamf --devices ...` run (--search's quick looks left out).
-std::vector<MamfShape> all_gpus_shapes(const LineSource& t, std::vector<std::string>& warnings) {
+// Every GPU's measured shapes of a `mamf --devices ...` run (--search's quick looks left out), a
+// shape measured twice on one GPU as its later measurement (as the reader keeps the first GPU's).
+// The file's damaged lines were said by the reader's own pass: not said again.
+std::vector<MamfShape> all_gpus_shapes(const LineSource& t) {
   std::vector<MamfShape> out;
+  std::map<std::tuple<int, int64_t, int64_t, int64_t, std::string>, size_t> at;
+  std::vector<std::string> said_already;
   for_each_record(t, [&](const RecordLine& r) {
     if (r.type != "mamf") return;
     MamfShape s = read_mamf_shape(Fields(r.json, r.where));
-    if (!s.quick) out.push_back(std::move(s));
-  }, warnings);
+    if (s.quick) return;
+    const auto [it, first] = at.try_emplace(std::tuple{s.device, s.m, s.n, s.k, s.dtype}, out.size());
+    if (first) out.push_back(std::move(s));
+    else out[it->second] = std::move(s);
+  }, said_already);
   return out;
 }
 
@@ -139,7 +146,7 @@ void read_figures(const LineSource& t, LogKind kind, StoredRun& run, const RunCh
     }
     case LogKind::mamf: {
       MamfLog log = read_mamf_log(t);
-      if (run.format == "upgradebench") log.outcome.shapes = all_gpus_shapes(t, run.warnings);  // the reader keeps the first GPU's
+      if (run.format == "upgradebench") log.outcome.shapes = all_gpus_shapes(t);  // the reader keeps the first GPU's
       append(run.metrics, mamf_metrics(log));
       // A ceiling is of its shapes: runs of other shapes are other series (the step's own products too).
       if (const std::string set = mamf_shape_set(log.outcome.shapes); !set.empty()) {
