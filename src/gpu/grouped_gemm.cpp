@@ -57,8 +57,7 @@ std::string way_name(int64_t way) {
 
 }  // namespace
 
-bool GroupedGemm::run_grouped(const Product& product, const std::vector<Problem>& problems, float beta,
-                              const DeviceBuffer& pointers) {
+bool GroupedGemm::run_grouped(const Product& product, const std::vector<Problem>& problems, float beta) {
   const size_t g = problems.size();
   std::vector<const void*> host(3 * g);
   std::vector<int> m(g), n(g), k(g), lda(g), ldb(g), ldc(g), size(g, 1);
@@ -67,8 +66,9 @@ bool GroupedGemm::run_grouped(const Product& product, const std::vector<Problem>
     m[i] = p.m, n[i] = p.n, k[i] = p.k, lda[i] = p.lda, ldb[i] = p.ldb, ldc[i] = p.ldc;
     host[i] = p.a, host[g + i] = p.b, host[2 * g + i] = p.c;
   }
-  UB_CUDA_CHECK(cudaMemcpyAsync(pointers.get(), host.data(), host.size() * sizeof(void*), cudaMemcpyHostToDevice, stream_));
-  const auto* const* a = pointers.as<const void*>();
+  if (pointers_.bytes() < host.size() * sizeof(void*)) pointers_ = DeviceBuffer(host.size() * sizeof(void*));
+  UB_CUDA_CHECK(cudaMemcpyAsync(pointers_.get(), host.data(), host.size() * sizeof(void*), cudaMemcpyHostToDevice, stream_));
+  const auto* const* a = pointers_.as<const void*>();
   const std::vector<cublasOperation_t> tas(g, product.ta), tbs(g, product.tb);
   const std::vector<float> alphas(g, 1.0f), betas(g, beta);
   const cublasStatus_t st = cublasGemmGroupedBatchedEx(
@@ -97,13 +97,12 @@ bool GroupedGemm::run_way(const Product& product, const std::vector<Problem>& pr
     run_per_expert(handle_, product, alone, beta);
     return true;
   }
-  if (pointers_.bytes() < 3 * grouped.size() * sizeof(void*)) pointers_ = DeviceBuffer(3 * problems.size() * sizeof(void*));
-  if (alone.empty()) return run_grouped(product, grouped, beta, pointers_);
+  if (alone.empty()) return run_grouped(product, grouped, beta);
   // Split: the grouped call first, so the GPU works while the host issues the lone experts (each
   // cublasGemmEx costs the host about as long as a small expert's kernel runs) on the side
   // stream; the stream then waits for both.
   fork_.record(stream_);
-  if (!run_grouped(product, grouped, beta, pointers_)) run_per_expert(handle_, product, grouped, beta);
+  if (!run_grouped(product, grouped, beta)) run_per_expert(handle_, product, grouped, beta);
   UB_CUDA_CHECK(cudaStreamWaitEvent(side_.get(), fork_.get()));
   run_per_expert(side_handle_, product, alone, beta);
   join_.record(side_.get());

@@ -99,7 +99,7 @@ class GroupedGemm {
   // (nothing ran); a split product's grouped part then goes per expert.
   bool run_way(const Product& product, const std::vector<Problem>& problems, float beta, Way way);
   // false when this cuBLAS has no grouped kernel for the product's types
-  bool run_grouped(const Product& product, const std::vector<Problem>& problems, float beta, const DeviceBuffer& pointers);
+  bool run_grouped(const Product& product, const std::vector<Problem>& problems, float beta);
   void run_per_expert(cublasHandle_t handle, const Product& product, const std::vector<Problem>& problems, float beta);
   // Times each way (each run once before it is timed) and keeps the fastest; the output is written.
   Way choose(const Product& product, const std::vector<Problem>& problems);
