@@ -323,8 +323,6 @@ void refuse_page_over_inputs(const std::string& dir, const std::vector<std::stri
         throw UsageError(fmt::format("-o {}: the folder is an input, or in one ({}): write the page into another folder",
                                      printable(dir), printable(in)));
       }
-    }
-    if (fs::is_directory(in, ec)) {
       for (const fs::directory_entry& e : fs::directory_iterator(in, ec)) {
         if (e.is_regular_file(ec)) refuse_if_page(e.path(), e.path().string());
       }

@@ -5,7 +5,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <iterator>
 #include <optional>
 #include <type_traits>
 
@@ -151,13 +150,16 @@ TraceInfo read_kineto_trace(const std::string& path, const std::function<void(co
     };
     const auto member = [&](std::string_view k, JsonSpan& v) {
       if (k == "ph") {
+        once(k, 1u << 0);
         const std::string_view ph = v.string_view(scratch);
         ev.ph = ph.empty() ? 0 : ph[0];
       } else if (k == "cat") {
+        once(k, 1u << 1);
         ev.kind = kind_of(v.string_view(scratch));
         cat_seen = true;
         if (name_pending && ev.kind != EventKind::other) ev.name.swap(pending_name);
       } else if (k == "name") {
+        once(k, 1u << 2);
         // Names are long (templated kernels): read only for the kinds that use them.
         if (!cat_seen) {
           v.string_into(pending_name);
@@ -166,11 +168,11 @@ TraceInfo read_kineto_trace(const std::string& path, const std::function<void(co
           v.string_into(ev.name);
         }
       } else if (k == "ts") {
-        ts.read(v);
+        once(k, 1u << 3), ts.read(v);
       } else if (k == "dur") {
-        dur.read(v);
-      } else if (k == "args" && v.peek() == '{' && (!cat_seen || ev.kind == EventKind::kernel ||
-                                                   ev.kind == EventKind::memcpy || ev.kind == EventKind::memset)) {
+        once(k, 1u << 4), dur.read(v);
+      } else if (k == "args" && (once(k, 1u << 5), v.peek() == '{') &&
+                 (!cat_seen || ev.kind == EventKind::kernel || ev.kind == EventKind::memcpy || ev.kind == EventKind::memset)) {
         v.for_each_member([&](std::string_view ak, JsonSpan& av) {
           if (ak == "device") once("args.device", 1u << 8), device.read(av);
           else if (ak == "stream") once("args.stream", 1u << 9), stream.read(av);
@@ -179,10 +181,6 @@ TraceInfo read_kineto_trace(const std::string& path, const std::function<void(co
       }
     };
     e.for_each_member([&](std::string_view k, JsonSpan& v) {
-      static constexpr std::string_view kRead[] = {"ph", "cat", "name", "ts", "dur", "args"};
-      for (unsigned i = 0; i < std::size(kRead); ++i) {
-        if (k == kRead[i]) once(k, 1u << i);
-      }
       try {
         member(k, v);
       } catch (const JsonSpan::BadValue& bad) {  // which field: the array's reader adds which event
