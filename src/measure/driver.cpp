@@ -41,7 +41,8 @@ Measured time_units(Point& p, const Benchmark& b, const DeviceRun& run, cudaStre
       const TelemetrySummary t = each.stop();
       p.sampled(u, index, ms, &t);
     };
-    m.timings.push_back(gpu::time_samples(stream, prepare, unit.work, policy, run.interrupted, hook, run.agree));
+    m.timings.push_back(gpu::time_samples(stream, prepare, unit.work, policy, run.interrupted, hook, run.agree,
+                                          unit.own_clock));
     if (run.stop_agreed()) break;
   }
   m.telemetry = whole.stop();
