@@ -63,8 +63,6 @@ void TrainOptions::add_to(CLI::App& cmd, Parts parts) {
                         "tensor (0: all at once)"))
       ->capture_default_str();
   engine(cmd.add_flag("--no-autotune", o.no_autotune, "Use cuBLASLt's first heuristic choice per GEMM shape, untimed"));
-  engine(cmd.add_flag("--no-optimizer-overlap", o.no_optimizer_overlap,
-                      "One GPU: run AdamW after the backward pass instead of beside the next forward pass"));
   engine(cmd.add_option("--device", o.device, "GPU index"))->capture_default_str();
   engine(cmd.add_option("--profile-steps", o.profile_steps, "How many steps a profile (--breakdown, decompose) takes"))
       ->capture_default_str();
@@ -123,7 +121,6 @@ TrainConfig train_config(Context& ctx, const TrainOptions& o, std::optional<int6
   cfg.offload_optimizer = o.offload_optimizer;
   cfg.bucket_elems = o.bucket == "0" ? 0 : parse_size(o.bucket, "--bucket");
   cfg.autotune_gemm = !o.no_autotune;
-  cfg.overlap_optimizer = !o.no_optimizer_overlap;
   cfg.breakdown = o.breakdown;
   cfg.profile_steps = o.profile_steps;
   o.job.validate();

@@ -31,7 +31,6 @@ struct TrainOptions {
   std::string weights, tokens;
   bool mem_debug = false;
   bool checkpointing = false, selective = false, offload_checkpoints = false, no_autotune = false;
-  bool no_optimizer_overlap = false;
   std::string loss_chunk = "0", mlp_tile = "0";
   int device = 0;
   // Data parallelism.

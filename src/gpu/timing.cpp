@@ -25,11 +25,10 @@ void warm_up(cudaStream_t s, const Work& work, double seconds) {
 }
 
 Timing time_samples(cudaStream_t s, const Work& prepare, const Work& work, const TimingPolicy& p,
-                    const std::atomic<bool>* interrupted, const SampleHook& on_sample, const Agreement& agree,
-                    const SampleClock& own_clock) {
+                    const std::atomic<bool>* interrupted, const SampleHook& on_sample, const Agreement& agree) {
   using clock = std::chrono::steady_clock;
   const auto start_wall = clock::now();
-  const int batch = own_clock ? 1 : std::max(1, p.batch);
+  const int batch = std::max(1, p.batch);
   const int discard = std::max(0, p.discard);
   std::vector<Event> starts(static_cast<size_t>(batch)), ends(static_cast<size_t>(batch));
   Timing t;
@@ -47,7 +46,7 @@ Timing time_samples(cudaStream_t s, const Work& prepare, const Work& work, const
     UB_CUDA_CHECK(cudaGetLastError());
     UB_CUDA_CHECK(cudaStreamSynchronize(s));
     for (int i = 0; i < n; ++i) {
-      const double ms = own_clock ? own_clock() : ends[static_cast<size_t>(i)].since(starts[static_cast<size_t>(i)]);
+      const double ms = ends[static_cast<size_t>(i)].since(starts[static_cast<size_t>(i)]);
       if (on_sample) on_sample(static_cast<int>(t.ms.size()), ms);
       if (static_cast<int>(t.ms.size()) >= discard) {
         kept.push_back(ms);

@@ -47,13 +47,8 @@ using SampleHook = std::function<void(int index, double ms)>;
 // `agree` gets this rank's decision and returns the job's (stop when any rank stops).
 using Agreement = std::function<bool(bool stop)>;
 
-// Work that times itself (a training step whose update overlaps the next step: its span is not
-// that of its launches, gpu/model/llama_engine.hpp) gives each sample's milliseconds, read once
-// the sample has run, instead of the events around it; one sample per batch.
-using SampleClock = std::function<double()>;
-
 Timing time_samples(cudaStream_t s, const Work& prepare, const Work& work, const TimingPolicy& p,
                     const std::atomic<bool>* interrupted = nullptr, const SampleHook& on_sample = {},
-                    const Agreement& agree = {}, const SampleClock& clock = {});
+                    const Agreement& agree = {});
 
 }  // namespace ub::gpu

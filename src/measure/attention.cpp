@@ -62,14 +62,14 @@ class AttentionPoint : public Point {
   std::vector<TimedUnit> units() override {
     const gpu::L2Flusher& flusher = *b_.flusher_;
     const gpu::Work flush = [&flusher](cudaStream_t s) { flusher.flush(s); };
-    std::vector<TimedUnit> u = {{"fwd", [this](cudaStream_t) { attention().forward(dims_, t_); }, flush, {}, false, {}}};
+    std::vector<TimedUnit> u = {{"fwd", [this](cudaStream_t) { attention().forward(dims_, t_); }, flush, {}, false}};
     if (backward_) {
       u.push_back({"fwd_bwd",
                    [this](cudaStream_t) {
                      attention().forward(dims_, t_);
                      attention().backward(dims_, t_);
                    },
-                   flush, {}, false, {}});
+                   flush, {}, false});
     }
     return u;
   }

@@ -58,7 +58,7 @@ class BandwidthPoint : public Point {
     return std::nullopt;
   }
 
-  std::vector<TimedUnit> units() override { return {{rec_.op, work(), {}, std::nullopt, false, {}}}; }
+  std::vector<TimedUnit> units() override { return {{rec_.op, work(), {}, std::nullopt, false}}; }
 
   std::string record(const Measured& m) override {
     rec_.ok = m.error.empty() && !m.timings.empty();

@@ -41,8 +41,7 @@ Measured time_units(Point& p, const Benchmark& b, const DeviceRun& run, cudaStre
       const TelemetrySummary t = each.stop();
       p.sampled(u, index, ms, &t);
     };
-    m.timings.push_back(gpu::time_samples(stream, prepare, unit.work, policy, run.interrupted, hook, run.agree,
-                                          unit.own_clock));
+    m.timings.push_back(gpu::time_samples(stream, prepare, unit.work, policy, run.interrupted, hook, run.agree));
     if (run.stop_agreed()) break;
   }
   m.telemetry = whole.stop();

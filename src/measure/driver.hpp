@@ -41,8 +41,6 @@ struct TimedUnit {
   std::optional<TimingPolicy> policy;
   // Telemetry per sample instead of over the whole point (a training step each).
   bool telemetry_per_sample = false;
-  // Set where the work times itself (gpu/timing.hpp).
-  gpu::SampleClock own_clock;
 };
 
 // What the driver measured of one point.

@@ -62,7 +62,7 @@ class MamfPoint : public Point {
 
   std::vector<TimedUnit> units() override {
     if (rec_.quick) return {};
-    return {{"", [this](cudaStream_t s) { plan_.run(best_, ops_, *b_.workspace_, s); }, prepare(), std::nullopt, false, {}}};
+    return {{"", [this](cudaStream_t s) { plan_.run(best_, ops_, *b_.workspace_, s); }, prepare(), std::nullopt, false}};
   }
 
   std::string record(const Measured& m) override {

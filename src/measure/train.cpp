@@ -91,10 +91,7 @@ class TrainPoint : public Point {
                                      : gpu::LlamaEngine::PhaseHook());
       engine_.optimizer_step();
     };
-    // An update overlapping the next step makes the step time itself (gpu/model/llama_engine.hpp).
-    gpu::SampleClock own;
-    if (engine_.optimizer_overlapped()) own = [this] { return engine_.last_step_ms(); };
-    return {{"step", step, {}, steps, true, own}};
+    return {{"step", step, {}, steps, true}};
   }
 
   void sampled(size_t, int index, double ms, const TelemetrySummary* telemetry) override {
@@ -193,7 +190,6 @@ class TrainPoint : public Point {
     eo.checkpointing = cfg_.checkpointing, eo.selective = cfg_.selective, eo.mlp_tile = cfg_.mlp_tile;
     eo.offload_checkpoints = cfg_.offload_checkpoints;
     eo.loss_chunk = cfg_.loss_chunk, eo.autotune_gemm = cfg_.autotune_gemm;
-    eo.overlap_optimizer = cfg_.optimizer_overlapped();
     eo.comm = b_.comm_, eo.zero = cfg_.zero, eo.bucket_elems = static_cast<size_t>(cfg_.bucket_elems);
     eo.offload_optimizer = cfg_.offload_optimizer, eo.host_threads = cfg_.host_threads;
     return eo;

@@ -41,8 +41,4 @@ StepOptions TrainConfig::step_options() const {
   return o;
 }
 
-bool TrainConfig::optimizer_overlapped() const {
-  return overlap_optimizer && world == 1 && zero == 0 && !offload_optimizer && !decompose && !breakdown;
-}
-
 }  // namespace ub

@@ -33,7 +33,6 @@ struct TrainConfig {
   bool offload_optimizer = false;
   int host_threads = 0;  // the offloaded AdamW's (0: every core)
   bool autotune_gemm = true;
-  bool overlap_optimizer = true;  // one GPU: AdamW beside the next forward pass (gpu/model/llama_engine.hpp)
   bool decompose = false;      // after the timed steps, profiled ones: a decomposition record
   bool breakdown = false;      // ... and a train_breakdown record of the median one
   int profile_steps = 3;       // how many profiled steps
@@ -48,10 +47,6 @@ struct TrainConfig {
 
   void validate() const;  // UsageError for what cannot run, before the GPU is touched
   StepOptions step_options() const;
-  // Whether the engine runs AdamW beside the next forward pass: asked for, one rank without
-  // sharding or an offloaded optimizer, and no profiled steps (the decomposition compares the
-  // profiled step with the timed ones, so both update after the backward pass).
-  bool optimizer_overlapped() const;
 };
 
 }  // namespace ub

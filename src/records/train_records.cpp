@@ -56,7 +56,6 @@ void to_json(json& j, const TrainConfig& c) {
        {"loss_chunk", c.loss_chunk},
        {"fused_cross_entropy", c.loss_chunk > 0},
        {"gemm_autotune", c.autotune_gemm},
-       {"optimizer_overlap", c.optimizer_overlapped()},
        {"breakdown", c.breakdown},
        {"decompose", c.decompose || c.breakdown},
        {"profile_steps", c.decompose || c.breakdown ? json(c.profile_steps) : json()},

@@ -9,7 +9,6 @@ void LlamaPasses::forward() {
   const ShardPlan& P = b_.plan;
   const auto layers = static_cast<size_t>(m_.layers);
   if (dp_) dp_->use(P.embedding_unit());
-  await_update(P.embedding_unit());  // the previous step's update of these weights, overlapping (optimizer.cpp)
   if (offload_) offload_->begin_step(), offload_->before_write(0);
   {
     auto p = op_scope("norm/elementwise", "embedding fwd", 2 * act_bytes(D_.H));
@@ -20,7 +19,6 @@ void LlamaPasses::forward() {
   for (size_t l = 0; l < layers; ++l) {
     const bool offloaded_output = offload_ && l + 1 < layers;  // the next layer's input
     if (dp_) dp_->use(P.layer_unit(l));
-    await_update(P.layer_unit(l));
     if (offloaded_output) offload_->before_write(l + 1);
     forward_layer(l, b_.activations(l));
     if (offloaded_output) offload_->written(l + 1);
@@ -28,8 +26,6 @@ void LlamaPasses::forward() {
   }
   // The head's use of its weights lasts until its backward is done (llama_passes.cpp).
   if (dp_) dp_->use(P.head_unit(), L_.lm_head == L_.embed ? P.embedding_unit() : DataParallel::kNone);
-  await_update(P.head_unit());
-  pending_ = false;  // every unit's update is waited for
   auto p = op_scope("norm/elementwise", "rmsnorm fwd", 2 * act_bytes(D_.H));
   rmsnorm_forward(b_.x.back(), b_.w(L_.final_norm), b_.xf, b_.rstdf, D_.T, D_.H, m_.rms_norm_eps, s_);
 }

@@ -100,7 +100,6 @@ const LinearGemm& LlamaEngine::gemm() const { return impl_->passes.gemm; }
 
 void LlamaEngine::init_parameters(uint64_t seed) {
   Impl& e = *impl_;
-  e.passes.join_side();
   if (e.dp) return e.dp->init_parameters(seed);
   for (const ParamTensor& t : e.L.tensors) {
     gpu::init_parameters(e.buffers.master ? e.buffers.master + t.offset : nullptr, e.buffers.w16 + t.offset, t.count(),
@@ -111,7 +110,6 @@ void LlamaEngine::init_parameters(uint64_t seed) {
 
 void LlamaEngine::set_parameters(const std::vector<float>& flat) {
   Impl& e = *impl_;
-  e.passes.join_side();
   if (e.dp) return e.dp->set_parameters(flat);
   if (flat.size() != e.L.total) throw WorkError(fmt::format("set_parameters: {} values for {}", flat.size(), e.L.total));
   if (e.buffers.master) {
@@ -142,20 +140,14 @@ void LlamaEngine::forward_backward(const PhaseHook& phase, std::vector<float>* l
   impl_->passes.forward_backward(phase, logits);
 }
 void LlamaEngine::optimizer_step() { impl_->passes.optimizer_step(); }
-bool LlamaEngine::optimizer_overlapped() const { return impl_->passes.optimizer_overlapped(); }
-double LlamaEngine::last_step_ms() const { return impl_->passes.last_step_ms(); }
 double LlamaEngine::loss() const { return download(impl_->buffers.loss, 1, impl_->s)[0] + impl_->passes.aux_loss(); }
 const std::vector<int64_t>& LlamaEngine::expert_rows() const { return impl_->passes.expert_rows(); }
 
 std::string LlamaEngine::expert_gemm() const { return impl_->passes.expert_gemm(); }
-double LlamaEngine::grad_norm() const {
-  impl_->passes.await_norm();
-  return std::sqrt(download(impl_->buffers.norm_sq, 1, impl_->s)[0]);
-}
+double LlamaEngine::grad_norm() const { return std::sqrt(download(impl_->buffers.norm_sq, 1, impl_->s)[0]); }
 
 std::vector<float> LlamaEngine::parameters() const {
   const Impl& e = *impl_;
-  e.passes.join_side();
   if (e.dp) return e.dp->assemble(DataParallel::Whole::parameters);
   const size_t n = e.L.total;
   return e.buffers.master ? download(e.buffers.master, n, e.s) : widen(download(e.buffers.w16, n, e.s));
@@ -163,7 +155,6 @@ std::vector<float> LlamaEngine::parameters() const {
 
 std::vector<float> LlamaEngine::gradients() const {
   const Impl& e = *impl_;
-  e.passes.join_side();
   if (e.dp) return e.dp->assemble(DataParallel::Whole::gradients);
   const size_t n = e.L.total;
   return visit(ConstFp32OrBf16(e.buffers.grads), [&](const auto* g) {

@@ -53,11 +53,6 @@ struct EngineOptions {
   int64_t mlp_tile = 0;    // tokens per MLP tile (gate_up, SwiGLU, down run tile by tile); 0: all at once
   int64_t loss_chunk = 0;  // tokens per lm_head + cross-entropy chunk; 0: all at once
   bool autotune_gemm = true;  // time cuBLASLt's top algorithms per shape on first use
-  // One GPU without data parallelism: AdamW on a side stream unit by unit (embedding, each
-  // layer, the head) once the gradient norm is known, each unit's forward in the next step
-  // waiting for its own update only, so the update overlaps the next forward pass. The results
-  // are the same bits as the update after the backward pass.
-  bool overlap_optimizer = true;
   AdamWParams adam;
   // Data parallelism (gpu/model/data_parallel.hpp): the job's communicator, one rank per GPU
   // (null: this GPU alone), the ZeRO stage (0..3), the elements per communication bucket (0: one
@@ -101,19 +96,8 @@ class LlamaEngine {
   using PhaseHook = std::function<void(const char* phase)>;
   void forward_backward(const PhaseHook& phase = {}, std::vector<float>* logits = nullptr);
   // Clip by global norm and one AdamW step. The norm is summed during the backward pass on a
-  // side stream, each tensor as soon as its gradient is final. When the update overlaps the next
-  // forward pass (optimizer_overlapped()) it is enqueued here and finishes during that pass;
-  // every reader of the weights, the gradients or the norm below waits for it.
+  // side stream, each tensor as soon as its gradient is final.
   void optimizer_step();
-  // Whether optimizer_step() leaves the update to overlap the next forward pass (the option, on
-  // one GPU without data parallelism, and no profiler set: each profiled step's kernels are its own).
-  bool optimizer_overlapped() const;
-  // With the update overlapping the next forward pass, a step's time is not the span of its own
-  // launches: it runs from the end of the previous step's backward pass (the gradient norm
-  // summed, where that step's update begins) to the end of its own, so consecutive steps tile
-  // the GPU's time and each holds one forward, one backward and one update (the first: none).
-  // Milliseconds of the last step so (synchronises).
-  double last_step_ms() const;
 
   double loss() const;        // of the last forward, with MoE layers' load-balancing losses (synchronises)
   // Of the last forward pass, a mixture of experts: each MoE layer's rows per expert, layer after

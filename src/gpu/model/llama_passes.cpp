@@ -24,7 +24,6 @@ LlamaPasses::LlamaPasses(const ModelShape& m, const EngineOptions& o, LlamaBuffe
     attn_fwd_flop_.push_back(attention_flops(AttentionShape{D_.B, D_.S, D_.nq, D_.nk, D_.d, true, {}, d.window}, false));
     attention.prepare(d, true);
   }
-  updated_ = std::vector<Event>(b.plan.units.size());
   if (m.moe) {
     const MoeShape& e = *m.moe;
     MoeDims d;
@@ -61,13 +60,8 @@ void LlamaPasses::forward_backward(const LlamaEngine::PhaseHook& phase, std::vec
   const ShardPlan& P = b_.plan;
   const bool tied = L_.lm_head == L_.embed;
   const size_t with_head = tied ? P.embedding_unit() : DataParallel::kNone;  // the head's weights and gradients
-  if (!begin_recorded_) begins_[passes_ % 2].record(s_);
-  begin_recorded_ = false;
-  ++passes_;
-  if (dp_) {  // the norm is summed on the data-parallel layer's streams (one GPU: on the side stream)
-    UB_CUDA_CHECK(cudaStreamWaitEvent(s_, norm_done_.get()));  // the previous step's norm is read
-    UB_CUDA_CHECK(cudaMemsetAsync(b_.norm_sq, 0, sizeof(double), s_));
-  }
+  UB_CUDA_CHECK(cudaStreamWaitEvent(s_, norm_done_.get()));  // the previous step's norm is summed
+  UB_CUDA_CHECK(cudaMemsetAsync(b_.norm_sq, 0, sizeof(double), s_));
   if (dp_) dp_->begin_step(steps + 1);
   zero_accumulated_gradients();
   expert_rows_.clear();

@@ -8,8 +8,7 @@
 //                  are never whole), then the loss
 //   backward.cpp   the layers in reverse (recomputed first when checkpointing), the embedding
 //   optimizer.cpp  the gradient norm, summed on a side stream as each gradient becomes final,
-//                  overlapping the backward GEMMs; clipping and AdamW, on one GPU unit by unit on
-//                  the side stream, overlapping the next forward pass
+//                  overlapping the backward GEMMs; clipping and AdamW
 //   mlp.cpp        the MLP, whole or `mlp_tile` tokens at a time (forward, and backward with its
 //                  gate|up and SwiGLU recomputed per tile)
 //   moe_mlp.cpp    a mixture-of-experts layer's MLP (gpu/model/moe_layer.hpp), its forward again
@@ -53,12 +52,6 @@ class LlamaPasses {
 
   void forward_backward(const LlamaEngine::PhaseHook& phase, std::vector<float>* logits);
   void optimizer_step();
-  // optimizer.cpp: the main stream waits for everything enqueued on the side stream (the norm,
-  // an overlapping update): before the weights, gradients or norm are read or written whole.
-  void join_side() const;
-  void await_norm() const;  // the main stream waits for the gradient norm alone
-  bool optimizer_overlapped() const { return opt_.overlap_optimizer && !dp_ && !profiler; }
-  double last_step_ms() const;  // llama_engine.hpp
 
   LinearGemm gemm;
   CudnnAttention attention;
@@ -99,8 +92,6 @@ class LlamaPasses {
   // optimizer.cpp
   void zero_accumulated_gradients();
   void gradient_final(size_t tensor);
-  // Before the forward pass uses unit `u`'s weights: its overlapping update is done.
-  void await_update(size_t u);
 
   double gemm_flop(int64_t rows, int64_t in, int64_t out) const;
   // Profiling scopes: a GEMM over `rows` tokens (all when negative), attention, anything else.
@@ -131,15 +122,7 @@ class LlamaPasses {
   // final (memory traffic beside compute-bound work); the side stream also zeroes what the
   // backward pass accumulates into.
   Stream side_;
-  Event grad_ready_, norm_done_, step_start_, grads_zeroed_, side_done_;
-  // The update overlapping the next forward pass (optimizer.cpp): one event per unit of the
-  // plan, recorded on the side stream after the unit's AdamW; `pending_` until the forward pass
-  // has waited for them all. A step's time runs from begins_[pass % 2] to its norm_done_.
-  std::vector<Event> updated_;
-  bool pending_ = false;
-  bool begin_recorded_ = false;  // the next step's begin is on the side stream already
-  int64_t passes_ = 0;  // forward_backward() calls
-  Event begins_[2];
+  Event grad_ready_, norm_done_, step_start_, grads_zeroed_;
 };
 
 }  // namespace ub::gpu
