@@ -76,7 +76,8 @@ PY
     # shellcheck disable=SC2086
     "$PYTHON" "$peers/train_peer.py" --layers "$layers" --seqlens "$seqlens" ${PEER_OPTIONS:-} --out "$out/peer.jsonl" \
       > /dev/null 2> "$out/peer.stderr"
-    "$UB" compare "$out/peer.jsonl" "$out/ours_${PRECISIONS%% *}.jsonl" --force > "$out/compare.txt" 2>&1
+    precisions=${PRECISIONS:-bf16}
+    "$UB" compare "$out/peer.jsonl" "$out/ours_${precisions%% *}.jsonl" --force > "$out/compare.txt" 2>&1
     grep -A8 "^Per sequence length" "$out/compare.txt" ;;
   train_moe)
     # A mixture-of-experts slice against Hugging Face's own model of its config (train_moe_peer.py),
