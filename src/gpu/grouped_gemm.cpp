@@ -28,12 +28,16 @@ int as_int(int64_t v, const char* what) {
 
 GroupedGemm::GroupedGemm() {
   UB_CUBLAS_API_CHECK(cublasCreate(&handle_));
-  UB_CUBLAS_API_CHECK(cublasCreate(&side_handle_));
-  UB_CUBLAS_API_CHECK(cublasSetStream(side_handle_, side_.get()));
+  for (size_t i = 0; i < kSideStreams; ++i) {
+    UB_CUBLAS_API_CHECK(cublasCreate(&side_handles_[i]));
+    UB_CUBLAS_API_CHECK(cublasSetStream(side_handles_[i], sides_[i].get()));
+  }
 }
 
 GroupedGemm::~GroupedGemm() {
-  if (side_handle_) cublasDestroy(side_handle_);
+  for (cublasHandle_t h : side_handles_) {
+    if (h) cublasDestroy(h);
+  }
   if (handle_) cublasDestroy(handle_);
 }
 
@@ -80,40 +84,45 @@ bool GroupedGemm::run_grouped(const Product& product, const std::vector<Problem>
   return true;
 }
 
-void GroupedGemm::run_per_expert(cublasHandle_t handle, const Product& product, const std::vector<Problem>& problems,
-                                 float beta) {
+void GroupedGemm::run_per_expert(const Product& product, std::vector<Problem> problems, float beta, bool forked) {
+  if (problems.empty()) return;
+  if (!forked) fork_.record(stream_);
+  std::stable_sort(problems.begin(), problems.end(), [](const Problem& a, const Problem& b) { return a.rows > b.rows; });
+  std::array<int64_t, kSideStreams> load{};
+  std::array<bool, kSideStreams> used{};
   const float alpha = 1.0f;
   for (const Problem& p : problems) {
-    UB_CUBLAS_API_CHECK(cublasGemmEx(handle, product.ta, product.tb, p.m, p.n, p.k, &alpha, p.a, CUDA_R_16BF, p.lda, p.b,
-                                     CUDA_R_16BF, p.ldb, &beta, p.c, product.c_type, p.ldc, CUBLAS_COMPUTE_32F,
-                                     CUBLAS_GEMM_DEFAULT));
+    const auto i = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    if (!used[i]) UB_CUDA_CHECK(cudaStreamWaitEvent(sides_[i].get(), fork_.get()));
+    used[i] = true, load[i] += p.rows;
+    UB_CUBLAS_API_CHECK(cublasGemmEx(side_handles_[i], product.ta, product.tb, p.m, p.n, p.k, &alpha, p.a, CUDA_R_16BF,
+                                     p.lda, p.b, CUDA_R_16BF, p.ldb, &beta, p.c, product.c_type, p.ldc,
+                                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  }
+  for (size_t i = 0; i < kSideStreams; ++i) {
+    if (!used[i]) continue;
+    joins_[i].record(sides_[i].get());
+    UB_CUDA_CHECK(cudaStreamWaitEvent(stream_, joins_[i].get()));
   }
 }
 
 bool GroupedGemm::run_way(const Product& product, const std::vector<Problem>& problems, float beta, Way way) {
   std::vector<Problem> alone, grouped;
   for (const Problem& p : problems) (p.rows >= way ? alone : grouped).push_back(p);
-  if (grouped.empty()) {
-    run_per_expert(handle_, product, alone, beta);
-    return true;
-  }
   if (alone.empty()) return run_grouped(product, grouped, beta);
   // Split: the grouped call first, so the GPU works while the host issues the lone experts (each
   // cublasGemmEx costs the host about as long as a small expert's kernel runs) on the side
-  // stream; the stream then waits for both.
-  fork_.record(stream_);
-  if (!run_grouped(product, grouped, beta)) run_per_expert(handle_, product, grouped, beta);
-  UB_CUDA_CHECK(cudaStreamWaitEvent(side_.get(), fork_.get()));
-  run_per_expert(side_handle_, product, alone, beta);
-  join_.record(side_.get());
-  UB_CUDA_CHECK(cudaStreamWaitEvent(stream_, join_.get()));
+  // streams; the stream then waits for all.
+  fork_.record(stream_);  // the lone experts run beside the grouped call
+  if (!grouped.empty() && !run_grouped(product, grouped, beta)) alone.insert(alone.end(), grouped.begin(), grouped.end());
+  run_per_expert(product, std::move(alone), beta, true);
   return true;
 }
 
 GroupedGemm::Way GroupedGemm::choose(const Product& product, const std::vector<Problem>& problems) {
   if (!run_way(product, problems, 0.0f, kAllGrouped)) {
     why_[product] = "no grouped kernel for its types";
-    run_per_expert(handle_, product, problems, 0.0f);
+    run_per_expert(product, problems, 0.0f);
     return 0;
   }
   // The candidates: all grouped, all alone, and splits at row counts that part the experts
@@ -152,19 +161,19 @@ GroupedGemm::Way GroupedGemm::choose(const Product& product, const std::vector<P
 void GroupedGemm::run(const Product& product, const std::vector<Problem>& problems, float beta) {
   if (problems.empty()) return;
   if (always_) {
-    if (!run_way(product, problems, beta, *always_)) run_per_expert(handle_, product, problems, beta);
+    if (!run_way(product, problems, beta, *always_)) run_per_expert(product, problems, beta);
     ways_[product] = *always_, why_[product] = "set, untimed";
     return;
   }
   if (const auto it = ways_.find(product); it != ways_.end()) {
-    if (!run_way(product, problems, beta, it->second)) run_per_expert(handle_, product, problems, beta);
+    if (!run_way(product, problems, beta, it->second)) run_per_expert(product, problems, beta);
     return;
   }
   if (beta == 0.0f) {
     ways_[product] = choose(product, problems);
   } else if (!run_way(product, problems, beta, kAllGrouped)) {  // adding to its output: it cannot run twice to be timed
     ways_[product] = 0, why_[product] = "no grouped kernel for its types";
-    run_per_expert(handle_, product, problems, beta);
+    run_per_expert(product, problems, beta);
   }
 }
 

@@ -18,7 +18,9 @@
 // while a per-expert GEMM gets Hopper's own kernels but pays a launch per expert, and an expert
 // of a few rows leaves most SMs idle. Routing is rarely even (a fresh router sends most tokens to
 // a few experts), so a product can also split: the experts of many rows one cublasGemmEx each on
-// a second stream, the rest in one grouped call beside them. A product's way is the row count
+// side streams, the rest in one grouped call beside them. Experts that go alone are spread over
+// kSideStreams streams, the largest first, each to the stream with the fewest rows so far: an
+// expert of a few hundred rows fills a fraction of Hopper's SMs, and several run at once. A product's way is the row count
 // from which an expert goes alone (0: every expert alone; none: all grouped). Each product (its
 // transposes, output type and the experts' fixed dimensions) is timed each way on its first use
 // that writes its output, and runs the fastest way from then on.
@@ -27,6 +29,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -100,15 +103,20 @@ class GroupedGemm {
   bool run_way(const Product& product, const std::vector<Problem>& problems, float beta, Way way);
   // false when this cuBLAS has no grouped kernel for the product's types
   bool run_grouped(const Product& product, const std::vector<Problem>& problems, float beta);
-  void run_per_expert(cublasHandle_t handle, const Product& product, const std::vector<Problem>& problems, float beta);
+  // One cublasGemmEx per problem, spread over the side streams after what the stream has
+  // enqueued so far (`forked`: after fork_, already recorded); the stream then waits for them.
+  void run_per_expert(const Product& product, std::vector<Problem> problems, float beta, bool forked = false);
   // Times each way (each run once before it is timed) and keeps the fastest; the output is written.
   Way choose(const Product& product, const std::vector<Problem>& problems);
 
+  static constexpr size_t kSideStreams = 4;
   cublasHandle_t handle_ = nullptr;
-  cublasHandle_t side_handle_ = nullptr;  // the lone experts of a split product, on side_
   cudaStream_t stream_ = nullptr;
-  Stream side_;
-  Event fork_, join_;
+  // The experts that go alone: a stream and a cuBLAS handle (its own workspace) each.
+  std::array<Stream, kSideStreams> sides_;
+  std::array<cublasHandle_t, kSideStreams> side_handles_{};
+  std::array<Event, kSideStreams> joins_;
+  Event fork_;
   DeviceBuffer pointers_;  // the A, B and C pointer arrays cuBLAS reads on the device
   std::optional<Way> always_;
   std::map<Product, Way> ways_;         // each product's way, once chosen
