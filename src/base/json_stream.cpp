@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <cctype>
 #include <cerrno>
 #include <algorithm>
 #include <charconv>
@@ -347,30 +348,61 @@ std::string JsonSpan::string() {
   return out;
 }
 
+namespace {
+
+// The length of a number as JSON writes it at the start of [b, e): -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?;
+// 0 where none starts there.
+size_t json_number_length(const char* b, const char* e) {
+  const char* p = b;
+  const auto digits = [&] {
+    const char* from = p;
+    while (p < e && *p >= '0' && *p <= '9') ++p;
+    return p - from;
+  };
+  if (p < e && *p == '-') ++p;
+  if (p < e && *p == '0') {
+    ++p;
+  } else if (digits() == 0) {
+    return 0;
+  }
+  if (p < e && *p == '.') {
+    ++p;
+    if (digits() == 0) return 0;
+  }
+  if (p < e && (*p == 'e' || *p == 'E')) {
+    ++p;
+    if (p < e && (*p == '+' || *p == '-')) ++p;
+    if (digits() == 0) return 0;
+  }
+  return static_cast<size_t>(p - b);
+}
+
+}  // namespace
+
 std::optional<double> JsonSpan::number() {
   const char c = peek();
   if (c != '-' && (c < '0' || c > '9')) {
     skip();
     return std::nullopt;
   }
+  const char* q = p_;
+  while (q < end_ && std::strchr("0123456789+-.eE", *q) != nullptr && *q != '\0') ++q;
+  if (q == end_ && !complete_) throw Truncated{};  // more of the number may follow in the file
+  const size_t n = json_number_length(p_, end_);
+  // What follows a number is a delimiter; a digit after a leading zero, a letter (-inf), a point
+  // without digits are not JSON.
+  const char after = p_ + n < end_ ? p_[n] : ' ';
+  if (n == 0 || (after >= '0' && after <= '9') || std::isalpha(static_cast<unsigned char>(after)) || after == '.') {
+    fail("a malformed number (JSON writes no leading zero, bare point, inf or nan)");
+  }
   double v = 0;
-  const auto r = std::from_chars(p_, end_, v);
-  if (r.ec != std::errc()) fail("a number out of range");
-  if (r.ptr == end_ && !complete_) throw Truncated{};  // more digits may follow in the file
-  p_ = r.ptr;
+  const auto r = std::from_chars(p_, p_ + n, v);
+  if (r.ec != std::errc() || r.ptr != p_ + n) fail("a number out of range");
+  p_ += n;
   return v;
 }
 
 std::optional<int64_t> JsonSpan::integer() {
-  const char c = peek();
-  if (c == '"') {
-    std::string scratch;
-    const std::string_view s = string_view(scratch);
-    int64_t v = 0;
-    const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (r.ec != std::errc() || r.ptr != s.data() + s.size()) return std::nullopt;
-    return v;
-  }
   const std::optional<double> d = number();
   if (!d || !(std::fabs(*d) < 9e15) || *d != static_cast<double>(static_cast<int64_t>(*d))) return std::nullopt;
   return static_cast<int64_t>(*d);

@@ -87,8 +87,10 @@ class JsonSpan {
   std::string string();                                  // a string value, unescaped
   void string_into(std::string& out);                    // the same into `out` (replacing it)
   std::string_view string_view(std::string& scratch);    // a view of it (into `scratch` if escaped)
-  std::optional<double> number();                        // a number (another value: skipped, nullopt)
-  std::optional<int64_t> integer();                      // a number with no fraction, or a string of digits
+  // A number as JSON writes it (another value: skipped, nullopt); what JSON has no number for
+  // (a leading zero, a leading or trailing point, inf, nan) is a malformed document.
+  std::optional<double> number();
+  std::optional<int64_t> integer();                      // a number with no fraction (another value: skipped, nullopt)
   void skip();                                           // any value
   char peek();                                           // the next character ('\0' at the end)
   size_t consumed() const { return static_cast<size_t>(p_ - begin_); }

@@ -202,7 +202,8 @@ TEST(SilentlyWrong, ATraceEventWithoutAUsableDurationIsRefusedNamingTheEventAndT
 // kernel written as a begin/end pair (Kineto writes one complete event), never left out unsaid.
 TEST(SilentlyWrong, AKernelOnNoTimelineOrNotOneCompleteEventIsRefused) {
   const std::string trace = slurp(kFx + "/trace_kineto_small.json");
-  expect_kernel_field_refused(trace, "device", {"\"gpu0\"", "-3", "1.5", "99999", "null"}, "\"args.device\" is not a GPU index");
+  // A string of digits is a string: no profiler writes a device so.
+  expect_kernel_field_refused(trace, "device", {"\"gpu0\"", "\"0\"", "-3", "1.5", "99999", "null"}, "\"args.device\" is not a GPU index");
   expect_kernel_field_refused(trace, "stream", {"\"x\""}, "\"args.stream\" is not a stream id");
   const std::regex first_kernel_ph(R"re(\{"ph": "X"(, "cat": "kernel"))re");
   ASSERT_TRUE(std::regex_search(trace, first_kernel_ph));
@@ -211,7 +212,8 @@ TEST(SilentlyWrong, AKernelOnNoTimelineOrNotOneCompleteEventIsRefused) {
   expect_error("decompose " + begin, 1, "\"ph\" is \"B\", where a GPU activity is one complete event (\"X\")");
   // A key the split reads, given twice in one event: which value is meant is not known.
   const std::regex first_kernel_dur(R"(("cat": "kernel"[^\n]*?"dur": )([0-9.]+))");
-  for (const auto& [twice, key] : {std::pair{"$1$2, \"dur\": 3", "dur"}, {"$1$2, \"cat\": \"kernel\"", "cat"}}) {
+  for (const auto& [twice, key] : {std::pair{"$1$2, \"dur\": 3", "dur"}, {"$1$2, \"cat\": \"kernel\"", "cat"},
+                                   {"$1$2, \"pid\": 9", "pid"}}) {
     const std::string path = write_file("key_twice.json", std::regex_replace(trace, first_kernel_dur, twice,
                                                                             std::regex_constants::format_first_only));
     expect_error("decompose " + path, 1, fmt::format("the key \"{}\" is given twice in one event", key));
@@ -225,6 +227,32 @@ TEST(SilentlyWrong, AKernelOnNoTimelineOrNotOneCompleteEventIsRefused) {
   // A NUL byte and more after the document is more after it, not its end.
   expect_error("decompose " + write_file("nul_after.json", trace + std::string(1, '\0') + "junk"), 1,
                "more after the end of the JSON document");
+}
+
+// What JSON has no number for is a damaged trace, not a number read as far as it goes: a leading
+// zero, a bare point, -inf.
+TEST(SilentlyWrong, ATraceNumberJsonDoesNotWriteIsRefused) {
+  const std::string trace = slurp(kFx + "/trace_kineto_small.json");
+  expect_kernel_field_refused(trace, "dur", {"0300", "300.", "-inf", "-nan", "1e"}, "]: \"dur\": a malformed number");
+  expect_kernel_field_refused(trace, "ts", {"05465398100010.0"}, "]: \"ts\": a malformed number");
+}
+
+// A step annotation of no length and an element of traceEvents that is no event are left out and
+// said with the steps, never dropped unsaid.
+TEST(SilentlyWrong, AnEmptyStepOrAnElementThatIsNoEventIsSaid) {
+  const std::string trace = slurp(kFx + "/trace_kineto_small.json");
+  const std::regex first_step(R"re(("name": "ProfilerStep#1"[^\n]*?"dur": )[0-9.]+)re");
+  ASSERT_TRUE(std::regex_search(trace, first_step));
+  const std::string empty_step = write_file("empty_step.json", std::regex_replace(trace, first_step, "$010"));
+  const Result r = run("decompose " + empty_step);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("Steps: 3 annotations matching \"^ProfilerStep#\" (host side); 1 of no length left out (ProfilerStep#1)"),
+            std::string::npos) << r.out;
+  std::string with_numbers = trace;
+  with_numbers.insert(with_numbers.find("\"traceEvents\": [") + 16, " 5, \"x\",");
+  const Result n = run("decompose " + write_file("not_events.json", with_numbers));
+  ASSERT_EQ(n.code, 0) << n.err;
+  EXPECT_NE(n.out.find("; 2 element(s) of traceEvents that are not events (not objects) left out"), std::string::npos) << n.out;
 }
 
 // A folder holds one trace per rank: the same trace twice (named twice, or copied beside itself)

@@ -2,6 +2,7 @@
 #include "analysis/decompose/trace_decomposition.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <regex.h>
 
 #include <algorithm>
@@ -76,7 +77,6 @@ std::vector<StepDecomposition> decompose_steps(const std::vector<StepWindow>& wi
   std::vector<StepDecomposition> out;
   size_t next = 0;  // the first activity (in `order`) that starts at or after the current step's start
   for (const StepWindow& w : windows) {
-    if (!(w.end > w.start)) continue;
     while (next < order.size() && acts[order[next]].start < w.start) running.push_back(order[next++]);
     std::erase_if(running, [&](uint32_t i) { return acts[i].end <= w.start; });
     mine = running;
@@ -217,6 +217,22 @@ std::vector<TraceDecomposition> decompose_trace(const std::string& path, KernelC
                                   "that mark a step, or --steps N to cut the GPU timeline into N steps",
                                   path, options.step_pattern));
     }
+    // A step annotation of no length (a profiler closed at once, an edited `dur`) holds nothing: left
+    // out, and said with the steps.
+    std::vector<std::string> empty;
+    for (const StepWindow& w : windows) {
+      if (!(w.end > w.start)) empty.push_back(printable(w.name));
+    }
+    if (!empty.empty()) {
+      std::erase_if(windows, [](const StepWindow& w) { return !(w.end > w.start); });
+      d.steps_from += fmt::format("; {} of no length left out ({})", empty.size(),
+                                  fmt::join(empty.begin(), empty.begin() + std::min<std::ptrdiff_t>(3, std::ssize(empty)), ", "));
+    }
+    if (info.not_objects > 0) {
+      d.steps_from += fmt::format("; {} element(s) of traceEvents that are not events (not objects) left out",
+                                  info.not_objects);
+    }
+    if (windows.empty()) throw WorkError(fmt::format("{}: every step annotation is empty", path));
     std::sort(windows.begin(), windows.end(), [](const StepWindow& a, const StepWindow& b) { return a.start < b.start; });
     check_step_windows(windows, path);
     d.steps = decompose_steps(windows, acts, names, fmt::format("{} (device {})", printable(path), device));

@@ -43,7 +43,7 @@ constexpr double kMaxDurationUs = 86400e6;
 constexpr double kMaxTimestampUs = 1e17;
 
 // What a member of an event held: absent, a value of its kind (a number; a whole number for an
-// id), or something else (a string, null, a fraction where a whole number goes).
+// id), or something else (a string, even of digits, null, a fraction where a whole number goes).
 template <class T>
 struct MemberField {
   bool seen = false;
@@ -125,9 +125,9 @@ TraceInfo read_kineto_trace(const std::string& path, const std::function<void(co
   };
   h.on_element = [&](JsonSpan& e) {
     // Called again for an event that straddled the read window: nothing is kept before the end.
-    if (e.peek() != '{') {
+    if (e.peek() != '{') {  // no profiler writes one: counted, and said by the caller
       e.skip();
-      ++info.events;
+      ++info.events, ++info.not_objects;
       return;
     }
     ev.ph = 0;
@@ -167,6 +167,8 @@ TraceInfo read_kineto_trace(const std::string& path, const std::function<void(co
         } else if (ev.kind != EventKind::other) {
           v.string_into(ev.name);
         }
+      } else if (k == "pid" || k == "tid") {  // which timeline: not read, but two would mean two events
+        once(k, k == "pid" ? 1u << 6 : 1u << 7);
       } else if (k == "ts") {
         once(k, 1u << 3), ts.read(v);
       } else if (k == "dur") {

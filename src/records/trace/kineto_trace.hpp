@@ -27,6 +27,7 @@ struct TraceInfo {
   std::string path;
   std::map<int64_t, std::string> device_names;  // deviceProperties: id -> name
   uint64_t events = 0, bytes = 0;               // bytes: decompressed
+  uint64_t not_objects = 0;                     // elements of traceEvents that are no event (not an object)
 };
 
 // Calls `each` for every complete ("X") event of a kind other than `other`; the event is reused
