@@ -9,27 +9,34 @@
 #include <filesystem>
 
 #include "base/error.hpp"
+#include "base/text.hpp"
 
 namespace ub::history {
 
 namespace {
 
+// A cell upgradebench wrote as a number holds text or NULL only in a database edited or damaged.
 template <class T>
-T parse_number(const std::optional<std::string>& cell, size_t i) {
-  if (!cell) throw WorkError(fmt::format("history database: column {} is NULL where a number was expected", i));
+T parse_number(const std::optional<std::string>& cell, size_t i, const std::string* database) {
+  const std::string db = database ? " " + *database : std::string();
+  if (!cell) {
+    throw WorkError(fmt::format("history database{}: column {} is NULL where a number was expected (the database was "
+                                "edited or damaged)", db, i));
+  }
   T v{};
   const char* end = cell->data() + cell->size();
   auto [p, ec] = std::from_chars(cell->data(), end, v);
   if (ec != std::errc() || p != end) {
-    throw WorkError(fmt::format("history database: column {} holds '{}', not a number", i, *cell));
+    throw WorkError(fmt::format("history database{}: column {} holds '{}', not a number (the database was edited or "
+                                "damaged)", db, i, printable(*cell)));
   }
   return v;
 }
 
 }  // namespace
 
-int64_t Row::integer(size_t i) const { return parse_number<int64_t>(cells.at(i), i); }
-double Row::real(size_t i) const { return parse_number<double>(cells.at(i), i); }
+int64_t Row::integer(size_t i) const { return parse_number<int64_t>(cells.at(i), i, database); }
+double Row::real(size_t i) const { return parse_number<double>(cells.at(i), i, database); }
 std::optional<double> Row::optional_real(size_t i) const {
   if (!cells.at(i)) return std::nullopt;
   return real(i);

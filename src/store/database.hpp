@@ -19,6 +19,7 @@ using Value = std::variant<std::monostate, int64_t, double, std::string>;
 
 struct Row {
   std::vector<std::optional<std::string>> cells;
+  const std::string* database = nullptr;  // its name, for the messages of a cell that is no number
 
   const std::optional<std::string>& at(size_t i) const { return cells.at(i); }
   std::string text(size_t i) const { return cells.at(i).value_or(""); }

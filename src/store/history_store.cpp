@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "base/dates.hpp"
 #include "base/error.hpp"
 #include "base/text.hpp"
 #include "dist/fault.hpp"
@@ -127,32 +128,64 @@ void insert_metrics(Database& db, int64_t id, const std::vector<MetricPoint>& me
 }
 
 // A stored figure is one `history add` computed: a finite median inside its finite interval,
-// from one sample or more. A row saying otherwise was edited or damaged, and would print as a
-// figure ("fleet median -nan"): refused naming the run and the figure.
+// from one sample or more (and no more than any run takes), at a finite x. A row saying otherwise
+// was edited or damaged, and would print as a figure ("fleet median -nan"): refused naming the
+// run and the figure.
+constexpr int64_t kMostSamples = int64_t{1} << 40;
+
 void check_stored_figure(const std::string& db, int64_t run, const std::string& metric, double x, double median,
                          double low, double high, int64_t n) {
-  const bool finite = std::isfinite(median) && std::isfinite(low) && std::isfinite(high);
-  if (!finite || median < 0 || low > median || median > high || n < 1) {
+  const bool finite = std::isfinite(median) && std::isfinite(low) && std::isfinite(high) && std::isfinite(x);
+  if (!finite || median < 0 || low > median || median > high || n < 1 || n > kMostSamples) {
     throw WorkError(fmt::format("history database {}: run {}'s {} at {:g} holds median {} [{}, {}] of {} samples: no "
                                 "figure `history add` stores (the database was edited or damaged)",
                                 db, run, printable(metric), x, median, low, high, n));
   }
 }
 
-MetricPoint metric_of(const Row& row, size_t first) {
+// A run's telemetry beside a figure, where it has some, is what a GPU reports: a clock, a power
+// and a temperature in the ranges of any GPU. A value outside was edited in, and would print in
+// `fleet` as a reading (1e308 W).
+void check_stored_telemetry(const std::string& db, int64_t run, const MetricPoint& m) {
+  const auto refuse = [&](const char* what, double v) {
+    return WorkError(fmt::format("history database {}: run {}'s {} at {:g} holds {} {}: no reading of a GPU (the "
+                                 "database was edited or damaged)", db, run, printable(m.metric), m.x, what, v));
+  };
+  if (m.sm_clock_mhz && !(*m.sm_clock_mhz >= 0 && *m.sm_clock_mhz <= 10000)) throw refuse("an SM clock of MHz", *m.sm_clock_mhz);
+  if (m.power_w && !(*m.power_w >= 0 && *m.power_w <= 10000)) throw refuse("a power of W", *m.power_w);
+  if (m.temperature_c && !(*m.temperature_c >= -60 && *m.temperature_c <= 200)) {
+    throw refuse("a temperature of degrees C", *m.temperature_c);
+  }
+}
+
+// A run's figure and telemetry, checked as above.
+MetricPoint metric_of(const Row& row, size_t first, const std::string& db, int64_t run) {
   MetricPoint m;
   m.gpu = static_cast<int>(row.integer(first));
   m.metric = row.text(first + 1);
   m.x = row.real(first + 2);
-  m.n = static_cast<size_t>(row.integer(first + 3));
+  const int64_t n = row.integer(first + 3);
   m.median = row.real(first + 4);
   m.low = row.real(first + 5);
   m.high = row.real(first + 6);
+  check_stored_figure(db, run, m.metric, m.x, m.median, m.low, m.high, n);
+  m.n = static_cast<size_t>(n);
   m.sm_clock_mhz = row.optional_real(first + 7);
   m.power_w = row.optional_real(first + 8);
   m.temperature_c = row.optional_real(first + 9);
   m.throttle = static_cast<uint64_t>(row.integer(first + 10));
+  check_stored_telemetry(db, run, m);
   return m;
+}
+
+// A run's date is empty or one `history add` stored (a UTC timestamp): text edited in
+// ("yesterday") would sort among the real dates.
+std::string stored_date(const std::string& db, int64_t run, std::string date) {
+  if (!date.empty() && !is_timestamp(date)) {
+    throw WorkError(fmt::format("history database {}: run {}'s date \"{}\" is no date `history add` stores (the "
+                                "database was edited or damaged)", db, run, printable(date)));
+  }
+  return date;
 }
 
 // A run's own columns, read by summary_of; queries add theirs after them.
@@ -161,14 +194,14 @@ constexpr const char* kRunColumns =
     "r.workload, r.world_size, r.provenance";
 constexpr size_t kRunColumnCount = 14;
 
-RunSummary summary_of(const Row& row) {
+RunSummary summary_of(const Row& row, const std::string& db) {
   RunSummary s;
   s.id = row.integer(0);
   s.key = row.text(1);
   s.kind = row.text(2);
   s.command = row.text(3);
   s.format = row.text(4);
-  s.date = row.text(5);
+  s.date = stored_date(db, s.id, row.text(5));
   s.host = row.text(6);
   s.model = row.text(7);
   s.source = row.text(8);
@@ -382,7 +415,7 @@ std::vector<RunSummary> HistoryStore::list(const RunFilter& f, size_t limit) con
       kRunColumns, where.sql(), where.bind(static_cast<int64_t>(limit)));
   std::vector<RunSummary> out;
   for (const Row& row : db_->query(sql, params)) {
-    RunSummary s = summary_of(row);
+    RunSummary s = summary_of(row, db_->name());
     s.gpus = std::max(row.integer(kRunColumnCount), s.world_size);  // a peer's log of 8 ranks names one GPU
     s.gpu = row.text(kRunColumnCount + 1);
     s.metrics = row.integer(kRunColumnCount + 2);
@@ -396,7 +429,7 @@ std::optional<RunDetail> HistoryStore::show(int64_t id) const {
       db_->query(fmt::format("SELECT {} FROM runs r WHERE r.id = $1", kRunColumns), {id});
   if (rows.empty()) return std::nullopt;
   RunDetail d;
-  d.run = summary_of(rows.front());
+  d.run = summary_of(rows.front(), db_->name());
   for (const Row& g : db_->query("SELECT gpu_index, name, uuid FROM run_gpus WHERE run_id = $1 ORDER BY gpu_index", {id})) {
     d.gpus.push_back({static_cast<int>(g.integer(0)), g.text(1), g.text(2)});
   }
@@ -405,9 +438,7 @@ std::optional<RunDetail> HistoryStore::show(int64_t id) const {
   }
   for (const Row& m : db_->query(fmt::format("SELECT {} FROM run_metrics m WHERE m.run_id = $1 ORDER BY m.metric, m.x, m.gpu_index",
                                              kMetricColumns), {id})) {
-    d.metrics.push_back(metric_of(m, 0));
-    const MetricPoint& p = d.metrics.back();
-    check_stored_figure(db_->name(), id, p.metric, p.x, p.median, p.low, p.high, m.integer(3));
+    d.metrics.push_back(metric_of(m, 0, db_->name(), id));
   }
   d.run.gpus = std::max(static_cast<int64_t>(d.gpus.size()), d.run.world_size);
   d.run.gpu = d.gpus.empty() ? "" : d.gpus.front().name;
@@ -455,7 +486,7 @@ std::vector<TrendRun> HistoryStore::trend_rows(const std::string& metric, double
   for (const Row& row : db_->query(sql, params)) {
     TrendRun t;
     t.run_id = row.integer(0);
-    t.date = row.text(1);
+    t.date = stored_date(db_->name(), t.run_id, row.text(1));
     t.host = row.text(2);
     t.gpu = row.text(3);
     t.version = row.text(4);
@@ -479,13 +510,12 @@ std::vector<FleetSample> HistoryStore::fleet_rows(const std::string& metric, dou
   for (const Row& row : db_->query(sql, params)) {
     FleetSample s;
     s.run_id = row.integer(0);
-    s.date = row.text(1);
+    s.date = stored_date(db_->name(), s.run_id, row.text(1));
     s.host = row.text(2);
     s.gpu_name = row.text(3);
     s.uuid = row.text(4);
     s.workload = row.text(5);
-    s.point = metric_of(row, 6);
-    check_stored_figure(db_->name(), s.run_id, metric, x, s.point.median, s.point.low, s.point.high, row.integer(9));
+    s.point = metric_of(row, 6, db_->name(), s.run_id);
     s.gpu_index = s.point.gpu;
     out.push_back(std::move(s));
   }

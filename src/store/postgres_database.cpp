@@ -206,6 +206,7 @@ class PostgresDatabase final : public Database {
     rows.reserve(static_cast<size_t>(n));
     for (int i = 0; i < n; ++i) {
       Row row;
+      row.database = &name_;
       for (int c = 0; c < columns; ++c) {
         if (pq_.getisnull(r, i, c)) row.cells.emplace_back();
         else row.cells.emplace_back(std::string(pq_.getvalue(r, i, c), static_cast<size_t>(pq_.getlength(r, i, c))));

@@ -177,6 +177,7 @@ class SqliteDatabase final : public Database {
         fail(sql);
       }
       Row row;
+      row.database = &name_;
       const int columns = sqlite3_column_count(stmt);
       for (int c = 0; c < columns; ++c) {
         switch (sqlite3_column_type(stmt, c)) {

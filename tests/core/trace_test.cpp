@@ -3,6 +3,8 @@
 // (buckets adding up to it, overlap, clipping), and a trace in Kineto's layout decomposed end to end.
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include <algorithm>
 #include <zlib.h>
 
@@ -51,24 +53,40 @@ TEST(JsonSpan, StringsNumbersAndSkipping) {
   JsonSpan span(text, "t");
   std::string s;
   double n = 0;
-  int64_t i = 0, q = 0;
+  int64_t i = 0;
+  std::optional<int64_t> q = 0;
   span.for_each_member([&](std::string_view k, JsonSpan& v) {
     if (k == "s") s = v.string();
     if (k == "n") n = *v.number();
     if (k == "i") i = *v.integer();
-    if (k == "q") q = *v.integer();
+    if (k == "q") q = v.integer();  // a string, even of digits, is no number
     return true;  // "deep" and "t" are skipped unread
   });
   EXPECT_EQ(s, "a\"b\\c\xc3\xa9\xf0\x9f\x98\x80\n");
   EXPECT_DOUBLE_EQ(n, -1500);
   EXPECT_EQ(i, 7);
-  EXPECT_EQ(q, 42);
+  EXPECT_EQ(q, std::nullopt);
   for (const char* bad : {R"({"a": "x)", R"({"a" 1})", R"({"a": 1 "b": 2})", R"({"a": "\q"})"}) {
     JsonSpan b(bad, "bad");
     EXPECT_THROW(b.for_each_member([](std::string_view, JsonSpan& v) {
       (void)v.string();
       return true;
     }), WorkError) << bad;
+  }
+  // Numbers as JSON writes them, and nothing JSON does not: a leading zero, a bare point, no
+  // exponent digits, inf and nan are a malformed document.
+  for (const char* good : {R"({"a": 0})", R"({"a": -0.5})", R"({"a": 1e-3})", R"({"a": 2E+10})"}) {
+    JsonSpan g(good, "good");
+    EXPECT_NO_THROW(g.for_each_member([](std::string_view, JsonSpan& v) { return v.number().has_value(); })) << good;
+  }
+  for (const char* bad : {R"({"a": 01})", R"({"a": 1.})", R"({"a": 1.e5})", R"({"a": 1e})", R"({"a": -inf})", R"({"a": -nan})", R"({"a": -})"}) {
+    JsonSpan b(bad, "bad");
+    try {
+      b.for_each_member([](std::string_view, JsonSpan& v) { return v.number().has_value(); });
+      ADD_FAILURE() << "read as a number: " << bad;
+    } catch (const WorkError& e) {
+      EXPECT_NE(std::string(e.what()).find("a malformed number"), std::string::npos) << bad << ": " << e.what();
+    }
   }
 }
 

@@ -5,6 +5,8 @@
 // schema's version, and records added as a command writes them.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <fmt/format.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -284,6 +286,17 @@ TEST_P(HistoryStoreTest, ADamagedSchemaVersionIsSaidSo) {
   const std::string emptied = opening_error(spec_);
   EXPECT_NE(emptied.find("its tables are there and its schema_version is empty"), std::string::npos) << emptied;
   EXPECT_EQ(emptied.find("already exists"), std::string::npos) << emptied;
+  // Versions start at 1: a negative one is not an older database to bring up to date.
+  for (const int64_t v : {int64_t{-1}, int64_t{0}}) {
+    {
+      const std::unique_ptr<Database> db = open_database(spec_);
+      db->execute("DELETE FROM schema_version");
+      db->query("INSERT INTO schema_version (version) VALUES ($1)", {v});
+    }
+    const std::string negative = opening_error(spec_);
+    EXPECT_NE(negative.find("its schema_version holds something other than a version number"), std::string::npos) << v << ": " << negative;
+    EXPECT_EQ(negative.find("older"), std::string::npos) << negative;
+  }
 }
 
 // A stored figure that no `history add` computes (an infinite median, a negative one, no samples)
@@ -301,6 +314,48 @@ TEST_P(HistoryStoreTest, AStoredFigureNoAddComputesIsRefused) {
     EXPECT_NE(std::string(e.what()).find(fmt::format("run {}'s ", runs.front().id)), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("no figure `history add` stores"), std::string::npos) << e.what();
   }
+}
+
+// Beside the figures: a date, a sample count, an x and the telemetry that no `history add`
+// stores (edited in) are refused naming the database and the run, never sorted or printed as if
+// measured; a number column holding text names the database.
+TEST_P(HistoryStoreTest, AStoredDateCountOrReadingNoAddWritesIsRefused) {
+  HistoryStore store(spec_);
+  store.add_file(kSweep);
+  const std::vector<RunSummary> runs = store.list({}, 100);
+  ASSERT_FALSE(runs.empty());
+  const int64_t id = runs.front().id;
+  Database& db = store.database();
+  const auto refused = [&](const std::string& says, const auto& read) {
+    try {
+      read();
+      ADD_FAILURE() << "accepted: " << says;
+    } catch (const WorkError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("history database " + db.name()), std::string::npos) << what;
+      EXPECT_NE(what.find(says), std::string::npos) << what;
+    }
+  };
+  const auto edited = [&](const std::string& sql, const std::vector<Value>& params, const std::string& says) {
+    const Transaction t(db);  // rolled back at the end of the scope
+    db.query(sql, params);
+    refused(says, [&] { store.show(id); });
+  };
+  {
+    const Transaction t(db);
+    db.query("UPDATE runs SET date = $1 WHERE id = $2", {std::string("yesterday"), id});
+    refused(fmt::format("run {}'s date \"yesterday\" is no date", id), [&] { store.list({}, 100); });
+  }
+  edited("UPDATE run_metrics SET power_w = $1 WHERE run_id = $2", {1e308, id}, "holds a power of W 1e+308: no reading of a GPU");
+  edited("UPDATE run_metrics SET temperature_c = $1 WHERE run_id = $2", {-300.0, id}, "a temperature of degrees C -300");
+  edited("UPDATE run_metrics SET x = $1 WHERE run_id = $2", {std::numeric_limits<double>::infinity(), id},
+         "no figure `history add` stores");
+  if (GetParam() == "sqlite") {  // PostgreSQL's typed columns hold neither
+    edited("UPDATE run_metrics SET n = $1 WHERE run_id = $2", {std::numeric_limits<int64_t>::max(), id},
+           "no figure `history add` stores");
+    edited("UPDATE run_metrics SET median = $1 WHERE run_id = $2", {std::string("abc"), id}, "holds 'abc', not a number");
+  }
+  EXPECT_NO_THROW(store.show(id)) << "each edit was rolled back";
 }
 
 // A database of version 1 (before runs said their workload) is brought to the current version
