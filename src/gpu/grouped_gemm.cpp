@@ -92,7 +92,12 @@ void GroupedGemm::run_per_expert(const Product& product, std::vector<Problem> pr
   std::array<bool, kSideStreams> used{};
   const float alpha = 1.0f;
   for (const Problem& p : problems) {
-    const auto i = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    // A product whose output alone has a tile for every SM (132 SMs of 128 x 256 outputs, Hopper's
+    // largest tile) gains nothing beside another and shares the L2 with it: those run one after
+    // another on the first stream.
+    constexpr int64_t kFillsTheGpu = int64_t{132} * 128 * 256;
+    const bool fills = int64_t{p.m} * p.n >= kFillsTheGpu;
+    const auto i = fills ? size_t{0} : static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
     if (!used[i]) UB_CUDA_CHECK(cudaStreamWaitEvent(sides_[i].get(), fork_.get()));
     used[i] = true, load[i] += p.rows;
     UB_CUBLAS_API_CHECK(cublasGemmEx(side_handles_[i], product.ta, product.tb, p.m, p.n, p.k, &alpha, p.a, CUDA_R_16BF,
