@@ -88,21 +88,27 @@ void GroupedGemm::run_per_expert(const Product& product, std::vector<Problem> pr
   if (problems.empty()) return;
   if (!forked) fork_.record(stream_);
   std::stable_sort(problems.begin(), problems.end(), [](const Problem& a, const Problem& b) { return a.rows > b.rows; });
+  const float alpha = 1.0f;
+  const auto gemm = [&](cublasHandle_t handle, const Problem& p) {
+    UB_CUBLAS_API_CHECK(cublasGemmEx(handle, product.ta, product.tb, p.m, p.n, p.k, &alpha, p.a, CUDA_R_16BF, p.lda,
+                                     p.b, CUDA_R_16BF, p.ldb, &beta, p.c, product.c_type, p.ldc, CUBLAS_COMPUTE_32F,
+                                     CUBLAS_GEMM_DEFAULT));
+  };
+  // A product whose output alone has a tile for every SM (132 SMs of 128 x 256 outputs, Hopper's
+  // largest tile) gains nothing beside another and shares the L2 with it: those run one after
+  // another on the stream itself; the smaller ones spread over the side streams.
+  constexpr int64_t kFillsTheGpu = int64_t{132} * 128 * 256;
   std::array<int64_t, kSideStreams> load{};
   std::array<bool, kSideStreams> used{};
-  const float alpha = 1.0f;
   for (const Problem& p : problems) {
-    // A product whose output alone has a tile for every SM (132 SMs of 128 x 256 outputs, Hopper's
-    // largest tile) gains nothing beside another and shares the L2 with it: those run one after
-    // another on the first stream.
-    constexpr int64_t kFillsTheGpu = int64_t{132} * 128 * 256;
-    const bool fills = int64_t{p.m} * p.n >= kFillsTheGpu;
-    const auto i = fills ? size_t{0} : static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    if (int64_t{p.m} * p.n >= kFillsTheGpu) {
+      gemm(handle_, p);
+      continue;
+    }
+    const auto i = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
     if (!used[i]) UB_CUDA_CHECK(cudaStreamWaitEvent(sides_[i].get(), fork_.get()));
     used[i] = true, load[i] += p.rows;
-    UB_CUBLAS_API_CHECK(cublasGemmEx(side_handles_[i], product.ta, product.tb, p.m, p.n, p.k, &alpha, p.a, CUDA_R_16BF,
-                                     p.lda, p.b, CUDA_R_16BF, p.ldb, &beta, p.c, product.c_type, p.ldc,
-                                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    gemm(side_handles_[i], p);
   }
   for (size_t i = 0; i < kSideStreams; ++i) {
     if (!used[i]) continue;

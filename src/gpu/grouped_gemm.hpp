@@ -21,7 +21,7 @@
 // side streams, the rest in one grouped call beside them. Experts that go alone are spread over
 // kSideStreams streams, the largest first, each to the stream with the fewest rows so far: an
 // expert of a few hundred rows fills a fraction of Hopper's SMs, and several run at once (one
-// large enough to fill them all runs alone, one after another on the first stream). A product's way is the row count
+// large enough to fill them all runs on the product's own stream, one after another). A product's way is the row count
 // from which an expert goes alone (0: every expert alone; none: all grouped). Each product (its
 // transposes, output type and the experts' fixed dimensions) is timed each way on its first use
 // that writes its output, and runs the fastest way from then on.
@@ -104,8 +104,9 @@ class GroupedGemm {
   bool run_way(const Product& product, const std::vector<Problem>& problems, float beta, Way way);
   // false when this cuBLAS has no grouped kernel for the product's types
   bool run_grouped(const Product& product, const std::vector<Problem>& problems, float beta);
-  // One cublasGemmEx per problem, spread over the side streams after what the stream has
-  // enqueued so far (`forked`: after fork_, already recorded); the stream then waits for them.
+  // One cublasGemmEx per problem: those that fill the GPU on the stream, the others spread over
+  // the side streams after what the stream has enqueued so far (`forked`: after fork_, already
+  // recorded); the stream then waits for them.
   void run_per_expert(const Product& product, std::vector<Problem> problems, float beta, bool forked = false);
   // Times each way (each run once before it is timed) and keeps the fastest; the output is written.
   Way choose(const Product& product, const std::vector<Problem>& problems);
