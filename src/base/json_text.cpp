@@ -4,11 +4,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <unordered_set>
 #include <vector>
 
 #include "base/error.hpp"
+#include "base/gzip_reader.hpp"
 #include "base/text.hpp"
 
 namespace ub {
@@ -116,14 +116,15 @@ std::string read_json_file(const std::filesystem::path& file, const std::string&
   if (!std::filesystem::is_regular_file(st)) {
     throw UsageError(fmt::format("{}: not a file (a pipe, a device or a folder): {} is read from a file", where, what));
   }
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw UsageError(fmt::format("{}: cannot be read: not {}", where, what));
+  // Read as it is, or decompressed when gzip wrote it (a manifest or a config kept compressed).
+  GzipReader in(where, where);
   std::string text;
   char buf[65536];
-  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-    text.append(buf, static_cast<size_t>(in.gcount()));
+  while (const size_t n = in.read(buf, sizeof buf)) {
+    text.append(buf, n);
     if (text.size() > kMaxJsonFileBytes) {
-      throw UsageError(fmt::format("{}: larger than {} MiB: not {}", where, kMaxJsonFileBytes >> 20, what));
+      throw UsageError(fmt::format("{}: larger than {} MiB{}: not {}", where, kMaxJsonFileBytes >> 20,
+                                   in.direct() ? "" : " decompressed", what));
     }
   }
   return text;

@@ -38,9 +38,10 @@ std::string json_error_text(const nlohmann::json::exception& e);
 // none is near this size, and a device or a pipe given as one (/dev/zero) must not fill memory.
 inline constexpr size_t kMaxJsonFileBytes = size_t{16} << 20;
 
-// The text of the JSON file `file`, `what` it is ("a model's config.json"): UsageError naming it
-// when it is not a regular file (a pipe would block its opening or be read forever, a device
-// never ends), cannot be read, or is larger than kMaxJsonFileBytes.
+// The text of the JSON file `file`, `what` it is ("a model's config.json"), decompressed when
+// gzip wrote it: UsageError naming it when it is not a regular file (a pipe would block its
+// opening or be read forever, a device never ends), cannot be read, or is larger than
+// kMaxJsonFileBytes; WorkError for damaged gzip data.
 std::string read_json_file(const std::filesystem::path& file, const std::string& what);
 
 }  // namespace ub

@@ -5,8 +5,10 @@
 // of zero, a software stack that differs).
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -152,6 +154,19 @@ TEST(Decide, WithoutPricesItSaysTheSpeedupAndAsksForThem) {
   const json j = json::parse(r.out);
   EXPECT_EQ(j["verdict"], "no prices");
   EXPECT_NE(j["line"].get<std::string>().find("1.69-2.03x"), std::string::npos) << j["line"];
+}
+
+// A manifest kept gzip-compressed (the folder compressed file by file) is read as the plain one:
+// the same decision, not "a NUL byte" in binary.
+TEST(Decide, AGzipCompressedManifestReadsAsThePlainOne) {
+  const fs::path gz = edited_suite("suite_manifest_gz", [](json&) {});
+  ASSERT_EQ(std::system(fmt::format("gzip -f {}", (gz / "manifest.json").string()).c_str()), 0);
+  fs::rename(gz / "manifest.json.gz", gz / "manifest.json");
+  const Result plain = run("decide " + kSuite + " --to h100 --price-old 3 --price-new 2 --json");
+  const Result r = run("decide " + gz.string() + " --to h100 --price-old 3 --price-new 2 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_EQ(json::parse(r.out)["line"], json::parse(plain.out)["line"]);
 }
 
 TEST(Decide, BadInputIsRefusedNamingWhat) {
