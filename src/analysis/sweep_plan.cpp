@@ -12,16 +12,23 @@
 
 namespace ub {
 
-std::map<int64_t, PointOutcome> sweep_outcomes(const std::filesystem::path& records, int steps) {
+std::map<int64_t, PointOutcome> sweep_outcomes(const std::filesystem::path& records, int steps,
+                                               std::vector<std::string>* warnings) {
   if (!std::filesystem::exists(records)) return {};
-  return sweep_outcomes(LineSource::file(records), steps);
+  return sweep_outcomes(LineSource::file(records), steps, warnings);
 }
 
-std::map<int64_t, PointOutcome> sweep_outcomes(const LineSource& records, int steps) {
+std::map<int64_t, PointOutcome> sweep_outcomes(const LineSource& records, int steps, std::vector<std::string>* warnings) {
   std::map<int64_t, PointOutcome> out;
   std::map<int64_t, int> steady;  // steady steps seen per length
-  std::vector<std::string> warnings;  // damaged lines: the points they held are run again
+  std::vector<std::string> skipped;  // damaged lines: the points they held are run again
   for_each_record(records, [&](const RecordLine& r) {
+    const bool training = r.type == "train_step" || r.type == "train_oom" || r.type == "train_error";
+    if (training && (!r.json.contains("seqlen") || !r.json.at("seqlen").is_number_integer())) {
+      skipped.push_back(fmt::format("{}: a {} record without a whole seqlen, skipped: read as if it were not in the file",
+                                    r.where, r.type));
+      return;
+    }
     const Fields f(r.json, r.where);
     if (!f.has("seqlen") || !r.json.at("seqlen").is_number_integer()) return;
     const int64_t s = f.count("seqlen");
@@ -36,7 +43,8 @@ std::map<int64_t, PointOutcome> sweep_outcomes(const LineSource& records, int st
     } else if (r.type == "train_oom" || r.type == "train_error") {
       mark(read_train_failure(f).oom ? PointOutcome::oom : PointOutcome::failed);
     }
-  }, warnings);
+  }, skipped);
+  if (warnings) warnings->insert(warnings->end(), skipped.begin(), skipped.end());
   return out;
 }
 

@@ -20,9 +20,13 @@ enum class PointOutcome { measured, oom, failed };
 // Per sequence length, what the records file says: measured (at least `steps` steady train_step
 // records), oom (train_oom), or failed (train_error, or fewer steady steps than asked for: a
 // point stopped before it finished is run again). A missing file is empty; a damaged line (a hard
-// stop mid-write) is skipped, the points around it kept.
-std::map<int64_t, PointOutcome> sweep_outcomes(const std::filesystem::path& records, int steps = 1);
-std::map<int64_t, PointOutcome> sweep_outcomes(const LineSource& records, int steps = 1);
+// stop mid-write) is skipped, the points around it kept; so is a training record whose seqlen is
+// no whole number. Each skipped line is said in `warnings` ("path:LINE: ..."), when given: the
+// point it held is measured again.
+std::map<int64_t, PointOutcome> sweep_outcomes(const std::filesystem::path& records, int steps = 1,
+                                               std::vector<std::string>* warnings = nullptr);
+std::map<int64_t, PointOutcome> sweep_outcomes(const LineSource& records, int steps = 1,
+                                               std::vector<std::string>* warnings = nullptr);
 
 // What in the records file's context records differs from the sweep about to continue it
 // (`expected`: the configuration keys that decide the workload, as the train context writes

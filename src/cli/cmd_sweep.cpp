@@ -11,6 +11,7 @@
 #include <set>
 
 #include "analysis/sweep_plan.hpp"
+#include "cli/output.hpp"
 #include "base/error.hpp"
 #include "cli/arguments.hpp"
 #include "cli/child_process.hpp"
@@ -138,7 +139,9 @@ void run(Context& ctx, const SweepOptions& o) {
   }
   // A length the bisection tried holds --find-max-steps steps: enough to count as measured.
   const int steps_held = o.probe_steps > 0 ? std::min(o.train.steps, o.probe_steps) : o.train.steps;
-  std::map<int64_t, PointOutcome> done = o.resume ? sweep_outcomes(out, steps_held) : std::map<int64_t, PointOutcome>{};
+  std::vector<std::string> skipped;  // lines of the records file --resume could not read: their points run again
+  std::map<int64_t, PointOutcome> done = o.resume ? sweep_outcomes(out, steps_held, &skipped) : std::map<int64_t, PointOutcome>{};
+  warn_about_lines(skipped, out);
   std::set<int64_t> asked;  // the lengths this sweep ran or was given: the others in the file are only shown
   auto measure = [&](int64_t s, bool probe) -> PointOutcome {
     asked.insert(s);

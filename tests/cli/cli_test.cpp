@@ -176,6 +176,39 @@ TEST(Sweep, ResumeSkipsWhatTheFileHolds) {
   EXPECT_NE(r.err.find("seqlen 8192: measured already in"), std::string::npos) << r.err;
 }
 
+// A line of the file --resume cannot read (cut short, or a step record without a whole length) is
+// named in a warning, never passed over unsaid: the point it held is measured again if the other
+// lines do not complete it.
+TEST(Sweep, ResumeNamesTheLinesItCannotRead) {
+  const std::string out = ::testing::TempDir() + "/sweep_resume_damaged.jsonl";
+  std::vector<std::string> lines;
+  {
+    std::ifstream in(std::string(UB_FIXTURES_DIR) + "/train_records_h200_ours.jsonl");
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+  }
+  size_t text_length = 0, cut = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].find("\"type\":\"train_step\"") == std::string::npos) continue;
+    if (!text_length && lines[i].find("\"seqlen\":4096") != std::string::npos) {
+      lines[i].replace(lines[i].find("\"seqlen\":4096"), std::string("\"seqlen\":4096").size(), "\"seqlen\":\"4096\"");
+      text_length = i + 1;
+    } else if (!cut && lines[i].find("\"seqlen\":8192") != std::string::npos) {
+      lines[i].resize(40);
+      cut = i + 1;
+    }
+  }
+  ASSERT_TRUE(text_length && cut);
+  {
+    std::ofstream o(out, std::ios::trunc);
+    for (const std::string& l : lines) o << l << '\n';
+  }
+  const Result r = run("sweep --model llama-3.1-8b --layers 4 --seqlens 4096,8192 --precision bf16 --steps 6 --resume "
+                       "--device 7 --out " + out);
+  EXPECT_NE(r.err.find(fmt::format("warning: {}:{}: a train_step record without a whole seqlen, skipped", out, text_length)),
+            std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(fmt::format("warning: {}:{}: a damaged line skipped", out, cut)), std::string::npos) << r.err;
+}
+
 // Records of the data-parallel step (a job of one rank at ZeRO-3, measured) read as one GPU's:
 // the stage is the workload, so compare pairs them with the engine alone only when forced, and
 // says first that it was.
