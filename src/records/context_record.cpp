@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "base/error.hpp"
+#include "base/text.hpp"
 #include "records/provenance.hpp"
 #include "records/record_file.hpp"
 
@@ -74,7 +75,18 @@ Fingerprint read_fingerprint(const Fields& f) {
       const Fields gf(g, f.where());
       GpuFacts x;
       x.index = static_cast<int>(gf.optional_count("index").value_or(0));
+      // Each GPU of a run once, by its index: two of one index (both left without one) would be
+      // one GPU's figures given twice.
+      for (const GpuFacts& before : out.gpus) {
+        if (before.index == x.index) {
+          throw WorkError(fmt::format("{}: two GPUs with index {} in \"gpus\" (a GPU without \"index\" is GPU 0): each "
+                                      "GPU of a run is listed once", f.where(), x.index));
+        }
+      }
       x.name = gf.string_or("name", "");
+      if (x.name.empty() || x.name.find_first_not_of(' ') == std::string::npos) {
+        throw WorkError(fmt::format("{}: GPU {} in \"gpus\" has no name", f.where(), x.index));
+      }
       auto text = [&](const char* key) { return gf.has(key) ? std::optional<std::string>(scalar_text(g.at(key))) : std::nullopt; };
       x.uuid = text("uuid");
       x.pci_bus_id = text("pci_bus_id");
@@ -111,6 +123,15 @@ Fingerprint read_fingerprint(const Fields& f) {
 
 ContextRecord read_context(const Fields& f) {
   ContextRecord c;
+  // The records' format: what another format (a newer upgradebench's, another tool's) means by a
+  // field is not known, so its records are not read as if they were ours.
+  if (f.raw().contains("schema")) {
+    const json& s = f.raw().at("schema");
+    if (!s.is_string() || s.get<std::string>() != kRecordSchema) {
+      throw WorkError(fmt::format("{}: schema {} is not one this upgradebench reads ({}): records of a newer "
+                                  "upgradebench or of another tool", f.where(), printable(s.dump()), kRecordSchema));
+    }
+  }
   c.schema = f.string_or("schema", "");
   c.tool = f.has("tool") ? scalar_text(f.raw().at("tool")) : "";
   c.command = f.string_or("command", "");

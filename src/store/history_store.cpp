@@ -131,12 +131,16 @@ void insert_metrics(Database& db, int64_t id, const std::vector<MetricPoint>& me
 // from one sample or more (and no more than any run takes), at a finite x. A row saying otherwise
 // was edited or damaged, and would print as a figure ("fleet median -nan"): refused naming the
 // run and the figure.
+// No figure of any metric comes near 1e12 (a step of 30 years, a petabyte per second, 1e12
+// TFLOPS); past it a number was typed in, and would print as hundreds of digits.
 constexpr int64_t kMostSamples = int64_t{1} << 40;
+constexpr double kLargestFigure = 1e12;
 
 void check_stored_figure(const std::string& db, int64_t run, const std::string& metric, double x, double median,
                          double low, double high, int64_t n) {
   const bool finite = std::isfinite(median) && std::isfinite(low) && std::isfinite(high) && std::isfinite(x);
-  if (!finite || median < 0 || low > median || median > high || n < 1 || n > kMostSamples) {
+  const bool plausible = high <= kLargestFigure && std::fabs(x) <= kLargestFigure;
+  if (!finite || !plausible || median < 0 || low > median || median > high || n < 1 || n > kMostSamples) {
     throw WorkError(fmt::format("history database {}: run {}'s {} at {:g} holds median {} [{}, {}] of {} samples: no "
                                 "figure `history add` stores (the database was edited or damaged)",
                                 db, run, printable(metric), x, median, low, high, n));

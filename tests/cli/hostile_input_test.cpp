@@ -229,6 +229,33 @@ TEST(SilentlyWrong, AKernelOnNoTimelineOrNotOneCompleteEventIsRefused) {
                "more after the end of the JSON document");
 }
 
+// A context record of another format (a newer upgradebench's, another tool's) is not read as
+// ours; a run's GPUs are each listed once, each with a name.
+TEST(SilentlyWrong, RecordsOfAnotherSchemaOrGpusListedTwiceAreRefused) {
+  const std::string records = slurp(kFx + "/train_records_h200_plain_8k.jsonl");
+  const std::string ours = "\"schema\":\"upgradebench/1\"";
+  ASSERT_NE(records.find(ours), std::string::npos);
+  for (const std::string other : {"\"schema\":\"upgradebench/999\"", "\"schema\":\"nvidia-smi/1\"", "\"schema\":null"}) {
+    std::string edited = records;
+    edited.replace(edited.find(ours), ours.size(), other);
+    const std::string path = write_file("other_schema.jsonl", edited);
+    expect_error("memfit " + path, 1, path + ":1: schema ");
+    expect_error(fmt::format("history add --db {} {}", fresh_db("other_schema"), path), 1, "is not one this upgradebench reads (upgradebench/1)");
+  }
+  const std::regex gpus(R"re("gpus":\[(\{[^\]]*\})\])re");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(records, m, gpus));
+  std::string unindexed = m[1].str();
+  unindexed = std::regex_replace(unindexed, std::regex(R"("index":0,)"), "");
+  const std::string twice = write_file("gpus_twice.jsonl", std::regex_replace(records, gpus, "\"gpus\":[" + unindexed + "," + unindexed + "]",
+                                                                            std::regex_constants::format_first_only));
+  expect_error(fmt::format("history add --db {} {}", fresh_db("gpus_twice"), twice), 1, ":1: two GPUs with index 0 in \"gpus\"");
+  expect_error("memfit " + twice, 1, ":1: two GPUs with index 0");
+  const std::string nameless = write_file("gpu_nameless.jsonl", std::regex_replace(records, gpus, "\"gpus\":[{}]",
+                                                                                  std::regex_constants::format_first_only));
+  expect_error(fmt::format("history add --db {} {}", fresh_db("gpu_nameless"), nameless), 1, ":1: GPU 0 in \"gpus\" has no name");
+}
+
 // What JSON has no number for is a damaged trace, not a number read as far as it goes: a leading
 // zero, a bare point, -inf.
 TEST(SilentlyWrong, ATraceNumberJsonDoesNotWriteIsRefused) {

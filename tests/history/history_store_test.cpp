@@ -350,6 +350,8 @@ TEST_P(HistoryStoreTest, AStoredDateCountOrReadingNoAddWritesIsRefused) {
   edited("UPDATE run_metrics SET temperature_c = $1 WHERE run_id = $2", {-300.0, id}, "a temperature of degrees C -300");
   edited("UPDATE run_metrics SET x = $1 WHERE run_id = $2", {std::numeric_limits<double>::infinity(), id},
          "no figure `history add` stores");
+  edited("UPDATE run_metrics SET median = $1, low = $1, high = $1 WHERE run_id = $2", {1e308, id},
+         "no figure `history add` stores");
   if (GetParam() == "sqlite") {  // PostgreSQL's typed columns hold neither
     edited("UPDATE run_metrics SET n = $1 WHERE run_id = $2", {std::numeric_limits<int64_t>::max(), id},
            "no figure `history add` stores");
