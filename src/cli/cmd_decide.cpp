@@ -347,11 +347,9 @@ void register_decide(CLI::App& app, Context& ctx) {
                   "Runs of the old GPU's workload with other memory levers (sweep records): the longest sequence "
                   "per lever on both GPUs, and which lever reaches --need-seqlen on the old GPU at what step time");
   cmd->add_flag("--force", o->force, "Compare measurements taken on different software stacks (said first on the page)");
-  auto* page = cmd->add_option("-o,--page,--out", o->out_dir,
-                               "Also write the page (report.html, report.md, charts) into this folder (--out: the older "
-                               "name; --out is where records go in the measuring commands)");
-  // A folder given as "" is no folder: refused, not a page silently left unwritten.
-  page->check([](const std::string& v) { return v.empty() ? std::string("the page's folder is an empty name: give a folder") : std::string(); });
+  cmd->add_option("-o,--page,--out", o->out_dir,
+                  "Also write the page (report.html, report.md, charts) into this folder (--out: the older name; --out "
+                  "is where records go in the measuring commands)");
   cmd->add_option("--web-dir", o->web_dir, "node_modules holding vega, vega-lite, vega-embed");
   cmd->add_option("--old-run", o->old_runs,
                   "A measurement of the GPU you have (decomposition or training log): part 2 PREDICTED from it "

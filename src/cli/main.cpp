@@ -38,6 +38,23 @@ class HelpFormatter : public CLI::Formatter {
 
 }  // namespace
 
+namespace {
+
+// A value given empty (--db '', --seqlens '') is a typing or quoting mistake, never "not given":
+// read as the default it would write to the default database, or count all layers. Every option
+// and argument that takes a value refuses an empty one.
+void refuse_empty_values(CLI::App& app) {
+  for (CLI::Option* opt : app.get_options()) {
+    if (opt->get_expected_max() == 0) continue;  // a flag
+    opt->check(CLI::Validator(
+        [](std::string& v) { return v.empty() ? std::string("an empty value (give one, or leave the option out)") : std::string(); },
+        "", "not empty"));
+  }
+  for (CLI::App* sub : app.get_subcommands({})) refuse_empty_values(*sub);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   ub::cli::Context ctx;
   ctx.argv.assign(argv, argv + argc);
@@ -66,6 +83,7 @@ int main(int argc, char** argv) {
   ub::cli::register_memfit(app, ctx);
   ub::cli::register_report(app, ctx);
   ub::cli::register_history(app, ctx);
+  refuse_empty_values(app);
   // A first word that is not an option and not a command is a mistyped command: name it.
   if (argc > 1 && argv[1][0] != '-') {
     bool known = false;

@@ -644,6 +644,22 @@ TEST(SilentlyWrong, AMamfShapeLineThatCannotBeAMeasurementIsLeftOutWithAWarning)
 
 // ---- Exit codes and messages ----
 
+// An option or argument given an empty value is a usage error naming it, never "not given" (an
+// empty --db would have written to the default database).
+TEST(Messages, AnEmptyValueIsAUsageErrorNamingTheOption) {
+  const std::string records = kFx + "/train_records_h200_plain_8k.jsonl";
+  const std::string db = fresh_db("empty_values");
+  for (const auto& [args, option] : {std::pair{"history add --db '' " + records, "--db"},
+                                     {"flops --layers ''", "--layers"},
+                                     {"memfit " + records + " --capacity-gib ''", "--capacity-gib"},
+                                     {"compare " + records + " " + records + " --tokens ''", "--tokens"},
+                                     {"decide --need-seqlen '' " + kFx + "/suite_h200_2l --to h100", "--need-seqlen"},
+                                     {"predict " + kFx + "/sweep_h200.log --to b200 --seqlens ''", "--seqlens"},
+                                     {"history list --db " + db + " --gpu ''", "--gpu"}}) {
+    expect_error(args, 2, std::string(option) + ": an empty value (give one, or leave the option out)");
+  }
+}
+
 TEST(Messages, TheJobsOptionsAreUsageErrors) {
   for (const char* bad : {"--gpus 0", "--gpus -1", "--gpus abc", "--gpus 99999", "--rendezvous-timeout -1",
                           "--rendezvous-timeout nan", "--rendezvous-timeout 0", "--rendezvous-timeout inf"}) {
@@ -2917,7 +2933,7 @@ TEST(FilesClobbered, AReportFolderIsNamedAsAFolder) {
   const std::string file = write_file("page_is_a_file", "mine");
   expect_error("decide -o " + file, 2, "-o " + file + ": a file, not a folder");
   EXPECT_EQ(slurp(file), "mine");
-  expect_error("decide -o ''", 2, "the page's folder is an empty name");
+  expect_error("decide -o ''", 2, "--page: an empty value (give one, or leave the option out)");
   // Nor into a suite's folder that is an input: it keeps what was measured, and nothing else.
   const fs::path suite = temp_path("suite_is_the_page");
   fs::remove_all(suite);
