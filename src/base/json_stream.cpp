@@ -15,12 +15,14 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
 #include "base/error.hpp"
 #include "base/gzip_reader.hpp"
 #include "base/json_text.hpp"
+#include "base/text.hpp"
 
 namespace ub::trace {
 
@@ -575,10 +577,15 @@ void stream_object(Window& w, std::string_view streamed, const StreamHandlers& h
     w.advance();
     return;
   }
+  std::set<std::string> keys;  // the top level's: one given twice is two documents' worth of one member
   while (true) {
     const std::string_view key_text = w.value();
     JsonSpan key_span(key_text, source.path());
     const std::string key = key_span.string();
+    if (!keys.insert(key).second) {
+      throw WorkError(fmt::format("{}: the key \"{}\" is given twice at the top level: which value is meant is not known",
+                                  source.path(), printable(key)));
+    }
     if (w.next() != ':') w.fail("':' was expected after a key");
     w.advance();
     if (key == streamed && w.next() == '[') {

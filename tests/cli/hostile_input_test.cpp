@@ -224,6 +224,11 @@ TEST(SilentlyWrong, AKernelOnNoTimelineOrNotOneCompleteEventIsRefused) {
   const Result cut = run("decompose " + write_file("nul_in_name.json", nul_name));
   EXPECT_EQ(cut.code, 1) << cut.err;
   EXPECT_NE(cut.err.find("]: \"name\": a raw control character (\\x00) inside a string"), std::string::npos) << cut.err;
+  // A member of the document given twice at its top level (two traces' events in one file).
+  std::string events_twice = trace;
+  events_twice.insert(events_twice.find("\"traceEvents\": ["), "\"traceEvents\": [], ");
+  expect_error("decompose " + write_file("events_twice.json", events_twice), 1,
+               "the key \"traceEvents\" is given twice at the top level");
   // A NUL byte and more after the document is more after it, not its end.
   expect_error("decompose " + write_file("nul_after.json", trace + std::string(1, '\0') + "junk"), 1,
                "more after the end of the JSON document");
