@@ -330,6 +330,12 @@ void refuse_page_over_inputs(const std::string& dir, const std::vector<std::stri
       refuse_if_page(in, in);
     }
   }
+  // A suite's folder keeps what was measured and what `decide` and `suite --resume` read: a page
+  // written there is a file of neither.
+  if (fs::exists(fs::path(dir) / "manifest.json", ec)) {
+    throw UsageError(fmt::format("-o {}: a suite's folder (it holds manifest.json): write the page into another folder",
+                                 printable(dir)));
+  }
 }
 
 std::optional<double> parse_optional_positive(const std::string& text, const std::string& what,

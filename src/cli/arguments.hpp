@@ -63,7 +63,8 @@ void refuse_repeated_inputs(const std::vector<std::string>& inputs, const std::s
                                                      "other GPU's measurement");
 // UsageError when a file a report page writes into `dir` (report.html, report.md, charts/...) is
 // one of `inputs` (a file, or a file in a folder input): the page would overwrite what it reads;
-// and when `dir` is itself a folder input (a suite's results keep what was measured only).
+// and when `dir` is itself a folder input, or any suite's folder (a suite's results keep what was
+// measured only).
 void refuse_page_over_inputs(const std::string& dir, const std::vector<std::string>& inputs);
 std::optional<double> parse_optional_positive(const std::string& text, const std::string& what,
                                               std::optional<Range> range = std::nullopt);

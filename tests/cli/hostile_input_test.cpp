@@ -2939,6 +2939,9 @@ TEST(FilesClobbered, AReportFolderIsNamedAsAFolder) {
   expect_error("decide -o " + file, 2, "-o " + file + ": a file, not a folder");
   EXPECT_EQ(slurp(file), "mine");
   expect_error("decide -o ''", 2, "--page: an empty value (give one, or leave the option out)");
+  // A suite's folder, not given as an input, is still no place for a page.
+  expect_error("report " + kFx + "/sweep_h200.log -o " + kFx + "/suite_h200_2l", 2,
+               "a suite's folder (it holds manifest.json): write the page into another folder");
   // Nor into a suite's folder that is an input: it keeps what was measured, and nothing else.
   const fs::path suite = temp_path("suite_is_the_page");
   fs::remove_all(suite);
