@@ -124,12 +124,14 @@ std::optional<TrainStep::ExpertTokens> expert_tokens_of(std::vector<int64_t> row
 
 namespace {
 
-// A number that may be written as a JSON number or a JSON string ("140.60"), as benchmark.py does.
-std::optional<double> loose_number(const Fields& f, const char* key) {
+// A number that may be written as a JSON number or a JSON string ("140.60"), as benchmark.py does;
+// `ours`: our records write numbers as numbers (null where one is unknown), so a string is a
+// damaged or hand-edited record.
+std::optional<double> loose_number(const Fields& f, const char* key, bool ours) {
   if (!f.has(key)) return std::nullopt;
   const json& v = f.raw().at(key);
   if (v.is_number()) return v.get<double>();
-  if (v.is_string()) {
+  if (v.is_string() && !ours) {
     // Decimal only: strtod reads hexadecimal ("0x10" as 16) and "nan" too.
     const std::string s = trim(v.get<std::string>());
     char* end = nullptr;
@@ -138,33 +140,40 @@ std::optional<double> loose_number(const Fields& f, const char* key) {
     const bool decimal = s.find_first_not_of("0123456789.eE+-") == std::string::npos;
     if (!s.empty() && decimal && end == s.c_str() + s.size() && errno == 0 && std::isfinite(d)) return d;
   }
-  throw WorkError(fmt::format("{}: \"{}\" is not a number: {}", f.where(), key, v.dump()));
+  throw WorkError(fmt::format("{}: \"{}\" is not a number: {}", f.where(), key, printable(v.dump())));
 }
 
-bool loose_boolean(const Fields& f, const char* key) {
+// A boolean, or (benchmark.py's logs) "true"/"false" or 0/1; in our records a JSON boolean only.
+bool loose_boolean(const Fields& f, const char* key, bool ours) {
   if (!f.has(key)) return false;
   const json& v = f.raw().at(key);
   if (v.is_boolean()) return v.get<bool>();
-  if (v.is_string()) {
+  if (v.is_string() && !ours) {
     const std::string s = to_lower(v.get<std::string>());
     if (s == "true") return true;
     if (s == "false") return false;
   }
-  if (v.is_number_integer()) return v.get<int64_t>() != 0;
-  throw WorkError(fmt::format("{}: \"{}\" is not a boolean: {}", f.where(), key, v.dump()));
+  if (v.is_number_integer() && !ours) return v.get<int64_t>() != 0;
+  throw WorkError(fmt::format("{}: \"{}\" is not a boolean: {}", f.where(), key, printable(v.dump())));
 }
 
 }  // namespace
 
-TrainStep read_train_step(const Fields& f, int64_t index) {
+TrainStep read_train_step(const Fields& f, int64_t index, bool ours) {
   TrainStep s;
-  const double step = loose_number(f, "step").value_or(static_cast<double>(index));
+  // Our records always say which step and whether it was a warm-up: null there is no default.
+  for (const char* key : {"step", "warmup"}) {
+    if (ours && f.raw().contains(key) && f.raw().at(key).is_null()) {
+      throw WorkError(fmt::format("{}: \"{}\" is null: a damaged or edited record", f.where(), key));
+    }
+  }
+  const double step = loose_number(f, "step", ours).value_or(static_cast<double>(index));
   if (!(step >= 0 && step <= 1e15) || step != std::floor(step)) {
     throw WorkError(fmt::format("{}: \"step\" must be a whole number from 0 to 1e15", f.where()));
   }
   s.step = static_cast<int64_t>(step);
-  s.warmup = loose_boolean(f, "warmup");
-  const auto t = loose_number(f, "exec_time_ms");
+  s.warmup = loose_boolean(f, "warmup", ours);
+  const auto t = loose_number(f, "exec_time_ms", ours);
   if (!t) throw WorkError(fmt::format("{}: step has no \"exec_time_ms\"", f.where()));
   if (!(*t >= kMinMs) || !std::isfinite(*t)) {
     throw WorkError(fmt::format("{}: exec_time_ms must be a finite number of at least {:g} ms, got {}", f.where(),
@@ -173,20 +182,20 @@ TrainStep read_train_step(const Fields& f, int64_t index) {
   s.exec_time_ms = *t;
   s.device = static_cast<int>(f.optional_count("device").value_or(0));
   s.batch = f.has("batch") ? count_in_range(f, "batch", 1, kMaxBatch) : 1;
-  s.tflops = loose_number(f, "tflops");
-  s.mfu = loose_number(f, "mfu");
-  s.hfu = loose_number(f, "hfu");
-  s.peak_mem_gib = loose_number(f, "peak_mem_gib");
-  s.peak_allocated_gib = loose_number(f, "peak_allocated_gib");
-  s.device_used_gib = loose_number(f, "device_used_gib");
-  s.loss = loose_number(f, "loss");
-  s.grad_norm = loose_number(f, "grad_norm");
-  s.flop = loose_number(f, "flop");
-  s.attention_share = loose_number(f, "attention_share");
-  s.exposed_comm_ms = loose_number(f, "exposed_comm_ms");
-  s.exposed_offload_ms = loose_number(f, "exposed_offload_ms");
-  s.exposed_checkpoint_copy_ms = loose_number(f, "exposed_checkpoint_copy_ms");
-  s.pinned_host_gib = loose_number(f, "pinned_host_gib");
+  s.tflops = loose_number(f, "tflops", ours);
+  s.mfu = loose_number(f, "mfu", ours);
+  s.hfu = loose_number(f, "hfu", ours);
+  s.peak_mem_gib = loose_number(f, "peak_mem_gib", ours);
+  s.peak_allocated_gib = loose_number(f, "peak_allocated_gib", ours);
+  s.device_used_gib = loose_number(f, "device_used_gib", ours);
+  s.loss = loose_number(f, "loss", ours);
+  s.grad_norm = loose_number(f, "grad_norm", ours);
+  s.flop = loose_number(f, "flop", ours);
+  s.attention_share = loose_number(f, "attention_share", ours);
+  s.exposed_comm_ms = loose_number(f, "exposed_comm_ms", ours);
+  s.exposed_offload_ms = loose_number(f, "exposed_offload_ms", ours);
+  s.exposed_checkpoint_copy_ms = loose_number(f, "exposed_checkpoint_copy_ms", ours);
+  s.pinned_host_gib = loose_number(f, "pinned_host_gib", ours);
   if (auto w = f.optional_count("world_size")) s.world_size = static_cast<int>(*w);
   if (auto r = f.optional_count("slowest_rank")) s.slowest_rank = static_cast<int>(*r);
   // A rate, a size or a share below zero is a damaged record, not a measurement; so is one beyond

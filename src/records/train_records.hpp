@@ -132,8 +132,9 @@ struct SweepMax {
 void to_json(nlohmann::json& j, const TrainConfig& c);
 void to_json(nlohmann::json& j, const TrainStep& s);
 // A step as benchmark.py or our records write it; numbers may be JSON strings ("140.60") in
-// benchmark.py's logs. `index` is the step's position, the default for a missing "step".
-TrainStep read_train_step(const Fields& f, int64_t index);
+// benchmark.py's logs (`ours` false), never in our records, where a null or a value of another
+// type is refused naming the field. `index` is the step's position, the default for a missing "step".
+TrainStep read_train_step(const Fields& f, int64_t index, bool ours = true);
 void to_json(nlohmann::json& j, const TrainMemory& m);
 void to_json(nlohmann::json& j, const TrainFailure& f);
 TrainFailure read_train_failure(const Fields& f);

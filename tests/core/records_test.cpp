@@ -134,9 +134,20 @@ TEST(Records, TrainStepRoundTripsAndRefusesBadTimes) {
     bad["exec_time_ms"] = v;
     EXPECT_THROW((void)read_train_step(Fields(bad, "run.jsonl:8"), 0), WorkError) << v;
   }
+  // benchmark.py writes numbers as strings, padded or not; our records never do, nor a null step
+  // or warm-up, nor a number where the warm-up's boolean goes.
   bad = j;
   bad["exec_time_ms"] = " 120.5 ";
-  EXPECT_DOUBLE_EQ(read_train_step(Fields(bad, "run.jsonl:9"), 0).exec_time_ms, 120.5);
+  EXPECT_DOUBLE_EQ(read_train_step(Fields(bad, "run.jsonl:9"), 0, false).exec_time_ms, 120.5);
+  EXPECT_THROW((void)read_train_step(Fields(bad, "run.jsonl:9"), 0), WorkError);
+  for (const auto& [key, v] : {std::pair{"step", json()}, {"warmup", json()}, {"warmup", json(0)}, {"warmup", json("false")}}) {
+    bad = j;
+    bad[key] = v;
+    EXPECT_THROW((void)read_train_step(Fields(bad, "run.jsonl:10"), 0), WorkError) << key << " " << v;
+  }
+  bad = j;
+  bad["warmup"] = 0;
+  EXPECT_FALSE(read_train_step(Fields(bad, "sweep.log:10"), 0, false).warmup);
   bad = j;
   bad["step"] = 1.5;
   EXPECT_THROW((void)read_train_step(Fields(bad, "t:3"), 0), WorkError);

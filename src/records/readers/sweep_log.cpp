@@ -156,7 +156,7 @@ RunLog read_sweep_log(const LineSource& t, WarmupOnly warmup_only) {
                                     "known", where, cur->seqlen, cur->line, gpu_seen && !gpu_here ? "# gpu=" : "# env:"));
       }
       if (!obj.is_object()) throw WorkError(fmt::format("{}: a step must be a JSON object", where));
-      TrainStep s = read_train_step(Fields(obj, where), static_cast<int64_t>(cur->steps.count()));
+      TrainStep s = read_train_step(Fields(obj, where), static_cast<int64_t>(cur->steps.count()), false);
       s.seqlen = cur->seqlen;
       for (const auto& [k, v] : obj.items()) unknown_keys += !kStepKeys.contains(k);
       if (repeated.first_time(cur->seqlen, 0, s.step, s.exec_time_ms, static_cast<int>(i + 1), where, run.warnings)) {
