@@ -123,6 +123,12 @@ class SqliteDatabase final : public Database {
       // whether the file is an SQLite database at all.
       execute("SELECT count(*) FROM sqlite_master");
     } catch (const WorkError&) {
+      // An SQLite file cut short or overwritten in part is a damaged database (exit 1); a file of
+      // another kind is the wrong file given (exit 2).
+      if (sqlite3_errcode(db_.get()) == SQLITE_CORRUPT) {
+        throw WorkError(fmt::format("--db {}: a damaged SQLite database ({}): restore it from a copy, or start a new "
+                                    "one at another path", path, sqlite3_errmsg(db_.get())));
+      }
       throw UsageError(fmt::format("--db {}: not an SQLite database ({}): give a history database, or a path where "
                                    "none is yet to start one", path, sqlite3_errmsg(db_.get())));
     }

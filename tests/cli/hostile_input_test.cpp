@@ -1190,6 +1190,11 @@ TEST(Clobbering, TheHistoryDatabaseIsNeitherAnInputNorAPipe) {
   EXPECT_NE(list.err.find("--db " + input + ": not an SQLite database (file is not a database): give a history database"),
             std::string::npos) << list.err;
   EXPECT_EQ(list.err.find("SELECT"), std::string::npos) << list.err;
+  // A history database cut short is a damaged one (exit 1), not a file of another kind.
+  const std::string whole = fresh_db("to_cut");
+  ASSERT_EQ(run("history add --db " + whole + " " + input).code, 0);
+  const std::string cut = write_file("cut.db", slurp(whole).substr(0, 5000));
+  expect_error("history list --db " + cut, 1, "--db " + cut + ": a damaged SQLite database (database disk image is malformed)");
   expect_error("history add --db /dev/null " + input, 2, "a pipe or a device, not a file");
   expect_error("history list --db /dev/null", 2, "not a file (a folder, a pipe or a device)");
   // Nor the records file a command writes, existing yet or not.
