@@ -165,7 +165,12 @@ void check_stored_telemetry(const std::string& db, int64_t run, const MetricPoin
 // A run's figure and telemetry, checked as above.
 MetricPoint metric_of(const Row& row, size_t first, const std::string& db, int64_t run) {
   MetricPoint m;
-  m.gpu = static_cast<int>(row.integer(first));
+  const int64_t gpu = row.integer(first);
+  if (gpu < 0 || gpu > 65535) {
+    throw WorkError(fmt::format("history database {}: run {} holds a figure of GPU {}: no GPU index `history add` "
+                                "stores (the database was edited or damaged)", db, run, gpu));
+  }
+  m.gpu = static_cast<int>(gpu);
   m.metric = row.text(first + 1);
   m.x = row.real(first + 2);
   const int64_t n = row.integer(first + 3);
@@ -213,6 +218,11 @@ RunSummary summary_of(const Row& row, const std::string& db) {
   s.lines = row.integer(10);
   s.workload = row.text(11);
   s.world_size = row.at(12) ? row.integer(12) : 1;
+  // Counts `history add` stores: a run's lines and its ranks (as a job's records allow them).
+  if (s.lines < 0 || s.world_size < 1 || s.world_size > (int64_t{1} << 20)) {
+    throw WorkError(fmt::format("history database {}: run {} holds {} lines of {} ranks: no run `history add` stores "
+                                "(the database was edited or damaged)", db, s.id, s.lines, s.world_size));
+  }
   s.provenance = row.text(13);
   return s;
 }

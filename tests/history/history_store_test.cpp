@@ -348,6 +348,9 @@ TEST_P(HistoryStoreTest, AStoredDateCountOrReadingNoAddWritesIsRefused) {
   }
   edited("UPDATE run_metrics SET power_w = $1 WHERE run_id = $2", {1e308, id}, "holds a power of W 1e+308: no reading of a GPU");
   edited("UPDATE run_metrics SET temperature_c = $1 WHERE run_id = $2", {-300.0, id}, "a temperature of degrees C -300");
+  edited("UPDATE run_metrics SET gpu_index = $1 WHERE run_id = $2", {int64_t{-1}, id}, "holds a figure of GPU -1");
+  edited("UPDATE runs SET world_size = $1 WHERE id = $2", {int64_t{0}, id}, "lines of 0 ranks: no run");
+  edited("UPDATE runs SET line_count = $1 WHERE id = $2", {int64_t{-5}, id}, "holds -5 lines");
   edited("UPDATE run_metrics SET x = $1 WHERE run_id = $2", {std::numeric_limits<double>::infinity(), id},
          "no figure `history add` stores");
   edited("UPDATE run_metrics SET median = $1, low = $1, high = $1 WHERE run_id = $2", {1e308, id},
