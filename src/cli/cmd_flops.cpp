@@ -143,7 +143,7 @@ void register_flops(CLI::App& app, Context& ctx) {
       ->capture_default_str();
   auto* seqlens = cmd->add_option("--seqlens,--seqlen", o->seqlens, "Sequence lengths, comma-separated (k = 1024)")
                       ->capture_default_str();
-  cmd->add_option("--layers", o->layers, "Keep only the first N layers");
+  cmd->add_option("--layers", o->layers, "Keep only the first N layers (0: all)");
   cmd->add_option("--batch", o->batch, "Micro-batch size")->capture_default_str();
   cmd->add_option("--doc-len", o->doc_len, "Pack documents of this many tokens (document mask)");
   cmd->add_option("--docs", o->docs, "Pack documents of these lengths (summing to the sequence length, "

@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <new>
+#include <regex>
 #include <string>
 #include <nlohmann/json.hpp>
 
@@ -43,11 +45,24 @@ namespace {
 // A value given empty (--db '', --seqlens '') is a typing or quoting mistake, never "not given":
 // read as the default it would write to the default database, or count all layers. Every option
 // and argument that takes a value refuses an empty one.
+// A number is written in decimal: the converter would also take 0x10 as 16, 0b11 as 3 and " 3 "
+// as 3, none of which a user means by a count or a price.
+bool decimal_number(const std::string& v) {
+  static const std::regex number(R"([+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?)");
+  return std::regex_match(v, number);
+}
+
 void refuse_empty_values(CLI::App& app) {
   for (CLI::Option* opt : app.get_options()) {
     if (opt->get_expected_max() == 0) continue;  // a flag
+    const std::string type = opt->get_type_name();
+    const bool numeric = type == "INT" || type == "UINT" || type == "FLOAT";
     opt->check(CLI::Validator(
-        [](std::string& v) { return v.empty() ? std::string("an empty value (give one, or leave the option out)") : std::string(); },
+        [numeric](std::string& v) {
+          if (v.empty()) return std::string("an empty value (give one, or leave the option out)");
+          if (numeric && !decimal_number(v)) return fmt::format("'{}' is not a decimal number", ub::printable(v));
+          return std::string();
+        },
         "", "not empty"));
   }
   for (CLI::App* sub : app.get_subcommands({})) refuse_empty_values(*sub);

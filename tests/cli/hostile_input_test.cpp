@@ -663,6 +663,9 @@ TEST(Messages, AnEmptyValueIsAUsageErrorNamingTheOption) {
                                      {"history list --db " + db + " --gpu ''", "--gpu"}}) {
     expect_error(args, 2, std::string(option) + ": an empty value (give one, or leave the option out)");
   }
+  // A number option takes decimal: not hexadecimal, binary, nor padded with blanks.
+  for (const std::string v : {"0x10", "0b11", "' 3'", "'3 '"}) expect_error("flops --layers " + v, 2, "is not a decimal number");
+  EXPECT_EQ(run("flops --layers 3").code, 0);
 }
 
 TEST(Messages, TheJobsOptionsAreUsageErrors) {
