@@ -241,6 +241,8 @@ bool JsonSpan::close_or_next(char close) {
 }
 
 void JsonSpan::key_into(std::string_view& key, std::string& scratch) {
+  if (peek() == '}') fail("a key was expected after ',' (JSON has no comma before '}')");
+  if (peek() != '"') fail("a key (a string) was expected");
   key = string_view(scratch);
   if (peek() != ':') fail("':' was expected after a key");
   ++p_;
@@ -543,6 +545,10 @@ void stream_array(Window& w, const StreamHandlers& h, std::string_view name, siz
     w.advance();
     if (c == ']') return;
     if (c != ',') w.fail("',' or ']' was expected in the streamed array");
+    if (w.next() == ']') {
+      throw WorkError(fmt::format("{}: {}[{}]: an element was expected after ',' (JSON has no comma before ']')", w.path(),
+                                  name.empty() ? "element" : name, index));
+    }
   }
 }
 

@@ -224,6 +224,14 @@ TEST(SilentlyWrong, AKernelOnNoTimelineOrNotOneCompleteEventIsRefused) {
   const Result cut = run("decompose " + write_file("nul_in_name.json", nul_name));
   EXPECT_EQ(cut.code, 1) << cut.err;
   EXPECT_NE(cut.err.find("]: \"name\": a raw control character (\\x00) inside a string"), std::string::npos) << cut.err;
+  // A comma before the end of an event or of the events: said as such, naming the event.
+  std::string comma_in_event = trace;
+  comma_in_event.insert(comma_in_event.find("\"dur\": 300,") + 11, " }, {\"x\": 1,");
+  expect_error("decompose " + write_file("comma_in_event.json", comma_in_event), 1, "(JSON has no comma before '}')");
+  std::string comma_after_events = trace;
+  comma_after_events.insert(comma_after_events.rfind("}\n  ],") + 1, ",");
+  expect_error("decompose " + write_file("comma_after_events.json", comma_after_events), 1,
+               "an element was expected after ',' (JSON has no comma before ']')");
   // A member of the document given twice at its top level (two traces' events in one file).
   std::string events_twice = trace;
   events_twice.insert(events_twice.find("\"traceEvents\": ["), "\"traceEvents\": [], ");
