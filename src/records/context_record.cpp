@@ -67,6 +67,10 @@ void to_json(json& j, const ContextRecord& c) {
   if (!c.world.is_null()) j["world"] = c.world;
 }
 
+// A GPU's index on its machine: the history stores it as a 32-bit integer, and no machine has
+// more than a few dozen.
+constexpr int64_t kMaxGpuIndex = 65535;
+
 Fingerprint read_fingerprint(const Fields& f) {
   Fingerprint out;
   const json& j = f.raw();
@@ -74,7 +78,12 @@ Fingerprint read_fingerprint(const Fields& f) {
     for (const json& g : j.at("gpus")) {
       const Fields gf(g, f.where());
       GpuFacts x;
-      x.index = static_cast<int>(gf.optional_count("index").value_or(0));
+      const int64_t index = gf.optional_count("index").value_or(0);
+      if (index < 0 || index > kMaxGpuIndex) {
+        throw WorkError(fmt::format("{}: a GPU's \"index\" {} is past any machine's GPUs (0 to {})", f.where(), index,
+                                    kMaxGpuIndex));
+      }
+      x.index = static_cast<int>(index);
       // Each GPU of a run once, by its index: two of one index (both left without one) would be
       // one GPU's figures given twice.
       for (const GpuFacts& before : out.gpus) {
@@ -125,8 +134,8 @@ ContextRecord read_context(const Fields& f) {
   ContextRecord c;
   // The records' format: what another format (a newer upgradebench's, another tool's) means by a
   // field is not known, so its records are not read as if they were ours.
-  if (f.raw().contains("schema")) {
-    const json& s = f.raw().at("schema");
+  {
+    const json s = f.raw().contains("schema") ? f.raw().at("schema") : json();
     if (!s.is_string() || s.get<std::string>() != kRecordSchema) {
       throw WorkError(fmt::format("{}: schema {} is not one this upgradebench reads ({}): records of a newer "
                                   "upgradebench or of another tool", f.where(), printable(s.dump()), kRecordSchema));

@@ -161,10 +161,12 @@ bool loose_boolean(const Fields& f, const char* key, bool ours) {
 
 TrainStep read_train_step(const Fields& f, int64_t index, bool ours) {
   TrainStep s;
-  // Our records always say which step and whether it was a warm-up: null there is no default.
+  // Our records always say which step and whether it was a warm-up: left out or null, a warm-up
+  // step would be counted as a steady one.
   for (const char* key : {"step", "warmup"}) {
-    if (ours && f.raw().contains(key) && f.raw().at(key).is_null()) {
-      throw WorkError(fmt::format("{}: \"{}\" is null: a damaged or edited record", f.where(), key));
+    if (ours && (!f.raw().contains(key) || f.raw().at(key).is_null())) {
+      throw WorkError(fmt::format("{}: \"{}\" is {}: a damaged or edited record", f.where(), key,
+                                  f.raw().contains(key) ? "null" : "missing"));
     }
   }
   const double step = loose_number(f, "step", ours).value_or(static_cast<double>(index));

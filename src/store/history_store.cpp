@@ -128,18 +128,20 @@ void insert_metrics(Database& db, int64_t id, const std::vector<MetricPoint>& me
 }
 
 // A stored figure is one `history add` computed: a finite median inside its finite interval,
-// from one sample or more (and no more than any run takes), at a finite x. A row saying otherwise
+// above zero, from one sample or more (and no more than any run takes), at a finite x. A row saying otherwise
 // was edited or damaged, and would print as a figure ("fleet median -nan"): refused naming the
 // run and the figure.
 // No figure of any metric comes near 1e12 (a step of 30 years, a petabyte per second, 1e12
 // TFLOPS); past it a number was typed in, and would print as hundreds of digits.
+// Every stored metric is a time or a rate of something measured: above zero, and no time or rate
+// comes below 1e-9 (a picosecond, a byte a second).
 constexpr int64_t kMostSamples = int64_t{1} << 40;
-constexpr double kLargestFigure = 1e12;
+constexpr double kLargestFigure = 1e12, kSmallestFigure = 1e-9;
 
 void check_stored_figure(const std::string& db, int64_t run, const std::string& metric, double x, double median,
                          double low, double high, int64_t n) {
   const bool finite = std::isfinite(median) && std::isfinite(low) && std::isfinite(high) && std::isfinite(x);
-  const bool plausible = high <= kLargestFigure && std::fabs(x) <= kLargestFigure;
+  const bool plausible = high <= kLargestFigure && low >= kSmallestFigure && std::fabs(x) <= kLargestFigure;
   if (!finite || !plausible || median < 0 || low > median || median > high || n < 1 || n > kMostSamples) {
     throw WorkError(fmt::format("history database {}: run {}'s {} at {:g} holds median {} [{}, {}] of {} samples: no "
                                 "figure `history add` stores (the database was edited or damaged)",

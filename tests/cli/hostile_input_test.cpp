@@ -255,6 +255,22 @@ TEST(SilentlyWrong, RecordsOfAnotherSchemaOrGpusListedTwiceAreRefused) {
     expect_error("memfit " + path, 1, path + ":1: schema ");
     expect_error(fmt::format("history add --db {} {}", fresh_db("other_schema"), path), 1, "is not one this upgradebench reads (upgradebench/1)");
   }
+  // A context without a schema is no record of ours either.
+  {
+    std::string edited = records;
+    edited.erase(edited.find(ours), ours.size() + 1);  // and its comma
+    const std::string path = write_file("no_schema.jsonl", edited);
+    expect_error("memfit " + path, 1, path + ":1: schema null is not one this upgradebench reads");
+  }
+  // A GPU index past any machine's (the history keeps 32 bits) is refused, not wrapped.
+  {
+    std::string edited = records;
+    ASSERT_NE(edited.find("\"index\":0"), std::string::npos);
+    edited.replace(edited.find("\"index\":0"), 9, "\"index\":99999999999");
+    const std::string path = write_file("gpu_index_huge.jsonl", edited);
+    expect_error(fmt::format("history add --db {} {}", fresh_db("gpu_index_huge"), path), 1,
+                 "a GPU's \"index\" 99999999999 is past any machine's GPUs");
+  }
   const std::regex gpus(R"re("gpus":\[(\{[^\]]*\})\])re");
   std::smatch m;
   ASSERT_TRUE(std::regex_search(records, m, gpus));

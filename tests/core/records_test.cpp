@@ -145,6 +145,11 @@ TEST(Records, TrainStepRoundTripsAndRefusesBadTimes) {
     bad[key] = v;
     EXPECT_THROW((void)read_train_step(Fields(bad, "run.jsonl:10"), 0), WorkError) << key << " " << v;
   }
+  // Left out, a warm-up would count as a steady step.
+  bad = j;
+  bad.erase("warmup");
+  EXPECT_THROW((void)read_train_step(Fields(bad, "run.jsonl:11"), 0), WorkError);
+  EXPECT_FALSE(read_train_step(Fields(bad, "sweep.log:11"), 0, false).warmup);
   bad = j;
   bad["warmup"] = 0;
   EXPECT_FALSE(read_train_step(Fields(bad, "sweep.log:10"), 0, false).warmup);

@@ -355,6 +355,11 @@ TEST_P(HistoryStoreTest, AStoredDateCountOrReadingNoAddWritesIsRefused) {
          "no figure `history add` stores");
   edited("UPDATE run_metrics SET median = $1, low = $1, high = $1 WHERE run_id = $2", {1e308, id},
          "no figure `history add` stores");
+  // Times and rates are above zero: a zero or a vanishing one would print as an infinite change.
+  for (const double tiny : {0.0, 1e-300}) {
+    edited("UPDATE run_metrics SET median = $1, low = $1, high = $1 WHERE run_id = $2", {tiny, id},
+           "no figure `history add` stores");
+  }
   if (GetParam() == "sqlite") {  // PostgreSQL's typed columns hold neither
     edited("UPDATE run_metrics SET n = $1 WHERE run_id = $2", {std::numeric_limits<int64_t>::max(), id},
            "no figure `history add` stores");
