@@ -332,9 +332,15 @@ void refuse_page_over_inputs(const std::string& dir, const std::vector<std::stri
   }
   // A suite's folder keeps what was measured and what `decide` and `suite --resume` read: a page
   // written there is a file of neither.
-  if (fs::exists(fs::path(dir) / "manifest.json", ec)) {
-    throw UsageError(fmt::format("-o {}: a suite's folder (it holds manifest.json): write the page into another folder",
-                                 printable(dir)));
+  // The folder or one above it (the suite's logs/): a suite's manifest sits beside its env.json.
+  for (fs::path p = fs::weakly_canonical(fs::absolute(dir, ec), ec); !ec && !p.empty(); p = p.parent_path()) {
+    if (fs::exists(p / "manifest.json", ec) && fs::exists(p / "env.json", ec)) {
+      throw UsageError(fmt::format("-o {}: {} (it holds manifest.json): write the page into another folder",
+                                   printable(dir), p == fs::weakly_canonical(fs::absolute(dir, ec), ec)
+                                                       ? std::string("a suite's folder")
+                                                       : fmt::format("inside a suite's folder, {}", printable(p.string()))));
+    }
+    if (p == p.parent_path()) break;
   }
 }
 

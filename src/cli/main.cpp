@@ -59,7 +59,10 @@ void refuse_empty_values(CLI::App& app) {
     const bool numeric = type == "INT" || type == "UINT" || type == "FLOAT";
     opt->check(CLI::Validator(
         [numeric](std::string& v) {
-          if (v.empty()) return std::string("an empty value (give one, or leave the option out)");
+          if (v.find_first_not_of(" \t\r\n") == std::string::npos) {
+            return std::string(v.empty() ? "an empty value (give one, or leave the option out)"
+                                         : "a blank value (give one, or leave the option out)");
+          }
           if (numeric && !decimal_number(v)) return fmt::format("'{}' is not a decimal number", ub::printable(v));
           return std::string();
         },

@@ -98,6 +98,12 @@ Fingerprint read_fingerprint(const Fields& f) {
       }
       auto text = [&](const char* key) { return gf.has(key) ? std::optional<std::string>(scalar_text(g.at(key))) : std::nullopt; };
       x.uuid = text("uuid");
+      for (const GpuFacts& before : out.gpus) {
+        if (x.uuid && !x.uuid->empty() && before.uuid == x.uuid) {
+          throw WorkError(fmt::format("{}: GPUs {} and {} in \"gpus\" have one UUID ({}): one GPU listed twice",
+                                      f.where(), before.index, x.index, printable(*x.uuid)));
+        }
+      }
       x.pci_bus_id = text("pci_bus_id");
       x.compute_capability = text("compute_capability");
       x.catalog_id = text("catalog_id");

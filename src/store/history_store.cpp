@@ -447,7 +447,12 @@ std::optional<RunDetail> HistoryStore::show(int64_t id) const {
   RunDetail d;
   d.run = summary_of(rows.front(), db_->name());
   for (const Row& g : db_->query("SELECT gpu_index, name, uuid FROM run_gpus WHERE run_id = $1 ORDER BY gpu_index", {id})) {
-    d.gpus.push_back({static_cast<int>(g.integer(0)), g.text(1), g.text(2)});
+    const int64_t index = g.integer(0);
+    if (index < 0 || index > 65535) {
+      throw WorkError(fmt::format("history database {}: run {} holds GPU index {}: no index `history add` stores (the "
+                                  "database was edited or damaged)", db_->name(), id, index));
+    }
+    d.gpus.push_back({static_cast<int>(index), g.text(1), g.text(2)});
   }
   for (const Row& s : db_->query("SELECT component, version FROM run_stack WHERE run_id = $1 ORDER BY component", {id})) {
     d.stack.emplace_back(s.text(0), s.text(1));

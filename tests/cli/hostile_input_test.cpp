@@ -280,6 +280,12 @@ TEST(SilentlyWrong, RecordsOfAnotherSchemaOrGpusListedTwiceAreRefused) {
                                                                             std::regex_constants::format_first_only));
   expect_error(fmt::format("history add --db {} {}", fresh_db("gpus_twice"), twice), 1, ":1: two GPUs with index 0 in \"gpus\"");
   expect_error("memfit " + twice, 1, ":1: two GPUs with index 0");
+  // Two indexes, one UUID: one GPU listed twice.
+  const std::string gpu = m[1].str();
+  const std::string renumbered = std::regex_replace(gpu, std::regex(R"("index":0)"), "\"index\":1");
+  const std::string one_uuid = write_file("gpus_one_uuid.jsonl", std::regex_replace(records, gpus, "\"gpus\":[" + gpu + "," + renumbered + "]",
+                                                                                   std::regex_constants::format_first_only));
+  expect_error("memfit " + one_uuid, 1, ":1: GPUs 0 and 1 in \"gpus\" have one UUID");
   const std::string nameless = write_file("gpu_nameless.jsonl", std::regex_replace(records, gpus, "\"gpus\":[{}]",
                                                                                   std::regex_constants::format_first_only));
   expect_error(fmt::format("history add --db {} {}", fresh_db("gpu_nameless"), nameless), 1, ":1: GPU 0 in \"gpus\" has no name");
@@ -687,6 +693,7 @@ TEST(Messages, AnEmptyValueIsAUsageErrorNamingTheOption) {
                                      {"history list --db " + db + " --gpu ''", "--gpu"}}) {
     expect_error(args, 2, std::string(option) + ": an empty value (give one, or leave the option out)");
   }
+  expect_error("history list --db ' '", 2, "--db: a blank value (give one, or leave the option out)");
   // A number option takes decimal: not hexadecimal, binary, nor padded with blanks.
   for (const std::string v : {"0x10", "0b11", "' 3'", "'3 '"}) expect_error("flops --layers " + v, 2, "is not a decimal number");
   EXPECT_EQ(run("flops --layers 3").code, 0);
@@ -2974,6 +2981,7 @@ TEST(FilesClobbered, AReportFolderIsNamedAsAFolder) {
   // A suite's folder, not given as an input, is still no place for a page.
   expect_error("report " + kFx + "/sweep_h200.log -o " + kFx + "/suite_h200_2l", 2,
                "a suite's folder (it holds manifest.json): write the page into another folder");
+  expect_error("report " + kFx + "/sweep_h200.log -o " + kFx + "/suite_h200_2l/logs", 2, "inside a suite's folder");
   // Nor into a suite's folder that is an input: it keeps what was measured, and nothing else.
   const fs::path suite = temp_path("suite_is_the_page");
   fs::remove_all(suite);
