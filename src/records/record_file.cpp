@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <set>
 #include <string_view>
 
 #include "base/error.hpp"
@@ -141,6 +142,16 @@ void for_each_record(const LineSource& t, const std::function<void(const RecordL
     const std::string where = t.where(line.index);
     if (!r.is_object()) throw WorkError(fmt::format("{}: {} must be a JSON object", where, what));
     const std::string type = r.contains("type") && r.at("type").is_string() ? r.at("type").get<std::string>() : "";
+    // A type that is one of ours but for its case or blanks ("TRAIN_STEP", "train_step "): an
+    // edited line that every reader would pass over as another kind's, said here once.
+    static const std::set<std::string> kOurTypes = {"context",  "train_step", "train_oom",     "train_error", "attention",
+                                                    "mamf",     "bandwidth",  "nccl",          "decomposition",
+                                                    "prediction", "train_memory", "train_breakdown", "sweep_max"};
+    if (const std::string plain = to_lower(trim(type)); plain != type && kOurTypes.count(plain)) {
+      warnings.push_back(fmt::format("{}: a record of type \"{}\" is not one upgradebench writes (\"{}\" is): skipped",
+                                     where, printable(type), plain));
+      return;
+    }
     // A field of the wrong type anywhere in a record is an error naming the line, not a crash.
     try {
       each(RecordLine{r, type, where, line.index});

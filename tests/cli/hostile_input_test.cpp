@@ -242,6 +242,22 @@ TEST(SilentlyWrong, AKernelOnNoTimelineOrNotOneCompleteEventIsRefused) {
                "more after the end of the JSON document");
 }
 
+// A step record whose type is ours but for its case or blanks is said as skipped, by every reader.
+TEST(SilentlyWrong, ARecordTypeOfTheWrongCaseIsSaidAsSkipped) {
+  std::string records = slurp(kFx + "/records_h200.jsonl");
+  const std::string step = "\"type\": \"train_step\"";
+  ASSERT_NE(records.find(step), std::string::npos);
+  records.replace(records.find(step), step.size(), "\"type\": \"TRAIN_STEP\"");
+  const std::string path = write_file("type_upper.jsonl", records);
+  for (const std::string& cmd : {"memfit " + path, fmt::format("history add --db {} {}", fresh_db("type_upper"), path)}) {
+    const Result r = run(cmd);
+    EXPECT_EQ(r.code, 0) << cmd << ": " << r.err;
+    EXPECT_NE(r.err.find("warning: " + path + ":"), std::string::npos) << cmd << ": " << r.err;
+    EXPECT_NE(r.err.find("a record of type \"TRAIN_STEP\" is not one upgradebench writes (\"train_step\" is): skipped"),
+              std::string::npos) << cmd << ": " << r.err;
+  }
+}
+
 // A context record of another format (a newer upgradebench's, another tool's) is not read as
 // ours; a run's GPUs are each listed once, each with a name.
 TEST(SilentlyWrong, RecordsOfAnotherSchemaOrGpusListedTwiceAreRefused) {
