@@ -199,6 +199,15 @@ std::string stored_date(const std::string& db, int64_t run, std::string date) {
   return date;
 }
 
+// Counts `history add` stores: a run's lines and its ranks (as a job's records allow them);
+// `world_size` NULL (a run of one GPU stored before the column) is read as 1.
+void check_stored_counts(const std::string& db, int64_t run, int64_t lines, int64_t world_size) {
+  if (lines < 0 || world_size < 1 || world_size > (int64_t{1} << 20)) {
+    throw WorkError(fmt::format("history database {}: run {} holds {} lines of {} ranks: no run `history add` stores "
+                                "(the database was edited or damaged)", db, run, lines, world_size));
+  }
+}
+
 // A run's own columns, read by summary_of; queries add theirs after them.
 constexpr const char* kRunColumns =
     "r.id, r.run_key, r.kind, r.command, r.format, r.date, r.host, r.model, r.source, r.added, r.line_count, "
@@ -220,11 +229,7 @@ RunSummary summary_of(const Row& row, const std::string& db) {
   s.lines = row.integer(10);
   s.workload = row.text(11);
   s.world_size = row.at(12) ? row.integer(12) : 1;
-  // Counts `history add` stores: a run's lines and its ranks (as a job's records allow them).
-  if (s.lines < 0 || s.world_size < 1 || s.world_size > (int64_t{1} << 20)) {
-    throw WorkError(fmt::format("history database {}: run {} holds {} lines of {} ranks: no run `history add` stores "
-                                "(the database was edited or damaged)", db, s.id, s.lines, s.world_size));
-  }
+  check_stored_counts(db, s.id, s.lines, s.world_size);
   s.provenance = row.text(13);
   return s;
 }
@@ -498,7 +503,8 @@ std::vector<TrendRun> HistoryStore::trend_rows(const std::string& metric, double
   std::vector<Value> params{metric, x, by};
   Where where(params, f, "g");
   const std::string sql = fmt::format(
-      "SELECT r.id, r.date, r.host, g.name, s.version, m.n, m.median, m.low, m.high, r.workload, r.provenance FROM run_metrics m "
+      "SELECT r.id, r.date, r.host, g.name, s.version, m.n, m.median, m.low, m.high, r.workload, r.provenance, "
+      "r.line_count, r.world_size FROM run_metrics m "
       "JOIN runs r ON r.id = m.run_id "
       "LEFT JOIN run_gpus g ON g.run_id = m.run_id AND g.gpu_index = m.gpu_index "
       "LEFT JOIN run_stack s ON s.run_id = r.id AND s.component = $3{}",
@@ -515,6 +521,7 @@ std::vector<TrendRun> HistoryStore::trend_rows(const std::string& metric, double
     t.figure = {row.real(6), row.real(7), row.real(8), static_cast<size_t>(row.integer(5))};
     t.workload = row.text(9);
     t.example_data = !row.text(10).empty();
+    check_stored_counts(db_->name(), t.run_id, row.integer(11), row.at(12) ? row.integer(12) : 1);
     out.push_back(std::move(t));
   }
   return out;
@@ -524,7 +531,8 @@ std::vector<FleetSample> HistoryStore::fleet_rows(const std::string& metric, dou
   std::vector<Value> params{metric, x};
   Where where(params, f, "g");
   const std::string sql = fmt::format(
-      "SELECT r.id, r.date, r.host, g.name, g.uuid, r.workload, {} FROM run_metrics m JOIN runs r ON r.id = m.run_id "
+      "SELECT r.id, r.date, r.host, g.name, g.uuid, r.workload, {}, r.line_count, r.world_size FROM run_metrics m "
+      "JOIN runs r ON r.id = m.run_id "
       "LEFT JOIN run_gpus g ON g.run_id = m.run_id AND g.gpu_index = m.gpu_index{}",
       kMetricColumns, where.sql("m.metric = $1 AND m.x = $2"));
   std::vector<FleetSample> out;
@@ -537,6 +545,7 @@ std::vector<FleetSample> HistoryStore::fleet_rows(const std::string& metric, dou
     s.uuid = row.text(4);
     s.workload = row.text(5);
     s.point = metric_of(row, 6, db_->name(), s.run_id);
+    check_stored_counts(db_->name(), s.run_id, row.integer(17), row.at(18) ? row.integer(18) : 1);
     s.gpu_index = s.point.gpu;
     out.push_back(std::move(s));
   }

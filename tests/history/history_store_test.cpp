@@ -350,6 +350,20 @@ TEST_P(HistoryStoreTest, AStoredDateCountOrReadingNoAddWritesIsRefused) {
   edited("UPDATE run_metrics SET temperature_c = $1 WHERE run_id = $2", {-300.0, id}, "a temperature of degrees C -300");
   edited("UPDATE run_metrics SET gpu_index = $1 WHERE run_id = $2", {int64_t{-1}, id}, "holds a figure of GPU -1");
   edited("UPDATE runs SET world_size = $1 WHERE id = $2", {int64_t{0}, id}, "lines of 0 ranks: no run");
+  {  // every reading command checks what it reads: a trend and a fleet too
+    const Transaction t(db);
+    db.query("UPDATE runs SET world_size = $1 WHERE id = $2", {int64_t{0}, id});
+    const RunDetail before = [&] {
+      db.query("UPDATE runs SET world_size = NULL WHERE id = $1", {id});
+      RunDetail d = *store.show(id);
+      db.query("UPDATE runs SET world_size = $1 WHERE id = $2", {int64_t{0}, id});
+      return d;
+    }();
+    ASSERT_FALSE(before.metrics.empty());
+    const MetricPoint& p = before.metrics.front();
+    refused("lines of 0 ranks: no run", [&] { store.trend_rows(p.metric, p.x, "", {}); });
+    refused("lines of 0 ranks: no run", [&] { store.fleet_rows(p.metric, p.x, {}); });
+  }
   edited("UPDATE runs SET line_count = $1 WHERE id = $2", {int64_t{-5}, id}, "holds -5 lines");
   edited("UPDATE run_metrics SET x = $1 WHERE run_id = $2", {std::numeric_limits<double>::infinity(), id},
          "no figure `history add` stores");
