@@ -417,6 +417,14 @@ void JsonSpan::skip() {
   const size_t e = value_end(p_, 0, static_cast<size_t>(end_ - p_), complete_);
   if (e == npos) ran_out();
   if (e == 0) fail("a value was expected");
+  // A value passed over unread is still JSON text: a raw control byte in it (a NUL, an escape;
+  // JSON writes them \u0000) is a damaged file, as it is in a value that is read.
+  for (const char* c = p_; c < p_ + e; ++c) {
+    const auto u = static_cast<unsigned char>(*c);
+    if (u < 0x20 && u != '\t' && u != '\n' && u != '\r') {
+      fail(fmt::format("a raw control character (\\x{:02x}) in a value: not JSON text", u).c_str());
+    }
+  }
   p_ += e;
 }
 

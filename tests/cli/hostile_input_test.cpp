@@ -237,6 +237,10 @@ TEST(SilentlyWrong, AKernelOnNoTimelineOrNotOneCompleteEventIsRefused) {
   events_twice.insert(events_twice.find("\"traceEvents\": ["), "\"traceEvents\": [], ");
   expect_error("decompose " + write_file("events_twice.json", events_twice), 1,
                "the key \"traceEvents\" is given twice at the top level");
+  // Nor in a value the split passes over unread (a process name, an argument).
+  std::string nul_in_args = trace;
+  nul_in_args.insert(nul_in_args.find("\"args\": {\"name\": \"python3\"") + 19, 1, '\0');
+  expect_error("decompose " + write_file("nul_in_args.json", nul_in_args), 1, "a raw control character (\\x00) in a value");
   // A NUL byte and more after the document is more after it, not its end.
   expect_error("decompose " + write_file("nul_after.json", trace + std::string(1, '\0') + "junk"), 1,
                "more after the end of the JSON document");
