@@ -331,14 +331,14 @@ void refuse_page_over_inputs(const std::string& dir, const std::vector<std::stri
     }
   }
   // A suite's folder keeps what was measured and what `decide` and `suite --resume` read: a page
-  // written there is a file of neither.
-  // The folder or one above it (the suite's logs/): a suite's manifest sits beside its env.json.
-  for (fs::path p = fs::weakly_canonical(fs::absolute(dir, ec), ec); !ec && !p.empty(); p = p.parent_path()) {
+  // written there, or in a folder under it (its logs/), is a file of neither. A suite's manifest
+  // sits beside its env.json.
+  const fs::path target = fs::weakly_canonical(fs::absolute(dir, ec), ec);
+  for (fs::path p = target; !ec && !p.empty(); p = p.parent_path()) {
     if (fs::exists(p / "manifest.json", ec) && fs::exists(p / "env.json", ec)) {
       throw UsageError(fmt::format("-o {}: {} (it holds manifest.json): write the page into another folder",
-                                   printable(dir), p == fs::weakly_canonical(fs::absolute(dir, ec), ec)
-                                                       ? std::string("a suite's folder")
-                                                       : fmt::format("inside a suite's folder, {}", printable(p.string()))));
+                                   printable(dir), p == target ? std::string("a suite's folder")
+                                                               : fmt::format("inside a suite's folder, {}", printable(p.string()))));
     }
     if (p == p.parent_path()) break;
   }

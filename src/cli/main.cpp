@@ -38,13 +38,6 @@ class HelpFormatter : public CLI::Formatter {
   }
 };
 
-}  // namespace
-
-namespace {
-
-// A value given empty (--db '', --seqlens '') is a typing or quoting mistake, never "not given":
-// read as the default it would write to the default database, or count all layers. Every option
-// and argument that takes a value refuses an empty one.
 // A number is written in decimal: the converter would also take 0x10 as 16, 0b11 as 3 and " 3 "
 // as 3, none of which a user means by a count or a price.
 bool decimal_number(const std::string& v) {
@@ -52,7 +45,11 @@ bool decimal_number(const std::string& v) {
   return std::regex_match(v, number);
 }
 
-void refuse_empty_values(CLI::App& app) {
+// A value given empty or blank (--db '', --seqlens ' ') is a typing or quoting mistake, never
+// "not given": read as the default it would write to the default database, or count all layers.
+// Every option and argument that takes a value refuses one, and a number option a number that is
+// not decimal.
+void check_option_values(CLI::App& app) {
   for (CLI::Option* opt : app.get_options()) {
     if (opt->get_expected_max() == 0) continue;  // a flag
     const std::string type = opt->get_type_name();
@@ -68,7 +65,7 @@ void refuse_empty_values(CLI::App& app) {
         },
         "", "not empty"));
   }
-  for (CLI::App* sub : app.get_subcommands({})) refuse_empty_values(*sub);
+  for (CLI::App* sub : app.get_subcommands({})) check_option_values(*sub);
 }
 
 }  // namespace
@@ -101,7 +98,7 @@ int main(int argc, char** argv) {
   ub::cli::register_memfit(app, ctx);
   ub::cli::register_report(app, ctx);
   ub::cli::register_history(app, ctx);
-  refuse_empty_values(app);
+  check_option_values(app);
   // A first word that is not an option and not a command is a mistyped command: name it.
   if (argc > 1 && argv[1][0] != '-') {
     bool known = false;

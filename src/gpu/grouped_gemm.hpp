@@ -21,10 +21,10 @@
 // side streams, the rest in one grouped call beside them. Experts that go alone are spread over
 // kSideStreams streams, the largest first, each to the stream with the fewest rows so far: an
 // expert of a few hundred rows fills a fraction of Hopper's SMs, and several run at once (one
-// large enough to fill them all runs on the product's own stream, one after another). A product's way is the row count
-// from which an expert goes alone (0: every expert alone; none: all grouped). Each product (its
-// transposes, output type and the experts' fixed dimensions) is timed each way on its first use
-// that writes its output, and runs the fastest way from then on.
+// large enough to fill them all runs on the product's own stream, one after another). A
+// product's way is the row count from which an expert goes alone (0: every expert alone; none:
+// all grouped). Each product (its transposes, output type and the experts' fixed dimensions) is
+// timed each way on its first use that writes its output, and runs the fastest way from then on.
 #pragma once
 
 #include <cublas_v2.h>

@@ -67,10 +67,6 @@ void to_json(json& j, const ContextRecord& c) {
   if (!c.world.is_null()) j["world"] = c.world;
 }
 
-// A GPU's index on its machine: the history stores it as a 32-bit integer, and no machine has
-// more than a few dozen.
-constexpr int64_t kMaxGpuIndex = 65535;
-
 Fingerprint read_fingerprint(const Fields& f) {
   Fingerprint out;
   const json& j = f.raw();
@@ -84,21 +80,19 @@ Fingerprint read_fingerprint(const Fields& f) {
                                     kMaxGpuIndex));
       }
       x.index = static_cast<int>(index);
-      // Each GPU of a run once, by its index: two of one index (both left without one) would be
-      // one GPU's figures given twice.
-      for (const GpuFacts& before : out.gpus) {
-        if (before.index == x.index) {
-          throw WorkError(fmt::format("{}: two GPUs with index {} in \"gpus\" (a GPU without \"index\" is GPU 0): each "
-                                      "GPU of a run is listed once", f.where(), x.index));
-        }
-      }
       x.name = gf.string_or("name", "");
       if (x.name.empty() || x.name.find_first_not_of(' ') == std::string::npos) {
         throw WorkError(fmt::format("{}: GPU {} in \"gpus\" has no name", f.where(), x.index));
       }
       auto text = [&](const char* key) { return gf.has(key) ? std::optional<std::string>(scalar_text(g.at(key))) : std::nullopt; };
       x.uuid = text("uuid");
+      // Each GPU of a run once, by its index and by its UUID: two of one index (both left without
+      // one) or of one UUID would be one GPU's figures given twice.
       for (const GpuFacts& before : out.gpus) {
+        if (before.index == x.index) {
+          throw WorkError(fmt::format("{}: two GPUs with index {} in \"gpus\" (a GPU without \"index\" is GPU 0): each "
+                                      "GPU of a run is listed once", f.where(), x.index));
+        }
         if (x.uuid && !x.uuid->empty() && before.uuid == x.uuid) {
           throw WorkError(fmt::format("{}: GPUs {} and {} in \"gpus\" have one UUID ({}): one GPU listed twice",
                                       f.where(), before.index, x.index, printable(*x.uuid)));
@@ -140,14 +134,12 @@ ContextRecord read_context(const Fields& f) {
   ContextRecord c;
   // The records' format: what another format (a newer upgradebench's, another tool's) means by a
   // field is not known, so its records are not read as if they were ours.
-  {
-    const json s = f.raw().contains("schema") ? f.raw().at("schema") : json();
-    if (!s.is_string() || s.get<std::string>() != kRecordSchema) {
-      throw WorkError(fmt::format("{}: schema {} is not one this upgradebench reads ({}): records of a newer "
-                                  "upgradebench or of another tool", f.where(), printable(s.dump()), kRecordSchema));
-    }
+  const json schema = f.raw().contains("schema") ? f.raw().at("schema") : json();
+  if (!schema.is_string() || schema.get<std::string>() != kRecordSchema) {
+    throw WorkError(fmt::format("{}: schema {} is not one this upgradebench reads ({}): records of a newer "
+                                "upgradebench or of another tool", f.where(), printable(schema.dump()), kRecordSchema));
   }
-  c.schema = f.string_or("schema", "");
+  c.schema = kRecordSchema;
   c.tool = f.has("tool") ? scalar_text(f.raw().at("tool")) : "";
   c.command = f.string_or("command", "");
   if (f.raw().contains("argv") && f.raw().at("argv").is_array()) {

@@ -17,6 +17,10 @@
 
 namespace ub {
 
+// A GPU's index on its machine, at most: the history stores it as a 32-bit integer, and no
+// machine has more than a few dozen. Read records and stored runs are held to it.
+inline constexpr int64_t kMaxGpuIndex = 65535;
+
 // One GPU of the run, as the driver and NVML describe it. Peers' records may carry only a name.
 struct GpuFacts {
   int index = 0;

@@ -12,6 +12,7 @@
 #include "base/error.hpp"
 #include "base/text.hpp"
 #include "dist/fault.hpp"
+#include "records/context_record.hpp"
 #include "records/record_file.hpp"
 #include "store/schema.hpp"
 
@@ -128,13 +129,11 @@ void insert_metrics(Database& db, int64_t id, const std::vector<MetricPoint>& me
 }
 
 // A stored figure is one `history add` computed: a finite median inside its finite interval,
-// above zero, from one sample or more (and no more than any run takes), at a finite x. A row saying otherwise
-// was edited or damaged, and would print as a figure ("fleet median -nan"): refused naming the
-// run and the figure.
-// No figure of any metric comes near 1e12 (a step of 30 years, a petabyte per second, 1e12
-// TFLOPS); past it a number was typed in, and would print as hundreds of digits.
-// Every stored metric is a time or a rate of something measured: above zero, and no time or rate
-// comes below 1e-9 (a picosecond, a byte a second).
+// from one sample or more (and no more than any run takes), at a finite x. Every stored metric is
+// a time or a rate of something measured: none comes below 1e-9 (a picosecond, a byte a second)
+// or near 1e12 (a step of 30 years, a petabyte per second). A row saying otherwise was edited or
+// damaged, and would print as a figure ("fleet median -nan", a change of 300 digits): refused
+// naming the run and the figure.
 constexpr int64_t kMostSamples = int64_t{1} << 40;
 constexpr double kLargestFigure = 1e12, kSmallestFigure = 1e-9;
 
@@ -164,15 +163,20 @@ void check_stored_telemetry(const std::string& db, int64_t run, const MetricPoin
   }
 }
 
+// A GPU index as records allow them (records/context_record.hpp); `what` holds it ("GPU index",
+// "a figure of GPU").
+int checked_gpu_index(const std::string& db, int64_t run, int64_t index, const char* what) {
+  if (index < 0 || index > kMaxGpuIndex) {
+    throw WorkError(fmt::format("history database {}: run {} holds {} {}: no GPU index `history add` stores (the "
+                                "database was edited or damaged)", db, run, what, index));
+  }
+  return static_cast<int>(index);
+}
+
 // A run's figure and telemetry, checked as above.
 MetricPoint metric_of(const Row& row, size_t first, const std::string& db, int64_t run) {
   MetricPoint m;
-  const int64_t gpu = row.integer(first);
-  if (gpu < 0 || gpu > 65535) {
-    throw WorkError(fmt::format("history database {}: run {} holds a figure of GPU {}: no GPU index `history add` "
-                                "stores (the database was edited or damaged)", db, run, gpu));
-  }
-  m.gpu = static_cast<int>(gpu);
+  m.gpu = checked_gpu_index(db, run, row.integer(first), "a figure of GPU");
   m.metric = row.text(first + 1);
   m.x = row.real(first + 2);
   const int64_t n = row.integer(first + 3);
@@ -199,13 +203,18 @@ std::string stored_date(const std::string& db, int64_t run, std::string date) {
   return date;
 }
 
-// Counts `history add` stores: a run's lines and its ranks (as a job's records allow them);
-// `world_size` NULL (a run of one GPU stored before the column) is read as 1.
-void check_stored_counts(const std::string& db, int64_t run, int64_t lines, int64_t world_size) {
+// A run's ranks, from its `line_count` and `world_size` columns of `row`, checked against the
+// counts `history add` stores: lines from none up, ranks as a job's records allow them. NULL
+// ranks (a run of one GPU stored before the column) are 1.
+int64_t checked_world_size(const std::string& db, int64_t run, const Row& row, size_t lines_column,
+                           size_t world_column) {
+  const int64_t lines = row.integer(lines_column);
+  const int64_t world_size = row.at(world_column) ? row.integer(world_column) : 1;
   if (lines < 0 || world_size < 1 || world_size > (int64_t{1} << 20)) {
     throw WorkError(fmt::format("history database {}: run {} holds {} lines of {} ranks: no run `history add` stores "
                                 "(the database was edited or damaged)", db, run, lines, world_size));
   }
+  return world_size;
 }
 
 // A run's own columns, read by summary_of; queries add theirs after them.
@@ -228,8 +237,7 @@ RunSummary summary_of(const Row& row, const std::string& db) {
   s.added = row.text(9);
   s.lines = row.integer(10);
   s.workload = row.text(11);
-  s.world_size = row.at(12) ? row.integer(12) : 1;
-  check_stored_counts(db, s.id, s.lines, s.world_size);
+  s.world_size = checked_world_size(db, s.id, row, 10, 12);
   s.provenance = row.text(13);
   return s;
 }
@@ -452,12 +460,7 @@ std::optional<RunDetail> HistoryStore::show(int64_t id) const {
   RunDetail d;
   d.run = summary_of(rows.front(), db_->name());
   for (const Row& g : db_->query("SELECT gpu_index, name, uuid FROM run_gpus WHERE run_id = $1 ORDER BY gpu_index", {id})) {
-    const int64_t index = g.integer(0);
-    if (index < 0 || index > 65535) {
-      throw WorkError(fmt::format("history database {}: run {} holds GPU index {}: no index `history add` stores (the "
-                                  "database was edited or damaged)", db_->name(), id, index));
-    }
-    d.gpus.push_back({static_cast<int>(index), g.text(1), g.text(2)});
+    d.gpus.push_back({checked_gpu_index(db_->name(), id, g.integer(0), "GPU index"), g.text(1), g.text(2)});
   }
   for (const Row& s : db_->query("SELECT component, version FROM run_stack WHERE run_id = $1 ORDER BY component", {id})) {
     d.stack.emplace_back(s.text(0), s.text(1));
@@ -521,7 +524,7 @@ std::vector<TrendRun> HistoryStore::trend_rows(const std::string& metric, double
     t.figure = {row.real(6), row.real(7), row.real(8), static_cast<size_t>(row.integer(5))};
     t.workload = row.text(9);
     t.example_data = !row.text(10).empty();
-    check_stored_counts(db_->name(), t.run_id, row.integer(11), row.at(12) ? row.integer(12) : 1);
+    checked_world_size(db_->name(), t.run_id, row, 11, 12);
     out.push_back(std::move(t));
   }
   return out;
@@ -545,7 +548,7 @@ std::vector<FleetSample> HistoryStore::fleet_rows(const std::string& metric, dou
     s.uuid = row.text(4);
     s.workload = row.text(5);
     s.point = metric_of(row, 6, db_->name(), s.run_id);
-    check_stored_counts(db_->name(), s.run_id, row.integer(17), row.at(18) ? row.integer(18) : 1);
+    checked_world_size(db_->name(), s.run_id, row, 17, 18);
     s.gpu_index = s.point.gpu;
     out.push_back(std::move(s));
   }
