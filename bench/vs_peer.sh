@@ -104,14 +104,17 @@ PY
     config=$here/../data/models/$model.json
     peer=(train_peer.py)
     grep -qE '"(num_experts|num_local_experts|n_routed_experts)"' "$config" && peer=(train_moe_peer.py --upgradebench "$UB")
-    rm -rf "$out/weights"
+    # The weights (GiBs) live in a folder of their own, removed when the comparison ends: OUT_DIR
+    # keeps the records.
+    weights=$(mktemp -d "${TMPDIR:-/tmp}/ub-loss-weights.XXXXXX")
+    trap 'rm -rf "$weights"' EXIT
     # shellcheck disable=SC2086
     "$PYTHON" "$peers/${peer[0]}" "${peer[@]:1}" --config "$config" --model-name "$model" --layers "$layers" --seqlens "$s" \
-      --steps "$steps" --warmup 0 --lr "$lr" --save-weights "$out/weights" ${PEER_OPTIONS:-} --out "$out/peer.jsonl" \
+      --steps "$steps" --warmup 0 --lr "$lr" --save-weights "$weights" ${PEER_OPTIONS:-} --out "$out/peer.jsonl" \
       > /dev/null 2> "$out/peer.stderr"
     # shellcheck disable=SC2086
     "$UB" train --model "$model" --layers "$layers" --seqlen "$s" --steps "$steps" --warmup 0 --lr "$lr" --precision bf16 \
-      --weights "$out/weights" --tokens "$out/weights/input_ids_$s.safetensors" ${UB_TRAIN_OPTIONS:-} \
+      --weights "$weights" --tokens "$weights/input_ids_$s.safetensors" ${UB_TRAIN_OPTIONS:-} \
       --out "$out/ours.jsonl" > /dev/null 2> "$out/ours.stderr"
     "$PYTHON" - "$out" "${LOSS_TOLERANCE:-0.01}" <<'PY' | tee "$out/compare.txt"
 import json, sys
