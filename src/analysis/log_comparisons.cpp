@@ -120,19 +120,7 @@ AttentionComparison compare_attention(const AttentionLog& o, const AttentionLog&
   }
   // No kernel runs faster than its GPU's dense peak: a figure past it is not a measurement to
   // take a ratio of.
-  for (const AttentionLog* l : {&o, &n}) {
-    const Accelerator* gpu = catalog.try_find(l->gpu);
-    const std::optional<double> most = gpu ? gpu->most_measurable_tflops(Dtype::bf16) : std::nullopt;
-    if (!most) continue;
-    for (const AttentionRecord& p : l->points) {
-      for (const std::optional<double> t : {std::optional<double>(p.fwd_tflops), p.fwd_bwd_tflops}) {
-        if (t && *t > *most) {
-          throw WorkError(fmt::format("{}: seqlen {}: {:.1f} TFLOPS is past the {}'s dense bf16 peak ({:.0f} TFLOPS): not "
-                                      "a measurement", printable(l->path), p.seqlen, *t, gpu->id, gpu->peak(Dtype::bf16).value));
-        }
-      }
-    }
-  }
+  for (const AttentionLog* l : {&o, &n}) refuse_impossible_attention(*l, catalog);
   AttentionComparison c;
   c.provenance = weaker(o.provenance, n.provenance);
   c.provenance_notes = provenance_lines(o.path, o.provenance, n.path, n.provenance);
@@ -332,17 +320,7 @@ MamfComparison compare_mamf(const MamfLog& o, const MamfLog& n, const Catalog& c
                                   "ratios mix the GPU and the dtype.", o.dtype, n.dtype));
   }
   // No matmul runs past its GPU's dense peak in its dtype: a shape past it is not a ceiling.
-  for (const MamfLog* l : {&o, &n}) {
-    const Accelerator* gpu = catalog.try_find(l->gpu);
-    const std::optional<Dtype> dt = parse_dtype(l->dtype.empty() ? "bf16" : l->dtype);
-    const std::optional<double> most = gpu && dt ? gpu->most_measurable_tflops(*dt) : std::nullopt;
-    const std::optional<MamfShape> best = l->best(MamfOutcome::By::max);
-    if (most && best && best->max_tflops > *most) {
-      throw WorkError(fmt::format("{}: {} at {:.1f} TFLOPS is past the {}'s dense {} peak ({:.0f} TFLOPS): not a "
-                                  "measurement", printable(l->path), best->shape(), best->max_tflops, gpu->id,
-                                  to_string(*dt), gpu->peak(*dt).value));
-    }
-  }
+  for (const MamfLog* l : {&o, &n}) refuse_impossible_ceiling(*l, catalog);
   for (const MamfLog* l : {&o, &n}) {
     if (l->dtype.empty()) c.notes.push_back(fmt::format("{}: the dtype is not said; assumed the same.", l->path));
     // What the reader left out (a damaged shape line, other GPUs' shapes) is said beside the ratios.
@@ -431,24 +409,7 @@ BandwidthComparison compare_bandwidth(const BandwidthLog& o, const BandwidthLog&
   c.provenance_notes = provenance_lines(o.path, o.provenance, n.path, n.provenance);
   c.hardware = hardware_ratios(o.gpu, n.gpu, catalog);
   // No copy out of HBM runs past its GPU's memory bandwidth (L2-resident sizes may: left out).
-  for (const BandwidthLog* l : {&o, &n}) {
-    const Accelerator* gpu = catalog.try_find(l->gpu);
-    if (!gpu || !gpu->bandwidth_tbps.known()) continue;
-    for (const BandwidthRecord& r : l->points) {
-      // A buffer larger than the L2 is not L2-resident, whatever its record says.
-      if (r.ok && r.in_l2 && gpu->last_level_cache_mib.known() &&
-          static_cast<double>(r.bytes) > gpu->last_level_cache_mib.value * double(1 << 20)) {
-        throw WorkError(fmt::format("{}: {} of {} bytes is marked L2-resident, larger than the {}'s {:.0f} MiB L2: not a "
-                                    "measurement", printable(l->path), r.op, r.bytes, gpu->id,
-                                    gpu->last_level_cache_mib.value));
-      }
-      if (r.ok && !r.in_l2 && r.median_gbps > 1.1 * gpu->bandwidth_tbps.value * 1000) {
-        throw WorkError(fmt::format("{}: {} of {} bytes at {:.1f} GB/s is past the {}'s memory bandwidth ({:.0f} GB/s): "
-                                    "not a measurement", printable(l->path), r.op, r.bytes, r.median_gbps, gpu->id,
-                                    gpu->bandwidth_tbps.value * 1000));
-      }
-    }
-  }
+  for (const BandwidthLog* l : {&o, &n}) refuse_impossible_bandwidth(*l, catalog);
   const auto find = [](const BandwidthLog& l, const std::string& op, int64_t bytes) -> const BandwidthRecord* {
     for (const BandwidthRecord& r : l.points) {
       if (r.op == op && r.bytes == bytes && r.ok) return &r;

@@ -106,6 +106,58 @@ void refuse_impossible_printout(const DecompositionLog& d, const Catalog& catalo
   }
 }
 
+void refuse_impossible_ceiling(const MamfLog& l, const Catalog& catalog) {
+  const Accelerator* gpu = catalog.try_find(l.gpu);
+  const std::optional<Dtype> dt = parse_dtype(l.dtype.empty() ? "bf16" : l.dtype);
+  const std::optional<double> most = gpu && dt ? gpu->most_measurable_tflops(*dt) : std::nullopt;
+  if (!most) return;
+  for (const MamfShape& s : l.outcome.shapes) {
+    if (!s.ok) continue;
+    const double fastest = std::max({s.mean_tflops, s.median_tflops, s.max_tflops});
+    if (fastest > *most) {
+      throw WorkError(fmt::format("{}: {} at {:.1f} TFLOPS is past the {}'s dense {} peak ({:.0f} TFLOPS): not a "
+                                  "measurement", printable(l.path), s.shape(), fastest, gpu->id, to_string(*dt),
+                                  gpu->peak(*dt).value));
+    }
+  }
+}
+
+void refuse_impossible_attention(const AttentionLog& l, const Catalog& catalog) {
+  const Accelerator* gpu = catalog.try_find(l.gpu);
+  const std::optional<double> most = gpu ? gpu->most_measurable_tflops(Dtype::bf16) : std::nullopt;
+  if (!most) return;
+  for (const AttentionRecord& p : l.points) {
+    for (const std::optional<double> t : {std::optional<double>(p.fwd_tflops), p.fwd_bwd_tflops}) {
+      if (t && *t > *most) {
+        throw WorkError(fmt::format("{}: seqlen {}: {:.1f} TFLOPS is past the {}'s dense bf16 peak ({:.0f} TFLOPS): not "
+                                    "a measurement", printable(l.path), p.seqlen, *t, gpu->id, gpu->peak(Dtype::bf16).value));
+      }
+    }
+  }
+}
+
+void refuse_impossible_bandwidth(const BandwidthLog& l, const Catalog& catalog) {
+  const Accelerator* gpu = catalog.try_find(l.gpu);
+  if (!gpu || !gpu->bandwidth_tbps.known()) return;
+  const double most = 1.1 * gpu->bandwidth_tbps.value * 1000;
+  for (const BandwidthRecord& r : l.points) {
+    if (!r.ok) continue;
+    // A buffer larger than the L2 is not L2-resident, whatever its record says.
+    if (r.in_l2 && gpu->last_level_cache_mib.known() &&
+        static_cast<double>(r.bytes) > gpu->last_level_cache_mib.value * double(1 << 20)) {
+      throw WorkError(fmt::format("{}: {} of {} bytes is marked L2-resident, larger than the {}'s {:.0f} MiB L2: not a "
+                                  "measurement", printable(l.path), printable(r.op), r.bytes, gpu->id,
+                                  gpu->last_level_cache_mib.value));
+    }
+    const double fastest = std::max({r.mean_gbps, r.median_gbps, r.max_gbps});
+    if (!r.in_l2 && fastest > most) {
+      throw WorkError(fmt::format("{}: {} of {} bytes at {:.1f} GB/s is past the {}'s memory bandwidth ({:.0f} GB/s): "
+                                  "not a measurement", printable(l.path), printable(r.op), r.bytes, fastest, gpu->id,
+                                  gpu->bandwidth_tbps.value * 1000));
+    }
+  }
+}
+
 void refuse_peak_past_memory(double peak_gib, const Accelerator& gpu, const std::string& where) {
   const std::optional<double> most = gpu.most_measurable_gib();
   if (most && peak_gib > *most) {

@@ -9,7 +9,10 @@
 #include <string>
 
 #include "facts/catalog.hpp"
+#include "records/readers/attention_log.hpp"
+#include "records/readers/bandwidth_log.hpp"
 #include "records/readers/decomposition_log.hpp"
+#include "records/readers/mamf_log.hpp"
 #include "records/run_log.hpp"
 
 namespace ub {
@@ -35,5 +38,15 @@ void refuse_peak_past_memory(double peak_gib, const Accelerator& gpu, const std:
 // bf16 peak (the script's convention). `decompose` and `compare` hold printouts to it; `predict`
 // holds a printout's peak memory to the old GPU's through its inputs (prediction_inputs.cpp).
 void refuse_impossible_printout(const DecompositionLog& d, const Catalog& catalog);
+
+// WorkError naming the file and the figure for what no GPU the catalog knows measures, held by
+// every command that reads these logs (`compare`, `decide`, `predict --measured`, `history add`):
+// - a matmul shape whose TFLOPS (its best sample) is past its GPU's dense peak in its dtype;
+// - an attention point past its GPU's dense bf16 peak;
+// - a copy out of cache past its GPU's HBM bandwidth and 10%.
+// A GPU the catalog does not know bounds nothing.
+void refuse_impossible_ceiling(const MamfLog& l, const Catalog& catalog);
+void refuse_impossible_attention(const AttentionLog& l, const Catalog& catalog);
+void refuse_impossible_bandwidth(const BandwidthLog& l, const Catalog& catalog);
 
 }  // namespace ub

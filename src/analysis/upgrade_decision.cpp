@@ -412,6 +412,16 @@ UpgradeDecision decide_upgrade(const MeasurementSet& o, const MeasurementSet& n,
     throw UsageError(fmt::format("the two stacks differ ({}): measure both on one software stack (the guide's first "
                                  "step), or --force to compare them anyway", fmt::join(d.stack_differences, "; ")));
   }
+  // What no GPU measures is refused in every part, paired or not: a part of one side alone still
+  // shows as a figure (the step's own products, the copy rate, the longest sequence).
+  for (const MeasurementSet* s : {&o, &n}) {
+    for (const std::optional<MamfLog>* m : {&s->ceiling, &s->step_products}) {
+      if (*m) refuse_impossible_ceiling(**m, catalog);
+    }
+    if (s->attention) refuse_impossible_attention(*s->attention, catalog);
+    if (s->bandwidth) refuse_impossible_bandwidth(*s->bandwidth, catalog);
+    if (s->sweep) refuse_impossible_run(*s->sweep, catalog, models_dir);
+  }
   if (o.sweep && n.sweep) {
     CompareOptions co;
     co.price_old = opt.price_old, co.price_new = opt.price_new, co.force = opt.force;

@@ -147,7 +147,10 @@ void register_history(CLI::App& app, Context& ctx) {
     // What no GPU measures is stored no more than compare or report would read it.
     const Catalog& catalog = ctx.catalog();
     const std::filesystem::path models = ctx.data_dir() / "models";
-    const RunCheck physical = [&](const RunLog& run) { refuse_impossible_run(run, catalog, models); };
+    const RunCheck physical{[&](const RunLog& run) { refuse_impossible_run(run, catalog, models); },
+                            [&](const MamfLog& l) { refuse_impossible_ceiling(l, catalog); },
+                            [&](const AttentionLog& l) { refuse_impossible_attention(l, catalog); },
+                            [&](const DecompositionLog& l) { refuse_impossible_printout(l, catalog); }};
     FileOutcomes done;
     for (const std::string& file : add_o->files) {
       try {

@@ -159,7 +159,7 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
   MeasuredRates from_rates, to_rates;
   std::vector<AttentionLog> from_attention, to_attention;
   for (const std::string& path : o.measured) {
-    const MeasuredFile m = read_measured(LineSource::file(path));
+    const MeasuredFile m = read_measured(LineSource::file(path), cat);
     const Accelerator* g = m.gpu.empty() ? nullptr : cat.try_find(m.gpu);
     if (!g || (g->id != from.id && g->id != to.id)) {
       throw UsageError(fmt::format("--measured {}: measured {}, neither {} nor {}", path,

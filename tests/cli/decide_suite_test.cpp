@@ -451,4 +451,24 @@ TEST(Decide, APartReadingAnotherPartsRecordsIsRefused) {
   }
 }
 
+// A part no GPU of its model measures is refused whether or not the other side has it: the
+// step's own products (shown beside the step, paired with nothing) twenty times faster than an
+// H200's dense peak allows.
+TEST(Decide, APartPastTheGpusPeakIsRefusedPairedOrNot) {
+  const fs::path fast = slower_suite("suite_step_products_past_peak", kAgain);
+  const std::string step_products = (fast / "mamf-step.jsonl").string();
+  const std::string again = measured_again(slurp(step_products), 1.0 / 20);
+  std::ofstream(step_products) << again;
+  expect_error("decide " + kSuite + " " + fast.string(), 1, "is past the h200-sxm's dense bf16 peak");
+  const fs::path without = edited_suite("suite_without_step_products", [](json& m) {
+    json parts = json::array();
+    for (const json& p : m["parts"]) {
+      if (p["name"] != "mamf-step") parts.push_back(p);
+    }
+    m["parts"] = parts;
+  });
+  fs::remove(without / "mamf-step.jsonl");
+  expect_error("decide " + without.string() + " " + fast.string(), 1, "is past the h200-sxm's dense bf16 peak");
+}
+
 }  // namespace

@@ -29,6 +29,7 @@
 
 #include "cli_run.hpp"
 #include "measured_again.hpp"
+#include "temp_files.hpp"
 
 namespace {
 
@@ -36,24 +37,6 @@ using namespace ub_test;
 namespace fs = std::filesystem;
 
 const std::string kFx = UB_FIXTURES_DIR;
-
-std::string temp_path(const std::string& name) { return ::testing::TempDir() + "/hostile_" + name; }
-
-std::string write_file(const std::string& name, const std::string& text) {
-  const std::string path = temp_path(name);
-  std::ofstream(path, std::ios::binary) << text;
-  return path;
-}
-
-// `text` with the first `from` replaced by `to` (a test failure when there is none).
-std::string replaced(std::string text, const std::string& from, const std::string& to) {
-  const size_t at = text.find(from);
-  if (at == std::string::npos) {
-    ADD_FAILURE() << "'" << from << "' is not in the text";
-    return text;
-  }
-  return text.replace(at, from.size(), to);
-}
 
 // `text` without the lines that hold `needle`.
 std::string lines_without(const std::string& text, const std::string& needle) {
@@ -79,12 +62,6 @@ std::string replaced_match(const std::string& text, const std::regex& re, const 
 size_t line_of(const std::string& text, const std::string& part) {
   const size_t at = text.find(part);
   return at == std::string::npos ? 0 : static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n')) + 1;
-}
-
-std::string fresh_db(const std::string& name) {
-  const std::string db = temp_path(name + ".sqlite");
-  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db + suffix);
-  return db;
 }
 
 // ---- Silently wrong results: refused naming the place, or left out with a warning ----

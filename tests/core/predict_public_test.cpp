@@ -113,8 +113,8 @@ Mode catalog_mode(const Catalogs& c) { return {"H200 figures + catalog", c.hidde
 
 Mode measured_mode(const Catalogs& c) {
   Mode m{"+ the B200's MAMF and attention", c.full, {}, {}};
-  for (const char* f : {"mamf_bf16_h200.txt", "attention_h200.log"}) merge(m.h200, read_measured(guide(f)).rates);
-  for (const char* f : {"mamf_bf16_b200.txt", "attention_b200.log"}) merge(m.b200, read_measured(guide(f)).rates);
+  for (const char* f : {"mamf_bf16_h200.txt", "attention_h200.log"}) merge(m.h200, read_measured(guide(f), c.full).rates);
+  for (const char* f : {"mamf_bf16_b200.txt", "attention_b200.log"}) merge(m.b200, read_measured(guide(f), c.full).rates);
   return m;
 }
 
@@ -127,7 +127,8 @@ std::vector<Row> all_rows() {
   }
   // The micro-benchmarks themselves, from the catalog alone (given, they are the measurement).
   const Mode mode = catalog_mode(c);
-  const MeasuredRates h = read_measured(guide("attention_h200.log")).rates, b = read_measured(guide("attention_b200.log")).rates;
+  const MeasuredRates h = read_measured(guide("attention_h200.log"), c.full).rates,
+                      b = read_measured(guide("attention_b200.log"), c.full).rates;
   for (size_t i = 0; i < h.attention_tflops.size(); ++i) {
     StepInput in;
     in.path = "attention", in.seqlen = h.attention_tflops[i].first, in.step_ms = 1;

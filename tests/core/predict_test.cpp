@@ -28,7 +28,12 @@ struct Gpus {
   const Accelerator& b200 = cat.find("b200-sxm");
 };
 
-MeasuredRates attention_of(const std::string& name) { return read_measured(fixture(name)).rates; }
+const Catalog& catalog() {
+  static const Catalog cat = Catalog::load(std::string(UB_DATA_DIR) + "/accelerators.json");
+  return cat;
+}
+
+MeasuredRates attention_of(const std::string& name) { return read_measured(fixture(name), catalog()).rates; }
 
 TEST(Predict, ADecompositionsBucketsScaleByTheirWorkAndWhatItDoesNotExplain) {
   Gpus g;
@@ -104,7 +109,7 @@ TEST(Predict, OneStepPredictsOneSpeedupWhicheverWayItsBucketsCome) {
 // the new GPU's times are the old ones halved), the GEMMs' ratio is measured, said so, and exact.
 TEST(Predict, TheStepsOwnProductsTimedOnBothGpusGiveAMeasuredGemmRatio) {
   Gpus g;
-  const MeasuredFile old_shapes = read_measured(fixture("suite_h200_2l/mamf-step.jsonl"));
+  const MeasuredFile old_shapes = read_measured(fixture("suite_h200_2l/mamf-step.jsonl"), catalog());
   ASSERT_EQ(old_shapes.gpu, "NVIDIA H200");
   ASSERT_FALSE(old_shapes.rates.gemm_shapes.empty());
   EXPECT_FALSE(old_shapes.rates.mamf_tflops.has_value()) << "a step's products are not a search for the ceiling";
@@ -212,15 +217,15 @@ TEST(Predict, ATrainingLogIsSplitByItsOwnLengthsOrByItsAttentionShareOfFlops) {
 }
 
 TEST(Predict, MeasuredFilesSayWhichGpuAndWhat) {
-  const MeasuredFile m = read_measured(fixture("mamf_finder_real_h200.txt"));
+  const MeasuredFile m = read_measured(fixture("mamf_finder_real_h200.txt"), catalog());
   EXPECT_EQ(m.gpu, "NVIDIA H200");
   EXPECT_NEAR(*m.rates.mamf_tflops, 768.2, 1e-9);
-  const MeasuredFile a = read_measured(fixture("attention_b200.log"));
+  const MeasuredFile a = read_measured(fixture("attention_b200.log"), catalog());
   EXPECT_EQ(a.gpu, "NVIDIA B200");
   ASSERT_EQ(a.rates.attention_tflops.size(), 3u);
-  const MeasuredFile n = read_measured(fixture("nccl_records_h200x2_plain.jsonl"));
+  const MeasuredFile n = read_measured(fixture("nccl_records_h200x2_plain.jsonl"), catalog());
   EXPECT_GT(*n.rates.busbw_gbps, 300);
-  EXPECT_THROW(read_measured(fixture("decompose_h200.txt")), UsageError);
+  EXPECT_THROW(read_measured(fixture("decompose_h200.txt"), catalog()), UsageError);
 }
 
 // A 4-layer step of the engine's buckets, at 8k tokens.

@@ -112,7 +112,7 @@ void read_figures(const LineSource& t, LogKind kind, StoredRun& run, const RunCh
     case LogKind::training: {
       // A run still being written (or stopped) may hold a length with warm-up steps only.
       const RunLog log = read_run_log(t, WarmupOnly::leave_out);
-      if (check) check(log);
+      if (check.training) check.training(log);
       append(run.metrics, training_metrics(log));
       run.warnings.insert(run.warnings.end(), log.warnings.begin(), log.warnings.end());
       if (run.format != "upgradebench") {
@@ -127,6 +127,7 @@ void read_figures(const LineSource& t, LogKind kind, StoredRun& run, const RunCh
     }
     case LogKind::attention: {
       const AttentionLog log = read_attention_log(t);
+      if (check.attention) check.attention(log);
       append(run.metrics, attention_metrics(log));
       run.warnings.insert(run.warnings.end(), log.warnings.begin(), log.warnings.end());
       if (run.format != "upgradebench" && !log.gpu.empty()) run.gpus.push_back({0, log.gpu, ""});
@@ -134,12 +135,13 @@ void read_figures(const LineSource& t, LogKind kind, StoredRun& run, const RunCh
     }
     case LogKind::decomposition: {
       const DecompositionLog log = read_decomposition_log(t);
+      if (check.printout && run.format != "upgradebench") check.printout(log);
       append(run.metrics, decomposition_metrics(log));
       run.warnings.insert(run.warnings.end(), log.warnings.begin(), log.warnings.end());
       if (run.format != "upgradebench" && !log.gpu.empty()) run.gpus.push_back({0, log.gpu, ""});
       if (run.format == "upgradebench" && has_record_type(t, "train_step")) {
         const RunLog steps = read_records(t, WarmupOnly::leave_out, true);  // its steps' times
-        if (check) check(steps);
+        if (check.training) check.training(steps);
         append(run.metrics, training_metrics(steps));
       }
       return;
@@ -147,6 +149,7 @@ void read_figures(const LineSource& t, LogKind kind, StoredRun& run, const RunCh
     case LogKind::mamf: {
       MamfLog log = read_mamf_log(t);
       if (run.format == "upgradebench") log.outcome.shapes = all_gpus_shapes(t);  // the reader keeps the first GPU's
+      if (check.ceiling) check.ceiling(log);
       append(run.metrics, mamf_metrics(log));
       // A ceiling is of its shapes: runs of other shapes are other series (the step's own products too).
       if (const std::string set = mamf_shape_set(log.outcome.shapes); !set.empty()) {

@@ -16,6 +16,10 @@
 
 #include "analysis/history/run_metrics.hpp"
 #include "base/line_source.hpp"
+#include "records/readers/attention_log.hpp"
+#include "records/readers/decomposition_log.hpp"
+#include "records/readers/mamf_log.hpp"
+#include "records/run_log.hpp"
 
 namespace ub {
 
@@ -44,10 +48,15 @@ struct StoredRun {
 // string): a records file of a thousand-length sweep is a few MiB.
 inline constexpr size_t kMaxHeldBytes = size_t{512} << 20;
 
-// What the caller holds a training run to before it is stored (a WorkError refuses it): the
-// figures no GPU measures (analysis/run_limits.hpp), which need the catalog. Called from the
-// threads that read the runs.
-using RunCheck = std::function<void(const RunLog&)>;
+// What the caller holds a run to before it is stored (a WorkError refuses it): the figures no GPU
+// measures (analysis/run_limits.hpp), which need the catalog, one check per kind of log; an empty
+// one checks nothing. Called from the threads that read the runs.
+struct RunCheck {
+  std::function<void(const RunLog&)> training;
+  std::function<void(const MamfLog&)> ceiling;
+  std::function<void(const AttentionLog&)> attention;
+  std::function<void(const DecompositionLog&)> printout;
+};
 
 // The runs of a file of our records or of a peer's log (its lines move into the runs; the runs
 // are read in parallel), each training run held to `check`. Throws WorkError naming the file

@@ -7,7 +7,8 @@
 #include <span>
 
 #include "base/error.hpp"
-#include "records/bandwidth_records.hpp"
+#include "analysis/run_limits.hpp"
+#include "records/readers/bandwidth_log.hpp"
 #include "records/context_record.hpp"
 #include "records/decomposition_records.hpp"
 #include "records/readers/attention_log.hpp"
@@ -292,12 +293,13 @@ std::string not_measured(const std::string& path) {
 
 }  // namespace
 
-MeasuredFile read_measured(const LineSource& t) {
+MeasuredFile read_measured(const LineSource& t, const Catalog& catalog) {
   MeasuredFile m;
   m.rates.files.push_back(t.path);
   switch (detect_log_kind(t)) {
     case LogKind::mamf: {
       const MamfLog l = read_mamf_log(t);
+      refuse_impossible_ceiling(l, catalog);
       m.gpu = l.gpu;
       if (l.dtype != "bf16" && !l.dtype.empty()) {
         throw UsageError(fmt::format("{}: a MAMF run of {}; predict scales bf16 GEMMs by bf16 MAMF", t.path, l.dtype));
@@ -314,6 +316,7 @@ MeasuredFile read_measured(const LineSource& t) {
     }
     case LogKind::attention: {
       const AttentionLog l = read_attention_log(t);
+      refuse_impossible_attention(l, catalog);
       m.gpu = l.gpu;
       for (const AttentionRecord& p : l.points) {
         if (p.ok && p.fwd_bwd_tflops) m.rates.attention_tflops.emplace_back(p.seqlen, *p.fwd_bwd_tflops);
@@ -333,25 +336,15 @@ MeasuredFile read_measured(const LineSource& t) {
     }
     default: break;
   }
-  // `bandwidth` records: the fastest device-to-device copy out of cache. Anything else is refused
-  // before a pass over it: an endless pipe of junk is not read to its end.
+  // `bandwidth` records: the fastest device-to-device copy out of cache, as every reader reads
+  // it (a point whose check failed timed something else). Anything else is refused before a pass
+  // over it: an endless pipe of junk is not read to its end.
   if (!looks_like_records(t)) throw UsageError(not_measured(t.path));
-  std::vector<std::string> warnings;
-  bool any = false;
-  for_each_record(t, [&](const RecordLine& r) {
-    if (r.type == "context") {
-      const ContextRecord c = read_context(Fields(r.json, r.where));
-      if (!c.fingerprint.gpus.empty()) m.gpu = c.fingerprint.gpus.front().name;
-    } else if (r.type == "bandwidth") {
-      any = true;
-      // Read as every reader reads it (its check, its rate against its time); one that failed its
-      // check timed something else.
-      const BandwidthRecord b = read_bandwidth_record(Fields(r.json, r.where));
-      if (!b.ok || b.op != "copy" || b.in_l2) return;
-      m.rates.hbm_gbps = std::max(m.rates.hbm_gbps.value_or(0), b.median_gbps);
-    }
-  }, warnings);
-  if (!any) throw UsageError(not_measured(t.path));
+  const BandwidthLog l = read_bandwidth_log(t);
+  if (l.points.empty()) throw UsageError(not_measured(t.path));
+  refuse_impossible_bandwidth(l, catalog);
+  m.gpu = l.gpu;
+  m.rates.hbm_gbps = l.hbm_gbps("copy");
   return m;
 }
 

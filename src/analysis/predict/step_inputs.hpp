@@ -52,13 +52,14 @@ StepLevers levers_of(const std::map<std::string, std::string>& config, int64_t b
 // "offload_optim".
 std::map<std::string, std::string> workload_of(const std::map<std::string, std::string>& config);
 
-// A micro-benchmark file: the GPU it measured (as it names it) and what it measured.
+// A micro-benchmark file: the GPU it measured (as it names it) and what it measured. A figure no
+// GPU of the catalog measures (analysis/run_limits.hpp) is refused.
 struct MeasuredFile {
   std::string gpu;
   MeasuredRates rates;
   std::optional<AttentionLog> attention;  // an attention log: its problem, to pair with the other GPU's
 };
-MeasuredFile read_measured(const LineSource& t);
+MeasuredFile read_measured(const LineSource& t, const Catalog& catalog);
 
 // `b` over `a`: what b measured where a did not.
 void merge(MeasuredRates& a, const MeasuredRates& b);

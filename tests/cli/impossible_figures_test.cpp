@@ -1,0 +1,58 @@
+// A figure no GPU of its model measures (a matmul past the dense peak, a copy out of cache past
+// the HBM bandwidth), refused by every command that reads it, not only by `compare`: a records
+// file of one H200 measured again twenty times faster (measured_again.hpp), so that each figure
+// still agrees with its own time and only the catalogue's limits tell it is impossible.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "cli_run.hpp"
+#include "measured_again.hpp"
+#include "temp_files.hpp"
+
+namespace {
+
+using namespace ub_test;
+
+const std::string kFx = UB_FIXTURES_DIR;
+const std::string kSuite = kFx + "/suite_h200_2l";
+
+// `part` of the fixture suite (mamf.jsonl, ...) twenty times faster.
+std::string twenty_times_faster(const std::string& part) {
+  return write_file("20x_" + part, measured_again(slurp(kSuite + "/" + part), 1.0 / 20));
+}
+
+struct Case {
+  const char* part;
+  const char* message;
+};
+
+const Case kCases[] = {
+    {"mamf.jsonl", "TFLOPS is past the h200-sxm's dense bf16 peak (989 TFLOPS): not a measurement"},
+    {"mamf-step.jsonl", "TFLOPS is past the h200-sxm's dense bf16 peak (989 TFLOPS): not a measurement"},
+    {"attention.jsonl", "TFLOPS is past the h200-sxm's dense bf16 peak (989 TFLOPS): not a measurement"},
+    {"bandwidth.jsonl", "GB/s is past the h200-sxm's memory bandwidth (4800 GB/s): not a measurement"},
+};
+
+TEST(ImpossibleFigure, PredictRefusesAMeasuredRatePastTheGpusLimits) {
+  for (const Case& c : kCases) {
+    SCOPED_TRACE(c.part);
+    const std::string fast = twenty_times_faster(c.part);
+    expect_error(fmt::format("predict --to b200 {}/decompose_h200.txt --measured {}", kFx, fast), 1, c.message);
+  }
+}
+
+TEST(ImpossibleFigure, HistoryAddStoresNoFigurePastTheGpusPeak) {
+  for (const Case& c : kCases) {
+    if (std::string(c.part) == "bandwidth.jsonl") continue;  // the history keeps no bandwidth figures
+    SCOPED_TRACE(c.part);
+    const std::string fast = twenty_times_faster(c.part);
+    expect_error(fmt::format("history add --db {} {}", fresh_db("20x"), fast), 1, c.message);
+  }
+  // The same records as measured are stored.
+  const Result r = run(fmt::format("history add --db {} {}/mamf.jsonl", fresh_db("1x"), kSuite));
+  EXPECT_EQ(r.code, 0) << r.err;
+}
+
+}  // namespace
