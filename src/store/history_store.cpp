@@ -173,6 +173,16 @@ int checked_gpu_index(const std::string& db, int64_t run, int64_t index, const c
   return static_cast<int>(index);
 }
 
+// A figure's GPU is one its run lists, where the run lists any (a peer's log that names no GPU
+// lists none): a figure moved to another index would count under no GPU, or another run's.
+void check_figure_gpu_listed(const std::string& db, int64_t run, const std::string& metric, double x, int gpu,
+                             bool listed, int64_t gpus_listed) {
+  if (!listed && gpus_listed > 0) {
+    throw WorkError(fmt::format("history database {}: run {}'s {} at {:g} is of GPU {}, which the run does not list "
+                                "(the database was edited or damaged)", db, run, printable(metric), x, gpu));
+  }
+}
+
 // A run's figure and telemetry, checked as above.
 MetricPoint metric_of(const Row& row, size_t first, const std::string& db, int64_t run) {
   MetricPoint m;
@@ -274,6 +284,18 @@ bool grows_peer_run(Database& db, int64_t id, const StoredRun& run) {
   return now.size() > before.size() && std::equal(before.begin(), before.end(), now.begin());
 }
 
+// A new run's id holds no rows yet: rows under it were left by a run deleted by hand (or a
+// damaged file), and would join the new run's lines and figures.
+void refuse_rows_of_unlisted_run(Database& db, int64_t id) {
+  for (const char* table : {"run_gpus", "run_stack", "run_lines", "run_metrics"}) {
+    if (!db.query(fmt::format("SELECT 1 FROM {} WHERE run_id = $1 LIMIT 1", table), {id}).empty()) {
+      throw WorkError(fmt::format("history database {}: {} holds rows of run {}, which it does not list (the database "
+                                  "was edited or damaged): delete those rows, or add to a new database", db.name(),
+                                  table, id));
+    }
+  }
+}
+
 // The file a stored run was added from.
 std::string source_of(Database& db, int64_t id) {
   const std::vector<Row> r = db.query("SELECT source FROM runs WHERE id = $1", {id});
@@ -341,8 +363,9 @@ AddOutcome HistoryStore::add_run(const StoredRun& run, const std::string& source
   // summaries behind them.
   std::set<int64_t> candidates;
   const auto add_candidates = [&](const std::string& where, const std::vector<Value>& params) {
-    for (const Row& r : db_->query("SELECT DISTINCT run_id FROM run_metrics WHERE metric = $1 AND x = $2 AND " + where +
-                                   " AND run_id <> $6 LIMIT 64", params)) {
+    // Of runs the runs table lists: figures left by a run deleted by hand are no stored measurement.
+    for (const Row& r : db_->query("SELECT DISTINCT m.run_id FROM run_metrics m JOIN runs r ON r.id = m.run_id WHERE "
+                                   "m.metric = $1 AND m.x = $2 AND " + where + " AND m.run_id <> $6 LIMIT 64", params)) {
       candidates.insert(r.integer(0));
     }
   };
@@ -391,6 +414,7 @@ AddOutcome HistoryStore::add_run(const StoredRun& run, const std::string& source
       existing = db_->query("SELECT id, line_count FROM runs WHERE run_key = $1" + lock, {run.key});
     } else {
       o.run_id = inserted.front().integer(0);
+      refuse_rows_of_unlisted_run(*db_, o.run_id);
       std::vector<std::vector<Value>> gpus, stack;
       for (const StoredGpu& g : run.gpus) gpus.push_back({o.run_id, int64_t{g.index}, g.name, text_or_null(g.uuid)});
       for (const auto& [component, version] : run.stack) stack.push_back({o.run_id, component, version});
@@ -468,6 +492,9 @@ std::optional<RunDetail> HistoryStore::show(int64_t id) const {
   for (const Row& m : db_->query(fmt::format("SELECT {} FROM run_metrics m WHERE m.run_id = $1 ORDER BY m.metric, m.x, m.gpu_index",
                                              kMetricColumns), {id})) {
     d.metrics.push_back(metric_of(m, 0, db_->name(), id));
+    const MetricPoint& p = d.metrics.back();
+    const bool listed = std::any_of(d.gpus.begin(), d.gpus.end(), [&](const StoredGpu& g) { return g.index == p.gpu; });
+    check_figure_gpu_listed(db_->name(), id, p.metric, p.x, p.gpu, listed, static_cast<int64_t>(d.gpus.size()));
   }
   d.run.gpus = std::max(static_cast<int64_t>(d.gpus.size()), d.run.world_size);
   d.run.gpu = d.gpus.empty() ? "" : d.gpus.front().name;
@@ -507,7 +534,7 @@ std::vector<TrendRun> HistoryStore::trend_rows(const std::string& metric, double
   Where where(params, f, "g");
   const std::string sql = fmt::format(
       "SELECT r.id, r.date, r.host, g.name, s.version, m.n, m.median, m.low, m.high, r.workload, r.provenance, "
-      "r.line_count, r.world_size FROM run_metrics m "
+      "r.line_count, r.world_size, m.gpu_index, (SELECT COUNT(*) FROM run_gpus l WHERE l.run_id = r.id) FROM run_metrics m "
       "JOIN runs r ON r.id = m.run_id "
       "LEFT JOIN run_gpus g ON g.run_id = m.run_id AND g.gpu_index = m.gpu_index "
       "LEFT JOIN run_stack s ON s.run_id = r.id AND s.component = $3{}",
@@ -525,6 +552,8 @@ std::vector<TrendRun> HistoryStore::trend_rows(const std::string& metric, double
     t.workload = row.text(9);
     t.example_data = !row.text(10).empty();
     checked_world_size(db_->name(), t.run_id, row, 11, 12);
+    check_figure_gpu_listed(db_->name(), t.run_id, metric, x, checked_gpu_index(db_->name(), t.run_id, row.integer(13), "a figure of GPU"),
+                            row.at(3).has_value(), row.integer(14));
     out.push_back(std::move(t));
   }
   return out;
@@ -534,7 +563,8 @@ std::vector<FleetSample> HistoryStore::fleet_rows(const std::string& metric, dou
   std::vector<Value> params{metric, x};
   Where where(params, f, "g");
   const std::string sql = fmt::format(
-      "SELECT r.id, r.date, r.host, g.name, g.uuid, r.workload, {}, r.line_count, r.world_size FROM run_metrics m "
+      "SELECT r.id, r.date, r.host, g.name, g.uuid, r.workload, {}, r.line_count, r.world_size, "
+      "(SELECT COUNT(*) FROM run_gpus l WHERE l.run_id = r.id) FROM run_metrics m "
       "JOIN runs r ON r.id = m.run_id "
       "LEFT JOIN run_gpus g ON g.run_id = m.run_id AND g.gpu_index = m.gpu_index{}",
       kMetricColumns, where.sql("m.metric = $1 AND m.x = $2"));
@@ -549,8 +579,21 @@ std::vector<FleetSample> HistoryStore::fleet_rows(const std::string& metric, dou
     s.workload = row.text(5);
     s.point = metric_of(row, 6, db_->name(), s.run_id);
     checked_world_size(db_->name(), s.run_id, row, 17, 18);
+    check_figure_gpu_listed(db_->name(), s.run_id, metric, x, s.point.gpu, row.at(3).has_value(), row.integer(19));
     s.gpu_index = s.point.gpu;
     out.push_back(std::move(s));
+  }
+  // One card is one GPU model: a UUID under two names (`history add` refuses it) was edited in,
+  // and would count one card's figures in two fleets.
+  std::map<std::string, const FleetSample*> named;
+  for (const FleetSample& s : out) {
+    if (s.uuid.empty()) continue;
+    const auto [it, first] = named.emplace(s.uuid, &s);
+    if (!first && it->second->gpu_name != s.gpu_name) {
+      throw WorkError(fmt::format("history database {}: GPU {} is {} in run {} and {} in run {}: one card under two "
+                                  "names (the database was edited or damaged)", db_->name(), printable(s.uuid),
+                                  printable(it->second->gpu_name), it->second->run_id, printable(s.gpu_name), s.run_id));
+    }
   }
   return out;
 }

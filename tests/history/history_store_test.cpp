@@ -385,6 +385,54 @@ TEST_P(HistoryStoreTest, AStoredDateCountOrReadingNoAddWritesIsRefused) {
 // A database of version 1 (before runs said their workload) is brought to the current version
 // when opened: its runs are read again from their stored lines, and list and trend see them as
 // runs added today would be.
+// Rows that do not fit together, as no `history add` writes them: a figure of a GPU its run does
+// not list, rows under a run id the runs table does not hold (they would join the next run
+// added), one card (UUID) under two GPU names.
+TEST_P(HistoryStoreTest, RowsThatDoNotFitTogetherAreRefused) {
+  HistoryStore store(spec_);
+  store.add_file(kFixtures + "/mamf_records_h200_a.jsonl");
+  store.add_file(kFixtures + "/mamf_records_h200_b.jsonl");
+  const std::vector<RunSummary> runs = store.list({}, 100);
+  ASSERT_EQ(runs.size(), 2u);
+  const int64_t id = runs.front().id;
+  const std::string metric = store.metrics({}).at(0).metric;
+  Database& db = store.database();
+  const auto refused = [&](const std::string& says, const auto& read) {
+    try {
+      read();
+      ADD_FAILURE() << "accepted: " << says;
+    } catch (const WorkError& e) {
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+  };
+  ASSERT_FALSE(store.fleet_rows(metric, 0, {}).empty());
+  {
+    const Transaction t(db);  // rolled back at the end of the scope
+    db.query("UPDATE run_metrics SET gpu_index = $1 WHERE run_id = $2", {int64_t{5}, id});
+    const std::string says = "is of GPU 5, which the run does not list";
+    refused(says, [&] { store.show(id); });
+    refused(says, [&] { store.fleet_rows(metric, 0, {}); });
+    refused(says, [&] { store.trend_rows(metric, 0, "cuda", {}); });
+  }
+  {
+    const Transaction t(db);
+    const std::string other = db.query("SELECT uuid FROM run_gpus WHERE run_id = $1 AND gpu_index = 0", {runs.back().id})
+                                  .at(0).text(0);
+    db.query("UPDATE run_gpus SET name = $1, uuid = $2 WHERE run_id = $3", {std::string("NVIDIA H100 80GB HBM3"), other, id});
+    refused("one card under two names", [&] { store.fleet_rows(metric, 0, {}); });
+  }
+  // A run deleted by hand, its figures left: the next run added would take its id and its rows.
+  const int64_t last = runs.back().id;
+  db.query("DELETE FROM runs WHERE id = $1", {last});
+  try {
+    store.add_file(kFixtures + "/mamf_records_h200_b.jsonl");
+    if (GetParam() == "sqlite") ADD_FAILURE() << "rows of a deleted run joined a new one";
+  } catch (const WorkError& e) {
+    EXPECT_NE(std::string(e.what()).find(fmt::format("holds rows of run {}, which it does not list", last)),
+              std::string::npos) << e.what();
+  }
+}
+
 TEST_P(HistoryStoreTest, AVersionOneDatabaseLearnsEachRunsWorkload) {
   {
     HistoryStore store(spec_);
