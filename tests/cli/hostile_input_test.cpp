@@ -993,6 +993,19 @@ TEST(ValidInput, AReportFolderNamedWithANewlineGetsItsFiles) {
   fs::remove_all(dir);
 }
 
+// A numbered step annotated twice (two traces joined, an edit) would count twice: refused naming
+// it. Names without a number (a record_function("train_step") each iteration) repeat by design.
+TEST(SilentlyWrong, AStepNumberAnnotatedTwiceIsRefused) {
+  const std::string trace = slurp(kFx + "/trace_kineto_small.json");
+  const std::string twice = write_file("step_twice.json", replaced(trace, R"("name": "ProfilerStep#2")", R"("name": "ProfilerStep#1")"));
+  expect_error("decompose " + twice, 1, "step ProfilerStep#1 is annotated twice");
+  const std::string unnumbered =
+      write_file("step_unnumbered.json", std::regex_replace(trace, std::regex(R"re("ProfilerStep#[0-9]+")re"), R"("train_step")"));
+  const Result r = run("decompose --step-name ^train_step$ " + unnumbered);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("Steps: 3 annotations matching \"^train_step$\" (host side)"), std::string::npos) << r.out;
+}
+
 // ---- Bounded cost ----
 
 // A trace of `steps` ProfilerStep annotations, each with one kernel inside it.

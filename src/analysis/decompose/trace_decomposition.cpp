@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <numeric>
+#include <string_view>
 #include <unordered_map>
 
 #include "base/error.hpp"
@@ -93,6 +94,22 @@ std::vector<StepDecomposition> decompose_steps(const std::vector<StepWindow>& wi
 // a step hundreds of times its steps' median (an edited `dur`) would make its idle time of
 // nothing. Windows sorted by start.
 void check_step_windows(const std::vector<StepWindow>& windows, const std::string& path) {
+  // A numbered step (the profiler's "ProfilerStep#N") is one step: its number twice is two traces
+  // joined, or an edit, and the step would count twice. Names without a number (a user's
+  // record_function("train_step") each iteration) repeat by design.
+  std::unordered_map<std::string_view, const StepWindow*> numbered;
+  for (const StepWindow& w : windows) {
+    const size_t hash = w.name.rfind('#');
+    const bool has_number = hash != std::string::npos && hash + 1 < w.name.size() &&
+                            std::all_of(w.name.begin() + static_cast<std::ptrdiff_t>(hash) + 1, w.name.end(),
+                                        [](char c) { return c >= '0' && c <= '9'; });
+    if (!has_number) continue;
+    if (const auto [it, first] = numbered.emplace(w.name, &w); !first) {
+      throw WorkError(fmt::format("{}: step {} is annotated twice (at {:.1f} us and {:.1f} us): one step's number twice, "
+                                  "a trace joined from two or edited", printable(path), printable(w.name),
+                                  it->second->start, w.start));
+    }
+  }
   for (size_t i = 1; i < windows.size(); ++i) {
     if (windows[i].start < windows[i - 1].end - 1.0) {  // a microsecond of the host clock's rounding
       throw WorkError(fmt::format("{}: steps {} and {} overlap ({:.1f} us): a step starts after the one before it ends",
