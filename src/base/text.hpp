@@ -34,5 +34,8 @@ bool replace_invalid_utf8(std::string& s);
 // A byte count as sizes are written on the command line: "4G", "16M", "8K" when it is a whole
 // number of them, else the number.
 std::string binary_size_text(int64_t bytes);
+// 64-bit FNV-1a of `text` as 16 hex digits: a stable key, the same on every machine (a run's key in
+// the history, a page's digest), not a defence against anyone.
+std::string fnv1a_hex(std::string_view text);
 
 }  // namespace ub

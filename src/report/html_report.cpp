@@ -119,8 +119,22 @@ namespace {
 constexpr std::string_view kHtmlMark = R"(<meta name="generator" content="upgradebench report">)";
 constexpr std::string_view kMarkdownMark = "<!-- written by upgradebench report -->";
 constexpr size_t kMarkLookBytes = 64 << 10;  // where in a page its mark (or an older page's style) stands
+// A page's last line: the digest of every byte before it, so that a page edited since it was
+// written is told from one as written (a page older than the digest has none: taken as written).
+constexpr std::string_view kDigestMark = "<!-- upgradebench report digest ";
+
+std::string sealed(std::string page) { return page + std::string(kDigestMark) + fnv1a_hex(page) + " -->\n"; }
 
 }  // namespace
+
+bool edited_since_written(const fs::path& page) {
+  std::ifstream in(page, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t mark = text.rfind(kDigestMark);
+  if (mark == std::string::npos) return false;
+  const std::string line = text.substr(mark);
+  return line != std::string(kDigestMark) + fnv1a_hex(std::string_view(text).substr(0, mark)) + " -->\n";
+}
 
 bool written_by_report(const fs::path& page) {
   std::ifstream in(page, std::ios::binary);
@@ -155,9 +169,15 @@ void write_report(const ReportContent& r_in, const fs::path& dir, const fs::path
   const fs::path html_page = dir / "report.html", md_page = dir / "report.md";
   const bool html_ours = fs::exists(html_page, ec) && written_by_report(html_page);
   for (const auto& [page, ours] : {std::pair{html_page, html_ours}, std::pair{md_page, html_ours || written_by_report(md_page)}}) {
-    if (fs::symlink_status(page, ec).type() == fs::file_type::regular && !ours) {
+    if (fs::symlink_status(page, ec).type() != fs::file_type::regular) continue;
+    if (!ours) {
       throw UsageError(fmt::format("-o {}: its {} is not a page upgradebench wrote: the report would overwrite it; "
                                    "write the report into a new folder", printable(dir.string()), page.filename().string()));
+    }
+    if (edited_since_written(page)) {
+      throw UsageError(fmt::format("-o {}: its {} was edited since upgradebench wrote it: the report would overwrite the "
+                                   "edits; write the report into a new folder, or move the page away",
+                                   printable(dir.string()), page.filename().string()));
     }
   }
   // Charts are ours where a page of ours is: without one, files in charts/ are someone else's.
@@ -219,7 +239,7 @@ void write_report(const ReportContent& r_in, const fs::path& dir, const fs::path
   }
   for (const Chart& c : r.charts) md += fmt::format("![{}](charts/{}.png)\n", md_text(printable(c.title)), c.id);
   md += "\n" + render_markdown(md_rest) + "\n" + std::string(kMarkdownMark) + "\n";
-  place_file(dir / "report.md", md);
+  place_file(dir / "report.md", sealed(md));
 
   std::string html = "<!doctype html>\n<html><head><meta charset=\"utf-8\">\n" + std::string(kHtmlMark) + "\n<title>" + escape(r.title) +
                      "</title>\n<style>" + kStyle + "</style>\n";
@@ -249,7 +269,7 @@ void write_report(const ReportContent& r_in, const fs::path& dir, const fs::path
           "    .then(() => document.getElementById(id).setAttribute('data-rendered', 'yes'))\n"
           "    .catch(e => { document.getElementById(id).textContent = 'chart failed: ' + e; });\n"
           "}\n</script>\n</body></html>\n";
-  place_file(dir / "report.html", html);
+  place_file(dir / "report.html", sealed(html));
 }
 
 }  // namespace ub::report

@@ -38,4 +38,8 @@ void write_report(const ReportContent& r, const std::filesystem::path& dir,
 // an older page is told by its style sheet): a page that is not is the user's, never overwritten.
 bool written_by_report(const std::filesystem::path& page);
 
+// Whether a page this tool wrote was changed since: its last line, the digest of the bytes before
+// it, no longer matches them. A page without a digest (written before pages carried one) is not.
+bool edited_since_written(const std::filesystem::path& page);
+
 }  // namespace ub::report

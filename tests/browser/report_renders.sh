@@ -46,8 +46,10 @@ echo "labels: $ok"
 case $ok in LABELS-OK*) ;; *) echo "FAIL: $ok" >&2; exit 1 ;; esac
 mkdir -p "$art/planted" && cp -r "$art/report" "$art/planted/report"
 plant="<script>const p = setInterval(() => { if (!document.querySelector('div.chart[data-rendered]')) return; clearInterval(p); const t = [...document.querySelector('div.chart svg').querySelectorAll('text')].find(e => e.textContent.trim()); const c = t.cloneNode(true); c.textContent = 'PLANTED'; t.parentNode.appendChild(c); }, 50);</script>"
-# On the last line: the libraries inlined above it hold the string </body> too.
-sed -i "\$ s|</body>|$plant</body>|" "$art/planted/report/report.html"
+# On the page's own closing line (the last but its digest): the libraries inlined above it hold
+# the string </body> too.
+closing=$(grep -n '</body></html>$' "$art/planted/report/report.html" | tail -1 | cut -d: -f1)
+sed -i "$closing s|</body>|$plant</body>|" "$art/planted/report/report.html"
 bad=$(verdict "$art/planted")
 case $bad in LABELS-BAD*PLANTED*) ;; *) echo "FAIL: the label check did not catch a planted overlap: $bad" >&2; exit 1 ;; esac
 for c in tflops speedup cost attention_share memory; do

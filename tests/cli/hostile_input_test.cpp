@@ -2956,10 +2956,16 @@ TEST(FilesClobbered, ARewrittenReportRemovesOnlyItsOwnEarlierCharts) {
   ASSERT_FALSE(before.empty());
   fs::copy_file(dir + "/charts/" + before.front(), dir + "/charts/holiday.png");
   std::ofstream(dir + "/charts/by_hand.svg") << "<svg/>";
-  // A picture of the user's listed in the page by hand is no chart of the report's.
+  // A page edited by hand (a picture of the user's listed in it) is the user's now: refused, not
+  // overwritten; as written again, it is the report's.
   std::ofstream(dir + "/charts/notes.png") << "png";
   std::ofstream(dir + "/charts/notes.svg") << "<svg/>";
+  const std::string page = slurp(dir + "/report.md");
   std::ofstream(dir + "/report.md", std::ios::app) << "![notes](charts/notes.png)\n";
+  expect_error(fmt::format("report {0}/sweep_h200.log -o {1}", kFx, dir), 2,
+               "its report.md was edited since upgradebench wrote it: the report would overwrite the edits");
+  EXPECT_NE(slurp(dir + "/report.md").find("![notes]"), std::string::npos);
+  std::ofstream(dir + "/report.md", std::ios::trunc) << page;
   const Result one = run(fmt::format("report {0}/sweep_h200.log -o {1}", kFx, dir));
   ASSERT_EQ(one.code, 0) << one.err;
   EXPECT_TRUE(fs::exists(dir + "/charts/holiday.png"));

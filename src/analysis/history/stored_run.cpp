@@ -298,15 +298,6 @@ const std::vector<std::string>& run_kinds() {
   return kinds;
 }
 
-std::string fnv1a_hex(const std::string& text) {
-  uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return fmt::format("{:016x}", h);
-}
-
 std::vector<const MetricPoint*> distinct_points(const std::vector<MetricPoint>& points) {
   std::map<std::tuple<int, std::string, double>, const MetricPoint*> unique;
   for (const MetricPoint& m : points) unique.emplace(std::make_tuple(m.gpu, m.metric, m.x), &m);

@@ -78,9 +78,6 @@ bool is_context_line(const std::string& line);
 // those edited is the run it copies.
 bool says_where_or_when(const std::string& line);
 
-// 64-bit FNV-1a of `text` as 16 hex digits: a stable key, the same on every machine.
-std::string fnv1a_hex(const std::string& text);
-
 // One figure per (GPU, metric, point), in that order: a log that repeats a point keeps its first.
 std::vector<const MetricPoint*> distinct_points(const std::vector<MetricPoint>& points);
 
