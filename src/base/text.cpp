@@ -164,6 +164,8 @@ bool replace_invalid_utf8(std::string& s) {
 
 std::string printable(std::string_view s, bool keep_newlines) { return escape_control(s, keep_newlines); }
 
+std::string name_in_quotes(std::string_view s) { return "'" + printable(s) + "'"; }
+
 std::string fnv1a_hex(std::string_view text) {
   uint64_t h = 14695981039346656037ull;
   for (unsigned char c : text) {

@@ -27,6 +27,8 @@ std::vector<std::string> closest(std::string_view name, const std::vector<std::s
 std::string escape_control(std::string_view s, bool keep_newlines = false);
 // The same, for text set in a table or a note (the name says where it goes).
 std::string printable(std::string_view s, bool keep_newlines = false);
+// A name read from a file, in single quotes and printable, for a message ("tensor 'x.weight'").
+std::string name_in_quotes(std::string_view s);
 // Replaces each byte of `s` that is not part of valid UTF-8 with U+FFFD; false when there was none.
 // Text read outside a JSON parser (a trace's kernel names, streamed) may hold any bytes, and the
 // JSON written from it must be UTF-8.

@@ -12,6 +12,7 @@
 #include "analysis/decide.hpp"
 #include "analysis/log_comparisons.hpp"
 #include "analysis/nccl_comparison.hpp"
+#include "analysis/predict/prediction_series.hpp"
 #include "base/error.hpp"
 #include "base/text.hpp"
 #include "cli/arguments.hpp"
@@ -86,16 +87,10 @@ std::string refuse_other_measured(const LineSource& predictions, const RunLog& m
   }
   // The levers the prediction's input ran with (world size, recompute, sharding, offloading), as
   // `compare` holds two runs to them.
-  RunLog predicted;
-  predicted.format = f.string_or("format", "");
-  if (const auto w = f.optional_object("workload")) {
-    for (const auto& item : w->raw().items()) {
-      if (item.value().is_string()) predicted.config[item.key()] = item.value().get<std::string>();
-    }
-  }
+  // Model, depth and batch were compared above, with the measured run's defaults.
+  RunLog predicted = prediction_workload(f);
   predicted.model = measured.model, predicted.layers = measured.layers, predicted.batch = measured.batch;
-  const auto dtype = predicted.config.find("dtype");
-  predicted.dtype = dtype != predicted.config.end() ? dtype->second : measured.dtype;
+  if (!predicted.config.count("dtype")) predicted.dtype = measured.dtype;
   for (const std::string& d : workload_differences(measured, predicted)) {
     differs.push_back(d.rfind("different ", 0) == 0 ? d.substr(10) : d);
   }

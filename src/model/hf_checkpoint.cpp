@@ -12,6 +12,7 @@
 #include <set>
 
 #include "base/error.hpp"
+#include "base/text.hpp"
 #include "base/json_text.hpp"
 #include "model/safetensors.hpp"
 
@@ -20,8 +21,6 @@ namespace ub {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string in_quotes(const std::string& s) { return "'" + s + "'"; }
 
 // One tensor of the checkpoint with the shape the model needs of it; a parameter of the layout is
 // one piece or several concatenated row-wise (q, k, v into qkv_proj; gate, up into gate_up_proj).
@@ -81,7 +80,7 @@ class Checkpoint {
       const auto [it, fresh] = names_.emplace(name, Found{&f, &entry});
       if (!fresh) {
         throw WorkError(fmt::format("{}: tensor {} is also in {}: which one is meant is not known", file.string(),
-                                    in_quotes(name), it->second.file->path().string()));
+                                    name_in_quotes(name), it->second.file->path().string()));
       }
     }
     return f;
@@ -95,16 +94,16 @@ class Checkpoint {
     if (map == doc.end() || !map->is_object()) throw WorkError(fmt::format("{}: no weight_map object", index.string()));
     std::map<std::string, const SafetensorsFile*> opened;
     for (const auto& [name, v] : map->items()) {
-      if (!v.is_string()) throw WorkError(fmt::format("{}: weight_map {} is not a file name", index.string(), in_quotes(name)));
+      if (!v.is_string()) throw WorkError(fmt::format("{}: weight_map {} is not a file name", index.string(), name_in_quotes(name)));
       const std::string file = v.get<std::string>();
       if (file.empty() || file.find('/') != std::string::npos || file[0] == '.') {
         throw WorkError(fmt::format("{}: weight_map {} names {}: shards are files of the index's own folder",
-                                    index.string(), in_quotes(name), in_quotes(file)));
+                                    index.string(), name_in_quotes(name), name_in_quotes(file)));
       }
       if (!opened.count(file)) opened[file] = &open(folder / file);
       const Found* f = find(name);
       if (!f || f->file != opened[file]) {
-        throw WorkError(fmt::format("{}: weight_map puts {} in {}, which does not hold it", index.string(), in_quotes(name), file));
+        throw WorkError(fmt::format("{}: weight_map puts {} in {}, which does not hold it", index.string(), name_in_quotes(name), file));
       }
     }
   }
@@ -225,19 +224,19 @@ LoadedWeights load_hf_weights(const fs::path& path, const ModelShape& m, const L
     }
     if (!chosen) {
       throw WorkError(fmt::format("{}: no tensor {} for {} of {} ({} layers): weights of another model?", where,
-                                  in_quotes(alternatives.front().front().name), layout[t].name, model_label(m), m.layers));
+                                  name_in_quotes(alternatives.front().front().name), layout[t].name, model_label(m), m.layers));
     }
     size_t filled = 0;
     for (const Piece& piece : *chosen) {
       const Checkpoint::Found* f = ck.find(piece.name);
-      if (!f) throw WorkError(fmt::format("{}: no tensor {} beside {}", where, in_quotes(piece.name), in_quotes(chosen->front().name)));
+      if (!f) throw WorkError(fmt::format("{}: no tensor {} beside {}", where, name_in_quotes(piece.name), name_in_quotes(chosen->front().name)));
       if (f->entry->shape != piece.shape) {
-        throw WorkError(fmt::format("{}: tensor {} is {}, {} needs {}", f->file->path().string(), in_quotes(piece.name),
+        throw WorkError(fmt::format("{}: tensor {} is {}, {} needs {}", f->file->path().string(), name_in_quotes(piece.name),
                                     shape_text(f->entry->shape), model_label(m), shape_text(piece.shape)));
       }
       if (f->entry->dtype != "F32" && f->entry->dtype != "F16" && f->entry->dtype != "BF16") {
         throw WorkError(fmt::format("{}: tensor {} is {}: weights are read from F32, F16 or BF16",
-                                    f->file->path().string(), in_quotes(piece.name), f->entry->dtype));
+                                    f->file->path().string(), name_in_quotes(piece.name), f->entry->dtype));
       }
       if (read == WeightsRead::values) {
         float* at = out.flat.data() + layout[t].offset + filled;
@@ -245,7 +244,7 @@ LoadedWeights load_hf_weights(const fs::path& path, const ModelShape& m, const L
         const auto bad = std::find_if(at, at + f->entry->elements(), [](float v) { return !std::isfinite(v); });
         if (bad != at + f->entry->elements()) {
           throw WorkError(fmt::format("{}: tensor {} holds {} at element {}: weights that are not finite train nothing",
-                                      f->file->path().string(), in_quotes(piece.name), *bad, bad - at));
+                                      f->file->path().string(), name_in_quotes(piece.name), *bad, bad - at));
         }
       }
       filled += static_cast<size_t>(f->entry->elements());
@@ -272,10 +271,10 @@ LoadedWeights load_hf_weights(const fs::path& path, const ModelShape& m, const L
       }
     } else if (l >= depth) {
       throw WorkError(fmt::format("{}: tensor {} is of layer {}, past the {} layers of {}: weights of another model?",
-                                  f.file->path().string(), in_quotes(name), l, depth, model_label(m)));
+                                  f.file->path().string(), name_in_quotes(name), l, depth, model_label(m)));
     }
     throw WorkError(fmt::format("{}: tensor {} is not a parameter of {} ({} layers, as the engine trains it): "
-                                "weights of another model?", f.file->path().string(), in_quotes(name), model_label(m), m.layers));
+                                "weights of another model?", f.file->path().string(), name_in_quotes(name), model_label(m), m.layers));
   }
   out.skipped_layers = static_cast<int64_t>(skipped.size());
   return out;
@@ -289,12 +288,12 @@ std::vector<int32_t> load_token_ids(const fs::path& path, int64_t first_row, int
   if (!t) throw WorkError(fmt::format("{}: {} tensors and none named input_ids: which holds the token ids?", where, f.tensors().size()));
   const std::vector<int64_t>& s = t->shape;
   if (s.empty() || s.size() > 2) {
-    throw WorkError(fmt::format("{}: tensor {} is {}: token ids are [sequences, seqlen] or [seqlen]", where, in_quotes(t->name),
+    throw WorkError(fmt::format("{}: tensor {} is {}: token ids are [sequences, seqlen] or [seqlen]", where, name_in_quotes(t->name),
                                 shape_text(s)));
   }
   const int64_t file_rows = s.size() == 2 ? s[0] : 1, file_seqlen = s.back();
   if (file_seqlen != seqlen || file_rows < first_row + rows) {
-    throw WorkError(fmt::format("{}: tensor {} is {}: this step needs {} sequence{} of {} tokens{}", where, in_quotes(t->name),
+    throw WorkError(fmt::format("{}: tensor {} is {}: this step needs {} sequence{} of {} tokens{}", where, name_in_quotes(t->name),
                                 shape_text(s), first_row + rows, first_row + rows == 1 ? "" : "s", seqlen,
                                 first_row > 0 ? " (the sequences of every rank)" : ""));
   }

@@ -14,14 +14,13 @@
 #include <limits>
 
 #include "base/error.hpp"
+#include "base/text.hpp"
 #include "base/json_text.hpp"
 #include "model/cpu_adamw.hpp"
 
 namespace ub {
 
 namespace {
-
-std::string in_quotes(const std::string& s) { return "'" + s + "'"; }
 
 // IEEE half precision to fp32: sign, 5 exponent bits (bias 15), 10 mantissa bits; subnormals,
 // infinities and NaN kept.
@@ -51,11 +50,11 @@ void pread_all(int fd, uint64_t at, size_t n, unsigned char* out, const std::str
 }
 
 SafetensorsEntry parse_entry(const std::string& name, const nlohmann::json& v, const std::string& where) {
-  const std::string at = fmt::format("{}: tensor {}", where, in_quotes(name));
+  const std::string at = fmt::format("{}: tensor {}", where, name_in_quotes(name));
   if (!v.is_object()) throw WorkError(at + ": not an object of dtype, shape and data_offsets");
   for (const auto& [key, _] : v.items()) {
     if (key != "dtype" && key != "shape" && key != "data_offsets") {
-      throw WorkError(fmt::format("{}: unknown field {}", at, in_quotes(key)));
+      throw WorkError(fmt::format("{}: unknown field {}", at, name_in_quotes(key)));
     }
   }
   SafetensorsEntry e;
@@ -63,7 +62,7 @@ SafetensorsEntry parse_entry(const std::string& name, const nlohmann::json& v, c
   const auto dtype = v.find("dtype");
   if (dtype == v.end() || !dtype->is_string()) throw WorkError(at + ": dtype missing or not a string");
   e.dtype = dtype->get<std::string>();
-  if (safetensors_dtype_bytes(e.dtype) == 0) throw WorkError(fmt::format("{}: unknown dtype {}", at, in_quotes(e.dtype)));
+  if (safetensors_dtype_bytes(e.dtype) == 0) throw WorkError(fmt::format("{}: unknown dtype {}", at, name_in_quotes(e.dtype)));
   const auto shape = v.find("shape");
   if (shape == v.end() || !shape->is_array() || shape->size() > 8) throw WorkError(at + ": shape missing or not a list of at most 8 sizes");
   int64_t elements = 1;
@@ -138,7 +137,7 @@ SafetensorsFile::SafetensorsFile(const std::filesystem::path& path) : path_(path
     SafetensorsEntry e = parse_entry(name, v, where);
     if (e.end > data_bytes_) {
       throw WorkError(fmt::format("{}: tensor {} ends at byte {} of {} after the header: the file is cut short", where,
-                                  in_quotes(name), e.end, data_bytes_));
+                                  name_in_quotes(name), e.end, data_bytes_));
     }
     tensors_.emplace(name, std::move(e));
   }
@@ -154,7 +153,7 @@ SafetensorsFile::SafetensorsFile(const std::filesystem::path& path) : path_(path
   for (const SafetensorsEntry* e : by_place) {
     if (e->begin != at) {
       throw WorkError(fmt::format("{}: tensor {} starts at byte {} after the header, where {}: the tensors' bytes must "
-                                  "follow one another", where, in_quotes(e->name), e->begin,
+                                  "follow one another", where, name_in_quotes(e->name), e->begin,
                                   e->begin < at ? fmt::format("the one before it ends at {}", at)
                                                 : fmt::format("{} bytes before it belong to no tensor", e->begin - at)));
     }
@@ -179,7 +178,7 @@ void SafetensorsFile::read_floats(const SafetensorsEntry& t, float* out) const {
   const size_t width = safetensors_dtype_bytes(t.dtype);
   if (t.dtype != "F32" && t.dtype != "F16" && t.dtype != "BF16") {
     throw WorkError(fmt::format("{}: tensor {} is {}: weights are read from F32, F16 or BF16", path_.string(),
-                                in_quotes(t.name), t.dtype));
+                                name_in_quotes(t.name), t.dtype));
   }
   constexpr size_t kChunk = size_t{1} << 22;  // elements per read
   std::vector<unsigned char> buf(std::min<size_t>(kChunk, static_cast<size_t>(t.elements())) * width);
@@ -204,7 +203,7 @@ void SafetensorsFile::read_floats(const SafetensorsEntry& t, float* out) const {
 std::vector<int64_t> SafetensorsFile::read_ints(const SafetensorsEntry& t) const {
   if (t.dtype != "I32" && t.dtype != "I64") {
     throw WorkError(fmt::format("{}: tensor {} is {}: token ids are read from I32 or I64", path_.string(),
-                                in_quotes(t.name), t.dtype));
+                                name_in_quotes(t.name), t.dtype));
   }
   const size_t width = safetensors_dtype_bytes(t.dtype);
   std::vector<unsigned char> bytes(static_cast<size_t>(t.elements()) * width);

@@ -10,11 +10,7 @@
 
 namespace ub {
 
-namespace {
-
-// A prediction's workload as the configuration of the run it was made from: its format's keys,
-// where it said them.
-RunLog workload_of(const Fields& f) {
+RunLog prediction_workload(const Fields& f) {
   RunLog r;
   r.path = "prediction";
   r.format = f.string_or("format", "");
@@ -32,12 +28,10 @@ RunLog workload_of(const Fields& f) {
   return r;
 }
 
-}  // namespace
-
 std::optional<std::string> PredictionSeries::add(const Fields& f) {
   check_prediction_record(f);
   const std::string pair = fmt::format("{} -> {}", printable(f.string_or("old_gpu", "?")), printable(f.string_or("new_gpu", "?")));
-  const RunLog workload = workload_of(f);
+  const RunLog workload = prediction_workload(f);
   if (!pair_) {
     pair_ = pair, workload_ = workload;
   } else if (pair != *pair_) {

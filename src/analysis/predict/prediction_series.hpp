@@ -15,6 +15,10 @@
 
 namespace ub {
 
+// A prediction record's workload as the configuration of the run it was made from: its format,
+// model, depth, batch and the workload keys it said (`compare`'s terms, workload_differences).
+RunLog prediction_workload(const Fields& f);
+
 class PredictionSeries {
  public:
   // Takes one prediction record; why it cannot join the ones taken so far, or nullopt when it can.
