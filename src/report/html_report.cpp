@@ -118,9 +118,9 @@ namespace {
 
 constexpr std::string_view kHtmlMark = R"(<meta name="generator" content="upgradebench report">)";
 constexpr std::string_view kMarkdownMark = "<!-- written by upgradebench report -->";
-constexpr size_t kMarkLookBytes = 64 << 10;  // where in a page its mark (or an older page's style) stands
+constexpr size_t kMarkLookBytes = 64 << 10;  // where in a page its mark stands
 // A page's last line: the digest of every byte before it, so that a page edited since it was
-// written is told from one as written (a page older than the digest has none: taken as written).
+// written is told from one as written.
 constexpr std::string_view kDigestMark = "<!-- upgradebench report digest ";
 
 std::string sealed(std::string page) { return page + std::string(kDigestMark) + fnv1a_hex(page) + " -->\n"; }
@@ -131,9 +131,8 @@ bool edited_since_written(const fs::path& page) {
   std::ifstream in(page, std::ios::binary);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const size_t mark = text.rfind(kDigestMark);
-  if (mark == std::string::npos) return false;
-  const std::string line = text.substr(mark);
-  return line != std::string(kDigestMark) + fnv1a_hex(std::string_view(text).substr(0, mark)) + " -->\n";
+  if (mark == std::string::npos) return true;
+  return text.substr(mark) != std::string(kDigestMark) + fnv1a_hex(std::string_view(text).substr(0, mark)) + " -->\n";
 }
 
 bool written_by_report(const fs::path& page) {
@@ -153,7 +152,7 @@ bool written_by_report(const fs::path& page) {
     tail.resize(static_cast<size_t>(tail_in.gcount()));
     return tail.find(kMarkdownMark) != std::string::npos;
   }
-  return head.find(kHtmlMark) != std::string::npos || head.find(std::string(kStyle).substr(0, 60)) != std::string::npos;
+  return head.find(kHtmlMark) != std::string::npos;
 }
 
 void write_report(const ReportContent& r_in, const fs::path& dir, const fs::path& web_modules) {
@@ -163,26 +162,28 @@ void write_report(const ReportContent& r_in, const fs::path& dir, const fs::path
   if (!r.chart_tag.empty()) {
     for (Chart& c : r.charts) c.title += " [" + r.chart_tag + "]";
   }
-  // The pages there must be an earlier report's (a report.md older than its mark goes with the
-  // report.html beside it); a symlink there is refused when the page is placed.
+  // Each page there must be an earlier report's as it wrote it (its mark, and its last line the
+  // digest of the rest); a symlink there is refused when the page is placed.
   std::error_code ec;
   const fs::path html_page = dir / "report.html", md_page = dir / "report.md";
-  const bool html_ours = fs::exists(html_page, ec) && written_by_report(html_page);
-  for (const auto& [page, ours] : {std::pair{html_page, html_ours}, std::pair{md_page, html_ours || written_by_report(md_page)}}) {
+  bool any_page = false;
+  for (const fs::path& page : {html_page, md_page}) {
     if (fs::symlink_status(page, ec).type() != fs::file_type::regular) continue;
-    if (!ours) {
+    any_page = true;
+    if (!written_by_report(page)) {
       throw UsageError(fmt::format("-o {}: its {} is not a page upgradebench wrote: the report would overwrite it; "
                                    "write the report into a new folder", printable(dir.string()), page.filename().string()));
     }
     if (edited_since_written(page)) {
-      throw UsageError(fmt::format("-o {}: its {} was edited since upgradebench wrote it: the report would overwrite the "
-                                   "edits; write the report into a new folder, or move the page away",
+      throw UsageError(fmt::format("-o {}: its {} is not as upgradebench wrote it (its last line is no digest of the rest: "
+                                   "edited, cut short, or written before pages carried one): the report would overwrite "
+                                   "it; write the report into a new folder, or move the page away",
                                    printable(dir.string()), page.filename().string()));
     }
   }
   // Charts are ours where a page of ours is: without one, files in charts/ are someone else's.
   const fs::path charts = dir / "charts";
-  if (!html_ours && !written_by_report(md_page) && fs::is_directory(charts, ec) && !fs::is_empty(charts, ec)) {
+  if (!any_page && fs::is_directory(charts, ec) && !fs::is_empty(charts, ec)) {
     throw UsageError(fmt::format("-o {}: its charts/ holds files no upgradebench report wrote (no page of one beside "
                                  "it): the report would overwrite them; write the report into a new folder",
                                  printable(dir.string())));
@@ -198,7 +199,7 @@ void write_report(const ReportContent& r_in, const fs::path& dir, const fs::path
   // An earlier report's charts that this one does not draw would stay beside it as if its own:
   // those its page names go, where both files are there and the SVG is gnuplot's (a name added to
   // the page by hand is no chart of ours); any other file in charts/ is someone else's and stays.
-  if (html_ours || written_by_report(md_page)) {
+  if (any_page) {
     std::set<std::string> drawn, earlier;
     for (const Chart& c : r.charts) drawn.insert(c.id);
     for (const fs::path& page : {html_page, md_page}) {

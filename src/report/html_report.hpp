@@ -30,16 +30,17 @@ std::filesystem::path find_web_modules(const std::filesystem::path& hint,
 std::string render_html(const Document& doc);  // tables and notes as HTML
 
 // Writes report.md, report.html and charts/ into `dir` (created). A report.html or report.md there
-// that an earlier report did not write is refused (UsageError), not overwritten.
+// that an earlier report did not write, or not as it wrote it, is refused (UsageError), not
+// overwritten.
 void write_report(const ReportContent& r, const std::filesystem::path& dir,
                   const std::filesystem::path& web_modules);
 
-// Whether a report.html or report.md is one this tool wrote (each page carries a mark saying so;
-// an older page is told by its style sheet): a page that is not is the user's, never overwritten.
+// Whether a report.html or report.md is one this tool wrote (each page carries a mark saying so):
+// a page that is not is the user's, never overwritten.
 bool written_by_report(const std::filesystem::path& page);
 
-// Whether a page this tool wrote was changed since: its last line, the digest of the bytes before
-// it, no longer matches them. A page without a digest (written before pages carried one) is not.
+// Whether a page is not as this tool wrote it: its last line is no digest of the bytes before it
+// (edited since, cut short, or written before pages carried one). Such a page is not overwritten.
 bool edited_since_written(const std::filesystem::path& page);
 
 }  // namespace ub::report

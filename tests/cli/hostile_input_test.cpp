@@ -2963,7 +2963,7 @@ TEST(FilesClobbered, ARewrittenReportRemovesOnlyItsOwnEarlierCharts) {
   const std::string page = slurp(dir + "/report.md");
   std::ofstream(dir + "/report.md", std::ios::app) << "![notes](charts/notes.png)\n";
   expect_error(fmt::format("report {0}/sweep_h200.log -o {1}", kFx, dir), 2,
-               "its report.md was edited since upgradebench wrote it: the report would overwrite the edits");
+               "its report.md is not as upgradebench wrote it");
   EXPECT_NE(slurp(dir + "/report.md").find("![notes]"), std::string::npos);
   std::ofstream(dir + "/report.md", std::ios::trunc) << page;
   const Result one = run(fmt::format("report {0}/sweep_h200.log -o {1}", kFx, dir));
@@ -2978,6 +2978,40 @@ TEST(FilesClobbered, ARewrittenReportRemovesOnlyItsOwnEarlierCharts) {
     left += name != "holiday.png" && name != "by_hand.svg" && name.rfind("notes.", 0) != 0;
   }
   EXPECT_LT(left, before.size()) << "the two-run report's own charts the one-run report does not draw are gone";
+}
+
+// A page is overwritten only as the report wrote it: its last line the digest of the rest. Edited
+// with the digest taken away, cut short, emptied, or replaced by the user's own file beside a page
+// of the report's, it is refused and kept.
+TEST(FilesClobbered, APageNotAsTheReportWroteItIsKept) {
+  const std::string dir = temp_path("report_not_as_written");
+  const std::string again = fmt::format("report {}/sweep_h200.log -o {}", kFx, dir);
+  fs::remove_all(dir);
+  const Result first = run(again);
+  if (first.code != 0 && (first.err.find("gnuplot") != std::string::npos || first.err.find("vega") != std::string::npos)) {
+    GTEST_SKIP() << first.err;
+  }
+  ASSERT_EQ(first.code, 0) << first.err;
+  const std::string md = slurp(dir + "/report.md"), html = slurp(dir + "/report.html");
+  const auto without_last_line = [](const std::string& text) { return text.substr(0, text.rfind('\n', text.size() - 2) + 1); };
+  const std::vector<std::pair<std::string, std::string>> pages = {
+      {"report.md", without_last_line(md) + "my note\n"},
+      {"report.md", md.substr(0, md.size() / 2)},
+      {"report.md", ""},
+      {"report.html", replaced(without_last_line(html), "<h1>", "<h1>mine ")},
+  };
+  for (const auto& [page, text] : pages) {
+    SCOPED_TRACE(page + ": " + text.substr(0, 40));
+    std::ofstream(dir + "/" + page, std::ios::trunc) << text;
+    expect_error(again, 2, "its " + page + " is not ");  // as the report wrote it, or (its mark cut away) a page of it
+    EXPECT_EQ(slurp(dir + "/" + page), text);
+    std::ofstream(dir + "/report.md", std::ios::trunc) << md;
+    std::ofstream(dir + "/report.html", std::ios::trunc) << html;
+  }
+  std::ofstream(dir + "/report.md", std::ios::trunc) << "# my own notes\n";
+  expect_error(again, 2, "its report.md is not a page upgradebench wrote");
+  std::ofstream(dir + "/report.md", std::ios::trunc) << md;
+  EXPECT_EQ(run(again).code, 0) << "as written, the pages are the report's";
 }
 
 // A folder's name that reads like an option, or the filesystem's root, is no report's folder:
