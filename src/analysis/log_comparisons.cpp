@@ -193,8 +193,8 @@ std::map<std::string, double> bucket_work(const DecompositionLog& l) {
 
 DecompositionComparison compare_decomposition(const DecompositionLog& old_log, const DecompositionLog& new_log,
                                               const Catalog& catalog, bool force) {
-  refuse_impossible_printout(old_log, catalog);
-  refuse_impossible_printout(new_log, catalog);
+  refuse_impossible_decomposition(old_log, catalog);
+  refuse_impossible_decomposition(new_log, catalog);
   // Buckets of one step on two GPUs: steps of other lengths are not paired (where both say theirs).
   if (old_log.seqlen && new_log.seqlen && *old_log.seqlen != *new_log.seqlen) {
     throw UsageError(fmt::format("{} and {} decompose steps of different lengths ({} vs {} tokens, old vs new): "

@@ -85,7 +85,7 @@ void refuse_impossible_points(const RunLog& run, const Accelerator* gpu, const R
   }
 }
 
-void refuse_impossible_printout(const DecompositionLog& d, const Catalog& catalog) {
+void refuse_impossible_decomposition(const DecompositionLog& d, const Catalog& catalog) {
   const Accelerator* gpu = catalog.try_find(d.gpu);
   if (!gpu) return;
   if (const auto mem = d.summary.find("peak_mem"); mem != d.summary.end()) {
@@ -95,6 +95,13 @@ void refuse_impossible_printout(const DecompositionLog& d, const Catalog& catalo
   }
   const std::optional<double> peak = gpu->peak(Dtype::bf16).get();
   if (!peak || *peak <= 0) return;
+  const double most = *gpu->most_measurable_tflops(Dtype::bf16);
+  for (const DecompositionBucket& b : d.buckets) {
+    if (b.tflops && *b.tflops > most) {
+      throw WorkError(fmt::format("{}: bucket \"{}\": {:.1f} TFLOPS is past the {}'s dense bf16 peak ({:.0f} TFLOPS): not a "
+                                  "measurement", printable(d.path), printable(b.name), *b.tflops, gpu->id, *peak));
+    }
+  }
   for (const DecompositionBucket& b : d.buckets) {
     if (!b.mfu_percent || !b.tflops) continue;
     const double implied = 100 * *b.tflops / *peak;

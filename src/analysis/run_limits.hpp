@@ -33,11 +33,12 @@ void refuse_impossible_points(const RunLog& run, const Accelerator* gpu, const R
 // WorkError "<where>: a peak of N GiB in use, more than the GPU holds" past `gpu`'s memory.
 void refuse_peak_past_memory(double peak_gib, const Accelerator& gpu, const std::string& where);
 
-// WorkError for a bench_decompose.py printout of a GPU the catalog knows whose `# wall` line's
-// peak memory is past that GPU's, or whose bucket's MFU is not its TFLOPS over the GPU's dense
-// bf16 peak (the script's convention). `decompose` and `compare` hold printouts to it; `predict`
-// holds a printout's peak memory to the old GPU's through its inputs (prediction_inputs.cpp).
-void refuse_impossible_printout(const DecompositionLog& d, const Catalog& catalog);
+// WorkError for a step decomposition (a bench_decompose.py printout or our records) of a GPU the
+// catalog knows with a bucket past that GPU's dense bf16 peak, a `# wall` line's peak memory past
+// what the GPU holds, or a bucket's MFU that is not its TFLOPS over the GPU's dense bf16 peak (the
+// script's convention, and ours). `decompose`, `compare`, `decide`, `predict` and `history add`
+// hold decompositions to it.
+void refuse_impossible_decomposition(const DecompositionLog& d, const Catalog& catalog);
 
 // WorkError naming the file and the figure for what no GPU the catalog knows measures, held by
 // every command that reads these logs (`compare`, `decide`, `predict --measured`, `history add`):

@@ -421,6 +421,7 @@ UpgradeDecision decide_upgrade(const MeasurementSet& o, const MeasurementSet& n,
     if (s->attention) refuse_impossible_attention(*s->attention, catalog);
     if (s->bandwidth) refuse_impossible_bandwidth(*s->bandwidth, catalog);
     if (s->sweep) refuse_impossible_run(*s->sweep, catalog, models_dir);
+    for (const DecompositionLog& l : s->decompositions) refuse_impossible_decomposition(l, catalog);
   }
   if (o.sweep && n.sweep) {
     CompareOptions co;

@@ -159,7 +159,7 @@ void run(Context& ctx, DecomposeOptions& o, const CLI::App& cmd) {
         throw UsageError(fmt::format("{}: neither a torch.profiler trace nor bench_decompose.py's printout", f));
       }
       const DecompositionLog printout = read_decomposition_log(t);
-      refuse_impossible_printout(printout, ctx.catalog());
+      refuse_impossible_decomposition(printout, ctx.catalog());
       const DecompositionRecord r = printout_record(printout);
       report::add_decomposition_block(doc, r);
       j.push_back(r);

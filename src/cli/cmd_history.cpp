@@ -150,7 +150,7 @@ void register_history(CLI::App& app, Context& ctx) {
     const RunCheck physical{[&](const RunLog& run) { refuse_impossible_run(run, catalog, models); },
                             [&](const MamfLog& l) { refuse_impossible_ceiling(l, catalog); },
                             [&](const AttentionLog& l) { refuse_impossible_attention(l, catalog); },
-                            [&](const DecompositionLog& l) { refuse_impossible_printout(l, catalog); }};
+                            [&](const DecompositionLog& l) { refuse_impossible_decomposition(l, catalog); }};
     FileOutcomes done;
     for (const std::string& file : add_o->files) {
       try {

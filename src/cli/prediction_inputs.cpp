@@ -62,6 +62,7 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
     if (kind == LogKind::decomposition || decomposed) {
       // bench_decompose.py runs one model, meta-llama/Llama-3.1-8B (its MODEL_ID): its printout need not say it.
       if (!model && !looks_like_records(t)) adopt("llama-3.1-8b", path, "the one bench_decompose.py runs");
+      if (kind == LogKind::decomposition) refuse_impossible_decomposition(read_decomposition_log(t), cat);
       for (StepInput& s : steps_from_decompositions(t)) {
         // Our records name the model they decomposed, as a training log's do; what they say of
         // its depth wins over an option that says otherwise only as an error.

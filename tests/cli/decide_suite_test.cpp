@@ -469,6 +469,13 @@ TEST(Decide, APartPastTheGpusPeakIsRefusedPairedOrNot) {
   });
   fs::remove(without / "mamf-step.jsonl");
   expect_error("decide " + without.string() + " " + fast.string(), 1, "is past the h200-sxm's dense bf16 peak");
+  // A decomposition alike, as decide --to reads it too.
+  const fs::path decomposed = slower_suite("suite_decomposition_past_peak", kAgain);
+  const std::string short_one = (decomposed / "decompose-short.jsonl").string();
+  const std::string faster = measured_again(slurp(short_one), 1.0 / 20);
+  std::ofstream(short_one) << faster;
+  expect_error("decide " + kSuite + " " + decomposed.string(), 1, "is past the h200-sxm's dense bf16 peak");
+  expect_error("decide " + decomposed.string() + " --to b200", 1, "is past the h200-sxm's dense bf16 peak");
 }
 
 }  // namespace

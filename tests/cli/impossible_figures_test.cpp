@@ -55,4 +55,14 @@ TEST(ImpossibleFigure, HistoryAddStoresNoFigurePastTheGpusPeak) {
   EXPECT_EQ(r.code, 0) << r.err;
 }
 
+// A step's decomposition (our records, as a suite writes them) twenty times faster: each bucket
+// still its FLOPs over its time and its MFU over the peak, the GEMMs past what the GPU does.
+TEST(ImpossibleFigure, ADecompositionPastTheGpusPeakIsRefusedByEveryReader) {
+  const std::string fast = twenty_times_faster("decompose-short.jsonl");
+  const std::string says = "TFLOPS is past the h200-sxm's dense bf16 peak (989 TFLOPS): not a measurement";
+  expect_error(fmt::format("predict {} --to b200", fast), 1, says);
+  expect_error(fmt::format("history add --db {} {}", fresh_db("20x_decomposition"), fast), 1, "past the h200-sxm's dense bf16 peak");
+  expect_error(fmt::format("compare {}/decompose-short.jsonl {}", kSuite, fast), 1, says);
+}
+
 }  // namespace

@@ -135,7 +135,7 @@ void read_figures(const LineSource& t, LogKind kind, StoredRun& run, const RunCh
     }
     case LogKind::decomposition: {
       const DecompositionLog log = read_decomposition_log(t);
-      if (check.printout && run.format != "upgradebench") check.printout(log);
+      if (check.decomposition) check.decomposition(log);
       append(run.metrics, decomposition_metrics(log));
       run.warnings.insert(run.warnings.end(), log.warnings.begin(), log.warnings.end());
       if (run.format != "upgradebench" && !log.gpu.empty()) run.gpus.push_back({0, log.gpu, ""});
