@@ -478,4 +478,25 @@ TEST(Decide, APartPastTheGpusPeakIsRefusedPairedOrNot) {
   expect_error("decide " + decomposed.string() + " --to b200", 1, "is past the h200-sxm's dense bf16 peak");
 }
 
+// sweep --find-max's result is held to the lengths its sweep measured: 10M tokens "fit" with no run
+// of that length decided a capability from nothing measured.
+TEST(Decide, ALongestFitTheSweepDidNotMeasureIsRefused) {
+  const fs::path dir = slower_suite("suite_sweep_max", kAgain);
+  const std::string sweep = (dir / "sweep.jsonl").string(), measured = slurp(sweep);
+  const auto with_result = [&](const std::string& fit, const std::string& out_of_memory) {
+    std::ofstream(sweep, std::ios::trunc) << measured << fmt::format(R"({{"type":"sweep_max","longest_fit":{},)"
+                                                                     R"("shortest_out_of_memory":{},"granularity":1024}})", fit, out_of_memory)
+                                          << "\n";
+  };
+  with_result("10000000", "null");
+  expect_error("decide " + kSuite + " " + dir.string() + " --need-seqlen 1M", 1, "says 10000000 tokens fit, a length the file holds no run of");
+  with_result("2048", "null");
+  expect_error("decide " + kSuite + " " + dir.string(), 1, "says 2048 tokens are the longest that fit, and 4096 ran");
+  with_result("4096", "4096");
+  expect_error("decide " + kSuite + " " + dir.string(), 1, "says 4096 tokens do not fit, and 4096 ran");
+  with_result("4096", "5120");
+  const Result r = run("decide " + kSuite + " " + dir.string());
+  EXPECT_EQ(r.code, 0) << r.err;
+}
+
 }  // namespace
