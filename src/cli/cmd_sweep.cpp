@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 
+#include "analysis/compare.hpp"
 #include "analysis/sweep_plan.hpp"
 #include "cli/output.hpp"
 #include "base/error.hpp"
@@ -136,6 +137,15 @@ void run(Context& ctx, const SweepOptions& o) {
       throw UsageError(fmt::format("--resume: {} holds another workload ({}): resume with the same options, or "
                                    "write to another --out", out, why));
     }
+    // What it holds is shown as measured: held to what `report` and `compare` hold it to (a step
+    // past the GPU's peak, a peak memory past what it holds). Lines it cannot read run again.
+    std::optional<RunLog> held;
+    try {
+      if (std::filesystem::exists(out)) held = read_run_log(LineSource::file(out), WarmupOnly::leave_out);
+    } catch (const std::exception&) {
+      // nothing measured yet, or damaged lines: sweep_outcomes says which, and their points run again
+    }
+    if (held) refuse_impossible_run(*held, ctx.catalog(), ctx.data_dir() / "models");
   }
   // A length the bisection tried holds --find-max-steps steps: enough to count as measured.
   const int steps_held = o.probe_steps > 0 ? std::min(o.train.steps, o.probe_steps) : o.train.steps;

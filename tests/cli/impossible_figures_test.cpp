@@ -1,6 +1,6 @@
 // A figure no GPU of its model measures (a matmul past the dense peak, a copy out of cache past
 // the HBM bandwidth), refused by every command that reads it, not only by `compare`: a records
-// file of one H200 measured again twenty times faster (measured_again.hpp), so that each figure
+// file of one H200 measured again five or twenty times faster (measured_again.hpp), so that each figure
 // still agrees with its own time and only the catalogue's limits tell it is impossible.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -18,9 +18,9 @@ using namespace ub_test;
 const std::string kFx = UB_FIXTURES_DIR;
 const std::string kSuite = kFx + "/suite_h200_2l";
 
-// `part` of the fixture suite (mamf.jsonl, ...) twenty times faster.
-std::string twenty_times_faster(const std::string& part) {
-  return write_file("20x_" + part, measured_again(slurp(kSuite + "/" + part), 1.0 / 20));
+// `part` of the fixture suite (mamf.jsonl, ...) `times` times faster.
+std::string faster(const std::string& part, double times = 20) {
+  return write_file(fmt::format("{}x_{}", times, part), measured_again(slurp(kSuite + "/" + part), 1.0 / times));
 }
 
 struct Case {
@@ -38,7 +38,7 @@ const Case kCases[] = {
 TEST(ImpossibleFigure, PredictRefusesAMeasuredRatePastTheGpusLimits) {
   for (const Case& c : kCases) {
     SCOPED_TRACE(c.part);
-    const std::string fast = twenty_times_faster(c.part);
+    const std::string fast = faster(c.part);
     expect_error(fmt::format("predict --to b200 {}/decompose_h200.txt --measured {}", kFx, fast), 1, c.message);
   }
 }
@@ -47,7 +47,7 @@ TEST(ImpossibleFigure, HistoryAddStoresNoFigurePastTheGpusPeak) {
   for (const Case& c : kCases) {
     if (std::string(c.part) == "bandwidth.jsonl") continue;  // the history keeps no bandwidth figures
     SCOPED_TRACE(c.part);
-    const std::string fast = twenty_times_faster(c.part);
+    const std::string fast = faster(c.part);
     expect_error(fmt::format("history add --db {} {}", fresh_db("20x"), fast), 1, c.message);
   }
   // The same records as measured are stored.
@@ -58,11 +58,20 @@ TEST(ImpossibleFigure, HistoryAddStoresNoFigurePastTheGpusPeak) {
 // A step's decomposition (our records, as a suite writes them) twenty times faster: each bucket
 // still its FLOPs over its time and its MFU over the peak, the GEMMs past what the GPU does.
 TEST(ImpossibleFigure, ADecompositionPastTheGpusPeakIsRefusedByEveryReader) {
-  const std::string fast = twenty_times_faster("decompose-short.jsonl");
+  const std::string fast = faster("decompose-short.jsonl");
   const std::string says = "TFLOPS is past the h200-sxm's dense bf16 peak (989 TFLOPS): not a measurement";
   expect_error(fmt::format("predict {} --to b200", fast), 1, says);
   expect_error(fmt::format("history add --db {} {}", fresh_db("20x_decomposition"), fast), 1, "past the h200-sxm's dense bf16 peak");
   expect_error(fmt::format("compare {}/decompose-short.jsonl {}", kSuite, fast), 1, says);
+}
+
+// `sweep --resume` shows what the file holds as measured: held to what `report` holds it to.
+TEST(ImpossibleFigure, SweepResumeShowsNoStepPastTheGpusPeakAsMeasured) {
+  const std::string fast = faster("sweep.jsonl", 5);  // its MFU under the readers' bound of 1000%
+  expect_error(fmt::format("sweep --resume --out {} --seqlens 2k,4k --layers 2", fast), 1, "past the h200-sxm's dense bf16 peak");
+  const std::string as_measured = write_file("sweep_as_measured.jsonl", slurp(kSuite + "/sweep.jsonl"));
+  const Result r = run(fmt::format("sweep --resume --out {} --seqlens 2k,4k --layers 2", as_measured));
+  EXPECT_EQ(r.code, 0) << r.err;
 }
 
 }  // namespace
