@@ -116,6 +116,10 @@ void refuse_impossible_decomposition(const DecompositionLog& d, const Catalog& c
 void refuse_impossible_ceiling(const MamfLog& l, const Catalog& catalog) {
   const Accelerator* gpu = catalog.try_find(l.gpu);
   const std::optional<Dtype> dt = parse_dtype(l.dtype.empty() ? "bf16" : l.dtype);
+  if (gpu && dt && gpu->peak(*dt).state == FigureState::unsupported && !l.outcome.shapes.empty()) {
+    throw WorkError(fmt::format("{}: matmuls in {} on the {}, which does not execute {} (the catalog): not a measurement",
+                                printable(l.path), to_string(*dt), gpu->id, to_string(*dt)));
+  }
   const std::optional<double> most = gpu && dt ? gpu->most_measurable_tflops(*dt) : std::nullopt;
   if (!most) return;
   for (const MamfShape& s : l.outcome.shapes) {

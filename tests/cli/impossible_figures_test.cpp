@@ -65,6 +65,16 @@ TEST(ImpossibleFigure, ADecompositionPastTheGpusPeakIsRefusedByEveryReader) {
   expect_error(fmt::format("compare {}/decompose-short.jsonl {}", kSuite, fast), 1, says);
 }
 
+// Matmuls in a dtype the GPU does not execute (the catalog says unsupported) timed nothing it can
+// run: an H200's bf16 records relabelled mxfp8, at their own speed.
+TEST(ImpossibleFigure, MatmulsInADtypeTheGpuDoesNotExecuteAreRefused) {
+  std::string text = slurp(kSuite + "/mamf.jsonl");
+  for (size_t at; (at = text.find(R"("dtype":"bf16")")) != std::string::npos;) text.replace(at, 14, R"("dtype":"mxfp8")");
+  const std::string mxfp8 = write_file("mamf_mxfp8.jsonl", text);
+  const std::string says = "matmuls in mxfp8 on the h200-sxm, which does not execute mxfp8 (the catalog): not a measurement";
+  expect_error(fmt::format("history add --db {} {}", fresh_db("mxfp8"), mxfp8), 1, says);
+}
+
 // `sweep --resume` shows what the file holds as measured: held to what `report` holds it to.
 TEST(ImpossibleFigure, SweepResumeShowsNoStepPastTheGpusPeakAsMeasured) {
   const std::string fast = faster("sweep.jsonl", 5);  // its MFU under the readers' bound of 1000%
