@@ -129,18 +129,18 @@ void insert_metrics(Database& db, int64_t id, const std::vector<MetricPoint>& me
 }
 
 // A stored figure is one `history add` computed: a finite median inside its finite interval,
-// from one sample or more (and no more than any run takes), at a finite x. Every stored metric is
-// a time or a rate of something measured: none comes below 1e-9 (a picosecond, a byte a second)
-// or near 1e12 (a step of 30 years, a petabyte per second). A row saying otherwise was edited or
-// damaged, and would print as a figure ("fleet median -nan", a change of 300 digits): refused
-// naming the run and the figure.
+// from one sample or more (and no more than any run takes), at a finite x from 0 (a length, a
+// size). Every stored metric is a time or a rate of something measured: none comes below 1e-9
+// (a picosecond, a byte a second) or near 1e12 (a step of 30 years, a petabyte per second). A
+// row saying otherwise was edited or damaged, and would print as a figure ("fleet median -nan",
+// a change of 300 digits): refused naming the run and the figure.
 constexpr int64_t kMostSamples = int64_t{1} << 40;
 constexpr double kLargestFigure = 1e12, kSmallestFigure = 1e-9;
 
 void check_stored_figure(const std::string& db, int64_t run, const std::string& metric, double x, double median,
                          double low, double high, int64_t n) {
   const bool finite = std::isfinite(median) && std::isfinite(low) && std::isfinite(high) && std::isfinite(x);
-  const bool plausible = high <= kLargestFigure && low >= kSmallestFigure && std::fabs(x) <= kLargestFigure;
+  const bool plausible = high <= kLargestFigure && low >= kSmallestFigure && x >= 0 && x <= kLargestFigure;
   if (!finite || !plausible || median < 0 || low > median || median > high || n < 1 || n > kMostSamples) {
     throw WorkError(fmt::format("history database {}: run {}'s {} at {:g} holds median {} [{}, {}] of {} samples: no "
                                 "figure `history add` stores (the database was edited or damaged)",
@@ -174,10 +174,11 @@ int checked_gpu_index(const std::string& db, int64_t run, int64_t index, const c
 }
 
 // A figure's GPU is one its run lists, where the run lists any (a peer's log that names no GPU
-// lists none): a figure moved to another index would count under no GPU, or another run's.
+// lists none; our records name every GPU they measured): a figure moved to another index, or whose
+// GPUs were deleted, would count under no GPU, or another run's.
 void check_figure_gpu_listed(const std::string& db, int64_t run, const std::string& metric, double x, int gpu,
-                             bool listed, int64_t gpus_listed) {
-  if (!listed && gpus_listed > 0) {
+                             bool listed, int64_t gpus_listed, const std::string& format) {
+  if (!listed && (gpus_listed > 0 || format == "upgradebench")) {
     throw WorkError(fmt::format("history database {}: run {}'s {} at {:g} is of GPU {}, which the run does not list "
                                 "(the database was edited or damaged)", db, run, printable(metric), x, gpu));
   }
@@ -494,7 +495,7 @@ std::optional<RunDetail> HistoryStore::show(int64_t id) const {
     d.metrics.push_back(metric_of(m, 0, db_->name(), id));
     const MetricPoint& p = d.metrics.back();
     const bool listed = std::any_of(d.gpus.begin(), d.gpus.end(), [&](const StoredGpu& g) { return g.index == p.gpu; });
-    check_figure_gpu_listed(db_->name(), id, p.metric, p.x, p.gpu, listed, static_cast<int64_t>(d.gpus.size()));
+    check_figure_gpu_listed(db_->name(), id, p.metric, p.x, p.gpu, listed, static_cast<int64_t>(d.gpus.size()), d.run.format);
   }
   d.run.gpus = std::max(static_cast<int64_t>(d.gpus.size()), d.run.world_size);
   d.run.gpu = d.gpus.empty() ? "" : d.gpus.front().name;
@@ -534,7 +535,8 @@ std::vector<TrendRun> HistoryStore::trend_rows(const std::string& metric, double
   Where where(params, f, "g");
   const std::string sql = fmt::format(
       "SELECT r.id, r.date, r.host, g.name, s.version, m.n, m.median, m.low, m.high, r.workload, r.provenance, "
-      "r.line_count, r.world_size, m.gpu_index, (SELECT COUNT(*) FROM run_gpus l WHERE l.run_id = r.id) FROM run_metrics m "
+      "r.line_count, r.world_size, m.gpu_index, (SELECT COUNT(*) FROM run_gpus l WHERE l.run_id = r.id), r.format "
+      "FROM run_metrics m "
       "JOIN runs r ON r.id = m.run_id "
       "LEFT JOIN run_gpus g ON g.run_id = m.run_id AND g.gpu_index = m.gpu_index "
       "LEFT JOIN run_stack s ON s.run_id = r.id AND s.component = $3{}",
@@ -553,7 +555,7 @@ std::vector<TrendRun> HistoryStore::trend_rows(const std::string& metric, double
     t.example_data = !row.text(10).empty();
     checked_world_size(db_->name(), t.run_id, row, 11, 12);
     check_figure_gpu_listed(db_->name(), t.run_id, metric, x, checked_gpu_index(db_->name(), t.run_id, row.integer(13), "a figure of GPU"),
-                            row.at(3).has_value(), row.integer(14));
+                            row.at(3).has_value(), row.integer(14), row.text(15));
     out.push_back(std::move(t));
   }
   return out;
@@ -564,7 +566,7 @@ std::vector<FleetSample> HistoryStore::fleet_rows(const std::string& metric, dou
   Where where(params, f, "g");
   const std::string sql = fmt::format(
       "SELECT r.id, r.date, r.host, g.name, g.uuid, r.workload, {}, r.line_count, r.world_size, "
-      "(SELECT COUNT(*) FROM run_gpus l WHERE l.run_id = r.id) FROM run_metrics m "
+      "(SELECT COUNT(*) FROM run_gpus l WHERE l.run_id = r.id), r.format FROM run_metrics m "
       "JOIN runs r ON r.id = m.run_id "
       "LEFT JOIN run_gpus g ON g.run_id = m.run_id AND g.gpu_index = m.gpu_index{}",
       kMetricColumns, where.sql("m.metric = $1 AND m.x = $2"));
@@ -579,7 +581,8 @@ std::vector<FleetSample> HistoryStore::fleet_rows(const std::string& metric, dou
     s.workload = row.text(5);
     s.point = metric_of(row, 6, db_->name(), s.run_id);
     checked_world_size(db_->name(), s.run_id, row, 17, 18);
-    check_figure_gpu_listed(db_->name(), s.run_id, metric, x, s.point.gpu, row.at(3).has_value(), row.integer(19));
+    check_figure_gpu_listed(db_->name(), s.run_id, metric, x, s.point.gpu, row.at(3).has_value(), row.integer(19),
+                            row.text(20));
     s.gpu_index = s.point.gpu;
     out.push_back(std::move(s));
   }

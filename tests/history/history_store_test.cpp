@@ -365,8 +365,9 @@ TEST_P(HistoryStoreTest, AStoredDateCountOrReadingNoAddWritesIsRefused) {
     refused("lines of 0 ranks: no run", [&] { store.fleet_rows(p.metric, p.x, {}); });
   }
   edited("UPDATE runs SET line_count = $1 WHERE id = $2", {int64_t{-5}, id}, "holds -5 lines");
-  edited("UPDATE run_metrics SET x = $1 WHERE run_id = $2", {std::numeric_limits<double>::infinity(), id},
-         "no figure `history add` stores");
+  for (const double x : {std::numeric_limits<double>::infinity(), -4096.0}) {
+    edited("UPDATE run_metrics SET x = $1 WHERE run_id = $2", {x, id}, "no figure `history add` stores");
+  }
   edited("UPDATE run_metrics SET median = $1, low = $1, high = $1 WHERE run_id = $2", {1e308, id},
          "no figure `history add` stores");
   // Times and rates are above zero: a zero or a vanishing one would print as an infinite change.
@@ -410,6 +411,14 @@ TEST_P(HistoryStoreTest, RowsThatDoNotFitTogetherAreRefused) {
     const Transaction t(db);  // rolled back at the end of the scope
     db.query("UPDATE run_metrics SET gpu_index = $1 WHERE run_id = $2", {int64_t{5}, id});
     const std::string says = "is of GPU 5, which the run does not list";
+    refused(says, [&] { store.show(id); });
+    refused(says, [&] { store.fleet_rows(metric, 0, {}); });
+    refused(says, [&] { store.trend_rows(metric, 0, "cuda", {}); });
+  }
+  {
+    const Transaction t(db);  // our records name every GPU they measured: none listed is an edit
+    db.query("DELETE FROM run_gpus WHERE run_id = $1", {id});
+    const std::string says = "is of GPU 0, which the run does not list";
     refused(says, [&] { store.show(id); });
     refused(says, [&] { store.fleet_rows(metric, 0, {}); });
     refused(says, [&] { store.trend_rows(metric, 0, "cuda", {}); });
