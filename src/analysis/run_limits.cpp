@@ -133,6 +133,20 @@ void refuse_impossible_ceiling(const MamfLog& l, const Catalog& catalog) {
   }
 }
 
+void refuse_impossible_stored_figure(const std::string& where, const std::string& metric, double x, double median,
+                                     const std::string& gpu_name, const Catalog& catalog) {
+  if (metric.find("tflops") == std::string::npos) return;
+  const Accelerator* gpu = catalog.try_find(gpu_name);
+  const std::string prefix = "mamf.tflops.";
+  const std::optional<Dtype> dt = parse_dtype(metric.rfind(prefix, 0) == 0 ? metric.substr(prefix.size()) : "bf16");
+  const std::optional<double> most = gpu && dt ? gpu->most_measurable_tflops(*dt) : std::nullopt;
+  if (most && median > *most) {
+    throw WorkError(fmt::format("{}: {} at {:g} is {:.1f} TFLOPS, past the {}'s dense {} peak ({:.0f} TFLOPS): no figure "
+                                "`history add` stores (the database was edited or damaged)", where, printable(metric), x,
+                                median, gpu->id, to_string(*dt), gpu->peak(*dt).value));
+  }
+}
+
 void refuse_impossible_attention(const AttentionLog& l, const Catalog& catalog) {
   const Accelerator* gpu = catalog.try_find(l.gpu);
   const std::optional<double> most = gpu ? gpu->most_measurable_tflops(Dtype::bf16) : std::nullopt;

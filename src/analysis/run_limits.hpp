@@ -47,6 +47,14 @@ void refuse_impossible_decomposition(const DecompositionLog& d, const Catalog& c
 // - a copy out of cache past its GPU's HBM bandwidth and 10%.
 // A GPU the catalog does not know bounds nothing.
 void refuse_impossible_ceiling(const MamfLog& l, const Catalog& catalog);
+
+// WorkError naming `where` (a database and a run) for a stored TFLOPS figure (`metric` at `x`:
+// "mamf.tflops.<dtype>", "train.tflops", "attention.fwd_tflops", ...) past `gpu`'s dense peak in
+// its dtype (bf16 where the metric names none). `history add` stores none; one edited in is not
+// shown as a figure by show, trend or fleet. Other metrics, and GPUs the catalog does not know,
+// are not bounded here.
+void refuse_impossible_stored_figure(const std::string& where, const std::string& metric, double x, double median,
+                                     const std::string& gpu, const Catalog& catalog);
 void refuse_impossible_attention(const AttentionLog& l, const Catalog& catalog);
 void refuse_impossible_bandwidth(const BandwidthLog& l, const Catalog& catalog);
 

@@ -119,6 +119,11 @@ double parse_tolerance(const std::string& text) {
   return v / 100;
 }
 
+// A stored run as messages name it: its database and its id.
+std::string stored_run_name(const history::HistoryStore& store, int64_t run) {
+  return fmt::format("history database {}: run {}", store.name(), run);
+}
+
 void add_database_flag(CLI::App& cmd, HistoryOptions& o) {
   cmd.add_option("--db", o.db,
                  "SQLite file or postgresql://user@host/dbname (default: $UPGRADEBENCH_DB, else "
@@ -182,11 +187,17 @@ void register_history(CLI::App& app, Context& ctx) {
   show->add_option("ID", show_o->id, "The run's id (history list)")->required();
   add_database_flag(*show, *show_o);
   show_o->out.add_to(*show);
-  show->callback([show_o] {
+  show->callback([show_o, &ctx] {
     const std::vector<int64_t> ids = parse_run_ids(show_o->id, "ID");
     if (ids.size() != 1) throw UsageError(fmt::format("ID: '{}' is more than one run; show takes one", show_o->id));
-    const auto detail = show_o->reader().show(ids.front());
+    const history::HistoryStore store = show_o->reader();
+    const auto detail = store.show(ids.front());
     if (!detail) throw UsageError(fmt::format("no run {} in the history database (see history list)", ids.front()));
+    for (const MetricPoint& m : detail->metrics) {
+      const auto g = std::find_if(detail->gpus.begin(), detail->gpus.end(), [&](const StoredGpu& x) { return x.index == m.gpu; });
+      refuse_impossible_stored_figure(stored_run_name(store, ids.front()), m.metric, m.x, m.median,
+                                      g == detail->gpus.end() ? "" : g->name, ctx.catalog());
+    }
     show_o->out.emit(show_document(*detail), show_json(*detail));
   });
 
@@ -210,11 +221,15 @@ void register_history(CLI::App& app, Context& ctx) {
   add_database_flag(*trend, *trend_o);
   trend_o->filter.add_to(*trend);
   trend_o->out.add_to(*trend);
-  trend->callback([trend_o] {
+  trend->callback([trend_o, &ctx] {
     const history::HistoryStore store = trend_o->reader();
     const history::RunFilter f = trend_o->filter.parse();
     const double x = choose_point(store, *trend_o, f);
     const std::vector<TrendRun> rows = store.trend_rows(trend_o->metric, x, trend_o->by, f);
+    for (const TrendRun& r : rows) {
+      refuse_impossible_stored_figure(stored_run_name(store, r.run_id), trend_o->metric, x, r.figure.median, r.gpu,
+                                      ctx.catalog());
+    }
     // A component no run stores (a typo: --by troch) would group every run under "unknown".
     if (!trend_o->by.empty() && !rows.empty() &&
         std::all_of(rows.begin(), rows.end(), [](const TrendRun& r) { return r.version.empty(); })) {
@@ -237,12 +252,17 @@ void register_history(CLI::App& app, Context& ctx) {
   add_database_flag(*fleet, *fleet_o);
   fleet_o->filter.add_to(*fleet);
   fleet_o->out.add_to(*fleet);
-  fleet->callback([fleet_o] {
+  fleet->callback([fleet_o, &ctx] {
     const double tolerance = parse_tolerance(fleet_o->tolerance);
     const history::HistoryStore store = fleet_o->reader();
     const history::RunFilter f = fleet_o->filter.parse();
     const double x = choose_point(store, *fleet_o, f);
-    const std::vector<Fleet> result = fleets_of(fleet_o->metric, x, tolerance, store.fleet_rows(fleet_o->metric, x, f));
+    const std::vector<FleetSample> samples = store.fleet_rows(fleet_o->metric, x, f);
+    for (const FleetSample& s : samples) {
+      refuse_impossible_stored_figure(stored_run_name(store, s.run_id), fleet_o->metric, x, s.point.median, s.gpu_name,
+                                      ctx.catalog());
+    }
+    const std::vector<Fleet> result = fleets_of(fleet_o->metric, x, tolerance, samples);
     if (result.empty()) throw UsageError(fmt::format("no GPU's run of {} matches the filters", fleet_o->metric));
     fleet_o->out.emit(fleet_document(result), fleet_json(result));
   });

@@ -69,6 +69,7 @@ class HistoryStore {
   explicit HistoryStore(std::unique_ptr<Database> db);
 
   Database& database() { return *db_; }
+  const std::string& name() const { return db_->name(); }  // the database, as messages name it
 
   // Every run of the file in one transaction; a file a reader refuses adds nothing (WorkError
   // naming it).

@@ -4,6 +4,7 @@
 // still agrees with its own time and only the catalogue's limits tell it is impossible.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <string>
 
@@ -73,6 +74,21 @@ TEST(ImpossibleFigure, MatmulsInADtypeTheGpuDoesNotExecuteAreRefused) {
   const std::string mxfp8 = write_file("mamf_mxfp8.jsonl", text);
   const std::string says = "matmuls in mxfp8 on the h200-sxm, which does not execute mxfp8 (the catalog): not a measurement";
   expect_error(fmt::format("history add --db {} {}", fresh_db("mxfp8"), mxfp8), 1, says);
+}
+
+// A figure edited into the history past the GPU's peak (`history add` stores none) is not shown
+// as one by show, trend or fleet.
+TEST(ImpossibleFigure, AStoredFigurePastTheGpusPeakIsNotShown) {
+  const std::string db = fresh_db("edited_past_peak");
+  ASSERT_EQ(run(fmt::format("history add --db {} {}/mamf.jsonl", db, kSuite)).code, 0);
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(h, "UPDATE run_metrics SET median = 5000, low = 4990, high = 5010", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(h);
+  const std::string says = "5000.0 TFLOPS, past the h200-sxm's dense bf16 peak (989 TFLOPS): no figure `history add` stores";
+  expect_error(fmt::format("history show 1 --db {}", db), 1, says);
+  expect_error(fmt::format("history trend mamf.tflops.bf16 --db {}", db), 1, says);
+  expect_error(fmt::format("history fleet mamf.tflops.bf16 --db {}", db), 1, says);
 }
 
 // `sweep --resume` shows what the file holds as measured: held to what `report` holds it to.
