@@ -27,7 +27,7 @@ LongestSequence longest_sequence(const RunLog& run, std::optional<double> capaci
     return l;
   }
   const auto points = memory_points(run);
-  if (points.size() >= 2 && capacity_gib) l.fitted = fit_memory(points).max_seqlen(*capacity_gib, run.batch);
+  if (points.size() >= 2 && capacity_gib) l.fitted = fit_memory(points, run.path).max_seqlen(*capacity_gib, run.batch);
   l.tokens = l.fitted;
   l.how = l.fitted ? fmt::format("fitted from {} lengths", points.size()) : "unknown (fewer than two lengths with memory)";
   if (same_gpu && l.out_of_memory_at && (!l.tokens || *l.tokens >= *l.out_of_memory_at)) {

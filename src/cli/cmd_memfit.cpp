@@ -47,13 +47,7 @@ void run_one(Context& ctx, const MemfitOptions& o) {
     throw UsageError("--capacity-gib and --for both give the capacity: give one");
   }
   const RunLog log = checked_run(ctx, o.path);
-  const MemoryFit fit = [&] {
-    try {
-      return fit_memory(memory_points(log));
-    } catch (const WorkError& e) {
-      throw WorkError(fmt::format("{}: {}", o.path, e.what()));  // which file could not be fitted
-    }
-  }();
+  const MemoryFit fit = fit_memory(memory_points(log), o.path);
   // Capacity: --capacity-gib, else the --for GPU's, else the log's GPU's (the catalog's rule).
   std::optional<double> capacity = parse_optional_positive(o.capacity, "--capacity-gib", kCapacityGibRange);
   std::string capacity_from = "--capacity-gib";
@@ -159,7 +153,7 @@ void run_ladder(Context& ctx, const MemfitOptions& o) {
     std::string line = "-";
     json fit_json;
     if (points.size() >= 2) {
-      const MemoryFit fit = fit_memory(points);
+      const MemoryFit fit = fit_memory(points, r.run->path);
       line = fmt::format("{:.2f} + {:.6f} x tokens", fit.intercept_gib, fit.slope_gib_per_token);
       fit_json = {{"intercept_gib", fit.intercept_gib}, {"slope_gib_per_token", fit.slope_gib_per_token}, {"r2", fit.r2},
                   {"points", fit.points}};

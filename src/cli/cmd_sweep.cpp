@@ -68,7 +68,7 @@ std::optional<int64_t> predicted_longest(Context& ctx, const std::string& out) {
     const Accelerator* gpu = ctx.catalog().try_find(log.gpu);
     const std::optional<double> capacity = gpu ? gpu->capacity_gib() : std::nullopt;
     if (!capacity) return std::nullopt;
-    return fit_memory(pts).max_seqlen(*capacity, log.batch);
+    return fit_memory(pts, out).max_seqlen(*capacity, log.batch);
   } catch (const std::exception&) {
     return std::nullopt;  // no fit (fewer than two lengths, a file with no run): bisect without one
   }

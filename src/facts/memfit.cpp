@@ -10,7 +10,7 @@
 
 namespace ub {
 
-MemoryFit fit_memory(const std::vector<std::pair<double, double>>& pts) {
+MemoryFit fit_memory(const std::vector<std::pair<double, double>>& pts, const std::string& where) {
   const double n = static_cast<double>(pts.size());
   double sx = 0, sy = 0;
   for (const auto& [x, y] : pts) {
@@ -25,7 +25,7 @@ MemoryFit fit_memory(const std::vector<std::pair<double, double>>& pts) {
     syy += (y - my) * (y - my);
   }
   if (pts.size() < 2 || sxx == 0) {
-    throw WorkError("a memory fit needs peak memory at two or more different sequence lengths");
+    throw WorkError(fmt::format("{}: a memory fit needs peak memory at two or more different sequence lengths", where));
   }
   MemoryFit f;
   f.points = pts.size();
@@ -38,9 +38,9 @@ MemoryFit fit_memory(const std::vector<std::pair<double, double>>& pts) {
   for (const auto& [x, y] : pts) lo = std::min(lo, x), hi = std::max(hi, x);
   const double fall = -f.slope_gib_per_token * (hi - lo);
   if (fall > std::max(0.5, 0.02 * std::abs(my))) {
-    throw WorkError(fmt::format("peak memory falls as the tokens grow ({:.2f} GiB less from {:.0f} to {:.0f} tokens, "
+    throw WorkError(fmt::format("{}: peak memory falls as the tokens grow ({:.2f} GiB less from {:.0f} to {:.0f} tokens, "
                                 "fitted): a training step's memory does not shrink with its length; are these points of "
-                                "one workload?", fall, lo, hi));
+                                "one workload?", where, fall, lo, hi));
   }
   return f;
 }

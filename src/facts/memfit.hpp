@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace ub {
@@ -19,8 +20,9 @@ struct MemoryFit {
   std::optional<int64_t> max_seqlen(double capacity_gib, int64_t batch) const;
 };
 
-// Throws WorkError with fewer than two distinct token counts, or when the fitted memory falls
-// over the measured tokens by more than noise (0.5 GiB or 2%).
-MemoryFit fit_memory(const std::vector<std::pair<double, double>>& tokens_and_gib);
+// Throws WorkError, beginning with `where` (the file the points are of), with fewer than two
+// distinct token counts, or when the fitted memory falls over the measured tokens by more than
+// noise (0.5 GiB or 2%).
+MemoryFit fit_memory(const std::vector<std::pair<double, double>>& tokens_and_gib, const std::string& where);
 
 }  // namespace ub

@@ -75,7 +75,7 @@ void two_run_memory_fit(const Comparison& c, Document& body) {
       f.notes.push_back(fmt::format("{} ({}): fewer than two measured lengths with memory: no fit.", run->path, who));
       continue;
     }
-    const MemoryFit fit = fit_memory(pts);
+    const MemoryFit fit = fit_memory(pts, run->path);
     std::vector<std::string> row = {fmt::format("{} ({})", run->gpu, who),
                                     fmt::format("{:.2f} + {:.6f} x tokens", fit.intercept_gib, fit.slope_gib_per_token),
                                     fmt::format("{:.4f}", fit.r2)};
@@ -149,7 +149,7 @@ std::vector<Chart> comparison_charts(const Comparison& c, const DecisionSummary&
     std::set<double> distinct;
     for (const auto& p : pts) distinct.insert(p.first);
     if (distinct.size() < 2 || cap_top <= 0) continue;
-    const MemoryFit fit = fit_memory(pts);
+    const MemoryFit fit = fit_memory(pts, run->path);
     if (fit.slope_gib_per_token <= 0) continue;
     const double reach = (cap_top - fit.intercept_gib) / fit.slope_gib_per_token;  // tokens at the larger capacity
     if (reach <= *distinct.begin()) continue;
@@ -310,7 +310,7 @@ ReportContent single_run_report(const RunLog& run, const Catalog& catalog, const
   Chart c_attn{"attention_share", "Attention share of model FLOPs", "sequence length", "% of FLOPs", true, {attn}, {}, {}};
   Chart c_mem{"memory", "Peak memory", "sequence length", "GiB", true, {mem}, {}, {}};
   if (mem_points.size() >= 2) {
-    const MemoryFit fit = fit_memory(mem_points);
+    const MemoryFit fit = fit_memory(mem_points, run.path);
     auto& f = r.body.add("Memory fit and the longest sequence per GPU");
     f.notes.push_back(fmt::format("peak GiB = {:.2f} + {:.6f} x tokens (R^2 {:.4f}, {} points)", fit.intercept_gib,
                                   fit.slope_gib_per_token, fit.r2, fit.points));

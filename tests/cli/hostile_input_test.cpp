@@ -1006,6 +1006,18 @@ TEST(SilentlyWrong, AStepNumberAnnotatedTwiceIsRefused) {
   EXPECT_NE(r.out.find("Steps: 3 annotations matching \"^train_step$\" (host side)"), std::string::npos) << r.out;
 }
 
+// A memory fit that cannot be one workload's names the file, in every command that fits memory.
+TEST(Messages, AMemoryThatFallsWithLengthNamesItsFile) {
+  std::string text = slurp(kFx + "/suite_h200_2l/sweep.jsonl");
+  const std::string from = "27.252408981323242", to = "12.252408981323242";
+  for (size_t at; (at = text.find(from)) != std::string::npos;) text.replace(at, from.size(), to);
+  const std::string path = write_file("memory_falls.jsonl", text);
+  fs::remove_all(temp_path("memory_falls_report"));
+  for (const std::string& cmd : {"report " + path + " -o " + temp_path("memory_falls_report"), "memfit " + path}) {
+    expect_error(cmd, 1, path + ": peak memory falls as the tokens grow");
+  }
+}
+
 // ---- Bounded cost ----
 
 // A trace of `steps` ProfilerStep annotations, each with one kernel inside it.

@@ -281,23 +281,23 @@ TEST(MemFit, RecoversALineAndItsLimit) {
   // The ml-engineering guide's fit: 12.6 GiB + 0.00043 GiB per token.
   std::vector<std::pair<double, double>> pts;
   for (double t : {8192.0, 32768.0, 65536.0, 131072.0, 262144.0}) pts.emplace_back(t, 12.6 + 0.00043 * t);
-  const MemoryFit f = fit_memory(pts);
+  const MemoryFit f = fit_memory(pts, "test");
   EXPECT_NEAR(f.intercept_gib, 12.6, 1e-9);
   EXPECT_NEAR(f.slope_gib_per_token, 0.00043, 1e-12);
   EXPECT_NEAR(f.r2, 1.0, 1e-12);
   EXPECT_EQ(f.max_seqlen(130.0, 1), static_cast<int64_t>((130.0 - 12.6) / 0.00043));
   EXPECT_EQ(f.max_seqlen(130.0, 2), static_cast<int64_t>((130.0 - 12.6) / 0.00043 / 2));
-  EXPECT_THROW(fit_memory({{8192, 20}}), WorkError);
-  EXPECT_THROW(fit_memory({{8192, 20}, {8192, 21}}), WorkError);
+  EXPECT_THROW(fit_memory({{8192, 20}}, "test"), WorkError);
+  EXPECT_THROW(fit_memory({{8192, 20}, {8192, 21}}, "test"), WorkError);
   // A line so nearly flat that its limit is beyond any int64: no limit, not a wrapped negative.
   MemoryFit nearly_flat;
   nearly_flat.intercept_gib = 1, nearly_flat.slope_gib_per_token = 1e-300;
   EXPECT_FALSE(nearly_flat.max_seqlen(130.0, 1).has_value());
-  const MemoryFit flat = fit_memory({{1, 5}, {2, 5}});
+  const MemoryFit flat = fit_memory({{1, 5}, {2, 5}}, "test");
   EXPECT_FALSE(flat.max_seqlen(100, 1).has_value());
   // Memory that falls as the sequence grows is no step's: refused. Noise around flat is not.
-  EXPECT_THROW(fit_memory({{8192, 90}, {32768, 60}, {131072, 30}}), WorkError);
-  EXPECT_NO_THROW(fit_memory({{8192, 40.2}, {32768, 40.0}, {131072, 40.1}}));
+  EXPECT_THROW(fit_memory({{8192, 90}, {32768, 60}, {131072, 30}}, "test"), WorkError);
+  EXPECT_NO_THROW(fit_memory({{8192, 40.2}, {32768, 40.0}, {131072, 40.1}}, "test"));
 }
 
 }  // namespace

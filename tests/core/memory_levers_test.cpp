@@ -52,7 +52,7 @@ TEST_F(MemoryLeversTest, EachGpuGetsTheLongestSequencePerLever) {
   EXPECT_EQ(ladder.rungs[0].levers.name(), "none");
   const double h200 = *catalog_.find("h200-sxm").capacity_gib(), b200 = *catalog_.find("b200-sxm").capacity_gib();
   for (const LeverRung& r : ladder.rungs) {
-    const MemoryFit fit = fit_memory(memory_points(*r.run));
+    const MemoryFit fit = fit_memory(memory_points(*r.run), r.run->path);
     SCOPED_TRACE(r.levers.name());
     // On the B200 nothing was measured: the fit at its capacity, never capped.
     EXPECT_EQ(r.longest[1].tokens, fit.max_seqlen(b200, 1));
