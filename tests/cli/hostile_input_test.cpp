@@ -999,6 +999,10 @@ TEST(SilentlyWrong, AStepNumberAnnotatedTwiceIsRefused) {
   const std::string trace = slurp(kFx + "/trace_kineto_small.json");
   const std::string twice = write_file("step_twice.json", replaced(trace, R"("name": "ProfilerStep#2")", R"("name": "ProfilerStep#1")"));
   expect_error("decompose " + twice, 1, "step ProfilerStep#1 is annotated twice");
+  // The number as a number: #01 is step 1.
+  const std::string leading_zero =
+      write_file("step_01.json", replaced(trace, R"("name": "ProfilerStep#2")", R"("name": "ProfilerStep#01")"));
+  expect_error("decompose " + leading_zero, 1, R"(step ProfilerStep#1 is annotated twice ("ProfilerStep#1" at)");
   const std::string unnumbered =
       write_file("step_unnumbered.json", std::regex_replace(trace, std::regex(R"re("ProfilerStep#[0-9]+")re"), R"("train_step")"));
   const Result r = run("decompose --step-name ^train_step$ " + unnumbered);
@@ -1016,6 +1020,30 @@ TEST(Messages, AMemoryThatFallsWithLengthNamesItsFile) {
   for (const std::string& cmd : {"report " + path + " -o " + temp_path("memory_falls_report"), "memfit " + path}) {
     expect_error(cmd, 1, path + ": peak memory falls as the tokens grow");
   }
+}
+
+// Host-side steps that hold none of the GPU's work (an hour off its clock) are no steps of it: the
+// GPU side's annotations are used, and said; annotations that are not complete events are said.
+TEST(SilentlyWrong, StepsThatHoldNoGpuWorkAreNotAStepOfIdle) {
+  const std::string trace = slurp(kFx + "/trace_kineto_small.json");
+  const std::string& far = trace;
+  const std::regex host_step(R"re(("cat": "user_annotation", "name": "ProfilerStep#[0-9]+", "pid": [0-9]+, "tid": [0-9]+, "ts": )([0-9]+))re");
+  std::string shifted;
+  auto from = far.cbegin();
+  for (std::sregex_iterator m(far.begin(), far.end(), host_step), end; m != end; ++m) {
+    shifted.append(from, (*m)[0].first).append((*m)[1].str()).append(std::to_string(std::stoll((*m)[2].str()) + 3600000000LL));
+    from = (*m)[0].second;
+  }
+  shifted.append(from, far.cend());
+  ASSERT_NE(shifted, trace) << "no host-side step annotation found to move";
+  const Result r = run("decompose " + write_file("host_steps_far.json", shifted));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("(GPU side: the host side's hold none of the GPU's work)"), std::string::npos) << r.out;
+  const std::string instant = write_file("step_instant.json", replaced(trace, R"("ph": "X", "cat": "user_annotation")",
+                                                                           R"("ph": "i", "cat": "user_annotation")"));
+  const Result i = run("decompose " + instant);
+  ASSERT_EQ(i.code, 0) << i.err;
+  EXPECT_NE(i.out.find("1 annotation event(s) not complete"), std::string::npos) << i.out;
 }
 
 // ---- Bounded cost ----

@@ -97,17 +97,20 @@ void check_step_windows(const std::vector<StepWindow>& windows, const std::strin
   // A numbered step (the profiler's "ProfilerStep#N") is one step: its number twice is two traces
   // joined, or an edit, and the step would count twice. Names without a number (a user's
   // record_function("train_step") each iteration) repeat by design.
-  std::unordered_map<std::string_view, const StepWindow*> numbered;
+  std::unordered_map<std::string, const StepWindow*> numbered;
   for (const StepWindow& w : windows) {
+    // The number as a number: "#01", "#+1" and "#1 " are step 1 as "#1" is.
     const size_t hash = w.name.rfind('#');
-    const bool has_number = hash != std::string::npos && hash + 1 < w.name.size() &&
-                            std::all_of(w.name.begin() + static_cast<std::ptrdiff_t>(hash) + 1, w.name.end(),
-                                        [](char c) { return c >= '0' && c <= '9'; });
-    if (!has_number) continue;
-    if (const auto [it, first] = numbered.emplace(w.name, &w); !first) {
-      throw WorkError(fmt::format("{}: step {} is annotated twice (at {:.1f} us and {:.1f} us): one step's number twice, "
-                                  "a trace joined from two or edited", printable(path), printable(w.name),
-                                  it->second->start, w.start));
+    if (hash == std::string::npos) continue;
+    std::string digits = trim(std::string_view(w.name).substr(hash + 1));
+    if (!digits.empty() && digits.front() == '+') digits.erase(0, 1);
+    if (digits.empty() || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
+    digits.erase(0, std::min(digits.find_first_not_of('0'), digits.size() - 1));
+    if (const auto [it, first] = numbered.emplace(w.name.substr(0, hash + 1) + digits, &w); !first) {
+      throw WorkError(fmt::format("{}: step {} is annotated twice (\"{}\" at {:.1f} us, \"{}\" at {:.1f} us): one step's "
+                                  "number twice, a trace joined from two or edited", printable(path),
+                                  printable(it->second->name), printable(it->second->name), it->second->start,
+                                  printable(w.name), w.start));
     }
   }
   for (size_t i = 1; i < windows.size(); ++i) {
@@ -129,6 +132,17 @@ void check_step_windows(const std::vector<StepWindow>& windows, const std::strin
                                   (w.end - w.start) / median, windows.size()));
     }
   }
+}
+
+// Whether any of `acts` runs inside one of `windows` (sorted by start, none overlapping).
+bool any_inside(const std::vector<StepWindow>& windows, const std::vector<GpuActivity>& acts) {
+  for (const GpuActivity& a : acts) {
+    const auto after = std::upper_bound(windows.begin(), windows.end(), a.start,
+                                        [](double t, const StepWindow& w) { return t < w.start; });
+    if (after != windows.begin() && std::prev(after)->end > a.start) return true;
+    if (after != windows.end() && after->start < a.end) return true;
+  }
+  return false;
 }
 
 // --steps N cuts the timeline into N parts: more parts than the device has activities would be
@@ -245,13 +259,35 @@ std::vector<TraceDecomposition> decompose_trace(const std::string& path, KernelC
       d.steps_from += fmt::format("; {} of no length left out ({})", empty.size(),
                                   fmt::join(empty.begin(), empty.begin() + std::min<std::ptrdiff_t>(3, std::ssize(empty)), ", "));
     }
+    if (info.annotations_not_complete > 0) {
+      d.steps_from += fmt::format("; {} annotation event(s) not complete (\"ph\" other than \"X\": a begin/end pair, an "
+                                  "instant) left out", info.annotations_not_complete);
+    }
     if (info.not_objects > 0) {
       d.steps_from += fmt::format("; {} element(s) of traceEvents that are not events (not objects) left out",
                                   info.not_objects);
     }
     if (windows.empty()) throw WorkError(fmt::format("{}: every step annotation is empty", path));
-    std::sort(windows.begin(), windows.end(), [](const StepWindow& a, const StepWindow& b) { return a.start < b.start; });
+    const auto by_start = [](const StepWindow& a, const StepWindow& b) { return a.start < b.start; };
+    std::sort(windows.begin(), windows.end(), by_start);
     check_step_windows(windows, path);
+    // Steps that hold none of the GPU's work (host annotations an hour off the GPU's clock) would
+    // be a step of 100% idle: the GPU side's annotations where the trace has them, else refused.
+    if (!any_inside(windows, acts)) {
+      const bool from_host = !cpu_steps.empty();
+      std::vector<StepWindow> gpu_side = gpu_steps;
+      std::erase_if(gpu_side, [](const StepWindow& w) { return !(w.end > w.start); });
+      std::sort(gpu_side.begin(), gpu_side.end(), by_start);
+      if (!from_host || gpu_side.empty() || !any_inside(gpu_side, acts)) {
+        throw WorkError(fmt::format("{}: none of the GPU work of device {} lies inside any of its {} steps: the steps and "
+                                    "the kernels are on different clocks, or of different runs", printable(path), device,
+                                    windows.size()));
+      }
+      check_step_windows(gpu_side, path);
+      windows = std::move(gpu_side);
+      d.steps_from = fmt::format("{} annotations matching \"{}\" (GPU side: the host side's hold none of the GPU's work)",
+                                 windows.size(), options.step_pattern);
+    }
     d.steps = decompose_steps(windows, acts, names, fmt::format("{} (device {})", printable(path), device));
     if (d.steps.empty()) throw WorkError(fmt::format("{}: every step annotation is empty", path));
     out.push_back(std::move(d));

@@ -196,6 +196,8 @@ TraceInfo read_kineto_trace(const std::string& path, const std::function<void(co
       check_activity(info, ev, device, stream);
       ev.device = device.value.value_or(-1), ev.stream = stream.value.value_or(-1);
     }
+    const bool annotation = ev.kind == EventKind::cpu_annotation || ev.kind == EventKind::gpu_annotation;
+    if (annotation && ev.ph != 'X') ++info.annotations_not_complete;
     if (ev.ph == 'X' && ev.kind != EventKind::other) {
       check_times(info, ev, ts, dur);
       ev.ts = *ts.value;

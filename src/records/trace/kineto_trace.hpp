@@ -28,6 +28,7 @@ struct TraceInfo {
   std::map<int64_t, std::string> device_names;  // deviceProperties: id -> name
   uint64_t events = 0, bytes = 0;               // bytes: decompressed
   uint64_t not_objects = 0;                     // elements of traceEvents that are no event (not an object)
+  uint64_t annotations_not_complete = 0;        // annotations written as a begin/end pair or an instant: left out
 };
 
 // Calls `each` for every complete ("X") event of a kind other than `other`; the event is reused
