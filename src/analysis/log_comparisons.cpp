@@ -55,11 +55,10 @@ HardwareRatios hardware_ratios(const std::string& old_gpu, const std::string& ne
   HardwareRatios h;
   const Accelerator* a = catalog.try_find(old_gpu);
   const Accelerator* b = catalog.try_find(new_gpu);
+  h.old_id = a ? a->id : "", h.new_id = b ? b->id : "";
   if (!a || !b) return h;
   const SpecComparison sc = compare_specs(*a, *b);
   h.known = true;
-  h.old_id = a->id;
-  h.new_id = b->id;
   h.peak_bf16 = sc.ratios.peak.at(Dtype::bf16);
   h.peak_fp8 = sc.ratios.peak.at(Dtype::fp8);
   h.mamf_bf16 = sc.ratios.mamf_bf16;

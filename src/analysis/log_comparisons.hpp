@@ -24,7 +24,7 @@ namespace ub {
 // when either is not in the catalog (then every ratio is unknown).
 struct HardwareRatios {
   bool known = false;
-  std::string old_id, new_id;
+  std::string old_id, new_id;  // "" for a GPU the catalog does not know
   std::optional<double> peak_bf16, peak_fp8, mamf_bf16, mamf_fp8, bandwidth;
 };
 HardwareRatios hardware_ratios(const std::string& old_gpu, const std::string& new_gpu, const Catalog& catalog);

@@ -9,6 +9,7 @@
 #include "analysis/decision_summary.hpp"
 #include "analysis/energy_summary.hpp"
 #include "base/error.hpp"
+#include "base/text.hpp"
 
 namespace ub {
 
@@ -411,6 +412,20 @@ UpgradeDecision decide_upgrade(const MeasurementSet& o, const MeasurementSet& n,
   if (!d.stack_differences.empty() && !opt.force) {
     throw UsageError(fmt::format("the two stacks differ ({}): measure both on one software stack (the guide's first "
                                  "step), or --force to compare them anyway", fmt::join(d.stack_differences, "; ")));
+  }
+  // A GPU the catalog does not know bounds no figure and has no capabilities: said, and refused
+  // where its own machine matched it to an entry the catalog has under another name (an edited
+  // name, or a catalog missing the driver's name for it).
+  for (const MeasurementSet* s : {&o, &n}) {
+    if (s->gpu.empty() || catalog.try_find(s->gpu)) continue;
+    if (const Accelerator* as = s->catalog_id.empty() ? nullptr : catalog.try_find(s->catalog_id)) {
+      throw WorkError(fmt::format("{}: its GPU is named \"{}\", which the catalog does not know, while its env.json "
+                                  "matched it to {}: add the name to {}'s aliases in the catalog, or measure with the "
+                                  "name the driver gives", s->where, printable(s->gpu), as->id, as->id));
+    }
+    d.warnings.push_back(fmt::format("{}: the catalog does not know the {}: its figures are held to no peak, bandwidth "
+                                     "or memory, and no capability is checked (docs/catalog.md: a name goes into its "
+                                     "entry's aliases)", s->where, printable(s->gpu)));
   }
   // What no GPU measures is refused in every part, paired or not: a part of one side alone still
   // shows as a figure (the step's own products, the copy rate, the longest sequence).

@@ -62,9 +62,10 @@ void read_sweep_max(const LineSource& t, const RunLog& sweep, MeasurementSet& s)
   }
 }
 
-// The stack a suite's env.json names: every component with a version; `gpu` and `uuids` learn
-// its GPUs.
-std::map<std::string, std::string> stack_of_env(const fs::path& env, std::string& gpu, std::set<std::string>& uuids) {
+// The stack a suite's env.json names: every component with a version; `gpu`, `catalog_id` (the
+// catalog's entry the machine found for it, "" for none) and `uuids` learn its GPUs.
+std::map<std::string, std::string> stack_of_env(const fs::path& env, std::string& gpu, std::string& catalog_id,
+                                                std::set<std::string>& uuids) {
   const json j = parse_json_text(read_json_file(env, "env's JSON"), env.string());
   const Fingerprint fp = read_fingerprint(Fields(j, env.string()));
   std::map<std::string, std::string> out;
@@ -79,6 +80,7 @@ std::map<std::string, std::string> stack_of_env(const fs::path& env, std::string
                                 env.string()));
   }
   gpu = fp.gpus.front().name;
+  catalog_id = fp.gpus.front().catalog_id.value_or("");
   for (const GpuFacts& g : fp.gpus) {
     if (g.uuid && !g.uuid->empty()) uuids.insert(*g.uuid);
   }
@@ -244,7 +246,7 @@ MeasurementSet read_suite_folder(const fs::path& dir) {
   std::string machine_where = "env.json";
   // The part that wrote env.json is done: its file is the machine's word on its GPU and stack.
   if (const ManifestPart* env = s.manifest->part("env"); env && env->status == PartStatus::done) {
-    s.stack = stack_of_env(dir / env->records, s.gpu, machine);
+    s.stack = stack_of_env(dir / env->records, s.gpu, s.catalog_id, machine);
   } else {
     s.warnings.push_back(fmt::format("{}: no env.json (its part is not done): the GPU and the stack are the parts' own, "
                                      "unchecked against the machine", dir.string()));

@@ -28,6 +28,7 @@ namespace ub {
 struct MeasurementSet {
   std::string where;  // the folder, or the files' first
   std::string gpu;    // as the files name it
+  std::string catalog_id;  // a suite's: the catalog entry its machine matched the GPU to (env.json), "" for none
   std::set<std::string> gpu_uuids;  // of the GPUs our records name (a peer's log names none)
   std::optional<SuiteManifest> manifest;
   std::map<std::string, std::string> stack;  // component -> version, as the files say

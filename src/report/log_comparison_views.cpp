@@ -12,7 +12,11 @@ namespace {
 
 // "Hardware ratios from the catalog" line, or why there is none.
 std::string hardware_line(const std::string& old_gpu, const std::string& new_gpu, const HardwareRatios& h) {
-  if (!h.known) return fmt::format("Hardware ratios: N/A ('{}' or '{}' is not in the catalog).", old_gpu, new_gpu);
+  if (!h.known) {
+    const std::string unknown = h.old_id.empty() && h.new_id.empty() ? fmt::format("'{}' and '{}' are", old_gpu, new_gpu)
+                                : fmt::format("'{}' is", h.old_id.empty() ? old_gpu : new_gpu);
+    return fmt::format("Hardware ratios: N/A ({} not in the catalog).", printable(unknown));
+  }
   return fmt::format("Hardware ratios from the catalog ({} -> {}): peak bf16 {}, fp8 {}; published MAMF bf16 {}, "
                      "fp8 {}; HBM bandwidth {}.", h.old_id, h.new_id, ratio(h.peak_bf16), ratio(h.peak_fp8),
                      ratio(h.mamf_bf16), ratio(h.mamf_fp8), ratio(h.bandwidth));

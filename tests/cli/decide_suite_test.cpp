@@ -499,4 +499,26 @@ TEST(Decide, ALongestFitTheSweepDidNotMeasureIsRefused) {
   EXPECT_EQ(r.code, 0) << r.err;
 }
 
+// A GPU name the catalog does not know bounds nothing: said beside the verdict; refused where the
+// suite's own machine matched the GPU to a catalog entry (an edited name, or an alias missing).
+TEST(Decide, AGpuNameTheCatalogDoesNotKnowIsSaidOrRefused) {
+  const fs::path renamed = slower_suite("suite_unknown_name", kAgain);
+  for (const fs::directory_entry& e : fs::directory_iterator(renamed)) {
+    if (!e.is_regular_file()) continue;
+    std::string text = slurp(e.path().string());
+    for (size_t at; (at = text.find("\"NVIDIA H200\"")) != std::string::npos;) text.replace(at, 13, "\"NVIDIA H200 SXM 141GB\"");
+    std::ofstream(e.path(), std::ios::trunc) << text;
+  }
+  expect_error("decide " + kSuite + " " + renamed.string(), 1,
+               "its GPU is named \"NVIDIA H200 SXM 141GB\", which the catalog does not know, while its env.json matched "
+               "it to h200-sxm");
+  std::string env = slurp((renamed / "env.json").string());
+  for (size_t at; (at = env.find("\"h200-sxm\"")) != std::string::npos;) env.replace(at, 10, "null");
+  std::ofstream(renamed / "env.json", std::ios::trunc) << env;
+  const Result r = run("decide " + kSuite + " " + renamed.string() + " --force");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("the catalog does not know the NVIDIA H200 SXM 141GB"),
+            std::string::npos) << r.out;
+}
+
 }  // namespace

@@ -363,7 +363,7 @@ TEST(TraceDecomposition, AKernelTwiceIsRefusedAndEachGpuListsItsOwnKernels) {
   nlohmann::json two_gpus = trace;
   for (int i = 0; i < 3; ++i) {
     nlohmann::json other = custom;
-    other["pid"] = 1, other["args"]["device"] = 1, other["ts"] = custom["ts"].get<double>() + 1000.0 * (i + 1);
+    other["pid"] = 1, other["args"]["device"] = 1, other["ts"] = custom["ts"].get<double>() + 1.0 * (i + 1);  // in its step
     two_gpus["traceEvents"].push_back(other);
   }
   const auto ds = decompose_trace(temp_file("trace_two_gpus.json", two_gpus.dump()), k, {});
