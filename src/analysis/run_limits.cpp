@@ -115,7 +115,9 @@ void refuse_impossible_decomposition(const DecompositionLog& d, const Catalog& c
 
 void refuse_impossible_ceiling(const MamfLog& l, const Catalog& catalog) {
   const Accelerator* gpu = catalog.try_find(l.gpu);
-  const std::optional<Dtype> dt = parse_dtype(l.dtype.empty() ? "bf16" : l.dtype);
+  // "fp8 (e5m2)" (mamf-finder.py's float8_e5m2) runs at fp8's peak.
+  const std::string dtype = l.dtype.empty() ? "bf16" : l.dtype.substr(0, l.dtype.find(" ("));
+  const std::optional<Dtype> dt = parse_dtype(dtype);
   if (gpu && dt && gpu->peak(*dt).state == FigureState::unsupported && !l.outcome.shapes.empty()) {
     throw WorkError(fmt::format("{}: matmuls in {} on the {}, which does not execute {} (the catalog): not a measurement",
                                 printable(l.path), to_string(*dt), gpu->id, to_string(*dt)));

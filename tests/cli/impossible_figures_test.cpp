@@ -91,6 +91,26 @@ TEST(ImpossibleFigure, AStoredFigurePastTheGpusPeakIsNotShown) {
   expect_error(fmt::format("history fleet mamf.tflops.bf16 --db {}", db), 1, says);
 }
 
+// mamf-finder.py's torch dtype names reach the same checks: float8_e5m2 is held to the fp8 peak,
+// fp4 to whether the GPU executes it, and a dtype no catalog knows is refused, not held to nothing.
+TEST(ImpossibleFigure, MamfFinderDtypesAreHeldToTheirPeaks) {
+  const std::string log = slurp(kFx + "/guide/mamf_bf16_h200.txt");
+  const auto as = [&](const std::string& dtype, const std::string& scale_from, const std::string& scale_to) {
+    std::string text = replaced(log, "torch.bfloat16", "torch." + dtype);
+    for (size_t at = text.find(scale_from); at != std::string::npos; at = text.find(scale_from, at + scale_to.size())) {
+      text.replace(at, scale_from.size(), scale_to);
+    }
+    return write_file("mamf_finder_" + dtype + ".txt", text);
+  };
+  const std::string db = fresh_db("mamf_finder_dtypes");
+  expect_error("history add --db " + db + " " + as("float8_e5m2", "794.5", "2383.5"), 1,
+               "TFLOPS is past the h200-sxm's dense fp8 peak (1979 TFLOPS)");
+  expect_error("history add --db " + db + " " + as("float4_e2m1fn_x2", "794.5", "794.5"), 1,
+               "matmuls in fp4 on the h200-sxm, which does not execute fp4");
+  expect_error("history add --db " + db + " " + as("bfloat16_x", "794.5", "794.5"), 1,
+               "dtype \"torch.bfloat16_x\" is none upgradebench knows");
+}
+
 // `sweep --resume` shows what the file holds as measured: held to what `report` holds it to.
 TEST(ImpossibleFigure, SweepResumeShowsNoStepPastTheGpusPeakAsMeasured) {
   const std::string fast = faster("sweep.jsonl", 5);  // its MFU under the readers' bound of 1000%
