@@ -42,6 +42,19 @@ std::vector<std::string> torch_logs() {
   return out;
 }
 
+// `read` throws a WorkError naming the database `db` and saying `says`.
+template <class Read>
+void expect_refused(Database& db, const std::string& says, const Read& read) {
+  try {
+    read();
+    ADD_FAILURE() << "accepted: " << says;
+  } catch (const WorkError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("history database " + db.name()), std::string::npos) << what;
+    EXPECT_NE(what.find(says), std::string::npos) << what;
+  }
+}
+
 class HistoryStoreTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
@@ -326,16 +339,7 @@ TEST_P(HistoryStoreTest, AStoredDateCountOrReadingNoAddWritesIsRefused) {
   ASSERT_FALSE(runs.empty());
   const int64_t id = runs.front().id;
   Database& db = store.database();
-  const auto refused = [&](const std::string& says, const auto& read) {
-    try {
-      read();
-      ADD_FAILURE() << "accepted: " << says;
-    } catch (const WorkError& e) {
-      const std::string what = e.what();
-      EXPECT_NE(what.find("history database " + db.name()), std::string::npos) << what;
-      EXPECT_NE(what.find(says), std::string::npos) << what;
-    }
-  };
+  const auto refused = [&](const std::string& says, const auto& read) { expect_refused(db, says, read); };
   const auto edited = [&](const std::string& sql, const std::vector<Value>& params, const std::string& says) {
     const Transaction t(db);  // rolled back at the end of the scope
     db.query(sql, params);
@@ -398,14 +402,7 @@ TEST_P(HistoryStoreTest, RowsThatDoNotFitTogetherAreRefused) {
   const int64_t id = runs.front().id;
   const std::string metric = store.metrics({}).at(0).metric;
   Database& db = store.database();
-  const auto refused = [&](const std::string& says, const auto& read) {
-    try {
-      read();
-      ADD_FAILURE() << "accepted: " << says;
-    } catch (const WorkError& e) {
-      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
-    }
-  };
+  const auto refused = [&](const std::string& says, const auto& read) { expect_refused(db, says, read); };
   ASSERT_FALSE(store.fleet_rows(metric, 0, {}).empty());
   {
     const Transaction t(db);  // rolled back at the end of the scope
