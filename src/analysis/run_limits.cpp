@@ -141,6 +141,11 @@ void refuse_impossible_stored_figure(const std::string& where, const std::string
   const Accelerator* gpu = catalog.try_find(gpu_name);
   const std::string prefix = "mamf.tflops.";
   const std::optional<Dtype> dt = parse_dtype(metric.rfind(prefix, 0) == 0 ? metric.substr(prefix.size()) : "bf16");
+  if (gpu && dt && gpu->peak(*dt).state == FigureState::unsupported) {
+    throw WorkError(fmt::format("{}: {} at {:g}: the {} does not execute {} (the catalog): no figure `history add` "
+                                "stores (the database was edited or damaged)", where, printable(metric), x, gpu->id,
+                                to_string(*dt)));
+  }
   const std::optional<double> most = gpu && dt ? gpu->most_measurable_tflops(*dt) : std::nullopt;
   if (most && median > *most) {
     throw WorkError(fmt::format("{}: {} at {:g} is {:.1f} TFLOPS, past the {}'s dense {} peak ({:.0f} TFLOPS): no figure "

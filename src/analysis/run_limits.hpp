@@ -50,7 +50,7 @@ void refuse_impossible_ceiling(const MamfLog& l, const Catalog& catalog);
 
 // WorkError naming `where` (a database and a run) for a stored TFLOPS figure (`metric` at `x`:
 // "mamf.tflops.<dtype>", "train.tflops", "attention.fwd_tflops", ...) past `gpu`'s dense peak in
-// its dtype (bf16 where the metric names none). `history add` stores none; one edited in is not
+// its dtype (bf16 where the metric names none), or in a dtype `gpu` does not execute. `history add` stores none; one edited in is not
 // shown as a figure by show, trend or fleet. Other metrics, and GPUs the catalog does not know,
 // are not bounded here.
 void refuse_impossible_stored_figure(const std::string& where, const std::string& metric, double x, double median,

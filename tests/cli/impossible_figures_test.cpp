@@ -89,6 +89,12 @@ TEST(ImpossibleFigure, AStoredFigurePastTheGpusPeakIsNotShown) {
   expect_error(fmt::format("history show 1 --db {}", db), 1, says);
   expect_error(fmt::format("history trend mamf.tflops.bf16 --db {}", db), 1, says);
   expect_error(fmt::format("history fleet mamf.tflops.bf16 --db {}", db), 1, says);
+  // A figure renamed to a dtype the GPU does not execute, alike.
+  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(h, "UPDATE run_metrics SET median = 500, low = 490, high = 510, metric = 'mamf.tflops.nvfp4'",
+                         nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(h);
+  expect_error(fmt::format("history trend mamf.tflops.nvfp4 --db {}", db), 1, "the h200-sxm does not execute nvfp4 (the catalog)");
 }
 
 // mamf-finder.py's torch dtype names reach the same checks: float8_e5m2 is held to the fp8 peak,
