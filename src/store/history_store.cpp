@@ -473,6 +473,11 @@ std::vector<RunSummary> HistoryStore::list(const RunFilter& f, size_t limit) con
     s.gpus = std::max(row.integer(kRunColumnCount), s.world_size);  // a peer's log of 8 ranks names one GPU
     s.gpu = row.text(kRunColumnCount + 1);
     s.metrics = row.integer(kRunColumnCount + 2);
+    // Our records name every GPU they measured: figures under none were left by rows deleted.
+    if (s.format == "upgradebench" && row.integer(kRunColumnCount) == 0 && s.metrics > 0) {
+      throw WorkError(fmt::format("history database {}: run {} holds {} figures of GPUs it does not list (the database "
+                                  "was edited or damaged)", db_->name(), s.id, s.metrics));
+    }
     out.push_back(std::move(s));
   }
   return out;
@@ -511,6 +516,10 @@ std::vector<MetricInfo> HistoryStore::metrics(const RunFilter& f) const {
       "GROUP BY m.metric, m.x ORDER BY m.metric, m.x", where.sql());
   std::vector<MetricInfo> out;
   for (const Row& row : db_->query(sql, params)) {
+    if (const double x = row.real(1); !(x >= 0 && x <= kLargestFigure)) {
+      throw WorkError(fmt::format("history database {}: {} is stored at {:g}, no point `history add` stores (the "
+                                  "database was edited or damaged)", db_->name(), printable(row.text(0)), x));
+    }
     if (out.empty() || out.back().metric != row.text(0)) out.push_back({row.text(0), 0, {}});
     out.back().points.push_back(row.real(1));
     out.back().runs = std::max(out.back().runs, row.integer(2));

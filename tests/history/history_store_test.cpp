@@ -371,6 +371,9 @@ TEST_P(HistoryStoreTest, AStoredDateCountOrReadingNoAddWritesIsRefused) {
   edited("UPDATE runs SET line_count = $1 WHERE id = $2", {int64_t{-5}, id}, "holds -5 lines");
   for (const double x : {std::numeric_limits<double>::infinity(), -4096.0}) {
     edited("UPDATE run_metrics SET x = $1 WHERE run_id = $2", {x, id}, "no figure `history add` stores");
+    const Transaction t(db);
+    db.query("UPDATE run_metrics SET x = $1 WHERE run_id = $2", {x, id});
+    refused("no point `history add` stores", [&] { store.metrics({}); });
   }
   edited("UPDATE run_metrics SET median = $1, low = $1, high = $1 WHERE run_id = $2", {1e308, id},
          "no figure `history add` stores");
@@ -416,6 +419,7 @@ TEST_P(HistoryStoreTest, RowsThatDoNotFitTogetherAreRefused) {
     const Transaction t(db);  // our records name every GPU they measured: none listed is an edit
     db.query("DELETE FROM run_gpus WHERE run_id = $1", {id});
     const std::string says = "is of GPU 0, which the run does not list";
+    refused(fmt::format("run {} holds", id), [&] { store.list({}, 100); });
     refused(says, [&] { store.show(id); });
     refused(says, [&] { store.fleet_rows(metric, 0, {}); });
     refused(says, [&] { store.trend_rows(metric, 0, "cuda", {}); });
