@@ -173,12 +173,12 @@ int checked_gpu_index(const std::string& db, int64_t run, int64_t index, const c
   return static_cast<int>(index);
 }
 
-// A figure's GPU is one its run lists, where the run lists any (a peer's log that names no GPU
-// lists none; our records name every GPU they measured): a figure moved to another index, or whose
-// GPUs were deleted, would count under no GPU, or another run's.
+// A figure's GPU is one its run lists, where the run lists any (a peer's log that names no GPU,
+// or a decomposition of another machine's trace, lists none): a figure moved to another index
+// would count under no GPU, or another run's.
 void check_figure_gpu_listed(const std::string& db, int64_t run, const std::string& metric, double x, int gpu,
-                             bool listed, int64_t gpus_listed, const std::string& format) {
-  if (!listed && (gpus_listed > 0 || format == "upgradebench")) {
+                             bool listed, int64_t gpus_listed) {
+  if (!listed && gpus_listed > 0) {
     throw WorkError(fmt::format("history database {}: run {}'s {} at {:g} is of GPU {}, which the run does not list "
                                 "(the database was edited or damaged)", db, run, printable(metric), x, gpu));
   }
@@ -473,11 +473,6 @@ std::vector<RunSummary> HistoryStore::list(const RunFilter& f, size_t limit) con
     s.gpus = std::max(row.integer(kRunColumnCount), s.world_size);  // a peer's log of 8 ranks names one GPU
     s.gpu = row.text(kRunColumnCount + 1);
     s.metrics = row.integer(kRunColumnCount + 2);
-    // Our records name every GPU they measured: figures under none were left by rows deleted.
-    if (s.format == "upgradebench" && row.integer(kRunColumnCount) == 0 && s.metrics > 0) {
-      throw WorkError(fmt::format("history database {}: run {} holds {} figures of GPUs it does not list (the database "
-                                  "was edited or damaged)", db_->name(), s.id, s.metrics));
-    }
     out.push_back(std::move(s));
   }
   return out;
@@ -500,7 +495,7 @@ std::optional<RunDetail> HistoryStore::show(int64_t id) const {
     d.metrics.push_back(metric_of(m, 0, db_->name(), id));
     const MetricPoint& p = d.metrics.back();
     const bool listed = std::any_of(d.gpus.begin(), d.gpus.end(), [&](const StoredGpu& g) { return g.index == p.gpu; });
-    check_figure_gpu_listed(db_->name(), id, p.metric, p.x, p.gpu, listed, static_cast<int64_t>(d.gpus.size()), d.run.format);
+    check_figure_gpu_listed(db_->name(), id, p.metric, p.x, p.gpu, listed, static_cast<int64_t>(d.gpus.size()));
   }
   d.run.gpus = std::max(static_cast<int64_t>(d.gpus.size()), d.run.world_size);
   d.run.gpu = d.gpus.empty() ? "" : d.gpus.front().name;
@@ -544,7 +539,7 @@ std::vector<TrendRun> HistoryStore::trend_rows(const std::string& metric, double
   Where where(params, f, "g");
   const std::string sql = fmt::format(
       "SELECT r.id, r.date, r.host, g.name, s.version, m.n, m.median, m.low, m.high, r.workload, r.provenance, "
-      "r.line_count, r.world_size, m.gpu_index, (SELECT COUNT(*) FROM run_gpus l WHERE l.run_id = r.id), r.format "
+      "r.line_count, r.world_size, m.gpu_index, (SELECT COUNT(*) FROM run_gpus l WHERE l.run_id = r.id) "
       "FROM run_metrics m "
       "JOIN runs r ON r.id = m.run_id "
       "LEFT JOIN run_gpus g ON g.run_id = m.run_id AND g.gpu_index = m.gpu_index "
@@ -564,7 +559,7 @@ std::vector<TrendRun> HistoryStore::trend_rows(const std::string& metric, double
     t.example_data = !row.text(10).empty();
     checked_world_size(db_->name(), t.run_id, row, 11, 12);
     check_figure_gpu_listed(db_->name(), t.run_id, metric, x, checked_gpu_index(db_->name(), t.run_id, row.integer(13), "a figure of GPU"),
-                            row.at(3).has_value(), row.integer(14), row.text(15));
+                            row.at(3).has_value(), row.integer(14));
     out.push_back(std::move(t));
   }
   return out;
@@ -575,7 +570,7 @@ std::vector<FleetSample> HistoryStore::fleet_rows(const std::string& metric, dou
   Where where(params, f, "g");
   const std::string sql = fmt::format(
       "SELECT r.id, r.date, r.host, g.name, g.uuid, r.workload, {}, r.line_count, r.world_size, "
-      "(SELECT COUNT(*) FROM run_gpus l WHERE l.run_id = r.id), r.format FROM run_metrics m "
+      "(SELECT COUNT(*) FROM run_gpus l WHERE l.run_id = r.id) FROM run_metrics m "
       "JOIN runs r ON r.id = m.run_id "
       "LEFT JOIN run_gpus g ON g.run_id = m.run_id AND g.gpu_index = m.gpu_index{}",
       kMetricColumns, where.sql("m.metric = $1 AND m.x = $2"));
@@ -590,8 +585,7 @@ std::vector<FleetSample> HistoryStore::fleet_rows(const std::string& metric, dou
     s.workload = row.text(5);
     s.point = metric_of(row, 6, db_->name(), s.run_id);
     checked_world_size(db_->name(), s.run_id, row, 17, 18);
-    check_figure_gpu_listed(db_->name(), s.run_id, metric, x, s.point.gpu, row.at(3).has_value(), row.integer(19),
-                            row.text(20));
+    check_figure_gpu_listed(db_->name(), s.run_id, metric, x, s.point.gpu, row.at(3).has_value(), row.integer(19));
     s.gpu_index = s.point.gpu;
     out.push_back(std::move(s));
   }

@@ -416,15 +416,6 @@ TEST_P(HistoryStoreTest, RowsThatDoNotFitTogetherAreRefused) {
     refused(says, [&] { store.trend_rows(metric, 0, "cuda", {}); });
   }
   {
-    const Transaction t(db);  // our records name every GPU they measured: none listed is an edit
-    db.query("DELETE FROM run_gpus WHERE run_id = $1", {id});
-    const std::string says = "is of GPU 0, which the run does not list";
-    refused(fmt::format("run {} holds", id), [&] { store.list({}, 100); });
-    refused(says, [&] { store.show(id); });
-    refused(says, [&] { store.fleet_rows(metric, 0, {}); });
-    refused(says, [&] { store.trend_rows(metric, 0, "cuda", {}); });
-  }
-  {
     const Transaction t(db);
     const std::string other = db.query("SELECT uuid FROM run_gpus WHERE run_id = $1 AND gpu_index = 0", {runs.back().id})
                                   .at(0).text(0);
