@@ -1044,6 +1044,16 @@ TEST(SilentlyWrong, StepsThatHoldNoGpuWorkAreNotAStepOfIdle) {
   const Result i = run("decompose " + instant);
   ASSERT_EQ(i.code, 0) << i.err;
   EXPECT_NE(i.out.find("1 annotation event(s) not complete"), std::string::npos) << i.out;
+  // Every step an instant: no step is read, and the error says why.
+  std::string all_instants = trace;
+  for (size_t at; (at = all_instants.find(R"("ph": "X", "cat": "user_annotation")")) != std::string::npos;) {
+    all_instants.replace(at, 9, R"("ph": "i")");
+  }
+  for (size_t at; (at = all_instants.find(R"("ph": "X", "cat": "gpu_user_annotation")")) != std::string::npos;) {
+    all_instants.replace(at, 9, R"("ph": "i")");
+  }
+  expect_error("decompose " + write_file("steps_all_instants.json", all_instants), 1,
+               "are begin/end pairs or instants, which are not read as steps");
 }
 
 // ---- Bounded cost ----

@@ -244,9 +244,14 @@ std::vector<TraceDecomposition> decompose_trace(const std::string& path, KernelC
       }
       d.steps_from = fmt::format("the GPU timeline cut into {} equal parts (--steps)", n);
     } else {
-      throw WorkError(fmt::format("{}: no step annotations matching \"{}\": give --step-name for the annotations "
+      const std::string not_complete =
+          info.annotations_not_complete == 0
+              ? std::string()
+              : fmt::format(" ({} annotation event(s) are begin/end pairs or instants, which are not read as steps)",
+                            info.annotations_not_complete);
+      throw WorkError(fmt::format("{}: no step annotations matching \"{}\"{}: give --step-name for the annotations "
                                   "that mark a step, or --steps N to cut the GPU timeline into N steps",
-                                  path, options.step_pattern));
+                                  path, options.step_pattern, not_complete));
     }
     // A step annotation of no length (a profiler closed at once, an edited `dur`) holds nothing: left
     // out, and said with the steps.
