@@ -137,10 +137,13 @@ void insert_metrics(Database& db, int64_t id, const std::vector<MetricPoint>& me
 constexpr int64_t kMostSamples = int64_t{1} << 40;
 constexpr double kLargestFigure = 1e12, kSmallestFigure = 1e-9;
 
+// A point a figure is stored at: a length or a size, from 0.
+bool stored_point(double x) { return x >= 0 && x <= kLargestFigure; }
+
 void check_stored_figure(const std::string& db, int64_t run, const std::string& metric, double x, double median,
                          double low, double high, int64_t n) {
   const bool finite = std::isfinite(median) && std::isfinite(low) && std::isfinite(high) && std::isfinite(x);
-  const bool plausible = high <= kLargestFigure && low >= kSmallestFigure && x >= 0 && x <= kLargestFigure;
+  const bool plausible = high <= kLargestFigure && low >= kSmallestFigure && stored_point(x);
   if (!finite || !plausible || median < 0 || low > median || median > high || n < 1 || n > kMostSamples) {
     throw WorkError(fmt::format("history database {}: run {}'s {} at {:g} holds median {} [{}, {}] of {} samples: no "
                                 "figure `history add` stores (the database was edited or damaged)",
@@ -511,7 +514,7 @@ std::vector<MetricInfo> HistoryStore::metrics(const RunFilter& f) const {
       "GROUP BY m.metric, m.x ORDER BY m.metric, m.x", where.sql());
   std::vector<MetricInfo> out;
   for (const Row& row : db_->query(sql, params)) {
-    if (const double x = row.real(1); !(x >= 0 && x <= kLargestFigure)) {
+    if (const double x = row.real(1); !stored_point(x)) {
       throw WorkError(fmt::format("history database {}: {} is stored at {:g}, no point `history add` stores (the "
                                   "database was edited or damaged)", db_->name(), printable(row.text(0)), x));
     }
@@ -558,8 +561,8 @@ std::vector<TrendRun> HistoryStore::trend_rows(const std::string& metric, double
     t.workload = row.text(9);
     t.example_data = !row.text(10).empty();
     checked_world_size(db_->name(), t.run_id, row, 11, 12);
-    check_figure_gpu_listed(db_->name(), t.run_id, metric, x, checked_gpu_index(db_->name(), t.run_id, row.integer(13), "a figure of GPU"),
-                            row.at(3).has_value(), row.integer(14));
+    const int gpu = checked_gpu_index(db_->name(), t.run_id, row.integer(13), "a figure of GPU");
+    check_figure_gpu_listed(db_->name(), t.run_id, metric, x, gpu, row.at(3).has_value(), row.integer(14));
     out.push_back(std::move(t));
   }
   return out;
