@@ -289,6 +289,27 @@ TEST(StepDecomposition, BucketsAddUpOverlapIsSeenAndWindowsClip) {
   EXPECT_DOUBLE_EQ(empty.of(Bucket::idle), 100);
 }
 
+// Activities running over the whole window may be counted instead of listed (a trace of long
+// overlapping kernels): the split is the same as with each of them listed.
+TEST(StepDecomposition, ActivitiesCoveringTheWindowCountedAsListed) {
+  const std::vector<GpuActivity> partial = {{10, 30, Bucket::gemm, 0}, {60, 70, Bucket::memcpy, 1}};
+  std::vector<GpuActivity> listed = partial;
+  for (int i = 0; i < 3; ++i) listed.push_back({-50, 500, Bucket::attention, 2});
+  listed.push_back({0, 100, Bucket::communication, 3});
+  std::array<uint32_t, kBuckets> covering{};
+  covering[static_cast<size_t>(Bucket::attention)] = 3;
+  covering[static_cast<size_t>(Bucket::communication)] = 1;
+  const StepDecomposition a = decompose_step({"s", 0, 100}, listed), b = decompose_step({"s", 0, 100}, partial, covering);
+  for (Bucket bucket : kAllBuckets) {
+    EXPECT_NEAR(a.of(bucket), b.of(bucket), 1e-9) << to_string(bucket);
+    EXPECT_NEAR(a.kernel_us[static_cast<size_t>(bucket)], b.kernel_us[static_cast<size_t>(bucket)], 1e-9);
+  }
+  EXPECT_NEAR(b.of(Bucket::attention), 300.0 * 100 / 320, 1e-9) << "three attention kernels over the whole step";
+  EXPECT_EQ(a.activities, b.activities);
+  EXPECT_DOUBLE_EQ(a.communication_overlapped_us, b.communication_overlapped_us);
+  EXPECT_DOUBLE_EQ(a.compute_kernel_us, b.compute_kernel_us);
+}
+
 // A window in which the GPU ran nothing (the profiler's step closed before the work) does not
 // stand for the steps: two steps, one of them empty, give the other as the median.
 TEST(TraceDecomposition, TheMedianStepIsOneInWhichTheGpuRan) {
@@ -374,6 +395,42 @@ TEST(TraceDecomposition, AKernelTwiceIsRefusedAndEachGpuListsItsOwnKernels) {
   EXPECT_EQ(ds[1].unclassified[0].count, 3u);
 }
 
+// Kernels running across several steps (a collective or a long kernel on a side stream) count in
+// each step for the part inside it: three GEMMs spanning every step add three step lengths of
+// GEMM kernel time to each.
+TEST(TraceDecomposition, KernelsAcrossStepsCountInEachStep) {
+  nlohmann::json trace = nlohmann::json::parse(slurp(kSmall));
+  nlohmann::json gemm;
+  double first = 1e300, last = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e.value("cat", "") == "kernel" && e.value("name", "").find("gemm") != std::string::npos && gemm.is_null()) gemm = e;
+    if (e.value("cat", "") == "user_annotation" && e.value("name", "").starts_with("ProfilerStep#")) {
+      first = std::min(first, e["ts"].get<double>());
+      last = std::max(last, e["ts"].get<double>() + e["dur"].get<double>());
+    }
+  }
+  ASSERT_FALSE(gemm.is_null());
+  KernelClasses k = bundled_classes();
+  const auto before = decompose_trace(kSmall, k, {});
+  for (int i = 0; i < 3; ++i) {
+    nlohmann::json long_gemm = gemm;
+    long_gemm["ts"] = first - 10.0 - i, long_gemm["dur"] = last - first + 20.0 + 2 * i;
+    long_gemm["args"]["stream"] = 90 + i, long_gemm["tid"] = 90 + i;
+    trace["traceEvents"].push_back(long_gemm);
+  }
+  const auto after = decompose_trace(temp_file("trace_long_gemms.json", trace.dump()), k, {});
+  ASSERT_EQ(after.size(), 1u);
+  ASSERT_EQ(after[0].steps.size(), before[0].steps.size());
+  for (size_t i = 0; i < after[0].steps.size(); ++i) {
+    const StepDecomposition &b = before[0].steps[i], &a = after[0].steps[i];
+    const size_t g = static_cast<size_t>(Bucket::gemm);
+    EXPECT_NEAR(a.kernel_us[g], b.kernel_us[g] + 3 * a.step_us, 1e-6) << a.name;
+    EXPECT_EQ(a.activities, b.activities + 3) << a.name;
+    EXPECT_NEAR(a.of(Bucket::idle), 0, 1e-6) << a.name << ": compute runs over the whole step";
+    EXPECT_NEAR(sum(a), a.step_us, 1e-6);
+  }
+}
+
 // Steps follow one another: an annotation moved into the step before, or one lasting an hour in
 // a run of millisecond steps, is refused, not split into buckets.
 TEST(TraceDecomposition, OverlappingOrEndlessStepsAreRefused) {
@@ -399,6 +456,28 @@ TEST(TraceDecomposition, OverlappingOrEndlessStepsAreRefused) {
   nlohmann::json endless = trace;
   endless["traceEvents"][steps[2]]["dur"] = 3.6e9;
   refused(endless, "trace_step_endless.json", "times the median of its 3 steps");
+}
+
+// Host-side steps shifted by a fraction of a step against the GPU's clock start after the GPU ran
+// their work: the GPU side's annotations are taken, and said, rather than an idle share of the
+// gaps between steps.
+TEST(TraceDecomposition, HostStepsShiftedAgainstTheGpuGiveWayToTheGpuSide) {
+  nlohmann::json trace = nlohmann::json::parse(slurp(kSmall));
+  for (auto& e : trace["traceEvents"]) {
+    if (e.value("cat", "") == "user_annotation" && e.value("name", "").starts_with("ProfilerStep#")) {
+      e["ts"] = e["ts"].get<double>() + 600;
+    }
+  }
+  KernelClasses k = bundled_classes();
+  const auto straight = decompose_trace(kSmall, k, {});
+  const auto shifted = decompose_trace(temp_file("trace_host_shifted.json", trace.dump()), k, {});
+  ASSERT_EQ(shifted.size(), 1u);
+  EXPECT_NE(straight[0].steps_from.find("(host side)"), std::string::npos) << straight[0].steps_from;
+  EXPECT_NE(shifted[0].steps_from.find("3 host-side step(s) start after the GPU ran their work, by up to 595 us"),
+            std::string::npos) << shifted[0].steps_from;
+  // The GPU side's steps are the GPU's span of each step: less idle than the host's, never more.
+  EXPECT_LE(shifted[0].median_step().of(Bucket::idle), straight[0].median_step().of(Bucket::idle) + 1e-6);
+  EXPECT_GT(shifted[0].median_step().activities, 0u);
 }
 
 // A real torch.profiler trace of a Hugging Face step beside what torch's own key_averages said of

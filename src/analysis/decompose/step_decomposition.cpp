@@ -46,26 +46,33 @@ Intervals joined(const Intervals& a, const Intervals& b) {
 
 }  // namespace
 
-StepDecomposition decompose_step(const StepWindow& w, const std::vector<GpuActivity>& acts) {
+StepDecomposition decompose_step(const StepWindow& w, const std::vector<GpuActivity>& acts,
+                                 const std::array<uint32_t, kBuckets>& covering) {
   StepDecomposition d;
   d.name = w.name;
   d.step_us = std::max(0.0, w.end - w.start);
   Intervals compute, copies, comm;
   std::array<double, kBuckets>& kernel_us = d.kernel_us;
-  for (const GpuActivity& a : acts) {
-    const double s = std::max(a.start, w.start), e = std::min(a.end, w.end);
-    if (e <= s) continue;
-    ++d.activities;
-    if (is_compute(a.bucket)) {
+  // `times` activities of `bucket` running over [s, e) of the window.
+  const auto add = [&](Bucket bucket, double s, double e, uint32_t times) {
+    d.activities += times;
+    kernel_us[static_cast<size_t>(bucket)] += (e - s) * times;
+    if (is_compute(bucket)) {
       compute.emplace_back(s, e);
-      kernel_us[static_cast<size_t>(a.bucket)] += e - s;
-      d.compute_kernel_us += e - s;
-    } else if (a.bucket == Bucket::communication) {
+      d.compute_kernel_us += (e - s) * times;
+    } else if (bucket == Bucket::communication) {
       comm.emplace_back(s, e);
-      kernel_us[static_cast<size_t>(a.bucket)] += e - s;
     } else {
       copies.emplace_back(s, e);
-      kernel_us[static_cast<size_t>(a.bucket)] += e - s;
+    }
+  };
+  for (const GpuActivity& a : acts) {
+    const double s = std::max(a.start, w.start), e = std::min(a.end, w.end);
+    if (e > s) add(a.bucket, s, e, 1);
+  }
+  if (w.end > w.start) {
+    for (Bucket b : kAllBuckets) {
+      if (covering[static_cast<size_t>(b)] > 0) add(b, w.start, w.end, covering[static_cast<size_t>(b)]);
     }
   }
   compute = merged(std::move(compute));

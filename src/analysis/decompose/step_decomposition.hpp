@@ -41,7 +41,9 @@ struct StepDecomposition {
 };
 
 // `acts`: the activities of one device, any order; those outside the window are ignored and the
-// others clipped to it.
-StepDecomposition decompose_step(const StepWindow& window, const std::vector<GpuActivity>& acts);
+// others clipped to it. `covering`: by Bucket, how many more activities run over the whole window
+// (counted, not listed: a trace of long overlapping kernels would list each in every step).
+StepDecomposition decompose_step(const StepWindow& window, const std::vector<GpuActivity>& acts,
+                                 const std::array<uint32_t, kBuckets>& covering = {});
 
 }  // namespace ub::trace

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <numeric>
+#include <set>
 #include <string_view>
 #include <unordered_map>
 
@@ -50,11 +51,11 @@ bool ends_with(const std::string& s, const char* tail) {
   return s.size() >= t.size() && s.compare(s.size() - t.size(), t.size(), t) == 0;
 }
 
-// Every step's split, each step seeing only the activities that overlap it: the activities are
-// ordered by start once; a step's are those still running at its start (carried over from the
-// steps before) and those that start inside it. An activity is visited once per step it overlaps,
-// so the time grows with the trace and not with its steps times its activities (200k steps of a
-// long trace took a minute when every step looked at every activity). `windows`: sorted by start.
+// Every step's split, in time that grows with the trace, not with its steps times its activities:
+// the activities are ordered by start once and walked with the steps. Those that started before a
+// step are kept ordered by end: the ones ending inside the step are listed to it, the ones running
+// past its end are counted by bucket (a long kernel under every step is one count per step, not
+// one entry per step), and those starting inside the step are listed. `windows`: sorted by start.
 std::vector<StepDecomposition> decompose_steps(const std::vector<StepWindow>& windows, const std::vector<GpuActivity>& acts,
                                                const std::vector<std::string>& names, const std::string& where) {
   std::vector<uint32_t> order(acts.size());
@@ -73,19 +74,33 @@ std::vector<StepDecomposition> decompose_steps(const std::vector<StepWindow>& wi
       }
     }
   }
-  std::vector<uint32_t> running, mine;
+  std::set<std::pair<double, uint32_t>> running;  // (end, index) of activities started before the step
+  std::array<uint32_t, kBuckets> running_by_bucket{};
+  const auto bucket_of = [&](uint32_t i) { return static_cast<size_t>(acts[i].bucket); };
+  std::vector<uint32_t> mine;
   std::vector<GpuActivity> overlapping;
   std::vector<StepDecomposition> out;
   size_t next = 0;  // the first activity (in `order`) that starts at or after the current step's start
   for (const StepWindow& w : windows) {
-    while (next < order.size() && acts[order[next]].start < w.start) running.push_back(order[next++]);
-    std::erase_if(running, [&](uint32_t i) { return acts[i].end <= w.start; });
-    mine = running;
+    for (; next < order.size() && acts[order[next]].start < w.start; ++next) {
+      running.emplace(acts[order[next]].end, order[next]);
+      ++running_by_bucket[bucket_of(order[next])];
+    }
+    while (!running.empty() && running.begin()->first <= w.start) {
+      --running_by_bucket[bucket_of(running.begin()->second)];
+      running.erase(running.begin());
+    }
+    mine.clear();
+    std::array<uint32_t, kBuckets> covering = running_by_bucket;
+    for (auto it = running.begin(); it != running.end() && it->first < w.end; ++it) {
+      mine.push_back(it->second);
+      --covering[bucket_of(it->second)];
+    }
     for (size_t k = next; k < order.size() && acts[order[k]].start < w.end; ++k) mine.push_back(order[k]);
-    std::sort(mine.begin(), mine.end());  // the trace's order: the same sums, to the last bit, as before
+    std::sort(mine.begin(), mine.end());  // the trace's order: the same sums whatever the walk
     overlapping.clear();
     for (uint32_t i : mine) overlapping.push_back(acts[i]);
-    out.push_back(decompose_step(w, overlapping));
+    out.push_back(decompose_step(w, overlapping, covering));
   }
   return out;
 }
@@ -143,6 +158,28 @@ bool any_inside(const std::vector<StepWindow>& windows, const std::vector<GpuAct
     if (after != windows.end() && after->start < a.end) return true;
   }
   return false;
+}
+
+// The GPU runs a step's work after the host launched it: a step whose GPU-side annotation starts
+// before its host-side one (by more than the clocks' few microseconds of alignment) shows the host
+// steps on another clock, shifted against the kernels, and their idle share would be wrong. How
+// many steps, and by how much at most; none when the names do not pair up.
+struct ClockDisagreement {
+  size_t steps = 0;
+  double most_us = 0;
+};
+ClockDisagreement host_steps_after_their_gpu_work(const std::vector<StepWindow>& host, const std::vector<StepWindow>& gpu) {
+  constexpr double kClockAlignmentUs = 5;
+  std::unordered_map<std::string, double> host_start;
+  for (const StepWindow& w : host) host_start.emplace(w.name, w.start);
+  ClockDisagreement d;
+  for (const StepWindow& w : gpu) {
+    const auto it = host_start.find(w.name);
+    if (it == host_start.end() || w.start >= it->second - kClockAlignmentUs) continue;
+    ++d.steps;
+    d.most_us = std::max(d.most_us, it->second - w.start);
+  }
+  return d;
 }
 
 // --steps N cuts the timeline into N parts: more parts than the device has activities would be
@@ -277,12 +314,16 @@ std::vector<TraceDecomposition> decompose_trace(const std::string& path, KernelC
     std::sort(windows.begin(), windows.end(), by_start);
     check_step_windows(windows, path);
     // Steps that hold none of the GPU's work (host annotations an hour off the GPU's clock) would
-    // be a step of 100% idle: the GPU side's annotations where the trace has them, else refused.
-    if (!any_inside(windows, acts)) {
-      const bool from_host = !cpu_steps.empty();
-      std::vector<StepWindow> gpu_side = gpu_steps;
-      std::erase_if(gpu_side, [](const StepWindow& w) { return !(w.end > w.start); });
-      std::sort(gpu_side.begin(), gpu_side.end(), by_start);
+    // be a step of 100% idle, and host steps starting after the GPU ran their work (shifted by a
+    // fraction of a step) a wrong idle share: the GPU side's annotations where the trace has them,
+    // else refused (none inside) or said (shifted).
+    const bool from_host = !cpu_steps.empty();
+    std::vector<StepWindow> gpu_side = gpu_steps;
+    std::erase_if(gpu_side, [](const StepWindow& w) { return !(w.end > w.start); });
+    std::sort(gpu_side.begin(), gpu_side.end(), by_start);
+    const bool none_inside = !any_inside(windows, acts);
+    const ClockDisagreement shifted = from_host ? host_steps_after_their_gpu_work(windows, gpu_side) : ClockDisagreement{};
+    if (none_inside || shifted.steps > 0) {
       if (!from_host || gpu_side.empty() || !any_inside(gpu_side, acts)) {
         throw WorkError(fmt::format("{}: none of the GPU work of device {} lies inside any of its {} steps: the steps and "
                                     "the kernels are on different clocks, or of different runs", printable(path), device,
@@ -290,8 +331,12 @@ std::vector<TraceDecomposition> decompose_trace(const std::string& path, KernelC
       }
       check_step_windows(gpu_side, path);
       windows = std::move(gpu_side);
-      d.steps_from = fmt::format("{} annotations matching \"{}\" (GPU side: the host side's hold none of the GPU's work)",
-                                 windows.size(), options.step_pattern);
+      d.steps_from = none_inside
+                         ? fmt::format("{} annotations matching \"{}\" (GPU side: the host side's hold none of the GPU's "
+                                       "work)", windows.size(), options.step_pattern)
+                         : fmt::format("{} annotations matching \"{}\" (GPU side: {} host-side step(s) start after the GPU "
+                                       "ran their work, by up to {:.0f} us: the host clock is shifted against the GPU's)",
+                                       windows.size(), options.step_pattern, shifted.steps, shifted.most_us);
     }
     d.steps = decompose_steps(windows, acts, names, fmt::format("{} (device {})", printable(path), device));
     if (d.steps.empty()) throw WorkError(fmt::format("{}: every step annotation is empty", path));
