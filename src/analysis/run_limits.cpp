@@ -8,7 +8,9 @@
 
 #include "base/error.hpp"
 #include "base/text.hpp"
+#include "base/units.hpp"
 #include "facts/dtype.hpp"
+#include "facts/flops.hpp"
 
 namespace ub {
 
@@ -111,6 +113,31 @@ void refuse_impossible_decomposition(const DecompositionLog& d, const Catalog& c
                                   *b.mfu_percent, *b.tflops, gpu->id, *peak, implied));
     }
   }
+}
+
+void refuse_step_not_of_model(const std::string& path, double step_tflop, int64_t seqlen, int64_t batch,
+                              const ModelShape& model, const std::string& remedy) {
+  FlopOptions fo;
+  fo.batch = batch;
+  const double expected = to_tflop(step_flops(model, seqlen, fo).total());
+  if (std::abs(step_tflop / expected - 1) > 0.02) {
+    throw WorkError(fmt::format("{}: a step of {:.2f} TFLOP is not {}'s work at {} tokens ({:.2f} TFLOP): its length or its "
+                                "FLOPs are wrong{}", printable(path), step_tflop, model.id, seqlen, expected, remedy));
+  }
+}
+
+void refuse_printout_not_of_model(const DecompositionLog& d, const ModelShape& model, const std::string& remedy) {
+  if (!d.seqlen || !d.header.contains("seq")) return;
+  std::optional<double> total;
+  double sum = 0;
+  bool every_bucket = !d.buckets.empty();
+  for (const DecompositionBucket& b : d.buckets) {
+    if (b.name == "TOTAL") total = b.tflop;
+    else if (b.tflop) sum += *b.tflop;
+    else every_bucket = false;
+  }
+  if (!total && every_bucket) total = sum;
+  if (total) refuse_step_not_of_model(d.path, *total, *d.seqlen, 1, model, remedy);
 }
 
 void refuse_impossible_ceiling(const MamfLog& l, const Catalog& catalog) {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "facts/catalog.hpp"
+#include "facts/model_shape.hpp"
 #include "records/readers/attention_log.hpp"
 #include "records/readers/bandwidth_log.hpp"
 #include "records/readers/decomposition_log.hpp"
@@ -39,6 +40,18 @@ void refuse_peak_past_memory(double peak_gib, const Accelerator& gpu, const std:
 // script's convention, and ours). `decompose`, `compare`, `decide`, `predict` and `history add`
 // hold decompositions to it.
 void refuse_impossible_decomposition(const DecompositionLog& d, const Catalog& catalog);
+
+// WorkError "<path>: a step of X TFLOP is not <model>'s work at <seqlen> tokens (Y TFLOP) ...<remedy>"
+// where a step's FLOPs are more than 2% from `model`'s at its length and batch: an 8k step's
+// FLOPs labelled 2k would be predicted, stored and compared as a 2k step. `remedy`: how to name
+// the model and depth the step ran, where the caller takes them from options.
+void refuse_step_not_of_model(const std::string& path, double step_tflop, int64_t seqlen, int64_t batch,
+                              const ModelShape& model, const std::string& remedy);
+
+// The same for bench_decompose.py's printout: its TOTAL line's FLOPs (its buckets' where it has
+// none) at its `seq=`, one sequence a rank (the script's micro-batch of 1). Our records and a
+// printout without a length or FLOPs are not checked here.
+void refuse_printout_not_of_model(const DecompositionLog& d, const ModelShape& model, const std::string& remedy);
 
 // WorkError naming the file and the figure for what no GPU the catalog knows measures, held by
 // every command that reads these logs (`compare`, `decide`, `predict --measured`, `history add`):

@@ -160,6 +160,10 @@ void run(Context& ctx, DecomposeOptions& o, const CLI::App& cmd) {
       }
       const DecompositionLog printout = read_decomposition_log(t);
       refuse_impossible_decomposition(printout, ctx.catalog());
+      refuse_printout_not_of_model(printout, cmd.count("--model") ? ctx.model(o.train.model, o.train.layers)
+                                                                  : ctx.model(kPrintoutModel, 0),
+                                   fmt::format(" (bench_decompose.py trains {}: for a printout of another model or "
+                                               "depth give --model, --layers and --seqlen)", kPrintoutModel));
       const DecompositionRecord r = printout_record(printout);
       report::add_decomposition_block(doc, r);
       j.push_back(r);

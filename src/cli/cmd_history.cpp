@@ -9,6 +9,7 @@
 
 #include "analysis/compare.hpp"
 #include "analysis/history/stored_run.hpp"
+#include "analysis/run_limits.hpp"
 #include "base/dates.hpp"
 #include "base/error.hpp"
 #include "base/text.hpp"
@@ -17,6 +18,7 @@
 #include "cli/history_views.hpp"
 #include "cli/output.hpp"
 #include "cli/run_inputs.hpp"
+#include "records/readers/decomposition_log.hpp"
 #include "store/history_store.hpp"
 
 namespace ub::cli {
@@ -155,7 +157,11 @@ void register_history(CLI::App& app, Context& ctx) {
     const RunCheck physical{[&](const RunLog& run) { refuse_impossible_run(run, catalog, models); },
                             [&](const MamfLog& l) { refuse_impossible_ceiling(l, catalog); },
                             [&](const AttentionLog& l) { refuse_impossible_attention(l, catalog); },
-                            [&](const DecompositionLog& l) { refuse_impossible_decomposition(l, catalog); }};
+                            [&](const DecompositionLog& l) {
+                              refuse_impossible_decomposition(l, catalog);
+                              refuse_printout_not_of_model(l, ctx.model(kPrintoutModel, 0),
+                                                           fmt::format(" (bench_decompose.py trains {})", kPrintoutModel));
+                            }};
     FileOutcomes done;
     for (const std::string& file : add_o->files) {
       try {

@@ -61,7 +61,7 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
     const bool decomposed = kind == LogKind::training && has_record_type(t, "decomposition");
     if (kind == LogKind::decomposition || decomposed) {
       // bench_decompose.py runs one model, meta-llama/Llama-3.1-8B (its MODEL_ID): its printout need not say it.
-      if (!model && !looks_like_records(t)) adopt("llama-3.1-8b", path, "the one bench_decompose.py runs");
+      if (!model && !looks_like_records(t)) adopt(kPrintoutModel, path, "the one bench_decompose.py runs");
       if (kind == LogKind::decomposition) refuse_impossible_decomposition(read_decomposition_log(t), cat);
       for (StepInput& s : steps_from_decompositions(t)) {
         // Our records name the model they decomposed, as a training log's do; what they say of
@@ -122,14 +122,8 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
   if (model) {
     for (const StepInput& s : steps) {
       if (!s.seqlen || !s.step_tflop) continue;
-      FlopOptions fo;
-      fo.batch = s.batch;
-      const double expected = to_tflop(step_flops(model_of(s), *s.seqlen, fo).total());
-      if (std::abs(*s.step_tflop / expected - 1) > 0.02) {
-        throw WorkError(fmt::format("{}: a step of {:.2f} TFLOP is not {}'s work at {} tokens ({:.2f} TFLOP): its length "
-                                    "or its FLOPs are wrong (or give the --model and --layers it ran)", printable(s.path),
-                                    *s.step_tflop, model_of(s).id, *s.seqlen, expected));
-      }
+      refuse_step_not_of_model(s.path, *s.step_tflop, *s.seqlen, s.batch, model_of(s),
+                               " (or give the --model and --layers it ran)");
     }
   }
   // The old GPU: what the inputs name (one GPU for all of them), which --from must agree with; --from

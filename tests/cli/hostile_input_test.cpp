@@ -87,7 +87,9 @@ TEST(SilentlyWrong, ATimeThatIsNotAFiniteNumberIsRefusedNamingTheLineAndTheField
   // not add up to the step, a summary beyond reason: refused naming the line or the file.
   const std::string p = "decompose_bad.txt";
   expect_error("decompose " + write_file(p, replaced(printout, "802.6 ms  459.6", "1e30 ms  459.6")), 1,
-               "is beyond any measurement");
+               "bucket \"everything else\": ms 1e+30 is beyond any measurement (at most 1e+10)");
+  expect_error("decompose " + write_file(p, replaced(printout, "MFU 46.5%", "MFU 146.5%")), 1,
+               "bucket \"everything else\": MFU 146.5 is beyond any measurement (at most 100%)");
   expect_error("decompose " + write_file(p, replaced(printout, "491.4 TFLOPS", "4914.0 TFLOPS")), 1,
                "4914 TFLOPS is not its 52.78 TFLOP over its 107.4 ms (491.4 TFLOPS)");
   expect_error("decompose " + write_file(p, replaced(replaced(printout, "910.0 ms  463.4", "9100.0 ms  46.3"),

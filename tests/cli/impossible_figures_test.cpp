@@ -66,6 +66,20 @@ TEST(ImpossibleFigure, ADecompositionPastTheGpusPeakIsRefusedByEveryReader) {
   expect_error(fmt::format("compare {}/decompose-short.jsonl {}", kSuite, fast), 1, says);
 }
 
+// bench_decompose.py's printout of the guide's 8k step relabelled seq=2048: the step's FLOPs are
+// not the model's at that length, and no reader takes it as a 2k step.
+TEST(ImpossibleFigure, APrintoutWhoseLengthIsNotItsWorkIsRefusedByEveryReader) {
+  std::string text = slurp(kFx + "/guide/decompose_h200.txt");
+  const size_t at = text.find(" seq=8192 ");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 10, " seq=2048 ");
+  const std::string relabelled = write_file("decompose_h200_seq2048.txt", text);
+  const std::string says = "TFLOP is not llama-3.1-8b's work at 2048 tokens";
+  expect_error("decompose " + relabelled, 1, says);
+  expect_error(fmt::format("history add --db {} {}", fresh_db("seq2048"), relabelled), 1, says);
+  expect_error(fmt::format("predict {} --to b200", relabelled), 1, says);
+}
+
 // Matmuls in a dtype the GPU does not execute (the catalog says unsupported) timed nothing it can
 // run: an H200's bf16 records relabelled mxfp8, at their own speed.
 TEST(ImpossibleFigure, MatmulsInADtypeTheGpuDoesNotExecuteAreRefused) {

@@ -59,11 +59,16 @@ bool bucket_line(std::string_view line, const std::string& where, DecompositionB
   b.tflop = tflop, b.tflops = tflops;
   b.ms = parse_decimal(w[2], where, "ms");
   if (!mfu.empty()) b.mfu_percent = parse_decimal(mfu, where, "MFU");
-  if (b.ms > kMaxMs || tflops > kMaxTflops || tflop > kMaxTflops * kMaxMs / 1e3 || b.mfu_percent.value_or(0) > 100) {
-    throw WorkError(fmt::format("{}: bucket \"{}\": {} TFLOP in {} ms at {} TFLOPS is beyond any measurement (at most "
-                                "{:g} ms, {:g} TFLOPS, MFU 100%)", where, printable(b.name), tflop, b.ms, tflops, kMaxMs,
-                                kMaxTflops));
-  }
+  const auto past = [&](const char* field, double v, double most) {
+    if (v > most) {
+      throw WorkError(fmt::format("{}: bucket \"{}\": {} {:g} is beyond any measurement (at most {:g}{})", where,
+                                  printable(b.name), field, v, most, std::string_view(field) == "MFU" ? "%" : ""));
+    }
+  };
+  past("ms", b.ms, kMaxMs);
+  past("TFLOPS", tflops, kMaxTflops);
+  past("TFLOP", tflop, kMaxTflops * kMaxMs / 1e3);
+  past("MFU", b.mfu_percent.value_or(0), 100);
   // The rate is the work over the time, as printed (each figure rounded to its last digit).
   const double rounding = 0.005 + tflops * 0.05 / 1e3 + 0.05 * b.ms / 1e3;
   if (b.ms > 0 && std::abs(tflops * b.ms / 1e3 - tflop) > 0.02 * tflop + rounding) {

@@ -37,6 +37,10 @@ struct DecompositionLog {
 
 DecompositionLog read_decomposition_log(const LineSource& t);
 
+// The model bench_decompose.py trains (the ml-engineering guide's Llama-3.1-8B, all its layers): a
+// printout names none.
+inline constexpr const char* kPrintoutModel = "llama-3.1-8b";
+
 // bench_decompose.py's printout as a `decomposition` record (source "bench_decompose.py"): its
 // buckets with their shares of the TOTAL, the length from its header.
 DecompositionRecord printout_record(const DecompositionLog& d);
