@@ -17,6 +17,7 @@
 #include "records/readers/log_kind.hpp"
 #include "records/readers/read_run.hpp"
 #include "records/record_file.hpp"
+#include "records/sweep_max.hpp"
 
 namespace ub {
 
@@ -24,43 +25,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-// sweep --find-max's result record, when the file holds one: the last one (a search resumed with a
-// higher ceiling goes on from the one before), held to the lengths the sweep measured. The longest
-// that fits is a length that ran, and no length that ran is longer; the shortest out of memory is
-// longer than it, and no length that ran is as long. A record saying otherwise would decide a
-// capability from nothing measured.
-void read_sweep_max(const LineSource& t, const RunLog& sweep, MeasurementSet& s) {
-  std::vector<std::string> warnings;
-  std::string where;
-  size_t records = 0;
-  for_each_record(t, [&](const RecordLine& r) {
-    if (r.type != "sweep_max") return;
-    const Fields f(r.json, r.where);
-    s.longest_fit = f.optional_count("longest_fit");
-    s.shortest_out_of_memory = f.optional_count("shortest_out_of_memory");
-    where = r.where, ++records;
-  }, warnings);
-  if (records == 0) return;
-  if (records > 1) s.warnings.push_back(fmt::format("{}: {} results of sweep --find-max: the last one's is used", where, records));
-  int64_t longest_ran = 0;
-  bool fit_ran = false;
-  for (const RunPoint& p : sweep.points) {
-    if (p.status != PointStatus::ok) continue;
-    longest_ran = std::max(longest_ran, p.seqlen);
-    fit_ran = fit_ran || (s.longest_fit && p.seqlen == *s.longest_fit);
-  }
-  const auto refuse = [&](const std::string& why) {
-    return WorkError(fmt::format("{}: sweep --find-max's result {}: not what the sweep measured", where, why));
-  };
-  if (s.longest_fit && !fit_ran) throw refuse(fmt::format("says {} tokens fit, a length the file holds no run of", *s.longest_fit));
-  if (s.longest_fit && longest_ran > *s.longest_fit) {
-    throw refuse(fmt::format("says {} tokens are the longest that fit, and {} ran", *s.longest_fit, longest_ran));
-  }
-  if (s.shortest_out_of_memory && *s.shortest_out_of_memory <= longest_ran) {
-    throw refuse(fmt::format("says {} tokens do not fit, and {} ran", *s.shortest_out_of_memory, longest_ran));
-  }
-}
 
 // The stack a suite's env.json names: every component with a version; `gpu`, `catalog_id` (the
 // catalog's entry the machine found for it, "" for none) and `uuids` learn its GPUs.
@@ -118,7 +82,9 @@ void add_file(MeasurementSet& s, const LineSource& t, LogKind kind, const std::s
     case LogKind::training: {
       once(s.sweep, read_run_log(t, WarmupOnly::leave_out), "training sweep");
       for (const auto& [k, v] : s.sweep->software) s.stack.emplace(k, v);
-      read_sweep_max(t, *s.sweep, s);
+      if (const std::optional<SweepMax> max = read_sweep_max(t, *s.sweep, s.warnings)) {
+        s.longest_fit = max->longest_fit, s.shortest_out_of_memory = max->shortest_out_of_memory;
+      }
       break;
     }
     case LogKind::prediction:
@@ -135,6 +101,7 @@ void add_file(MeasurementSet& s, const LineSource& t, LogKind kind, const std::s
         throw WorkError(fmt::format("{}: our records with no measurement after the context record (a run that ended "
                                     "before its first result)", printable(t.path)));
       }
+      refuse_records_without_context(t);
       throw UsageError(fmt::format("{}: not a measurement upgradebench reads (a training log, mamf, bandwidth, "
                                    "attention, decompose or nccl records, or the peers' printouts)", t.path));
   }

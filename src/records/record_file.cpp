@@ -166,6 +166,21 @@ bool looks_like_records(const LineSource& t) {
   return s.rfind("{", 0) == 0 && s.find("\"type\"") != std::string::npos && s.find("\"context\"") != std::string::npos;
 }
 
+void refuse_records_without_context(const LineSource& t) {
+  std::optional<std::pair<size_t, std::string>> first;
+  t.scan([&](const Line& l) {
+    if (trim(l.text).empty()) return true;
+    first.emplace(l.index, std::string(trim(l.text)));
+    return false;
+  });
+  if (!first || first->second.front() != '{') return;
+  const nlohmann::json j = nlohmann::json::parse(first->second, nullptr, false);
+  if (!j.is_object() || !j.contains("type") || !j["type"].is_string() || j["type"] == "context") return;
+  throw WorkError(fmt::format("{}: our records start with their context record, and the first here is a \"{}\" record: "
+                              "a file cut at its start, or joined from two", t.where(first->first),
+                              printable(j["type"].get<std::string>())));
+}
+
 std::string utc_now_iso8601() { return utc_format("%Y-%m-%dT%H:%M:%SZ"); }
 std::string utc_now_compact() { return utc_format("%Y%m%d-%H%M%S"); }
 

@@ -74,6 +74,11 @@ void for_each_record(const LineSource& t, const std::function<void(const RecordL
 // Whether the first non-blank line is a context record (one pass that stops there).
 bool looks_like_records(const LineSource& t);
 
+// WorkError "<path>:<line>: our records start with their context record, and the first here is a
+// "<type>" record ..." where the first non-blank line is a record of ours of another type (a file
+// cut at its start, or joined): said before "not a file we read". Nothing otherwise.
+void refuse_records_without_context(const LineSource& t);
+
 // "2026-11-30T07:01:02Z"
 std::string utc_now_iso8601();
 // "20261130-070102", for default file names.

@@ -14,6 +14,7 @@
 
 #include "cli_run.hpp"
 #include "measured_again.hpp"
+#include "temp_files.hpp"
 
 namespace {
 
@@ -478,8 +479,9 @@ TEST(Decide, APartPastTheGpusPeakIsRefusedPairedOrNot) {
   expect_error("decide " + decomposed.string() + " --to b200", 1, "is past the h200-sxm's dense bf16 peak");
 }
 
-// sweep --find-max's result is held to the lengths its sweep measured: 10M tokens "fit" with no run
-// of that length decided a capability from nothing measured.
+// sweep --find-max's result is held to the lengths its sweep measured, by `decide` and by
+// `history add`: 10M tokens "fit" with no run of that length decided a capability from nothing
+// measured.
 TEST(Decide, ALongestFitTheSweepDidNotMeasureIsRefused) {
   const fs::path dir = slower_suite("suite_sweep_max", kAgain);
   const std::string sweep = (dir / "sweep.jsonl").string(), measured = slurp(sweep);
@@ -488,15 +490,28 @@ TEST(Decide, ALongestFitTheSweepDidNotMeasureIsRefused) {
                                                                      R"("shortest_out_of_memory":{},"granularity":1024}})", fit, out_of_memory)
                                           << "\n";
   };
+  const auto refused = [&](const std::string& says) {
+    expect_error("decide " + kSuite + " " + dir.string() + " --need-seqlen 1M", 1, says);
+    expect_error(fmt::format("history add --db {} {}", fresh_db("sweep_max"), sweep), 1, says);
+  };
   with_result("10000000", "null");
-  expect_error("decide " + kSuite + " " + dir.string() + " --need-seqlen 1M", 1, "says 10000000 tokens fit, a length the file holds no run of");
+  refused("says 10000000 tokens fit, a length the file holds no run of");
   with_result("2048", "null");
-  expect_error("decide " + kSuite + " " + dir.string(), 1, "says 2048 tokens are the longest that fit, and 4096 ran");
+  refused("says 2048 tokens are the longest that fit, and 4096 ran");
   with_result("4096", "4096");
-  expect_error("decide " + kSuite + " " + dir.string(), 1, "says 4096 tokens do not fit, and 4096 ran");
+  refused("says 4096 tokens do not fit, and 4096 ran");
+  with_result("null", "null");
+  refused("names no length that fits and none that does not");
+  std::ofstream(sweep, std::ios::trunc) << measured << R"({"type":"sweep_max","longest_fit":4096,"granularity":0})" << "\n";
+  refused("a granularity of 0 tokens");
+  // The result moved to the top: the file no longer starts with its context record.
+  std::ofstream(sweep, std::ios::trunc) << R"({"type":"sweep_max","longest_fit":4096,"granularity":1024})" << "\n" << measured;
+  refused(sweep + ":1: our records start with their context record, and the first here is a \"sweep_max\" record");
   with_result("4096", "5120");
   const Result r = run("decide " + kSuite + " " + dir.string());
   EXPECT_EQ(r.code, 0) << r.err;
+  const Result added = run(fmt::format("history add --db {} {}", fresh_db("sweep_max_ok"), sweep));
+  EXPECT_EQ(added.code, 0) << added.err;
 }
 
 // A GPU name the catalog does not know bounds nothing: said beside the verdict; refused where the

@@ -29,6 +29,7 @@
 #include "records/readers/read_run.hpp"
 #include "records/readers/records_reader.hpp"
 #include "records/record_file.hpp"
+#include "records/sweep_max.hpp"
 
 namespace ub {
 
@@ -258,6 +259,7 @@ StoredRun peer_run(std::vector<std::string> lines, bool cut_short, const std::st
   const LineSource t = LineSource::view(run.lines, cut_short, name);
   const LogKind kind = detect_log_kind(t);
   if (kind == LogKind::unknown || kind == LogKind::prediction) {
+    refuse_records_without_context(t);
     throw UsageError(fmt::format("{}: not a log the history reads (our records, or the output of benchmark.py, "
                                 "mamf-finder.py, bench_flash_attn.py, bench_decompose.py or the collective script)",
                                 t.path));
@@ -402,6 +404,13 @@ std::vector<StoredRun> runs_of_file(const LineSource& source, const RunCheck& ch
   if (!looks_like_records(LineSource::view(lines, cut_short, source.path))) {
     return {peer_run(std::move(lines), cut_short, source.path, check)};
   }
+  // sweep --find-max's result is of the whole sweep (each length a run of its own): held to the
+  // lengths the file ran before its runs are split, as `decide` holds it.
+  std::vector<std::string> file_warnings;
+  if (std::any_of(lines.begin(), lines.end(), [](const std::string& l) { return l.find("\"sweep_max\"") != std::string::npos; })) {
+    const LineSource whole = LineSource::view(lines, cut_short, source.path);
+    (void)read_sweep_max(whole, read_run_log(whole, WarmupOnly::leave_out), file_warnings);
+  }
   // The runs, split at their context records (their lines moved out of `lines`)...
   struct Segment {
     std::vector<std::string> lines;
@@ -442,6 +451,7 @@ std::vector<StoredRun> runs_of_file(const LineSource& source, const RunCheck& ch
   for (const std::exception_ptr& e : errors) {
     if (e) std::rethrow_exception(e);
   }
+  if (!runs.empty()) runs.back().warnings.insert(runs.back().warnings.end(), file_warnings.begin(), file_warnings.end());
   return runs;
 }
 
