@@ -8,6 +8,7 @@
 #include <set>
 #include <span>
 
+#include "analysis/run_limits.hpp"
 #include "analysis/spec_compare.hpp"
 #include "base/error.hpp"
 #include "base/text.hpp"
@@ -260,7 +261,10 @@ Comparison compare_runs(RunLog old_run, RunLog new_run, const Catalog& catalog,
   c.old_gpu = catalog.try_find(c.old_run.gpu);
   c.new_gpu = catalog.try_find(c.new_run.gpu);
   for (const auto& [r, g] : {std::pair{&c.old_run, c.old_gpu}, std::pair{&c.new_run, c.new_gpu}}) {
-    if (!g) c.warnings.push_back(fmt::format("{}: GPU '{}' is not in the catalog: its MFU and hardware ratios are N/A", r->path, r->gpu));
+    if (g) continue;
+    const std::optional<std::string> unknown = unknown_gpu_warning(r->gpu, catalog, r->path);
+    c.warnings.push_back(unknown ? *unknown + "; its MFU and hardware ratios are N/A"
+                                 : fmt::format("{}: names no GPU: its MFU and hardware ratios are N/A", r->path));
   }
   c.model = run_model(c.old_run, models_dir, c.warnings);
   refuse_impossible_points(c.old_run, c.old_gpu, run_step_flops(c.old_run, c.model));

@@ -41,6 +41,11 @@ void refuse_peak_past_memory(double peak_gib, const Accelerator& gpu, const std:
 // hold decompositions to it.
 void refuse_impossible_decomposition(const DecompositionLog& d, const Catalog& catalog);
 
+// "<where>: the catalog does not know the <gpu>: its figures are held to no peak ..." for a GPU
+// name the catalog does not know (every check here bounds nothing for it), said by each command
+// that reads such a log; nothing for a known GPU or a log that names none.
+std::optional<std::string> unknown_gpu_warning(const std::string& gpu, const Catalog& catalog, const std::string& where);
+
 // WorkError "<path>: a step of X TFLOP is not <model>'s work at <seqlen> tokens (Y TFLOP) ...<remedy>"
 // where a step's FLOPs are more than 2% from `model`'s at its length and batch: an 8k step's
 // FLOPs labelled 2k would be predicted, stored and compared as a 2k step. `remedy`: how to name

@@ -423,9 +423,7 @@ UpgradeDecision decide_upgrade(const MeasurementSet& o, const MeasurementSet& n,
                                   "matched it to {}: add the name to {}'s aliases in the catalog, or measure with the "
                                   "name the driver gives", s->where, printable(s->gpu), as->id, as->id));
     }
-    d.warnings.push_back(fmt::format("{}: the catalog does not know the {}: its figures are held to no peak, bandwidth "
-                                     "or memory, and no capability is checked (docs/catalog.md: a name goes into its "
-                                     "entry's aliases)", s->where, printable(s->gpu)));
+    d.warnings.push_back(*unknown_gpu_warning(s->gpu, catalog, s->where));
   }
   // What no GPU measures is refused in every part, paired or not: a part of one side alone still
   // shows as a figure (the step's own products, the copy rate, the longest sequence).

@@ -7,7 +7,9 @@
 
 #include "analysis/log_comparisons.hpp"
 #include "analysis/nccl_comparison.hpp"
+#include "analysis/run_limits.hpp"
 #include "base/error.hpp"
+#include "base/text.hpp"
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/compare_options.hpp"
@@ -107,10 +109,17 @@ void register_compare(CLI::App& app, Context& ctx) {
       refuse_one_card_two_names(gpu_side(old_text), gpu_side(new_text), "compare");
       refuse_shared_figures({o->old_path, o->new_path}, "compare");
     };
+    // A GPU the catalog does not know: nothing read from its log was held to a peak.
+    const auto say_unknown = [&](const auto& old_log, const auto& new_log) {
+      for (const auto& [gpu, path] : {std::pair{&old_log.gpu, &o->old_path}, std::pair{&new_log.gpu, &o->new_path}}) {
+        if (const auto w = unknown_gpu_warning(*gpu, ctx.catalog(), printable(*path))) cli::warn(*w);
+      }
+    };
     // Lines a reader skipped (damaged, duplicate) are said on stderr after the result, as memfit does.
     const auto warn = [&](const auto& old_log, const auto& new_log) {
       warn_about_lines(old_log.warnings, o->old_path);
       warn_about_lines(new_log.warnings, o->new_path);
+      say_unknown(old_log, new_log);
     };
     if (old_bw && new_bw) {
       o->flags.refuse_unused("a bandwidth comparison", false);
@@ -132,8 +141,8 @@ void register_compare(CLI::App& app, Context& ctx) {
     }
     const Catalog& cat = ctx.catalog();
     if (kind == LogKind::training) {
-      const Comparison c = compare_runs(read_run_log(old_text), read_run_log(new_text), cat, ctx.data_dir() / "models",
-                                        o->flags.parse());
+      const RunLog a = read_run_log(old_text), b = read_run_log(new_text);
+      const Comparison c = compare_runs(a, b, cat, ctx.data_dir() / "models", o->flags.parse());
       shared();
       o->out.emit(report::comparison_document(c), report::comparison_json(c));
     } else if (kind == LogKind::attention) {
@@ -145,20 +154,25 @@ void register_compare(CLI::App& app, Context& ctx) {
       warn(a, b);
     } else if (kind == LogKind::decomposition) {
       o->flags.refuse_unused("a decomposition comparison", true);
-      const DecompositionComparison c =
-          compare_decomposition(read_decomposition_log(old_text), read_decomposition_log(new_text), cat, o->flags.force);
+      const DecompositionLog a = read_decomposition_log(old_text), b = read_decomposition_log(new_text);
+      const DecompositionComparison c = compare_decomposition(a, b, cat, o->flags.force);
       shared();
       o->out.emit(report::decomposition_comparison_document(c), c);
+      warn(a, b);
     } else if (kind == LogKind::nccl) {
       o->flags.refuse_unused("a collective comparison", false);
-      const NcclComparison c = compare_nccl(read_nccl_log(old_text), read_nccl_log(new_text), cat);
+      const NcclLog a = read_nccl_log(old_text), b = read_nccl_log(new_text);
+      const NcclComparison c = compare_nccl(a, b, cat);
       shared();
       o->out.emit(report::nccl_comparison_document(c), c);
+      say_unknown(a, b);
     } else {
       o->flags.refuse_unused("a MAMF comparison", true);
-      const MamfComparison c = compare_mamf(read_mamf_log(old_text), read_mamf_log(new_text), cat, o->flags.force);
+      const MamfLog a = read_mamf_log(old_text), b = read_mamf_log(new_text);
+      const MamfComparison c = compare_mamf(a, b, cat, o->flags.force);
       shared();
       o->out.emit(report::mamf_comparison_document(c), c);
+      say_unknown(a, b);
     }
   });
 }

@@ -6,6 +6,9 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <mutex>
+#include <set>
+#include <utility>
 
 #include "analysis/compare.hpp"
 #include "analysis/history/stored_run.hpp"
@@ -154,10 +157,20 @@ void register_history(CLI::App& app, Context& ctx) {
     // What no GPU measures is stored no more than compare or report would read it.
     const Catalog& catalog = ctx.catalog();
     const std::filesystem::path models = ctx.data_dir() / "models";
-    const RunCheck physical{[&](const RunLog& run) { refuse_impossible_run(run, catalog, models); },
-                            [&](const MamfLog& l) { refuse_impossible_ceiling(l, catalog); },
-                            [&](const AttentionLog& l) { refuse_impossible_attention(l, catalog); },
+    // A GPU the catalog does not know bounds none of these: said once a file (its runs are read
+    // on several threads).
+    std::mutex unknown_mutex;
+    std::set<std::string> unknown;
+    const auto note = [&](const std::string& gpu) {
+      if (gpu.empty() || catalog.try_find(gpu)) return;
+      const std::lock_guard<std::mutex> lock(unknown_mutex);
+      unknown.insert(gpu);
+    };
+    const RunCheck physical{[&](const RunLog& run) { note(run.gpu), refuse_impossible_run(run, catalog, models); },
+                            [&](const MamfLog& l) { note(l.gpu), refuse_impossible_ceiling(l, catalog); },
+                            [&](const AttentionLog& l) { note(l.gpu), refuse_impossible_attention(l, catalog); },
                             [&](const DecompositionLog& l) {
+                              note(l.gpu);
                               refuse_impossible_decomposition(l, catalog);
                               refuse_printout_not_of_model(l, ctx.model(kPrintoutModel, 0),
                                                            fmt::format(" (bench_decompose.py trains {})", kPrintoutModel));
@@ -167,6 +180,7 @@ void register_history(CLI::App& app, Context& ctx) {
       try {
         done.emplace_back(file, store.add_file(file, physical));
         for (const history::AddOutcome& run : done.back().second) warn_about_lines(run.warnings, file);
+        for (const std::string& gpu : std::exchange(unknown, {})) warn(*unknown_gpu_warning(gpu, catalog, printable(file)));
       } catch (const UsageError& e) {
         throw UsageError(fmt::format("{} (nothing of it added; {} files before it were)", e.what(), done.size()));
       } catch (const WorkError& e) {

@@ -80,6 +80,23 @@ TEST(ImpossibleFigure, APrintoutWhoseLengthIsNotItsWorkIsRefusedByEveryReader) {
   expect_error(fmt::format("predict {} --to b200", relabelled), 1, says);
 }
 
+// A GPU name the catalog does not know bounds no figure: `history add` and `compare` say so, naming
+// the file, where the figures they read were held to nothing.
+TEST(ImpossibleFigure, AGpuTheCatalogDoesNotKnowIsSaidByHistoryAddAndCompare) {
+  std::string text = slurp(kFx + "/guide/mamf_bf16_h200.txt");
+  for (size_t at; (at = text.find("NVIDIA H200")) != std::string::npos;) text.replace(at, 11, "NVIDIA H300");
+  const std::string unknown = write_file("mamf_unknown_gpu.txt", text);
+  const std::string says = unknown + ": the catalog does not know the NVIDIA H300: its figures are held to no peak";
+  const Result added = run(fmt::format("history add --db {} {}", fresh_db("unknown_gpu"), unknown));
+  EXPECT_EQ(added.code, 0) << added.err;
+  EXPECT_NE(added.err.find(says), std::string::npos) << added.err;
+  const Result compared = run(fmt::format("compare {}/guide/mamf_bf16_h200.txt {}", kFx, unknown));
+  EXPECT_EQ(compared.code, 0) << compared.err;
+  EXPECT_NE(compared.err.find(says), std::string::npos) << compared.err;
+  const Result known = run(fmt::format("history add --db {} {}/guide/mamf_bf16_h200.txt", fresh_db("known_gpu"), kFx));
+  EXPECT_EQ(known.err.find("the catalog does not know"), std::string::npos) << known.err;
+}
+
 // Matmuls in a dtype the GPU does not execute (the catalog says unsupported) timed nothing it can
 // run: an H200's bf16 records relabelled mxfp8, at their own speed.
 TEST(ImpossibleFigure, MatmulsInADtypeTheGpuDoesNotExecuteAreRefused) {

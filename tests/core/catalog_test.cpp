@@ -23,6 +23,17 @@ TEST(Catalog, FindsByIdAndByTheNameTheDriverReports) {
   EXPECT_EQ(catalog().find("  nvidia h200 ").id, "h200-sxm");  // case and spaces ignored
 }
 
+// The first GH200 (the driver names it after its CPU's 480 GB) is a part of its own: 96 GB of
+// HBM3 at 4 TB/s, not the 141 GB HBM3e part's memory under one name.
+TEST(Catalog, TheGh200480GbIsThe96GbPart) {
+  const Accelerator& a = catalog().find("NVIDIA GH200 480GB");
+  EXPECT_EQ(a.id, "gh200-96gb");
+  EXPECT_EQ(a.memory_gb.get(), std::optional<double>(96));
+  EXPECT_EQ(a.bandwidth_tbps.get(), std::optional<double>(4.0));
+  EXPECT_EQ(a.peak(Dtype::bf16).get(), std::optional<double>(989));
+  EXPECT_EQ(catalog().find("NVIDIA GH200 144G HBM3e").id, "gh200");
+}
+
 TEST(Catalog, B300NeverMatchesGB300) {
   EXPECT_EQ(catalog().find("B300").id, "b300-sxm");
   EXPECT_EQ(catalog().find("GB300").id, "gb300-sxm");
