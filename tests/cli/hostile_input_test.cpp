@@ -1751,7 +1751,12 @@ TEST(SilentlyWrong, AMamfFigureNoMatmulCouldReachIsRefused) {
   ASSERT_LT(dtype, records.find('\n', line));
   records.replace(dtype, 14, R"("dtype":"fp8")");
   expect_error("compare " + write_file("mamf_other_dtype.jsonl", records) + " " + kFx + "/mamf_records_h200_b.jsonl", 1,
-               "a fp8 shape in a run of bf16 (its context record): one dtype per file");
+               "a shape in fp8 in a run of bf16 (its context record): one dtype per file");
+  // The run's own dtype in capitals is that dtype, not another.
+  records.replace(dtype, 13, R"("dtype":"BF16")");
+  const Result capitals = run("compare " + write_file("mamf_dtype_capitals.jsonl", records) + " " + kFx +
+                              "/mamf_records_h200_b.jsonl");
+  EXPECT_EQ(capitals.err.find("one dtype per file"), std::string::npos) << capitals.err;
 }
 
 // mamf-finder.py's footer says again what its shape lines say: a footer that disagrees (a mean

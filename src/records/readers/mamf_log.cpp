@@ -314,9 +314,13 @@ MamfLog read_mamf_log(const LineSource& t) {
           }
         }
         // One run measures one dtype (its context's): a shape of another is not of this ceiling.
-        if (!s.dtype.empty() && !log.dtype.empty() && dtype_name(s.dtype) != log.dtype) {
-          throw WorkError(fmt::format("{}: a {} shape in a run of {} (its context record): one dtype per file", r.where,
-                                      printable(s.dtype), log.dtype));
+        // A dtype is told by its name in any case ("FP8" is fp8); one we have no name for is said as written.
+        const std::optional<Dtype> shape_dtype = parse_dtype(dtype_name(s.dtype)), run_dtype = parse_dtype(log.dtype);
+        if (!s.dtype.empty() && !log.dtype.empty() &&
+            (shape_dtype && run_dtype ? *shape_dtype != *run_dtype : dtype_name(s.dtype) != log.dtype)) {
+          throw WorkError(fmt::format("{}: a shape in {} in a run of {} (its context record): one dtype per file", r.where,
+                                      shape_dtype ? std::string(to_string(*shape_dtype)) : "\"" + printable(s.dtype) + "\"",
+                                      log.dtype));
         }
         // Several GPUs measured at once (--devices all): compare the first one, count the rest.
         if (!log.outcome.shapes.empty() && s.device != log.outcome.shapes.front().device) {
