@@ -187,6 +187,19 @@ void check_figure_gpu_listed(const std::string& db, int64_t run, const std::stri
   }
 }
 
+// Our measuring commands list the GPUs they measured on (their context record's fingerprint): such
+// a run listing none had its GPU rows deleted, and its figures would count under no GPU. Peers'
+// logs that name no GPU, and `decompose` of another machine's trace, list none by nature.
+void check_run_lists_its_gpus(const std::string& db, int64_t run, const std::string& format, const std::string& command,
+                              int64_t gpus_listed) {
+  static const std::set<std::string> measuring = {"train", "mamf", "attention", "bandwidth", "nccl"};
+  if (gpus_listed == 0 && format == "upgradebench" && measuring.contains(command)) {
+    throw WorkError(fmt::format("history database {}: run {} ({} records) lists no GPU, and {} records name the GPUs "
+                                "they ran on (the database was edited or damaged)", db, run, printable(command),
+                                printable(command)));
+  }
+}
+
 // A run's figure and telemetry, checked as above.
 MetricPoint metric_of(const Row& row, size_t first, const std::string& db, int64_t run) {
   MetricPoint m;
@@ -473,6 +486,7 @@ std::vector<RunSummary> HistoryStore::list(const RunFilter& f, size_t limit) con
   std::vector<RunSummary> out;
   for (const Row& row : db_->query(sql, params)) {
     RunSummary s = summary_of(row, db_->name());
+    check_run_lists_its_gpus(db_->name(), s.id, s.format, s.command, row.integer(kRunColumnCount));
     s.gpus = std::max(row.integer(kRunColumnCount), s.world_size);  // a peer's log of 8 ranks names one GPU
     s.gpu = row.text(kRunColumnCount + 1);
     s.metrics = row.integer(kRunColumnCount + 2);
@@ -500,6 +514,7 @@ std::optional<RunDetail> HistoryStore::show(int64_t id) const {
     const bool listed = std::any_of(d.gpus.begin(), d.gpus.end(), [&](const StoredGpu& g) { return g.index == p.gpu; });
     check_figure_gpu_listed(db_->name(), id, p.metric, p.x, p.gpu, listed, static_cast<int64_t>(d.gpus.size()));
   }
+  check_run_lists_its_gpus(db_->name(), id, d.run.format, d.run.command, static_cast<int64_t>(d.gpus.size()));
   d.run.gpus = std::max(static_cast<int64_t>(d.gpus.size()), d.run.world_size);
   d.run.gpu = d.gpus.empty() ? "" : d.gpus.front().name;
   d.run.metrics = static_cast<int64_t>(d.metrics.size());
@@ -542,8 +557,8 @@ std::vector<TrendRun> HistoryStore::trend_rows(const std::string& metric, double
   Where where(params, f, "g");
   const std::string sql = fmt::format(
       "SELECT r.id, r.date, r.host, g.name, s.version, m.n, m.median, m.low, m.high, r.workload, r.provenance, "
-      "r.line_count, r.world_size, m.gpu_index, (SELECT COUNT(*) FROM run_gpus l WHERE l.run_id = r.id) "
-      "FROM run_metrics m "
+      "r.line_count, r.world_size, m.gpu_index, (SELECT COUNT(*) FROM run_gpus l WHERE l.run_id = r.id), "
+      "r.format, r.command FROM run_metrics m "
       "JOIN runs r ON r.id = m.run_id "
       "LEFT JOIN run_gpus g ON g.run_id = m.run_id AND g.gpu_index = m.gpu_index "
       "LEFT JOIN run_stack s ON s.run_id = r.id AND s.component = $3{}",
@@ -563,6 +578,7 @@ std::vector<TrendRun> HistoryStore::trend_rows(const std::string& metric, double
     checked_world_size(db_->name(), t.run_id, row, 11, 12);
     const int gpu = checked_gpu_index(db_->name(), t.run_id, row.integer(13), "a figure of GPU");
     check_figure_gpu_listed(db_->name(), t.run_id, metric, x, gpu, row.at(3).has_value(), row.integer(14));
+    check_run_lists_its_gpus(db_->name(), t.run_id, row.text(15), row.text(16), row.integer(14));
     out.push_back(std::move(t));
   }
   return out;
@@ -573,7 +589,7 @@ std::vector<FleetSample> HistoryStore::fleet_rows(const std::string& metric, dou
   Where where(params, f, "g");
   const std::string sql = fmt::format(
       "SELECT r.id, r.date, r.host, g.name, g.uuid, r.workload, {}, r.line_count, r.world_size, "
-      "(SELECT COUNT(*) FROM run_gpus l WHERE l.run_id = r.id) FROM run_metrics m "
+      "(SELECT COUNT(*) FROM run_gpus l WHERE l.run_id = r.id), r.format, r.command FROM run_metrics m "
       "JOIN runs r ON r.id = m.run_id "
       "LEFT JOIN run_gpus g ON g.run_id = m.run_id AND g.gpu_index = m.gpu_index{}",
       kMetricColumns, where.sql("m.metric = $1 AND m.x = $2"));
@@ -589,6 +605,7 @@ std::vector<FleetSample> HistoryStore::fleet_rows(const std::string& metric, dou
     s.point = metric_of(row, 6, db_->name(), s.run_id);
     checked_world_size(db_->name(), s.run_id, row, 17, 18);
     check_figure_gpu_listed(db_->name(), s.run_id, metric, x, s.point.gpu, row.at(3).has_value(), row.integer(19));
+    check_run_lists_its_gpus(db_->name(), s.run_id, row.text(20), row.text(21), row.integer(19));
     s.gpu_index = s.point.gpu;
     out.push_back(std::move(s));
   }

@@ -422,6 +422,16 @@ TEST_P(HistoryStoreTest, RowsThatDoNotFitTogetherAreRefused) {
     db.query("UPDATE run_gpus SET name = $1, uuid = $2 WHERE run_id = $3", {std::string("NVIDIA H100 80GB HBM3"), other, id});
     refused("one card under two names", [&] { store.fleet_rows(metric, 0, {}); });
   }
+  {
+    // Our mamf run with its GPU rows deleted: its figures would count under no GPU.
+    const Transaction t(db);
+    db.query("DELETE FROM run_gpus WHERE run_id = $1", {id});
+    const std::string says = "(mamf records) lists no GPU, and mamf records name the GPUs they ran on";
+    refused(says, [&] { store.show(id); });
+    refused(says, [&] { store.list({}, 100); });
+    refused(says, [&] { store.fleet_rows(metric, 0, {}); });
+    refused(says, [&] { store.trend_rows(metric, 0, "cuda", {}); });
+  }
   // A run deleted by hand, its figures left: the next run added would take its id and its rows.
   const int64_t last = runs.back().id;
   db.query("DELETE FROM runs WHERE id = $1", {last});
