@@ -7,6 +7,7 @@
 
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -125,6 +126,39 @@ constexpr std::string_view kDigestMark = "<!-- upgradebench report digest ";
 
 std::string sealed(std::string page) { return page + std::string(kDigestMark) + fnv1a_hex(page) + " -->\n"; }
 
+std::string slurp_bytes(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Each chart file a page drew, with the digest of its bytes as drawn, in a comment of the page
+// (sealed with it): a chart edited since is told from one as drawn, as a page is.
+constexpr std::string_view kChartMark = "<!-- upgradebench chart ";
+
+std::string chart_digest_lines(const fs::path& dir, const std::vector<Chart>& charts) {
+  std::string out;
+  for (const Chart& c : charts) {
+    for (const char* ext : {".png", ".svg"}) {
+      const std::string name = "charts/" + c.id + ext;
+      out += fmt::format("{}{} {} -->\n", kChartMark, name, fnv1a_hex(slurp_bytes(dir / name)));
+    }
+  }
+  return out;
+}
+
+// "charts/ID.ext" -> digest, as the pages in `pages` record them.
+std::map<std::string, std::string> recorded_charts(const std::vector<fs::path>& pages) {
+  static const std::regex line(R"(<!-- upgradebench chart (charts/[A-Za-z0-9_.-]+\.(png|svg)) ([0-9a-f]+) -->)");
+  std::map<std::string, std::string> out;
+  for (const fs::path& page : pages) {
+    const std::string text = slurp_bytes(page);
+    for (auto m = std::sregex_iterator(text.begin(), text.end(), line); m != std::sregex_iterator(); ++m) {
+      out[(*m)[1].str()] = (*m)[3].str();
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 bool edited_since_written(const fs::path& page) {
@@ -195,35 +229,38 @@ void write_report(const ReportContent& r_in, const fs::path& dir, const fs::path
   for (const Chart& c : r.charts) {
     for (const char* ext : {".png", ".svg"}) refuse_symlink(charts / (c.id + ext));
   }
+  // The earlier report's charts: each as its pages recorded it (the digest of its bytes), or it is
+  // not overwritten nor removed. A chart file there that no page records is someone else's: kept
+  // beside the report, and refused where this report would draw over it.
+  const std::map<std::string, std::string> earlier =
+      any_page ? recorded_charts({html_page, md_page}) : std::map<std::string, std::string>{};
+  for (const auto& [name, digest] : earlier) {
+    if (!fs::is_regular_file(fs::symlink_status(dir / name, ec))) continue;
+    if (fnv1a_hex(slurp_bytes(dir / name)) != digest) {
+      throw UsageError(fmt::format("-o {}: its {} is not as upgradebench drew it (edited since its report recorded its "
+                                   "digest): the report would overwrite or remove it; write the report into a new "
+                                   "folder, or move the chart away", printable(dir.string()), name));
+    }
+  }
+  for (const Chart& c : r.charts) {
+    for (const char* ext : {".png", ".svg"}) {
+      const std::string name = "charts/" + c.id + ext;
+      if (fs::exists(fs::symlink_status(dir / name, ec)) && !earlier.contains(name)) {
+        throw UsageError(fmt::format("-o {}: its {} is no chart its report recorded (a file of someone else's, or of a "
+                                     "report written before pages recorded their charts): the report would overwrite "
+                                     "it; write the report into a new folder, or move the file away",
+                                     printable(dir.string()), name));
+      }
+    }
+  }
   prepare_report_folder(dir);
-  // An earlier report's charts that this one does not draw would stay beside it as if its own:
-  // those its page names go, where both files are there and the SVG is gnuplot's (a name added to
-  // the page by hand is no chart of ours); any other file in charts/ is someone else's and stays.
-  if (any_page) {
-    std::set<std::string> drawn, earlier;
-    for (const Chart& c : r.charts) drawn.insert(c.id);
-    for (const fs::path& page : {html_page, md_page}) {
-      std::ifstream in(page);
-      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      static const std::regex named(R"(charts/([A-Za-z0-9_.-]+)\.(png|svg))");
-      for (auto m = std::sregex_iterator(text.begin(), text.end(), named); m != std::sregex_iterator(); ++m) {
-        earlier.insert((*m)[1].str());
-      }
-    }
-    const auto drawn_by_gnuplot = [&](const fs::path& svg) {
-      if (!fs::is_regular_file(fs::symlink_status(svg, ec))) return false;
-      std::ifstream in(svg);
-      std::string head(512, '\0');
-      in.read(head.data(), static_cast<std::streamsize>(head.size()));
-      return head.find("Produced by GNUPLOT") != std::string::npos;
-    };
-    for (const std::string& id : earlier) {
-      if (drawn.count(id) || !drawn_by_gnuplot(charts / (id + ".svg"))) continue;
-      for (const char* ext : {".png", ".svg"}) {
-        const fs::path f = charts / (id + ext);
-        if (fs::is_regular_file(fs::symlink_status(f, ec))) fs::remove(f, ec);
-      }
-    }
+  // An earlier report's charts that this one does not draw would stay beside it as if its own.
+  std::set<std::string> drawn;
+  for (const Chart& c : r.charts) {
+    for (const char* ext : {".png", ".svg"}) drawn.insert("charts/" + c.id + ext);
+  }
+  for (const auto& [name, digest] : earlier) {
+    if (!drawn.contains(name) && fs::is_regular_file(fs::symlink_status(dir / name, ec))) fs::remove(dir / name, ec);
   }
   // Charts as files first: a missing gnuplot stops here, before anything half-written.
   for (const Chart& c : r.charts) render_with_gnuplot(c, (dir / "charts").string());
@@ -239,7 +276,8 @@ void write_report(const ReportContent& r_in, const fs::path& dir, const fs::path
     md += render_markdown(head) + "\n";
   }
   for (const Chart& c : r.charts) md += fmt::format("![{}](charts/{}.png)\n", md_text(printable(c.title)), c.id);
-  md += "\n" + render_markdown(md_rest) + "\n" + std::string(kMarkdownMark) + "\n";
+  const std::string chart_digests = chart_digest_lines(dir, r.charts);
+  md += "\n" + render_markdown(md_rest) + "\n" + chart_digests + std::string(kMarkdownMark) + "\n";
   place_file(dir / "report.md", sealed(md));
 
   std::string html = "<!doctype html>\n<html><head><meta charset=\"utf-8\">\n" + std::string(kHtmlMark) + "\n<title>" + escape(r.title) +
@@ -269,7 +307,7 @@ void write_report(const ReportContent& r_in, const fs::path& dir, const fs::path
           "  vegaEmbed('#' + id, spec, {renderer: 'svg', actions: false})\n"
           "    .then(() => document.getElementById(id).setAttribute('data-rendered', 'yes'))\n"
           "    .catch(e => { document.getElementById(id).textContent = 'chart failed: ' + e; });\n"
-          "}\n</script>\n</body></html>\n";
+          "}\n</script>\n" + chart_digests + "</body></html>\n";
   place_file(dir / "report.html", sealed(html));
 }
 

@@ -461,7 +461,7 @@ TEST(SilentlyWrong, APredictionRecordNoPredictionWritesIsRefused) {
   ASSERT_FALSE(line.empty());
   const nlohmann::json record = nlohmann::json::parse(line);
   ASSERT_TRUE(record["speedup"].is_number()) << line;
-  ASSERT_EQ(run("report " + good + " -o " + temp_path("prediction_good_report")).code, 0);
+  ASSERT_EQ(run("report " + good + " -o " + fresh_folder("prediction_good_report")).code, 0);
   const auto edited = [&](const std::function<void(nlohmann::json&)>& edit) {
     nlohmann::json r = record;
     edit(r);
@@ -495,7 +495,7 @@ TEST(SilentlyWrong, APredictionRecordNoPredictionWritesIsRefused) {
   };
   for (const auto& [edit, says] : cases) {
     const std::string path = edited(edit);
-    const Result r = run("report " + path + " -o " + temp_path("prediction_edited_report"));
+    const Result r = run("report " + path + " -o " + fresh_folder("prediction_edited_report"));
     EXPECT_EQ(r.code, 1) << says << ": " << r.err;
     EXPECT_NE(r.err.find(path + ":"), std::string::npos) << says << ": " << r.err;
     EXPECT_NE(r.err.find(says), std::string::npos) << says << ": " << r.err;
@@ -622,7 +622,7 @@ TEST(SilentlyWrong, AFigureBeyondAnyMeasurementIsRefused) {
 TEST(SilentlyWrong, AZeroLengthIsRefusedWhereItIsWritten) {
   const std::string records = slurp(kFx + "/records_h200.jsonl");
   const std::string zero = write_file("zero_seqlen.jsonl", replaced(records, R"("seqlen": 4096)", R"("seqlen": 0)"));
-  for (const std::string command : {"report " + zero + " -o " + temp_path("zero_report"), "memfit " + zero,
+  for (const std::string command : {"report " + zero + " -o " + fresh_folder("zero_report"), "memfit " + zero,
                                     "predict --to b200 " + zero}) {
     expect_error(command, 1, fmt::format("zero_seqlen.jsonl:{}: \"seqlen\" must be a whole number from 1 to 1e15, got 0",
                                          line_of(records, R"("seqlen": 4096)")));
@@ -798,7 +798,7 @@ TEST(Messages, TextFromFilesOnStdoutDrivesNoTerminalAndBreaksNoLine) {
     log.replace(at, 16, "gpu=NVIDIA H200\x1b]0;owned\x07\x1b[2J ");
   }
   const std::string escaped = write_file("escape_gpu.log", log);
-  const Result report = run("report " + escaped + " -o " + temp_path("escape_report"));
+  const Result report = run("report " + escaped + " -o " + fresh_folder("escape_report"));
   ASSERT_EQ(report.code, 0) << report.err;
   EXPECT_NE(report.out.find("NVIDIA H200\\x1b]0;owned\\x07\\x1b[2J"), std::string::npos) << report.out;  // escaped, not dropped
   EXPECT_EQ(report.out.find('\x1b'), std::string::npos) << report.out;
@@ -806,7 +806,7 @@ TEST(Messages, TextFromFilesOnStdoutDrivesNoTerminalAndBreaksNoLine) {
   // Nor in the pages: a provenance line's escape sequences are written as \xNN there too.
   const std::string provenance = write_file("escape_provenance.log", "# provenance: hand-written \x1b[31mRED\x1b]0;t\x07\n" +
                                                                           slurp(kFx + "/sweep_h200.log"));
-  const std::string pages = temp_path("escape_provenance_report");
+  const std::string pages = fresh_folder("escape_provenance_report");
   ASSERT_EQ(run("report " + provenance + " -o " + pages).code, 0);
   for (const char* page : {"/report.html", "/report.md"}) {
     const std::string text = slurp(pages + page);
@@ -1019,7 +1019,7 @@ TEST(Messages, AMemoryThatFallsWithLengthNamesItsFile) {
   for (size_t at; (at = text.find(from)) != std::string::npos;) text.replace(at, from.size(), to);
   const std::string path = write_file("memory_falls.jsonl", text);
   fs::remove_all(temp_path("memory_falls_report"));
-  for (const std::string& cmd : {"report " + path + " -o " + temp_path("memory_falls_report"), "memfit " + path}) {
+  for (const std::string& cmd : {"report " + path + " -o " + fresh_folder("memory_falls_report"), "memfit " + path}) {
     expect_error(cmd, 1, path + ": peak memory falls as the tokens grow");
   }
 }
@@ -1330,6 +1330,22 @@ TEST(Clobbering, AReportFolderKeepsChartsItDidNotWrite) {
   ASSERT_EQ(run("report " + kFx + "/sweep_h200.log -o " + ours).code, 0);
   EXPECT_FALSE(fs::exists(ours + "/charts/speedup.png"));
   EXPECT_FALSE(fs::exists(ours + "/charts/speedup.svg"));
+  // A chart edited since its report drew it (each page records its charts' digests) is neither
+  // overwritten nor removed; nor is a file put where a chart of this report goes.
+  const std::string drawn = slurp(ours + "/charts/tflops.svg");
+  write_file("our_charts/charts/tflops.svg", drawn + "<!-- my note -->\n");
+  expect_error("report " + kFx + "/sweep_h200.log -o " + ours, 2,
+               "its charts/tflops.svg is not as upgradebench drew it (edited since its report recorded its digest)");
+  expect_error("report " + kFx + "/sweep_h200.log " + kFx + "/sweep_b200.log -o " + ours, 2,
+               "its charts/tflops.svg is not as upgradebench drew it");
+  EXPECT_EQ(slurp(ours + "/charts/tflops.svg"), drawn + "<!-- my note -->\n");
+  write_file("our_charts/charts/tflops.svg", drawn);
+  write_file("our_charts/charts/speedup.png", "mine");
+  expect_error("report " + kFx + "/sweep_h200.log " + kFx + "/sweep_b200.log -o " + ours, 2,
+               "its charts/speedup.png is no chart its report recorded");
+  EXPECT_EQ(slurp(ours + "/charts/speedup.png"), "mine");
+  fs::remove(ours + "/charts/speedup.png");
+  EXPECT_EQ(run("report " + kFx + "/sweep_h200.log -o " + ours).code, 0) << "the chart as drawn again";
 }
 
 // A decompose that reads nothing writes nothing: no records file holding a context record alone.
@@ -1658,7 +1674,7 @@ TEST(SilentlyWrong, EveryReaderOfATrainingRunRefusesWhatNoGpuCanMeasure) {
   const std::string fast = write_file("fast_step.log", std::regex_replace(slurp(kFx + "/sweep_h200.log"),
                                                                           std::regex(R"("exec_time_ms": "(2|3)[0-9]{3}\.00")"),
                                                                           R"("exec_time_ms": "0.001")"));
-  for (const std::string& cmd : {"predict " + fast + " --to b200-sxm", "report " + fast + " -o " + temp_path("fast_report"),
+  for (const std::string& cmd : {"predict " + fast + " --to b200-sxm", "report " + fast + " -o " + fresh_folder("fast_report"),
                                  "memfit " + fast}) {
     expect_error(cmd, 1, "a step of 0.001 ms is");
   }
@@ -2069,7 +2085,7 @@ TEST(SilentlyWrong, DecideOfTwoMeasuredGpusRefusesWhatPredictsOrNamesAGpu) {
   }
   expect_error("decide --from h200-sxm --to h200", 2, "--from and --to are both h200-sxm");
   expect_error("decide --from h200-sxm --to b200-sxm --pue 20", 2, "--pue: '20' is outside 1 to 10");
-  expect_error("report -o " + temp_path("self_report") + " " + kFx + "/sweep_h200.log " + kFx + "/sweep_h200.log", 2,
+  expect_error("report -o " + fresh_folder("self_report") + " " + kFx + "/sweep_h200.log " + kFx + "/sweep_h200.log", 2,
                "are the same measurement");
 }
 
@@ -2526,11 +2542,11 @@ TEST(SilentlyWrong, AFileOfPredictionsIsOneSeries) {
   EXPECT_EQ(slurp(out), before) << "nothing appended";
   std::string mixed = slurp(out);
   mixed += replaced(lines_without(mixed, R"("type":"context")"), R"("new_gpu":"b200-sxm")", R"("new_gpu":"h100-sxm")");
-  expect_error("report " + write_file("mixed_pairs.jsonl", mixed) + " -o " + temp_path("mixed_report"), 1,
+  expect_error("report " + write_file("mixed_pairs.jsonl", mixed) + " -o " + fresh_folder("mixed_report"), 1,
                "one pair of GPUs per file, as a report draws a file");
   std::string twice = slurp(out);
   twice += lines_without(twice, R"("type":"context")");
-  expect_error("report " + write_file("twice.jsonl", twice) + " -o " + temp_path("twice_report"), 1,
+  expect_error("report " + write_file("twice.jsonl", twice) + " -o " + fresh_folder("twice_report"), 1,
                "a second prediction at");
 }
 
@@ -2671,7 +2687,7 @@ TEST(SilentlyWrong, APredictionsRunWithoutLigerSaid) {
   ASSERT_EQ(run("predict --to b200 " + kFx + "/guide/sweep_h200.log --out " + out).code, 0);
   const std::string no_liger = write_file("sweep_b200_no_liger.log", std::regex_replace(slurp(kFx + "/guide/sweep_b200.log"),
                                                                                         std::regex(" liger=1"), ""));
-  expect_error("report " + out + " " + no_liger + " -o " + temp_path("liger_report"), 2, "liger: 0 (not said) vs 1");
+  expect_error("report " + out + " " + no_liger + " -o " + fresh_folder("liger_report"), 2, "liger: 0 (not said) vs 1");
   expect_error("compare " + kFx + "/records_h200.jsonl " + kFx + "/records_h200.jsonl", 2,
                "give the other GPU's measurement");
   // Another attention backend's family is said on the page; FlashAttention's next generation is not.
@@ -2813,7 +2829,7 @@ TEST(Messages, OlderNamesAndOneGpuUnderTwoNames) {
                "decide: " + kFx + "/records_h200.jsonl (NVIDIA H200) and " + renamed +
                    " (NVIDIA H200 SXM 141GB) were measured on one GPU, GPU-test");
   expect_error("compare " + kFx + "/records_h200.jsonl " + renamed, 2, "compare: " + kFx + "/records_h200.jsonl (NVIDIA H200)");
-  expect_error("report " + kFx + "/records_h200.jsonl " + renamed + " -o " + temp_path("one_card_report"), 2,
+  expect_error("report " + kFx + "/records_h200.jsonl " + renamed + " -o " + fresh_folder("one_card_report"), 2,
                "were measured on one GPU, GPU-test");
   EXPECT_FALSE(fs::exists(temp_path("one_card_report")));
 }
@@ -3117,7 +3133,7 @@ TEST(SilentlyWrong, ARunWhoseShapeIsNotItsModelsIsRefused) {
   for (const auto& [from, to] : {std::pair{R"("hidden":4096)", R"("hidden":5120)"}, std::pair{R"("kv_heads":8)", R"("kv_heads":32)"},
                                  std::pair{R"("config_layers":32)", R"("config_layers":80)"}}) {
     const std::string edited = write_file("shape_not_model.jsonl", std::regex_replace(ours, std::regex(from), to));
-    expect_error("report " + edited + " -o " + temp_path("shape_report"), 1, "the records name another model than the one that ran");
+    expect_error("report " + edited + " -o " + fresh_folder("shape_report"), 1, "the records name another model than the one that ran");
   }
 }
 

@@ -12,6 +12,13 @@ namespace ub_test {
 
 inline std::string temp_path(const std::string& name) { return ::testing::TempDir() + "/hostile_" + name; }
 
+// A folder path under the test's temp folder, with nothing there (a report of an earlier build's
+// test run is no report of this one's).
+inline std::string fresh_folder(const std::string& name) {
+  std::filesystem::remove_all(temp_path(name));
+  return temp_path(name);
+}
+
 inline std::string write_file(const std::string& name, const std::string& text) {
   const std::string path = temp_path(name);
   std::ofstream(path, std::ios::binary) << text;
