@@ -147,16 +147,33 @@ void refuse_printout_not_of_model(const DecompositionLog& d, const ModelShape& m
   if (total) refuse_step_not_of_model(d.path, *total, *d.seqlen, 1, model, remedy);
 }
 
+namespace {
+
+// What bounds a TFLOPS figure in `dt` on `gpu`: a dtype the GPU does not execute (no figure is a
+// measurement), or the most it measures; nothing for a GPU or dtype the catalog does not know.
+struct DtypeBound {
+  bool unsupported = false;
+  std::optional<double> most;
+};
+DtypeBound dtype_bound(const Accelerator* gpu, std::optional<Dtype> dt) {
+  if (!gpu || !dt) return {};
+  if (gpu->peak(*dt).state == FigureState::unsupported) return {true, std::nullopt};
+  return {false, gpu->most_measurable_tflops(*dt)};
+}
+
+}  // namespace
+
 void refuse_impossible_ceiling(const MamfLog& l, const Catalog& catalog) {
   const Accelerator* gpu = catalog.try_find(l.gpu);
   // "fp8 (e5m2)" (mamf-finder.py's float8_e5m2) runs at fp8's peak.
   const std::string dtype = l.dtype.empty() ? "bf16" : l.dtype.substr(0, l.dtype.find(" ("));
   const std::optional<Dtype> dt = parse_dtype(dtype);
-  if (gpu && dt && gpu->peak(*dt).state == FigureState::unsupported && !l.outcome.shapes.empty()) {
+  const DtypeBound bound = dtype_bound(gpu, dt);
+  if (bound.unsupported && !l.outcome.shapes.empty()) {
     throw WorkError(fmt::format("{}: matmuls in {} on the {}, which does not execute {} (the catalog): not a measurement",
                                 printable(l.path), to_string(*dt), gpu->id, to_string(*dt)));
   }
-  const std::optional<double> most = gpu && dt ? gpu->most_measurable_tflops(*dt) : std::nullopt;
+  const std::optional<double> most = bound.most;
   if (!most) return;
   for (const MamfShape& s : l.outcome.shapes) {
     if (!s.ok) continue;
@@ -175,12 +192,13 @@ void refuse_impossible_stored_figure(const std::string& where, const std::string
   const Accelerator* gpu = catalog.try_find(gpu_name);
   const std::string prefix = "mamf.tflops.";
   const std::optional<Dtype> dt = parse_dtype(metric.rfind(prefix, 0) == 0 ? metric.substr(prefix.size()) : "bf16");
-  if (gpu && dt && gpu->peak(*dt).state == FigureState::unsupported) {
+  const DtypeBound bound = dtype_bound(gpu, dt);
+  if (bound.unsupported) {
     throw WorkError(fmt::format("{}: {} at {:g}: the {} does not execute {} (the catalog): no figure `history add` "
                                 "stores (the database was edited or damaged)", where, printable(metric), x, gpu->id,
                                 to_string(*dt)));
   }
-  const std::optional<double> most = gpu && dt ? gpu->most_measurable_tflops(*dt) : std::nullopt;
+  const std::optional<double> most = bound.most;
   if (most && median > *most) {
     throw WorkError(fmt::format("{}: {} at {:g} is {:.1f} TFLOPS, past the {}'s dense {} peak ({:.0f} TFLOPS): no figure "
                                 "`history add` stores (the database was edited or damaged)", where, printable(metric), x,
