@@ -12,6 +12,7 @@
 #include <numeric>
 #include <set>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 
 #include "base/error.hpp"
@@ -60,18 +61,19 @@ std::vector<StepDecomposition> decompose_steps(const std::vector<StepWindow>& wi
                                                const std::vector<std::string>& names, const std::string& where) {
   std::vector<uint32_t> order(acts.size());
   std::iota(order.begin(), order.end(), 0u);
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return acts[a].start < acts[b].start; });
+  // By start, then what tells one event from another on a stream, so that an event written twice
+  // stands next to itself (one pass, however many kernels share a start).
+  const auto key = [&](uint32_t i) { return std::tuple(acts[i].start, acts[i].stream, acts[i].name, acts[i].end, acts[i].bucket); };
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
   // One stream runs one kernel at a time; a kernel may start as the one before it ends
   // (programmatic dependent launch overlaps them by a fraction of a microsecond), but the same
   // kernel twice at the same instant on one stream is one event written twice: a trace merged
   // with itself, or edited.
   for (size_t k = 1; k < order.size(); ++k) {
-    for (size_t j = k; j-- > 0 && acts[order[j]].start == acts[order[k]].start;) {
-      const GpuActivity &a = acts[order[j]], &b = acts[order[k]];
-      if (a.bucket != Bucket::memcpy && a.bucket == b.bucket && a.name == b.name && a.end == b.end && a.stream == b.stream) {
-        throw WorkError(fmt::format("{}: kernel {} on stream {} at {:.3f} us is in the trace twice: a trace merged with "
-                                    "itself, or edited", where, printable(names[a.name]), a.stream, a.start));
-      }
+    const GpuActivity& a = acts[order[k - 1]];
+    if (a.bucket != Bucket::memcpy && key(order[k - 1]) == key(order[k])) {
+      throw WorkError(fmt::format("{}: kernel {} on stream {} at {:.3f} us is in the trace twice: a trace merged with "
+                                  "itself, or edited", where, printable(names[a.name]), a.stream, a.start));
     }
   }
   std::set<std::pair<double, uint32_t>> running;  // (end, index) of activities started before the step
