@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <tuple>
@@ -107,6 +108,20 @@ std::vector<StepDecomposition> decompose_steps(const std::vector<StepWindow>& wi
   return out;
 }
 
+// A numbered step's name with its number read as a number ("ProfilerStep#01", "#+1" and "#1 " are
+// "ProfilerStep#1"); none for a name without a number after its last '#'.
+std::optional<std::string> numbered_step(const std::string& name) {
+  const size_t hash = name.rfind('#');
+  if (hash == std::string::npos) return std::nullopt;
+  std::string digits = trim(std::string_view(name).substr(hash + 1));
+  if (!digits.empty() && digits.front() == '+') digits.erase(0, 1);
+  if (digits.empty() || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  digits.erase(0, std::min(digits.find_first_not_of('0'), digits.size() - 1));
+  return name.substr(0, hash + 1) + digits;
+}
+
 // Steps follow one another: two that overlap would count the GPU time between them twice, and
 // a step hundreds of times its steps' median (an edited `dur`) would make its idle time of
 // nothing. Windows sorted by start.
@@ -116,14 +131,9 @@ void check_step_windows(const std::vector<StepWindow>& windows, const std::strin
   // record_function("train_step") each iteration) repeat by design.
   std::unordered_map<std::string, const StepWindow*> numbered;
   for (const StepWindow& w : windows) {
-    // The number as a number: "#01", "#+1" and "#1 " are step 1 as "#1" is.
-    const size_t hash = w.name.rfind('#');
-    if (hash == std::string::npos) continue;
-    std::string digits = trim(std::string_view(w.name).substr(hash + 1));
-    if (!digits.empty() && digits.front() == '+') digits.erase(0, 1);
-    if (digits.empty() || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) continue;
-    digits.erase(0, std::min(digits.find_first_not_of('0'), digits.size() - 1));
-    if (const auto [it, first] = numbered.emplace(w.name.substr(0, hash + 1) + digits, &w); !first) {
+    const std::optional<std::string> key = numbered_step(w.name);
+    if (!key) continue;
+    if (const auto [it, first] = numbered.emplace(*key, &w); !first) {
       throw WorkError(fmt::format("{}: step {} is annotated twice (\"{}\" at {:.1f} us, \"{}\" at {:.1f} us): one step's "
                                   "number twice, a trace joined from two or edited", printable(path),
                                   printable(it->second->name), printable(it->second->name), it->second->start,
@@ -162,24 +172,30 @@ bool any_inside(const std::vector<StepWindow>& windows, const std::vector<GpuAct
   return false;
 }
 
-// The GPU runs a step's work after the host launched it: a step whose GPU-side annotation starts
-// before its host-side one (by more than the clocks' few microseconds of alignment) shows the host
-// steps on another clock, shifted against the kernels, and their idle share would be wrong. How
-// many steps, and by how much at most; none when the names do not pair up.
+// The GPU runs a step's work inside the host's window of that step (the host launches it, then
+// waits for it: the loss read back). A host step that starts after its GPU-side twin starts, or
+// ends before the twin ends (beyond the clocks' few microseconds of alignment), is on a clock
+// shifted or scaled against the kernels, and its idle share would be wrong; so are host steps of
+// which none pairs with a GPU-side one (renumbered, or of another run). Twins pair by name, a
+// step's number read as a number. How many steps disagree, and by how much at most.
 struct ClockDisagreement {
-  size_t steps = 0;
+  size_t steps = 0, paired = 0;
   double most_us = 0;
 };
-ClockDisagreement host_steps_after_their_gpu_work(const std::vector<StepWindow>& host, const std::vector<StepWindow>& gpu) {
+ClockDisagreement host_steps_off_their_gpu_work(const std::vector<StepWindow>& host, const std::vector<StepWindow>& gpu) {
   constexpr double kClockAlignmentUs = 5;
-  std::unordered_map<std::string, double> host_start;
-  for (const StepWindow& w : host) host_start.emplace(w.name, w.start);
+  const auto key = [](const StepWindow& w) { return numbered_step(w.name).value_or(w.name); };
+  std::unordered_map<std::string, const StepWindow*> by_key;
+  for (const StepWindow& w : host) by_key.emplace(key(w), &w);
   ClockDisagreement d;
   for (const StepWindow& w : gpu) {
-    const auto it = host_start.find(w.name);
-    if (it == host_start.end() || w.start >= it->second - kClockAlignmentUs) continue;
+    const auto it = by_key.find(key(w));
+    if (it == by_key.end()) continue;
+    ++d.paired;
+    const double off = std::max(it->second->start - w.start, w.end - it->second->end);
+    if (off <= kClockAlignmentUs) continue;
     ++d.steps;
-    d.most_us = std::max(d.most_us, it->second - w.start);
+    d.most_us = std::max(d.most_us, off);
   }
   return d;
 }
@@ -266,6 +282,12 @@ std::vector<TraceDecomposition> decompose_trace(const std::string& path, KernelC
     std::sort(d.unclassified.begin(), d.unclassified.end(), [](const NameTime& a, const NameTime& b) { return a.us > b.us; });
     if (const auto it = info.device_names.find(device); it != info.device_names.end()) d.gpu = it->second;
     std::vector<StepWindow> windows;
+    if (options.steps && (!cpu_steps.empty() || !gpu_steps.empty())) {
+      throw UsageError(fmt::format("--steps {}: {} has {} step annotations matching \"{}\", which mark its steps; "
+                                   "--steps cuts a trace that has none (give --step-name for other annotations)",
+                                   *options.steps, printable(path), cpu_steps.size() + gpu_steps.size(),
+                                   printable(options.step_pattern)));
+    }
     if (!cpu_steps.empty()) {
       windows = cpu_steps;
       d.steps_from = fmt::format("{} annotations matching \"{}\" (host side)", cpu_steps.size(), options.step_pattern);
@@ -324,8 +346,9 @@ std::vector<TraceDecomposition> decompose_trace(const std::string& path, KernelC
     std::erase_if(gpu_side, [](const StepWindow& w) { return !(w.end > w.start); });
     std::sort(gpu_side.begin(), gpu_side.end(), by_start);
     const bool none_inside = !any_inside(windows, acts);
-    const ClockDisagreement shifted = from_host ? host_steps_after_their_gpu_work(windows, gpu_side) : ClockDisagreement{};
-    if (none_inside || shifted.steps > 0) {
+    const ClockDisagreement shifted = from_host ? host_steps_off_their_gpu_work(windows, gpu_side) : ClockDisagreement{};
+    const bool unpaired = from_host && !gpu_side.empty() && shifted.paired == 0;
+    if (none_inside || shifted.steps > 0 || unpaired) {
       if (!from_host || gpu_side.empty() || !any_inside(gpu_side, acts)) {
         throw WorkError(fmt::format("{}: none of the GPU work of device {} lies inside any of its {} steps: the steps and "
                                     "the kernels are on different clocks, or of different runs", printable(path), device,
@@ -333,12 +356,15 @@ std::vector<TraceDecomposition> decompose_trace(const std::string& path, KernelC
       }
       check_step_windows(gpu_side, path);
       windows = std::move(gpu_side);
-      d.steps_from = none_inside
-                         ? fmt::format("{} annotations matching \"{}\" (GPU side: the host side's hold none of the GPU's "
-                                       "work)", windows.size(), options.step_pattern)
-                         : fmt::format("{} annotations matching \"{}\" (GPU side: {} host-side step(s) start after the GPU "
-                                       "ran their work, by up to {:.0f} us: the host clock is shifted against the GPU's)",
-                                       windows.size(), options.step_pattern, shifted.steps, shifted.most_us);
+      d.steps_from =
+          none_inside ? fmt::format("{} annotations matching \"{}\" (GPU side: the host side's hold none of the GPU's "
+                                    "work)", windows.size(), options.step_pattern)
+          : unpaired  ? fmt::format("{} annotations matching \"{}\" (GPU side: no host-side step is named as one of "
+                                    "them: renumbered, or of another run)", windows.size(), options.step_pattern)
+                      : fmt::format("{} annotations matching \"{}\" (GPU side: {} host-side step(s) do not hold the "
+                                    "GPU's work of the step, off by up to {:.0f} us: the host clock is shifted or scaled "
+                                    "against the GPU's)", windows.size(), options.step_pattern, shifted.steps,
+                                    shifted.most_us);
     }
     d.steps = decompose_steps(windows, acts, names, fmt::format("{} (device {})", printable(path), device));
     if (d.steps.empty()) throw WorkError(fmt::format("{}: every step annotation is empty", path));
