@@ -17,6 +17,7 @@ namespace ub {
 void refuse_impossible_points(const RunLog& run, const Accelerator* gpu, const RunStepFlops& step_flops) {
   const std::optional<Dtype> dt = parse_dtype(run.dtype);
   const std::optional<double> most_tflops = gpu && dt ? gpu->most_measurable_tflops(*dt) : std::nullopt;
+  const std::optional<Accelerator::StepBound> most_step = gpu && dt ? gpu->most_step_tflops(*dt) : std::nullopt;
   const std::string file = printable(run.path);
   for (const RunPoint& p : run.points) {
     if (p.status != PointStatus::ok || !p.steps.has_steady()) continue;
@@ -26,7 +27,7 @@ void refuse_impossible_points(const RunLog& run, const Accelerator* gpu, const R
     // past a GPU's peak is not a measurement either.
     const std::vector<StepSample>& warmup = p.steps.warmup_extremes();
     const auto where = [&](const StepSample& x) { return x.line > 0 ? fmt::format(":{}", x.line) : std::string(); };
-    if (flops && most_tflops) {
+    if (flops && most_step) {
       double shortest = st.time_ms.min;
       std::string line;
       for (const StepSample& x : p.steps.steady()) {
@@ -36,10 +37,10 @@ void refuse_impossible_points(const RunLog& run, const Accelerator* gpu, const R
         if (x.exec_time_ms < shortest) shortest = x.exec_time_ms, line = where(x);
       }
       const double fastest = *flops / (shortest * 1e9);
-      if (fastest > *most_tflops) {
+      if (fastest > most_step->tflops) {
         throw WorkError(fmt::format("{}{}: seqlen {}: a step of {:g} ms is {:.3g} TFLOPS of the model's FLOPs, past the {}'s "
-                                    "dense {} peak ({:.0f}): not a measurement", file, line, p.seqlen, shortest, fastest,
-                                    gpu->id, run.dtype, gpu->peak(*dt).value));
+                                    "{}: not a measurement", file, line, p.seqlen, shortest, fastest, gpu->id,
+                                    most_step->what));
       }
     }
     // Each step's TFLOPS is its work over its time: against the model's FLOPs where they are
@@ -75,9 +76,9 @@ void refuse_impossible_points(const RunLog& run, const Accelerator* gpu, const R
     for (const StepSample& x : warmup) {
       if (x.tflops && *x.tflops > most_logged) most_logged = *x.tflops, line = where(x);
     }
-    if (most_tflops && most_logged > *most_tflops) {
-      throw WorkError(fmt::format("{}{}: seqlen {}: {:.1f} TFLOPS logged, past the {}'s dense {} peak ({:.0f}): not a "
-                                  "measurement", file, line, p.seqlen, most_logged, gpu->id, run.dtype, gpu->peak(*dt).value));
+    if (most_step && most_logged > most_step->tflops) {
+      throw WorkError(fmt::format("{}{}: seqlen {}: {:.1f} TFLOPS logged, past the {}'s {}: not a measurement", file, line,
+                                  p.seqlen, most_logged, gpu->id, most_step->what));
     }
     if (st.peak_mem_gib && gpu) {
       const int line = p.steps.peak_mem_line();
@@ -102,6 +103,15 @@ void refuse_impossible_decomposition(const DecompositionLog& d, const Catalog& c
     if (b.tflops && *b.tflops > most) {
       throw WorkError(fmt::format("{}: bucket \"{}\": {:.1f} TFLOPS is past the {}'s dense bf16 peak ({:.0f} TFLOPS): not a "
                                   "measurement", printable(d.path), printable(b.name), *b.tflops, gpu->id, *peak));
+    }
+  }
+  // The whole step (its TOTAL line) is held to what a step can reach, each bucket to the peak.
+  if (const std::optional<Accelerator::StepBound> step = gpu->most_step_tflops(Dtype::bf16)) {
+    for (const DecompositionBucket& b : d.buckets) {
+      if (b.name == "TOTAL" && b.tflops && *b.tflops > step->tflops) {
+        throw WorkError(fmt::format("{}: the whole step at {:.1f} TFLOPS is past the {}'s {}: not a measurement",
+                                    printable(d.path), *b.tflops, gpu->id, step->what));
+      }
     }
   }
   for (const DecompositionBucket& b : d.buckets) {
@@ -144,7 +154,21 @@ void refuse_printout_not_of_model(const DecompositionLog& d, const ModelShape& m
     else every_bucket = false;
   }
   if (!total && every_bucket) total = sum;
-  if (total) refuse_step_not_of_model(d.path, *total, *d.seqlen, 1, model, remedy);
+  if (!total) return;
+  refuse_step_not_of_model(d.path, *total, *d.seqlen, 1, model, remedy);
+  // The step's work split as the script splits it: FlashAttention's FLOPs, and the rest (a split
+  // moved between them would make attention look ten times as fast, the rest slower).
+  const StepFlops f = step_flops(model, *d.seqlen, FlopOptions{});
+  for (const DecompositionBucket& b : d.buckets) {
+    const std::optional<double> expected = b.name == "attention(FA)"     ? std::optional(to_tflop(f.attention))
+                                           : b.name == "everything else" ? std::optional(to_tflop(f.dense))
+                                                                         : std::nullopt;
+    if (!expected || !b.tflop || std::abs(*b.tflop - *expected) <= 0.02 * *expected + 0.01) continue;
+    throw WorkError(fmt::format("{}: bucket \"{}\" holds {:.2f} TFLOP, and {}'s {} at {} tokens is {:.2f} TFLOP: the "
+                                "step's work is split otherwise than the script splits it{}", printable(d.path), b.name,
+                                *b.tflop, model.id, b.name == "attention(FA)" ? "attention" : "work besides attention",
+                                *d.seqlen, *expected, remedy));
+  }
 }
 
 namespace {

@@ -106,6 +106,16 @@ std::optional<double> Accelerator::most_measurable_tflops(Dtype d) const {
   return 1.1 * it->second.value;
 }
 
+std::optional<Accelerator::StepBound> Accelerator::most_step_tflops(Dtype d) const {
+  if (const std::optional<double> mamf = published_mamf(d)) {
+    return StepBound{1.1 * *mamf, fmt::format("matmul ceiling (MAMF {:g} TFLOPS, published)", *mamf)};
+  }
+  if (const std::optional<double> most = most_measurable_tflops(d)) {
+    return StepBound{*most, fmt::format("dense {} peak ({:g})", to_string(d), peak(d).value)};
+  }
+  return std::nullopt;
+}
+
 std::optional<double> Accelerator::most_measurable_gib() const {
   const auto total = device_total(*this);
   return total ? std::optional<double>(1.02 * total->first) : std::nullopt;

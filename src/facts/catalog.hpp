@@ -43,6 +43,15 @@ struct Accelerator {
   // The most TFLOPS in `d` any measurement on this accelerator can show: the dense peak and 10%
   // for boost clocks. A figure past it is a damaged or hand-edited line. None without a peak.
   std::optional<double> most_measurable_tflops(Dtype d) const;
+  // The most TFLOPS of the model's FLOPs a whole training step in `d` can show, and what bounds
+  // it: its matmuls run at best at the GPU's matmul ceiling and a step is more than matmuls, so
+  // the published MAMF and 10% (another stack, other shapes) where the catalog has one, else
+  // most_measurable_tflops. None without either.
+  struct StepBound {
+    double tflops = 0;
+    std::string what;  // "matmul ceiling (MAMF 794.5 TFLOPS, published)" or "dense bf16 peak (989)"
+  };
+  std::optional<StepBound> most_step_tflops(Dtype d) const;
   // The most memory a measurement on this accelerator can show in use: its total (as reported,
   // else the datasheet's capacity) and 2%. None without a capacity figure.
   std::optional<double> most_measurable_gib() const;

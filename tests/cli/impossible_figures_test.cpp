@@ -80,6 +80,41 @@ TEST(ImpossibleFigure, APrintoutWhoseLengthIsNotItsWorkIsRefusedByEveryReader) {
   expect_error(fmt::format("predict {} --to b200", relabelled), 1, says);
 }
 
+// The same printout with a tenth of attention's FLOPs moved into "everything else" (TOTAL as it
+// was, the shares recomputed): attention would look ten times as fast.
+TEST(ImpossibleFigure, APrintoutWhoseWorkIsSplitOtherwiseIsRefused) {
+  std::string text = slurp(kFx + "/decompose_h200.txt");
+  for (const auto& [from, to] : {std::pair{"52.78 TFLOP  107.4 ms  491.4 TFLOPS  MFU 49.7%", "5.28 TFLOP  107.4 ms  49.2 TFLOPS  MFU 5.0%"},
+                                 std::pair{"368.87 TFLOP  802.6 ms  459.6 TFLOPS  MFU 46.5%", "416.37 TFLOP  802.6 ms  518.8 TFLOPS  MFU 52.5%"},
+                                 std::pair{"attention FLOP share=12.5%", "attention FLOP share=1.3%"}}) {
+    const size_t at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text.replace(at, std::string(from).size(), to);
+  }
+  const std::string moved = write_file("decompose_h200_attention_moved.txt", text);
+  const std::string says = "bucket \"attention(FA)\" holds 5.28 TFLOP, and llama-3.1-8b's attention at 8192 tokens is 52.78 TFLOP";
+  expect_error("decompose " + moved, 1, says);
+  expect_error(fmt::format("history add --db {} {}", fresh_db("attention_moved"), moved), 1, says);
+}
+
+// A whole step faster than the GPU's matmul ceiling (the guide's H200 step in 48% of its time:
+// 880 TFLOPS, under the 989 peak but past the published MAMF of 794.5) is no measurement.
+TEST(ImpossibleFigure, AStepPastTheGpusMatmulCeilingIsRefused) {
+  std::string text = slurp(kFx + "/decompose_h200.txt");
+  for (const auto& [from, to] : {std::pair{"step=910.0 ms", "step=478.9 ms"},
+                                 std::pair{"107.4 ms  491.4 TFLOPS  MFU 49.7%", "56.5 ms  933.7 TFLOPS  MFU 94.4%"},
+                                 std::pair{"802.6 ms  459.6 TFLOPS  MFU 46.5%", "422.4 ms  873.2 TFLOPS  MFU 88.3%"},
+                                 std::pair{"910.0 ms  463.4 TFLOPS  MFU 46.9%", "478.9 ms  880.4 TFLOPS  MFU 89.0%"}}) {
+    const size_t at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    text.replace(at, std::string(from).size(), to);
+  }
+  const std::string fast = write_file("decompose_h200_fast.txt", text);
+  const std::string says = "TFLOPS is past the h200-sxm's matmul ceiling (MAMF 794.5 TFLOPS, published)";
+  expect_error("decompose " + fast, 1, says);
+  expect_error(fmt::format("predict {} --to b200", fast), 1, says);
+}
+
 // A GPU name the catalog does not know bounds no figure: `history add` and `compare` say so, naming
 // the file, where the figures they read were held to nothing.
 TEST(ImpossibleFigure, AGpuTheCatalogDoesNotKnowIsSaidByHistoryAddAndCompare) {
@@ -151,7 +186,7 @@ TEST(ImpossibleFigure, MamfFinderDtypesAreHeldToTheirPeaks) {
 // `sweep --resume` shows what the file holds as measured: held to what `report` holds it to.
 TEST(ImpossibleFigure, SweepResumeShowsNoStepPastTheGpusPeakAsMeasured) {
   const std::string fast = faster("sweep.jsonl", 5);  // its MFU under the readers' bound of 1000%
-  expect_error(fmt::format("sweep --resume --out {} --seqlens 2k,4k --layers 2", fast), 1, "past the h200-sxm's dense bf16 peak");
+  expect_error(fmt::format("sweep --resume --out {} --seqlens 2k,4k --layers 2", fast), 1, "past the h200-sxm's matmul ceiling");
   const std::string as_measured = write_file("sweep_as_measured.jsonl", slurp(kSuite + "/sweep.jsonl"));
   const Result r = run(fmt::format("sweep --resume --out {} --seqlens 2k,4k --layers 2", as_measured));
   EXPECT_EQ(r.code, 0) << r.err;

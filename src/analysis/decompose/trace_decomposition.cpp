@@ -184,12 +184,24 @@ struct ClockDisagreement {
 };
 ClockDisagreement host_steps_off_their_gpu_work(const std::vector<StepWindow>& host, const std::vector<StepWindow>& gpu) {
   constexpr double kClockAlignmentUs = 5;
-  const auto key = [](const StepWindow& w) { return numbered_step(w.name).value_or(w.name); };
+  // A name without a number may repeat (record_function("train_step") each iteration): its n-th
+  // host step pairs with its n-th GPU-side one. Both lists are in order of start.
+  const auto keys = [](const std::vector<StepWindow>& steps) {
+    std::vector<std::string> out;
+    std::unordered_map<std::string, size_t> seen;
+    for (const StepWindow& w : steps) {
+      const std::optional<std::string> numbered = numbered_step(w.name);
+      out.push_back(numbered ? *numbered : fmt::format("{}\n{}", w.name, seen[w.name]++));
+    }
+    return out;
+  };
+  const std::vector<std::string> host_keys = keys(host), gpu_keys = keys(gpu);
   std::unordered_map<std::string, const StepWindow*> by_key;
-  for (const StepWindow& w : host) by_key.emplace(key(w), &w);
+  for (size_t i = 0; i < host.size(); ++i) by_key.emplace(host_keys[i], &host[i]);
   ClockDisagreement d;
-  for (const StepWindow& w : gpu) {
-    const auto it = by_key.find(key(w));
+  for (size_t i = 0; i < gpu.size(); ++i) {
+    const StepWindow& w = gpu[i];
+    const auto it = by_key.find(gpu_keys[i]);
     if (it == by_key.end()) continue;
     ++d.paired;
     const double off = std::max(it->second->start - w.start, w.end - it->second->end);
