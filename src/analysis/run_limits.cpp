@@ -127,9 +127,9 @@ void refuse_impossible_decomposition(const DecompositionLog& d, const Catalog& c
 
 std::optional<std::string> unknown_gpu_warning(const std::string& gpu, const Catalog& catalog, const std::string& where) {
   if (gpu.empty() || catalog.try_find(gpu)) return std::nullopt;
-  return fmt::format("{}: the catalog does not know the {}: its figures are held to no peak, bandwidth or memory, and "
-                     "no capability is checked (docs/catalog.md: a name goes into its entry's aliases)", where,
-                     printable(gpu));
+  return fmt::format("{}: the catalog does not know the \"{}\": its figures are held to no peak, bandwidth or memory, "
+                     "and no capability is checked (docs/catalog.md: a name goes into its entry's aliases)", where,
+                     ascii_printable(gpu));
 }
 
 void refuse_step_not_of_model(const std::string& path, double step_tflop, int64_t seqlen, int64_t batch,

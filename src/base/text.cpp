@@ -164,6 +164,16 @@ bool replace_invalid_utf8(std::string& s) {
 
 std::string printable(std::string_view s, bool keep_newlines) { return escape_control(s, keep_newlines); }
 
+std::string ascii_printable(std::string_view s) {
+  std::string out;
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u < 0x7f) out += c;
+    else out += fmt::format("\\x{:02x}", u);
+  }
+  return out;
+}
+
 std::string name_in_quotes(std::string_view s) { return "'" + printable(s) + "'"; }
 
 std::string fnv1a_hex(std::string_view text) {

@@ -27,6 +27,9 @@ std::vector<std::string> closest(std::string_view name, const std::vector<std::s
 std::string escape_control(std::string_view s, bool keep_newlines = false);
 // The same, for text set in a table or a note (the name says where it goes).
 std::string printable(std::string_view s, bool keep_newlines = false);
+// `s` with every byte outside printable ASCII written as \xNN: for a name that should be ASCII (a
+// GPU model's), where a look-alike letter or an invisible one would read as the name it is not.
+std::string ascii_printable(std::string_view s);
 // A name read from a file, in single quotes and printable, for a message ("tensor 'x.weight'").
 std::string name_in_quotes(std::string_view s);
 // Replaces each byte of `s` that is not part of valid UTF-8 with U+FFFD; false when there was none.

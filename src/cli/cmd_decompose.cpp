@@ -12,6 +12,7 @@
 #include "analysis/decompose/decomposition_summary.hpp"
 #include "analysis/run_limits.hpp"
 #include "base/error.hpp"
+#include "base/text.hpp"
 #include "base/json_stream.hpp"
 #include "base/progress.hpp"
 #include "cli/arguments.hpp"
@@ -19,6 +20,7 @@
 #include "cli/context.hpp"
 #include "cli/gpu_binary.hpp"
 #include "cli/measuring_shell.hpp"
+#include "cli/output.hpp"
 #include "cli/train_options.hpp"
 #include "records/context_record.hpp"
 #include "records/decomposition_records.hpp"
@@ -148,6 +150,7 @@ void run(Context& ctx, DecomposeOptions& o, const CLI::App& cmd) {
     writer->sync();
   };
   Progress progress;
+  std::vector<std::string> unknown;  // GPUs the catalog does not know: said after the result
   report::View view;
   report::Document& doc = view.doc;
   json& j = view.json;
@@ -165,6 +168,7 @@ void run(Context& ctx, DecomposeOptions& o, const CLI::App& cmd) {
                                    fmt::format(" (bench_decompose.py trains {}: for a printout of another model or "
                                                "depth give --model, --layers and --seqlen)", kPrintoutModel));
       const DecompositionRecord r = printout_record(printout);
+      if (const auto w = unknown_gpu_warning(printout.gpu, ctx.catalog(), printable(f))) unknown.push_back(*w);
       report::add_decomposition_block(doc, r);
       j.push_back(r);
       keep(r);
@@ -180,6 +184,7 @@ void run(Context& ctx, DecomposeOptions& o, const CLI::App& cmd) {
                                 static_cast<double>(ds.front().bytes) / 1e6 / seconds));
     }
     for (const trace::TraceDecomposition& d : ds) {
+      if (const auto w = unknown_gpu_warning(d.gpu, ctx.catalog(), printable(f))) unknown.push_back(*w);
       DecompositionRecord r = trace::summarize(d, work, d.gpu.empty() ? nullptr : ctx.catalog().try_find(d.gpu));
       if (work) r.seqlen = parse_size(o.train.seqlen, "--seqlen"), r.batch = o.train.batch;
       report::add_decomposition_block(doc, r);
@@ -189,6 +194,7 @@ void run(Context& ctx, DecomposeOptions& o, const CLI::App& cmd) {
   }
   if (writer) doc.blocks.back().notes.push_back("records: " + writer->path().string());
   o.shell.output.emit(doc, j);
+  for (const std::string& w : unknown) warn(w);
 }
 
 }  // namespace

@@ -13,12 +13,14 @@
 #include "analysis/log_comparisons.hpp"
 #include "analysis/nccl_comparison.hpp"
 #include "analysis/predict/prediction_series.hpp"
+#include "analysis/run_limits.hpp"
 #include "base/error.hpp"
 #include "base/text.hpp"
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/compare_options.hpp"
 #include "cli/one_card.hpp"
+#include "cli/output.hpp"
 #include "cli/run_inputs.hpp"
 #include "cli/same_measurement.hpp"
 #include "facts/catalog.hpp"
@@ -172,20 +174,26 @@ void run(Context& ctx, const ReportOptions& o) {
     throw UsageError(fmt::format("report needs two logs of one kind: {} is {}, {} is {}", o.logs[0],
                                  to_string(kinds[0]), o.logs.back(), to_string(kinds.back())));
   }
+  std::vector<std::pair<std::string, std::string>> gpus;  // (GPU name, input) of each log read
   if (decomposition) {
     o.flags.refuse_unused("a decomposition report", true);
     std::vector<DecompositionLog> logs;
-    for (const LineSource& t : texts) logs.push_back(read_decomposition_log(t));
+    for (const LineSource& t : texts) logs.push_back(read_decomposition_log(t)), gpus.emplace_back(logs.back().gpu, t.path);
     std::optional<DecompositionComparison> c;
     if (logs.size() == 2) c = compare_decomposition(logs[0], logs[1], ctx.catalog(), o.flags.parse().force);
     content = report::decomposition_report(logs, c);
-  } else if (nccl && o.logs.size() == 1) {
-    content = report::nccl_run_report(read_nccl_log(texts[0]), ctx.catalog());
   } else if (nccl) {
-    o.flags.refuse_unused("a collective report", false);
-    content = report::nccl_comparison_report(compare_nccl(read_nccl_log(texts[0]), read_nccl_log(texts[1]), ctx.catalog()));
+    std::vector<NcclLog> logs;
+    for (const LineSource& t : texts) logs.push_back(read_nccl_log(t)), gpus.emplace_back(logs.back().gpu, t.path);
+    if (logs.size() == 1) {
+      content = report::nccl_run_report(logs[0], ctx.catalog());
+    } else {
+      o.flags.refuse_unused("a collective report", false);
+      content = report::nccl_comparison_report(compare_nccl(logs[0], logs[1], ctx.catalog()));
+    }
   } else if (o.logs.size() == 1) {
     const RunLog run = read_run_log(texts[0]);
+    gpus.emplace_back(run.gpu, texts[0].path);
     std::vector<std::string> warnings;
     const std::optional<ModelShape> model = run_model(run, ctx.data_dir() / "models", warnings);
     refuse_impossible_points(run, ctx.catalog().try_find(run.gpu), run_step_flops(run, model));
@@ -194,6 +202,7 @@ void run(Context& ctx, const ReportOptions& o) {
     const CompareOptions opts = o.flags.parse();
     const Comparison c = compare_runs(read_run_log(texts[0]), read_run_log(texts[1]), ctx.catalog(),
                                       ctx.data_dir() / "models", opts);
+    gpus.emplace_back(c.old_run.gpu, texts[0].path), gpus.emplace_back(c.new_run.gpu, texts[1].path);
     std::vector<std::string> reasons;
     if (c.old_gpu && c.new_gpu) {
       DecideInput in;
@@ -216,6 +225,9 @@ void run(Context& ctx, const ReportOptions& o) {
   if (!content.alert.empty()) std::printf("%s\n", printable(content.alert).c_str());
   if (content.lead_block && !content.body.blocks.empty()) {
     for (const std::string& line : content.body.blocks.front().notes) std::printf("- %s\n", printable(line).c_str());
+  }
+  for (const auto& [gpu, path] : gpus) {
+    if (const auto w = unknown_gpu_warning(gpu, ctx.catalog(), printable(path))) warn(*w);
   }
 }
 

@@ -298,7 +298,8 @@ void write_report(const ReportContent& r_in, const fs::path& dir, const fs::path
   html += "</div>\n" + render_html(rest);
   html += "<script>\nconst specs = {\n";
   for (const Chart& c : r.charts) {
-    std::string spec = vega_lite_spec(c).dump();
+    // Names from a peer's log (not JSON, so not checked as UTF-8) keep the page valid: bad bytes become U+FFFD.
+    std::string spec = vega_lite_spec(c).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     // A spec is data inside a script element: keep "</" from closing it.
     for (size_t pos = 0; (pos = spec.find("</", pos)) != std::string::npos; pos += 3) spec.replace(pos, 2, "<\\/");
     html += fmt::format("  \"chart-{}\": {},\n", c.id, spec);

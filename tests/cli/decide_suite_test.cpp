@@ -532,7 +532,7 @@ TEST(Decide, AGpuNameTheCatalogDoesNotKnowIsSaidOrRefused) {
   std::ofstream(renamed / "env.json", std::ios::trunc) << env;
   const Result r = run("decide " + kSuite + " " + renamed.string() + " --force");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("the catalog does not know the NVIDIA H200 SXM 141GB"),
+  EXPECT_NE(r.out.find("the catalog does not know the \"NVIDIA H200 SXM 141GB\""),
             std::string::npos) << r.out;
 }
 

@@ -121,7 +121,7 @@ TEST(ImpossibleFigure, AGpuTheCatalogDoesNotKnowIsSaidByHistoryAddAndCompare) {
   std::string text = slurp(kFx + "/guide/mamf_bf16_h200.txt");
   for (size_t at; (at = text.find("NVIDIA H200")) != std::string::npos;) text.replace(at, 11, "NVIDIA H300");
   const std::string unknown = write_file("mamf_unknown_gpu.txt", text);
-  const std::string says = unknown + ": the catalog does not know the NVIDIA H300: its figures are held to no peak";
+  const std::string says = unknown + ": the catalog does not know the \"NVIDIA H300\": its figures are held to no peak";
   const Result added = run(fmt::format("history add --db {} {}", fresh_db("unknown_gpu"), unknown));
   EXPECT_EQ(added.code, 0) << added.err;
   EXPECT_NE(added.err.find(says), std::string::npos) << added.err;
@@ -130,6 +130,22 @@ TEST(ImpossibleFigure, AGpuTheCatalogDoesNotKnowIsSaidByHistoryAddAndCompare) {
   EXPECT_NE(compared.err.find(says), std::string::npos) << compared.err;
   const Result known = run(fmt::format("history add --db {} {}/guide/mamf_bf16_h200.txt", fresh_db("known_gpu"), kFx));
   EXPECT_EQ(known.err.find("the catalog does not know"), std::string::npos) << known.err;
+  // decompose and report too; a name with a look-alike letter (a Cyrillic capital en) shows its bytes.
+  std::string printout = slurp(kFx + "/decompose_h200.txt");
+  printout.replace(printout.find("NVIDIA H200"), 11, "NVIDIA \xd0\x9d" "200");
+  const std::string look_alike = write_file("decompose_look_alike.txt", printout);
+  const Result decomposed = run("decompose " + look_alike);
+  EXPECT_EQ(decomposed.code, 0) << decomposed.err;
+  EXPECT_NE(decomposed.err.find(look_alike + ": the catalog does not know the \"NVIDIA \\xd0\\x9d200\": its figures are "
+                                "held to no peak"), std::string::npos) << decomposed.err;
+  const Result reported = run(fmt::format("report {} -o {}", look_alike, fresh_folder("look_alike_report")));
+  EXPECT_EQ(reported.code, 0) << reported.err;
+  EXPECT_NE(reported.err.find("the catalog does not know the \"NVIDIA \\xd0\\x9d200\""), std::string::npos) << reported.err;
+  // A name that is no UTF-8 at all (a byte of a two-byte letter alone) still makes a page.
+  printout.replace(printout.find("NVIDIA \xd0\x9d" "200"), 13, "NVIDIA \xd0 200");
+  const Result broken = run(fmt::format("report {} -o {}", write_file("decompose_not_utf8.txt", printout),
+                                        fresh_folder("not_utf8_report")));
+  EXPECT_EQ(broken.code, 0) << broken.err;
 }
 
 // Matmuls in a dtype the GPU does not execute (the catalog says unsupported) timed nothing it can
