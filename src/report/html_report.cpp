@@ -234,8 +234,14 @@ void write_report(const ReportContent& r_in, const fs::path& dir, const fs::path
   // beside the report, and refused where this report would draw over it.
   const std::map<std::string, std::string> earlier =
       any_page ? recorded_charts({html_page, md_page}) : std::map<std::string, std::string>{};
+  constexpr uintmax_t kMostChartBytes = 64 << 20;  // gnuplot's charts are kilobytes: read no more than this
   for (const auto& [name, digest] : earlier) {
     if (!fs::is_regular_file(fs::symlink_status(dir / name, ec))) continue;
+    if (const uintmax_t bytes = fs::file_size(dir / name, ec); !ec && bytes > kMostChartBytes) {
+      throw UsageError(fmt::format("-o {}: its {} holds {} MiB, no chart upgradebench draws: the report would overwrite "
+                                   "or remove it; write the report into a new folder, or move the file away",
+                                   printable(dir.string()), name, bytes >> 20));
+    }
     if (fnv1a_hex(slurp_bytes(dir / name)) != digest) {
       throw UsageError(fmt::format("-o {}: its {} is not as upgradebench drew it (edited since its report recorded its "
                                    "digest): the report would overwrite or remove it; write the report into a new "

@@ -107,6 +107,15 @@ class SqliteDatabase final : public Database {
     };
     // SQLite's own refusal (SQLITE_OPEN_NOFOLLOW) lets a link to nothing yet create its target.
     if (access != Access::read_only && std::filesystem::is_symlink(path, ec)) refuse_link();
+    // SQLite opens its journal beside the file and will not follow a link there (it says "unable
+    // to open database file", which reads as a bad database): said as what it is.
+    for (const char* journal : {"-wal", "-shm", "-journal"}) {
+      if (std::filesystem::is_symlink(path + journal, ec)) {
+        throw UsageError(fmt::format("--db {}: its journal {}{} is a symbolic link: SQLite writes the journal beside the "
+                                     "database, never through a link; remove the link (the database itself is "
+                                     "untouched)", path, path, journal));
+      }
+    }
     const bool immutable = access == Access::read_only && !folder_writable(path) &&
                            !std::filesystem::exists(path + "-wal", ec);
     const int rc = sqlite3_open_v2(immutable ? immutable_uri(path).c_str() : path.c_str(), &opened,

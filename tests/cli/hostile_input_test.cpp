@@ -1381,6 +1381,15 @@ TEST(Clobbering, RecordsAndTheHistoryAreNotWrittenThroughASymlink) {
   fs::remove(db_link);
   fs::create_symlink(db, db_link);
   EXPECT_EQ(run("history list --db " + db_link).code, 0);
+  // Nor its journal: a link where SQLite puts the write-ahead log is said as that, not as a bad
+  // database, and what it names is left as it was.
+  const std::string victim = write_file("journal_victim.txt", "mine");
+  fs::remove(db + "-wal");
+  fs::create_symlink(victim, db + "-wal");
+  expect_error("history list --db " + db, 2, "--db " + db + ": its journal " + db + "-wal is a symbolic link");
+  expect_error("history add --db " + db + " " + kFx + "/mamf_finder_h200.txt", 2, "-wal is a symbolic link");
+  EXPECT_EQ(slurp(victim), "mine");
+  fs::remove(db + "-wal");
 }
 
 // ---- Silently wrong results ----
