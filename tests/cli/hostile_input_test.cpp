@@ -1348,6 +1348,10 @@ TEST(Clobbering, AReportFolderKeepsChartsItDidNotWrite) {
   EXPECT_EQ(slurp(ours + "/charts/speedup.png"), "mine");
   fs::remove(ours + "/charts/speedup.png");
   EXPECT_EQ(run("report " + kFx + "/sweep_h200.log -o " + ours).code, 0) << "the chart as drawn again";
+  // A chart grown past anything gnuplot draws is refused by its size, not read to its end first.
+  fs::resize_file(ours + "/charts/tflops.svg", 65u << 20);
+  expect_error("report " + kFx + "/sweep_h200.log -o " + ours, 2, "its charts/tflops.svg holds 65 MiB, no chart upgradebench draws");
+  fs::remove(ours + "/charts/tflops.svg");
 }
 
 // A decompose that reads nothing writes nothing: no records file holding a context record alone.
