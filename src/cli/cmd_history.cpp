@@ -137,6 +137,24 @@ void add_database_flag(CLI::App& cmd, HistoryOptions& o) {
 
 }  // namespace
 
+// A stored figure of a GPU the catalog does not know was held to no peak when it was added, nor is
+// it now: said after the result, once for each run and GPU (the database's name for it may be
+// what was edited).
+class UnknownGpus {
+ public:
+  explicit UnknownGpus(const Catalog& catalog) : catalog_(catalog) {}
+  void note(const std::string& gpu, const std::string& where) {
+    if (const auto w = unknown_gpu_warning(gpu, catalog_, where)) said_.insert(*w);
+  }
+  void say() const {
+    for (const std::string& w : said_) warn(w);
+  }
+
+ private:
+  const Catalog& catalog_;
+  std::set<std::string> said_;
+};
+
 void register_history(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand("history", "Every run in one database (SQLite or PostgreSQL): add, list, show, "
                                             "metrics, trend over time and stack versions, fleet outliers");
@@ -213,12 +231,15 @@ void register_history(CLI::App& app, Context& ctx) {
     const history::HistoryStore store = show_o->reader();
     const auto detail = store.show(ids.front());
     if (!detail) throw UsageError(fmt::format("no run {} in the history database (see history list)", ids.front()));
+    UnknownGpus unknown(ctx.catalog());
     for (const MetricPoint& m : detail->metrics) {
       const auto g = std::find_if(detail->gpus.begin(), detail->gpus.end(), [&](const StoredGpu& x) { return x.index == m.gpu; });
-      refuse_impossible_stored_figure(stored_run_name(store, ids.front()), m.metric, m.x, m.median,
-                                      g == detail->gpus.end() ? "" : g->name, ctx.catalog());
+      const std::string gpu = g == detail->gpus.end() ? "" : g->name;
+      refuse_impossible_stored_figure(stored_run_name(store, ids.front()), m.metric, m.x, m.median, gpu, ctx.catalog());
+      unknown.note(gpu, stored_run_name(store, ids.front()));
     }
     show_o->out.emit(show_document(*detail), show_json(*detail));
+    unknown.say();
   });
 
   auto metrics_o = std::make_shared<HistoryOptions>();
@@ -246,9 +267,11 @@ void register_history(CLI::App& app, Context& ctx) {
     const history::RunFilter f = trend_o->filter.parse();
     const double x = choose_point(store, *trend_o, f);
     const std::vector<TrendRun> rows = store.trend_rows(trend_o->metric, x, trend_o->by, f);
+    UnknownGpus unknown(ctx.catalog());
     for (const TrendRun& r : rows) {
       refuse_impossible_stored_figure(stored_run_name(store, r.run_id), trend_o->metric, x, r.figure.median, r.gpu,
                                       ctx.catalog());
+      unknown.note(r.gpu, stored_run_name(store, r.run_id));
     }
     // A component no run stores (a typo: --by troch) would group every run under "unknown".
     if (!trend_o->by.empty() && !rows.empty() &&
@@ -260,6 +283,7 @@ void register_history(CLI::App& app, Context& ctx) {
     const std::vector<Trend> t = trends_of(trend_o->metric, x, trend_o->by, rows);
     if (t.empty()) throw UsageError(fmt::format("no run of {} matches the filters", trend_o->metric));
     trend_o->out.emit(trend_document(t), trend_json(t));
+    unknown.say();
   });
 
   auto fleet_o = std::make_shared<HistoryOptions>();
@@ -278,13 +302,16 @@ void register_history(CLI::App& app, Context& ctx) {
     const history::RunFilter f = fleet_o->filter.parse();
     const double x = choose_point(store, *fleet_o, f);
     const std::vector<FleetSample> samples = store.fleet_rows(fleet_o->metric, x, f);
+    UnknownGpus unknown(ctx.catalog());
     for (const FleetSample& s : samples) {
       refuse_impossible_stored_figure(stored_run_name(store, s.run_id), fleet_o->metric, x, s.point.median, s.gpu_name,
                                       ctx.catalog());
+      unknown.note(s.gpu_name, stored_run_name(store, s.run_id));
     }
     const std::vector<Fleet> result = fleets_of(fleet_o->metric, x, tolerance, samples);
     if (result.empty()) throw UsageError(fmt::format("no GPU's run of {} matches the filters", fleet_o->metric));
     fleet_o->out.emit(fleet_document(result), fleet_json(result));
+    unknown.say();
   });
 }
 

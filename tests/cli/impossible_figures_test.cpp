@@ -177,6 +177,16 @@ TEST(ImpossibleFigure, AStoredFigurePastTheGpusPeakIsNotShown) {
                          nullptr, nullptr, nullptr), SQLITE_OK);
   sqlite3_close(h);
   expect_error(fmt::format("history trend mamf.tflops.nvfp4 --db {}", db), 1, "the h200-sxm does not execute nvfp4 (the catalog)");
+  // The GPU renamed to one the catalog does not know: its figures are bounded by nothing, and said so.
+  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(h, "UPDATE run_metrics SET metric = 'mamf.tflops.bf16'; UPDATE run_gpus SET name = 'NVIDIA H300'",
+                         nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(h);
+  for (const char* command : {"show 1", "trend mamf.tflops.bf16", "fleet mamf.tflops.bf16"}) {
+    const Result r = run(fmt::format("history {} --db {}", command, db));
+    EXPECT_EQ(r.code, 0) << command << ": " << r.err;
+    EXPECT_NE(r.err.find("run 1: the catalog does not know the \"NVIDIA H300\""), std::string::npos) << command << ": " << r.err;
+  }
 }
 
 // mamf-finder.py's torch dtype names reach the same checks: float8_e5m2 is held to the fp8 peak,
