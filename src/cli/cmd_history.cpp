@@ -155,6 +155,17 @@ class UnknownGpus {
   std::set<std::string> said_;
 };
 
+// Each stored figure a reading command shows, held to its GPU's peak (and its GPU noted where the
+// catalog does not know it) as the store reads it.
+history::HistoryStore::FigureCheck held_to_peaks(const history::HistoryStore& store, const Catalog& catalog,
+                                                 UnknownGpus& unknown) {
+  return [&store, &catalog, &unknown](int64_t run, const std::string& gpu, const std::string& metric, double x,
+                                      double median) {
+    refuse_impossible_stored_figure(stored_run_name(store, run), metric, x, median, gpu, catalog);
+    unknown.note(gpu, stored_run_name(store, run));
+  };
+}
+
 void register_history(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand("history", "Every run in one database (SQLite or PostgreSQL): add, list, show, "
                                             "metrics, trend over time and stack versions, fleet outliers");
@@ -229,15 +240,9 @@ void register_history(CLI::App& app, Context& ctx) {
     const std::vector<int64_t> ids = parse_run_ids(show_o->id, "ID");
     if (ids.size() != 1) throw UsageError(fmt::format("ID: '{}' is more than one run; show takes one", show_o->id));
     const history::HistoryStore store = show_o->reader();
-    const auto detail = store.show(ids.front());
-    if (!detail) throw UsageError(fmt::format("no run {} in the history database (see history list)", ids.front()));
     UnknownGpus unknown(ctx.catalog());
-    for (const MetricPoint& m : detail->metrics) {
-      const auto g = std::find_if(detail->gpus.begin(), detail->gpus.end(), [&](const StoredGpu& x) { return x.index == m.gpu; });
-      const std::string gpu = g == detail->gpus.end() ? "" : g->name;
-      refuse_impossible_stored_figure(stored_run_name(store, ids.front()), m.metric, m.x, m.median, gpu, ctx.catalog());
-      unknown.note(gpu, stored_run_name(store, ids.front()));
-    }
+    const auto detail = store.show(ids.front(), held_to_peaks(store, ctx.catalog(), unknown));
+    if (!detail) throw UsageError(fmt::format("no run {} in the history database (see history list)", ids.front()));
     show_o->out.emit(show_document(*detail), show_json(*detail));
     unknown.say();
   });
@@ -266,13 +271,9 @@ void register_history(CLI::App& app, Context& ctx) {
     const history::HistoryStore store = trend_o->reader();
     const history::RunFilter f = trend_o->filter.parse();
     const double x = choose_point(store, *trend_o, f);
-    const std::vector<TrendRun> rows = store.trend_rows(trend_o->metric, x, trend_o->by, f);
     UnknownGpus unknown(ctx.catalog());
-    for (const TrendRun& r : rows) {
-      refuse_impossible_stored_figure(stored_run_name(store, r.run_id), trend_o->metric, x, r.figure.median, r.gpu,
-                                      ctx.catalog());
-      unknown.note(r.gpu, stored_run_name(store, r.run_id));
-    }
+    const std::vector<TrendRun> rows =
+        store.trend_rows(trend_o->metric, x, trend_o->by, f, held_to_peaks(store, ctx.catalog(), unknown));
     // A component no run stores (a typo: --by troch) would group every run under "unknown".
     if (!trend_o->by.empty() && !rows.empty() &&
         std::all_of(rows.begin(), rows.end(), [](const TrendRun& r) { return r.version.empty(); })) {
@@ -301,13 +302,8 @@ void register_history(CLI::App& app, Context& ctx) {
     const history::HistoryStore store = fleet_o->reader();
     const history::RunFilter f = fleet_o->filter.parse();
     const double x = choose_point(store, *fleet_o, f);
-    const std::vector<FleetSample> samples = store.fleet_rows(fleet_o->metric, x, f);
     UnknownGpus unknown(ctx.catalog());
-    for (const FleetSample& s : samples) {
-      refuse_impossible_stored_figure(stored_run_name(store, s.run_id), fleet_o->metric, x, s.point.median, s.gpu_name,
-                                      ctx.catalog());
-      unknown.note(s.gpu_name, stored_run_name(store, s.run_id));
-    }
+    const std::vector<FleetSample> samples = store.fleet_rows(fleet_o->metric, x, f, held_to_peaks(store, ctx.catalog(), unknown));
     const std::vector<Fleet> result = fleets_of(fleet_o->metric, x, tolerance, samples);
     if (result.empty()) throw UsageError(fmt::format("no GPU's run of {} matches the filters", fleet_o->metric));
     fleet_o->out.emit(fleet_document(result), fleet_json(result));

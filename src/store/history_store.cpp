@@ -14,6 +14,7 @@
 #include "dist/fault.hpp"
 #include "records/context_record.hpp"
 #include "records/record_file.hpp"
+#include "store/run_digest.hpp"
 #include "store/schema.hpp"
 
 namespace ub::history {
@@ -347,6 +348,9 @@ std::vector<AddOutcome> HistoryStore::add_runs(const std::vector<StoredRun>& run
   std::vector<AddOutcome> out;
   for (const StoredRun& run : runs) {
     out.push_back(add_run(run, source));
+    // A run stored already is as it was stored, or the database was edited: a grown run's new rows
+    // would take the edit in under a digest of their own.
+    if (out.back().status == AddStatus::added) store_run_digest(*db_, out.back().run_id);
     dist::fault_point("history_add", 0);  // tests: a process killed mid-file leaves nothing
   }
   t.commit();
@@ -410,12 +414,14 @@ AddOutcome HistoryStore::add_run(const StoredRun& run, const std::string& source
     o.run_id = c;
     o.status = run.format != "upgradebench" && grows_peer_run(*db_, c, run) ? AddStatus::grown : AddStatus::same_measurement;
     if (o.status == AddStatus::grown) {  // a peer's log still being written when it was added: its key and lines now
+      check_run_digest(*db_, c);
       db_->query("UPDATE runs SET run_key = $1, line_count = $2, kind = $3 WHERE id = $4",
                  {run.key, static_cast<int64_t>(run.lines.size()), run.kind, c});
       db_->query("DELETE FROM run_lines WHERE run_id = $1", {c});
       db_->query("DELETE FROM run_metrics WHERE run_id = $1", {c});
       insert_lines(*db_, c, run.lines, 0);
       insert_metrics(*db_, c, run.metrics);
+      store_run_digest(*db_, c);
     }
     return o;
   }
@@ -465,6 +471,7 @@ AddOutcome HistoryStore::add_run(const StoredRun& run, const std::string& source
     return o;
   }
   // Grown since it was stored: the new lines, and the figures again.
+  check_run_digest(*db_, o.run_id);
   o.status = AddStatus::grown;
   insert_lines(*db_, o.run_id, run.lines, std::min(stored, kept.size()));
   db_->query("DELETE FROM run_metrics WHERE run_id = $1", {o.run_id});
@@ -472,6 +479,7 @@ AddOutcome HistoryStore::add_run(const StoredRun& run, const std::string& source
   // Its kind too: a run stored from its context record alone becomes what its records say.
   db_->query("UPDATE runs SET line_count = $1, kind = $2 WHERE id = $3",
              {static_cast<int64_t>(run.lines.size()), run.kind, o.run_id});
+  store_run_digest(*db_, o.run_id);
   return o;
 }
 
@@ -487,6 +495,7 @@ std::vector<RunSummary> HistoryStore::list(const RunFilter& f, size_t limit) con
   for (const Row& row : db_->query(sql, params)) {
     RunSummary s = summary_of(row, db_->name());
     check_run_lists_its_gpus(db_->name(), s.id, s.format, s.command, row.integer(kRunColumnCount));
+    check_run_digest(*db_, s.id);
     s.gpus = std::max(row.integer(kRunColumnCount), s.world_size);  // a peer's log of 8 ranks names one GPU
     s.gpu = row.text(kRunColumnCount + 1);
     s.metrics = row.integer(kRunColumnCount + 2);
@@ -495,7 +504,7 @@ std::vector<RunSummary> HistoryStore::list(const RunFilter& f, size_t limit) con
   return out;
 }
 
-std::optional<RunDetail> HistoryStore::show(int64_t id) const {
+std::optional<RunDetail> HistoryStore::show(int64_t id, const FigureCheck& check) const {
   const std::vector<Row> rows =
       db_->query(fmt::format("SELECT {} FROM runs r WHERE r.id = $1", kRunColumns), {id});
   if (rows.empty()) return std::nullopt;
@@ -513,8 +522,13 @@ std::optional<RunDetail> HistoryStore::show(int64_t id) const {
     const MetricPoint& p = d.metrics.back();
     const bool listed = std::any_of(d.gpus.begin(), d.gpus.end(), [&](const StoredGpu& g) { return g.index == p.gpu; });
     check_figure_gpu_listed(db_->name(), id, p.metric, p.x, p.gpu, listed, static_cast<int64_t>(d.gpus.size()));
+    if (check) {
+      const auto g = std::find_if(d.gpus.begin(), d.gpus.end(), [&](const StoredGpu& x) { return x.index == p.gpu; });
+      check(id, g == d.gpus.end() ? "" : g->name, p.metric, p.x, p.median);
+    }
   }
   check_run_lists_its_gpus(db_->name(), id, d.run.format, d.run.command, static_cast<int64_t>(d.gpus.size()));
+  check_run_digest(*db_, id);  // after the checks that name what is wrong, where one applies
   d.run.gpus = std::max(static_cast<int64_t>(d.gpus.size()), d.run.world_size);
   d.run.gpu = d.gpus.empty() ? "" : d.gpus.front().name;
   d.run.metrics = static_cast<int64_t>(d.metrics.size());
@@ -552,7 +566,7 @@ std::vector<double> HistoryStore::points(const std::string& metric, const RunFil
 }
 
 std::vector<TrendRun> HistoryStore::trend_rows(const std::string& metric, double x, const std::string& by,
-                                               const RunFilter& f) const {
+                                               const RunFilter& f, const FigureCheck& check) const {
   std::vector<Value> params{metric, x, by};
   Where where(params, f, "g");
   const std::string sql = fmt::format(
@@ -564,6 +578,7 @@ std::vector<TrendRun> HistoryStore::trend_rows(const std::string& metric, double
       "LEFT JOIN run_stack s ON s.run_id = r.id AND s.component = $3{}",
       where.sql("m.metric = $1 AND m.x = $2"));
   std::vector<TrendRun> out;
+  std::set<int64_t> checked;  // runs whose rows are held to their digest, after the checks that name what is wrong
   for (const Row& row : db_->query(sql, params)) {
     TrendRun t;
     t.run_id = row.integer(0);
@@ -579,12 +594,16 @@ std::vector<TrendRun> HistoryStore::trend_rows(const std::string& metric, double
     const int gpu = checked_gpu_index(db_->name(), t.run_id, row.integer(13), "a figure of GPU");
     check_figure_gpu_listed(db_->name(), t.run_id, metric, x, gpu, row.at(3).has_value(), row.integer(14));
     check_run_lists_its_gpus(db_->name(), t.run_id, row.text(15), row.text(16), row.integer(14));
+    if (check) check(t.run_id, t.gpu, metric, x, t.figure.median);
+    checked.insert(t.run_id);
     out.push_back(std::move(t));
   }
+  for (const int64_t run : checked) check_run_digest(*db_, run);
   return out;
 }
 
-std::vector<FleetSample> HistoryStore::fleet_rows(const std::string& metric, double x, const RunFilter& f) const {
+std::vector<FleetSample> HistoryStore::fleet_rows(const std::string& metric, double x, const RunFilter& f,
+                                                  const FigureCheck& check) const {
   std::vector<Value> params{metric, x};
   Where where(params, f, "g");
   const std::string sql = fmt::format(
@@ -594,6 +613,7 @@ std::vector<FleetSample> HistoryStore::fleet_rows(const std::string& metric, dou
       "LEFT JOIN run_gpus g ON g.run_id = m.run_id AND g.gpu_index = m.gpu_index{}",
       kMetricColumns, where.sql("m.metric = $1 AND m.x = $2"));
   std::vector<FleetSample> out;
+  std::set<int64_t> checked;  // runs whose rows are held to their digest, after the checks that name what is wrong
   for (const Row& row : db_->query(sql, params)) {
     FleetSample s;
     s.run_id = row.integer(0);
@@ -606,6 +626,8 @@ std::vector<FleetSample> HistoryStore::fleet_rows(const std::string& metric, dou
     checked_world_size(db_->name(), s.run_id, row, 17, 18);
     check_figure_gpu_listed(db_->name(), s.run_id, metric, x, s.point.gpu, row.at(3).has_value(), row.integer(19));
     check_run_lists_its_gpus(db_->name(), s.run_id, row.text(20), row.text(21), row.integer(19));
+    if (check) check(s.run_id, s.gpu_name, metric, x, s.point.median);
+    checked.insert(s.run_id);
     s.gpu_index = s.point.gpu;
     out.push_back(std::move(s));
   }
@@ -621,6 +643,7 @@ std::vector<FleetSample> HistoryStore::fleet_rows(const std::string& metric, dou
                                   printable(it->second->gpu_name), it->second->run_id, printable(s.gpu_name), s.run_id));
     }
   }
+  for (const int64_t run : checked) check_run_digest(*db_, run);
   return out;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -77,15 +78,24 @@ class HistoryStore {
   std::vector<AddOutcome> add_file(const std::string& path, const RunCheck& check = {});
   std::vector<AddOutcome> add_runs(const std::vector<StoredRun>& runs, const std::string& source);
 
+  // A reader's own check of a figure it shows (run, GPU name, metric, x, median): held before the
+  // run's rows are held to their digest, so that what it names is said rather than that the
+  // rows were edited (the digest check is the one left when the edit recomputed it).
+  using FigureCheck = std::function<void(int64_t run, const std::string& gpu, const std::string& metric, double x,
+                                         double median)>;
+
+  // Each run read is held to its rows' digest (run_digest.hpp), after the checks naming what is wrong.
   std::vector<RunSummary> list(const RunFilter& f, size_t limit) const;
-  std::optional<RunDetail> show(int64_t id) const;
+  std::optional<RunDetail> show(int64_t id, const FigureCheck& check = {}) const;
   std::vector<MetricInfo> metrics(const RunFilter& f) const;
   // The points (x values) at which `metric` is stored in runs matching `f`, ascending.
   std::vector<double> points(const std::string& metric, const RunFilter& f) const;
   // One row per run and GPU holding `metric` at `x`; `by`: the stack component whose version
   // labels each row.
-  std::vector<TrendRun> trend_rows(const std::string& metric, double x, const std::string& by, const RunFilter& f) const;
-  std::vector<FleetSample> fleet_rows(const std::string& metric, double x, const RunFilter& f) const;
+  std::vector<TrendRun> trend_rows(const std::string& metric, double x, const std::string& by, const RunFilter& f,
+                                   const FigureCheck& check = {}) const;
+  std::vector<FleetSample> fleet_rows(const std::string& metric, double x, const RunFilter& f,
+                                      const FigureCheck& check = {}) const;
   // The lines of the runs, in the order given, as one file named `name` (compare and report read
   // it as they read a file). Throws UsageError naming an id that is not there.
   LineSource run_text(const std::vector<int64_t>& ids, const std::string& name) const;

@@ -12,6 +12,7 @@
 #include "base/dates.hpp"
 #include "base/error.hpp"
 #include "base/line_source.hpp"
+#include "store/run_digest.hpp"
 
 namespace ub::history {
 
@@ -103,6 +104,14 @@ void version_4(Database& db) {
 // trend does not pool windowed or packed-document runs with full ones.
 void version_5(Database& db) { read_workloads_again(db); }
 
+// Version 6: each run's digest of its rows (run_digest.hpp), so that a reader tells rows edited
+// since `history add` wrote them. The runs stored before are taken as they are now. A later
+// migration that rewrites runs' rows stores their digests again.
+void version_6(Database& db) {
+  db.execute("ALTER TABLE runs ADD COLUMN digest TEXT");
+  for (const Row& r : db.query("SELECT id FROM runs ORDER BY id")) store_run_digest(db, r.integer(0));
+}
+
 // The version the database says it is at; 0 for none. A version that is no whole number of the
 // ones written (text, a number past any version) is a database edited or damaged, said as such.
 int64_t current_version(Database& db) {
@@ -184,6 +193,10 @@ void migrate(Database& db) {
   if (version < 5) {
     version_5(db);
     db.query("INSERT INTO schema_version (version) VALUES ($1)", {int64_t{5}});
+  }
+  if (version < 6) {
+    version_6(db);
+    db.query("INSERT INTO schema_version (version) VALUES ($1)", {int64_t{6}});
   }
   t.commit();
 }

@@ -177,13 +177,22 @@ TEST(ImpossibleFigure, AStoredFigurePastTheGpusPeakIsNotShown) {
                          nullptr, nullptr, nullptr), SQLITE_OK);
   sqlite3_close(h);
   expect_error(fmt::format("history trend mamf.tflops.nvfp4 --db {}", db), 1, "the h200-sxm does not execute nvfp4 (the catalog)");
-  // The GPU renamed to one the catalog does not know: its figures are bounded by nothing, and said so.
+  // The GPU renamed to one the catalog does not know (its figures then bounded by nothing): the
+  // run's rows are not as stored, which every reader says.
   ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(h, "UPDATE run_metrics SET metric = 'mamf.tflops.bf16'; UPDATE run_gpus SET name = 'NVIDIA H300'",
-                         nullptr, nullptr, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(h, "UPDATE run_metrics SET metric = 'mamf.tflops.bf16', median = 700, low = 690, high = 710; "
+                            "UPDATE run_gpus SET name = 'NVIDIA H300'", nullptr, nullptr, nullptr), SQLITE_OK);
   sqlite3_close(h);
+  for (const char* command : {"show 1", "list", "trend mamf.tflops.bf16", "fleet mamf.tflops.bf16"}) {
+    expect_error(fmt::format("history {} --db {}", command, db), 1, "run 1's rows are not as `history add` stored them");
+  }
+  // A run measured on a GPU the catalog does not know is shown, and said to be held to no peak.
+  std::string log = slurp(kFx + "/guide/mamf_bf16_h200.txt");
+  for (size_t at; (at = log.find("NVIDIA H200")) != std::string::npos;) log.replace(at, 11, "NVIDIA H300");
+  const std::string unknown = fresh_db("unknown_gpu_shown");
+  ASSERT_EQ(run(fmt::format("history add --db {} {}", unknown, write_file("mamf_h300.txt", log))).code, 0);
   for (const char* command : {"show 1", "trend mamf.tflops.bf16", "fleet mamf.tflops.bf16"}) {
-    const Result r = run(fmt::format("history {} --db {}", command, db));
+    const Result r = run(fmt::format("history {} --db {}", command, unknown));
     EXPECT_EQ(r.code, 0) << command << ": " << r.err;
     EXPECT_NE(r.err.find("run 1: the catalog does not know the \"NVIDIA H300\""), std::string::npos) << command << ": " << r.err;
   }

@@ -355,14 +355,9 @@ TEST_P(HistoryStoreTest, AStoredDateCountOrReadingNoAddWritesIsRefused) {
   edited("UPDATE run_metrics SET gpu_index = $1 WHERE run_id = $2", {int64_t{-1}, id}, "holds a figure of GPU -1");
   edited("UPDATE runs SET world_size = $1 WHERE id = $2", {int64_t{0}, id}, "lines of 0 ranks: no run");
   {  // every reading command checks what it reads: a trend and a fleet too
+    const RunDetail before = *store.show(id);
     const Transaction t(db);
     db.query("UPDATE runs SET world_size = $1 WHERE id = $2", {int64_t{0}, id});
-    const RunDetail before = [&] {
-      db.query("UPDATE runs SET world_size = NULL WHERE id = $1", {id});
-      RunDetail d = *store.show(id);
-      db.query("UPDATE runs SET world_size = $1 WHERE id = $2", {int64_t{0}, id});
-      return d;
-    }();
     ASSERT_FALSE(before.metrics.empty());
     const MetricPoint& p = before.metrics.front();
     refused("lines of 0 ranks: no run", [&] { store.trend_rows(p.metric, p.x, "", {}); });
@@ -444,6 +439,38 @@ TEST_P(HistoryStoreTest, RowsThatDoNotFitTogetherAreRefused) {
   }
 }
 
+// Rows edited within every bound (a figure moved, a sample count, a version, the example-data
+// label, a reading) show as measured unless held to what `history add` stored: each run's digest
+// of its rows tells them, in every reader.
+TEST_P(HistoryStoreTest, RowsEditedSinceTheyWereStoredAreRefused) {
+  HistoryStore store(spec_);
+  store.add_file(kSweep);
+  const std::vector<RunSummary> runs = store.list({}, 100);
+  ASSERT_FALSE(runs.empty());
+  const int64_t id = runs.front().id;
+  const RunDetail before = *store.show(id);
+  ASSERT_FALSE(before.metrics.empty());
+  const MetricPoint& p = before.metrics.front();
+  Database& db = store.database();
+  const std::string says = fmt::format("run {}'s rows are not as `history add` stored them", id);
+  const auto edited = [&](const std::string& sql, const std::vector<Value>& params) {
+    const Transaction t(db);  // rolled back at the end of the scope
+    db.query(sql, params);
+    expect_refused(db, says, [&] { store.show(id); });
+    expect_refused(db, says, [&] { store.list({}, 100); });
+    expect_refused(db, says, [&] { store.trend_rows(p.metric, p.x, "", {}); });
+    expect_refused(db, says, [&] { store.fleet_rows(p.metric, p.x, {}); });
+  };
+  edited("UPDATE run_metrics SET median = median * 1.5, low = low * 1.5, high = high * 1.5 WHERE run_id = $1", {id});
+  edited("UPDATE run_metrics SET n = n + 1 WHERE run_id = $1", {id});
+  edited("UPDATE run_stack SET version = $1 WHERE run_id = $2", {std::string("99.0"), id});
+  edited("UPDATE runs SET provenance = NULL, workload = $1 WHERE id = $2", {std::string("another"), id});
+  edited("UPDATE run_gpus SET name = $1 WHERE run_id = $2", {std::string("NVIDIA B200"), id});
+  // As stored, every reader reads it.
+  EXPECT_EQ(store.show(id)->metrics.size(), before.metrics.size());
+  EXPECT_FALSE(store.trend_rows(p.metric, p.x, "", {}).empty());
+}
+
 TEST_P(HistoryStoreTest, AVersionOneDatabaseLearnsEachRunsWorkload) {
   {
     HistoryStore store(spec_);
@@ -452,6 +479,7 @@ TEST_P(HistoryStoreTest, AVersionOneDatabaseLearnsEachRunsWorkload) {
     Database& db = store.database();
     db.execute("ALTER TABLE runs DROP COLUMN workload");
     db.execute("ALTER TABLE runs DROP COLUMN world_size");
+    db.execute("ALTER TABLE runs DROP COLUMN digest");
     db.execute("DELETE FROM schema_version WHERE version > 1");
   }
   HistoryStore store(spec_);
