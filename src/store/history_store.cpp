@@ -551,6 +551,11 @@ std::vector<MetricInfo> HistoryStore::metrics(const RunFilter& f) const {
     out.back().points.push_back(row.real(1));
     out.back().runs = std::max(out.back().runs, row.integer(2));
   }
+  // The runs listed are held to their rows' digest, as list holds them (a metric renamed by hand).
+  for (const Row& row : db_->query(fmt::format("SELECT DISTINCT m.run_id FROM run_metrics m JOIN runs r ON r.id = m.run_id{} "
+                                               "ORDER BY m.run_id", where.sql()), params)) {
+    check_run_digest(*db_, row.integer(0));
+  }
   return out;
 }
 

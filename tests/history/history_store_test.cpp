@@ -453,11 +453,14 @@ TEST_P(HistoryStoreTest, RowsEditedSinceTheyWereStoredAreRefused) {
   const MetricPoint& p = before.metrics.front();
   Database& db = store.database();
   const std::string says = fmt::format("run {}'s rows are not as `history add` stored them", id);
-  const auto edited = [&](const std::string& sql, const std::vector<Value>& params) {
+  // `figure_read`: whether a trend or a fleet of the first figure still reads the run.
+  const auto edited = [&](const std::string& sql, const std::vector<Value>& params, bool figure_read = true) {
     const Transaction t(db);  // rolled back at the end of the scope
     db.query(sql, params);
     expect_refused(db, says, [&] { store.show(id); });
     expect_refused(db, says, [&] { store.list({}, 100); });
+    expect_refused(db, says, [&] { store.metrics({}); });
+    if (!figure_read) return;
     expect_refused(db, says, [&] { store.trend_rows(p.metric, p.x, "", {}); });
     expect_refused(db, says, [&] { store.fleet_rows(p.metric, p.x, {}); });
   };
@@ -466,6 +469,7 @@ TEST_P(HistoryStoreTest, RowsEditedSinceTheyWereStoredAreRefused) {
   edited("UPDATE run_stack SET version = $1 WHERE run_id = $2", {std::string("99.0"), id});
   edited("UPDATE runs SET provenance = NULL, workload = $1 WHERE id = $2", {std::string("another"), id});
   edited("UPDATE run_gpus SET name = $1 WHERE run_id = $2", {std::string("NVIDIA B200"), id});
+  edited("UPDATE run_metrics SET metric = $1 WHERE run_id = $2 AND metric = $3", {std::string("train.tflopz"), id, p.metric}, false);
   // As stored, every reader reads it.
   EXPECT_EQ(store.show(id)->metrics.size(), before.metrics.size());
   EXPECT_FALSE(store.trend_rows(p.metric, p.x, "", {}).empty());
