@@ -42,6 +42,13 @@ std::vector<std::string> torch_logs() {
   return out;
 }
 
+// The example sweep added to `store`: its first run's id (0 when it stored none).
+int64_t first_run_of_the_example_sweep(HistoryStore& store) {
+  store.add_file(kSweep);
+  const std::vector<RunSummary> runs = store.list({}, 100);
+  return runs.empty() ? 0 : runs.front().id;
+}
+
 // `read` throws a WorkError naming the database `db` and saying `says`.
 template <class Read>
 void expect_refused(Database& db, const std::string& says, const Read& read) {
@@ -334,10 +341,8 @@ TEST_P(HistoryStoreTest, AStoredFigureNoAddComputesIsRefused) {
 // measured; a number column holding text names the database.
 TEST_P(HistoryStoreTest, AStoredDateCountOrReadingNoAddWritesIsRefused) {
   HistoryStore store(spec_);
-  store.add_file(kSweep);
-  const std::vector<RunSummary> runs = store.list({}, 100);
-  ASSERT_FALSE(runs.empty());
-  const int64_t id = runs.front().id;
+  const int64_t id = first_run_of_the_example_sweep(store);
+  ASSERT_GT(id, 0);
   Database& db = store.database();
   const auto refused = [&](const std::string& says, const auto& read) { expect_refused(db, says, read); };
   const auto edited = [&](const std::string& sql, const std::vector<Value>& params, const std::string& says) {
@@ -444,10 +449,8 @@ TEST_P(HistoryStoreTest, RowsThatDoNotFitTogetherAreRefused) {
 // of its rows tells them, in every reader.
 TEST_P(HistoryStoreTest, RowsEditedSinceTheyWereStoredAreRefused) {
   HistoryStore store(spec_);
-  store.add_file(kSweep);
-  const std::vector<RunSummary> runs = store.list({}, 100);
-  ASSERT_FALSE(runs.empty());
-  const int64_t id = runs.front().id;
+  const int64_t id = first_run_of_the_example_sweep(store);
+  ASSERT_GT(id, 0);
   const RunDetail before = *store.show(id);
   ASSERT_FALSE(before.metrics.empty());
   const MetricPoint& p = before.metrics.front();
