@@ -88,6 +88,41 @@ void refuse_impossible_points(const RunLog& run, const Accelerator* gpu, const R
   }
 }
 
+namespace {
+
+// A printout's whole step: its TOTAL line's FLOPs and time, else its buckets' sums where each says
+// its FLOPs (a printout cut of its TOTAL line is held to the same bounds).
+struct PrintoutStep {
+  double tflop = 0, ms = 0;
+};
+std::optional<PrintoutStep> printout_step(const DecompositionLog& d) {
+  PrintoutStep sum;
+  bool every_bucket = !d.buckets.empty();
+  for (const DecompositionBucket& b : d.buckets) {
+    if (b.name == "TOTAL") return b.tflop ? std::optional(PrintoutStep{*b.tflop, b.ms}) : std::nullopt;
+    if (b.tflop) sum.tflop += *b.tflop, sum.ms += b.ms;
+    else every_bucket = false;
+  }
+  return every_bucket ? std::optional(sum) : std::nullopt;
+}
+
+// The length whose work of `model` (one sequence) is `tflop`, within 2%; none when no length is.
+std::optional<int64_t> length_of_work(const ModelShape& model, double tflop) {
+  const auto work = [&](int64_t s) { return to_tflop(step_flops(model, s, FlopOptions{}).total()); };
+  int64_t lo = 1, hi = int64_t{1} << 26;
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (work(mid) < tflop) lo = mid + 1;
+    else hi = mid;
+  }
+  for (const int64_t s : {lo, std::max<int64_t>(1, lo - 1)}) {
+    if (std::abs(work(s) / tflop - 1) <= 0.02) return s;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 void refuse_impossible_decomposition(const DecompositionLog& d, const Catalog& catalog) {
   const Accelerator* gpu = catalog.try_find(d.gpu);
   if (!gpu) return;
@@ -106,12 +141,11 @@ void refuse_impossible_decomposition(const DecompositionLog& d, const Catalog& c
     }
   }
   // The whole step (its TOTAL line) is held to what a step can reach, each bucket to the peak.
-  if (const std::optional<Accelerator::StepBound> step = gpu->most_step_tflops(Dtype::bf16)) {
-    for (const DecompositionBucket& b : d.buckets) {
-      if (b.name == "TOTAL" && b.tflops && *b.tflops > step->tflops) {
-        throw WorkError(fmt::format("{}: the whole step at {:.1f} TFLOPS is past the {}'s {}: not a measurement",
-                                    printable(d.path), *b.tflops, gpu->id, step->what));
-      }
+  const std::optional<PrintoutStep> whole = printout_step(d);
+  if (const std::optional<Accelerator::StepBound> step = gpu->most_step_tflops(Dtype::bf16); step && whole && whole->ms > 0) {
+    if (const double tflops = whole->tflop / whole->ms * 1e3; tflops > step->tflops) {
+      throw WorkError(fmt::format("{}: the whole step at {:.1f} TFLOPS is past the {}'s {}: not a measurement",
+                                  printable(d.path), tflops, gpu->id, step->what));
     }
   }
   for (const DecompositionBucket& b : d.buckets) {
@@ -144,21 +178,22 @@ void refuse_step_not_of_model(const std::string& path, double step_tflop, int64_
 }
 
 void refuse_printout_not_of_model(const DecompositionLog& d, const ModelShape& model, const std::string& remedy) {
-  if (!d.seqlen || !d.header.contains("seq")) return;
-  std::optional<double> total;
-  double sum = 0;
-  bool every_bucket = !d.buckets.empty();
-  for (const DecompositionBucket& b : d.buckets) {
-    if (b.name == "TOTAL") total = b.tflop;
-    else if (b.tflop) sum += *b.tflop;
-    else every_bucket = false;
+  if (!d.header.contains("gpu") && !d.header.contains("seq")) return;  // our records: not a printout
+  const std::optional<PrintoutStep> step = printout_step(d);
+  if (!step) return;
+  // bench_decompose.py prints its length; a printout without one is held to the length its work is.
+  std::optional<int64_t> seqlen = d.seqlen;
+  if (!seqlen) {
+    seqlen = length_of_work(model, step->tflop);
+    if (!seqlen) {
+      throw WorkError(fmt::format("{}: a step of {:.2f} TFLOP, and no seq= in its header: the work of {} at no length "
+                                  "is that{}", printable(d.path), step->tflop, model.id, remedy));
+    }
   }
-  if (!total && every_bucket) total = sum;
-  if (!total) return;
-  refuse_step_not_of_model(d.path, *total, *d.seqlen, 1, model, remedy);
+  refuse_step_not_of_model(d.path, step->tflop, *seqlen, 1, model, remedy);
   // The step's work split as the script splits it: FlashAttention's FLOPs, and the rest (a split
   // moved between them would make attention look ten times as fast, the rest slower).
-  const StepFlops f = step_flops(model, *d.seqlen, FlopOptions{});
+  const StepFlops f = step_flops(model, *seqlen, FlopOptions{});
   for (const DecompositionBucket& b : d.buckets) {
     const std::optional<double> expected = b.name == "attention(FA)"     ? std::optional(to_tflop(f.attention))
                                            : b.name == "everything else" ? std::optional(to_tflop(f.dense))
@@ -167,7 +202,7 @@ void refuse_printout_not_of_model(const DecompositionLog& d, const ModelShape& m
     throw WorkError(fmt::format("{}: bucket \"{}\" holds {:.2f} TFLOP, and {}'s {} at {} tokens is {:.2f} TFLOP: the "
                                 "step's work is split otherwise than the script splits it{}", printable(d.path), b.name,
                                 *b.tflop, model.id, b.name == "attention(FA)" ? "attention" : "work besides attention",
-                                *d.seqlen, *expected, remedy));
+                                *seqlen, *expected, remedy));
   }
 }
 

@@ -62,7 +62,11 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
     if (kind == LogKind::decomposition || decomposed) {
       // bench_decompose.py runs one model, meta-llama/Llama-3.1-8B (its MODEL_ID): its printout need not say it.
       if (!model && !looks_like_records(t)) adopt(kPrintoutModel, path, "the one bench_decompose.py runs");
-      if (kind == LogKind::decomposition) refuse_impossible_decomposition(read_decomposition_log(t), cat);
+      if (kind == LogKind::decomposition) {
+        const DecompositionLog log = read_decomposition_log(t);
+        refuse_impossible_decomposition(log, cat);
+        if (!looks_like_records(t)) refuse_printout_not_of_model(log, *model, " (or give the --model and --layers it ran)");
+      }
       for (StepInput& s : steps_from_decompositions(t)) {
         // Our records name the model they decomposed, as a training log's do; what they say of
         // its depth wins over an option that says otherwise only as an error.

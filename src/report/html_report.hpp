@@ -40,7 +40,8 @@ void write_report(const ReportContent& r, const std::filesystem::path& dir,
 bool written_by_report(const std::filesystem::path& page);
 
 // Whether a page is not as this tool wrote it: its last line is no digest of the bytes before it
-// (edited since, cut short, or written before pages carried one). Such a page is not overwritten.
+// (edited since, cut short, or written before pages carried one), or it is past 256 MiB (not read
+// whole to tell). Such a page is not overwritten.
 bool edited_since_written(const std::filesystem::path& page);
 
 }  // namespace ub::report

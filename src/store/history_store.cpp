@@ -658,6 +658,7 @@ LineSource HistoryStore::run_text(const std::vector<int64_t>& ids, const std::st
     if (db_->query("SELECT id FROM runs WHERE id = $1", {id}).empty()) {
       throw UsageError(fmt::format("{}: no run {} in the history database {} (see history list)", name, id, db_->name()));
     }
+    check_run_digest(*db_, id);  // its lines as `history add` stored them
     for (const Row& row : db_->query("SELECT text FROM run_lines WHERE run_id = $1 ORDER BY line_no", {id})) {
       lines.push_back(row.text(0));
     }

@@ -26,8 +26,9 @@ void append_rows(Database& db, const std::string& sql, int64_t run, std::string&
 
 std::string run_rows_digest(Database& db, int64_t run) {
   std::string text;
-  append_rows(db, "SELECT kind, command, format, date, host, model, provenance, workload, world_size, line_count FROM runs "
-                  "WHERE id = $1", run, text);
+  append_rows(db, "SELECT id, run_key, kind, command, format, date, host, model, provenance, source, added, workload, "
+                  "world_size, line_count FROM runs WHERE id = $1", run, text);
+  append_rows(db, "SELECT line_no, text FROM run_lines WHERE run_id = $1 ORDER BY line_no", run, text);
   append_rows(db, "SELECT gpu_index, name, uuid FROM run_gpus WHERE run_id = $1 ORDER BY gpu_index", run, text);
   append_rows(db, "SELECT component, version FROM run_stack WHERE run_id = $1 ORDER BY component", run, text);
   append_rows(db, "SELECT gpu_index, metric, x, n, median, low, high, sm_clock_mhz, power_w, temperature_c, throttle "

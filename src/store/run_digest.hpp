@@ -1,5 +1,6 @@
-// A stored run's rows as one digest: the runs row's identity (kind, command, format, date, host,
-// model, provenance, workload, world size, line count), its GPUs, its stack and its figures.
+// A stored run's rows as one digest: its runs row (its id and key, kind, command, format, date,
+// host, model, provenance, source, when added, workload, world size, line count), its lines, its
+// GPUs, its stack and its figures (a run copied under another id, with its digest, is told too).
 // `history add` stores it with every run it adds or grows; a reader that finds the rows no longer
 // give it knows the database was edited since (as a report page's digest tells an edited page):
 // a figure, a GPU's name, a version or the example-data label changed by hand would otherwise be

@@ -1352,6 +1352,10 @@ TEST(Clobbering, AReportFolderKeepsChartsItDidNotWrite) {
   fs::resize_file(ours + "/charts/tflops.svg", 65u << 20);
   expect_error("report " + kFx + "/sweep_h200.log -o " + ours, 2, "its charts/tflops.svg holds 65 MiB, no chart upgradebench draws");
   fs::remove(ours + "/charts/tflops.svg");
+  // A page grown past anything a report writes is refused by its size, not read whole first.
+  fs::resize_file(ours + "/report.html", 300u << 20);
+  expect_error("report " + kFx + "/sweep_h200.log -o " + ours, 2, "its report.html is not as upgradebench wrote it");
+  fs::remove(ours + "/report.html");
 }
 
 // A decompose that reads nothing writes nothing: no records file holding a context record alone.

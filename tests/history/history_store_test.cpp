@@ -473,6 +473,13 @@ TEST_P(HistoryStoreTest, RowsEditedSinceTheyWereStoredAreRefused) {
   edited("UPDATE runs SET provenance = NULL, workload = $1 WHERE id = $2", {std::string("another"), id});
   edited("UPDATE run_gpus SET name = $1 WHERE run_id = $2", {std::string("NVIDIA B200"), id});
   edited("UPDATE run_metrics SET metric = $1 WHERE run_id = $2 AND metric = $3", {std::string("train.tflopz"), id, p.metric}, false);
+  edited("UPDATE runs SET run_key = $1, source = $2 WHERE id = $3", {std::string("0123456789abcdef"), std::string("/elsewhere"), id});
+  {  // its lines, which compare and report read as a file (run:ID)
+    const Transaction t(db);
+    db.query("UPDATE run_lines SET text = text || ' ' WHERE run_id = $1 AND line_no = 1", {id});
+    expect_refused(db, says, [&] { store.show(id); });
+    expect_refused(db, says, [&] { store.run_text({id}, "run:1"); });
+  }
   // As stored, every reader reads it.
   EXPECT_EQ(store.show(id)->metrics.size(), before.metrics.size());
   EXPECT_FALSE(store.trend_rows(p.metric, p.x, "", {}).empty());
