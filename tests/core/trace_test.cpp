@@ -482,7 +482,12 @@ TEST(TraceDecomposition, HostStepsOffTheGpusClockGiveWayToTheGpuSide) {
          e["ts"] = e["ts"].get<double>() + 600;
        }, "off by up to 595 us"},
       {"renumbered", [](nlohmann::json& e) { e["name"] = "ProfilerStep#1" + e["name"].get<std::string>().substr(13); },
-       "no host-side step is named as one of them"},
+       "3 of them have no host-side step of the same name"},
+      {"one renamed and late", [](nlohmann::json& e) {
+         if (e["name"] != "ProfilerStep#2") return;
+         e["name"] = "ProfilerStep#12";
+         e["ts"] = e["ts"].get<double>() + 600;
+       }, "1 of them have no host-side step of the same name"},
   };
   for (const Case& c : cases) {
     nlohmann::json trace = nlohmann::json::parse(slurp(kSmall));

@@ -179,7 +179,7 @@ bool any_inside(const std::vector<StepWindow>& windows, const std::vector<GpuAct
 // which none pairs with a GPU-side one (renumbered, or of another run). Twins pair by name, a
 // step's number read as a number. How many steps disagree, and by how much at most.
 struct ClockDisagreement {
-  size_t steps = 0, paired = 0;
+  size_t steps = 0, paired = 0, unpaired = 0;  // unpaired: GPU-side steps no host step is named as
   double most_us = 0;
 };
 ClockDisagreement host_steps_off_their_gpu_work(const std::vector<StepWindow>& host, const std::vector<StepWindow>& gpu) {
@@ -202,7 +202,10 @@ ClockDisagreement host_steps_off_their_gpu_work(const std::vector<StepWindow>& h
   for (size_t i = 0; i < gpu.size(); ++i) {
     const StepWindow& w = gpu[i];
     const auto it = by_key.find(gpu_keys[i]);
-    if (it == by_key.end()) continue;
+    if (it == by_key.end()) {
+      ++d.unpaired;
+      continue;
+    }
     ++d.paired;
     const double off = std::max(it->second->start - w.start, w.end - it->second->end);
     if (off <= kClockAlignmentUs) continue;
@@ -359,7 +362,9 @@ std::vector<TraceDecomposition> decompose_trace(const std::string& path, KernelC
     std::sort(gpu_side.begin(), gpu_side.end(), by_start);
     const bool none_inside = !any_inside(windows, acts);
     const ClockDisagreement shifted = from_host ? host_steps_off_their_gpu_work(windows, gpu_side) : ClockDisagreement{};
-    const bool unpaired = from_host && !gpu_side.empty() && shifted.paired == 0;
+    // A GPU-side step is the GPU's span of a host annotation: one no host step is named as is a
+    // host step renamed, renumbered or missing, and its host window is not the step's.
+    const bool unpaired = from_host && shifted.unpaired > 0;
     if (none_inside || shifted.steps > 0 || unpaired) {
       if (!from_host || gpu_side.empty() || !any_inside(gpu_side, acts)) {
         throw WorkError(fmt::format("{}: none of the GPU work of device {} lies inside any of its {} steps: the steps and "
@@ -371,8 +376,9 @@ std::vector<TraceDecomposition> decompose_trace(const std::string& path, KernelC
       d.steps_from =
           none_inside ? fmt::format("{} annotations matching \"{}\" (GPU side: the host side's hold none of the GPU's "
                                     "work)", windows.size(), options.step_pattern)
-          : unpaired  ? fmt::format("{} annotations matching \"{}\" (GPU side: no host-side step is named as one of "
-                                    "them: renumbered, or of another run)", windows.size(), options.step_pattern)
+          : unpaired  ? fmt::format("{} annotations matching \"{}\" (GPU side: {} of them have no host-side step of the "
+                                    "same name: renumbered, missing, or of another run)", windows.size(),
+                                    options.step_pattern, shifted.unpaired)
                       : fmt::format("{} annotations matching \"{}\" (GPU side: {} host-side step(s) do not hold the "
                                     "GPU's work of the step, off by up to {:.0f} us: the host clock is shifted or scaled "
                                     "against the GPU's)", windows.size(), options.step_pattern, shifted.steps,
