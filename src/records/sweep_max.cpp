@@ -33,9 +33,10 @@ std::optional<SweepMax> read_sweep_max(const LineSource& t, const RunLog& sweep,
     return WorkError(fmt::format("{}: sweep --find-max's result {}: not what the sweep measured", where, why));
   };
   if (!s->longest_fit && !s->shortest_out_of_memory) throw refuse("names no length that fits and none that does not");
-  int64_t longest_ran = 0;
+  int64_t longest_ran = 0, shortest_out = 0;
   bool fit_ran = false;
   for (const RunPoint& p : sweep.points) {
+    if (p.status == PointStatus::oom) shortest_out = shortest_out == 0 ? p.seqlen : std::min(shortest_out, p.seqlen);
     if (p.status != PointStatus::ok) continue;
     longest_ran = std::max(longest_ran, p.seqlen);
     fit_ran = fit_ran || (s->longest_fit && p.seqlen == *s->longest_fit);
@@ -46,6 +47,10 @@ std::optional<SweepMax> read_sweep_max(const LineSource& t, const RunLog& sweep,
   }
   if (s->shortest_out_of_memory && *s->shortest_out_of_memory <= longest_ran) {
     throw refuse(fmt::format("says {} tokens do not fit, and {} ran", *s->shortest_out_of_memory, longest_ran));
+  }
+  if (s->shortest_out_of_memory && shortest_out > 0 && *s->shortest_out_of_memory > shortest_out) {
+    throw refuse(fmt::format("says {} tokens are the shortest that do not fit, and {} ran out of memory",
+                             *s->shortest_out_of_memory, shortest_out));
   }
   return s;
 }

@@ -16,7 +16,7 @@ namespace ub {
 // The last `sweep_max` record of `t` (a search resumed with a higher ceiling goes on from the one
 // before; several are said in `warnings`), or none. WorkError naming the line when it says no
 // length at all, a longest fit that is not a length that ran or is shorter than one that ran, or a
-// shortest out of memory no longer than a length that ran. `sweep`: the whole file's run.
+// shortest out of memory no longer than a length that ran, or longer than one that ran out of memory. `sweep`: the whole file's run.
 std::optional<SweepMax> read_sweep_max(const LineSource& t, const RunLog& sweep, std::vector<std::string>& warnings);
 
 }  // namespace ub

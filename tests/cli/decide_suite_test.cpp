@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "cli_run.hpp"
 #include "measured_again.hpp"
@@ -507,6 +508,25 @@ TEST(Decide, ALongestFitTheSweepDidNotMeasureIsRefused) {
   // The result moved to the top: the file no longer starts with its context record.
   std::ofstream(sweep, std::ios::trunc) << R"({"type":"sweep_max","longest_fit":4096,"granularity":1024})" << "\n" << measured;
   refused(sweep + ":1: our records start with their context record, and the first here is a \"sweep_max\" record");
+  // A length that ran out of memory bounds the shortest that does not fit from above.
+  {
+    nlohmann::json context;
+    std::istringstream lines(measured);
+    for (std::string l; std::getline(lines, l);) {
+      if (l.find("\"context\"") != std::string::npos) context = nlohmann::json::parse(l);
+    }
+    ASSERT_FALSE(context.is_null());
+    for (auto& a : context["argv"]) {
+      if (a == "4096") a = "8192";
+    }
+    context["config"]["seqlen"] = 8192;
+    const nlohmann::json oom = {{"type", "train_oom"}, {"seqlen", 8192}, {"batch", 1}, {"device", 0},
+                                {"error", "CUDA error 'out of memory'"}, {"what", "CUDA error 'out of memory'"}};
+    std::ofstream(sweep, std::ios::trunc) << measured << context.dump() << "\n" << oom.dump() << "\n"
+                                          << R"({"type":"sweep_max","longest_fit":4096,"shortest_out_of_memory":16384,"granularity":1024})"
+                                          << "\n";
+    refused("says 16384 tokens are the shortest that do not fit, and 8192 ran out of memory");
+  }
   with_result("4096", "5120");
   const Result r = run("decide " + kSuite + " " + dir.string());
   EXPECT_EQ(r.code, 0) << r.err;
