@@ -86,14 +86,16 @@ std::string escape_control(std::string_view s, bool keep_newlines) {
   for (size_t i = 0; i < s.size(); ++i) {
     const auto u = static_cast<unsigned char>(s[i]);
     const bool c1 = u == 0xc2 && byte(i + 1) >= 0x80 && byte(i + 1) <= 0x9f;  // U+0080-U+009F in UTF-8
-    // Marks that reorder or break what a terminal shows, so a name could show other text than it
-    // holds: the bidirectional overrides and isolates (U+202A-U+202E, U+2066-U+2069), LRM and RLM
-    // (U+200E, U+200F), the line and paragraph separators (U+2028, U+2029), and the Arabic letter
-    // mark (U+061C, two bytes).
+    // Marks that reorder, break or hide what a terminal shows, so a name could show other text than
+    // it holds: the bidirectional overrides and isolates (U+202A-U+202E, U+2066-U+2069), the zero-
+    // width space, joiners and LRM / RLM (U+200B-U+200F), the word joiner and invisible operators
+    // (U+2060-U+2064), the line and paragraph separators (U+2028, U+2029), the zero-width no-break
+    // space (U+FEFF), and the Arabic letter mark (U+061C, two bytes).
     const unsigned b1 = byte(i + 1), b2 = byte(i + 2);
-    const size_t mark = u == 0xe2 && ((b1 == 0x80 && ((b2 >= 0xaa && b2 <= 0xae) || b2 == 0x8e || b2 == 0x8f ||
-                                                      b2 == 0xa8 || b2 == 0xa9)) ||
-                                      (b1 == 0x81 && b2 >= 0xa6 && b2 <= 0xa9))
+    const size_t mark = (u == 0xe2 && ((b1 == 0x80 && ((b2 >= 0xaa && b2 <= 0xae) || (b2 >= 0x8b && b2 <= 0x8f) ||
+                                                       b2 == 0xa8 || b2 == 0xa9)) ||
+                                       (b1 == 0x81 && ((b2 >= 0xa6 && b2 <= 0xa9) || (b2 >= 0xa0 && b2 <= 0xa4))))) ||
+                                (u == 0xef && b1 == 0xbb && b2 == 0xbf)
                             ? 3
                         : u == 0xd8 && b1 == 0x9c ? 2
                                                   : 0;

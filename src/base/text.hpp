@@ -20,7 +20,8 @@ std::vector<std::string> closest(std::string_view name, const std::vector<std::s
                                  size_t count);
 // `s` safe for a terminal, with nothing lost: control characters (an escape sequence, a newline
 // unless `keep_newlines`, a carriage return, DEL, and the C1 controls U+0080-U+009F that some
-// terminals obey), the bidirectional overrides and isolates (U+202A-U+202E, U+2066-U+2069) and any
+// terminals obey), the bidirectional overrides and isolates (U+202A-U+202E, U+2066-U+2069), the
+// zero-width and invisible characters (U+200B-U+200F, U+2060-U+2064, U+FEFF) and any
 // byte of no valid UTF-8 sequence are written as \xNN, so text read from a file shows what it
 // holds and cannot drive the terminal, reorder what it shows, or break a line. Every error
 // message, warning and table passes through it.

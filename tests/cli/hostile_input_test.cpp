@@ -520,6 +520,15 @@ TEST(Messages, C1ControlsAndBidiOverridesFromFilesReachNoTerminal) {
   }
   const Result table = run("memfit " + path + " --capacity-gib 130");
   EXPECT_NE(table.out.find("NVIDIA H200\\xc2\\x9b31m\\xe2\\x80\\xae"), std::string::npos) << table.out;
+  // A zero-width space inside the name shows too, rather than read as the name without it.
+  records = slurp(UB_DATA_DIR "/examples/sweep_h200_llama-3.1-8b-4layers.jsonl");
+  for (size_t at; (at = records.find("\"name\":\"NVIDIA H200\"")) != std::string::npos;) {
+    records.replace(at, 20, "\"name\":\"NVIDIA H\\u200b200\"");
+  }
+  const Result hidden = run("memfit " + write_file("zwsp_gpu.jsonl", records) + " --capacity-gib 130");
+  EXPECT_EQ(hidden.out.find("\xe2\x80\x8b"), std::string::npos) << hidden.out;
+  EXPECT_EQ(hidden.err.find("\xe2\x80\x8b"), std::string::npos) << hidden.err;
+  EXPECT_NE((hidden.out + hidden.err).find("NVIDIA H\\xe2\\x80\\x8b200"), std::string::npos) << hidden.out << hidden.err;
 }
 
 // A mamf-finder.py footer whose shape lines were cut away is no measurement; a shape whose
