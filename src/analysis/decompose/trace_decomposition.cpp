@@ -330,22 +330,23 @@ std::vector<TraceDecomposition> decompose_trace(const std::string& path, KernelC
                                   path, options.step_pattern, not_complete));
     }
     // A step annotation of no length (a profiler closed at once, an edited `dur`) holds nothing: left
-    // out, and said with the steps.
+    // out, and said with the steps (after where the steps came from, whichever side that is).
+    std::string said;
     std::vector<std::string> empty;
     for (const StepWindow& w : windows) {
       if (!(w.end > w.start)) empty.push_back(printable(w.name));
     }
     if (!empty.empty()) {
       std::erase_if(windows, [](const StepWindow& w) { return !(w.end > w.start); });
-      d.steps_from += fmt::format("; {} of no length left out ({})", empty.size(),
+      said += fmt::format("; {} of no length left out ({})", empty.size(),
                                   fmt::join(empty.begin(), empty.begin() + std::min<std::ptrdiff_t>(3, std::ssize(empty)), ", "));
     }
     if (info.annotations_not_complete > 0) {
-      d.steps_from += fmt::format("; {} annotation event(s) not complete (\"ph\" other than \"X\": a begin/end pair, an "
+      said += fmt::format("; {} annotation event(s) not complete (\"ph\" other than \"X\": a begin/end pair, an "
                                   "instant) left out", info.annotations_not_complete);
     }
     if (info.not_objects > 0) {
-      d.steps_from += fmt::format("; {} element(s) of traceEvents that are not events (not objects) left out",
+      said += fmt::format("; {} element(s) of traceEvents that are not events (not objects) left out",
                                   info.not_objects);
     }
     if (windows.empty()) throw WorkError(fmt::format("{}: every step annotation is empty", path));
@@ -384,6 +385,7 @@ std::vector<TraceDecomposition> decompose_trace(const std::string& path, KernelC
                                     "against the GPU's)", windows.size(), options.step_pattern, shifted.steps,
                                     shifted.most_us);
     }
+    d.steps_from += said;
     d.steps = decompose_steps(windows, acts, names, fmt::format("{} (device {})", printable(path), device));
     if (d.steps.empty()) throw WorkError(fmt::format("{}: every step annotation is empty", path));
     out.push_back(std::move(d));
