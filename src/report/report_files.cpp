@@ -45,8 +45,20 @@ void prepare_report_folder(const fs::path& dir) {
     }
   }
   std::error_code ec;
+  // Where a folder of the report goes, something else (a file, a pipe): said by name.
+  for (const fs::path& d : {dir, dir / "charts"}) {
+    const fs::file_type t = fs::symlink_status(d, ec).type();
+    if (t != fs::file_type::not_found && t != fs::file_type::directory && t != fs::file_type::none) {
+      throw UsageError(fmt::format("-o {}: {} is there and is not a folder (a file, a pipe or a device): the report "
+                                   "writes its pages and charts into folders; write it into a new folder",
+                                   printable(dir.string()), printable(d.string())));
+    }
+  }
   fs::create_directories(dir / "charts", ec);
-  if (ec) throw UsageError(fmt::format("-o {}: cannot create the folder: {}", printable(dir.string()), ec.message()));
+  if (ec) {
+    throw UsageError(fmt::format("-o {}: cannot create the folder {}: {}", printable(dir.string()),
+                                 printable((dir / "charts").string()), ec.message()));
+  }
 }
 
 fs::path staging_name(const fs::path& place) {

@@ -1327,6 +1327,10 @@ TEST(Clobbering, TheHistoryDatabaseIsNeitherAnInputNorAPipe) {
 TEST(Clobbering, AReportFolderKeepsChartsItDidNotWrite) {
   const std::string dir = temp_path("foreign_charts");
   fs::remove_all(dir);
+  fs::create_directories(dir);
+  ASSERT_EQ(::mkfifo((dir + "/charts").c_str(), 0600), 0);
+  expect_error("report " + kFx + "/sweep_h200.log -o " + dir, 2, dir + "/charts is there and is not a folder");
+  fs::remove(dir + "/charts");
   fs::create_directories(dir + "/charts");
   write_file("foreign_charts/charts/tflops.svg", "precious");
   expect_error("report " + kFx + "/sweep_h200.log -o " + dir, 2, "its charts/ holds files no upgradebench report wrote");
