@@ -100,21 +100,17 @@ TEST(ImpossibleFigure, APrintoutWhoseLengthIsNotItsWorkIsRefusedByEveryReader) {
 // The same printout with a tenth of attention's FLOPs moved into "everything else" (TOTAL as it
 // was, the shares recomputed): attention would look ten times as fast.
 TEST(ImpossibleFigure, APrintoutWhoseWorkIsSplitOtherwiseIsRefused) {
-  const std::string moved = write_file(
-      "decompose_h200_attention_moved.txt",
-      printout_edited({{"52.78 TFLOP  107.4 ms  491.4 TFLOPS  MFU 49.7%", "5.28 TFLOP  107.4 ms  49.2 TFLOPS  MFU 5.0%"},
-                       {"368.87 TFLOP  802.6 ms  459.6 TFLOPS  MFU 46.5%", "416.37 TFLOP  802.6 ms  518.8 TFLOPS  MFU 52.5%"},
-                       {"attention FLOP share=12.5%", "attention FLOP share=1.3%"}}));
+  std::vector<std::pair<std::string, std::string>> edits = {
+      {"52.78 TFLOP  107.4 ms  491.4 TFLOPS  MFU 49.7%", "5.28 TFLOP  107.4 ms  49.2 TFLOPS  MFU 5.0%"},
+      {"368.87 TFLOP  802.6 ms  459.6 TFLOPS  MFU 46.5%", "416.37 TFLOP  802.6 ms  518.8 TFLOPS  MFU 52.5%"},
+      {"attention FLOP share=12.5%", "attention FLOP share=1.3%"}};
+  const std::string moved = write_file("decompose_h200_attention_moved.txt", printout_edited(edits));
   const std::string says = "bucket \"attention(FA)\" holds 5.28 TFLOP, and llama-3.1-8b's attention at 8192 tokens is 52.78 TFLOP";
   expect_error("decompose " + moved, 1, says);
   expect_error(fmt::format("history add --db {} {}", fresh_db("attention_moved"), moved), 1, says);
   // Without its seq= the printout is held to the length its whole step's work is.
-  const std::string unsaid = write_file(
-      "decompose_h200_attention_moved_no_seq.txt",
-      printout_edited({{" seq=8192", ""},
-                       {"52.78 TFLOP  107.4 ms  491.4 TFLOPS  MFU 49.7%", "5.28 TFLOP  107.4 ms  49.2 TFLOPS  MFU 5.0%"},
-                       {"368.87 TFLOP  802.6 ms  459.6 TFLOPS  MFU 46.5%", "416.37 TFLOP  802.6 ms  518.8 TFLOPS  MFU 52.5%"},
-                       {"attention FLOP share=12.5%", "attention FLOP share=1.3%"}}));
+  edits.emplace_back(" seq=8192", "");
+  const std::string unsaid = write_file("decompose_h200_attention_moved_no_seq.txt", printout_edited(edits));
   for (const char* command : {"decompose {}", "predict {} --to b200"}) {
     expect_error(fmt::format(fmt::runtime(command), unsaid), 1, "bucket \"attention(FA)\" holds 5.28 TFLOP, and llama-3.1-8b's attention at");
   }
@@ -123,22 +119,19 @@ TEST(ImpossibleFigure, APrintoutWhoseWorkIsSplitOtherwiseIsRefused) {
 // A whole step faster than the GPU's matmul ceiling (the guide's H200 step in 48% of its time:
 // 880 TFLOPS, under the 989 peak but past the published MAMF of 794.5) is no measurement.
 TEST(ImpossibleFigure, AStepPastTheGpusMatmulCeilingIsRefused) {
-  const std::string fast = write_file(
-      "decompose_h200_fast.txt",
-      printout_edited({{"step=910.0 ms", "step=478.9 ms"},
-                       {"107.4 ms  491.4 TFLOPS  MFU 49.7%", "56.5 ms  933.7 TFLOPS  MFU 94.4%"},
-                       {"802.6 ms  459.6 TFLOPS  MFU 46.5%", "422.4 ms  873.2 TFLOPS  MFU 88.3%"},
-                       {"910.0 ms  463.4 TFLOPS  MFU 46.9%", "478.9 ms  880.4 TFLOPS  MFU 89.0%"}}));
+  std::vector<std::pair<std::string, std::string>> edits = {
+      {"step=910.0 ms", "step=478.9 ms"},
+      {"107.4 ms  491.4 TFLOPS  MFU 49.7%", "56.5 ms  933.7 TFLOPS  MFU 94.4%"},
+      {"802.6 ms  459.6 TFLOPS  MFU 46.5%", "422.4 ms  873.2 TFLOPS  MFU 88.3%"}};
+  std::vector<std::pair<std::string, std::string>> with_total = edits;
+  with_total.emplace_back("910.0 ms  463.4 TFLOPS  MFU 46.9%", "478.9 ms  880.4 TFLOPS  MFU 89.0%");
+  const std::string fast = write_file("decompose_h200_fast.txt", printout_edited(with_total));
   const std::string says = "TFLOPS is past the h200-sxm's matmul ceiling (MAMF 794.5 TFLOPS, published)";
   expect_error("decompose " + fast, 1, says);
   expect_error(fmt::format("predict {} --to b200", fast), 1, says);
   // Without its TOTAL line: the whole step is its buckets' work over their time.
-  const std::string cut = write_file(
-      "decompose_h200_fast_no_total.txt",
-      printout_edited({{"step=910.0 ms", "step=478.9 ms"},
-                       {"107.4 ms  491.4 TFLOPS  MFU 49.7%", "56.5 ms  933.7 TFLOPS  MFU 94.4%"},
-                       {"802.6 ms  459.6 TFLOPS  MFU 46.5%", "422.4 ms  873.2 TFLOPS  MFU 88.3%"},
-                       {"TOTAL              421.65 TFLOP  910.0 ms  463.4 TFLOPS  MFU 46.9%\n", ""}}));
+  edits.emplace_back("TOTAL              421.65 TFLOP  910.0 ms  463.4 TFLOPS  MFU 46.9%\n", "");
+  const std::string cut = write_file("decompose_h200_fast_no_total.txt", printout_edited(edits));
   expect_error("decompose " + cut, 1, "the whole step at 880.5 TFLOPS is past the h200-sxm's matmul ceiling");
 }
 
