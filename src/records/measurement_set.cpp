@@ -165,8 +165,11 @@ void refuse_parts_of_another_workload(const MeasurementSet& s, const std::map<st
     // missing), and --find-max's probes beside them.
     // --find-max probes only above the longest length asked for that fit, and writes its result.
     const ManifestPart* part = s.manifest->part("sweep");
-    const bool probed = part && s.longest_fit &&
-                        std::find(part->command.begin(), part->command.end(), "--find-max") != part->command.end();
+    const bool find_max = part && std::find(part->command.begin(), part->command.end(), "--find-max") != part->command.end();
+    const bool probed = find_max && s.longest_fit;
+    if (part && !find_max && (s.longest_fit || s.shortest_out_of_memory)) {
+      differs.push_back("a result of sweep --find-max, where the manifest's sweep ran without --find-max");
+    }
     int64_t longest_asked_fit = 0;
     for (const RunPoint& p : r.points) {
       const bool asked = std::find(w.seqlens.begin(), w.seqlens.end(), p.seqlen) != w.seqlens.end();

@@ -527,7 +527,16 @@ TEST(Decide, ALongestFitTheSweepDidNotMeasureIsRefused) {
                                           << "\n";
     refused("says 16384 tokens are the shortest that do not fit, and 8192 ran out of memory");
   }
+  // A result in a suite whose sweep ran without --find-max is a file joined from another run; with
+  // --find-max in the manifest's sweep, it is the suite's.
   with_result("4096", "5120");
+  expect_error("decide " + kSuite + " " + dir.string(), 1,
+               "a result of sweep --find-max, where the manifest's sweep ran without --find-max");
+  std::string manifest = slurp((dir / "manifest.json").string());
+  const size_t at = manifest.find(R"("sweep.jsonl")");
+  ASSERT_NE(at, std::string::npos);
+  manifest.insert(at + 13, R"(, "--find-max")");
+  std::ofstream(dir / "manifest.json", std::ios::trunc) << manifest;
   const Result r = run("decide " + kSuite + " " + dir.string());
   EXPECT_EQ(r.code, 0) << r.err;
   const Result added = run(fmt::format("history add --db {} {}", fresh_db("sweep_max_ok"), sweep));
