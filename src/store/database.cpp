@@ -45,9 +45,15 @@ std::optional<double> Row::optional_real(size_t i) const {
 std::string number_text(double v) { return fmt::format("{}", v); }
 
 std::string statement_head(const std::string& sql) {
-  std::string s = sql.substr(0, 60);
+  constexpr size_t kMost = 60;
+  std::string s = sql.substr(0, kMost);
   for (char& c : s) {
     if (c == '\n') c = ' ';
+  }
+  // Cut at a word, and said to be cut: "... run_id = $1 O" reads as a statement that ends there.
+  if (sql.size() > kMost) {
+    if (const size_t space = s.rfind(' '); space != std::string::npos && space > kMost / 2) s.resize(space);
+    s += " ...";
   }
   return s;
 }

@@ -660,5 +660,12 @@ TEST(HistoryDatabase, ARefusedFileIsNotLeftOpen) {
   fs::remove(path);
 }
 
+// A statement named in a message is cut at a word and said to be cut, on one line.
+TEST(HistoryDatabase, AStatementInAMessageIsCutAtAWord) {
+  const std::string head = statement_head("SELECT component, version FROM run_stack\nWHERE run_id = $1 ORDER BY component");
+  EXPECT_EQ(head, "SELECT component, version FROM run_stack WHERE run_id = $1 ...");
+  EXPECT_EQ(statement_head("SELECT id FROM runs"), "SELECT id FROM runs");
+}
+
 }  // namespace
 }  // namespace ub::history
