@@ -16,7 +16,6 @@ namespace ub {
 
 void refuse_impossible_points(const RunLog& run, const Accelerator* gpu, const RunStepFlops& step_flops) {
   const std::optional<Dtype> dt = parse_dtype(run.dtype);
-  const std::optional<double> most_tflops = gpu && dt ? gpu->most_measurable_tflops(*dt) : std::nullopt;
   const std::optional<Accelerator::StepBound> most_step = gpu && dt ? gpu->most_step_tflops(*dt) : std::nullopt;
   const std::string file = printable(run.path);
   for (const RunPoint& p : run.points) {

@@ -54,8 +54,10 @@ void refuse_step_not_of_model(const std::string& path, double step_tflop, int64_
                               const ModelShape& model, const std::string& remedy);
 
 // The same for bench_decompose.py's printout: its TOTAL line's FLOPs (its buckets' where it has
-// none) at its `seq=`, one sequence a rank (the script's micro-batch of 1). Our records and a
-// printout without a length or FLOPs are not checked here.
+// none) at its `seq=` (without one, at the length whose work the step is, refused where no length
+// is), one sequence a rank (the script's micro-batch of 1); and its `attention(FA)` and
+// `everything else` FLOPs, each the model's split at that length. Our records, and a printout
+// without FLOPs, are not checked here.
 void refuse_printout_not_of_model(const DecompositionLog& d, const ModelShape& model, const std::string& remedy);
 
 // WorkError naming the file and the figure for what no GPU the catalog knows measures, held by

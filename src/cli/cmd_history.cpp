@@ -137,21 +137,26 @@ void add_database_flag(CLI::App& cmd, HistoryOptions& o) {
 
 }  // namespace
 
-// A stored figure of a GPU the catalog does not know was held to no peak when it was added, nor is
-// it now: said after the result, once for each run and GPU (the database's name for it may be
-// what was edited).
+// Figures of a GPU the catalog does not know are held to no peak, as they are added or shown:
+// said after the result, once for each input (a file, a stored run) and GPU. Noted from the
+// threads that read a file's runs.
 class UnknownGpus {
  public:
   explicit UnknownGpus(const Catalog& catalog) : catalog_(catalog) {}
   void note(const std::string& gpu, const std::string& where) {
-    if (const auto w = unknown_gpu_warning(gpu, catalog_, where)) said_.insert(*w);
+    if (const auto w = unknown_gpu_warning(gpu, catalog_, where)) {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      said_.insert(*w);
+    }
   }
-  void say() const {
-    for (const std::string& w : said_) warn(w);
+  // Says what was noted, and forgets it.
+  void say() {
+    for (const std::string& w : std::exchange(said_, {})) warn(w);
   }
 
  private:
   const Catalog& catalog_;
+  std::mutex mutex_;
   std::set<std::string> said_;
 };
 
@@ -186,30 +191,32 @@ void register_history(CLI::App& app, Context& ctx) {
     // What no GPU measures is stored no more than compare or report would read it.
     const Catalog& catalog = ctx.catalog();
     const std::filesystem::path models = ctx.data_dir() / "models";
-    // A GPU the catalog does not know bounds none of these: said once a file (its runs are read
-    // on several threads).
-    std::mutex unknown_mutex;
-    std::set<std::string> unknown;
-    const auto note = [&](const std::string& gpu) {
-      if (gpu.empty() || catalog.try_find(gpu)) return;
-      const std::lock_guard<std::mutex> lock(unknown_mutex);
-      unknown.insert(gpu);
-    };
-    const RunCheck physical{[&](const RunLog& run) { note(run.gpu), refuse_impossible_run(run, catalog, models); },
-                            [&](const MamfLog& l) { note(l.gpu), refuse_impossible_ceiling(l, catalog); },
-                            [&](const AttentionLog& l) { note(l.gpu), refuse_impossible_attention(l, catalog); },
+    // A GPU the catalog does not know bounds none of these: said once a file.
+    UnknownGpus unknown(catalog);
+    std::string file_named;  // the file being added, as messages name it
+    const ModelShape printout_model = ctx.model(kPrintoutModel, 0);
+    const std::string printout_remedy = fmt::format(" (bench_decompose.py trains {})", kPrintoutModel);
+    const RunCheck physical{[&](const RunLog& run) {
+                              unknown.note(run.gpu, file_named);
+                              refuse_impossible_run(run, catalog, models);
+                            },
+                            [&](const MamfLog& l) { unknown.note(l.gpu, file_named), refuse_impossible_ceiling(l, catalog); },
+                            [&](const AttentionLog& l) {
+                              unknown.note(l.gpu, file_named);
+                              refuse_impossible_attention(l, catalog);
+                            },
                             [&](const DecompositionLog& l) {
-                              note(l.gpu);
+                              unknown.note(l.gpu, file_named);
                               refuse_impossible_decomposition(l, catalog);
-                              refuse_printout_not_of_model(l, ctx.model(kPrintoutModel, 0),
-                                                           fmt::format(" (bench_decompose.py trains {})", kPrintoutModel));
+                              refuse_printout_not_of_model(l, printout_model, printout_remedy);
                             }};
     FileOutcomes done;
     for (const std::string& file : add_o->files) {
       try {
+        file_named = printable(file);
         done.emplace_back(file, store.add_file(file, physical));
         for (const history::AddOutcome& run : done.back().second) warn_about_lines(run.warnings, file);
-        for (const std::string& gpu : std::exchange(unknown, {})) warn(*unknown_gpu_warning(gpu, catalog, printable(file)));
+        unknown.say();
       } catch (const UsageError& e) {
         throw UsageError(fmt::format("{} (nothing of it added; {} files before it were)", e.what(), done.size()));
       } catch (const WorkError& e) {

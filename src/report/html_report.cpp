@@ -126,11 +126,6 @@ constexpr std::string_view kDigestMark = "<!-- upgradebench report digest ";
 
 std::string sealed(std::string page) { return page + std::string(kDigestMark) + fnv1a_hex(page) + " -->\n"; }
 
-std::string slurp_bytes(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
 // Each chart file a page drew, with the digest of its bytes as drawn, in a comment of the page
 // (sealed with it): a chart edited since is told from one as drawn, as a page is.
 constexpr std::string_view kChartMark = "<!-- upgradebench chart ";
@@ -140,7 +135,7 @@ std::string chart_digest_lines(const fs::path& dir, const std::vector<Chart>& ch
   for (const Chart& c : charts) {
     for (const char* ext : {".png", ".svg"}) {
       const std::string name = "charts/" + c.id + ext;
-      out += fmt::format("{}{} {} -->\n", kChartMark, name, fnv1a_hex(slurp_bytes(dir / name)));
+      out += fmt::format("{}{} {} -->\n", kChartMark, name, fnv1a_hex(slurp(dir / name)));
     }
   }
   return out;
@@ -151,7 +146,7 @@ std::map<std::string, std::string> recorded_charts(const std::vector<fs::path>& 
   static const std::regex line(R"(<!-- upgradebench chart (charts/[A-Za-z0-9_.-]+\.(png|svg)) ([0-9a-f]+) -->)");
   std::map<std::string, std::string> out;
   for (const fs::path& page : pages) {
-    const std::string text = slurp_bytes(page);
+    const std::string text = slurp(page);
     for (auto m = std::sregex_iterator(text.begin(), text.end(), line); m != std::sregex_iterator(); ++m) {
       out[(*m)[1].str()] = (*m)[3].str();
     }
@@ -247,7 +242,7 @@ void write_report(const ReportContent& r_in, const fs::path& dir, const fs::path
                                    "or remove it; write the report into a new folder, or move the file away",
                                    printable(dir.string()), name, bytes >> 20));
     }
-    if (fnv1a_hex(slurp_bytes(dir / name)) != digest) {
+    if (fnv1a_hex(slurp(dir / name)) != digest) {
       throw UsageError(fmt::format("-o {}: its {} is not as upgradebench drew it (edited since its report recorded its "
                                    "digest): the report would overwrite or remove it; write the report into a new "
                                    "folder, or move the chart away", printable(dir.string()), name));
