@@ -28,17 +28,17 @@ void refuse_impossible_points(const RunLog& run, const Accelerator* gpu, const R
     const auto where = [&](const StepSample& x) { return x.line > 0 ? fmt::format(":{}", x.line) : std::string(); };
     if (flops && most_step) {
       double shortest = st.time_ms.min;
-      std::string line;
+      std::string shortest_at;
       for (const StepSample& x : p.steps.steady()) {
-        if (x.exec_time_ms <= shortest) shortest = x.exec_time_ms, line = where(x);
+        if (x.exec_time_ms <= shortest) shortest = x.exec_time_ms, shortest_at = where(x);
       }
       for (const StepSample& x : warmup) {
-        if (x.exec_time_ms < shortest) shortest = x.exec_time_ms, line = where(x);
+        if (x.exec_time_ms < shortest) shortest = x.exec_time_ms, shortest_at = where(x);
       }
       const double fastest = *flops / (shortest * 1e9);
       if (fastest > most_step->tflops) {
         throw WorkError(fmt::format("{}{}: seqlen {}: a step of {:g} ms is {:.3g} TFLOPS of the model's FLOPs, past the {}'s "
-                                    "{}: not a measurement", file, line, p.seqlen, shortest, fastest, gpu->id,
+                                    "{}: not a measurement", file, shortest_at, p.seqlen, shortest, fastest, gpu->id,
                                     most_step->what));
       }
     }

@@ -158,8 +158,9 @@ void run(Context& ctx, DecomposeOptions& o, const CLI::App& cmd) {
     // bench_decompose.py's printout (text, not a trace): the same record, from what it printed.
     if (!looks_like_json_file(f)) {
       const LineSource t = LineSource::file(f);
-      if (detect_log_kind(t) != LogKind::decomposition) {
-        throw UsageError(fmt::format("{}: neither a torch.profiler trace nor bench_decompose.py's printout", f));
+      if (const LogKind kind = detect_log_kind(t); kind != LogKind::decomposition) {
+        throw UsageError(fmt::format("{}: neither a torch.profiler trace (a JSON object) nor bench_decompose.py's printout "
+                                     "(it has no '# wall step=' line); it reads as {}", f, to_string(kind)));
       }
       const DecompositionLog printout = read_decomposition_log(t);
       refuse_impossible_decomposition(printout, ctx.catalog());

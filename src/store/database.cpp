@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <filesystem>
@@ -15,28 +16,46 @@ namespace ub::history {
 
 namespace {
 
+// "column median of run 3", or as much of it as the row tells.
+std::string cell_name(const Row& row, size_t i) {
+  const auto* names = row.names.get();
+  std::string s = names && i < names->size() ? "column " + printable((*names)[i]) : fmt::format("column {}", i);
+  if (!names) return s;
+  for (const char* id : {"run_id", "id"}) {
+    const auto at = std::find(names->begin(), names->end(), id);
+    if (at == names->end()) continue;
+    const auto& cell = row.cells.at(static_cast<size_t>(at - names->begin()));
+    int64_t run = 0;
+    if (cell && std::from_chars(cell->data(), cell->data() + cell->size(), run).ptr == cell->data() + cell->size()) {
+      return fmt::format("{} of run {}", s, run);
+    }
+  }
+  return s;
+}
+
 // A cell upgradebench wrote as a number holds text or NULL only in a database edited or damaged.
 template <class T>
-T parse_number(const std::optional<std::string>& cell, size_t i, const std::string* database) {
-  const std::string db = database ? " " + *database : std::string();
+T parse_number(const Row& row, size_t i) {
+  const std::optional<std::string>& cell = row.cells.at(i);
+  const std::string db = row.database ? " " + *row.database : std::string();
   if (!cell) {
-    throw WorkError(fmt::format("history database{}: column {} is NULL where a number was expected (the database was "
-                                "edited or damaged)", db, i));
+    throw WorkError(fmt::format("history database{}: {} is NULL where a number was expected (the database was "
+                                "edited or damaged)", db, cell_name(row, i)));
   }
   T v{};
   const char* end = cell->data() + cell->size();
   auto [p, ec] = std::from_chars(cell->data(), end, v);
   if (ec != std::errc() || p != end) {
-    throw WorkError(fmt::format("history database{}: column {} holds '{}', not a number (the database was edited or "
-                                "damaged)", db, i, printable(*cell)));
+    throw WorkError(fmt::format("history database{}: {} holds '{}', not a number (the database was edited or "
+                                "damaged)", db, cell_name(row, i), printable(*cell)));
   }
   return v;
 }
 
 }  // namespace
 
-int64_t Row::integer(size_t i) const { return parse_number<int64_t>(cells.at(i), i, database); }
-double Row::real(size_t i) const { return parse_number<double>(cells.at(i), i, database); }
+int64_t Row::integer(size_t i) const { return parse_number<int64_t>(*this, i); }
+double Row::real(size_t i) const { return parse_number<double>(*this, i); }
 std::optional<double> Row::optional_real(size_t i) const {
   if (!cells.at(i)) return std::nullopt;
   return real(i);

@@ -19,7 +19,10 @@ using Value = std::variant<std::monostate, int64_t, double, std::string>;
 
 struct Row {
   std::vector<std::optional<std::string>> cells;
-  const std::string* database = nullptr;  // its name, for the messages of a cell that is no number
+  // For the messages of a cell that is no number: the database's name, and the statement's column
+  // names (a row of a run, one with an `id` or `run_id` column, is named by it too).
+  const std::string* database = nullptr;
+  std::shared_ptr<const std::vector<std::string>> names;
 
   const std::optional<std::string>& at(size_t i) const { return cells.at(i); }
   std::string text(size_t i) const { return cells.at(i).value_or(""); }

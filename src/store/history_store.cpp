@@ -516,7 +516,7 @@ std::optional<RunDetail> HistoryStore::show(int64_t id, const FigureCheck& check
   for (const Row& s : db_->query("SELECT component, version FROM run_stack WHERE run_id = $1 ORDER BY component", {id})) {
     d.stack.emplace_back(s.text(0), s.text(1));
   }
-  for (const Row& m : db_->query(fmt::format("SELECT {} FROM run_metrics m WHERE m.run_id = $1 ORDER BY m.metric, m.x, m.gpu_index",
+  for (const Row& m : db_->query(fmt::format("SELECT {}, m.run_id FROM run_metrics m WHERE m.run_id = $1 ORDER BY m.metric, m.x, m.gpu_index",
                                              kMetricColumns), {id})) {
     d.metrics.push_back(metric_of(m, 0, db_->name(), id));
     const MetricPoint& p = d.metrics.back();

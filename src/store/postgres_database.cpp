@@ -66,6 +66,7 @@ struct Libpq {
   decltype(&PQresultErrorMessage) result_error_message = nullptr;
   decltype(&PQntuples) ntuples = nullptr;
   decltype(&PQnfields) nfields = nullptr;
+  decltype(&PQfname) fname = nullptr;
   decltype(&PQgetisnull) getisnull = nullptr;
   decltype(&PQgetvalue) getvalue = nullptr;
   decltype(&PQgetlength) getlength = nullptr;
@@ -105,6 +106,7 @@ const Libpq& libpq() {
     resolve(lib, "PQresultErrorMessage", l.result_error_message, l.missing);
     resolve(lib, "PQntuples", l.ntuples, l.missing);
     resolve(lib, "PQnfields", l.nfields, l.missing);
+    resolve(lib, "PQfname", l.fname, l.missing);
     resolve(lib, "PQgetisnull", l.getisnull, l.missing);
     resolve(lib, "PQgetvalue", l.getvalue, l.missing);
     resolve(lib, "PQgetlength", l.getlength, l.missing);
@@ -204,9 +206,13 @@ class PostgresDatabase final : public Database {
     std::vector<Row> rows;
     const int n = pq_.ntuples(r), columns = pq_.nfields(r);
     rows.reserve(static_cast<size_t>(n));
+    std::vector<std::string> column_names;
+    for (int c = 0; c < columns; ++c) column_names.emplace_back(pq_.fname(r, c));
+    const auto names = std::make_shared<const std::vector<std::string>>(std::move(column_names));
     for (int i = 0; i < n; ++i) {
       Row row;
       row.database = &name_;
+      row.names = names;
       for (int c = 0; c < columns; ++c) {
         if (pq_.getisnull(r, i, c)) row.cells.emplace_back();
         else row.cells.emplace_back(std::string(pq_.getvalue(r, i, c), static_cast<size_t>(pq_.getlength(r, i, c))));

@@ -4,8 +4,10 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <set>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analysis/history/stored_run.hpp"
@@ -143,12 +145,45 @@ void refuse_versionless_tables(Database& db, int64_t version) {
   }
 }
 
+// Every table and column of the current version: a database at that version without one of them
+// was edited or damaged, and would fail later with the library's words for a statement it
+// cannot run ("no such table: run_stack").
+void refuse_missing_tables(Database& db) {
+  static const std::vector<std::pair<const char*, std::vector<const char*>>> kTables = {
+      {"runs", {"id", "run_key", "kind", "command", "format", "date", "host", "model", "provenance", "source", "added",
+                "line_count", "workload", "world_size", "digest"}},
+      {"run_gpus", {"run_id", "gpu_index", "name", "uuid"}},
+      {"run_stack", {"run_id", "component", "version"}},
+      {"run_lines", {"run_id", "line_no", "text"}},
+      {"run_metrics", {"run_id", "gpu_index", "metric", "x", "n", "median", "low", "high", "sm_clock_mhz", "power_w",
+                       "temperature_c", "throttle"}},
+  };
+  const char* columns_of = db.dialect() == Dialect::postgresql
+                               ? "SELECT column_name FROM information_schema.columns WHERE table_name = $1 AND "
+                                 "table_schema = current_schema()"
+                               : "SELECT name FROM pragma_table_info($1)";
+  for (const auto& [table, columns] : kTables) {
+    std::set<std::string> present;
+    for (const Row& r : db.query(columns_of, {std::string(table)})) present.insert(r.text(0));
+    if (present.empty()) {
+      throw WorkError(fmt::format("history database {}: its table {} is missing (a database edited or damaged): restore "
+                                  "it from a copy, or start a new one at another path", db.name(), table));
+    }
+    for (const char* c : columns) {
+      if (!present.contains(c)) {
+        throw WorkError(fmt::format("history database {}: its table {} lacks the column {} (a database edited or damaged): "
+                                    "restore it from a copy, or start a new one at another path", db.name(), table, c));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void check_schema(Database& db) {
   const bool has_table = !db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'").empty();
   const int64_t version = has_table ? current_version(db) : 0;
-  if (version == kSchemaVersion) return;
+  if (version == kSchemaVersion) return refuse_missing_tables(db);
   if (has_table) refuse_versionless_tables(db, version);
   // A new or empty file: no history yet, not an old one.
   if (!has_table && db.query("SELECT name FROM sqlite_master WHERE type = 'table'").empty()) {
@@ -198,6 +233,7 @@ void migrate(Database& db) {
     version_6(db);
     db.query("INSERT INTO schema_version (version) VALUES ($1)", {int64_t{6}});
   }
+  refuse_missing_tables(db);
   t.commit();
 }
 

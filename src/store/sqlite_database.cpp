@@ -184,6 +184,7 @@ class SqliteDatabase final : public Database {
       if (rc != SQLITE_OK) fail(sql);
     }
     std::vector<Row> rows;
+    std::shared_ptr<const std::vector<std::string>> names;
     for (;;) {
       const int rc = sqlite3_step(stmt);
       if (rc == SQLITE_DONE) break;
@@ -191,9 +192,15 @@ class SqliteDatabase final : public Database {
         sqlite3_reset(stmt);
         fail(sql);
       }
+      const int columns = sqlite3_column_count(stmt);
+      if (!names) {
+        std::vector<std::string> n;
+        for (int c = 0; c < columns; ++c) n.emplace_back(sqlite3_column_name(stmt, c));
+        names = std::make_shared<const std::vector<std::string>>(std::move(n));
+      }
       Row row;
       row.database = &name_;
-      const int columns = sqlite3_column_count(stmt);
+      row.names = names;
       for (int c = 0; c < columns; ++c) {
         switch (sqlite3_column_type(stmt, c)) {
           case SQLITE_NULL: row.cells.emplace_back(); break;

@@ -462,7 +462,7 @@ TEST(BadInput, CompareAndMemfit) {
   expect_error("decompose " + kFx + "/trace_kineto_small.json --steps 0", 2, "--steps: must be positive, got 0");
   expect_error("decompose " + kFx + "/trace_kineto_small.json --checkpointing", 2, "--checkpointing runs our engine");
   expect_error("decompose /nonexistent.json", 2, "/nonexistent.json: no such file or folder");
-  expect_error("decompose " + h200, 2, "sweep_h200.log: neither a torch.profiler trace nor bench_decompose.py's printout");
+  expect_error("decompose " + h200, 2, "sweep_h200.log: neither a torch.profiler trace (a JSON object) nor bench_decompose.py's printout (it has no '# wall step=' line); it reads as a training log");
   expect_error("decompose " + kFx + "/trace_kineto_small.json --step-name '^TrainStep'", 1, "give --step-name");
   expect_error("decompose " + kFx + "/trace_kineto_small.json --seqlen 8k", 2, "give --model too");
   expect_error("decompose " + kFx + "/trace_kineto_small.json --classes " + h200, 1, "not valid JSON");

@@ -319,6 +319,40 @@ TEST_P(HistoryStoreTest, ADamagedSchemaVersionIsSaidSo) {
   }
 }
 
+// A table or a column of the current version dropped from a database: named when it is opened,
+// for writing and for reading, not answered later with the library's "no such table".
+TEST_P(HistoryStoreTest, ADroppedTableOrColumnIsNamedWhenOpened) {
+  const std::vector<std::pair<std::string, std::string>> drops = {
+      {"DROP TABLE run_stack", "its table run_stack is missing"},
+      {"ALTER TABLE run_metrics DROP COLUMN power_w", "its table run_metrics lacks the column power_w"},
+  };
+  int n = 0;
+  for (const auto& [drop, says] : drops) {
+    if (n++ > 0) {  // a database of its own for each drop
+      std::string why;
+      spec_ = GetParam() == "sqlite" ? (dir_ / fmt::format("history-{}.sqlite", n)).string()
+                                     : ub::testing::fresh_postgres_database(why);
+      ASSERT_FALSE(spec_.empty()) << why;
+    }
+    {
+      HistoryStore store(spec_);
+      store.add_file(kSweep);
+      store.database().execute(drop);
+    }
+    const std::string writing = opening_error(spec_);
+    EXPECT_NE(writing.find(says), std::string::npos) << writing;
+    EXPECT_EQ(writing.find("no such"), std::string::npos) << writing;
+    if (GetParam() == "sqlite") {
+      try {
+        HistoryStore reader(spec_, Access::read_only);
+        ADD_FAILURE() << "read: " << drop;
+      } catch (const WorkError& e) {
+        EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+      }
+    }
+  }
+}
+
 // A stored figure that no `history add` computes (an infinite median, a negative one, no samples)
 // is refused naming the run, not printed as a figure.
 TEST_P(HistoryStoreTest, AStoredFigureNoAddComputesIsRefused) {
@@ -385,7 +419,8 @@ TEST_P(HistoryStoreTest, AStoredDateCountOrReadingNoAddWritesIsRefused) {
   if (GetParam() == "sqlite") {  // PostgreSQL's typed columns hold neither
     edited("UPDATE run_metrics SET n = $1 WHERE run_id = $2", {std::numeric_limits<int64_t>::max(), id},
            "no figure `history add` stores");
-    edited("UPDATE run_metrics SET median = $1 WHERE run_id = $2", {std::string("abc"), id}, "holds 'abc', not a number");
+    edited("UPDATE run_metrics SET median = $1 WHERE run_id = $2", {std::string("abc"), id},
+           fmt::format("column median of run {} holds 'abc', not a number", id));
   }
   EXPECT_NO_THROW(store.show(id)) << "each edit was rolled back";
 }
