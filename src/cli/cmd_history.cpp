@@ -92,7 +92,7 @@ struct HistoryOptions {
   // A store for reading: the database must exist.
   history::HistoryStore reader() const {
     const std::string spec = database();
-    history::require_existing(spec);
+    history::require_existing(spec, !db.empty());
     return history::HistoryStore(spec, history::Access::read_only);
   }
 };

@@ -63,7 +63,7 @@ LineSource LogInputs::read(const std::string& arg) const {
   if (arg.rfind(kPrefix, 0) != 0 || std::filesystem::exists(arg, ec)) return LineSource::file(arg);
   const std::vector<int64_t> ids = parse_run_ids(arg.substr(std::string(kPrefix).size()), arg);
   const std::string spec = db.empty() ? history::default_database() : db;
-  history::require_existing(spec);
+  history::require_existing(spec, !db.empty());
   const history::HistoryStore store(spec, history::Access::read_only);
   return store.run_text(ids, arg);
 }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdlib>
 #include <filesystem>
@@ -52,6 +53,17 @@ T parse_number(const Row& row, size_t i) {
   return v;
 }
 
+// Another scheme's address (mysql://, sqlite:///path) would be a relative path of folders named
+// after it, created under the working folder.
+void refuse_other_scheme(const std::string& spec) {
+  const size_t colon = spec.find("://");
+  if (colon == std::string::npos || colon == 0) return;
+  const auto scheme_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.'; };
+  if (!std::all_of(spec.begin(), spec.begin() + static_cast<std::ptrdiff_t>(colon), scheme_char)) return;
+  throw UsageError(fmt::format("--db {}: an address of a database upgradebench does not speak; give an SQLite file's "
+                               "path or a postgresql:// address", printable(spec)));
+}
+
 }  // namespace
 
 int64_t Row::integer(size_t i) const { return parse_number<int64_t>(*this, i); }
@@ -80,20 +92,26 @@ std::string statement_head(const std::string& sql) {
 std::unique_ptr<Database> open_database(const std::string& spec, Access access) {
   if (spec.empty()) throw UsageError("--db: empty; give a file or a postgresql:// address");
   if (spec.rfind("postgresql://", 0) == 0 || spec.rfind("postgres://", 0) == 0) return open_postgres(spec);
+  refuse_other_scheme(spec);
   return open_sqlite(spec, access);
 }
 
-void require_existing(const std::string& spec) {
+void require_existing(const std::string& spec, bool given) {
   if (spec.rfind("postgresql://", 0) == 0 || spec.rfind("postgres://", 0) == 0) return;
+  refuse_other_scheme(spec);
   std::error_code ec;
   if (!std::filesystem::exists(spec, ec)) {
-    throw UsageError(fmt::format("--db {}: no history database there yet (add runs with `upgradebench history add FILE`)", spec));
+    const std::string where = given ? "--db " + printable(spec)
+                                    : fmt::format("the history database {} (where `history` keeps it without --db)",
+                                                  printable(spec));
+    throw UsageError(fmt::format("{}: no history database there yet (add runs with `upgradebench history add FILE`)", where));
   }
 }
 
 std::string default_database() {
   if (const char* env = std::getenv("UPGRADEBENCH_DB"); env && *env) return env;
-  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg) return std::string(xdg) + "/upgradebench/history.sqlite";
+  // The XDG base directory specification: a relative XDG_DATA_HOME is invalid and ignored.
+  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg == '/') return std::string(xdg) + "/upgradebench/history.sqlite";
   if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.local/share/upgradebench/history.sqlite";
   throw UsageError("no history database: give --db, or set UPGRADEBENCH_DB or HOME");
 }

@@ -81,11 +81,13 @@ std::unique_ptr<Database> open_sqlite(const std::string& path, Access access = A
 std::unique_ptr<Database> open_postgres(const std::string& url);
 
 // For commands that only read: a database file that does not exist is a UsageError naming it
-// (opening would create an empty one). A server address passes.
-void require_existing(const std::string& spec);
+// (opening would create an empty one), as --db when `given` there, else as the default one. A
+// server address passes.
+void require_existing(const std::string& spec, bool given);
 
 // Where `history` keeps its database when --db is not given: $UPGRADEBENCH_DB, else
-// $XDG_DATA_HOME/upgradebench/history.sqlite, else ~/.local/share/upgradebench/history.sqlite.
+// $XDG_DATA_HOME/upgradebench/history.sqlite (an absolute XDG_DATA_HOME only, as the XDG
+// specification says), else ~/.local/share/upgradebench/history.sqlite.
 std::string default_database();
 
 // The start of a statement, on one line, for messages.

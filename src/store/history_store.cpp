@@ -539,7 +539,8 @@ std::vector<MetricInfo> HistoryStore::metrics(const RunFilter& f) const {
   std::vector<Value> params;
   Where where(params, f, nullptr);
   const std::string sql = fmt::format(
-      "SELECT m.metric, m.x, COUNT(DISTINCT m.run_id) FROM run_metrics m JOIN runs r ON r.id = m.run_id{} "
+      "SELECT m.metric, m.x, COUNT(DISTINCT m.run_id), MIN(m.run_id) AS run_id FROM run_metrics m "
+      "JOIN runs r ON r.id = m.run_id{} "
       "GROUP BY m.metric, m.x ORDER BY m.metric, m.x", where.sql());
   std::vector<MetricInfo> out;
   for (const Row& row : db_->query(sql, params)) {

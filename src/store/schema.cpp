@@ -14,6 +14,7 @@
 #include "base/dates.hpp"
 #include "base/error.hpp"
 #include "base/line_source.hpp"
+#include "base/text.hpp"
 #include "store/run_digest.hpp"
 
 namespace ub::history {
@@ -128,6 +129,12 @@ int64_t current_version(Database& db) {
   if (v < 1) {  // text, a fraction, zero or a negative number: no version upgradebench writes (they start at 1)
     throw WorkError(fmt::format("history database {}: its schema_version holds something other than a version number: "
                                 "a database edited or damaged", db.name()));
+  }
+  // Each migration writes its version once.
+  if (const std::vector<Row> twice = db.query("SELECT version FROM schema_version GROUP BY version HAVING COUNT(*) > 1");
+      !twice.empty()) {
+    throw WorkError(fmt::format("history database {}: its schema_version holds version {} twice: a database edited or "
+                                "damaged", db.name(), printable(twice.front().text(0))));
   }
   return v;
 }

@@ -18,6 +18,7 @@
 
 #include "cli_run.hpp"
 #include "measured_again.hpp"
+#include "temp_files.hpp"
 
 namespace {
 
@@ -711,12 +712,6 @@ TEST(Cli, ReportOfCollectives) {
 
 // `history` end to end on an SQLite file: add, list, show, metrics, trend and fleet in every
 // format, compare and report of stored runs, and its errors.
-std::string fresh_db(const std::string& name) {
-  const std::string db = ::testing::TempDir() + "/" + name + ".sqlite";
-  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db + suffix);
-  return db;
-}
-
 std::string torch_logs() {
   std::string all;
   for (const char* v : {"2.10.0_cu129", "2.10.0_cu130", "2.11.0_cu130", "2.12.0_cu130", "2.13.0_cu129", "2.13.0_cu130"}) {
@@ -1024,6 +1019,23 @@ TEST(BadInput, NothingClobberedNothingSilentlyWrong) {
 TEST(BadInput, History) {
   const std::string db = fresh_db("history_bad");
   expect_error("history list --db " + ::testing::TempDir() + "/nowhere/none.sqlite", 2, "no history database there yet");
+  // Another database's address is no SQLite path: no folders named after it under the working folder.
+  const std::string cwd = fresh_folder("history_scheme");
+  std::filesystem::create_directories(cwd);
+  for (const std::string url : {"mysql://bench@dbhost/hist", "sqlite:///tmp/abs.sqlite"}) {
+    const Result r = run("history add --db " + url + " " + kFx + "/sweep_h200.log", cwd);
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find("--db " + url + ": an address of a database upgradebench does not speak"), std::string::npos) << r.err;
+    EXPECT_TRUE(std::filesystem::is_empty(cwd)) << url;
+  }
+  // Without --db, the default database is named as such; a relative XDG_DATA_HOME is ignored, as
+  // the XDG specification says.
+  const Result by_default = capture(fmt::format("cd {} && env -u UPGRADEBENCH_DB XDG_DATA_HOME=relative/x HOME={} {} history list 2>&1",
+                                                cwd, cwd, UB_BINARY));
+  EXPECT_EQ(by_default.code, 2) << by_default.out;
+  EXPECT_NE(by_default.out.find(fmt::format("the history database {}/.local/share/upgradebench/history.sqlite (where "
+                                            "`history` keeps it without --db): no history database there yet", cwd)),
+            std::string::npos) << by_default.out;
   expect_error("history add --db " + db + " " + kFx + "/no-such-file.jsonl", 2, "no-such-file.jsonl: no such file");
   expect_error("history add --db " + db + " " + kFx + "/sweep_bad_json.log", 1, "sweep_bad_json.log");
   expect_error("history add --db " + db + " " + kFx + "/README.md", 2, "not a log the history reads");

@@ -317,6 +317,16 @@ TEST_P(HistoryStoreTest, ADamagedSchemaVersionIsSaidSo) {
     EXPECT_NE(negative.find("its schema_version holds something other than a version number"), std::string::npos) << v << ": " << negative;
     EXPECT_EQ(negative.find("older"), std::string::npos) << negative;
   }
+  // A version written twice: no migration writes one so.
+  {
+    const std::unique_ptr<Database> db = open_database(spec_);
+    db->execute("DELETE FROM schema_version");
+    for (const int64_t v : {int64_t{kSchemaVersion}, int64_t{3}, int64_t{3}}) {
+      db->query("INSERT INTO schema_version (version) VALUES ($1)", {v});
+    }
+  }
+  const std::string twice = opening_error(spec_);
+  EXPECT_NE(twice.find("its schema_version holds version 3 twice"), std::string::npos) << twice;
 }
 
 // A table or a column of the current version dropped from a database: named when it is opened,
@@ -421,6 +431,9 @@ TEST_P(HistoryStoreTest, AStoredDateCountOrReadingNoAddWritesIsRefused) {
            "no figure `history add` stores");
     edited("UPDATE run_metrics SET median = $1 WHERE run_id = $2", {std::string("abc"), id},
            fmt::format("column median of run {} holds 'abc', not a number", id));
+    const Transaction t(db);  // the points of every metric, counted over runs, still name a run holding it
+    db.query("UPDATE run_metrics SET x = $1 WHERE run_id = $2", {std::string("8k"), id});
+    refused(fmt::format("column x of run {} holds '8k', not a number", id), [&] { store.metrics({}); });
   }
   EXPECT_NO_THROW(store.show(id)) << "each edit was rolled back";
 }
