@@ -2,6 +2,7 @@
 #include "analysis/compare.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <functional>
@@ -288,6 +289,7 @@ Comparison compare_runs(RunLog old_run, RunLog new_run, const Catalog& catalog,
   // A key one of our runs leaves out is its default where it has one (a tile of 0 is no tile).
   const bool ours = c.old_run.format == "upgradebench" && c.new_run.format == "upgradebench";
   for (const std::string& k : cfg_keys) {
+    if (k == "seqlen" || k == "seqlens") continue;  // the lengths a run measured are its points, not its stack
     const auto o = c.old_run.config.find(k), n = c.new_run.config.find(k);
     const std::string absent = ours ? our_step_default(k).value_or("absent") : "absent";
     const std::string ov = o == c.old_run.config.end() ? absent : o->second;
@@ -380,6 +382,24 @@ std::vector<std::string> measured_conclusions(const Comparison& c) {
     }
   }
   return out;
+}
+
+void refuse_no_common_length(const Comparison& c) {
+  if (c.rows.empty() || std::any_of(c.rows.begin(), c.rows.end(), [](const CompareRow& r) {
+        return r.old_side.status != "absent" && r.new_side.status != "absent";
+      })) {
+    return;
+  }
+  const auto lengths = [&](bool old_side) {
+    std::vector<std::string> out;
+    for (const CompareRow& r : c.rows) {
+      if ((old_side ? r.old_side : r.new_side).status != "absent") out.push_back(std::to_string(r.seqlen));
+    }
+    return out.empty() ? std::string("none") : fmt::format("{}", fmt::join(out, ", "));
+  };
+  throw UsageError(fmt::format("{} and {} share no length (old: {}; new: {}): nothing to compare; measure one length "
+                               "on both", printable(c.old_run.path), printable(c.new_run.path), lengths(true),
+                               lengths(false)));
 }
 
 }  // namespace ub

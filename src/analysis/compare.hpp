@@ -119,4 +119,8 @@ void set_catalog_ratios(Comparison& c);
 Comparison compare_runs(RunLog old_run, RunLog new_run, const Catalog& catalog,
                         const std::filesystem::path& models_dir, const CompareOptions& options);
 
+// For `compare` and `report` of two runs (not `decide`, whose verdict says it): a UsageError when
+// no length ran on both, naming each side's lengths: there is nothing to compare.
+void refuse_no_common_length(const Comparison& c);
+
 }  // namespace ub

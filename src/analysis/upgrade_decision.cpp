@@ -27,6 +27,17 @@ std::optional<double> ratio_of(std::optional<double> n, std::optional<double> o)
 std::vector<std::string> stack_differences(const MeasurementSet& o, const MeasurementSet& n,
                                            std::vector<std::string>& warnings) {
   std::vector<std::string> out;
+  // The program that ran the steps, ours on one side and torch under a peer's script on the other,
+  // is other software however alike the libraries under it (a side whose parts name neither, one
+  // cut short, says nothing).
+  const auto engine = [](const std::map<std::string, std::string>& stack) -> std::string {
+    if (stack.contains("upgradebench")) return "upgradebench";
+    return stack.contains("torch") ? "torch" : "";
+  };
+  if (const std::string a = engine(o.stack), b = engine(n.stack); !a.empty() && !b.empty() && a != b) {
+    const auto named = [](const std::string& k, const std::string& v) { return v.rfind(k, 0) == 0 ? v : k + " " + v; };
+    out.push_back(fmt::format("the steps ran under {} (old) vs {} (new)", named(a, o.stack.at(a)), named(b, n.stack.at(b))));
+  }
   for (const auto& [k, v] : o.stack) {
     const auto it = n.stack.find(k);
     if (it == n.stack.end() || it->second == v) continue;
@@ -335,10 +346,10 @@ void add_reasons(UpgradeDecision& d, const MeasurementSet& o, const MeasurementS
     d.reasons.push_back("Stack: the prediction carries the old GPU's software to the new one; measure there on the "
                         "same stack to know.");
   } else if (d.stack_differences.empty()) {
-    std::vector<std::string> named;
+    std::vector<std::string> named;  // what both name alike
     for (const char* k : {"upgradebench", "cuda_runtime", "cublaslt", "cudnn", "nccl", "torch"}) {
       const auto it = o.stack.find(k);
-      if (it == o.stack.end()) continue;
+      if (it == o.stack.end() || !n->stack.contains(k)) continue;
       named.push_back(it->second.rfind(k, 0) == 0 ? it->second : fmt::format("{} {}", k, it->second));
     }
     d.reasons.push_back(named.empty() ? "Stack: neither set names its software." :
@@ -346,6 +357,10 @@ void add_reasons(UpgradeDecision& d, const MeasurementSet& o, const MeasurementS
   } else {
     d.reasons.push_back(fmt::format("Stack: it differs ({}): part of any difference is the software.",
                                     fmt::join(d.stack_differences, "; ")));
+  }
+  if (!d.forced_workload.empty()) {
+    d.reasons.push_back(fmt::format("Workload: the training runs differ ({}), compared with --force: their speedups are "
+                                    "of two workloads, not of two GPUs alone.", fmt::join(d.forced_workload, "; ")));
   }
   // 3-5. Speedup per length, $/token against the price ratio, wall clock.
   if (d.training) {
@@ -441,6 +456,9 @@ UpgradeDecision decide_upgrade(const MeasurementSet& o, const MeasurementSet& n,
     co.price_old = opt.price_old, co.price_new = opt.price_new, co.force = opt.force;
     co.power_usd_per_kwh = opt.power_usd_per_kwh, co.pue = opt.pue;
     d.training = compare_runs(*o.sweep, *n.sweep, catalog, models_dir, co);
+    for (const std::string& w : d.training->warnings) {
+      if (w.rfind("forced: ", 0) == 0) d.forced_workload.push_back(w.substr(8));
+    }
   }
   if (o.ceiling && n.ceiling) d.ceiling = compare_mamf(*o.ceiling, *n.ceiling, catalog, opt.force);
   if (o.attention && n.attention) d.attention = compare_attention(*o.attention, *n.attention, catalog);

@@ -70,6 +70,7 @@ struct UpgradeDecision {
   const Accelerator* new_accel = nullptr;
   std::map<std::string, std::string> old_stack, new_stack;
   std::vector<std::string> stack_differences;  // what differs, "component: old vs new"
+  std::vector<std::string> forced_workload;    // what makes the training runs two workloads (--force)
   std::vector<std::string> reasons;            // the guide's order
   std::optional<Comparison> training;
   std::optional<MamfComparison> ceiling;

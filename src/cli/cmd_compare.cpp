@@ -143,6 +143,7 @@ void register_compare(CLI::App& app, Context& ctx) {
     if (kind == LogKind::training) {
       const RunLog a = read_run_log(old_text), b = read_run_log(new_text);
       const Comparison c = compare_runs(a, b, cat, ctx.data_dir() / "models", o->flags.parse());
+      refuse_no_common_length(c);
       shared();
       o->out.emit(report::comparison_document(c), report::comparison_json(c));
     } else if (kind == LogKind::attention) {

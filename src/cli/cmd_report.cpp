@@ -202,6 +202,7 @@ void run(Context& ctx, const ReportOptions& o) {
     const CompareOptions opts = o.flags.parse();
     const Comparison c = compare_runs(read_run_log(texts[0]), read_run_log(texts[1]), ctx.catalog(),
                                       ctx.data_dir() / "models", opts);
+    refuse_no_common_length(c);
     gpus.emplace_back(c.old_run.gpu, texts[0].path), gpus.emplace_back(c.new_run.gpu, texts[1].path);
     std::vector<std::string> reasons;
     if (c.old_gpu && c.new_gpu) {

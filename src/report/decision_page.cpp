@@ -121,10 +121,16 @@ ReportContent decision_page(const UpgradeDecision& d) {
                                           : fmt::format("{}", fmt::join(d.provenance_notes, "; "));
     r.chart_tag = tag;
   }
-  if (!d.stack_differences.empty()) {
-    r.alert = fmt::format("SOFTWARE DIFFERS between the two GPUs' measurements ({}): compared with --force, every "
-                          "figure below carries that difference.", fmt::join(d.stack_differences, "; "));
+  std::vector<std::string> alerts;
+  if (!d.forced_workload.empty()) {
+    alerts.push_back(fmt::format("WORKLOAD DIFFERS between the two GPUs' training runs ({}): compared with --force, "
+                                 "their speedups are of two workloads, not of two GPUs.", fmt::join(d.forced_workload, "; ")));
   }
+  if (!d.stack_differences.empty()) {
+    alerts.push_back(fmt::format("SOFTWARE DIFFERS between the two GPUs' measurements ({}): compared with --force, every "
+                                 "figure below carries that difference.", fmt::join(d.stack_differences, "; ")));
+  }
+  r.alert = fmt::format("{}", fmt::join(alerts, " "));
   auto& lead = r.body.add("Verdict");
   if (!r.alert.empty()) lead.notes.push_back(r.alert);
   lead.notes.push_back(d.provenance.measured() ? d.line : fmt::format("[{}] {}", tag, d.line));

@@ -391,6 +391,24 @@ TEST(BadInput, CommandsAndOutput) {
   EXPECT_DOUBLE_EQ(j["points"][0]["attention_tflop"].get<double>(), 6.0 * 1073741824.0 * 128 * 32 * 32 / 1e12);
 }
 
+// Two runs of one file's first and second lengths: nothing measured on both, said so (exit 2),
+// and the lengths a run measured are not called its software.
+TEST(BadInput, ComparedRunsThatShareNoLength) {
+  std::ifstream in(kFx + "/train_records_h200_ours.jsonl");
+  std::vector<std::string> runs;
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("\"argv\"") != std::string::npos) runs.emplace_back();
+    if (!runs.empty()) runs.back() += line + "\n";
+  }
+  ASSERT_GE(runs.size(), 2u);
+  const std::string a = write_file("part0.jsonl", runs[0]), b = write_file("part1.jsonl", runs[1]);
+  const Result r = run("compare " + a + " " + b);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.err.find("share no length (old: 4096; new: 8192): nothing to compare"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("seqlen differs"), std::string::npos) << r.err;
+  expect_error("report " + a + " " + b + " -o " + fresh_folder("no_common_length"), 2, "share no length");
+}
+
 TEST(BadInput, Predict) {
   expect_error("predict decompose_h200.txt", 2, "--to is required");
   expect_error("predict --to h2000 " + kFx + "/decompose_h200.txt", 2, "unknown GPU 'h2000'");

@@ -566,3 +566,21 @@ TEST(Decide, AGpuNameTheCatalogDoesNotKnowIsSaidOrRefused) {
 }
 
 }  // namespace
+
+// Two runs of other workloads and other programs, compared under --force: the page says both
+// first, and never calls our engine and torch the same software.
+TEST(Decide, AForcedComparisonSaysWhatDiffersBeforeTheVerdict) {
+  const std::string ours = kExamples + "/sweep_h200_llama-3.1-8b-4layers.jsonl", guide = kFx + "/guide/sweep_b200.log";
+  expect_error("decide " + ours + " " + guide + " --price-old 3.5 --price-new 6", 2, "the two stacks differ (the steps ran under upgradebench");
+  const Result r = run("decide " + ours + " " + guide + " --price-old 3.5 --price-new 6 --force");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const size_t workload = r.out.find("WORKLOAD DIFFERS between the two GPUs' training runs (different depth: 4 vs all layers)");
+  const size_t software = r.out.find("SOFTWARE DIFFERS between the two GPUs' measurements (the steps ran under upgradebench");
+  const size_t verdict = r.out.find("DO NOT UPGRADE");
+  ASSERT_NE(workload, std::string::npos) << r.out;
+  ASSERT_NE(software, std::string::npos) << r.out;
+  EXPECT_LT(workload, verdict);
+  EXPECT_LT(software, verdict);
+  EXPECT_NE(r.out.find("Workload: the training runs differ (different depth"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("the same software on both"), std::string::npos) << r.out;
+}
