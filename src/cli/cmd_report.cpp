@@ -175,16 +175,23 @@ void run(Context& ctx, const ReportOptions& o) {
                                  to_string(kinds[0]), o.logs.back(), to_string(kinds.back())));
   }
   std::vector<std::pair<std::string, std::string>> gpus;  // (GPU name, input) of each log read
+  std::vector<std::pair<std::vector<std::string>, std::string>> said;  // (warnings, input): the lines skipped, said on stderr too
   if (decomposition) {
     o.flags.refuse_unused("a decomposition report", true);
     std::vector<DecompositionLog> logs;
-    for (const LineSource& t : texts) logs.push_back(read_decomposition_log(t)), gpus.emplace_back(logs.back().gpu, t.path);
+    for (const LineSource& t : texts) {
+      logs.push_back(read_decomposition_log(t)), gpus.emplace_back(logs.back().gpu, t.path);
+      said.emplace_back(logs.back().warnings, t.path);
+    }
     std::optional<DecompositionComparison> c;
     if (logs.size() == 2) c = compare_decomposition(logs[0], logs[1], ctx.catalog(), o.flags.parse().force);
     content = report::decomposition_report(logs, c);
   } else if (nccl) {
     std::vector<NcclLog> logs;
-    for (const LineSource& t : texts) logs.push_back(read_nccl_log(t)), gpus.emplace_back(logs.back().gpu, t.path);
+    for (const LineSource& t : texts) {
+      logs.push_back(read_nccl_log(t)), gpus.emplace_back(logs.back().gpu, t.path);
+      said.emplace_back(logs.back().warnings, t.path);
+    }
     if (logs.size() == 1) {
       content = report::nccl_run_report(logs[0], ctx.catalog());
     } else {
@@ -194,6 +201,7 @@ void run(Context& ctx, const ReportOptions& o) {
   } else if (o.logs.size() == 1) {
     const RunLog run = read_run_log(texts[0]);
     gpus.emplace_back(run.gpu, texts[0].path);
+    said.emplace_back(run.warnings, texts[0].path);
     std::vector<std::string> warnings;
     const std::optional<ModelShape> model = run_model(run, ctx.data_dir() / "models", warnings);
     refuse_impossible_points(run, ctx.catalog().try_find(run.gpu), run_step_flops(run, model));
@@ -204,6 +212,7 @@ void run(Context& ctx, const ReportOptions& o) {
                                       ctx.data_dir() / "models", opts);
     refuse_no_common_length(c);
     gpus.emplace_back(c.old_run.gpu, texts[0].path), gpus.emplace_back(c.new_run.gpu, texts[1].path);
+    said.emplace_back(c.old_run.warnings, texts[0].path), said.emplace_back(c.new_run.warnings, texts[1].path);
     std::vector<std::string> reasons;
     if (c.old_gpu && c.new_gpu) {
       DecideInput in;
@@ -230,6 +239,7 @@ void run(Context& ctx, const ReportOptions& o) {
   for (const auto& [gpu, path] : gpus) {
     if (const auto w = unknown_gpu_warning(gpu, ctx.catalog(), printable(path))) warn(*w);
   }
+  for (const auto& [warnings, path] : said) warn_about_lines(warnings, path);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <cstring>
 #include <ctime>
 #include <set>
+#include <utility>
 #include <string_view>
 
 #include "base/error.hpp"
@@ -134,14 +136,39 @@ void for_each_record(const LineSource& t, const std::function<void(const RecordL
                      std::vector<std::string>& warnings, const char* what) {
   // A line with a NUL byte (a crash's zeros) is a damaged line, skipped with a warning as
   // parse_json_text refuses it, not the end of the file's reading.
+  bool first = true;
+  std::optional<std::set<int64_t>> listed;  // the GPU indices the last context record lists, where it lists any
   t.for_each_json_line([&](const Line& line) {
     if (trim(line.text).empty()) return;
+    const bool first_line = std::exchange(first, false);
     const std::optional<json> parsed = parse_record_line(t, line, warnings, what);
+    const std::string where = t.where(line.index);
+    // Every record of the file hangs on its first: a context record that does not read is said as
+    // such, not as "the first record must be the context record" at the next line.
+    if (!parsed && first_line && !line.cut_short && line.text.find("\"context\"") != std::string_view::npos) {
+      throw WorkError(fmt::format("{}: the context record does not read as JSON ({}): our records start with it",
+                                  where, warnings.empty() ? "damaged" : warnings.back().substr(where.size() + 2)));
+    }
     if (!parsed) return;
     const json& r = *parsed;
-    const std::string where = t.where(line.index);
     if (!r.is_object()) throw WorkError(fmt::format("{}: {} must be a JSON object", where, what));
     const std::string type = r.contains("type") && r.at("type").is_string() ? r.at("type").get<std::string>() : "";
+    // A record of a GPU its context record does not list (an edited device, a line of another
+    // run): its figures would be kept as a GPU's the run never had.
+    if (type == "context") {
+      listed.reset();
+      if (const auto g = r.find("gpus"); g != r.end() && g->is_array() && !g->empty()) {
+        listed.emplace();
+        for (const json& x : *g) {
+          if (x.is_object() && x.contains("index") && x.at("index").is_number_integer()) listed->insert(x.at("index").get<int64_t>());
+        }
+      }
+    } else if (const auto d = r.find("device"); listed && !listed->empty() && d != r.end() && d->is_number_integer() &&
+                                                !listed->contains(d->get<int64_t>())) {
+      throw WorkError(fmt::format("{}: a record of GPU {}, which its context record does not list (it lists GPU {}): a "
+                                  "line edited, or joined from another run", where, d->get<int64_t>(),
+                                  fmt::join(*listed, ", ")));
+    }
     // A type that is one of ours but for its case or blanks ("TRAIN_STEP", "train_step "): an
     // edited line that every reader would pass over as another kind's, said here once.
     static const std::set<std::string> kOurTypes = {"context",  "train_step", "train_oom",     "train_error", "attention",

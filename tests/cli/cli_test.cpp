@@ -409,6 +409,29 @@ TEST(BadInput, ComparedRunsThatShareNoLength) {
   expect_error("report " + a + " " + b + " -o " + fresh_folder("no_common_length"), 2, "share no length");
 }
 
+// A record of a GPU its context does not list, and a context record that does not read: refused
+// naming the line by every reader, not kept as a second GPU's figures or said at the next line.
+// A damaged line that is skipped is said on stderr by report as by memfit.
+TEST(BadInput, RecordsThatDoNotHangOnTheirContext) {
+  const std::string sweep = slurp(std::string(UB_DATA_DIR) + "/examples/sweep_h200_llama-3.1-8b-4layers.jsonl");
+  const std::string device7 = write_file("device7.jsonl", replaced(sweep, "\"device\":0,\"device_used", "\"device\":7,\"device_used"));
+  for (const std::string& cmd : {"memfit " + device7, "report " + device7 + " -o " + fresh_folder("device7_report"),
+                                 "history add --db " + fresh_db("device7") + " " + device7}) {
+    expect_error(cmd, 1, "device7.jsonl:2: a record of GPU 7, which its context record does not list (it lists GPU 0)");
+  }
+  const std::string latin1 = write_file("latin1_context.jsonl", replaced(sweep, "\"argv\":[\"", "\"argv\":[\"r\xe9sultats "));
+  for (const std::string& cmd : {"memfit " + latin1, "history add --db " + fresh_db("latin1") + " " + latin1}) {
+    expect_error(cmd, 1, "latin1_context.jsonl:1: the context record does not read as JSON");
+  }
+  const size_t third = sweep.find('\n', sweep.find('\n') + 1) + 1;
+  std::string with_nan = sweep;
+  with_nan.insert(third, "{\"type\":\"train_step\",\"exec_time_ms\":NaN}\n");
+  const std::string nan_line = write_file("nan_line.jsonl", with_nan);
+  const Result r = run("report " + nan_line + " -o " + fresh_folder("nan_line_report"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("nan_line.jsonl:3: a damaged line skipped"), std::string::npos) << r.err;
+}
+
 TEST(BadInput, Predict) {
   expect_error("predict decompose_h200.txt", 2, "--to is required");
   expect_error("predict --to h2000 " + kFx + "/decompose_h200.txt", 2, "unknown GPU 'h2000'");
