@@ -571,6 +571,33 @@ std::vector<double> HistoryStore::points(const std::string& metric, const RunFil
   return out;
 }
 
+namespace {
+
+// The kind of run (runs.kind) whose figures a metric is of: "mamf.tflops.bf16" -> "mamf".
+std::string kind_of_metric(const std::string& metric) {
+  static const std::map<std::string, std::string> kKinds = {{"train", "training"}, {"mamf", "mamf"},
+                                                            {"attention", "attention"}, {"nccl", "nccl"},
+                                                            {"bandwidth", "bandwidth"}, {"decompose", "decomposition"}};
+  const auto it = kKinds.find(metric.substr(0, metric.find('.')));
+  return it == kKinds.end() ? std::string() : it->second;
+}
+
+}  // namespace
+
+// A run of the metric's kind that the filter selects and the figures' query did not return may
+// have had its figures deleted or renamed by hand: held to its digest too, so that it is said,
+// not left out of the trend or the fleet without a word.
+void HistoryStore::add_runs_of_its_kind(const std::string& metric, const RunFilter& f, std::set<int64_t>& checked) const {
+  const std::string kind = kind_of_metric(metric);
+  if (kind.empty()) return;
+  std::vector<Value> params{kind};
+  Where where(params, f, "g");
+  for (const Row& row : db_->query(fmt::format("SELECT DISTINCT r.id FROM runs r LEFT JOIN run_gpus g ON g.run_id = r.id{} "
+                                               "ORDER BY r.id", where.sql("r.kind = $1")), params)) {
+    checked.insert(row.integer(0));
+  }
+}
+
 std::vector<TrendRun> HistoryStore::trend_rows(const std::string& metric, double x, const std::string& by,
                                                const RunFilter& f, const FigureCheck& check) const {
   std::vector<Value> params{metric, x, by};
@@ -604,6 +631,7 @@ std::vector<TrendRun> HistoryStore::trend_rows(const std::string& metric, double
     checked.insert(t.run_id);
     out.push_back(std::move(t));
   }
+  add_runs_of_its_kind(metric, f, checked);
   for (const int64_t run : checked) check_run_digest(*db_, run);
   return out;
 }
@@ -649,6 +677,7 @@ std::vector<FleetSample> HistoryStore::fleet_rows(const std::string& metric, dou
                                   printable(it->second->gpu_name), it->second->run_id, printable(s.gpu_name), s.run_id));
     }
   }
+  add_runs_of_its_kind(metric, f, checked);
   for (const int64_t run : checked) check_run_digest(*db_, run);
   return out;
 }

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -102,6 +103,8 @@ class HistoryStore {
 
  private:
   AddOutcome add_run(const StoredRun& run, const std::string& source);
+  // Adds to `checked` every run of `metric`'s kind that `f` selects (held to its digest after).
+  void add_runs_of_its_kind(const std::string& metric, const RunFilter& f, std::set<int64_t>& checked) const;
 
   std::unique_ptr<Database> db_;
 };

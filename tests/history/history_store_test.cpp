@@ -504,14 +504,16 @@ TEST_P(HistoryStoreTest, RowsEditedSinceTheyWereStoredAreRefused) {
   const MetricPoint& p = before.metrics.front();
   Database& db = store.database();
   const std::string says = fmt::format("run {}'s rows are not as `history add` stored them", id);
-  // `figure_read`: whether a trend or a fleet of the first figure still reads the run.
-  const auto edited = [&](const std::string& sql, const std::vector<Value>& params, bool figure_read = true) {
+  // A trend or a fleet of the first figure refuses the run too, whether it still reads its figure
+  // or the figure was renamed or deleted (the run would be left out without a word).
+  const auto edited = [&](const std::string& sql, const std::vector<Value>& params) {
     const Transaction t(db);  // rolled back at the end of the scope
     db.query(sql, params);
     expect_refused(db, says, [&] { store.show(id); });
     expect_refused(db, says, [&] { store.list({}, 100); });
-    expect_refused(db, says, [&] { store.metrics({}); });
-    if (!figure_read) return;
+    if (!db.query("SELECT 1 FROM run_metrics WHERE run_id = $1", {id}).empty()) {
+      expect_refused(db, says, [&] { store.metrics({}); });
+    }
     expect_refused(db, says, [&] { store.trend_rows(p.metric, p.x, "", {}); });
     expect_refused(db, says, [&] { store.fleet_rows(p.metric, p.x, {}); });
   };
@@ -520,7 +522,8 @@ TEST_P(HistoryStoreTest, RowsEditedSinceTheyWereStoredAreRefused) {
   edited("UPDATE run_stack SET version = $1 WHERE run_id = $2", {std::string("99.0"), id});
   edited("UPDATE runs SET provenance = NULL, workload = $1 WHERE id = $2", {std::string("another"), id});
   edited("UPDATE run_gpus SET name = $1 WHERE run_id = $2", {std::string("NVIDIA B200"), id});
-  edited("UPDATE run_metrics SET metric = $1 WHERE run_id = $2 AND metric = $3", {std::string("train.tflopz"), id, p.metric}, false);
+  edited("UPDATE run_metrics SET metric = $1 WHERE run_id = $2 AND metric = $3", {std::string("train.tflopz"), id, p.metric});
+  edited("DELETE FROM run_metrics WHERE run_id = $1", {id});
   edited("UPDATE runs SET run_key = $1, source = $2 WHERE id = $3", {std::string("0123456789abcdef"), std::string("/elsewhere"), id});
   {  // its lines, which compare and report read as a file (run:ID)
     const Transaction t(db);
