@@ -384,7 +384,7 @@ TEST(TraceDecomposition, AKernelTwiceIsRefusedAndEachGpuListsItsOwnKernels) {
   nlohmann::json two_gpus = trace;
   for (int i = 0; i < 3; ++i) {
     nlohmann::json other = custom;
-    other["pid"] = 1, other["args"]["device"] = 1, other["ts"] = custom["ts"].get<double>() + 1.0 * (i + 1);  // in its step
+    other["pid"] = 1, other["args"]["device"] = 1, other["ts"] = custom["ts"].get<double>() + 21.0 * (i + 1);  // in its step, one after another
     two_gpus["traceEvents"].push_back(other);
   }
   const auto ds = decompose_trace(temp_file("trace_two_gpus.json", two_gpus.dump()), k, {});
@@ -393,6 +393,34 @@ TEST(TraceDecomposition, AKernelTwiceIsRefusedAndEachGpuListsItsOwnKernels) {
   EXPECT_EQ(ds[0].unclassified[0].count, 3u) << "GPU 0's own three";
   ASSERT_EQ(ds[1].unclassified.size(), 1u);
   EXPECT_EQ(ds[1].unclassified[0].count, 3u);
+}
+
+// A kernel copied a microsecond later on its stream would take a share of the step from the
+// kernels beside it: refused. One that starts as the one before it ends (programmatic dependent
+// launch) is read.
+TEST(TraceDecomposition, AKernelFarInsideTheOneBeforeItOnItsStreamIsRefused) {
+  nlohmann::json trace = nlohmann::json::parse(slurp(kSmall));
+  nlohmann::json longest;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e.value("cat", "") == "kernel" && (longest.is_null() || e.value("dur", 0.0) > longest.value("dur", 0.0))) longest = e;
+  }
+  ASSERT_GT(longest.value("dur", 0.0), 20.0);
+  KernelClasses k = bundled_classes();
+  nlohmann::json moved = trace, launched = trace;
+  nlohmann::json copy = longest;
+  copy["ts"] = longest["ts"].get<double>() + 1.0;
+  moved["traceEvents"].push_back(copy);
+  try {
+    decompose_trace(temp_file("trace_kernel_moved.json", moved.dump()), k, {});
+    ADD_FAILURE() << "a kernel copied 1 us later on its stream was read";
+  } catch (const WorkError& e) {
+    EXPECT_NE(std::string(e.what()).find("one stream runs one kernel at a time"), std::string::npos) << e.what();
+  }
+  nlohmann::json next = longest;
+  next["ts"] = longest["ts"].get<double>() + longest["dur"].get<double>() - 0.5;
+  next["dur"] = 2.0;
+  launched["traceEvents"].push_back(next);
+  EXPECT_NO_THROW(decompose_trace(temp_file("trace_kernel_launched.json", launched.dump()), k, {}));
 }
 
 // Kernels running across several steps (a collective or a long kernel on a side stream) count in

@@ -53,6 +53,10 @@ bool ends_with(const std::string& s, const char* tail) {
   return s.size() >= t.size() && s.compare(s.size() - t.size(), t.size(), t) == 0;
 }
 
+// How far a kernel may start inside the one before it on its stream: programmatic dependent
+// launch lets the next kernel's blocks start while the last blocks of the one before finish.
+constexpr double kLaunchOverlapUs = 5.0;
+
 // Every step's split, in time that grows with the trace, not with its steps times its activities:
 // the activities are ordered by start once and walked with the steps. Those that started before a
 // step are kept ordered by end: the ones ending inside the step are listed to it, the ones running
@@ -76,6 +80,24 @@ std::vector<StepDecomposition> decompose_steps(const std::vector<StepWindow>& wi
       throw WorkError(fmt::format("{}: kernel {} on stream {} at {:.3f} us is in the trace twice: a trace merged with "
                                   "itself, or edited", where, printable(names[a.name]), a.stream, a.start));
     }
+  }
+  // Nor does a kernel start far inside the one before it on its stream: more than the launch
+  // overlap (a few microseconds) and more than half the shorter of the two is a copy of a kernel
+  // moved in time, which would take a share of the step from the kernels beside it.
+  std::unordered_map<int32_t, uint32_t> last_on_stream;  // the kernel ending last so far on each stream
+  for (const uint32_t i : order) {
+    const GpuActivity& b = acts[i];
+    if (b.bucket == Bucket::memcpy) continue;
+    const auto [it, first] = last_on_stream.try_emplace(b.stream, i);
+    if (first) continue;
+    const GpuActivity& a = acts[it->second];
+    const double overlap = std::min(a.end, b.end) - b.start;
+    if (overlap > std::max(kLaunchOverlapUs, 0.5 * std::min(a.end - a.start, b.end - b.start))) {
+      throw WorkError(fmt::format("{}: kernel {} at {:.3f} us starts {:.3f} us before kernel {} (from {:.3f} us) ends on "
+                                  "stream {}: one stream runs one kernel at a time; a trace merged or edited", where,
+                                  printable(names[b.name]), b.start, overlap, printable(names[a.name]), a.start, b.stream));
+    }
+    if (b.end > a.end) it->second = i;
   }
   std::set<std::pair<double, uint32_t>> running;  // (end, index) of activities started before the step
   std::array<uint32_t, kBuckets> running_by_bucket{};
