@@ -309,7 +309,10 @@ double parse_decimal(std::string_view digits, const std::string& where, const ch
   if (text.empty() || !decimal || end != text.c_str() + text.size()) {
     throw WorkError(fmt::format("{}: {} '{}' is not a number", where, what, printable(text)));
   }
-  if (!std::isfinite(v) || v < 0) throw WorkError(fmt::format("{}: {} must be a finite non-negative number", where, what));
+  if (!std::isfinite(v) || v < 0) {
+    const std::string shown = text.size() <= 24 ? printable(text) : fmt::format("of {} characters", text.size());
+    throw WorkError(fmt::format("{}: {} {} must be a finite non-negative number", where, what, shown));
+  }
   return v;
 }
 

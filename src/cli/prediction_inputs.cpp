@@ -65,7 +65,15 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
       if (kind == LogKind::decomposition) {
         const DecompositionLog log = read_decomposition_log(t);
         refuse_impossible_decomposition(log, cat);
-        if (!looks_like_records(t)) refuse_printout_not_of_model(log, *model, " (or give the --model and --layers it ran)");
+        if (!looks_like_records(t)) {
+          try {
+            refuse_printout_not_of_model(log, *model, " (or give the --model and --layers it ran)");
+          } catch (const WorkError& e) {
+            // The model was the user's word, not the printout's: the option is what to change.
+            if (o.model.empty()) throw;
+            throw UsageError(fmt::format("--model {}: {}", o.model, e.what()));
+          }
+        }
       }
       for (StepInput& s : steps_from_decompositions(t)) {
         // Our records name the model they decomposed, as a training log's do; what they say of

@@ -443,6 +443,9 @@ TEST(BadInput, Predict) {
   expect_error("predict --to b200 " + kFx + "/decompose_h200.txt --measured " + kFx + "/attention_h200.log --from mi300x", 2,
                "");
   expect_error("predict --to b200 " + kFx + "/sweep_no_steady.log", 1, "has no steady steps");
+  // bench_decompose.py's printout is Llama-3.1-8B's: another --model is the option to change (exit 2).
+  expect_error("predict " + kFx + "/decompose_h200.txt --to b200 --model llama-3.2-1b", 2,
+               "--model llama-3.2-1b: " + kFx + "/decompose_h200.txt: a step of");
   // What the records say they ran wins: 4 of Llama-3.1-8B's 32 layers are counted as 4 (an MFU above
   // 100% was the 32 layers' FLOPs over a 4-layer step), and an option that contradicts them is refused.
   const Result four = run("predict --to b200 " + kFx + "/train_records_h200_plain_8k.jsonl --model llama-3.1-8b --json");

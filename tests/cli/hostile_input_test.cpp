@@ -80,9 +80,11 @@ TEST(SilentlyWrong, ATimeThatIsNotAFiniteNumberIsRefusedNamingTheLineAndTheField
   for (const char* bad : {"nan ms", "inf ms", "0x6b ms"}) {
     const std::string path = write_file("nan_decompose.txt", replaced(printout, "107.4 ms", bad));
     expect_error("decompose " + path, 1,
-                 fmt::format("{}:{}: ms '{}' is not a number", path, line_of(printout, "107.4 ms"),
+                 fmt::format("{}:{}: bucket \"attention(FA)\": ms '{}' is not a number", path, line_of(printout, "107.4 ms"),
                              std::string(bad).substr(0, std::string(bad).size() - 3)));
   }
+  expect_error("decompose " + write_file("negative_decompose.txt", replaced(printout, "107.4 ms", "-107.4 ms")), 1,
+               "bucket \"attention(FA)\": ms -107.4 must be a finite non-negative number");
   // Figures beyond any measurement, a rate that is not the work over the time, buckets that do
   // not add up to the step, a summary beyond reason: refused naming the line or the file.
   const std::string p = "decompose_bad.txt";

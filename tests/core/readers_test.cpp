@@ -176,7 +176,7 @@ TEST(MeasurementLogs, HostileLinesAreRefusedOrSkippedNeverACrash) {
     return std::string("read");
   };
   EXPECT_EQ(mamf_error("     3 | " + digits + "(mean) 1(median) 1(max) @ 1x1x1\n"),
-            "m:2: mean must be a finite non-negative number");
+            "m:2: mean of 80000 characters must be a finite non-negative number");
   EXPECT_EQ(mamf_error("     3 | 1(mean) 1(median) 1(max) @ " + digits + "x1x1\n"), "m:2: a size of 80000 digits is too large");
   EXPECT_EQ(read_mamf_log(LineSource::text(shape + digits + "\n" + std::string(200000, '|') + "\n", "m")).outcome.shapes.size(),
             1u);  // lines that are no format at all are other lines

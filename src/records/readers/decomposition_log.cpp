@@ -55,10 +55,11 @@ bool bucket_line(std::string_view line, const std::string& where, DecompositionB
   const size_t at = static_cast<size_t>(w.front().data() - line.data());  // where the six words start
   if (at == 0 || w[1] != "TFLOP" || w[3] != "ms" || w[5] != "TFLOPS") return false;
   b.name = trim(line.substr(0, at));
-  const double tflop = parse_decimal(w[0], where, "TFLOP"), tflops = parse_decimal(w[4], where, "TFLOPS");
+  const std::string field_at = fmt::format("{}: bucket \"{}\"", where, printable(b.name));  // a figure's errors name its bucket
+  const double tflop = parse_decimal(w[0], field_at, "TFLOP"), tflops = parse_decimal(w[4], field_at, "TFLOPS");
   b.tflop = tflop, b.tflops = tflops;
-  b.ms = parse_decimal(w[2], where, "ms");
-  if (!mfu.empty()) b.mfu_percent = parse_decimal(mfu, where, "MFU");
+  b.ms = parse_decimal(w[2], field_at, "ms");
+  if (!mfu.empty()) b.mfu_percent = parse_decimal(mfu, field_at, "MFU");
   const auto past = [&](const char* field, double v, double most) {
     if (v > most) {
       throw WorkError(fmt::format("{}: bucket \"{}\": {} {:g} is beyond any measurement (at most {:g}{})", where,
