@@ -54,11 +54,15 @@ void check_option_values(CLI::App& app) {
     if (opt->get_expected_max() == 0) continue;  // a flag
     const std::string type = opt->get_type_name();
     const bool numeric = type == "INT" || type == "UINT" || type == "FLOAT";
+    // CLI11 names an option by one of its names; one of several (-o, --page, --out) says them all,
+    // the one typed among them.
+    const std::string names = opt->get_lnames().size() + opt->get_snames().size() > 1
+                                  ? " for " + opt->get_name(false, true) : std::string();
     opt->check(CLI::Validator(
-        [numeric](std::string& v) {
+        [numeric, names](std::string& v) {
           if (v.find_first_not_of(" \t\r\n") == std::string::npos) {
-            return std::string(v.empty() ? "an empty value (give one, or leave the option out)"
-                                         : "a blank value (give one, or leave the option out)");
+            return fmt::format("{}{} (give one, or leave the option out)", v.empty() ? "an empty value" : "a blank value",
+                               names);
           }
           if (numeric && !decimal_number(v)) return fmt::format("'{}' is not a decimal number", ub::printable(v));
           return std::string();

@@ -1023,7 +1023,7 @@ TEST(BadInput, NothingClobberedNothingSilentlyWrong) {
     expect_error("report " + kFx + "/records_h200.jsonl -o " + dir.string(), 2, "a symlink where the report's folder goes");
     EXPECT_TRUE(fs::is_empty(linked));
   }
-  expect_error("report " + kFx + "/records_h200.jsonl -o ''", 2, "--page: an empty value (give one, or leave the option out)");
+  expect_error("report " + kFx + "/records_h200.jsonl -o ''", 2, "--page: an empty value for -o,--page,--out (give one, or leave the option out)");
   const fs::path input = fs::path(::testing::TempDir()) / "predict_input.log";
   fs::copy_file(kFx + "/sweep_h200.log", input, fs::copy_options::overwrite_existing);
   const auto size = fs::file_size(input);

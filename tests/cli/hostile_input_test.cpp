@@ -703,8 +703,11 @@ TEST(Messages, AnEmptyValueIsAUsageErrorNamingTheOption) {
                                      {"decide --need-seqlen '' " + kFx + "/suite_h200_2l --to h100", "--need-seqlen"},
                                      {"predict " + kFx + "/sweep_h200.log --to b200 --seqlens ''", "--seqlens"},
                                      {"history list --db " + db + " --gpu ''", "--gpu"}}) {
-    expect_error(args, 2, std::string(option) + ": an empty value (give one, or leave the option out)");
+    expect_error(args, 2, std::string(option) + ": an empty value");
   }
+  // An option of several names says them all: the one typed is among them.
+  expect_error("predict " + kFx + "/sweep_h200.log --to b200 --seqlen ''", 2,
+               "--seqlens: an empty value for --seqlens,--seqlen (give one, or leave the option out)");
   expect_error("history list --db ' '", 2, "--db: a blank value (give one, or leave the option out)");
   // A number option takes decimal: not hexadecimal, binary, nor padded with blanks.
   for (const std::string v : {"0x10", "0b11", "' 3'", "'3 '"}) expect_error("flops --layers " + v, 2, "is not a decimal number");
@@ -1825,6 +1828,11 @@ TEST(SilentlyWrong, AMamfFooterThatDisagreesWithItsLinesIsRefused) {
   const std::string cut = log.substr(0, line) + log.substr(log.find('\n', line + 1));
   expect_error("compare " + kFx + "/mamf_finder_real_h200.txt " + write_file("mamf_line_cut.txt", cut), 1,
                "the footer counts 79 shapes, the file has 78 shape lines");
+  // The best figure's shape edited: no shape line gives it there.
+  expect_error("compare " + kFx + "/mamf_finder_real_h200.txt " +
+                   write_file("mamf_footer_shape.txt", replaced(log, "median: 768.2 TFLOPS @ 2816x4096x4096",
+                                                                "median: 768.2 TFLOPS @ 4096x4096x4096")),
+               1, "the footer's best median is at 4096x4096x4096, and no shape line of that shape gives 768.2 TFLOPS");
 }
 
 // A measurement whose own check against the reference failed timed something else: left out,
@@ -3135,7 +3143,7 @@ TEST(FilesClobbered, AReportFolderIsNamedAsAFolder) {
   const std::string file = write_file("page_is_a_file", "mine");
   expect_error("decide -o " + file, 2, "-o " + file + ": a file, not a folder");
   EXPECT_EQ(slurp(file), "mine");
-  expect_error("decide -o ''", 2, "--page: an empty value (give one, or leave the option out)");
+  expect_error("decide -o ''", 2, "--page: an empty value for -o,--page,--out (give one, or leave the option out)");
   // A suite's folder, not given as an input, is still no place for a page.
   expect_error("report " + kFx + "/sweep_h200.log -o " + kFx + "/suite_h200_2l", 2,
                "a suite's folder (it holds manifest.json): write the page into another folder");

@@ -415,7 +415,18 @@ MamfLog read_mamf_log(const LineSource& t) {
                                            std::tuple{&log.footer_median, MamfOutcome::By::median, "best median"},
                                            std::tuple{&log.footer_max, MamfOutcome::By::max, "best max"}}) {
       const std::optional<MamfShape> best = log.outcome.best(by);
-      if (*footer && best) agree(what, tflops_by(**footer, by), tflops_by(*best, by));
+      if (!*footer || !best) continue;
+      agree(what, tflops_by(**footer, by), tflops_by(*best, by));
+      // The shape it names is a shape line of that figure (one of several tied at the best, maybe).
+      const MamfShape& f = **footer;
+      if (lines_left_out == 0 && f.m > 0 && std::none_of(log.outcome.shapes.begin(), log.outcome.shapes.end(), [&](const MamfShape& x) {
+            return x.m == f.m && x.n == f.n && x.k == f.k &&
+                   std::abs(tflops_by(x, by) - tflops_by(f, by)) <= 0.05 + 0.005 * tflops_by(f, by);
+          })) {
+        throw WorkError(fmt::format("{}: the footer's {} is at {}x{}x{}, and no shape line of that shape gives {:g} TFLOPS: "
+                                    "the file was edited or damaged", printable(t.path), what, f.m, f.n, f.k,
+                                    tflops_by(f, by)));
+      }
     }
   }
   if (!log.arithmetic_mean) log.arithmetic_mean = log.outcome.arithmetic_mean(MamfOutcome::By::mean);
