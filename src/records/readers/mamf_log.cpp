@@ -419,9 +419,10 @@ MamfLog read_mamf_log(const LineSource& t) {
       agree(what, tflops_by(**footer, by), tflops_by(*best, by));
       // The shape it names is a shape line of that figure (one of several tied at the best, maybe).
       const MamfShape& f = **footer;
+      const MamfOutcome::By figure = by;  // a structured binding is not captured by a lambda before C++20's clang 16
       if (lines_left_out == 0 && f.m > 0 && std::none_of(log.outcome.shapes.begin(), log.outcome.shapes.end(), [&](const MamfShape& x) {
             return x.m == f.m && x.n == f.n && x.k == f.k &&
-                   std::abs(tflops_by(x, by) - tflops_by(f, by)) <= 0.05 + 0.005 * tflops_by(f, by);
+                   std::abs(tflops_by(x, figure) - tflops_by(f, figure)) <= 0.05 + 0.005 * tflops_by(f, figure);
           })) {
         throw WorkError(fmt::format("{}: the footer's {} is at {}x{}x{}, and no shape line of that shape gives {:g} TFLOPS: "
                                     "the file was edited or damaged", printable(t.path), what, f.m, f.n, f.k,
