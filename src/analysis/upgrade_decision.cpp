@@ -96,13 +96,14 @@ void add_decompositions(UpgradeDecision& d, const MeasurementSet& o, const Measu
 }
 
 struct LengthsByCost {
-  std::vector<int64_t> all, cheaper, costlier, even, only_new;
+  std::vector<int64_t> all, cheaper, costlier, even, only_new, only_old;
 };
 
 LengthsByCost by_cost(const Comparison& c) {
   LengthsByCost l;
   for (const CompareRow& r : c.rows) {
     if (r.note == "old cannot run this") l.only_new.push_back(r.seqlen);
+    if (r.note == "new cannot run this") l.only_old.push_back(r.seqlen);
     if (!r.speedup) continue;
     l.all.push_back(r.seqlen);
     if (!c.break_even) continue;
@@ -233,6 +234,15 @@ void decide_verdict(UpgradeDecision& d, const UpgradeOptions& opt) {
                          d.levers ? fmt::format(", and no lever measured reaches it: {}", best_lever(*d.levers, 0)) : "");
     return;
   }
+  // The mirror: a length the team needs that one old GPU fits and one new GPU does not.
+  if (opt.need_seqlen && d.old_longest.tokens && *d.old_longest.tokens >= *opt.need_seqlen && d.new_longest.tokens &&
+      *d.new_longest.tokens < *opt.need_seqlen) {
+    d.verdict = UpgradeVerdict::do_not_upgrade;
+    d.line = fmt::format("DO NOT UPGRADE: {} tokens per sequence fit one {} ({} at most) and not one {} ({} at most): "
+                         "the new GPU loses what the recipe needs, whatever the speed.", *opt.need_seqlen, d.old_gpu,
+                         *d.old_longest.tokens, ng, *d.new_longest.tokens);
+    return;
+  }
   if (!d.training) {
     d.verdict = UpgradeVerdict::measure_more;
     d.line = "MEASURE MORE: no training step was measured on both GPUs (run `upgradebench suite` on each): the "
@@ -278,6 +288,24 @@ void decide_verdict(UpgradeDecision& d, const UpgradeOptions& opt) {
     return;
   }
   const double be = *c.break_even;
+  // Cheaper up to some length: every cheaper length below every other one, each other one decided
+  // dearer, or one the new GPU cannot run at all (it ran out of memory where the old one did not).
+  const std::vector<int64_t>& dearer = l.costlier;
+  const bool prefix = !l.cheaper.empty() && l.even.empty() && (!dearer.empty() || !l.only_old.empty()) &&
+                      (dearer.empty() || dearer.front() > l.cheaper.back()) &&
+                      (l.only_old.empty() || l.only_old.front() > l.cheaper.back());
+  if (prefix) {
+    d.verdict = UpgradeVerdict::short_context;
+    std::vector<std::string> beyond;
+    if (!dearer.empty()) beyond.push_back(fmt::format("costs more per token from {} tokens", tokens(dearer.front())));
+    if (!l.only_old.empty()) {
+      beyond.push_back(fmt::format("cannot run {} tokens, which the {} runs", tokens(l.only_old.front()), d.old_gpu));
+    }
+    d.line = fmt::format("UPGRADE FOR SHORT CONTEXT ONLY: the {} is cheaper per token up to {} tokens (the whole speedup "
+                         "interval above the break-even {:.2f}x){}{}.", ng, tokens(l.cheaper.back()), be,
+                         beyond.size() > 1 ? ", " + beyond.front() : "", ", and " + beyond.back());
+    return;
+  }
   if (l.cheaper.size() == l.all.size()) {
     d.verdict = UpgradeVerdict::upgrade;
     d.line = fmt::format("UPGRADE: the {} is cheaper per token at every length measured ({}-{} tokens): {} the speed "
@@ -306,7 +334,13 @@ void decide_verdict(UpgradeDecision& d, const UpgradeOptions& opt) {
     return;
   }
   d.verdict = UpgradeVerdict::measure_more;
-  const int64_t at = l.even.empty() ? l.all.front() : l.even.front();
+  if (l.even.empty()) {  // every length decided, cheaper and dearer in no order of length
+    d.line = fmt::format("MEASURE MORE: the {} is cheaper per token at {} tokens and costlier at {} tokens, in no order of "
+                         "length: measure the lengths your jobs run, on both GPUs.", ng, fmt::join(l.cheaper, ", "),
+                         fmt::join(l.costlier, ", "));
+    return;
+  }
+  const int64_t at = l.even.front();
   const CompareRow* r = row_at(c, at);
   d.line = fmt::format("MEASURE MORE: at {} tokens the speedup {:.2f}x (interval {:.2f}-{:.2f}) holds the break-even "
                        "{:.2f}x: more steps there on both GPUs (sweep --seqlens {} --steps 30) would settle it.",
@@ -393,6 +427,7 @@ const char* to_string(UpgradeVerdict v) {
   switch (v) {
     case UpgradeVerdict::upgrade: return "upgrade";
     case UpgradeVerdict::long_context: return "upgrade for long context only";
+    case UpgradeVerdict::short_context: return "upgrade for short context only";
     case UpgradeVerdict::capability: return "upgrade for capability";
     case UpgradeVerdict::do_not_upgrade: return "do not upgrade";
     case UpgradeVerdict::measure_more: return "measure more";

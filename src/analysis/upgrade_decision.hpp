@@ -39,7 +39,7 @@
 
 namespace ub {
 
-enum class UpgradeVerdict { upgrade, long_context, capability, do_not_upgrade, measure_more, same_gpu, no_prices };
+enum class UpgradeVerdict { upgrade, long_context, short_context, capability, do_not_upgrade, measure_more, same_gpu, no_prices };
 const char* to_string(UpgradeVerdict v);
 
 struct UpgradeOptions {

@@ -584,3 +584,52 @@ TEST(Decide, AForcedComparisonSaysWhatDiffersBeforeTheVerdict) {
   EXPECT_NE(r.out.find("Workload: the training runs differ (different depth"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("the same software on both"), std::string::npos) << r.out;
 }
+
+// The new GPU cheaper at the shorter lengths only, or unable to run a length the old one runs: no
+// plain UPGRADE, and no length said to hold the break-even when every length is decided. The
+// guide's example logs the other way round (a B200 you have, an H200 you consider) give both.
+TEST(Decide, CheaperUpToALengthIsShortContextOnly) {
+  const std::string logs = kExamples + "/example_b200_handwritten.log " + kExamples + "/example_h200_handwritten.log --force";
+  const auto verdict = [&](const std::string& options) {
+    const Result r = run("decide " + logs + " " + options + " --json");
+    EXPECT_EQ(r.code, 0) << r.err;
+    return r.code == 0 ? json::parse(r.out) : json();
+  };
+  // Cheaper at every length both ran; the H200 runs out of memory at 256k, which the B200 runs.
+  const json cheaper = verdict("--price-old 6 --price-new 1");
+  EXPECT_EQ(cheaper["verdict"], "upgrade for short context only");
+  EXPECT_NE(cheaper["line"].get<std::string>().find("cheaper per token up to 128k tokens"), std::string::npos) << cheaper["line"];
+  EXPECT_NE(cheaper["line"].get<std::string>().find("and cannot run 256k tokens, which the NVIDIA B200 runs"),
+            std::string::npos) << cheaper["line"];
+  // Cheaper at 8k and 32k, dearer at 128k (each interval wholly on one side of the break-even).
+  const json prefix = verdict("--price-old 6 --price-new 3.12");
+  EXPECT_EQ(prefix["verdict"], "upgrade for short context only");
+  EXPECT_NE(prefix["line"].get<std::string>().find("up to 32k tokens"), std::string::npos) << prefix["line"];
+  EXPECT_NE(prefix["line"].get<std::string>().find("costs more per token from 128k tokens"), std::string::npos) << prefix["line"];
+  EXPECT_EQ(prefix["line"].get<std::string>().find("holds the break-even"), std::string::npos) << prefix["line"];
+  // A length the team needs that only the old GPU fits decides it.
+  const json need = verdict("--price-old 6 --price-new 3.12 --need-seqlen 256k");
+  EXPECT_EQ(need["verdict"], "do not upgrade");
+  EXPECT_NE(need["line"].get<std::string>().find("262144 tokens per sequence fit one NVIDIA B200"), std::string::npos) << need["line"];
+  // Cheaper and dearer in no order of length (the B200's 32k steps taken 1.5 times as long).
+  std::istringstream in(slurp(kExamples + "/example_b200_handwritten.log"));
+  std::string b200, block;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("=====", 0) == 0) block = line;
+    if (block.find("seq_len=32768") != std::string::npos && line.rfind("{", 0) == 0) {
+      json step = json::parse(line);
+      ub_test::measure_again(step, 1.5);
+      line = step.dump();
+    }
+    b200 += line + "\n";
+  }
+  const fs::path slower = fs::path(::testing::TempDir()) / "example_b200_slower_32k.log";
+  std::ofstream(slower) << b200;
+  const Result mixed = run("decide " + kExamples + "/example_h200_handwritten.log " + slower.string() +
+                           " --force --price-old 3.5 --price-new 5.25 --json");
+  ASSERT_EQ(mixed.code, 0) << mixed.err;
+  const json m = json::parse(mixed.out);
+  EXPECT_EQ(m["verdict"], "measure more");
+  EXPECT_NE(m["line"].get<std::string>().find("cheaper per token at 8192, 131072 tokens and costlier at 32768 tokens, in no "
+                                              "order of length"), std::string::npos) << m["line"];
+}
