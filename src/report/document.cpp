@@ -16,7 +16,7 @@ namespace ub::report {
 std::string md_text(const std::string& s) {
   std::string out;
   for (char c : s) {
-    if (c == '|' || c == '<') out += '\\';
+    if (c == '|' || c == '<' || c == '*' || c == '`') out += '\\';  // a table's cell, HTML, emphasis, code
     out += c;
   }
   return out;
@@ -103,7 +103,7 @@ static Document printable_copy(const Document& in) {
     for (auto& r : b.table.rows) {
       for (auto& cell : r) cell = ub::printable(cell);
     }
-    for (auto& n : b.notes) n = ub::printable(n, true);
+    for (auto& n : b.notes) n = ub::printable(n);  // a line break from a file is no line of ours
   }
   return doc;
 }
@@ -167,12 +167,7 @@ std::string render_markdown(const Document& in) {
       }
       if (!b.notes.empty()) out += "\n";
     }
-    // A note's own line breaks stay inside its item: a continuation line is indented.
-    for (const std::string& n : b.notes) {
-      std::string item = md_text(n);
-      for (size_t at = 0; (at = item.find('\n', at)) != std::string::npos; at += 3) item.replace(at, 1, "\n  ");
-      out += "- " + item + "\n";
-    }
+    for (const std::string& n : b.notes) out += "- " + md_text(n) + "\n";
   }
   return out;
 }

@@ -693,6 +693,21 @@ TEST(SilentlyWrong, AMamfShapeLineThatCannotBeAMeasurementIsLeftOutWithAWarning)
 
 // An option or argument given an empty value is a usage error naming it, never "not given" (an
 // empty --db would have written to the default database).
+// A line break in a name read from a file (a kernel's) is written out, in text and markdown
+// alike: it cannot start a line of its own ("upgradebench: error: ..."), nor a markdown emphasis.
+TEST(Messages, ALineBreakFromAFileStartsNoLine) {
+  const std::string trace = write_file("forged_kernel_name.json",
+                                       replaced(slurp(kFx + "/trace_kineto_small.json"), "my_custom_kernel",
+                                                "k\\nupgradebench: error: forged **bold**"));
+  for (const char* format : {"", " --md"}) {
+    const Result r = run("decompose " + trace + format);
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.out.find("\nupgradebench: error"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("k\\x0aupgradebench: error: forged"), std::string::npos) << r.out;
+    if (std::string(format) == " --md") EXPECT_NE(r.out.find("forged \\*\\*bold\\*\\*"), std::string::npos) << r.out;
+  }
+}
+
 TEST(Messages, AnEmptyValueIsAUsageErrorNamingTheOption) {
   const std::string records = kFx + "/train_records_h200_plain_8k.jsonl";
   const std::string db = fresh_db("empty_values");
