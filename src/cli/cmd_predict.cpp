@@ -99,10 +99,12 @@ void register_predict(CLI::App& app, Context& ctx) {
   cmd->add_option("--model", o->request.model, "The model (preset or config.json): FLOPs for TFLOPS and MFU, and the "
                                        "attention share of a training log that does not record it");
   cmd->add_option("--layers", o->request.layers, "The depth the inputs measured (the first N layers of the model), "
-                                                 "where their records do not say it");
+                                                 "where their records do not say it")
+      ->check(CLI::Range(1, 100000));  // 0 would read as not given
   cmd->add_option("--to-layers", o->request.to_layers,
                   "Predict at this depth, carried from the measured one by the model's FLOPs and parameters (needs "
-                  "--model); --to the same GPU checks the carrying against a measured run");
+                  "--model); --to the same GPU checks the carrying against a measured run")
+      ->check(CLI::Range(1, 100000));
   cmd->add_option("--seqlens,--seqlen", o->request.seqlens,
                   "Predict at these lengths (k = 1024), each carried from the measured step nearest to it by the "
                   "model's FLOPs (needs --model); --to the same GPU checks the carrying against a measured curve");

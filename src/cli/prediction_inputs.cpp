@@ -2,6 +2,7 @@
 #include "cli/prediction_inputs.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -69,9 +70,12 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
           try {
             refuse_printout_not_of_model(log, *model, " (or give the --model and --layers it ran)");
           } catch (const WorkError& e) {
-            // The model was the user's word, not the printout's: the option is what to change.
-            if (o.model.empty()) throw;
-            throw UsageError(fmt::format("--model {}: {}", o.model, e.what()));
+            // The model or its depth was the user's word, not the printout's: the option is what to change.
+            if (o.model.empty() && o.layers <= 0) throw;
+            std::vector<std::string> given;
+            if (!o.model.empty()) given.push_back("--model " + o.model);
+            if (o.layers > 0) given.push_back(fmt::format("--layers {}", o.layers));
+            throw UsageError(fmt::format("{}: {}", fmt::join(given, " "), e.what()));
           }
         }
       }

@@ -446,6 +446,10 @@ TEST(BadInput, Predict) {
   // bench_decompose.py's printout is Llama-3.1-8B's: another --model is the option to change (exit 2).
   expect_error("predict " + kFx + "/decompose_h200.txt --to b200 --model llama-3.2-1b", 2,
                "--model llama-3.2-1b: " + kFx + "/decompose_h200.txt: a step of");
+  for (const char* option : {"--layers", "--to-layers"}) {  // 0 is no depth, not "not given"
+    expect_error("predict " + kFx + "/decompose_h200.txt --to b200 " + option + " 0", 2, std::string(option) + ": Value 0 not in range");
+  }
+  expect_error("predict " + kFx + "/decompose_h200.txt --to b200 --layers 4", 2, "--layers 4: " + kFx + "/decompose_h200.txt: a step of");
   // What the records say they ran wins: 4 of Llama-3.1-8B's 32 layers are counted as 4 (an MFU above
   // 100% was the 32 layers' FLOPs over a 4-layer step), and an option that contradicts them is refused.
   const Result four = run("predict --to b200 " + kFx + "/train_records_h200_plain_8k.jsonl --model llama-3.1-8b --json");
