@@ -13,6 +13,7 @@
 #include "base/text.hpp"
 #include "records/readers/log_kind.hpp"
 #include "records/readers/read_run.hpp"
+#include "records/suite_manifest.hpp"
 
 namespace ub::cli {
 
@@ -20,12 +21,26 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The regular files `input` names: itself, or a folder's (a suite's parts), by name.
+// The regular files `input` names: itself, or a folder's by name; of a suite's folder, the files
+// of the parts its manifest says are done (a failed part's leftovers are read by no command).
 std::vector<fs::path> files_of(const std::string& input) {
   std::error_code ec;
   if (fs::is_regular_file(input, ec)) return {input};
   std::vector<fs::path> files;
   if (!fs::is_directory(input, ec)) return files;
+  if (is_suite_folder(input)) {
+    try {
+      for (const ManifestPart& p : read_suite_manifest(input).parts) {
+        if (p.status == PartStatus::done && !p.records.empty() && fs::is_regular_file(fs::path(input) / p.records, ec)) {
+          files.push_back(fs::path(input) / p.records);
+        }
+      }
+      std::sort(files.begin(), files.end());
+      return files;
+    } catch (const std::runtime_error&) {
+      files.clear();  // a manifest that does not read: decide's reader says what is wrong with it
+    }
+  }
   for (const fs::directory_entry& e : fs::directory_iterator(input, ec)) {
     if (e.is_regular_file(ec)) files.push_back(e.path());
   }

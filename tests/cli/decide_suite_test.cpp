@@ -633,3 +633,18 @@ TEST(Decide, CheaperUpToALengthIsShortContextOnly) {
   EXPECT_NE(m["line"].get<std::string>().find("cheaper per token at 8192, 131072 tokens and costlier at 32768 tokens, in no "
                                               "order of length"), std::string::npos) << m["line"];
 }
+
+// A failed part's file left in a folder is read by no command: not even to tell two folders'
+// measurements apart (a leftover equal to the other folder's would refuse a valid pair).
+TEST(Decide, AFailedPartsLeftoverIsNotReadForTheSameMeasurement) {
+  const fs::path other = slower_suite("suite_failed_attention_leftover", 1.01);
+  json m = json::parse(slurp((other / "manifest.json").string()));
+  for (json& p : m["parts"]) {
+    if (p["name"] == "attention") p["status"] = "failed", p["why"] = "exit code 1";
+  }
+  std::ofstream(other / "manifest.json") << m.dump(2);
+  fs::copy_file(fs::path(kSuite) / "attention.jsonl", other / "attention.jsonl", fs::copy_options::overwrite_existing);
+  const Result r = run("decide " + kSuite + " " + other.string() + " --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["verdict"], "same GPU");
+}
