@@ -240,8 +240,11 @@ MeasurementSet read_suite_folder(const fs::path& dir) {
                                   p.name, *p.exit_code));
     }
     // A suite's parts are files it wrote: a pipe or a device there would be read forever.
+    // A folder damaged as the rest of this check says it (exit 1): missing, or something else there.
     if (!fs::is_regular_file(dir / p.records, ec)) {
-      throw UsageError(fmt::format("{}: part {}'s records {} are not a file", dir.string(), p.name, (dir / p.records).string()));
+      throw WorkError(fmt::format("{}: part {} is done and its records {} are {}: the folder was edited or damaged",
+                                  dir.string(), p.name, (dir / p.records).string(),
+                                  fs::exists(dir / p.records, ec) ? "not a file" : "missing"));
     }
     const LineSource t = LineSource::file(dir / p.records);
     const size_t decompositions = s.decompositions.size();
