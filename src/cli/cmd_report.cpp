@@ -162,11 +162,12 @@ void run(Context& ctx, const ReportOptions& o) {
       alert = refuse_other_measured(texts[0], *measured, ctx.catalog(), ctx.data_dir() / "models");
     }
     report::ReportContent page = report::prediction_report(texts[0], measured);
-    if (!alert.empty()) page.alert = alert;
+    if (!alert.empty()) page.alert = page.alert.empty() ? alert : alert + " " + page.alert;
     report::write_report(page, o.out_dir, web());
     const std::string dir = printable(o.out_dir);
     std::printf("report: %s/report.html, %s/report.md (PREDICTED, not measured)\n%s\n", dir.c_str(), dir.c_str(),
                 printable(page.banner).c_str());
+    if (!page.alert.empty()) std::printf("%s\n", printable(page.alert).c_str());
     return;
   }
   const bool decomposition = kinds[0] == LogKind::decomposition;

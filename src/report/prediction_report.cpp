@@ -30,6 +30,7 @@ ReportContent prediction_report(const LineSource& t, const std::optional<RunLog>
   if (measured_new) tab.table.columns.insert(tab.table.columns.end(), {{"measured ms"}, {"predicted / measured"}});
   PredictionSeries series;
   std::vector<std::string> example_inputs;
+  std::vector<int64_t> ran_out;  // lengths predicted where the measured new GPU ran out of memory
   for_each_record(t, [&](const RecordLine& line) {
     if (line.type != "prediction") return;
     const Fields f(line.json, line.where);
@@ -49,15 +50,16 @@ ReportContent prediction_report(const LineSource& t, const std::optional<RunLog>
     }
     // The new GPU's measured step at this length, once measured.
     std::optional<double> measured;
-    if (const RunPoint* p = measured_new && seqlen ? measured_new->point(*seqlen) : nullptr; p && p->steps.has_steady()) {
-      measured = point_stats(*measured_new, *p).time_ms.median;
-    }
+    const RunPoint* p = measured_new && seqlen ? measured_new->point(*seqlen) : nullptr;
+    if (p && p->steps.has_steady()) measured = point_stats(*measured_new, *p).time_ms.median;
+    const bool out_of_memory = p && !p->steps.has_steady();  // measured there, and it did not run
+    if (out_of_memory) ran_out.push_back(*seqlen);
     std::vector<std::string> row = {seqlen ? std::to_string(*seqlen) : "-", num(old_step, 2), num(step, 2), ratio(sp),
                                     lo && hi ? fmt::format("{:.2f}-{:.2f}x", *lo, *hi) : "-",
                                     f.string_or("limiting", "-"), f.string_or("cost_verdict", "-")};
     if (measured_new) {
-      row.push_back(num(measured, 2));
-      row.push_back(measured && step ? fmt::format("{:.3f}", *step / *measured) : "-");
+      row.push_back(out_of_memory ? "out of memory" : num(measured, 2));
+      row.push_back(out_of_memory ? "did not run" : measured && step ? fmt::format("{:.3f}", *step / *measured) : "-");
     }
     tab.table.add_row(std::move(row));
     if (!seqlen) return;
@@ -80,6 +82,10 @@ ReportContent prediction_report(const LineSource& t, const std::optional<RunLog>
   if (measured_new) {
     r.banner = fmt::format("PREDICTED from {}, beside the {} measured in {}", t.path, new_gpu, measured_new->path);
     if (measured_ms.points.empty()) warnings.push_back(fmt::format("{}: no length measured that was predicted", measured_new->path));
+    if (!ran_out.empty()) {
+      r.alert = fmt::format("The {} ran out of memory at {} tokens, where a step was predicted: the prediction does not "
+                            "hold there ({}).", new_gpu, fmt::join(ran_out, ", "), measured_new->path);
+    }
   }
   // Example data on either side: the page and its charts say so, whatever else they are.
   std::vector<std::string> not_measured;

@@ -728,8 +728,25 @@ TEST(Cli, ReportOfPredictions) {
   std::filesystem::remove(of_sweep);
   ASSERT_EQ(run("predict --to b200 " + kFx + "/sweep_h200.log --out " + of_sweep).code, 0);
   const Result b = run("report " + of_sweep + " " + kFx + "/sweep_b200.log -o " + beside);
-  std::filesystem::remove(of_sweep);
   ASSERT_EQ(b.code, 0) << b.err;
+  // A length the new GPU was measured out of memory at: said, in its row and above the page.
+  std::string oom_log;
+  const std::string b200_log = slurp(kFx + "/sweep_b200.log");
+  std::istringstream b200(b200_log);
+  bool in_32k = false;
+  for (std::string line; std::getline(b200, line);) {
+    if (line.rfind("=====", 0) == 0) in_32k = line.find("seq_len=32768") != std::string::npos;
+    if (in_32k && line.rfind("{", 0) == 0) continue;
+    oom_log += line + "\n";
+    if (in_32k && line.rfind("# gpu=", 0) == 0) oom_log += "[rank3]: torch.OutOfMemoryError: CUDA out of memory.\n";
+  }
+  if (b200_log.back() != '\n') oom_log.pop_back();  // its last line is cut short, as a killed run leaves it
+  const std::string oom_page = fresh_folder("report_prediction_oom");
+  const Result oom = run("report " + of_sweep + " " + write_file("sweep_b200_oom_32k.log", oom_log) + " -o " + oom_page);
+  ASSERT_EQ(oom.code, 0) << oom.err;
+  EXPECT_NE(oom.out.find("The b200-sxm ran out of memory at 32768 tokens, where a step was predicted"), std::string::npos) << oom.out;
+  EXPECT_NE(slurp(oom_page + "/report.md").find("| out of memory | did not run |"), std::string::npos);
+  std::filesystem::remove(of_sweep);
   const std::string mdb = slurp(beside + "/report.md");
   EXPECT_NE(mdb.find("predicted / measured"), std::string::npos) << mdb;
   EXPECT_NE(mdb.find("beside the b200-sxm measured in"), std::string::npos) << mdb;
