@@ -299,7 +299,8 @@ void run(Context& ctx, const DecideOptions& o) {
   for (Dtype dt : d.missing_dtypes) missing.emplace_back(to_string(dt));
   std::vector<std::string> added;
   for (Dtype dt : d.specs.new_dtypes) added.emplace_back(to_string(dt));
-  json j = {{"from", in.from->id},
+  json j = {{"mode", "catalog"},
+            {"from", in.from->id},
             {"to", in.to->id},
             {"model", in.model ? json(in.model->id) : json()},
             {"verdict", d.verdict},

@@ -190,7 +190,8 @@ json decision_json(const UpgradeDecision& d) {
                         {"step_time_ratio", or_null(r.step_time_ratio)}, {"cost_at", or_null(r.cost_at)}});
     }
   }
-  return {{"verdict", to_string(d.verdict)},
+  return {{"mode", "measurements"},
+          {"verdict", to_string(d.verdict)},
           {"line", d.line},
           {"data", d.provenance.tag()},
           {"old_gpu", d.old_gpu},

@@ -597,6 +597,7 @@ TEST(Decide, CheaperUpToALengthIsShortContextOnly) {
   };
   // Cheaper at every length both ran; the H200 runs out of memory at 256k, which the B200 runs.
   const json cheaper = verdict("--price-old 6 --price-new 1");
+  EXPECT_EQ(cheaper["mode"], "measurements");  // the shape of decide on measurements (docs/json.md)
   EXPECT_EQ(cheaper["verdict"], "upgrade for short context only");
   EXPECT_NE(cheaper["line"].get<std::string>().find("cheaper per token up to 128k tokens"), std::string::npos) << cheaper["line"];
   EXPECT_NE(cheaper["line"].get<std::string>().find("and cannot run 256k tokens, which the NVIDIA B200 runs"),
