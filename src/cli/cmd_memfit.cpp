@@ -42,6 +42,9 @@ RunLog checked_run(Context& ctx, const std::string& path) {
   return log;
 }
 
+// How far past the longest length measured a fitted longest sequence is said to be a guess.
+constexpr int64_t kFarPastMeasured = 16;
+
 void run_one(Context& ctx, const MemfitOptions& o) {
   if (!o.capacity.empty() && !o.for_gpu.empty()) {
     throw UsageError("--capacity-gib and --for both give the capacity: give one");
@@ -92,6 +95,18 @@ void run_one(Context& ctx, const MemfitOptions& o) {
                                         : std::string("no limit in sight (memory does not grow)");
   b.notes.push_back(fmt::format("capacity {:.1f} GiB ({}): longest sequence that fits: {}{}", *capacity, capacity_from, fits,
                                 longest.capped ? fmt::format(" ({})", longest.how) : ""));
+  // A line carried far past its points is a guess: said, in every output.
+  std::vector<std::string> warnings = log.warnings;
+  int64_t measured_longest = 0;
+  for (const RunPoint& p : log.points) {
+    if (p.status == PointStatus::ok) measured_longest = std::max(measured_longest, p.seqlen);
+  }
+  if (max_seqlen && measured_longest > 0 && *max_seqlen > kFarPastMeasured * measured_longest) {
+    warnings.push_back(fmt::format("{} tokens is {:.0f}x the longest length measured ({}): the fitted line carried that far "
+                                   "is a guess; measure near it (sweep --find-max)", *max_seqlen,
+                                   static_cast<double>(*max_seqlen) / static_cast<double>(measured_longest), measured_longest));
+    b.notes.push_back(warnings.back());
+  }
   json j = {{"intercept_gib", fit.intercept_gib},
             {"slope_gib_per_token", fit.slope_gib_per_token},
             {"r2", fit.r2},
@@ -102,7 +117,7 @@ void run_one(Context& ctx, const MemfitOptions& o) {
             {"fitted_max_seqlen", longest.fitted ? json(*longest.fitted) : json()},
             {"capped_by_out_of_memory", longest.capped ? json(*longest.out_of_memory_at) : json()},
             {"provenance", log.provenance},
-            {"warnings", log.warnings}};
+            {"warnings", warnings}};
   o.out.emit(doc, j);
   warn_about_lines(log.warnings, o.path);  // after the result: an error before it is the one line said
 }

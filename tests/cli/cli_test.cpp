@@ -432,6 +432,22 @@ TEST(BadInput, RecordsThatDoNotHangOnTheirContext) {
   EXPECT_NE(r.err.find("nan_line.jsonl:3: a damaged line skipped"), std::string::npos) << r.err;
 }
 
+// A longest sequence far past the lengths measured is the fitted line carried there: said in
+// the text and in --json's warnings; near them, nothing is said.
+TEST(BadInput, MemfitSaysALineCarriedFarPastItsPoints) {
+  const std::string sweep = std::string(UB_DATA_DIR) + "/examples/sweep_h200_llama-3.1-8b-4layers.jsonl";
+  const Result far = run("memfit " + sweep + " --capacity-gib 1e6");
+  ASSERT_EQ(far.code, 0) << far.err;
+  EXPECT_NE(far.out.find("x the longest length measured (327680): the fitted line carried that far is a guess"),
+            std::string::npos) << far.out;
+  const Result json_far = run("memfit " + sweep + " --capacity-gib 1e6 --json");
+  ASSERT_EQ(json_far.code, 0) << json_far.err;
+  EXPECT_NE(json_far.out.find("is a guess"), std::string::npos) << json_far.out;
+  const Result near = run("memfit " + sweep);
+  ASSERT_EQ(near.code, 0) << near.err;
+  EXPECT_EQ(near.out.find("is a guess"), std::string::npos) << near.out;
+}
+
 TEST(BadInput, Predict) {
   expect_error("predict decompose_h200.txt", 2, "--to is required");
   expect_error("predict --to h2000 " + kFx + "/decompose_h200.txt", 2, "unknown GPU 'h2000'");
