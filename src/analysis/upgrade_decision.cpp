@@ -572,6 +572,20 @@ UpgradeDecision decide_predicted_upgrade(const MeasurementSet& o, const std::vec
   add_levers(d, o, catalog, opt);
   add_catalog_part(d, opt);
   decide_verdict(d, opt);
+  // No sweep to set the steps beside (its part failed or was cut short): what the decompositions
+  // predict is said, and what gives the verdict.
+  if (!o.sweep && d.verdict == UpgradeVerdict::measure_more) {
+    std::vector<std::string> said;
+    for (const Prediction& p : predictions) {
+      if (p.input.seqlen && p.speedup) said.push_back(fmt::format("{:.2f}x at {} tokens", *p.speedup, *p.input.seqlen));
+    }
+    if (!said.empty()) {
+      d.line = fmt::format("MEASURE MORE: {} holds no training sweep to set the predicted steps beside, so no verdict in "
+                           "$/token; its decompositions predict the {}'s speedup over the {}: {} (`upgradebench "
+                           "predict`); run its sweep again (suite --resume) for the verdict.", o.where, to.id, d.old_gpu,
+                           fmt::join(said, ", "));
+    }
+  }
   // A predicted interval is the model's uncertainty, not noise: more steps do not settle it, a
   // measurement on the new GPU does. Name the one the prediction says narrows it most.
   if (d.verdict == UpgradeVerdict::measure_more && d.training && d.training->break_even) {

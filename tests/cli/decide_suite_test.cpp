@@ -649,3 +649,21 @@ TEST(Decide, AFailedPartsLeftoverIsNotReadForTheSameMeasurement) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(json::parse(r.out)["verdict"], "same GPU");
 }
+
+// A folder whose sweep failed, its decompositions done: decide --to says what they predict and
+// what gives the verdict, not that no step was measured on both GPUs.
+TEST(Decide, AFolderWithoutItsSweepSaysWhatItsDecompositionsPredict) {
+  const fs::path cut = edited_suite("suite_sweep_failed", [](json& m) {
+    for (json& p : m["parts"]) {
+      if (p["name"] == "sweep") p["status"] = "failed", p["why"] = "exit code 1";
+    }
+  });
+  const Result r = run("decide " + cut.string() + " --to b200 --price-old 3.5 --price-new 6 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["verdict"], "measure more");
+  const std::string line = j["line"];
+  EXPECT_NE(line.find("holds no training sweep to set the predicted steps beside"), std::string::npos) << line;
+  EXPECT_NE(line.find("x at 2048 tokens"), std::string::npos) << line;
+  EXPECT_EQ(line.find("measured on both GPUs"), std::string::npos) << line;
+}
