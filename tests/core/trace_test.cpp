@@ -362,6 +362,17 @@ TEST(TraceDecomposition, KinetoTraceEndToEnd) {
   EXPECT_EQ(back.unclassified[0].name, r.unclassified[0].name);
 }
 
+// `trace`, written to `name`, is refused by the decomposition saying `says`.
+void expect_trace_refused(const std::string& name, const nlohmann::json& trace, const std::string& says) {
+  KernelClasses k = bundled_classes();
+  try {
+    decompose_trace(temp_file(name, trace.dump()), k, {});
+    ADD_FAILURE() << name << " was read";
+  } catch (const WorkError& e) {
+    EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+  }
+}
+
 // A kernel event written twice (a trace merged with itself) is refused, not counted twice; each
 // GPU's table lists its own kernels no rule names, not another GPU's.
 TEST(TraceDecomposition, AKernelTwiceIsRefusedAndEachGpuListsItsOwnKernels) {
@@ -375,12 +386,7 @@ TEST(TraceDecomposition, AKernelTwiceIsRefusedAndEachGpuListsItsOwnKernels) {
   nlohmann::json twice = trace;
   twice["traceEvents"].push_back(custom);
   KernelClasses k = bundled_classes();
-  try {
-    decompose_trace(temp_file("trace_kernel_twice.json", twice.dump()), k, {});
-    ADD_FAILURE() << "a kernel twice was read";
-  } catch (const WorkError& e) {
-    EXPECT_NE(std::string(e.what()).find("is in the trace twice"), std::string::npos) << e.what();
-  }
+  expect_trace_refused("trace_kernel_twice.json", twice, "is in the trace twice");
   nlohmann::json two_gpus = trace;
   for (int i = 0; i < 3; ++i) {
     nlohmann::json other = custom;
@@ -410,12 +416,7 @@ TEST(TraceDecomposition, AKernelFarInsideTheOneBeforeItOnItsStreamIsRefused) {
   nlohmann::json copy = longest;
   copy["ts"] = longest["ts"].get<double>() + 1.0;
   moved["traceEvents"].push_back(copy);
-  try {
-    decompose_trace(temp_file("trace_kernel_moved.json", moved.dump()), k, {});
-    ADD_FAILURE() << "a kernel copied 1 us later on its stream was read";
-  } catch (const WorkError& e) {
-    EXPECT_NE(std::string(e.what()).find("one stream runs one kernel at a time"), std::string::npos) << e.what();
-  }
+  expect_trace_refused("trace_kernel_moved.json", moved, "one stream runs one kernel at a time");
   nlohmann::json next = longest;
   next["ts"] = longest["ts"].get<double>() + longest["dur"].get<double>() - 0.5;
   next["dur"] = 2.0;
