@@ -226,12 +226,19 @@ DecompositionComparison compare_decomposition(const DecompositionLog& old_log, c
   // Compared bucket by bucket where both say a bucket's FLOPs, and as a whole where every bucket
   // of both says them.
   const std::map<std::string, double> old_work = bucket_work(old_log), new_work = bucket_work(new_log);
+  // --force compares them, said: our engine counts the FLOPs its kernels execute (FlashAttention's
+  // backward recomputes the scores), a trace read with --model the model's, so `vs_peer.sh
+  // decompose` sets the two side by side knowingly.
+  std::vector<std::string> other_work;
   const auto refuse_work = [&](const std::string& what, double o_tflop, double n_tflop) {
-    if (std::abs(n_tflop / o_tflop - 1) > 0.02) {
-      throw UsageError(fmt::format("{} and {} decompose steps of different work ({}: {:.2f} vs {:.2f} TFLOP, old vs new: "
-                                   "another depth, length or batch): decompose one workload on both GPUs",
-                                   printable(old_log.path), printable(new_log.path), what, o_tflop, n_tflop));
+    if (std::abs(n_tflop / o_tflop - 1) <= 0.02) return;
+    const std::string differs = fmt::format("{}: {:.2f} vs {:.2f} TFLOP, old vs new", what, o_tflop, n_tflop);
+    if (!force) {
+      throw UsageError(fmt::format("{} and {} decompose steps of different work ({}: another depth, length or batch): "
+                                   "decompose one workload on both GPUs, or --force to compare them anyway",
+                                   printable(old_log.path), printable(new_log.path), differs));
     }
+    other_work.push_back(differs);
   };
   bool work_checked = false;
   for (const auto& [name, tflop] : old_work) {
@@ -275,6 +282,7 @@ DecompositionComparison compare_decomposition(const DecompositionLog& old_log, c
     for (const std::string& w : l->warnings) c.warnings.push_back(l->path + ": " + w);
   }
   for (const std::string& l : levers) c.warnings.push_back("forced: different levers: " + l);
+  for (const std::string& w : other_work) c.warnings.push_back("forced: different work: " + w);
   if (!unchecked.empty()) {
     c.warnings.push_back(fmt::format("{}one workload on both sides is assumed, not checked: {} are not in both files",
                                      unchecked.size() == 2 ? "forced: " : "", fmt::join(unchecked, " and ")));

@@ -1510,6 +1510,10 @@ TEST(SilentlyWrong, DecompositionsOfAnotherWorkloadAreNotCompared) {
                                                "attention FLOP share=12.5%", "attention FLOP share=22.3%"));
   expect_error("compare " + kFx + "/decompose_h200.txt " + half, 2,
                "decompose steps of different work (everything else: 368.87 vs 184.43 TFLOP");
+  // --force compares them, and says it (our engine's executed FLOPs beside a trace's model FLOPs).
+  const Result forced = run("compare " + kFx + "/decompose_h200.txt " + half + " --force");
+  ASSERT_EQ(forced.code, 0) << forced.err;
+  EXPECT_NE(forced.out.find("forced: different work: everything else: 368.87 vs 184.43 TFLOP"), std::string::npos) << forced.out;
   // Our records: the batch a decomposition says, the work of the buckets that say theirs.
   const std::string ours = slurp(kFx + "/suite_h200_2l/decompose-long.jsonl");
   ASSERT_NE(ours.find(R"("type":"decomposition")"), std::string::npos);
