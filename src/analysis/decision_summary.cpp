@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/text.hpp"
+
 namespace ub {
 
 namespace {
@@ -96,9 +98,9 @@ DecisionSummary decision_summary(const Comparison& c) {
     d.lines.push_back(fmt::format("Only the {} fits {} tokens.", old_gpu, ranges(all, only_old)));
   }
   if (low_gain) {
-    d.lines.push_back(fmt::format("Wall clock: the same work takes {:.0f}-{:.0f}% of the time on the {} "
-                                  "({:.2f}-{:.2f}x faster).", 100 / *high_gain, 100 / *low_gain, new_gpu, *low_gain,
-                                  *high_gain));
+    d.lines.push_back(fmt::format("Wall clock: the same work takes {}% of the time on the {} ({}x faster).",
+                                  span_text(fmt::format("{:.0f}", 100 / *high_gain), fmt::format("{:.0f}", 100 / *low_gain)),
+                                  new_gpu, span_text(fmt::format("{:.2f}", *low_gain), fmt::format("{:.2f}", *high_gain))));
   }
   std::vector<std::string> diffs;
   for (const StackDifference& s : c.stack) {

@@ -1,6 +1,8 @@
 // Energy per token of two runs; see energy_summary.hpp.
 #include "analysis/energy_summary.hpp"
 
+#include "base/text.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -32,7 +34,7 @@ std::vector<std::string> energy_conclusions(const Comparison& c) {
                                   "tokens per joule unknown.");
     return out;
   }
-  const std::string range = low == high ? fmt::format("{:.2f}x", low) : fmt::format("{:.2f}-{:.2f}x", low, high);
+  const std::string range = span_text(fmt::format("{:.2f}", low), fmt::format("{:.2f}", high)) + "x";
   const std::string lengths = first == last ? fmt::format("at {} tokens", first) : fmt::format("over {}-{} tokens", first, last);
   out.push_back(fmt::format("Energy: the {} does {} the {}'s tokens per joule {} ({}, each step's time at its measured "
                             "power){}.", c.new_run.gpu.empty() ? "new GPU" : c.new_run.gpu, range,

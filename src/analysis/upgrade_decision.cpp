@@ -122,7 +122,7 @@ std::string speedup_span(const Comparison& c) {
     lo = std::min(lo, r.speedup->ratio), hi = std::max(hi, r.speedup->ratio);
   }
   if (hi == 0) return "not measured";
-  return lo == hi ? fmt::format("{:.2f}x", lo) : fmt::format("{:.2f}-{:.2f}x", lo, hi);
+  return span_text(fmt::format("{:.2f}", lo), fmt::format("{:.2f}", hi)) + "x";
 }
 
 const CompareRow* row_at(const Comparison& c, int64_t seqlen) {
@@ -282,9 +282,9 @@ void decide_verdict(UpgradeDecision& d, const UpgradeOptions& opt) {
   }
   if (!c.break_even) {
     d.verdict = UpgradeVerdict::no_prices;
-    d.line = fmt::format("NO PRICES: the {} is {} the {}'s speed over {}-{} tokens; give --price-old and --price-new "
+    d.line = fmt::format("NO PRICES: the {} is {} the {}'s speed over {} tokens; give --price-old and --price-new "
                          "(USD per GPU-hour) for the verdict in $/token.", ng, speedup_span(c), d.old_gpu,
-                         tokens(l.all.front()), tokens(l.all.back()));
+                         span_text(tokens(l.all.front()), tokens(l.all.back())));
     return;
   }
   const double be = *c.break_even;
@@ -308,9 +308,9 @@ void decide_verdict(UpgradeDecision& d, const UpgradeOptions& opt) {
   }
   if (l.cheaper.size() == l.all.size()) {
     d.verdict = UpgradeVerdict::upgrade;
-    d.line = fmt::format("UPGRADE: the {} is cheaper per token at every length measured ({}-{} tokens): {} the speed "
-                         "against a break-even of {:.2f}x (the price ratio).", ng, tokens(l.all.front()),
-                         tokens(l.all.back()), speedup_span(c), be);
+    d.line = fmt::format("UPGRADE: the {} is cheaper per token at every length measured ({} tokens): {} the speed "
+                         "against a break-even of {:.2f}x (the price ratio).", ng,
+                         span_text(tokens(l.all.front()), tokens(l.all.back())), speedup_span(c), be);
     return;
   }
   // Cheaper from some length on: every cheaper length above every other one, and every other one

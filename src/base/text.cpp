@@ -166,6 +166,8 @@ bool replace_invalid_utf8(std::string& s) {
 
 std::string printable(std::string_view s, bool keep_newlines) { return escape_control(s, keep_newlines); }
 
+std::string span_text(const std::string& a, const std::string& b) { return a == b ? a : a + "-" + b; }
+
 std::string ascii_printable(std::string_view s) {
   std::string out;
   for (const char c : s) {

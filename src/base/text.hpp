@@ -31,6 +31,8 @@ std::string printable(std::string_view s, bool keep_newlines = false);
 // `s` with every byte outside printable ASCII written as \xNN: for a name that should be ASCII (a
 // GPU model's), where a look-alike letter or an invisible one would read as the name it is not.
 std::string ascii_printable(std::string_view s);
+// "a-b", or "a" where the two read alike as printed ("1.11-1.11x" says one figure twice).
+std::string span_text(const std::string& a, const std::string& b);
 // A name read from a file, in single quotes and printable, for a message ("tensor 'x.weight'").
 std::string name_in_quotes(std::string_view s);
 // Replaces each byte of `s` that is not part of valid UTF-8 with U+FFFD; false when there was none.

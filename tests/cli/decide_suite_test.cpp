@@ -648,6 +648,11 @@ TEST(Decide, AFailedPartsLeftoverIsNotReadForTheSameMeasurement) {
   const Result r = run("decide " + kSuite + " " + other.string() + " --json");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(json::parse(r.out)["verdict"], "same GPU");
+  // One figure at every length is said once, not as a span from it to itself.
+  const Result text = run("decide " + kSuite + " " + other.string() + " --price-old 3 --price-new 3");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("Wall clock: the same work takes 101% of the time on the h200-sxm (0.99x faster)."),
+            std::string::npos) << text.out;
 }
 
 // A folder whose sweep failed, its decompositions done: decide --to says what they predict and
