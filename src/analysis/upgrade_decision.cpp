@@ -22,6 +22,12 @@ std::optional<double> ratio_of(std::optional<double> n, std::optional<double> o)
   return *n / *o;
 }
 
+// A component and its version as the stack line says them: "torch 2.11.0", and "upgradebench
+// 0.1.0" for a version that already starts with its component's name.
+std::string component_text(const std::string& component, const std::string& version) {
+  return version.rfind(component, 0) == 0 ? version : component + " " + version;
+}
+
 // What differs between the two stacks, of what both name; the driver apart (two machines
 // rarely share it, and it is named, not refused).
 std::vector<std::string> stack_differences(const MeasurementSet& o, const MeasurementSet& n,
@@ -35,8 +41,8 @@ std::vector<std::string> stack_differences(const MeasurementSet& o, const Measur
     return stack.contains("torch") ? "torch" : "";
   };
   if (const std::string a = engine(o.stack), b = engine(n.stack); !a.empty() && !b.empty() && a != b) {
-    const auto named = [](const std::string& k, const std::string& v) { return v.rfind(k, 0) == 0 ? v : k + " " + v; };
-    out.push_back(fmt::format("the steps ran under {} (old) vs {} (new)", named(a, o.stack.at(a)), named(b, n.stack.at(b))));
+    out.push_back(fmt::format("the steps ran under {} (old) vs {} (new)", component_text(a, o.stack.at(a)),
+                              component_text(b, n.stack.at(b))));
   }
   for (const auto& [k, v] : o.stack) {
     const auto it = n.stack.find(k);
@@ -384,7 +390,7 @@ void add_reasons(UpgradeDecision& d, const MeasurementSet& o, const MeasurementS
     for (const char* k : {"upgradebench", "cuda_runtime", "cublaslt", "cudnn", "nccl", "torch"}) {
       const auto it = o.stack.find(k);
       if (it == o.stack.end() || !n->stack.contains(k)) continue;
-      named.push_back(it->second.rfind(k, 0) == 0 ? it->second : fmt::format("{} {}", k, it->second));
+      named.push_back(component_text(k, it->second));
     }
     d.reasons.push_back(named.empty() ? "Stack: neither set names its software." :
                         fmt::format("Stack: the same software on both ({}).", fmt::join(named, ", ")));

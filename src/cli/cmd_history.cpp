@@ -184,7 +184,7 @@ void register_history(CLI::App& app, Context& ctx) {
   add_database_flag(*add, *add_o);
   add_o->out.add_to(*add);
   add->callback([add_o, &ctx] {
-    if (const std::string db = add_o->database(); db.rfind("postgresql://", 0) != 0 && db.rfind("postgres://", 0) != 0) {
+    if (const std::string db = add_o->database(); !history::is_postgres(db)) {
       refuse_output_among_inputs(db, add_o->files, "--db", "the history is written into it");
     }
     history::HistoryStore store(add_o->database());

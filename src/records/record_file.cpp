@@ -141,21 +141,20 @@ void for_each_record(const LineSource& t, const std::function<void(const RecordL
   t.for_each_json_line([&](const Line& line) {
     if (trim(line.text).empty()) return;
     const std::string where = t.where(line.index);
+    const bool first_line = std::exchange(first, false);
+    const std::optional<json> parsed = parse_record_line(t, line, warnings, what);
     // Every record of the file hangs on its first: a context record that does not read is said as
-    // such, not skipped as a damaged line and then said as "the first record must be the context
-    // record" at the next line.
-    if (std::exchange(first, false) && !line.cut_short && line.text.find("\"context\"") != std::string_view::npos) {
+    // such, with the parser's reason (read again for it), not skipped as a damaged line and then
+    // said as "the first record must be the context record" at the next line.
+    if (!parsed && first_line && !line.cut_short && line.text.find("\"context\"") != std::string_view::npos) {
       try {
         parse_json_text(trim(line.text), where);
-      } catch (const ContradictoryJson&) {
-        throw;
       } catch (const WorkError& e) {
         const std::string why = e.what();
         throw WorkError(fmt::format("{}: the context record does not read as JSON, and every record of the file hangs on "
                                     "it: {}", where, why.rfind(where + ": ", 0) == 0 ? why.substr(where.size() + 2) : why));
       }
     }
-    const std::optional<json> parsed = parse_record_line(t, line, warnings, what);
     if (!parsed) return;
     const json& r = *parsed;
     if (!r.is_object()) throw WorkError(fmt::format("{}: {} must be a JSON object", where, what));

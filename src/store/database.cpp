@@ -89,15 +89,19 @@ std::string statement_head(const std::string& sql) {
   return s;
 }
 
+bool is_postgres(const std::string& spec) {
+  return spec.rfind("postgresql://", 0) == 0 || spec.rfind("postgres://", 0) == 0;
+}
+
 std::unique_ptr<Database> open_database(const std::string& spec, Access access) {
   if (spec.empty()) throw UsageError("--db: empty; give a file or a postgresql:// address");
-  if (spec.rfind("postgresql://", 0) == 0 || spec.rfind("postgres://", 0) == 0) return open_postgres(spec);
+  if (is_postgres(spec)) return open_postgres(spec);
   refuse_other_scheme(spec);
   return open_sqlite(spec, access);
 }
 
 void require_existing(const std::string& spec, bool given) {
-  if (spec.rfind("postgresql://", 0) == 0 || spec.rfind("postgres://", 0) == 0) return;
+  if (is_postgres(spec)) return;
   refuse_other_scheme(spec);
   std::error_code ec;
   if (!std::filesystem::exists(spec, ec)) {

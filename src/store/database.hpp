@@ -76,6 +76,8 @@ class Transaction {
 // `read_only`: for the commands that only read (history list, trend, fleet; compare run:N): an
 // SQLite file the user may read but not write opens, and nothing is created or written.
 enum class Access { read_write, read_only };
+// Whether `spec` is a PostgreSQL address ("postgresql://..." or "postgres://...").
+bool is_postgres(const std::string& spec);
 std::unique_ptr<Database> open_database(const std::string& spec, Access access = Access::read_write);
 std::unique_ptr<Database> open_sqlite(const std::string& path, Access access = Access::read_write);
 std::unique_ptr<Database> open_postgres(const std::string& url);
