@@ -17,15 +17,17 @@ namespace ub::history {
 
 namespace {
 
-// "column median of run 3", or as much of it as the row tells.
+// "column run_metrics.median of run 3", or as much of it as the row tells.
 std::string cell_name(const Row& row, size_t i) {
-  const auto* names = row.names.get();
-  std::string s = names && i < names->size() ? "column " + printable((*names)[i]) : fmt::format("column {}", i);
-  if (!names) return s;
+  const Columns* columns = row.columns.get();
+  if (!columns || i >= columns->names.size()) return fmt::format("column {}", i);
+  const std::string table = i < columns->tables.size() ? columns->tables[i] : std::string();
+  std::string s = "column " + printable(table.empty() ? columns->names[i] : table + "." + columns->names[i]);
+  const std::vector<std::string>& names = columns->names;
   for (const char* id : {"run_id", "id"}) {
-    const auto at = std::find(names->begin(), names->end(), id);
-    if (at == names->end()) continue;
-    const auto& cell = row.cells.at(static_cast<size_t>(at - names->begin()));
+    const auto at = std::find(names.begin(), names.end(), id);
+    if (at == names.end()) continue;
+    const auto& cell = row.cells.at(static_cast<size_t>(at - names.begin()));
     int64_t run = 0;
     if (cell && std::from_chars(cell->data(), cell->data() + cell->size(), run).ptr == cell->data() + cell->size()) {
       return fmt::format("{} of run {}", s, run);

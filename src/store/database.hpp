@@ -17,12 +17,19 @@ namespace ub::history {
 
 using Value = std::variant<std::monostate, int64_t, double, std::string>;
 
+// A statement's result columns: each one's name, and the table it reads where it is a table's
+// column as it stands ("" for an expression such as COUNT(*)).
+struct Columns {
+  std::vector<std::string> names;
+  std::vector<std::string> tables;
+};
+
 struct Row {
   std::vector<std::optional<std::string>> cells;
-  // For the messages of a cell that is no number: the database's name, and the statement's column
-  // names (a row of a run, one with an `id` or `run_id` column, is named by it too).
+  // For the messages of a cell that is no number: the database's name, and the statement's
+  // columns (a row of a run, one with an `id` or `run_id` column, is named by it too).
   const std::string* database = nullptr;
-  std::shared_ptr<const std::vector<std::string>> names;
+  std::shared_ptr<const Columns> columns;
 
   const std::optional<std::string>& at(size_t i) const { return cells.at(i); }
   std::string text(size_t i) const { return cells.at(i).value_or(""); }

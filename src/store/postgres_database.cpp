@@ -22,6 +22,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <map>
 #include <optional>
 #include <regex>
 
@@ -67,6 +68,7 @@ struct Libpq {
   decltype(&PQntuples) ntuples = nullptr;
   decltype(&PQnfields) nfields = nullptr;
   decltype(&PQfname) fname = nullptr;
+  decltype(&PQftable) ftable = nullptr;
   decltype(&PQgetisnull) getisnull = nullptr;
   decltype(&PQgetvalue) getvalue = nullptr;
   decltype(&PQgetlength) getlength = nullptr;
@@ -107,6 +109,7 @@ const Libpq& libpq() {
     resolve(lib, "PQntuples", l.ntuples, l.missing);
     resolve(lib, "PQnfields", l.nfields, l.missing);
     resolve(lib, "PQfname", l.fname, l.missing);
+    resolve(lib, "PQftable", l.ftable, l.missing);
     resolve(lib, "PQgetisnull", l.getisnull, l.missing);
     resolve(lib, "PQgetvalue", l.getvalue, l.missing);
     resolve(lib, "PQgetlength", l.getlength, l.missing);
@@ -206,13 +209,15 @@ class PostgresDatabase final : public Database {
     std::vector<Row> rows;
     const int n = pq_.ntuples(r), columns = pq_.nfields(r);
     rows.reserve(static_cast<size_t>(n));
-    std::vector<std::string> column_names;
-    for (int c = 0; c < columns; ++c) column_names.emplace_back(pq_.fname(r, c));
-    const auto names = std::make_shared<const std::vector<std::string>>(std::move(column_names));
+    Columns named;
+    std::vector<Oid> table_oids;
+    for (int c = 0; c < columns; ++c) {
+      named.names.emplace_back(pq_.fname(r, c));
+      table_oids.push_back(pq_.ftable(r, c));
+    }
     for (int i = 0; i < n; ++i) {
       Row row;
       row.database = &name_;
-      row.names = names;
       for (int c = 0; c < columns; ++c) {
         if (pq_.getisnull(r, i, c)) row.cells.emplace_back();
         else row.cells.emplace_back(std::string(pq_.getvalue(r, i, c), static_cast<size_t>(pq_.getlength(r, i, c))));
@@ -220,6 +225,11 @@ class PostgresDatabase final : public Database {
       rows.push_back(std::move(row));
     }
     pq_.clear(r);
+    if (n > 0) {
+      for (const Oid oid : table_oids) named.tables.push_back(table_named(oid));
+      const auto shared = std::make_shared<const Columns>(std::move(named));
+      for (Row& row : rows) row.columns = shared;
+    }
     return rows;
   }
 
@@ -282,6 +292,22 @@ class PostgresDatabase final : public Database {
     return last;
   }
 
+  // The name of the table whose oid a result column reads ("" for an expression), asked of the
+  // server once per table and connection.
+  std::string table_named(Oid oid) {
+    if (oid == InvalidOid) return "";
+    if (const auto known = table_names_.find(oid); known != table_names_.end()) return known->second;
+    static const std::string sql = "SELECT relname FROM pg_class WHERE oid = $1";
+    const std::string text = std::to_string(oid);
+    const char* values[] = {text.c_str()};
+    if (!pq_.send_query_params(conn_, sql.c_str(), 1, nullptr, values, nullptr, nullptr, 0)) fail_to_send(sql);
+    PGresult* r = wait_for_result(sql);
+    check(r, sql);
+    std::string name = pq_.ntuples(r) == 1 ? std::string(pq_.getvalue(r, 0, 0)) : std::string();
+    pq_.clear(r);
+    return table_names_[oid] = name;
+  }
+
   void check(PGresult* r, const std::string& sql) {
     const ExecStatusType s = pq_.result_status(r);
     if (s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK) return;
@@ -299,6 +325,7 @@ class PostgresDatabase final : public Database {
   const Libpq& pq_;
   PGconn* conn_ = nullptr;
   double deadline_s_ = kConnectTimeoutS;  // what a statement is waited for (0: no limit of ours)
+  std::map<Oid, std::string> table_names_;
 };
 
 }  // namespace

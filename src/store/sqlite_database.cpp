@@ -184,7 +184,7 @@ class SqliteDatabase final : public Database {
       if (rc != SQLITE_OK) fail(sql);
     }
     std::vector<Row> rows;
-    std::shared_ptr<const std::vector<std::string>> names;
+    std::shared_ptr<const Columns> names;
     for (;;) {
       const int rc = sqlite3_step(stmt);
       if (rc == SQLITE_DONE) break;
@@ -194,13 +194,17 @@ class SqliteDatabase final : public Database {
       }
       const int columns = sqlite3_column_count(stmt);
       if (!names) {
-        std::vector<std::string> n;
-        for (int c = 0; c < columns; ++c) n.emplace_back(sqlite3_column_name(stmt, c));
-        names = std::make_shared<const std::vector<std::string>>(std::move(n));
+        Columns n;
+        for (int c = 0; c < columns; ++c) {
+          n.names.emplace_back(sqlite3_column_name(stmt, c));
+          const char* table = sqlite3_column_table_name(stmt, c);  // NULL for an expression
+          n.tables.emplace_back(table ? table : "");
+        }
+        names = std::make_shared<const Columns>(std::move(n));
       }
       Row row;
       row.database = &name_;
-      row.names = names;
+      row.columns = names;
       for (int c = 0; c < columns; ++c) {
         switch (sqlite3_column_type(stmt, c)) {
           case SQLITE_NULL: row.cells.emplace_back(); break;

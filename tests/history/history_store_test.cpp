@@ -430,10 +430,17 @@ TEST_P(HistoryStoreTest, AStoredDateCountOrReadingNoAddWritesIsRefused) {
     edited("UPDATE run_metrics SET n = $1 WHERE run_id = $2", {std::numeric_limits<int64_t>::max(), id},
            "no figure `history add` stores");
     edited("UPDATE run_metrics SET median = $1 WHERE run_id = $2", {std::string("abc"), id},
-           fmt::format("column median of run {} holds 'abc', not a number", id));
+           fmt::format("column run_metrics.median of run {} holds 'abc', not a number", id));
     const Transaction t(db);  // the points of every metric, counted over runs, still name a run holding it
     db.query("UPDATE run_metrics SET x = $1 WHERE run_id = $2", {std::string("8k"), id});
-    refused(fmt::format("column x of run {} holds '8k', not a number", id), [&] { store.metrics({}); });
+    refused(fmt::format("column run_metrics.x of run {} holds '8k', not a number", id), [&] { store.metrics({}); });
+  } else {  // PostgreSQL's column names its table through the server's catalog
+    const Transaction t(db);
+    db.execute("ALTER TABLE run_metrics DROP CONSTRAINT run_metrics_pkey");
+    db.execute("ALTER TABLE run_metrics ALTER COLUMN x DROP NOT NULL");
+    db.query("UPDATE run_metrics SET x = NULL WHERE run_id = $1", {id});
+    refused(fmt::format("column run_metrics.x of run {} is NULL where a number was expected", id),
+            [&] { store.metrics({}); });
   }
   EXPECT_NO_THROW(store.show(id)) << "each edit was rolled back";
 }
