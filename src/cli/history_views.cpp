@@ -234,7 +234,7 @@ void add_trend(Document& doc, const Trend& t, size_t series) {
                                   change_text(t.overall->change)));
   }
   g.notes.push_back("change: the next group's median over the previous one's, its interval crosswise from the two "
-                    "groups' 95% intervals; a group pools its runs (the lowest low to the highest high)");
+                    "groups' 95% intervals; a group pools its runs and their GPUs (the lowest low to the highest high)");
   auto& r = doc.add("Runs");
   r.table.columns = {{"run"}, {"date", Align::left}, {"GPU", Align::left}, {"host", Align::left}};
   if (!t.by.empty()) r.table.columns.push_back({t.by, Align::left});

@@ -948,6 +948,18 @@ TEST(History, FleetOfRealMamfRecords) {
   EXPECT_EQ(f["fleets"][0]["gpus"].size() + f["fleets"][1]["gpus"].size(), 3u);
 }
 
+// The second file is one run on two GPUs: one point of a trend, not a change from one GPU to the other.
+TEST(History, TheGpusOfOneRunAreOnePointOfATrend) {
+  const std::string db = fresh_db("history_trend_gpus");
+  ASSERT_EQ(run("history add --db " + db + " mamf_records_h200_b.jsonl", kFx).code, 0);
+  const Result json = run("history trend mamf.tflops.bf16 --json --db " + db);
+  ASSERT_EQ(json.code, 0) << json.err;
+  const auto series = nlohmann::json::parse(json.out)["series"];
+  ASSERT_EQ(series.size(), 1u) << json.out;
+  EXPECT_EQ(series[0]["groups"].size(), 1u) << json.out;
+  EXPECT_TRUE(series[0]["steps"].empty()) << json.out;
+}
+
 // The guide's 8-GPU H200 and B200 jobs and our 4-layer H200 step at 8k: three series, never one
 // trend, and each run of the guide's logs counts its 8 GPUs.
 TEST(History, UnlikeRunsAreNeverOneSeries) {

@@ -250,6 +250,29 @@ TEST(HistoryTrend, GroupsByVersionInVersionOrder) {
   EXPECT_EQ(by_date.groups[0].label, "2026-11-20");
 }
 
+// The GPUs of one run are one point in time: pooled into one group, with no change between them,
+// over time as by version; the run is counted once.
+TEST(HistoryTrend, TheGpusOfOneRunAreOneGroup) {
+  const std::vector<TrendRun> runs = {
+      {2, "2026-11-30", "2.11.0", "H200", "a", {795.9, 794.7, 798.0, 5}, "w", false},
+      {2, "2026-11-30", "2.11.0", "H200", "a", {801.9, 799.5, 803.9, 5}, "w", false},
+      {1, "2026-11-29", "2.10.0", "H200", "b", {700, 699, 701, 5}, "w", false},
+  };
+  const Trend by_date = trend_of("mamf.tflops.bf16", 0, "", runs);
+  ASSERT_EQ(by_date.groups.size(), 2u);
+  EXPECT_EQ(by_date.groups[1].run_ids, std::vector<int64_t>{2});
+  EXPECT_NEAR(by_date.groups[1].figure.low, 794.7, 1e-9);
+  EXPECT_NEAR(by_date.groups[1].figure.high, 803.9, 1e-9);
+  ASSERT_EQ(by_date.steps.size(), 1u) << "one step, from run 1 to run 2";
+  EXPECT_EQ(by_date.steps[0].from, "2026-11-29");
+  const Trend by_version = trend_of("mamf.tflops.bf16", 0, "torch", runs);
+  ASSERT_EQ(by_version.groups.size(), 2u);
+  EXPECT_EQ(by_version.groups[1].run_ids, std::vector<int64_t>{2});
+  const Trend one_run = trend_of("mamf.tflops.bf16", 0, "", {runs[0], runs[1]});
+  EXPECT_EQ(one_run.groups.size(), 1u);
+  EXPECT_TRUE(one_run.steps.empty());
+}
+
 TEST(HistoryTrend, LowerIsBetterForTimes) {
   const Trend t = trend_of("train.step_ms", 8192, "", {{1, "d1", "", "", "", {100, 99, 101, 5}, "w", false}});
   EXPECT_FALSE(t.higher_is_better);

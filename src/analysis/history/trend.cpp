@@ -44,25 +44,30 @@ Trend trend_of(const std::string& metric, double x, const std::string& by, std::
     return a.date != b.date ? a.date < b.date : a.run_id < b.run_id;
   });
   t.runs = std::move(runs);
+  // A group pools its members' figures; the GPUs of one run (adjacent in date order) are one run
+  // of it, never two groups: their difference is no change over time.
+  const auto group_of = [](std::string label, const std::vector<const TrendRun*>& members) {
+    TrendGroup g{std::move(label), {}, members.front()->date, {}};
+    std::vector<Estimate> figures;
+    for (const TrendRun* r : members) {
+      if (std::find(g.run_ids.begin(), g.run_ids.end(), r->run_id) == g.run_ids.end()) g.run_ids.push_back(r->run_id);
+      figures.push_back(r->figure);
+    }
+    g.figure = pooled(figures);
+    return g;
+  };
   if (by.empty()) {
-    // Over time: a run whose log prints no date has no place in it.
-    for (const TrendRun& r : t.runs) {
-      if (r.date.empty()) ++t.undated;
-      else t.groups.push_back({r.date, {r.run_id}, r.date, r.figure});
+    // Over time, one group per run: a run whose log prints no date has no place in it.
+    for (size_t i = 0; i < t.runs.size();) {
+      std::vector<const TrendRun*> members;
+      for (const int64_t id = t.runs[i].run_id; i < t.runs.size() && t.runs[i].run_id == id; ++i) members.push_back(&t.runs[i]);
+      if (members.front()->date.empty()) ++t.undated;
+      else t.groups.push_back(group_of(members.front()->date, members));
     }
   } else {
     std::map<std::string, std::vector<const TrendRun*>> by_version;
     for (const TrendRun& r : t.runs) by_version[r.version.empty() ? "unknown" : r.version].push_back(&r);
-    for (const auto& [version, members] : by_version) {
-      TrendGroup g{version, {}, members.front()->date, {}};
-      std::vector<Estimate> figures;
-      for (const TrendRun* r : members) {
-        g.run_ids.push_back(r->run_id);
-        figures.push_back(r->figure);
-      }
-      g.figure = pooled(figures);
-      t.groups.push_back(std::move(g));
-    }
+    for (const auto& [version, members] : by_version) t.groups.push_back(group_of(version, members));
     std::stable_sort(t.groups.begin(), t.groups.end(),
                      [](const TrendGroup& a, const TrendGroup& b) { return version_less(a.label, b.label); });
   }

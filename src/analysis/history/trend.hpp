@@ -4,7 +4,7 @@
 // is history/, the printing report/.
 //
 // Grouping: with a component (`by`, e.g. torch), the runs are grouped by its version, in version
-// order (2.9.0 before 2.10.0); without one, each run is its own group, in date order. Each group's
+// order (2.9.0 before 2.10.0); without one, each run is its own group (its GPUs pooled), in date order. Each group's
 // figure pools its runs' (figure_interval.hpp); each step is the change from one group to the
 // next, and `overall` the change from the first to the last. Only runs of one series are grouped
 // (trends_of).
