@@ -75,7 +75,18 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
             std::vector<std::string> given;
             if (!o.model.empty()) given.push_back("--model " + o.model);
             if (o.layers > 0) given.push_back(fmt::format("--layers {}", o.layers));
-            throw UsageError(fmt::format("{}: {}", fmt::join(given, " "), e.what()));
+            const std::string options = fmt::format("{}", fmt::join(given, " "));
+            // A printout that is the script's own model at its full depth: the option alone is wrong.
+            bool script_model = true;
+            try {
+              refuse_printout_not_of_model(log, ctx.model(kPrintoutModel, 0), "");
+            } catch (const WorkError&) {
+              script_model = false;
+            }
+            if (!script_model) throw UsageError(fmt::format("{}: {}", options, e.what()));
+            throw UsageError(fmt::format("{}: {} is the work of {} at all its layers, the model bench_decompose.py runs, "
+                                         "not the work {} names: leave {} out, or give the model and depth it ran",
+                                         options, printable(path), kPrintoutModel, options, given.size() > 1 ? "them" : "it"));
           }
         }
       }

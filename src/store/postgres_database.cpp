@@ -44,13 +44,17 @@ std::string without_password(const std::string& url) {
   return std::regex_replace(s, query_password, "$1***");
 }
 
-// libpq's messages end in a newline and may span lines: ours are one line.
+// libpq's messages end in a newline and may span lines, indented with tabs: ours are one line.
 std::string one_line(std::string why) {
-  while (!why.empty() && (why.back() == '\n' || why.back() == ' ')) why.pop_back();
   for (char& c : why) {
-    if (c == '\n') c = ' ';
+    if (c == '\n' || c == '\t') c = ' ';
   }
-  return why;
+  std::string out;
+  for (const char c : why) {
+    if (c != ' ' || (!out.empty() && out.back() != ' ')) out += c;
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
 }
 
 void ignore_notice(void*, const char*) {}  // "relation already exists, skipping" and the like

@@ -461,11 +461,16 @@ TEST(BadInput, Predict) {
   expect_error("predict --to b200 " + kFx + "/sweep_no_steady.log", 1, "has no steady steps");
   // bench_decompose.py's printout is Llama-3.1-8B's: another --model is the option to change (exit 2).
   expect_error("predict " + kFx + "/decompose_h200.txt --to b200 --model llama-3.2-1b", 2,
-               "--model llama-3.2-1b: " + kFx + "/decompose_h200.txt: a step of");
+               "--model llama-3.2-1b: " + kFx + "/decompose_h200.txt is the work of llama-3.1-8b at all its layers, the "
+               "model bench_decompose.py runs, not the work --model llama-3.2-1b names: leave it out");
   for (const char* option : {"--layers", "--to-layers"}) {  // 0 is no depth, not "not given"
     expect_error("predict " + kFx + "/decompose_h200.txt --to b200 " + option + " 0", 2, std::string(option) + ": Value 0 not in range");
   }
-  expect_error("predict " + kFx + "/decompose_h200.txt --to b200 --layers 4", 2, "--layers 4: " + kFx + "/decompose_h200.txt: a step of");
+  expect_error("predict " + kFx + "/decompose_h200.txt --to b200 --layers 4", 2,
+               "--layers 4: " + kFx + "/decompose_h200.txt is the work of llama-3.1-8b at all its layers");
+  // A printout that is no depth of the script's model either: the file is said to be wrong too.
+  const std::string other_length = write_file("decompose_other_length.txt", replaced(slurp(kFx + "/decompose_h200.txt"), "seq=8192", "seq=4096"));
+  expect_error("predict " + other_length + " --to b200 --layers 4", 2, "--layers 4: " + other_length + ": a step of 421.65 TFLOP is not");
   // What the records say they ran wins: 4 of Llama-3.1-8B's 32 layers are counted as 4 (an MFU above
   // 100% was the 32 layers' FLOPs over a 4-layer step), and an option that contradicts them is refused.
   const Result four = run("predict --to b200 " + kFx + "/train_records_h200_plain_8k.jsonl --model llama-3.1-8b --json");

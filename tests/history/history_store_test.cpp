@@ -651,6 +651,16 @@ TEST(HistoryDatabase, AnUnreachableServerIsAUsageError) {
     EXPECT_NE(std::string(e.what()).find("cannot connect"), std::string::npos) << e.what();
     EXPECT_EQ(std::string(e.what()).find("secret"), std::string::npos) << "the password is not printed: " << e.what();
   }
+  // A refused TCP connection: libpq's two lines, the second indented with a tab, read as one line.
+  try {
+    open_database("postgresql://u@127.0.0.1:1/db");
+    FAIL() << "expected a UsageError";
+  } catch (const UsageError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("Connection refused"), std::string::npos) << what;
+    EXPECT_EQ(what.find_first_of("\t\n"), std::string::npos) << what;
+    EXPECT_EQ(what.find("  "), std::string::npos) << what;
+  }
 }
 
 // A file of 4 kB of text where a database is asked for, named after `stem`.
