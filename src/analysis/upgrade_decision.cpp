@@ -206,6 +206,9 @@ void add_levers(UpgradeDecision& d, const MeasurementSet& o, const Catalog& cata
   d.levers = lever_ladder(runs, std::move(gpus), {o.longest_fit});
 }
 
+// The verdict of the training steps measured on both GPUs, length by length.
+void training_verdict(UpgradeDecision& d, const LengthsByCost& l, const std::string& ng);
+
 void decide_verdict(UpgradeDecision& d, const UpgradeOptions& opt) {
   const std::string& ng = d.new_accel ? d.new_accel->id : d.new_gpu;
   // A length the team needs that neither GPU reaches alone is said, whatever the verdict.
@@ -255,8 +258,17 @@ void decide_verdict(UpgradeDecision& d, const UpgradeOptions& opt) {
              "micro-benchmarks below bound the speedup, they do not give it.";
     return;
   }
+  const LengthsByCost l = by_cost(*d.training);
+  training_verdict(d, l, ng);
+  // A length only the old GPU runs is lost by upgrading: every verdict line says so (the
+  // short-context verdict is made of it).
+  if (!l.only_old.empty() && d.verdict != UpgradeVerdict::short_context) {
+    d.line += fmt::format(" The {} cannot run {} tokens, which the {} runs.", ng, tokens(l.only_old.front()), d.old_gpu);
+  }
+}
+
+void training_verdict(UpgradeDecision& d, const LengthsByCost& l, const std::string& ng) {
   const Comparison& c = *d.training;
-  const LengthsByCost l = by_cost(c);
   if (d.old_accel && d.old_accel == d.new_accel) {
     // Two machines of one model differ run to run by a fraction of a percent that a long run
     // resolves: that is noise here; a difference is an interval wholly beyond the same band.
@@ -288,9 +300,9 @@ void decide_verdict(UpgradeDecision& d, const UpgradeOptions& opt) {
   }
   if (!c.break_even) {
     d.verdict = UpgradeVerdict::no_prices;
-    d.line = fmt::format("NO PRICES: the {} is {} the {}'s speed over {} tokens; give --price-old and --price-new "
+    d.line = fmt::format("NO PRICES: the {} is {} the {}'s speed {} {} tokens; give --price-old and --price-new "
                          "(USD per GPU-hour) for the verdict in $/token.", ng, speedup_span(c), d.old_gpu,
-                         span_text(tokens(l.all.front()), tokens(l.all.back())));
+                         l.all.size() == 1 ? "at" : "over", span_text(tokens(l.all.front()), tokens(l.all.back())));
     return;
   }
   const double be = *c.break_even;

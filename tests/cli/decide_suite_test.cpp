@@ -608,6 +608,13 @@ TEST(Decide, CheaperUpToALengthIsShortContextOnly) {
   EXPECT_NE(prefix["line"].get<std::string>().find("up to 32k tokens"), std::string::npos) << prefix["line"];
   EXPECT_NE(prefix["line"].get<std::string>().find("costs more per token from 128k tokens"), std::string::npos) << prefix["line"];
   EXPECT_EQ(prefix["line"].get<std::string>().find("holds the break-even"), std::string::npos) << prefix["line"];
+  // Whatever the verdict, its line says the length the new GPU loses.
+  for (const std::string& options : {"--price-old 1 --price-new 6", ""}) {
+    const json lost = verdict(options);
+    EXPECT_EQ(lost["verdict"], options.empty() ? "no prices" : "do not upgrade");
+    EXPECT_NE(lost["line"].get<std::string>().find("cannot run 256k tokens, which the NVIDIA B200 runs."), std::string::npos)
+        << lost["line"];
+  }
   // A length the team needs that only the old GPU fits decides it.
   const json need = verdict("--price-old 6 --price-new 3.12 --need-seqlen 256k");
   EXPECT_EQ(need["verdict"], "do not upgrade");
