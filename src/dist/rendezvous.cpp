@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -25,6 +26,7 @@
 #include <string_view>
 
 #include "base/error.hpp"
+#include "base/text.hpp"
 #include "dist/job_proof.hpp"
 
 namespace ub::dist {
@@ -39,6 +41,8 @@ struct Message {
   Kind kind;
   std::string payload;
 };
+
+constexpr const char* kWrongSecret = "a wrong job secret";
 
 // Connections accepted and not yet a rank, at most: the oldest is dropped past it.
 constexpr size_t kMaxPending = 256;
@@ -66,7 +70,11 @@ bool send_message(int fd, Kind kind, const std::string& payload) {
   return true;
 }
 
-std::string where(const Launch& l) { return fmt::format("{}:{}", l.master_addr, l.master_port); }
+// "127.0.0.1:29500", "[::1]:29500".
+std::string where(const Launch& l) {
+  return l.master_addr.find(':') == std::string::npos ? fmt::format("{}:{}", l.master_addr, l.master_port)
+                                                       : fmt::format("[{}]:{}", l.master_addr, l.master_port);
+}
 
 // What each side's proof covers: the other's challenge and everything it says with it, each
 // tagged with its direction so a proof of one cannot stand for the other.
@@ -92,6 +100,20 @@ bool is_loopback(const sockaddr* addr) {
   return addr->sa_family == AF_INET6 && IN6_IS_ADDR_LOOPBACK(&reinterpret_cast<const sockaddr_in6*>(addr)->sin6_addr);
 }
 
+// 0.0.0.0 or ::, every interface of a host: rank 0 would listen on all of them, and a rank of
+// another node would connect to its own host.
+bool is_unspecified(const sockaddr* addr) {
+  if (addr->sa_family == AF_INET) return reinterpret_cast<const sockaddr_in*>(addr)->sin_addr.s_addr == htonl(INADDR_ANY);
+  return addr->sa_family == AF_INET6 && IN6_IS_ADDR_UNSPECIFIED(&reinterpret_cast<const sockaddr_in6*>(addr)->sin6_addr);
+}
+
+void refuse_unspecified(const Launch& l, const sockaddr* addr) {
+  if (!is_unspecified(addr)) return;
+  throw UsageError(fmt::format("rendezvous: MASTER_ADDR {} is the unspecified address (every interface of a host), which "
+                               "names no host to meet at: set MASTER_ADDR to rank 0's address (127.0.0.1 when every "
+                               "rank runs on one host)", l.master_addr));
+}
+
 // Rank 0's listening socket, bound to the address MASTER_ADDR names on this host: the ranks reach
 // it there, and nobody reaches it through another interface of the host.
 int listen_at(const Launch& l) {
@@ -108,6 +130,7 @@ int listen_at(const Launch& l) {
   std::string why = "no address";
   for (const addrinfo* a = res; a; a = a->ai_next) {
     const std::string address = numeric_address(a->ai_addr, a->ai_addrlen);
+    refuse_unspecified(l, a->ai_addr);
     if (is_loopback(a->ai_addr) && l.local_world_size < l.world_size) {
       throw UsageError(fmt::format("rendezvous: MASTER_ADDR {} is {} on rank 0's host, a loopback address the ranks "
                                    "on other nodes cannot reach: set MASTER_ADDR to rank 0's network address",
@@ -263,6 +286,10 @@ void Rendezvous::serve(const std::function<std::string()>& make_blob, double tim
   const auto turn_away = [&](size_t i, const std::string& why) {
     ++turned_away;
     last_turned_away = fmt::format("{} from {}", why, pending[i]->peer);
+    // A rank of this job with another secret learns why (a stranger learns nothing it did not send).
+    send_message(pending[i]->fd, Kind::failure,
+                 fmt::format("0\nrank 0 turned this connection away: {}{}", why,
+                             why == kWrongSecret ? fmt::format(" (do all ranks have the same {}?)", kJobSecretVariable) : ""));
     std::fprintf(stderr, "upgradebench: rendezvous at %s: turned away a connection from %s: %s\n", where(launch_).c_str(),
                  pending[i]->peer.c_str(), why.c_str());
     pending.erase(pending.begin() + static_cast<long>(i));
@@ -291,7 +318,11 @@ void Rendezvous::serve(const std::function<std::string()>& make_blob, double tim
       }
       const auto m = c.next();
       if (c.oversize) {
-        turn_away(i, fmt::format("a message of {} bytes, more than a hello's {}", c.oversize, kMaxHelloBytes));
+        // Its first frame: bytes of another protocol ("GET ", "SSH-") read as a length are said as bytes.
+        const std::string head = c.inbox.substr(0, 4);
+        const bool text = std::all_of(head.begin(), head.end(), [](char ch) { return ch >= 0x20 && ch < 0x7f; });
+        turn_away(i, text ? fmt::format("not this job's protocol (its first bytes: '{}')", printable(head))
+                          : fmt::format("a message of {} bytes, more than a hello's {}", c.oversize, kMaxHelloBytes));
         continue;
       }
       if (!m) {
@@ -304,7 +335,7 @@ void Rendezvous::serve(const std::function<std::string()>& make_blob, double tim
         continue;
       }
       if (!same_proof(hello->proof, proof(launch_.secret, hello_text(c.challenge, hello->rank, hello->challenge, hello->info)))) {
-        turn_away(i, "a wrong job secret");
+        turn_away(i, kWrongSecret);
         continue;
       }
       const int r = hello->rank;
@@ -330,8 +361,12 @@ void Rendezvous::serve(const std::function<std::string()>& make_blob, double tim
     for (int r = 1; r < launch_.world_size; ++r) {
       if (!peers_[static_cast<size_t>(r)]) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
     }
-    throw WorkError(fmt::format("rendezvous at {}: rank(s) {} of {} did not arrive within {:g} s{}", where(launch_),
-                                missing, launch_.world_size, timeout_s,
+    const std::string why = fmt::format("rank(s) {} of {} did not arrive within {:g} s", missing, launch_.world_size, timeout_s);
+    // The ranks that did arrive learn why nobody sends them the world.
+    for (auto& p : peers_) {
+      if (p) send_message(p->fd, Kind::failure, "0\nrank 0 gave up the meeting: " + why);
+    }
+    throw WorkError(fmt::format("rendezvous at {}: {}{}", where(launch_), why,
                                 turned_away ? fmt::format(" ({} connection(s) turned away, the last: {}; do all ranks "
                                                           "have the same {}?)",
                                                           turned_away, last_turned_away, kJobSecretVariable)
@@ -362,6 +397,10 @@ void Rendezvous::join(double timeout_s) {
                                   gai_strerror(gai)));
     }
     for (addrinfo* a = res; a && !c; a = a->ai_next) {
+      if (is_unspecified(a->ai_addr)) {
+        ::freeaddrinfo(res);
+        refuse_unspecified(launch_, a->ai_addr);
+      }
       const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
       if (fd < 0) continue;
       if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
@@ -397,17 +436,27 @@ void Rendezvous::join(double timeout_s) {
   if (!send_message(c->fd, Kind::hello, hello)) {
     throw WorkError(fmt::format("rank {}: the connection to {} broke", launch_.rank, where(launch_)));
   }
+  const auto said_hello = Clock::now();
   c->limit = world_limit(launch_.world_size);
-  const auto m = c->wait(deadline);
+  // Rank 0 ends the meeting: with the same timeout it gives up when this rank does, and its word
+  // of why (which rank did not arrive) is waited for a little longer.
+  const auto m = c->wait(deadline + std::chrono::seconds(3));
+  if (m && m->kind == Kind::failure) {  // turned away, or the meeting given up: rank 0 says why
+    const size_t nl = m->payload.find('\n');
+    throw WorkError(fmt::format("rank {}: {} ({})", launch_.rank,
+                                printable(nl == std::string::npos ? m->payload : m->payload.substr(nl + 1)), where(launch_)));
+  }
   if (c->oversize) {
     throw WorkError(fmt::format("rank {}: {} sent {} bytes for the world of {} ranks, more than {}: not this job's rank 0",
                                 launch_.rank, where(launch_), c->oversize, launch_.world_size, c->limit));
   }
   if (!m || m->kind != Kind::world) {
-    throw WorkError(fmt::format("rank {}: rank 0 at {} {} within {:g} s", launch_.rank, where(launch_),
-                                c->open ? "did not send the world (other ranks missing?)"
-                                        : fmt::format("closed the connection (a wrong {}?)", kJobSecretVariable),
-                                timeout_s));
+    const double after_s = std::chrono::duration<double>(Clock::now() - said_hello).count();
+    throw WorkError(c->open ? fmt::format("rank {}: rank 0 at {} did not send the world within {:g} s (other ranks "
+                                          "missing?)", launch_.rank, where(launch_), timeout_s)
+                            : fmt::format("rank {}: rank 0 at {} closed the connection {:.1f} s after this rank's hello, "
+                                          "without a word: it ended (killed, or failed before the world)",
+                                          launch_.rank, where(launch_), after_s));
   }
   const size_t nl = m->payload.find('\n');
   const std::string world = nl == std::string::npos ? "" : m->payload.substr(nl + 1);
@@ -502,9 +551,10 @@ void Rendezvous::fail(int rank, const std::string& reason) {
     const std::string payload = std::to_string(rank) + "\n" + reason;
     std::vector<Connection*> told;
     for (auto& p : peers_) {
-      if (p && p->open && p->rank != rank && (launch_.rank == 0 || rank == launch_.rank)) {
+      if (p && p->open && (launch_.rank == 0 || rank == launch_.rank)) {
         send_message(p->fd, Kind::failure, payload);
-        told.push_back(p.get());
+        // The failed rank too is told (a stopped one reads it when it runs again), not waited for.
+        if (p->rank != rank) told.push_back(p.get());
       }
     }
     // The handler usually exits. A socket closed with unread input is reset, and a reset drops

@@ -16,7 +16,8 @@
 // a rank 0 that proved it, and the secret itself never travels. Every message's length is bounded
 // (kMaxHelloBytes, kMaxControlBytes; the world in proportion to the ranks). A stranger (a wrong
 // proof, a malformed hello, an oversize message) is dropped and said so on stderr, and the job
-// goes on meeting; the timeout's error counts them. What follows the meeting (heartbeats,
+// goes on meeting; the timeout's error counts them. Who is turned away, and the ranks that arrived
+// when rank 0 gives up on one that did not, are told why. 0.0.0.0 and :: (no host) are refused. What follows the meeting (heartbeats,
 // failures, goodbyes) is not signed: whoever can write into the job's TCP connections can end it.
 //
 // Plain POSIX sockets: tested with local processes on any machine.

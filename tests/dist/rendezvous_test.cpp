@@ -6,6 +6,7 @@
 // rank never sends the secret, and takes no world from a rank 0 that cannot prove it.
 #include "dist/rendezvous.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -182,10 +183,20 @@ TEST(Rendezvous, ADeadRankZeroEndsTheJob) {
 }
 
 TEST(Rendezvous, ASilentRankIsAFailureAfterTheLimit) {
-  // Rank 1 stops everything (SIGSTOP: alive, its socket open, no heartbeat): the limit is 5 s.
-  const auto [codes, seconds] = failing_job(2, 1, [](Rendezvous&) { ::kill(::getpid(), SIGSTOP); }, "silent", 8);
-  EXPECT_EQ(codes[0], 3);  // at ~5 s; the stopped rank is killed by the test at 8 s
+  // Rank 1 stops everything (SIGSTOP: alive, its socket open, no heartbeat): the limit is 5 s. A
+  // child of it wakes it at 7 s: it learns that it was the one declared failed, not that rank 0 died.
+  const auto stop_and_wake = [](Rendezvous&) {
+    if (::fork() == 0) {
+      ::sleep(7);
+      ::kill(::getppid(), SIGCONT);
+      _exit(0);
+    }
+    ::kill(::getpid(), SIGSTOP);
+  };
+  const auto [codes, seconds] = failing_job(2, 1, stop_and_wake, "silent", 12);
+  EXPECT_EQ(codes, (std::vector<int>{3, 3}));  // rank 0 at ~5 s, rank 1 once woken
   EXPECT_NE(slurp(scratch() + "/silent_0").find("no heartbeat from rank 1"), std::string::npos);
+  EXPECT_EQ(slurp(scratch() + "/silent_1"), "rank 1: no heartbeat from rank 1 for 5 s");
 }
 
 // A TCP connection to `address`:`port`, or -1 (retried for a second while rank 0 starts).
@@ -243,17 +254,20 @@ void receive_timeout(int fd, long seconds) {
 std::string unproved_hello() { return "1\n" + std::string(32, 'a') + "\n" + std::string(64, 'b') + "\n{}"; }
 
 // Whether rank 0, after its challenge, closes the connection within 5 s of `bytes` (it turned the
-// stranger away).
-bool turned_away(int port, const std::string& bytes) {
+// stranger away): the reason it gave with it, or nullopt.
+std::optional<std::string> turned_away(int port, const std::string& bytes) {
   const int fd = connect_to("127.0.0.1", port, 5);
-  if (fd < 0) return false;
+  if (fd < 0) return std::nullopt;
   receive_timeout(fd, 5);
   const auto challenge = read_frame(fd);
   ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+  const auto why = read_frame(fd);  // a failure: why it is turned away
   char c = 0;
   const ssize_t k = ::recv(fd, &c, 1, 0);
   ::close(fd);
-  return challenge && challenge->first == 6 && (k == 0 || (k < 0 && errno == ECONNRESET));
+  if (!challenge || challenge->first != 6 || !why || why->first != 4) return std::nullopt;
+  if (!(k == 0 || (k < 0 && errno == ECONNRESET))) return std::nullopt;
+  return why->second;
 }
 
 TEST(Rendezvous, StrangersAreTurnedAwayAndTheJobStillMeets) {
@@ -267,14 +281,17 @@ TEST(Rendezvous, StrangersAreTurnedAwayAndTheJobStillMeets) {
                        turned_away(port, frame(1, "1\nthe-secret-itself-in-clear\n{}")) &&
                        turned_away(port, frame(1, "", 1u << 30)) &&             // 1 GiB announced
                        turned_away(port, frame(2, "not a hello!"));             // another kind
-      return all ? 0 : 5;
+      // Another protocol's bytes are said as bytes, not as a length.
+      const auto web = turned_away(port, "GET / HTTP/1.0\r\n\r\n");
+      return !all ? 5 : !web || web->find("not this job's protocol (its first bytes: 'GET ')") == std::string::npos ? 6 : 0;
     }
     if (r == 1) std::this_thread::sleep_for(std::chrono::seconds(3));  // the stranger first
     Rendezvous rv(rank_of(r, 2, port), "host-" + std::to_string(r), [] { return std::string("blob"); }, 15);
     std::ofstream(dir + "/stranger_" + std::to_string(r)) << rv.infos()[1] << "," << rv.blob();
     return 0;
   });
-  EXPECT_EQ(codes, (std::vector<int>{0, 0, 0})) << "2: the stranger was not turned away (5) or could not connect";
+  EXPECT_EQ(codes, (std::vector<int>{0, 0, 0})) << "2: the stranger was not turned away (5) or could not connect, or "
+                                                   "a web request was not said as one (6)";
   for (int r = 0; r < 2; ++r) EXPECT_EQ(slurp(dir + "/stranger_" + std::to_string(r)), "host-1,blob") << "rank " << r;
 }
 
@@ -373,4 +390,85 @@ TEST(Rendezvous, AJobNeedsItsSecret) {
 }
 
 }  // namespace
+// A rank that arrived learns why no world comes: rank 0 gave up on a missing rank, turned it away
+// for another secret, or ended without a word; never a guess at the secret it proved.
+TEST(Rendezvous, AnArrivedRankLearnsWhyTheMeetingEnded) {
+  const int port = free_local_port();
+  const std::string dir = scratch();
+  const auto [codes, seconds] = run_ranks(2, [&](int r) {  // a world of 3 whose rank 2 never comes
+    try {
+      Rendezvous rv(rank_of(r, 3, port), "", {}, 2);
+    } catch (const WorkError& e) {
+      std::ofstream(dir + "/gave_up_" + std::to_string(r)) << e.what();
+      return 1;
+    }
+    return 0;
+  });
+  EXPECT_EQ(codes, (std::vector<int>{1, 1}));
+  EXPECT_NE(slurp(dir + "/gave_up_1").find("rank 1: rank 0 gave up the meeting: rank(s) 2 of 3 did not arrive within 2 s"),
+            std::string::npos) << slurp(dir + "/gave_up_1");
+  const int port2 = free_local_port();
+  const auto [codes2, seconds2] = run_ranks(2, [&](int r) {  // rank 1 with another secret
+    Launch l = rank_of(r, 2, port2);
+    if (r == 1) l.secret = "another-secret-of-enough-characters";
+    try {
+      Rendezvous rv(l, "", {}, 2);
+    } catch (const WorkError& e) {
+      std::ofstream(dir + "/secret_" + std::to_string(r)) << e.what();
+      return 1;
+    }
+    return 0;
+  });
+  EXPECT_EQ(codes2, (std::vector<int>{1, 1}));
+  EXPECT_NE(slurp(dir + "/secret_1").find("rank 1: rank 0 turned this connection away: a wrong job secret (do all ranks "
+                                          "have the same UPGRADEBENCH_JOB_SECRET?)"),
+            std::string::npos) << slurp(dir + "/secret_1");
+  // A "rank 0" that takes the hello and closes without a word (killed before the world).
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(listener, 4), 0);
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
+  std::string refusal;
+  std::thread rank1([&, port3 = ntohs(addr.sin_port)] {
+    try {
+      Rendezvous rv(rank_of(1, 2, port3), "", {}, 10);
+    } catch (const WorkError& e) {
+      refusal = e.what();
+    }
+  });
+  const int fd = ::accept(listener, nullptr, nullptr);
+  receive_timeout(fd, 5);
+  const std::string challenge = new_challenge();
+  ::send(fd, frame(6, challenge).data(), 5 + challenge.size(), MSG_NOSIGNAL);
+  read_frame(fd);
+  ::close(fd);
+  rank1.join();
+  ::close(listener);
+  EXPECT_NE(refusal.find("closed the connection"), std::string::npos) << refusal;
+  EXPECT_NE(refusal.find("s after this rank's hello, without a word"), std::string::npos) << refusal;
+  EXPECT_EQ(refusal.find("within 10 s"), std::string::npos) << "the time it took, not the limit: " << refusal;
+  EXPECT_EQ(refusal.find("SECRET"), std::string::npos) << refusal;
+}
+
+// 0.0.0.0 and :: name every interface, no host: refused on every rank, before anything listens.
+TEST(Rendezvous, AnUnspecifiedMasterAddrIsRefused) {
+  for (const char* address : {"0.0.0.0", "::"}) {
+    for (int r : {0, 1}) {
+      Launch l = rank_of(r, 2, free_local_port());
+      l.master_addr = address;
+      try {
+        Rendezvous rv(l, "", {}, 2);
+        FAIL() << address << " met";
+      } catch (const UsageError& e) {
+        EXPECT_NE(std::string(e.what()).find(fmt::format("MASTER_ADDR {} is the unspecified address", address)),
+                  std::string::npos) << e.what();
+      }
+    }
+  }
+}
+
 }  // namespace ub::dist
