@@ -389,10 +389,11 @@ std::optional<double> JsonSpan::number() {
     skip();
     return std::nullopt;
   }
-  const char* q = p_;
-  while (q < end_ && std::strchr("0123456789+-.eE", *q) != nullptr && *q != '\0') ++q;
-  if (q == end_ && !complete_) throw Truncated{};  // more of the number may follow in the file
   const size_t n = json_number_length(p_, end_);
+  // More of the number may follow in the file where its characters run to the end of the span.
+  const char* q = p_ + n;
+  while (q < end_ && std::strchr("0123456789+-.eE", *q) != nullptr && *q != '\0') ++q;
+  if (q == end_ && !complete_) throw Truncated{};
   // What follows a number is a delimiter; a digit after a leading zero, a letter (-inf), a point
   // without digits are not JSON.
   const char after = p_ + n < end_ ? p_[n] : ' ';
