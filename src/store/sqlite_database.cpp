@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <pwd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -58,6 +60,18 @@ void check_permissions(const std::string& path, Access access) {
                                  "it, which adding runs does; the reading commands (history list, trend, fleet) open "
                                  "it read-only", path));
   }
+  // The journal of a WAL database another user made (a reader of an older upgradebench, a tool
+  // of its own) and this one may not write: SQLite would say "readonly database".
+  for (const char* journal : {"-wal", "-shm"}) {
+    const std::string side = path + journal;
+    struct stat st{};
+    if (::stat(side.c_str(), &st) != 0 || ::access(side.c_str(), W_OK) == 0) continue;
+    const passwd* owner = ::getpwuid(st.st_uid);
+    const std::string who = owner ? fmt::format("user {}", owner->pw_name) : fmt::format("uid {}", st.st_uid);
+    throw UsageError(fmt::format("--db {}: permission denied: its journal {} belongs to {} and this user may not write "
+                                 "it; when no program has the database open, {} (or root) may remove it: the runs are "
+                                 "in the database itself once every writer has closed it", path, side, who, who));
+  }
   // SQLite writes its journal (-wal, -shm) beside the file, and a new database is created there.
   if (std::filesystem::exists(folder, ec) && ::access(folder.c_str(), W_OK) != 0) {
     throw UsageError(fmt::format("--db {}: permission denied: this user may not write the folder {} that holds the "
@@ -97,9 +111,10 @@ class SqliteDatabase final : public Database {
     // history written wherever it points); read, a link is followed like any path.
     const int flags = access == Access::read_only ? SQLITE_OPEN_READONLY
                                                   : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW;
-    // A database this user may only read, in a folder it may not write: SQLite cannot make the
-    // WAL index there, and reads it immutable instead, when no write-ahead log holds runs not yet
-    // in the file (with one, SQLite reads it through the -shm beside it, or says it cannot).
+    // A database this user may only read (the file, or the folder that would take the WAL index):
+    // read immutable, so that no -wal or -shm of this user's is left beside another's database
+    // (its owner could not write through them), when no write-ahead log holds runs not yet in the
+    // file (with one, SQLite reads it through the -shm beside it, or says it cannot).
     std::error_code ec;
     const auto refuse_link = [&] {
       throw UsageError(fmt::format("--db {}: a symbolic link: the history is written to the file named, never through "
@@ -116,7 +131,7 @@ class SqliteDatabase final : public Database {
                                      "untouched)", path, path, journal));
       }
     }
-    const bool immutable = access == Access::read_only && !folder_writable(path) &&
+    const bool immutable = access == Access::read_only && (!folder_writable(path) || ::access(path.c_str(), W_OK) != 0) &&
                            !std::filesystem::exists(path + "-wal", ec);
     const int rc = sqlite3_open_v2(immutable ? immutable_uri(path).c_str() : path.c_str(), &opened,
                                    flags | SQLITE_OPEN_FULLMUTEX | (immutable ? SQLITE_OPEN_URI : 0), nullptr);

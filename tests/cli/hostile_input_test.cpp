@@ -1021,6 +1021,37 @@ TEST(ValidInput, ADatabaseInAFolderTheUserMayNotWriteIsRead) {
   EXPECT_EQ(nlohmann::json::parse(list.out)["runs"].size(), 1u);
 }
 
+// A team's database in a folder everyone may write (mode 1777): a reader who may not write the
+// file leaves no journal of its own beside it, which its owner could not write through; a journal
+// another user left is named with its owner when adding.
+TEST(ValidInput, AReaderLeavesNoJournalBesideAnothersDatabase) {
+  if (::geteuid() != 0 || std::system("command -v runuser > /dev/null && id nobody > /dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "needs root and the user nobody: two users, one reading the other's database";
+  }
+  const std::string dir = temp_path("shared_history");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  ::chmod(dir.c_str(), 01777);
+  const std::string db = dir + "/team.sqlite";
+  ASSERT_EQ(run("history add --db " + db + " " + kFx + "/sweep_h200.log").code, 0);
+  for (const char* suffix : {"-wal", "-shm"}) fs::remove(db + suffix);  // its owner closed it
+  ::chmod(db.c_str(), 0644);
+  const Result list = run_as_nobody("history list --json --db " + db);
+  ASSERT_EQ(list.code, 0) << list.err;
+  EXPECT_EQ(nlohmann::json::parse(list.out)["runs"].size(), 1u);
+  for (const char* suffix : {"-wal", "-shm"}) EXPECT_FALSE(fs::exists(db + suffix)) << suffix << " left by the reader";
+  // The other way round: nobody's database, and a journal root left that nobody may not write.
+  const std::string own = dir + "/own.sqlite";
+  ASSERT_EQ(run_as_nobody("history add --db " + own + " " + kFx + "/sweep_h200.log").code, 0);
+  std::ofstream(own + "-shm") << "";
+  ::chmod((own + "-shm").c_str(), 0644);
+  const Result add = run_as_nobody("history add --db " + own + " " + kFx + "/sweep_b200.log");
+  EXPECT_EQ(add.code, 2) << add.err;
+  EXPECT_NE(add.err.find("permission denied: its journal " + own + "-shm belongs to user root"), std::string::npos) << add.err;
+  EXPECT_EQ(std::count(add.err.begin(), add.err.end(), '\n'), 1) << add.err;
+  fs::remove_all(dir);
+}
+
 TEST(ValidInput, AReportFolderNamedWithANewlineGetsItsFiles) {
   const std::string dir = temp_path("report\nfolder");
   fs::remove_all(dir);
