@@ -333,7 +333,8 @@ std::string_view to_string(AddStatus s) {
 }
 
 HistoryStore::HistoryStore(const std::string& spec, Access access) : db_(open_database(spec, access)) {
-  if (access == Access::read_only && db_->dialect() == Dialect::sqlite) check_schema(*db_);
+  // Reading creates and migrates nothing: a role or a user that may only read serves the reading commands.
+  if (access == Access::read_only) check_schema(*db_);
   else migrate(*db_);
 }
 

@@ -188,12 +188,15 @@ void refuse_missing_tables(Database& db) {
 }  // namespace
 
 void check_schema(Database& db) {
-  const bool has_table = !db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'").empty();
+  const bool pg = db.dialect() == Dialect::postgresql;
+  const std::string tables = pg ? "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
+                                : "SELECT name FROM sqlite_master WHERE type = 'table'";
+  const bool has_table = !db.query(tables + (pg ? " AND table_name = 'schema_version'" : " AND name = 'schema_version'")).empty();
   const int64_t version = has_table ? current_version(db) : 0;
   if (version == kSchemaVersion) return refuse_missing_tables(db);
   if (has_table) refuse_versionless_tables(db, version);
-  // A new or empty file: no history yet, not an old one.
-  if (!has_table && db.query("SELECT name FROM sqlite_master WHERE type = 'table'").empty()) {
+  // A new or empty database: no history yet, not an old one.
+  if (!has_table && db.query(tables).empty()) {
     throw WorkError(fmt::format("history database {}: empty, no runs yet: `upgradebench history add --db {} FILE...` "
                                 "adds some", db.name(), db.name()));
   }
@@ -202,8 +205,8 @@ void check_schema(Database& db) {
                                 db.name(), version, kSchemaVersion));
   }
   throw WorkError(fmt::format("history database {}: schema version {}, older than this upgradebench's {}, and opened "
-                              "read-only: run `upgradebench history add` on it as a user who may write it to bring it "
-                              "up to date", db.name(), version, kSchemaVersion));
+                              "read-only: run `upgradebench history add` on it as a user (or a PostgreSQL role) who may "
+                              "write it to bring it up to date", db.name(), version, kSchemaVersion));
 }
 
 void migrate(Database& db) {

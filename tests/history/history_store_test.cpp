@@ -299,6 +299,31 @@ TEST_P(HistoryStoreTest, ADatabaseOfANewerSchemaIsRefused) {
   EXPECT_NE(opening_error(spec_).find(fmt::format("schema version {} is newer", far)), std::string::npos) << opening_error(spec_);
 }
 
+// The reading commands create and migrate nothing: a PostgreSQL role granted SELECT only (a
+// team's reporting role) lists and trends what another role added; an empty database is said so.
+TEST_P(HistoryStoreTest, AReaderThatMayOnlyReadCreatesNothing) {
+  std::string reader = spec_;
+  if (GetParam() == "postgresql") {
+    const std::string role = fmt::format("ub_reader_{}_{}", getpid(), counter_);
+    const std::unique_ptr<Database> admin = open_database(spec_);
+    admin->execute(fmt::format("CREATE ROLE {} LOGIN", role));
+    reader.replace(reader.find("user=postgres"), std::string("user=postgres").size(), "user=" + role);
+    // Before any run: nothing is created, and the database is said to hold no history yet.
+    try {
+      HistoryStore empty(reader, Access::read_only);
+      ADD_FAILURE() << "an empty database read as a history";
+    } catch (const WorkError& e) {
+      EXPECT_NE(std::string(e.what()).find("empty, no runs yet"), std::string::npos) << e.what();
+    }
+    EXPECT_TRUE(admin->query("SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema()").empty());
+    admin->execute(fmt::format("REVOKE CREATE ON SCHEMA public FROM PUBLIC; ALTER DEFAULT PRIVILEGES GRANT SELECT ON "
+                               "TABLES TO {}", role));
+  }
+  HistoryStore(spec_).add_file(kSweep);
+  const HistoryStore store(reader, Access::read_only);
+  EXPECT_EQ(store.list({}, 1000).size(), 10u);
+}
+
 // A schema_version emptied under tables that are there, or holding no number: the database was
 // edited or damaged, said so naming it, not answered with the migrations' SQL errors.
 TEST_P(HistoryStoreTest, ADamagedSchemaVersionIsSaidSo) {
