@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 #include <libpq-fe.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <map>
@@ -135,9 +136,9 @@ class PostgresDatabase final : public Database {
  public:
   explicit PostgresDatabase(const std::string& url) : name_(without_password(url)), pq_(libpq()) {
     if (!pq_.missing.empty()) throw UsageError(fmt::format("--db {}: {}", name_, pq_.missing));
-    refuse_unbounded_connect(url);
+    const ConnectLimit limit = connect_limit(url);
     // Our limits first: the address, expanded where it stands (expand_dbname), overrides them.
-    const std::string connect = std::to_string(kConnectTimeoutS);
+    const std::string connect = std::to_string(limit.per_host_s);
     const std::string options = fmt::format("-c statement_timeout={}", kStatementTimeoutS * 1000);
     const char* keys[] = {"connect_timeout", "options", "keepalives_idle", "keepalives_interval", "keepalives_count",
                           "tcp_user_timeout", "dbname", nullptr};
@@ -147,8 +148,7 @@ class PostgresDatabase final : public Database {
       const std::string why = one_line(conn_ ? pq_.error_message(conn_) : "out of memory");
       pq_.finish(conn_);
       conn_ = nullptr;
-      throw UsageError(fmt::format("--db {}: cannot connect to PostgreSQL (connect_timeout {} s unless the address sets "
-                                   "another): {}", name_, kConnectTimeoutS, why));
+      throw UsageError(fmt::format("--db {}: cannot connect to PostgreSQL ({}): {}", name_, limit.text(), why));
     }
     pq_.set_notice_processor(conn_, ignore_notice, nullptr);
     // The first exchange is bounded like the connection; then statements by the server's own limit.
@@ -163,25 +163,52 @@ class PostgresDatabase final : public Database {
   }
   ~PostgresDatabase() override { pq_.finish(conn_); }
 
-  // libpq takes a connect_timeout of 0 or below as no limit at all: refused, as nothing waits for
-  // ever. The address's value as libpq reads it (percent-decoded, the last of several): whole
-  // seconds, 1 or more.
-  void refuse_unbounded_connect(const std::string& url) const {
+  // libpq waits connect_timeout for each host of the address (host=a,b,c) in turn. Ours,
+  // kConnectTimeoutS, is shared among them (libpq's least is 2 s a host); the address's own is
+  // per host as libpq takes it, and said so.
+  struct ConnectLimit {
+    int per_host_s = kConnectTimeoutS;
+    int hosts = 1;
+    bool given = false;  // by the address
+    std::string text() const {
+      const std::string whose = given ? "the address's connect_timeout" : "connect_timeout";
+      return hosts == 1 ? fmt::format("{} {} s", whose, per_host_s)
+                        : fmt::format("{} {} s for each of its {} hosts, {} s in all", whose, per_host_s, hosts,
+                                      per_host_s * hosts);
+    }
+  };
+
+  // The address as libpq reads it (percent-decoded, the last of several values): its hosts, and
+  // its connect_timeout, which libpq takes as no limit at all at 0 or below: refused, as nothing
+  // waits for ever (whole seconds, 1 or more).
+  ConnectLimit connect_limit(const std::string& url) const {
+    ConnectLimit limit;
     char* error = nullptr;
     PQconninfoOption* options = pq_.conninfo_parse(url.c_str(), &error);
     if (error) pq_.freemem(error);
-    if (!options) return;  // connecting says what is wrong with the address
+    if (!options) return limit;  // connecting says what is wrong with the address
     std::optional<std::string> given;
     for (const PQconninfoOption* o = options; o->keyword; ++o) {
-      if (std::string_view(o->keyword) == "connect_timeout" && o->val) given = o->val;
+      const std::string_view key = o->keyword;
+      if (key == "connect_timeout" && o->val) given = o->val;
+      if ((key == "host" || key == "hostaddr") && o->val && *o->val) {
+        const std::string_view v = o->val;
+        limit.hosts = std::max(limit.hosts, static_cast<int>(std::count(v.begin(), v.end(), ',')) + 1);
+      }
     }
     pq_.conninfo_free(options);
-    if (!given) return;
+    if (!given) {
+      limit.per_host_s = std::max(2, (kConnectTimeoutS + limit.hosts - 1) / limit.hosts);
+      return limit;
+    }
     static const std::regex seconds(R"(\s*\+?0*[1-9][0-9]{0,8}\s*)");
     if (!std::regex_match(*given, seconds)) {
       throw UsageError(fmt::format("--db {}: connect_timeout '{}' would wait on a server that never answers for ever, "
                                    "or is no number of seconds: give whole seconds, 1 or more", name_, *given));
     }
+    limit.given = true;
+    limit.per_host_s = std::max(2, std::stoi(*given));  // libpq's least
+    return limit;
   }
 
   Dialect dialect() const override { return Dialect::postgresql; }

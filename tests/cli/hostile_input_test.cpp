@@ -1240,6 +1240,27 @@ TEST(Bounds, APostgresServerThatNeverAnswersDoesNotHang) {
   }
 }
 
+// libpq waits connect_timeout for each host of an address in turn: ours is shared among them (three
+// silent hosts: 4 s each), and an address's own is said per host with the whole.
+TEST(Bounds, SilentPostgresHostsShareTheConnectTimeout) {
+  sockaddr_in a{}, b{}, c{};
+  const int la = loopback_listener(a), lb = loopback_listener(b), lc = loopback_listener(c);
+  ASSERT_TRUE(la >= 0 && lb >= 0 && lc >= 0);
+  const std::string hosts = fmt::format("127.0.0.1:{},127.0.0.1:{},127.0.0.1:{}", ntohs(a.sin_port), ntohs(b.sin_port),
+                                        ntohs(c.sin_port));
+  const auto start = std::chrono::steady_clock::now();
+  const Result r = run("history list --db postgresql://nobody@" + hosts + "/history");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const Result own = run("history list --db 'postgresql://nobody@" + hosts + "/history?connect_timeout=2'");
+  for (const int l : {la, lb, lc}) ::close(l);
+  if (r.err.find("libpq.so.5 is not installed") != std::string::npos) GTEST_SKIP() << r.err;
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("(connect_timeout 4 s for each of its 3 hosts, 12 s in all)"), std::string::npos) << r.err;
+  EXPECT_LT(seconds, 18);
+  EXPECT_NE(own.err.find("(the address's connect_timeout 2 s for each of its 3 hosts, 6 s in all)"), std::string::npos)
+      << own.err;
+}
+
 // A server that answers the handshake, then goes silent: TCP stays alive and the server cancels
 // nothing, so the client's own deadline ends the wait (10 s for the first statement), and says so.
 TEST(Bounds, APostgresServerSilentAfterTheHandshakeDoesNotHang) {
