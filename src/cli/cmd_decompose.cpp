@@ -151,6 +151,7 @@ void run(Context& ctx, DecomposeOptions& o, const CLI::App& cmd) {
   };
   Progress progress;
   std::vector<std::string> unknown;  // GPUs the catalog does not know: said after the result
+  std::vector<std::pair<trace::TraceDecomposition::Activity, std::string>> seen;  // each GPU's activities, and whose
   report::View view;
   report::Document& doc = view.doc;
   json& j = view.json;
@@ -185,6 +186,15 @@ void run(Context& ctx, DecomposeOptions& o, const CLI::App& cmd) {
                                 static_cast<double>(ds.front().bytes) / 1e6 / seconds));
     }
     for (const trace::TraceDecomposition& d : ds) {
+      const std::string whose = fmt::format("{} (GPU {})", printable(f), d.device);
+      for (const auto& [activity, other] : seen) {
+        if (activity == d.activity) {
+          throw UsageError(fmt::format("{}: the same {} GPU activities at the same instants as {}: one measurement, not "
+                                       "two (a rank's trace compressed or written again is not another rank's); give "
+                                       "each rank's trace once", whose, d.activity.count, other));
+        }
+      }
+      seen.emplace_back(d.activity, whose);
       if (const auto w = unknown_gpu_warning(d.gpu, ctx.catalog(), printable(f))) unknown.push_back(*w);
       DecompositionRecord r = trace::summarize(d, work, d.gpu.empty() ? nullptr : ctx.catalog().try_find(d.gpu));
       if (work) r.seqlen = parse_size(o.train.seqlen, "--seqlen"), r.batch = o.train.batch;

@@ -328,10 +328,22 @@ TEST(SilentlyWrong, OneTraceGivenTwiceIsNotTwoMeasurements) {
   fs::copy_file(kFx + "/trace_kineto_small.json", folder / "rank1.json");
   expect_error("decompose " + folder.string(), 2, "rank1.json: the same bytes as " + (folder / "rank0.json").string());
   expect_error(fmt::format("decompose {0} {0}", kFx + "/trace_kineto_small.json"), 2, "one trace named twice");
-  // A second rank whose trace differs reads.
-  std::string other = slurp(kFx + "/trace_kineto_small.json");
-  other.replace(other.find("\"rank\": 0"), 9, "\"rank\": 1");
-  std::ofstream(folder / "rank1.json", std::ios::trunc) << other;
+  // The same trace written again (indented otherwise, its rank edited) or compressed: the same
+  // GPU activities at the same instants, one measurement whatever its bytes.
+  nlohmann::json trace = nlohmann::json::parse(slurp(kFx + "/trace_kineto_small.json"));
+  trace["distributedInfo"]["rank"] = 1;
+  std::ofstream(folder / "rank1.json", std::ios::trunc) << trace.dump(1);
+  expect_error("decompose " + folder.string(), 2, "rank1.json (GPU 0): the same 28 GPU activities at the same instants as " +
+                                                      (folder / "rank0.json").string() + " (GPU 0): one measurement");
+  fs::remove(folder / "rank1.json");
+  ASSERT_EQ(std::system(("gzip -c " + (folder / "rank0.json").string() + " > " + (folder / "rank1.json.gz").string()).c_str()), 0);
+  expect_error("decompose " + folder.string(), 2, "rank1.json.gz (GPU 0): the same 28 GPU activities");
+  fs::remove(folder / "rank1.json.gz");
+  // A second rank's trace (its own clock: every event 1 ms later) reads.
+  for (auto& e : trace["traceEvents"]) {
+    if (e.contains("ts") && e["ts"].is_number()) e["ts"] = e["ts"].get<double>() + 1000;
+  }
+  std::ofstream(folder / "rank1.json", std::ios::trunc) << trace.dump();
   const Result r = run("decompose " + folder.string());
   EXPECT_EQ(r.code, 0) << r.err;
 }

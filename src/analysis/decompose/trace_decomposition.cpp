@@ -315,6 +315,13 @@ std::vector<TraceDecomposition> decompose_trace(const std::string& path, KernelC
     d.device = device;
     d.events = info.events;
     d.bytes = info.bytes;
+    d.activity.count = acts.size();
+    d.activity.first = acts.front().start, d.activity.last = acts.front().end;
+    for (const GpuActivity& a : acts) {
+      d.activity.first = std::min(d.activity.first, a.start);
+      d.activity.last = std::max(d.activity.last, a.end);
+      d.activity.busy += a.end - a.start;
+    }
     for (const auto& [name, time] : others[device]) d.unclassified.push_back({names[name], time.first, time.second});
     std::sort(d.unclassified.begin(), d.unclassified.end(), [](const NameTime& a, const NameTime& b) { return a.us > b.us; });
     if (const auto it = info.device_names.find(device); it != info.device_names.end()) d.gpu = it->second;

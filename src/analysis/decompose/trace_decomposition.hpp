@@ -33,6 +33,14 @@ struct TraceDecomposition {
   std::vector<StepDecomposition> steps;
   std::vector<NameTime> unclassified;  // kernels no rule matched, most time first
   uint64_t events = 0, bytes = 0;
+  // The GPU's activities as a whole (how many, the first start, the last end, their summed
+  // time): two ranks never run theirs at the same instants, so two traces that agree here are
+  // one measurement (a copy compressed or written again), whatever their bytes.
+  struct Activity {
+    size_t count = 0;
+    double first = 0, last = 0, busy = 0;
+    bool operator==(const Activity&) const = default;
+  } activity;
 
   // The step with the median wall time (the lower one of an even count) among the steps in which
   // the GPU ran something (all of them when none did).
