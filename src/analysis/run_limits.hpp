@@ -47,7 +47,8 @@ void refuse_impossible_decomposition(const DecompositionLog& d, const Catalog& c
 std::optional<std::string> unknown_gpu_warning(const std::string& gpu, const Catalog& catalog, const std::string& where);
 
 // WorkError "<path>: a step of X TFLOP is not <model>'s work at <seqlen> tokens (Y TFLOP) ...<remedy>"
-// where a step's FLOPs are more than 2% from `model`'s at its length and batch: an 8k step's
+// where a step's FLOPs are more than 2% from `model`'s at its length and batch, and from what
+// kernels execute of it (FlopOptions' flash_backward, recompute, as our engine counts): an 8k step's
 // FLOPs labelled 2k would be predicted, stored and compared as a 2k step. `remedy`: how to name
 // the model and depth the step ran, where the caller takes them from options.
 void refuse_step_not_of_model(const std::string& path, double step_tflop, int64_t seqlen, int64_t batch,

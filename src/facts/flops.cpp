@@ -78,12 +78,17 @@ StepFlops step_flops(const ModelShape& m, int64_t seqlen, const FlopOptions& opt
   StepFlops f;
   f.dense = 6.0 * dense_matmul_params(m) * B * s;
   f.attention = causal_factor * B * attention_squares(m, seqlen, opt) * d * nq;
+  // Attention in products of the forward's size: forward 2, backward 4; FlashAttention's backward
+  // recomputes the scores (1 more); checkpointing runs the forward again (2 more).
+  double products = 6;
+  if (opt.flash_backward) products += 1;
   if (opt.recompute) {
     const double lm_head = static_cast<double>(m.vocab) * static_cast<double>(m.hidden);
     const double layer_params = dense_matmul_params(m) - lm_head;
     f.dense += 2.0 * layer_params * B * s;  // one more forward of every layer
-    f.attention *= 4.0 / 3.0;               // one more attention forward (fwd is 1/3 of fwd+bwd)
+    products += 2;
   }
+  f.attention *= products / 6;
   return f;
 }
 

@@ -36,6 +36,10 @@ struct FlopOptions {
   bool causal = true;
   std::optional<int64_t> doc_len;  // packed documents of this length (the last one may be shorter)
   bool recompute = false;          // count activation-checkpoint recompute (HFU)
+  // Count the scores a FlashAttention backward pass recomputes (one more product beside the
+  // forward's two): attention's FLOPs as its kernels execute them, 7/6 of the model's, as our
+  // engine's decomposition counts them.
+  bool flash_backward = false;
   std::vector<int64_t> docs;       // or packed documents of these lengths, summing to the sequence
 };
 

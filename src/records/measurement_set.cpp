@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <charconv>
 #include <set>
 
 #include <fstream>
@@ -181,6 +182,39 @@ void refuse_parts_of_another_workload(const MeasurementSet& s, const std::map<st
         differs.push_back(fmt::format("a step of {} tokens, a length the manifest does not ask for ({})", p.seqlen,
                                       fmt::join(w.seqlens, ", ")));
         break;
+      }
+    }
+    // A done sweep ran every length its command names (measured, or out of memory: another failure
+    // is not done), and those are the manifest's lengths but what the budget dropped.
+    if (part && part->status == PartStatus::done) {
+      const auto flag = std::find(part->command.begin(), part->command.end(), "--seqlens");
+      std::vector<int64_t> ran;
+      if (flag != part->command.end() && flag + 1 != part->command.end()) {
+        std::string_view list = *(flag + 1);
+        while (!list.empty()) {
+          const std::string_view item = list.substr(0, list.find(','));
+          int64_t v = 0;
+          if (std::from_chars(item.data(), item.data() + item.size(), v).ptr == item.data() + item.size()) ran.push_back(v);
+          list.remove_prefix(std::min(list.size(), item.size() + 1));
+        }
+      }
+      for (const int64_t len : ran) {
+        const bool held = std::any_of(r.points.begin(), r.points.end(), [&](const RunPoint& p) { return p.seqlen == len; });
+        if (!held) {
+          differs.push_back(fmt::format("no record of {} tokens, a length its part's command asks for ({}), in a sweep "
+                                        "marked done", len, printable(*(flag + 1))));
+          break;
+        }
+      }
+      for (const int64_t len : w.seqlens) {
+        const bool dropped = std::any_of(s.manifest->dropped.begin(), s.manifest->dropped.end(), [&](const std::string& d) {
+          return d.rfind(fmt::format("length {} ", len), 0) == 0;
+        });
+        if (!ran.empty() && std::find(ran.begin(), ran.end(), len) == ran.end() && !dropped) {
+          differs.push_back(fmt::format("{} tokens, a length the manifest asks for, neither in its sweep's command nor "
+                                        "dropped for the budget", len));
+          break;
+        }
       }
     }
     for (const auto& [component, version] : r.software) {

