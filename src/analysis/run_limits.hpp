@@ -46,13 +46,17 @@ void refuse_impossible_decomposition(const DecompositionLog& d, const Catalog& c
 // that reads such a log; nothing for a known GPU or a log that names none.
 std::optional<std::string> unknown_gpu_warning(const std::string& gpu, const Catalog& catalog, const std::string& where);
 
+// What a step's FLOPs count: the model's (the MFU convention: printouts, training logs), or what
+// its kernels executed (our engine's decomposition: recompute included).
+enum class StepWork { model, executed };
+
 // WorkError "<path>: a step of X TFLOP is not <model>'s work at <seqlen> tokens (Y TFLOP) ...<remedy>"
-// where a step's FLOPs are more than 2% from `model`'s at its length and batch, and from what
-// kernels execute of it (FlopOptions' flash_backward, recompute, as our engine counts): an 8k step's
-// FLOPs labelled 2k would be predicted, stored and compared as a 2k step. `remedy`: how to name
-// the model and depth the step ran, where the caller takes them from options.
+// where a step's FLOPs are more than 2% from `model`'s at its length and batch (executed: below
+// the model's, or above it with every recompute, FlopOptions' flash_backward and recompute): an
+// 8k step's FLOPs labelled 2k would be predicted, stored and compared as a 2k step. `remedy`: how
+// to name the model and depth the step ran, where the caller takes them from options.
 void refuse_step_not_of_model(const std::string& path, double step_tflop, int64_t seqlen, int64_t batch,
-                              const ModelShape& model, const std::string& remedy);
+                              const ModelShape& model, const std::string& remedy, StepWork work = StepWork::model);
 
 // The same for bench_decompose.py's printout: its TOTAL line's FLOPs (its buckets' where it has
 // none) at its `seq=` (without one, at the length whose work the step is, refused where no length

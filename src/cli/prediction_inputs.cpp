@@ -148,9 +148,10 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
   // an 8k step labelled 64k was predicted as a 64k one.
   if (model) {
     for (const StepInput& s : steps) {
-      if (!s.seqlen || !s.step_tflop) continue;
-      refuse_step_not_of_model(s.path, *s.step_tflop, *s.seqlen, s.batch, model_of(s),
-                               " (or give the --model and --layers it ran)");
+      if (!s.seqlen || !(s.step_tflop || s.executed_tflop)) continue;
+      refuse_step_not_of_model(s.path, s.executed_tflop ? *s.executed_tflop : *s.step_tflop, *s.seqlen, s.batch,
+                               model_of(s), " (or give the --model and --layers it ran)",
+                               s.executed_tflop ? StepWork::executed : StepWork::model);
     }
   }
   // The old GPU: what the inputs name (one GPU for all of them), which --from must agree with; --from

@@ -471,7 +471,11 @@ TEST(BadInput, Predict) {
   // Our engine's decomposition counts what its kernels execute (FlashAttention's backward recomputes
   // the scores: 1042 TFLOP at 64k where the model's work is 972): its own work, predicted.
   const Result executed = run("predict " + kFx + "/decompose_records_h200_64k.jsonl --to b200 --json");
-  EXPECT_EQ(executed.code, 0) << executed.err;
+  ASSERT_EQ(executed.code, 0) << executed.err;
+  // Its predicted TFLOPS and MFU count the model's work (the MFU convention), not the recomputed scores.
+  for (const auto& p : nlohmann::json::parse(executed.out)) {
+    EXPECT_NEAR(p["tflops"].get<double>() * p["step_ms"].get<double>() / 1e3, 971.83, 0.5) << p.dump().substr(0, 300);
+  }
   // A printout that is no depth of the script's model either: the file is said to be wrong too.
   const std::string other_length = write_file("decompose_other_length.txt", replaced(slurp(kFx + "/decompose_h200.txt"), "seq=8192", "seq=4096"));
   expect_error("predict " + other_length + " --to b200 --layers 4", 2, "--layers 4: " + other_length + ": a step of 421.65 TFLOP is not");

@@ -78,6 +78,7 @@ struct StepInput {
   std::string format;
   std::map<std::string, std::string> workload;
   std::optional<double> step_tflop;      // the model's FLOPs per step, when known
+  std::optional<double> executed_tflop;  // what its kernels executed, recompute included (our engine's decomposition)
   std::optional<double> peak_memory_gib; // as measured on the old GPU
   Provenance provenance;                 // what the input's numbers are: a prediction from example data stays marked
 };

@@ -54,7 +54,9 @@ StepInput from_record(const DecompositionRecord& r, const std::string& path) {
     in.buckets.push_back({b.name, b.ms, work_kind_of(b.name), b.tflop});
     if (b.tflop && (b.name == "gemm" || b.name == "attention")) tflop += *b.tflop, all_flops = true;
   }
-  if (all_flops) in.step_tflop = tflop;
+  // Our engine counts what its kernels execute; the model's FLOPs (the MFU convention) come with
+  // the model (add_model).
+  if (all_flops) in.executed_tflop = tflop;
   return in;
 }
 
