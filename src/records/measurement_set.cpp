@@ -238,6 +238,17 @@ void refuse_parts_of_another_workload(const MeasurementSet& s, const std::map<st
   }
 }
 
+// A suite's parts are files it wrote: a pipe or a device there would be read forever. A folder
+// damaged as the rest of the reading says it (exit 1): a done part's file missing, or something
+// else there.
+void refuse_missing_records(const fs::path& dir, const ManifestPart& p) {
+  std::error_code ec;
+  if (fs::is_regular_file(dir / p.records, ec)) return;
+  throw WorkError(fmt::format("{}: part {} is done and its records {} are {}: the folder was edited or damaged",
+                              dir.string(), p.name, (dir / p.records).string(),
+                              fs::exists(dir / p.records, ec) ? "not a file" : "missing"));
+}
+
 }  // namespace
 
 MeasurementSet read_suite_folder(const fs::path& dir) {
@@ -250,6 +261,7 @@ MeasurementSet read_suite_folder(const fs::path& dir) {
   std::string machine_where = "env.json";
   // The part that wrote env.json is done: its file is the machine's word on its GPU and stack.
   if (const ManifestPart* env = s.manifest->part("env"); env && env->status == PartStatus::done) {
+    refuse_missing_records(dir, *env);
     s.stack = stack_of_env(dir / env->records, s.gpu, s.catalog_id, machine);
   } else {
     s.warnings.push_back(fmt::format("{}: no env.json (its part is not done): the GPU and the stack are the parts' own, "
@@ -273,13 +285,7 @@ MeasurementSet read_suite_folder(const fs::path& dir) {
       throw WorkError(fmt::format("{}: part {} is done with exit code {}: a part that failed is not done", dir.string(),
                                   p.name, *p.exit_code));
     }
-    // A suite's parts are files it wrote: a pipe or a device there would be read forever.
-    // A folder damaged as the rest of this check says it (exit 1): missing, or something else there.
-    if (!fs::is_regular_file(dir / p.records, ec)) {
-      throw WorkError(fmt::format("{}: part {} is done and its records {} are {}: the folder was edited or damaged",
-                                  dir.string(), p.name, (dir / p.records).string(),
-                                  fs::exists(dir / p.records, ec) ? "not a file" : "missing"));
-    }
+    refuse_missing_records(dir, p);
     const LineSource t = LineSource::file(dir / p.records);
     const size_t decompositions = s.decompositions.size();
     add_file(s, t, detect_log_kind(t), p.name);

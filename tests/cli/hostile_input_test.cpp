@@ -1773,6 +1773,8 @@ TEST(Bounds, APipeInASuiteFolderIsRefused) {
   expect_error("decide " + dir + " --to b200-sxm", 1, "mamf.jsonl are not a file");
   fs::remove(dir + "/mamf.jsonl");  // a done part's file gone: the folder damaged, as a pipe there is
   expect_error("decide " + dir + " --to b200-sxm", 1, "part mamf is done and its records " + dir + "/mamf.jsonl are missing");
+  fs::remove(dir + "/env.json");  // env.json is a part's records too
+  expect_error("decide " + dir + " --to b200-sxm", 1, "part env is done and its records " + dir + "/env.json are missing");
   fs::remove(dir + "/manifest.json");
   ASSERT_EQ(::mkfifo((dir + "/manifest.json").c_str(), 0600), 0);
   expect_error("decide " + dir + " --to b200-sxm", 2, "manifest.json: not a file");
