@@ -187,7 +187,14 @@ LineSource LineSource::file(const std::filesystem::path& path) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
   if (ec || !std::filesystem::exists(status)) throw UsageError(fmt::format("{}: no such file", path.string()));
-  if (std::filesystem::is_directory(status)) throw UsageError(fmt::format("{}: is a directory", path.string()));
+  if (std::filesystem::is_directory(status)) {
+    // A suite's folder (its manifest.json beside its parts' files) is read whole by decide only.
+    const bool suite = std::filesystem::is_regular_file(path / "manifest.json", ec);
+    throw UsageError(fmt::format("{}: a folder, where a file is read: give one of its files{}", path.string(),
+                                 suite ? " (a suite's folder, which `upgradebench decide` reads whole: "
+                                         "decide OLD_FOLDER NEW_FOLDER; the sweep is its sweep.jsonl)"
+                                       : ""));
+  }
   LineSource s;
   s.path = path.string();
   s.file_ = path;

@@ -1762,6 +1762,18 @@ TEST(Bounds, AnEndlessPipeOfOneStepStopsAtTheMostAPipeIsRead) {
   EXPECT_NE(r.out.find("/dev/stdin: more than 256 MiB from a pipe: not a log upgradebench reads; give a file"), std::string::npos) << r.out;
 }
 
+// A folder where a command reads a file says what to give instead; a suite's folder, that decide
+// reads it whole.
+TEST(Messages, AFolderWhereAFileIsReadSaysWhatToGive) {
+  const std::string suite = kFx + "/suite_h200_2l";
+  for (const std::string& cmd : {"report " + suite + " -o " + fresh_folder("folder_report"), "compare " + suite + " " + suite +
+                                 "/sweep.jsonl", "memfit " + suite, "predict " + suite + " --to b200"}) {
+    expect_error(cmd, 2, suite + ": a folder, where a file is read: give one of its files (a suite's folder, which "
+                         "`upgradebench decide` reads whole");
+  }
+  expect_error("memfit " + kFx + "/guide", 2, kFx + "/guide: a folder, where a file is read: give one of its files");
+}
+
 // A suite folder holds files: a pipe where a part's records or the manifest should be is refused,
 // not read forever.
 TEST(Bounds, APipeInASuiteFolderIsRefused) {
