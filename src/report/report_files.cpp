@@ -40,9 +40,13 @@ void prepare_report_folder(const fs::path& dir) {
   while (!named.has_filename() && named.has_parent_path() && named != named.parent_path()) named = named.parent_path();
   for (const fs::path& d : {named, dir / "charts"}) {
     std::error_code ec;
-    if (fs::is_symlink(fs::symlink_status(d, ec))) {
-      throw UsageError(fmt::format("{}: a symlink where the report's folder goes: refused (give the folder itself)", d.string()));
+    if (!fs::is_symlink(fs::symlink_status(d, ec))) continue;
+    if (d == named) {
+      throw UsageError(fmt::format("{}: a symlink where the report's folder goes: refused (give the folder itself)",
+                                   printable(d.string())));
     }
+    throw UsageError(fmt::format("{}: a symlink where the report's charts folder goes: refused, as nothing of a report is "
+                                 "written through a link (remove it, or write into another folder)", printable(d.string())));
   }
   std::error_code ec;
   // Where a folder of the report goes, something else (a file, a pipe): said by name.

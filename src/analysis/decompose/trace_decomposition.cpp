@@ -344,7 +344,7 @@ std::vector<TraceDecomposition> decompose_trace(const std::string& path, KernelC
       const int n = *options.steps;
       check_parts(n, acts.size(), device, path);
       for (int i = 0; i < n; ++i) {
-        windows.push_back({fmt::format("part {} of {}", i + 1, n), first + (last - first) * i / n,
+        windows.push_back({fmt::format("part {}", i + 1), first + (last - first) * i / n,
                            first + (last - first) * (i + 1) / n});
       }
       d.steps_from = fmt::format("the GPU timeline cut into {} equal parts (--steps)", n);
