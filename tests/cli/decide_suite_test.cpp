@@ -428,20 +428,16 @@ TEST(Decide, ASuiteWhosePartsNameAnotherGpuThanItsEnvIsRefused) {
 // out of the verdict without a word.
 TEST(Decide, ALengthTheSuiteAskedForAndNeverMeasuredIsRefused) {
   const fs::path asked = edited_suite("suite_asked_8k", [](json& m) { m["workload"]["seqlens"] = {2048, 4096, 8192}; });
-  const Result r = run("decide " + asked.string() + " --to b200");
-  EXPECT_EQ(r.code, 1) << r.err;
-  EXPECT_NE(r.err.find("8192 tokens, a length the manifest asks for, neither in its sweep's command nor dropped for the "
-                       "budget"), std::string::npos) << r.err;
+  expect_error("decide " + asked.string() + " --to b200", 1,
+               "8192 tokens, a length the manifest asks for, neither in its sweep's command nor dropped for the budget");
   const fs::path ran = edited_suite("suite_ran_8k", [](json& m) {
     m["workload"]["seqlens"] = {2048, 4096, 8192};
     for (json& p : m["parts"]) {
       if (p["name"] == "sweep") p["command"][2] = "2048,4096,8192";
     }
   });
-  const Result cut = run("decide " + ran.string() + " --to b200");
-  EXPECT_EQ(cut.code, 1) << cut.err;
-  EXPECT_NE(cut.err.find("no record of 8192 tokens, a length its part's command asks for (2048,4096,8192), in a sweep "
-                         "marked done"), std::string::npos) << cut.err;
+  expect_error("decide " + ran.string() + " --to b200", 1,
+               "no record of 8192 tokens, a length its part's command asks for (2048,4096,8192), in a sweep marked done");
   // The budget's dropping is said in the manifest: such a length is no finding.
   const fs::path dropped = edited_suite("suite_dropped_8k", [](json& m) {
     m["workload"]["seqlens"] = {2048, 4096, 8192};

@@ -270,6 +270,31 @@ std::optional<std::string> turned_away(int port, const std::string& bytes) {
   return why->second;
 }
 
+// A socket listening on a free loopback port, where the test plays rank 0 (or whoever holds the
+// port first); -1 when it cannot be made.
+int loopback_listener(int& port) {
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  socklen_t len = sizeof addr;
+  if (listener < 0 || ::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(listener, 4) != 0 ||
+      ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    return -1;
+  }
+  port = ntohs(addr.sin_port);
+  return listener;
+}
+
+// The next connection to `listener`, sent a challenge as rank 0 sends one.
+int accept_with_challenge(int listener) {
+  const int fd = ::accept(listener, nullptr, nullptr);
+  receive_timeout(fd, 5);
+  const std::string challenge = new_challenge();
+  ::send(fd, frame(6, challenge).data(), 5 + challenge.size(), MSG_NOSIGNAL);
+  return fd;
+}
+
 TEST(Rendezvous, StrangersAreTurnedAwayAndTheJobStillMeets) {
   const int port = free_local_port();
   const std::string dir = scratch();
@@ -337,15 +362,9 @@ TEST(Rendezvous, RankZeroListensOnlyAtMasterAddr) {
 // Whoever holds MASTER_ADDR's port first (here: the test, listening there) learns no secret from
 // a rank's hello, and a world it sends without the proof is refused, naming the address.
 TEST(Rendezvous, ARankSendsNoSecretAndTakesNoWorldFromAnImpostor) {
-  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-  socklen_t len = sizeof addr;
-  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  ASSERT_EQ(::listen(listener, 4), 0);
-  ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
-  const int port = ntohs(addr.sin_port);
+  int port = 0;
+  const int listener = loopback_listener(port);
+  ASSERT_GE(listener, 0);
   std::string hello, refusal;
   std::thread rank1([&] {
     try {
@@ -354,10 +373,7 @@ TEST(Rendezvous, ARankSendsNoSecretAndTakesNoWorldFromAnImpostor) {
       refusal = e.what();
     }
   });
-  const int fd = ::accept(listener, nullptr, nullptr);
-  receive_timeout(fd, 5);
-  const std::string challenge = new_challenge();
-  ::send(fd, frame(6, challenge).data(), 5 + challenge.size(), MSG_NOSIGNAL);
+  const int fd = accept_with_challenge(listener);
   if (const auto h = read_frame(fd)) hello = h->second;
   const std::string world = std::string(64, 'c') + "\n{\"infos\": [\"\", \"host-1\"], \"blob\": \"00\"}";
   ::send(fd, frame(2, world).data(), 5 + world.size(), MSG_NOSIGNAL);
@@ -424,26 +440,18 @@ TEST(Rendezvous, AnArrivedRankLearnsWhyTheMeetingEnded) {
                                           "have the same UPGRADEBENCH_JOB_SECRET?)"),
             std::string::npos) << slurp(dir + "/secret_1");
   // A "rank 0" that takes the hello and closes without a word (killed before the world).
-  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-  socklen_t len = sizeof addr;
-  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  ASSERT_EQ(::listen(listener, 4), 0);
-  ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
+  int port3 = 0;
+  const int listener = loopback_listener(port3);
+  ASSERT_GE(listener, 0);
   std::string refusal;
-  std::thread rank1([&, port3 = ntohs(addr.sin_port)] {
+  std::thread rank1([&] {
     try {
       Rendezvous rv(rank_of(1, 2, port3), "", {}, 10);
     } catch (const WorkError& e) {
       refusal = e.what();
     }
   });
-  const int fd = ::accept(listener, nullptr, nullptr);
-  receive_timeout(fd, 5);
-  const std::string challenge = new_challenge();
-  ::send(fd, frame(6, challenge).data(), 5 + challenge.size(), MSG_NOSIGNAL);
+  const int fd = accept_with_challenge(listener);
   read_frame(fd);
   ::close(fd);
   rank1.join();
