@@ -961,6 +961,21 @@ TEST(History, FleetOfRealMamfRecords) {
   EXPECT_EQ(f["fleets"][0]["gpus"].size() + f["fleets"][1]["gpus"].size(), 3u);
 }
 
+// Two runs of one model, depth and length whose gradients were fp32 in one and bf16 in the other
+// are two recipes: two series, never a change over time, nor one fleet where a GPU is slow.
+TEST(History, RunsOfAnotherPrecisionRecipeAreAnotherSeries) {
+  const std::string db = fresh_db("history_recipes");
+  ASSERT_EQ(run("history add --db " + db + " train_records_h200_ours.jsonl train_records_h200_plain_8k.jsonl", kFx).code, 0);
+  const Result trend = run("history trend train.tflops --at 8192 --json --db " + db);
+  ASSERT_EQ(trend.code, 0) << trend.err;
+  const auto series = nlohmann::json::parse(trend.out)["series"];
+  ASSERT_EQ(series.size(), 2u) << trend.out;
+  for (const auto& one : series) EXPECT_TRUE(one["steps"].empty()) << one.dump().substr(0, 300);
+  EXPECT_NE(series[0]["workload"].get<std::string>().find("gradients"), std::string::npos) << series[0]["workload"];
+  const Result fleet = run("history fleet train.tflops --at 8192 --db " + db);
+  EXPECT_EQ(fleet.out.find("SLOW"), std::string::npos) << fleet.out;
+}
+
 // The second file is one run on two GPUs: one point of a trend, not a change from one GPU to the other.
 TEST(History, TheGpusOfOneRunAreOnePointOfATrend) {
   const std::string db = fresh_db("history_trend_gpus");

@@ -23,6 +23,7 @@ struct TrainingIdentity {
   // Our step's arithmetic and memory levers, where a run says them (a benchmark.py log does not):
   // fp32 master weights or pure bf16, offloaded checkpoints, MLP tiles, loss chunks.
   std::optional<bool> master_weights;
+  std::string recipe;  // our records' whole precision recipe (weights, gradients, AdamW state), where said
   bool offload_checkpoints = false;
   int64_t mlp_tile = 0, loss_chunk = 0;
 };
@@ -45,6 +46,8 @@ std::string text_of(const TrainingIdentity& t) {
   if (t.loss_chunk > 0) parts.push_back(fmt::format("loss chunks of {}", t.loss_chunk));
   parts.push_back(t.precision);
   if (t.master_weights) parts.push_back(*t.master_weights ? "fp32 master weights" : "no fp32 master weights");
+  // The gradients' and the optimizer state's dtypes change the step as the weights' do.
+  if (!t.recipe.empty()) parts.push_back("(" + t.recipe + ")");
   parts.push_back(fmt::format("batch {}", t.batch));
   return fmt::format("{}", fmt::join(parts, ", "));
 }
@@ -87,6 +90,7 @@ Workload workload_of_records(const std::string& command, const nlohmann::json& c
     t.offload = flag(config, "offload_optimizer");
     t.precision = text(config, "dtype", t.precision);
     if (config.contains("master_weights") && config["master_weights"].is_boolean()) t.master_weights = config["master_weights"].get<bool>();
+    t.recipe = text(config, "precision", "");
     t.offload_checkpoints = flag(config, "offload_checkpoints");
     t.mlp_tile = integer(config, "mlp_tile").value_or(0);
     t.loss_chunk = integer(config, "loss_chunk").value_or(0);
