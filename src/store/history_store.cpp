@@ -551,8 +551,14 @@ std::vector<MetricInfo> HistoryStore::metrics(const RunFilter& f) const {
     }
     if (out.empty() || out.back().metric != row.text(0)) out.push_back({row.text(0), 0, {}});
     out.back().points.push_back(row.real(1));
-    out.back().runs = std::max(out.back().runs, row.integer(2));
   }
+  // The runs that hold a metric, at any of its points (runs of other lengths are runs of it too).
+  std::map<std::string, int64_t> runs;
+  for (const Row& row : db_->query(fmt::format("SELECT m.metric, COUNT(DISTINCT m.run_id) FROM run_metrics m JOIN runs r "
+                                               "ON r.id = m.run_id{} GROUP BY m.metric", where.sql()), params)) {
+    runs[row.text(0)] = row.integer(1);
+  }
+  for (MetricInfo& m : out) m.runs = runs[m.metric];
   // The runs listed are held to their rows' digest, as list holds them (a metric renamed by hand).
   for (const Row& row : db_->query(fmt::format("SELECT DISTINCT m.run_id FROM run_metrics m JOIN runs r ON r.id = m.run_id{} "
                                                "ORDER BY m.run_id", where.sql()), params)) {

@@ -59,7 +59,7 @@ struct RunDetail {
 
 struct MetricInfo {
   std::string metric;
-  int64_t runs = 0;
+  int64_t runs = 0;            // the runs that hold it, at any of its points
   std::vector<double> points;  // the x values seen
 };
 

@@ -249,7 +249,8 @@ TEST(Sweep, ALengthNotGivenIsShownAsTheFileHoldsIt) {
   const Result r = run("sweep --layers 4 --seqlens 4k,8k,16k --resume --checkpointing --steps 2 --warmup 1 "
                        "--precision bf16 --loss-chunk 4096 --json --out " + out);
   ASSERT_EQ(r.code, 0) << r.err;
-  for (const auto& p : nlohmann::json::parse(r.out)["points"]) EXPECT_EQ(p["outcome"], "measured") << p.dump();
+  const nlohmann::json points = nlohmann::json::parse(r.out)["points"];  // held: a temporary's member would dangle in the loop
+  for (const auto& p : points) EXPECT_EQ(p["outcome"], "measured") << p.dump();
 }
 
 // A probe runs --find-max-steps steps after one warm-up step, or after none with --warmup 0.
@@ -974,6 +975,13 @@ TEST(History, RunsOfAnotherPrecisionRecipeAreAnotherSeries) {
   EXPECT_NE(series[0]["workload"].get<std::string>().find("gradients"), std::string::npos) << series[0]["workload"];
   const Result fleet = run("history fleet train.tflops --at 8192 --db " + db);
   EXPECT_EQ(fleet.out.find("SLOW"), std::string::npos) << fleet.out;
+  // Both runs hold the figure: `metrics` counts runs, not the most at one point.
+  ASSERT_EQ(run("history add --db " + db + " engine_llama_2l_4096.jsonl decompose_records_h200_64k.jsonl", kFx).code, 0);
+  std::map<std::string, int64_t> runs;
+  const nlohmann::json metrics = nlohmann::json::parse(run("history metrics --json --db " + db).out);
+  for (const auto& m : metrics["metrics"]) runs[m["metric"].get<std::string>()] = m["runs"].get<int64_t>();
+  EXPECT_EQ(runs["decompose.ms.gemm"], 2);
+  EXPECT_EQ(runs["train.tflops"], 7);  // the four runs of the first file, one of the second, and the two decompositions
 }
 
 // The second file is one run on two GPUs: one point of a trend, not a change from one GPU to the other.
