@@ -249,8 +249,14 @@ TEST(Sweep, ALengthNotGivenIsShownAsTheFileHoldsIt) {
   const Result r = run("sweep --layers 4 --seqlens 4k,8k,16k --resume --checkpointing --steps 2 --warmup 1 "
                        "--precision bf16 --loss-chunk 4096 --json --out " + out);
   ASSERT_EQ(r.code, 0) << r.err;
+  // Each length as the file holds it (the example's longest ran out of memory), never a failure.
   const nlohmann::json points = nlohmann::json::parse(r.out)["points"];  // held: a temporary's member would dangle in the loop
-  for (const auto& p : points) EXPECT_EQ(p["outcome"], "measured") << p.dump();
+  ASSERT_FALSE(points.empty());
+  for (const auto& p : points) {
+    const int64_t seqlen = p["seqlen"].get<int64_t>();
+    if (seqlen <= 16384) EXPECT_EQ(p["outcome"], "measured") << p.dump();
+    else EXPECT_TRUE(p["outcome"] == "measured" || p["outcome"] == "out of memory") << p.dump();
+  }
 }
 
 // A probe runs --find-max-steps steps after one warm-up step, or after none with --warmup 0.
