@@ -201,9 +201,10 @@ void refuse_parts_of_another_workload(const MeasurementSet& s, const std::map<st
       for (const int64_t len : ran) {
         const bool held = std::any_of(r.points.begin(), r.points.end(), [&](const RunPoint& p) { return p.seqlen == len; });
         if (!held) {
-          differs.push_back(fmt::format("no record of {} tokens, a length its part's command asks for ({}), in a sweep "
-                                        "marked done", len, printable(*(flag + 1))));
-          break;
+          throw WorkError(fmt::format("{}: its sweep part is done, and its records {} hold neither a step nor an "
+                                      "out-of-memory record at {} tokens, a length its command asks for (--seqlens {}): "
+                                      "the folder was edited or damaged (suite --resume measures what is missing)",
+                                      printable(s.where), printable(r.path), len, printable(*(flag + 1))));
         }
       }
       for (const int64_t len : w.seqlens) {
@@ -211,9 +212,9 @@ void refuse_parts_of_another_workload(const MeasurementSet& s, const std::map<st
           return d.rfind(fmt::format("length {} ", len), 0) == 0;
         });
         if (!ran.empty() && std::find(ran.begin(), ran.end(), len) == ran.end() && !dropped) {
-          differs.push_back(fmt::format("{} tokens, a length the manifest asks for, neither in its sweep's command nor "
-                                        "dropped for the budget", len));
-          break;
+          throw WorkError(fmt::format("{}: its manifest asks for {} tokens, which its sweep's command (--seqlens {}) "
+                                      "leaves out and the budget did not drop: the folder was edited or damaged",
+                                      printable(s.where), len, printable(*(flag + 1))));
         }
       }
     }

@@ -198,7 +198,7 @@ class PostgresDatabase final : public Database {
     }
     pq_.conninfo_free(options);
     if (!given) {
-      limit.per_host_s = std::max(2, (kConnectTimeoutS + limit.hosts - 1) / limit.hosts);
+      limit.per_host_s = std::max(2, kConnectTimeoutS / limit.hosts);  // rounded down: within 10 s where 2 s a host allows
       return limit;
     }
     static const std::regex seconds(R"(\s*\+?0*[1-9][0-9]{0,8}\s*)");

@@ -429,7 +429,8 @@ TEST(Decide, ASuiteWhosePartsNameAnotherGpuThanItsEnvIsRefused) {
 TEST(Decide, ALengthTheSuiteAskedForAndNeverMeasuredIsRefused) {
   const fs::path asked = edited_suite("suite_asked_8k", [](json& m) { m["workload"]["seqlens"] = {2048, 4096, 8192}; });
   expect_error("decide " + asked.string() + " --to b200", 1,
-               "8192 tokens, a length the manifest asks for, neither in its sweep's command nor dropped for the budget");
+               asked.string() + ": its manifest asks for 8192 tokens, which its sweep's command (--seqlens 2048,4096) leaves "
+               "out and the budget did not drop: the folder was edited or damaged");
   const fs::path ran = edited_suite("suite_ran_8k", [](json& m) {
     m["workload"]["seqlens"] = {2048, 4096, 8192};
     for (json& p : m["parts"]) {
@@ -437,7 +438,8 @@ TEST(Decide, ALengthTheSuiteAskedForAndNeverMeasuredIsRefused) {
     }
   });
   expect_error("decide " + ran.string() + " --to b200", 1,
-               "no record of 8192 tokens, a length its part's command asks for (2048,4096,8192), in a sweep marked done");
+               "its sweep part is done, and its records " + (ran / "sweep.jsonl").string() + " hold neither a step nor an "
+               "out-of-memory record at 8192 tokens, a length its command asks for (--seqlens 2048,4096,8192)");
   // The budget's dropping is said in the manifest: such a length is no finding.
   const fs::path dropped = edited_suite("suite_dropped_8k", [](json& m) {
     m["workload"]["seqlens"] = {2048, 4096, 8192};
