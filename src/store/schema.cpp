@@ -152,14 +152,21 @@ int64_t current_version(Database& db) {
   return v;
 }
 
+// The tables of the database's schema, as a statement to end with a name's condition ("= 'runs'")
+// or nothing. PostgreSQL's own catalog, which lists every table whatever the role may read
+// (information_schema lists only those it has some privilege on).
+std::string tables_named(Database& db, bool condition = true) {
+  const std::string all = db.dialect() == Dialect::postgresql
+                              ? "SELECT c.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = "
+                                "c.relnamespace WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p')"
+                              : "SELECT name FROM sqlite_master WHERE type = 'table'";
+  return condition ? all + (db.dialect() == Dialect::postgresql ? " AND c.relname" : " AND name") : all;
+}
+
 // A schema_version without a row over tables that are there: the migrations cannot tell what
 // they would redo.
 void refuse_versionless_tables(Database& db, int64_t version) {
-  const char* runs_table = db.dialect() == Dialect::postgresql
-                               ? "SELECT 1 FROM information_schema.tables WHERE table_name = 'runs' AND "
-                                 "table_schema = current_schema()"
-                               : "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'runs'";
-  if (version == 0 && !db.query(runs_table).empty()) {
+  if (version == 0 && !db.query(tables_named(db) + " = 'runs'").empty()) {
     throw WorkError(fmt::format("history database {}: its tables are there and its schema_version is empty: a database "
                                 "edited or damaged (upgradebench writes the version with the tables)", db.name()));
   }
@@ -179,8 +186,9 @@ void refuse_missing_tables(Database& db) {
                        "temperature_c", "throttle"}},
   };
   const char* columns_of = db.dialect() == Dialect::postgresql
-                               ? "SELECT column_name FROM information_schema.columns WHERE table_name = $1 AND "
-                                 "table_schema = current_schema()"
+                               ? "SELECT a.attname FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c ON c.oid = "
+                                 "a.attrelid JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.relname = "
+                                 "$1 AND n.nspname = current_schema() AND a.attnum > 0 AND NOT a.attisdropped"
                                : "SELECT name FROM pragma_table_info($1)";
   for (const auto& [table, columns] : kTables) {
     std::set<std::string> present;
@@ -200,11 +208,27 @@ void refuse_missing_tables(Database& db) {
 
 }  // namespace
 
+// A PostgreSQL role that may not read a table of the history (a reporting role granted too
+// little): said as that, not as a table missing or a database damaged.
+void refuse_unreadable_tables(Database& db) {
+  if (db.dialect() != Dialect::postgresql) return;  // SQLite: the file's permissions, checked when opened
+  std::vector<std::string> unreadable;
+  for (const Row& r : db.query(tables_named(db) + " IN ('schema_version', 'runs', 'run_gpus', 'run_stack', 'run_lines', "
+                               "'run_metrics') AND NOT has_table_privilege(c.oid, 'SELECT') ORDER BY c.relname")) {
+    unreadable.push_back(r.text(0));
+  }
+  if (unreadable.empty()) return;
+  const std::vector<Row> role = db.query("SELECT current_user");
+  throw UsageError(fmt::format("history database {}: permission denied: role {} may not read the table(s) {}: grant it "
+                               "SELECT on them (the reading commands need SELECT on schema_version, runs, run_gpus, "
+                               "run_stack, run_lines and run_metrics)", db.name(),
+                               role.empty() ? std::string("?") : printable(role.front().text(0)), fmt::join(unreadable, ", ")));
+}
+
 void check_schema(Database& db) {
-  const bool pg = db.dialect() == Dialect::postgresql;
-  const std::string tables = pg ? "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
-                                : "SELECT name FROM sqlite_master WHERE type = 'table'";
-  const bool has_table = !db.query(tables + (pg ? " AND table_name = 'schema_version'" : " AND name = 'schema_version'")).empty();
+  const std::string tables = tables_named(db, false);
+  const bool has_table = !db.query(tables_named(db) + " = 'schema_version'").empty();
+  refuse_unreadable_tables(db);
   const int64_t version = has_table ? current_version(db) : 0;
   if (version == kSchemaVersion) return refuse_missing_tables(db);
   if (has_table) refuse_versionless_tables(db, version);

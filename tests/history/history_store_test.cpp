@@ -322,6 +322,17 @@ TEST_P(HistoryStoreTest, AReaderThatMayOnlyReadCreatesNothing) {
   HistoryStore(spec_).add_file(kSweep);
   const HistoryStore store(reader, Access::read_only);
   EXPECT_EQ(store.list({}, 1000).size(), 10u);
+  if (GetParam() != "postgresql") return;
+  // A table the role may not read is said as a permission, not as a table missing.
+  open_database(spec_)->execute("REVOKE SELECT ON run_metrics FROM " + reader.substr(reader.find("user=") + 5));
+  try {
+    HistoryStore denied(reader, Access::read_only);
+    ADD_FAILURE() << "read without SELECT on run_metrics";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("permission denied: role " + reader.substr(reader.find("user=") + 5) +
+                                         " may not read the table(s) run_metrics: grant it SELECT"),
+              std::string::npos) << e.what();
+  }
 }
 
 // A schema_version emptied under tables that are there, or holding no number: the database was
