@@ -184,6 +184,7 @@ RecordGpus record_gpus(const LineSource& t) {
       if (out.first_name.empty()) out.first_name = g.name;
       if (g.uuid && !g.uuid->empty()) out.uuids.insert(*g.uuid);
       else out.unnamed = true;
+      if (g.catalog_id && !g.catalog_id->empty()) out.catalog_ids.insert(*g.catalog_id);
     }
   }, warnings);
   return out;

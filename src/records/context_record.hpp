@@ -72,6 +72,7 @@ ContextRecord read_context(const Fields& f);
 struct RecordGpus {
   std::string first_name;
   std::set<std::string> uuids;
+  std::set<std::string> catalog_ids;  // the catalog's entries the measuring machine found for them
   bool unnamed = false;
 };
 RecordGpus record_gpus(const LineSource& t);

@@ -185,7 +185,9 @@ void refuse_parts_of_another_workload(const MeasurementSet& s, const std::map<st
       }
     }
     // A done sweep ran every length its command names (measured, or out of memory: another failure
-    // is not done), and those are the manifest's lengths but what the budget dropped.
+    // is not done), and those are the manifest's lengths but what the budget dropped: said after
+    // what makes it another run's.
+    std::string damaged;
     if (part && part->status == PartStatus::done) {
       const auto flag = std::find(part->command.begin(), part->command.end(), "--seqlens");
       std::vector<int64_t> ran;
@@ -200,21 +202,21 @@ void refuse_parts_of_another_workload(const MeasurementSet& s, const std::map<st
       }
       for (const int64_t len : ran) {
         const bool held = std::any_of(r.points.begin(), r.points.end(), [&](const RunPoint& p) { return p.seqlen == len; });
-        if (!held) {
-          throw WorkError(fmt::format("{}: its sweep part is done, and its records {} hold neither a step nor an "
-                                      "out-of-memory record at {} tokens, a length its command asks for (--seqlens {}): "
-                                      "the folder was edited or damaged (suite --resume measures what is missing)",
-                                      printable(s.where), printable(r.path), len, printable(*(flag + 1))));
+        if (!held && damaged.empty()) {
+          damaged = fmt::format("{}: its sweep part is done, and its records {} hold neither a step nor an "
+                                "out-of-memory record at {} tokens, a length its command asks for (--seqlens {}): the "
+                                "folder was edited or damaged (suite --resume measures what is missing)",
+                                printable(s.where), printable(r.path), len, printable(*(flag + 1)));
         }
       }
       for (const int64_t len : w.seqlens) {
         const bool dropped = std::any_of(s.manifest->dropped.begin(), s.manifest->dropped.end(), [&](const std::string& d) {
           return d.rfind(fmt::format("length {} ", len), 0) == 0;
         });
-        if (!ran.empty() && std::find(ran.begin(), ran.end(), len) == ran.end() && !dropped) {
-          throw WorkError(fmt::format("{}: its manifest asks for {} tokens, which its sweep's command (--seqlens {}) "
-                                      "leaves out and the budget did not drop: the folder was edited or damaged",
-                                      printable(s.where), len, printable(*(flag + 1))));
+        if (!ran.empty() && std::find(ran.begin(), ran.end(), len) == ran.end() && !dropped && damaged.empty()) {
+          damaged = fmt::format("{}: its manifest asks for {} tokens, which its sweep's command (--seqlens {}) "
+                                "leaves out and the budget did not drop: the folder was edited or damaged",
+                                printable(s.where), len, printable(*(flag + 1)));
         }
       }
     }
@@ -229,6 +231,7 @@ void refuse_parts_of_another_workload(const MeasurementSet& s, const std::map<st
                                   "manifest's and env.json's): give the suite's own file", printable(s.where),
                                   printable(r.path), fmt::join(differs, ", ")));
     }
+    if (!damaged.empty()) throw WorkError(damaged);
   }
   for (const DecompositionLog& d : s.decompositions) {
     const auto layers = d.header.find("layers");
@@ -296,6 +299,14 @@ MeasurementSet read_suite_folder(const fs::path& dir) {
       throw WorkError(fmt::format("{}: part {} ({}) names its GPU without a UUID, where {} names the machine's ({}): one "
                                   "suite holds one machine's measurements", dir.string(), p.name, printable(p.records),
                                   printable(machine_where), printable(fmt::format("{}", fmt::join(machine, ", ")))));
+    }
+    // The catalog's entry env.json found for the GPU is the one its parts found (it picks the
+    // peaks, MAMF and memory the figures are held to and predicted from).
+    for (const std::string& id : gpus.catalog_ids) {
+      if (s.catalog_id.empty() || id == s.catalog_id) continue;
+      throw WorkError(fmt::format("{}: part {} ({}) says its GPU is the catalog's {}, where env.json says {}: one suite "
+                                  "holds one machine's measurements (the folder was edited)", dir.string(), p.name,
+                                  printable(p.records), printable(id), printable(s.catalog_id)));
     }
     const std::set<std::string>& uuids = gpus.uuids;
     if (machine.empty() && !uuids.empty()) {

@@ -421,6 +421,14 @@ TEST(Decide, ASuiteWhosePartsNameAnotherGpuThanItsEnvIsRefused) {
   const Result r = run("decide " + kSuite + " " + renamed.string());
   EXPECT_EQ(r.code, 1) << r.out << r.err;
   EXPECT_NE(r.err.find("measured on NVIDIA H200, while " + renamed.string() + " is of NVIDIA B200"), std::string::npos) << r.err;
+  // The name left alone and the catalog's entry changed: the entry picks the peaks it is held to.
+  const fs::path other_entry = slower_suite("suite_other_entry", 0.98);
+  std::string entry = slurp((other_entry / "env.json").string());
+  for (size_t at; (at = entry.find("h200-sxm")) != std::string::npos;) entry.replace(at, 8, "b200-sxm");
+  std::ofstream(other_entry / "env.json") << entry;
+  expect_error("decide " + kSuite + " " + other_entry.string(), 1,
+               "says its GPU is the catalog's h200-sxm, where env.json says b200-sxm: one suite holds one machine's "
+               "measurements");
 }
 
 // A done sweep ran every length its command names, and those are the manifest's but what the
