@@ -209,6 +209,21 @@ void refuse_records_without_context(const LineSource& t) {
   if (!first || first->second.front() != '{') return;
   const nlohmann::json j = nlohmann::json::parse(first->second, nullptr, false);
   if (!j.is_object() || !j.contains("type") || !j["type"].is_string() || j["type"] == "context") return;
+  // Without a context record anywhere, the lines are another tool's JSON (train_peer.py's profile
+  // line, say), not our records cut short.
+  bool context_later = false;
+  t.scan([&](const Line& l) {
+    const std::string_view line = trim(l.text);
+    if (line.find("\"context\"") == std::string_view::npos) return true;
+    const nlohmann::json r = nlohmann::json::parse(line, nullptr, false);
+    context_later = r.is_object() && r.contains("type") && r["type"] == "context";
+    return !context_later;
+  });
+  if (!context_later) {
+    throw UsageError(fmt::format("{}: JSON lines of a \"{}\" record and no context record, which our records start "
+                                 "with: not a log upgradebench reads here (another tool's output?)", t.where(first->first),
+                                 printable(j["type"].get<std::string>())));
+  }
   throw WorkError(fmt::format("{}: our records start with their context record, and the first here is a \"{}\" record: "
                               "a file cut at its start, or joined from two", t.where(first->first),
                               printable(j["type"].get<std::string>())));

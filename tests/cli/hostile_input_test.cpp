@@ -1776,6 +1776,14 @@ TEST(Messages, AFolderWhereAFileIsReadSaysWhatToGive) {
   expect_error("memfit " + kFx + "/guide", 2, kFx + "/guide: a folder, where a file is read: give one of its files");
 }
 
+// JSON lines of another tool (train_peer.py's profile line) are no records of ours cut short: said
+// as a file upgradebench does not read (exit 2), not as a damaged one.
+TEST(Messages, AnotherToolsJsonLinesAreNotOurRecordsCutShort) {
+  const std::string lines = kFx + "/hf_llama_2l_4096.key_averages.json";
+  expect_error("history add --db " + fresh_db("foreign_lines") + " " + lines, 2,
+               lines + ":1: JSON lines of a \"profile\" record and no context record");
+}
+
 // A suite folder holds files: a pipe where a part's records or the manifest should be is refused,
 // not read forever.
 TEST(Bounds, APipeInASuiteFolderIsRefused) {
