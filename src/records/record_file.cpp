@@ -213,8 +213,8 @@ void refuse_records_without_context(const LineSource& t) {
   // line, say), not our records cut short.
   bool context_later = false;
   t.scan([&](const Line& l) {
-    const std::string_view line = trim(l.text);
-    if (line.find("\"context\"") == std::string_view::npos) return true;
+    const std::string line = trim(l.text);
+    if (line.find("\"context\"") == std::string::npos) return true;
     const nlohmann::json r = nlohmann::json::parse(line, nullptr, false);
     context_later = r.is_object() && r.contains("type") && r["type"] == "context";
     return !context_later;
