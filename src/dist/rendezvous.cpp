@@ -1,7 +1,7 @@
 // The rendezvous and the job's watchdog; see rendezvous.hpp. Messages are framed: a 4-byte
 // big-endian payload length, a kind byte, the payload. The meeting, per rank:
 //   rank 0 -> rank: challenge  "<c0>"                          (32 hex digits, fresh per connection)
-//   rank -> rank 0: hello      "<rank>\n<c>\n<proof>\n<info>"   proof = HMAC(secret, hello text with c0)
+//   rank -> rank 0: hello      "<rank>\n<world size>\n<c>\n<proof>\n<info>"   proof = HMAC(secret, hello text with c0)
 //   rank 0 -> rank: world      "<proof>\n<world JSON>"          proof = HMAC(secret, world text with c)
 // Neither side sends the secret; each answers the other's challenge (dist/job_proof.hpp).
 #include "dist/rendezvous.hpp"
@@ -78,8 +78,9 @@ std::string where(const Launch& l) {
 
 // What each side's proof covers: the other's challenge and everything it says with it, each
 // tagged with its direction so a proof of one cannot stand for the other.
-std::string hello_text(const std::string& rank0_challenge, int rank, const std::string& challenge, const std::string& info) {
-  return fmt::format("upgradebench rendezvous hello\n{}\n{}\n{}\n{}", rank0_challenge, rank, challenge, info);
+std::string hello_text(const std::string& rank0_challenge, int rank, int world, const std::string& challenge,
+                       const std::string& info) {
+  return fmt::format("upgradebench rendezvous hello\n{}\n{}\n{}\n{}\n{}", rank0_challenge, rank, world, challenge, info);
 }
 std::string world_text(const std::string& rank_challenge, const std::string& world) {
   return fmt::format("upgradebench rendezvous world\n{}\n{}", rank_challenge, world);
@@ -151,25 +152,32 @@ int listen_at(const Launch& l) {
                                "name rank 0's host, and the port be free", l.master_addr, l.master_port, why));
 }
 
-// A hello: "<rank>\n<its challenge>\n<its proof>\n<what the rank says of itself>".
+// A hello: "<rank>\n<the world's size, as the rank's launcher says it>\n<its challenge>\n<its
+// proof>\n<what the rank says of itself>".
 struct Hello {
-  int rank = -1;
+  int rank = -1, world = 0;
   std::string challenge, proof, info;
 };
 
+std::optional<int> small_number(const std::string& digits) {
+  if (digits.empty() || digits.size() > 7 || digits.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  return std::stoi(digits);
+}
+
 std::optional<Hello> parse_hello(const Message& m) {
   if (m.kind != Kind::hello) return std::nullopt;
-  size_t at[3];
+  size_t at[4];
   size_t from = 0;
   for (size_t& a : at) {
     a = m.payload.find('\n', from);
     if (a == std::string::npos) return std::nullopt;
     from = a + 1;
   }
-  const std::string digits = m.payload.substr(0, at[0]);
-  if (digits.empty() || digits.size() > 7 || digits.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
-  Hello h{std::stoi(digits), m.payload.substr(at[0] + 1, at[1] - at[0] - 1), m.payload.substr(at[1] + 1, at[2] - at[1] - 1),
-          m.payload.substr(at[2] + 1)};
+  const std::optional<int> rank = small_number(m.payload.substr(0, at[0]));
+  const std::optional<int> world = small_number(m.payload.substr(at[0] + 1, at[1] - at[0] - 1));
+  if (!rank || !world) return std::nullopt;
+  Hello h{*rank, *world, m.payload.substr(at[1] + 1, at[2] - at[1] - 1), m.payload.substr(at[2] + 1, at[3] - at[2] - 1),
+          m.payload.substr(at[3] + 1)};
   if (h.challenge.size() != kChallengeChars || !from_hex(h.challenge)) return std::nullopt;
   return h;
 }
@@ -334,17 +342,30 @@ void Rendezvous::serve(const std::function<std::string()>& make_blob, double tim
         turn_away(i, "not a hello of this job's ranks");
         continue;
       }
-      if (!same_proof(hello->proof, proof(launch_.secret, hello_text(c.challenge, hello->rank, hello->challenge, hello->info)))) {
+      if (!same_proof(hello->proof, proof(launch_.secret, hello_text(c.challenge, hello->rank, hello->world,
+                                                                     hello->challenge, hello->info)))) {
         turn_away(i, kWrongSecret);
+        continue;
+      }
+      // It knows the secret: a rank of this job, told another world by its launcher.
+      if (hello->world != launch_.world_size) {
+        turn_away(i, fmt::format("rank {} says the world is {} ranks, rank 0 says {}: the launcher's WORLD_SIZE differs "
+                                 "between ranks", hello->rank, hello->world, launch_.world_size));
         continue;
       }
       const int r = hello->rank;
       if (r < 1 || r >= launch_.world_size || peers_[static_cast<size_t>(r)]) {
-        // It knows the secret: a rank of this job, misconfigured (two processes as one rank).
+        // Two processes as one rank (or one past the world): the job cannot meet. Every rank that
+        // arrived, and this one, learns why.
+        const std::string why = fmt::format("a rank of this job said it is rank {} (world of {}{}): the launcher gave "
+                                            "one RANK twice, or two jobs share MASTER_PORT", r, launch_.world_size,
+                                            r >= 1 && r < launch_.world_size ? ", already arrived" : "");
+        send_message(c.fd, Kind::failure, "0\nrank 0 gave up the meeting: " + why);
+        for (auto& p : peers_) {
+          if (p) send_message(p->fd, Kind::failure, "0\nrank 0 gave up the meeting: " + why);
+        }
         ::close(listener);
-        throw WorkError(fmt::format("rendezvous at {}: a rank of this job said it is rank {} (world of {}{})",
-                                    where(launch_), r, launch_.world_size,
-                                    r >= 1 && r < launch_.world_size ? ", already arrived" : ""));
+        throw WorkError(fmt::format("rendezvous at {}: {}", where(launch_), why));
       }
       c.rank = r;
       c.challenge = hello->challenge;  // the world's proof answers it
@@ -431,8 +452,9 @@ void Rendezvous::join(double timeout_s) {
   }
   const std::string mine = new_challenge();
   const std::string& info = infos_[static_cast<size_t>(launch_.rank)];
-  const std::string hello = fmt::format("{}\n{}\n{}\n{}", launch_.rank, mine,
-                                        proof(launch_.secret, hello_text(challenge->payload, launch_.rank, mine, info)), info);
+  const std::string hello = fmt::format(
+      "{}\n{}\n{}\n{}\n{}", launch_.rank, launch_.world_size, mine,
+      proof(launch_.secret, hello_text(challenge->payload, launch_.rank, launch_.world_size, mine, info)), info);
   if (!send_message(c->fd, Kind::hello, hello)) {
     throw WorkError(fmt::format("rank {}: the connection to {} broke", launch_.rank, where(launch_)));
   }

@@ -251,7 +251,7 @@ void receive_timeout(int fd, long seconds) {
 }
 
 // A hello of the right form whose proof is no proof of the job's secret.
-std::string unproved_hello() { return "1\n" + std::string(32, 'a') + "\n" + std::string(64, 'b') + "\n{}"; }
+std::string unproved_hello() { return "1\n2\n" + std::string(32, 'a') + "\n" + std::string(64, 'b') + "\n{}"; }
 
 // Whether rank 0, after its challenge, closes the connection within 5 s of `bytes` (it turned the
 // stranger away): the reason it gave with it, or nullopt.
@@ -439,6 +439,41 @@ TEST(Rendezvous, AnArrivedRankLearnsWhyTheMeetingEnded) {
   EXPECT_NE(slurp(dir + "/secret_1").find("rank 1: rank 0 turned this connection away: a wrong job secret (do all ranks "
                                           "have the same UPGRADEBENCH_JOB_SECRET?)"),
             std::string::npos) << slurp(dir + "/secret_1");
+  // A rank whose launcher said another world size is turned away, told why.
+  const int port4 = free_local_port();
+  const auto [codes4, seconds4] = run_ranks(2, [&](int r) {
+    try {
+      Rendezvous rv(rank_of(r, r == 1 ? 3 : 2, port4), "", {}, 2);
+    } catch (const WorkError& e) {
+      std::ofstream(dir + "/world_" + std::to_string(r)) << e.what();
+      return 1;
+    }
+    return 0;
+  });
+  EXPECT_EQ(codes4, (std::vector<int>{1, 1}));
+  EXPECT_NE(slurp(dir + "/world_1").find("rank 0 turned this connection away: rank 1 says the world is 3 ranks, rank 0 "
+                                         "says 2: the launcher's WORLD_SIZE differs between ranks"),
+            std::string::npos) << slurp(dir + "/world_1");
+  EXPECT_NE(slurp(dir + "/world_0").find("WORLD_SIZE differs"), std::string::npos) << slurp(dir + "/world_0");
+  // Two processes as rank 1: the meeting ends, and both learn why.
+  const int port5 = free_local_port();
+  const auto [codes5, seconds5] = run_ranks(3, [&](int r) {
+    if (r == 2) std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the second rank 1 comes last
+    try {
+      Rendezvous rv(rank_of(r == 2 ? 1 : r, 3, port5), "", {}, 4);
+    } catch (const WorkError& e) {
+      std::ofstream(dir + "/twice_" + std::to_string(r)) << e.what();
+      return 1;
+    }
+    return 0;
+  });
+  EXPECT_EQ(codes5, (std::vector<int>{1, 1, 1}));
+  for (int r : {1, 2}) {
+    EXPECT_NE(slurp(dir + "/twice_" + std::to_string(r)).find("rank 0 gave up the meeting: a rank of this job said it is "
+                                                              "rank 1 (world of 3, already arrived): the launcher gave one "
+                                                              "RANK twice"),
+              std::string::npos) << slurp(dir + "/twice_" + std::to_string(r));
+  }
   // A "rank 0" that takes the hello and closes without a word (killed before the world).
   int port3 = 0;
   const int listener = loopback_listener(port3);
