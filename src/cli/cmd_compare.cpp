@@ -107,7 +107,7 @@ void register_compare(CLI::App& app, Context& ctx) {
     // workload (another depth, another window), which says more.
     const auto shared = [&] {
       refuse_one_card_two_names(gpu_side(old_text), gpu_side(new_text), "compare");
-      refuse_shared_figures({o->old_path, o->new_path}, "compare");
+      refuse_shared_figures({o->old_path, o->new_path}, "compare", [&](const std::string& arg) { return o->inputs.read(arg); });
     };
     // A GPU the catalog does not know: nothing read from its log was held to a peak.
     const auto say_unknown = [&](const auto& old_log, const auto& new_log) {

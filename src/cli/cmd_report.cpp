@@ -227,7 +227,8 @@ void run(Context& ctx, const ReportOptions& o) {
     content = report::comparison_report(c, reasons);
   }
   if (texts.size() == 2) refuse_one_card_two_names(gpu_side(texts[0]), gpu_side(texts[1]), "report");
-  refuse_shared_figures(o.logs, "report");  // after what tells two runs apart by workload, which says more
+  // After what tells two runs apart by workload, which says more.
+  refuse_shared_figures(o.logs, "report", [&](const std::string& arg) { return o.inputs.read(arg); });
   report::write_report(content, o.out_dir, web());
   const std::string dir = printable(o.out_dir);  // names and text from the logs reach the terminal escaped
   std::printf("report: %s/report.html, %s/report.md, charts in %s/charts (PNG, SVG)\n", dir.c_str(), dir.c_str(),

@@ -50,7 +50,8 @@ std::vector<fs::path> files_of(const std::string& input) {
 
 }  // namespace
 
-void refuse_shared_figures(const std::vector<std::string>& inputs, const std::string& command) {
+void refuse_shared_figures(const std::vector<std::string>& inputs, const std::string& command,
+                           const std::function<LineSource(const std::string&)>& stored) {
   struct File {
     std::string name;  // the input, or the file of a folder's
     std::vector<MetricPoint> figures;
@@ -58,10 +59,12 @@ void refuse_shared_figures(const std::vector<std::string>& inputs, const std::st
   };
   std::vector<std::vector<File>> files(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
-    for (const fs::path& path : files_of(inputs[i])) {
-      File f{fs::is_regular_file(inputs[i]) ? inputs[i] : path.string(), {}, {}};
+    const bool selection = stored && inputs[i].rfind("run:", 0) == 0 && !fs::exists(inputs[i]);
+    std::vector<fs::path> paths = selection ? std::vector<fs::path>{inputs[i]} : files_of(inputs[i]);
+    for (const fs::path& path : paths) {
+      File f{fs::is_regular_file(inputs[i]) || selection ? inputs[i] : path.string(), {}, {}};
       try {
-        const LineSource t = LineSource::file(path);
+        const LineSource t = selection ? stored(inputs[i]) : LineSource::file(path);
         if (detect_log_kind(t) == LogKind::training) {
           f.figures = training_metrics(read_run_log(t, WarmupOnly::leave_out));  // a sample of the steps: any length of log
         } else {

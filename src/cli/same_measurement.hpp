@@ -5,14 +5,19 @@
 // byte copy and a file given twice are refuse_repeated_inputs's.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "base/line_source.hpp"
+
 namespace ub::cli {
 
-// UsageError naming both files (an input, or a folder's part). A folder's regular files are its inputs; a history selection
-// (run:N), a pipe and a file the history's readers do not read are left to the command's own
-// readers.
-void refuse_shared_figures(const std::vector<std::string>& inputs, const std::string& command);
+// UsageError naming both files (an input, or a folder's part). A folder's regular files are its
+// inputs; a history selection (run:N) is read by `stored` where one is given (the stored runs
+// against the file they were added from, grown since, are one measurement too); a pipe and a
+// file the history's readers do not read are left to the command's own readers.
+void refuse_shared_figures(const std::vector<std::string>& inputs, const std::string& command,
+                           const std::function<LineSource(const std::string&)>& stored = {});
 
 }  // namespace ub::cli

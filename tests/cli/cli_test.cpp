@@ -990,6 +990,22 @@ TEST(History, RunsOfAnotherPrecisionRecipeAreAnotherSeries) {
   EXPECT_EQ(runs["train.tflops"], 7);  // the four runs of the first file, one of the second, and the two decompositions
 }
 
+// Runs stored while their file was being written are one measurement with the finished file:
+// compared or reported side by side, refused as a file and its copy are.
+TEST(History, StoredRunsAgainstTheirGrownFileAreOneMeasurement) {
+  const std::string db = fresh_db("history_grown_file");
+  std::istringstream whole(slurp(kFx + "/train_records_h200_ours.jsonl"));
+  std::string first_two;  // its first 20 lines: the first two runs
+  std::string line;
+  for (int n = 0; n < 20 && std::getline(whole, line); ++n) first_two += line + "\n";
+  const std::string part = write_file("ours_first_runs.jsonl", first_two);
+  ASSERT_EQ(run("history add --db " + db + " " + part).code, 0);
+  expect_error("compare run:1-2 " + kFx + "/train_records_h200_ours.jsonl --db " + db, 2,
+               "compare: run:1-2 and " + kFx + "/train_records_h200_ours.jsonl are the same measurement");
+  expect_error("report run:1-2 " + kFx + "/train_records_h200_ours.jsonl --db " + db + " -o " + fresh_folder("grown_page"), 2,
+               "report: run:1-2 and " + kFx + "/train_records_h200_ours.jsonl are the same measurement");
+}
+
 // The second file is one run on two GPUs: one point of a trend, not a change from one GPU to the other.
 TEST(History, TheGpusOfOneRunAreOnePointOfATrend) {
   const std::string db = fresh_db("history_trend_gpus");
