@@ -1006,6 +1006,20 @@ TEST(History, StoredRunsAgainstTheirGrownFileAreOneMeasurement) {
                "report: run:1-2 and " + kFx + "/train_records_h200_ours.jsonl are the same measurement");
 }
 
+// A file added while a line was being written: that line is ignored, and not stored, so the
+// finished file adds as the run grown.
+TEST(History, ARunCutMidLineGrowsWithTheFinishedFile) {
+  const std::string db = fresh_db("history_cut_line");
+  const std::string whole = slurp(kFx + "/records_h200.jsonl");
+  const std::string cut = write_file("records_cut_mid_line.jsonl", whole.substr(0, whole.find('\n', 1200) + 20));
+  const Result first = run("history add --db " + db + " " + cut);
+  ASSERT_EQ(first.code, 0) << first.err;
+  EXPECT_NE(first.err.find("truncated last line ignored"), std::string::npos) << first.err;
+  const Result grown = run("history add --json --db " + db + " " + kFx + "/records_h200.jsonl");
+  ASSERT_EQ(grown.code, 0) << grown.err;
+  EXPECT_NE(grown.out.find("\"grown\""), std::string::npos) << grown.out;
+}
+
 // The second file is one run on two GPUs: one point of a trend, not a change from one GPU to the other.
 TEST(History, TheGpusOfOneRunAreOnePointOfATrend) {
   const std::string db = fresh_db("history_trend_gpus");

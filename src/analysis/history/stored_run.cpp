@@ -182,8 +182,16 @@ void read_figures(const LineSource& t, LogKind kind, StoredRun& run, const RunCh
 StoredRun records_run(std::vector<std::string> lines, bool cut_short, const std::string& name, const RunCheck& check) {
   StoredRun run;
   run.format = "upgradebench";
+  // A last line cut mid-record (a file still being written, a copy cut short) is ignored, and so
+  // not stored: the finished file then adds as the run grown, not as a rewritten one.
+  std::optional<std::string> cut_line;
+  if (cut_short && lines.size() > 1 && !nlohmann::json::accept(lines.back())) {
+    cut_line = LineSource::view(lines, cut_short, name).where(lines.size() - 1);
+    lines.pop_back();
+  }
   run.lines = std::move(lines);
-  const LineSource t = LineSource::view(run.lines, cut_short, name);
+  if (cut_line) run.warnings.push_back(*cut_line + ": truncated last line ignored");
+  const LineSource t = LineSource::view(run.lines, cut_short && !cut_line, name);
   run.key = fnv1a_hex(run.lines.front());
   if (!is_context_line(run.lines.front())) {
     throw WorkError(fmt::format("{}: the run's first line is not a whole context record (damaged): its run cannot "
