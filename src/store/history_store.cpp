@@ -333,9 +333,24 @@ std::string_view to_string(AddStatus s) {
 }
 
 HistoryStore::HistoryStore(const std::string& spec, Access access) : db_(open_database(spec, access)) {
-  // Reading creates and migrates nothing: a role or a user that may only read serves the reading commands.
-  if (access == Access::read_only) check_schema(*db_);
-  else migrate(*db_);
+  if (access == Access::read_write) {
+    migrate(*db_);
+    return;
+  }
+  // Reading creates nothing: a role or a user that may only read serves the reading commands. A
+  // history of an older schema is brought up to date where this user may write it (a build
+  // upgraded under one's own database), and said otherwise.
+  if (is_older_schema(*db_)) {
+    try {
+      std::unique_ptr<Database> writable = open_database(spec, Access::read_write);
+      migrate(*writable);
+      db_ = std::move(writable);
+      return;
+    } catch (const std::runtime_error&) {
+      // not this user's to write: check_schema says so
+    }
+  }
+  check_schema(*db_);
 }
 
 HistoryStore::HistoryStore(std::unique_ptr<Database> db) : db_(std::move(db)) { migrate(*db_); }

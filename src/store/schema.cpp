@@ -241,9 +241,20 @@ void check_schema(Database& db) {
     throw WorkError(fmt::format("history database {}: schema version {} is newer than this upgradebench's {}; use a newer upgradebench",
                                 db.name(), version, kSchemaVersion));
   }
-  throw WorkError(fmt::format("history database {}: schema version {}, older than this upgradebench's {}, and opened "
-                              "read-only: run `upgradebench history add` on it as a user (or a PostgreSQL role) who may "
-                              "write it to bring it up to date", db.name(), version, kSchemaVersion));
+  throw UsageError(fmt::format("history database {}: schema version {}, older than this upgradebench's {}, and this user "
+                               "(or PostgreSQL role) may not write it to bring it up to date: whoever may runs "
+                               "`upgradebench history add --db {} FILE` once, with any file (one already stored adds "
+                               "nothing)", db.name(), version, kSchemaVersion, db.name()));
+}
+
+bool is_older_schema(Database& db) {
+  try {
+    if (db.query(tables_named(db) + " = 'schema_version'").empty()) return false;
+    const int64_t version = current_version(db);
+    return version >= 1 && version < kSchemaVersion;
+  } catch (const std::runtime_error&) {
+    return false;  // a version that does not read: check_schema names it
+  }
 }
 
 void migrate(Database& db) {

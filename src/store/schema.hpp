@@ -19,4 +19,8 @@ void migrate(Database& db);
 // kSchemaVersion (an older one is brought up to date by a command that writes, history add).
 void check_schema(Database& db);
 
+// Whether `db` holds a history of an older schema version than this build's (one migrate()
+// brings up to date); false for a current, newer, empty or damaged one (check_schema says which).
+bool is_older_schema(Database& db);
+
 }  // namespace ub::history

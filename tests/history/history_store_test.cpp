@@ -600,6 +600,21 @@ TEST_P(HistoryStoreTest, AVersionOneDatabaseLearnsEachRunsWorkload) {
   EXPECT_EQ(series.size(), 2u) << "the guide's 8-GPU job and our 4-layer step are two series";
 }
 
+// A reading command on one's own database of an older schema (upgradebench upgraded under it)
+// brings it up to date and reads it; the version 6 database's runs are told apart by their
+// precision recipe after it.
+TEST_P(HistoryStoreTest, AReadingCommandBringsOnesOwnOlderDatabaseUpToDate) {
+  {
+    HistoryStore store(spec_);
+    store.add_file(kSweep);
+    store.database().execute("DELETE FROM schema_version WHERE version > 6");
+  }
+  const HistoryStore reader(spec_, Access::read_only);
+  EXPECT_EQ(reader.list({}, 100).size(), 10u);
+  const std::vector<Row> version = open_database(spec_)->query("SELECT MAX(version) FROM schema_version");
+  EXPECT_EQ(version.front().integer(0), kSchemaVersion);
+}
+
 // A copy of a stored sweep under other context records, with a length left out, is the
 // measurement stored: each of its runs holds a point of a stored run. A length that only ran out
 // of memory has no figures, and may be an observation of its own.
