@@ -113,7 +113,9 @@ LengthsByCost by_cost(const Comparison& c) {
     if (!r.speedup) continue;
     l.all.push_back(r.seqlen);
     if (!c.break_even) continue;
-    if (r.speedup->low > *c.break_even) l.cheaper.push_back(r.seqlen);
+    // Too few steps for a 95% interval (min..max of fewer than six): undecided, whatever it spans.
+    if (r.speedup->verdict == Verdict::few_samples) l.even.push_back(r.seqlen);
+    else if (r.speedup->low > *c.break_even) l.cheaper.push_back(r.seqlen);
     else if (r.speedup->high < *c.break_even) l.costlier.push_back(r.seqlen);
     else l.even.push_back(r.seqlen);
   }
@@ -360,6 +362,12 @@ void training_verdict(UpgradeDecision& d, const LengthsByCost& l, const std::str
   }
   const int64_t at = l.even.front();
   const CompareRow* r = row_at(c, at);
+  if (r->speedup->verdict == Verdict::few_samples) {
+    d.line = fmt::format("MEASURE MORE: at {} tokens too few steps were timed for a 95% interval ({:.2f}x against a "
+                         "break-even of {:.2f}x): more steps there on both GPUs (sweep --seqlens {} --steps 30) would "
+                         "settle it.", tokens(at), r->speedup->ratio, be, at);
+    return;
+  }
   d.line = fmt::format("MEASURE MORE: at {} tokens the speedup {:.2f}x (interval {:.2f}-{:.2f}) holds the break-even "
                        "{:.2f}x: more steps there on both GPUs (sweep --seqlens {} --steps 30) would settle it.",
                        tokens(at), r->speedup->ratio, r->speedup->low, r->speedup->high, be, at);

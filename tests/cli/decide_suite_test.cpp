@@ -456,6 +456,36 @@ TEST(Decide, ALengthTheSuiteAskedForAndNeverMeasuredIsRefused) {
   EXPECT_EQ(run("decide " + dropped.string() + " --to b200").code, 0);
 }
 
+// Lengths timed over too few steps for a 95% interval (two each here) decide nothing: MEASURE MORE,
+// naming the command that would, never a verdict from a min..max of two.
+TEST(Decide, TooFewStepsForAnIntervalDecideNothing) {
+  const std::string h200 = kFx + "/levers/none.jsonl";
+  std::string b200;
+  std::istringstream in(slurp(h200));
+  for (std::string line; std::getline(in, line);) {
+    json r = json::parse(line);
+    if (r["type"] == "train_step") {
+      ub_test::measure_again(r, 0.6);
+    } else if (r["type"] == "context") {
+      std::string text = r.dump();
+      for (const auto& [from, to] : {std::pair{std::string("NVIDIA H200"), std::string("NVIDIA B200")},
+                                     std::pair{std::string("h200-sxm"), std::string("b200-sxm")},
+                                     std::pair{std::string("GPU-test"), std::string("GPU-best")}}) {
+        for (size_t at; (at = text.find(from)) != std::string::npos;) text.replace(at, from.size(), to);
+      }
+      r = json::parse(text);
+    }
+    b200 += r.dump() + "\n";
+  }
+  const fs::path faster = fs::path(::testing::TempDir()) / "levers_none_b200.jsonl";
+  std::ofstream(faster) << b200;
+  const Result r = run("decide " + h200 + " " + faster.string() + " --price-old 3.5 --price-new 6 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json d = json::parse(r.out);
+  EXPECT_EQ(d["verdict"], "measure more") << d["line"];
+  EXPECT_NE(d["line"].get<std::string>().find("too few steps were timed for a 95% interval"), std::string::npos) << d["line"];
+}
+
 // Each part's records are its own: a decompose-long part pointing at the short decomposition
 // would count one measurement twice, and predict a 4096-token step from a 2048-token one.
 TEST(Decide, APartReadingAnotherPartsRecordsIsRefused) {
