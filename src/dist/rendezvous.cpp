@@ -387,11 +387,15 @@ void Rendezvous::serve(const std::function<std::string()>& make_blob, double tim
     for (auto& p : peers_) {
       if (p) send_message(p->fd, Kind::failure, "0\nrank 0 gave up the meeting: " + why);
     }
+    // The secret is asked after only where the last one turned away had another.
+    const bool secret = last_turned_away.rfind(kWrongSecret, 0) == 0;
     throw WorkError(fmt::format("rendezvous at {}: {}{}", where(launch_), why,
-                                turned_away ? fmt::format(" ({} connection(s) turned away, the last: {}; do all ranks "
-                                                          "have the same {}?)",
-                                                          turned_away, last_turned_away, kJobSecretVariable)
-                                            : ""));
+                                !turned_away ? ""
+                                : secret     ? fmt::format(" ({} connection(s) turned away, the last: {}; do all ranks "
+                                                           "have the same {}?)", turned_away, last_turned_away,
+                                                           kJobSecretVariable)
+                                             : fmt::format(" ({} connection(s) turned away, the last: {})", turned_away,
+                                                           last_turned_away)));
   }
   blob_ = make_blob ? make_blob() : "";
   const std::string world = nlohmann::json{{"infos", infos_}, {"blob", to_hex(blob_)}}.dump(

@@ -455,6 +455,8 @@ TEST(Rendezvous, AnArrivedRankLearnsWhyTheMeetingEnded) {
                                          "says 2: the launcher's WORLD_SIZE differs between ranks"),
             std::string::npos) << slurp(dir + "/world_1");
   EXPECT_NE(slurp(dir + "/world_0").find("WORLD_SIZE differs"), std::string::npos) << slurp(dir + "/world_0");
+  EXPECT_EQ(slurp(dir + "/world_0").find("UPGRADEBENCH_JOB_SECRET"), std::string::npos) << "the secret was right: "
+                                                                                        << slurp(dir + "/world_0");
   // Two processes as rank 1: the meeting ends, and both learn why.
   const int port5 = free_local_port();
   const auto [codes5, seconds5] = run_ranks(3, [&](int r) {
