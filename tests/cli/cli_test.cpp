@@ -968,15 +968,20 @@ TEST(History, FleetOfRealMamfRecords) {
   EXPECT_EQ(f["fleets"][0]["gpus"].size() + f["fleets"][1]["gpus"].size(), 3u);
 }
 
+// The series `history trend ARGS --json` gives of the database `db`.
+nlohmann::json trend_series(const std::string& db, const std::string& args) {
+  const Result r = run("history trend " + args + " --json --db " + db);
+  EXPECT_EQ(r.code, 0) << r.err;
+  return r.code == 0 ? nlohmann::json::parse(r.out)["series"] : nlohmann::json::array();
+}
+
 // Two runs of one model, depth and length whose gradients were fp32 in one and bf16 in the other
 // are two recipes: two series, never a change over time, nor one fleet where a GPU is slow.
 TEST(History, RunsOfAnotherPrecisionRecipeAreAnotherSeries) {
   const std::string db = fresh_db("history_recipes");
   ASSERT_EQ(run("history add --db " + db + " train_records_h200_ours.jsonl train_records_h200_plain_8k.jsonl", kFx).code, 0);
-  const Result trend = run("history trend train.tflops --at 8192 --json --db " + db);
-  ASSERT_EQ(trend.code, 0) << trend.err;
-  const auto series = nlohmann::json::parse(trend.out)["series"];
-  ASSERT_EQ(series.size(), 2u) << trend.out;
+  const nlohmann::json series = trend_series(db, "train.tflops --at 8192");
+  ASSERT_EQ(series.size(), 2u) << series.dump().substr(0, 300);
   for (const auto& one : series) EXPECT_TRUE(one["steps"].empty()) << one.dump().substr(0, 300);
   EXPECT_NE(series[0]["workload"].get<std::string>().find("gradients"), std::string::npos) << series[0]["workload"];
   const Result fleet = run("history fleet train.tflops --at 8192 --db " + db);
@@ -1024,12 +1029,10 @@ TEST(History, ARunCutMidLineGrowsWithTheFinishedFile) {
 TEST(History, TheGpusOfOneRunAreOnePointOfATrend) {
   const std::string db = fresh_db("history_trend_gpus");
   ASSERT_EQ(run("history add --db " + db + " mamf_records_h200_b.jsonl", kFx).code, 0);
-  const Result json = run("history trend mamf.tflops.bf16 --json --db " + db);
-  ASSERT_EQ(json.code, 0) << json.err;
-  const auto series = nlohmann::json::parse(json.out)["series"];
-  ASSERT_EQ(series.size(), 1u) << json.out;
-  EXPECT_EQ(series[0]["groups"].size(), 1u) << json.out;
-  EXPECT_TRUE(series[0]["steps"].empty()) << json.out;
+  const nlohmann::json series = trend_series(db, "mamf.tflops.bf16");
+  ASSERT_EQ(series.size(), 1u) << series.dump().substr(0, 300);
+  EXPECT_EQ(series[0]["groups"].size(), 1u) << series.dump().substr(0, 300);
+  EXPECT_TRUE(series[0]["steps"].empty()) << series.dump().substr(0, 300);
 }
 
 // The guide's 8-GPU H200 and B200 jobs and our 4-layer H200 step at 8k: three series, never one

@@ -405,52 +405,44 @@ TEST(Rendezvous, AJobNeedsItsSecret) {
   EXPECT_THROW(Rendezvous(two_nodes, "", {}, 1), UsageError);
 }
 
-}  // namespace
+// Runs `ranks` processes that meet as `launch_of(r)` says within `timeout_s`; each that fails
+// writes its error to dir/<tag>_<r>. Their exit codes, in rank order.
+std::vector<int> meet_and_keep(const std::string& dir, const std::string& tag, int ranks,
+                               const std::function<Launch(int)>& launch_of, double timeout_s) {
+  return run_ranks(ranks, [&](int r) {
+    try {
+      Rendezvous rv(launch_of(r), "", {}, timeout_s);
+    } catch (const WorkError& e) {
+      std::ofstream(dir + "/" + tag + "_" + std::to_string(r)) << e.what();
+      return 1;
+    }
+    return 0;
+  }).first;
+}
+
 // A rank that arrived learns why no world comes: rank 0 gave up on a missing rank, turned it away
 // for another secret, or ended without a word; never a guess at the secret it proved.
 TEST(Rendezvous, AnArrivedRankLearnsWhyTheMeetingEnded) {
   const int port = free_local_port();
   const std::string dir = scratch();
-  const auto [codes, seconds] = run_ranks(2, [&](int r) {  // a world of 3 whose rank 2 never comes
-    try {
-      Rendezvous rv(rank_of(r, 3, port), "", {}, 2);
-    } catch (const WorkError& e) {
-      std::ofstream(dir + "/gave_up_" + std::to_string(r)) << e.what();
-      return 1;
-    }
-    return 0;
-  });
-  EXPECT_EQ(codes, (std::vector<int>{1, 1}));
+  // A world of 3 whose rank 2 never comes.
+  EXPECT_EQ(meet_and_keep(dir, "gave_up", 2, [&](int r) { return rank_of(r, 3, port); }, 2), (std::vector<int>{1, 1}));
   EXPECT_NE(slurp(dir + "/gave_up_1").find("rank 1: rank 0 gave up the meeting: rank(s) 2 of 3 did not arrive within 2 s"),
             std::string::npos) << slurp(dir + "/gave_up_1");
   const int port2 = free_local_port();
-  const auto [codes2, seconds2] = run_ranks(2, [&](int r) {  // rank 1 with another secret
+  const auto another_secret = [&](int r) {  // rank 1 with another secret
     Launch l = rank_of(r, 2, port2);
     if (r == 1) l.secret = "another-secret-of-enough-characters";
-    try {
-      Rendezvous rv(l, "", {}, 2);
-    } catch (const WorkError& e) {
-      std::ofstream(dir + "/secret_" + std::to_string(r)) << e.what();
-      return 1;
-    }
-    return 0;
-  });
-  EXPECT_EQ(codes2, (std::vector<int>{1, 1}));
+    return l;
+  };
+  EXPECT_EQ(meet_and_keep(dir, "secret", 2, another_secret, 2), (std::vector<int>{1, 1}));
   EXPECT_NE(slurp(dir + "/secret_1").find("rank 1: rank 0 turned this connection away: a wrong job secret (do all ranks "
                                           "have the same UPGRADEBENCH_JOB_SECRET?)"),
             std::string::npos) << slurp(dir + "/secret_1");
   // A rank whose launcher said another world size is turned away, told why.
   const int port4 = free_local_port();
-  const auto [codes4, seconds4] = run_ranks(2, [&](int r) {
-    try {
-      Rendezvous rv(rank_of(r, r == 1 ? 3 : 2, port4), "", {}, 2);
-    } catch (const WorkError& e) {
-      std::ofstream(dir + "/world_" + std::to_string(r)) << e.what();
-      return 1;
-    }
-    return 0;
-  });
-  EXPECT_EQ(codes4, (std::vector<int>{1, 1}));
+  EXPECT_EQ(meet_and_keep(dir, "world", 2, [&](int r) { return rank_of(r, r == 1 ? 3 : 2, port4); }, 2),
+            (std::vector<int>{1, 1}));
   EXPECT_NE(slurp(dir + "/world_1").find("rank 0 turned this connection away: rank 1 says the world is 3 ranks, rank 0 "
                                          "says 2: the launcher's WORLD_SIZE differs between ranks"),
             std::string::npos) << slurp(dir + "/world_1");
@@ -459,17 +451,11 @@ TEST(Rendezvous, AnArrivedRankLearnsWhyTheMeetingEnded) {
                                                                                         << slurp(dir + "/world_0");
   // Two processes as rank 1: the meeting ends, and both learn why.
   const int port5 = free_local_port();
-  const auto [codes5, seconds5] = run_ranks(3, [&](int r) {
+  const auto rank_one_twice = [&](int r) {
     if (r == 2) std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the second rank 1 comes last
-    try {
-      Rendezvous rv(rank_of(r == 2 ? 1 : r, 3, port5), "", {}, 4);
-    } catch (const WorkError& e) {
-      std::ofstream(dir + "/twice_" + std::to_string(r)) << e.what();
-      return 1;
-    }
-    return 0;
-  });
-  EXPECT_EQ(codes5, (std::vector<int>{1, 1, 1}));
+    return rank_of(r == 2 ? 1 : r, 3, port5);
+  };
+  EXPECT_EQ(meet_and_keep(dir, "twice", 3, rank_one_twice, 4), (std::vector<int>{1, 1, 1}));
   for (int r : {1, 2}) {
     EXPECT_NE(slurp(dir + "/twice_" + std::to_string(r)).find("rank 0 gave up the meeting: a rank of this job said it is "
                                                               "rank 1 (world of 3, already arrived): the launcher gave one "
@@ -516,4 +502,5 @@ TEST(Rendezvous, AnUnspecifiedMasterAddrIsRefused) {
   }
 }
 
+}  // namespace
 }  // namespace ub::dist
