@@ -40,17 +40,17 @@ std::string cell_name(const Row& row, size_t i) {
 template <class T>
 T parse_number(const Row& row, size_t i) {
   const std::optional<std::string>& cell = row.cells.at(i);
-  const std::string db = row.database ? " " + *row.database : std::string();
+  const auto db = [&] { return row.database ? " " + *row.database : std::string(); };  // for a message only
   if (!cell) {
     throw WorkError(fmt::format("history database{}: {} is NULL where a number was expected (the database was "
-                                "edited or damaged)", db, cell_name(row, i)));
+                                "edited or damaged)", db(), cell_name(row, i)));
   }
   T v{};
   const char* end = cell->data() + cell->size();
   auto [p, ec] = std::from_chars(cell->data(), end, v);
   if (ec != std::errc() || p != end) {
     throw WorkError(fmt::format("history database{}: {} holds '{}', not a number (the database was edited or "
-                                "damaged)", db, cell_name(row, i), printable(*cell)));
+                                "damaged)", db(), cell_name(row, i), printable(*cell)));
   }
   return v;
 }

@@ -257,7 +257,24 @@ bool is_older_schema(Database& db) {
   }
 }
 
+// A PostgreSQL role that may not write the history (a reporting role): said as that, before the
+// server's own words for a statement it refuses.
+void refuse_read_only_role(Database& db) {
+  if (db.dialect() != Dialect::postgresql) return;  // SQLite: the file's permissions, checked when opened
+  const bool fresh = db.query(tables_named(db) + " = 'schema_version'").empty();
+  const std::vector<Row> may = db.query(
+      fresh ? "SELECT has_schema_privilege(current_schema(), 'CREATE'), current_user"
+            : "SELECT bool_and(has_table_privilege(c.oid, 'INSERT')), current_user FROM pg_catalog.pg_class c JOIN "
+              "pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relname IN "
+              "('schema_version', 'runs', 'run_gpus', 'run_stack', 'run_lines', 'run_metrics')");
+  if (may.empty() || may.front().text(0) != "f") return;
+  throw UsageError(fmt::format("history database {}: permission denied: role {} may not {}: `history add` needs a role "
+                               "that may (the reading commands need SELECT only)", db.name(), printable(may.front().text(1)),
+                               fresh ? "create the history's tables in its schema" : "add rows to the history's tables"));
+}
+
 void migrate(Database& db) {
+  refuse_read_only_role(db);
   Transaction t(db);
   if (db.dialect() == Dialect::postgresql) db.query("SELECT pg_advisory_xact_lock(7342031)");  // one migrator at a time
   db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");

@@ -316,6 +316,14 @@ TEST_P(HistoryStoreTest, AReaderThatMayOnlyReadCreatesNothing) {
       EXPECT_NE(std::string(e.what()).find("empty, no runs yet"), std::string::npos) << e.what();
     }
     EXPECT_TRUE(admin->query("SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema()").empty());
+    // Adding needs a role that may create the tables: said as a permission, not the server's words.
+    try {
+      HistoryStore writer(reader);
+      ADD_FAILURE() << "a role without CREATE made the history";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("permission denied: role " + role + " may not create the history's tables"),
+                std::string::npos) << e.what();
+    }
     admin->execute(fmt::format("REVOKE CREATE ON SCHEMA public FROM PUBLIC; ALTER DEFAULT PRIVILEGES GRANT SELECT ON "
                                "TABLES TO {}", role));
   }
@@ -323,6 +331,12 @@ TEST_P(HistoryStoreTest, AReaderThatMayOnlyReadCreatesNothing) {
   const HistoryStore store(reader, Access::read_only);
   EXPECT_EQ(store.list({}, 1000).size(), 10u);
   if (GetParam() != "postgresql") return;
+  try {
+    HistoryStore writer(reader);
+    ADD_FAILURE() << "a role that may only read added to the history";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("may not add rows to the history's tables"), std::string::npos) << e.what();
+  }
   // A table the role may not read is said as a permission, not as a table missing.
   open_database(spec_)->execute("REVOKE SELECT ON run_metrics FROM " + reader.substr(reader.find("user=") + 5));
   try {
@@ -611,7 +625,8 @@ TEST_P(HistoryStoreTest, AReadingCommandBringsOnesOwnOlderDatabaseUpToDate) {
   }
   const HistoryStore reader(spec_, Access::read_only);
   EXPECT_EQ(reader.list({}, 100).size(), 10u);
-  const std::vector<Row> version = open_database(spec_)->query("SELECT MAX(version) FROM schema_version");
+  const std::unique_ptr<Database> db = open_database(spec_);  // held: its rows name it
+  const std::vector<Row> version = db->query("SELECT MAX(version) FROM schema_version");
   EXPECT_EQ(version.front().integer(0), kSchemaVersion);
 }
 
