@@ -192,12 +192,9 @@ void refuse_parts_of_another_workload(const MeasurementSet& s, const std::map<st
       const auto flag = std::find(part->command.begin(), part->command.end(), "--seqlens");
       std::vector<int64_t> ran;
       if (flag != part->command.end() && flag + 1 != part->command.end()) {
-        std::string_view list = *(flag + 1);
-        while (!list.empty()) {
-          const std::string_view item = list.substr(0, list.find(','));
+        for (const std::string& item : split(*(flag + 1), ',')) {
           int64_t v = 0;
           if (std::from_chars(item.data(), item.data() + item.size(), v).ptr == item.data() + item.size()) ran.push_back(v);
-          list.remove_prefix(std::min(list.size(), item.size() + 1));
         }
       }
       for (const int64_t len : ran) {

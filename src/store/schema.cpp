@@ -172,19 +172,28 @@ void refuse_versionless_tables(Database& db, int64_t version) {
   }
 }
 
+// The history's tables at the current version, with their columns.
+const std::vector<std::pair<const char*, std::vector<const char*>>> kTables = {
+    {"runs", {"id", "run_key", "kind", "command", "format", "date", "host", "model", "provenance", "source", "added",
+              "line_count", "workload", "world_size", "digest"}},
+    {"run_gpus", {"run_id", "gpu_index", "name", "uuid"}},
+    {"run_stack", {"run_id", "component", "version"}},
+    {"run_lines", {"run_id", "line_no", "text"}},
+    {"run_metrics", {"run_id", "gpu_index", "metric", "x", "n", "median", "low", "high", "sm_clock_mhz", "power_w",
+                     "temperature_c", "throttle"}},
+};
+
+// "IN ('schema_version', 'runs', ...)": the history's tables, for a catalog query.
+std::string in_history_tables() {
+  std::string list = "'schema_version'";
+  for (const auto& [table, columns] : kTables) list += fmt::format(", '{}'", table);
+  return " IN (" + list + ")";
+}
+
 // Every table and column of the current version: a database at that version without one of them
 // was edited or damaged, and would fail later with the library's words for a statement it
 // cannot run ("no such table: run_stack").
 void refuse_missing_tables(Database& db) {
-  static const std::vector<std::pair<const char*, std::vector<const char*>>> kTables = {
-      {"runs", {"id", "run_key", "kind", "command", "format", "date", "host", "model", "provenance", "source", "added",
-                "line_count", "workload", "world_size", "digest"}},
-      {"run_gpus", {"run_id", "gpu_index", "name", "uuid"}},
-      {"run_stack", {"run_id", "component", "version"}},
-      {"run_lines", {"run_id", "line_no", "text"}},
-      {"run_metrics", {"run_id", "gpu_index", "metric", "x", "n", "median", "low", "high", "sm_clock_mhz", "power_w",
-                       "temperature_c", "throttle"}},
-  };
   const char* columns_of = db.dialect() == Dialect::postgresql
                                ? "SELECT a.attname FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c ON c.oid = "
                                  "a.attrelid JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.relname = "
@@ -206,15 +215,13 @@ void refuse_missing_tables(Database& db) {
   }
 }
 
-}  // namespace
-
 // A PostgreSQL role that may not read a table of the history (a reporting role granted too
 // little): said as that, not as a table missing or a database damaged.
 void refuse_unreadable_tables(Database& db) {
   if (db.dialect() != Dialect::postgresql) return;  // SQLite: the file's permissions, checked when opened
   std::vector<std::string> unreadable;
-  for (const Row& r : db.query(tables_named(db) + " IN ('schema_version', 'runs', 'run_gpus', 'run_stack', 'run_lines', "
-                               "'run_metrics') AND NOT has_table_privilege(c.oid, 'SELECT') ORDER BY c.relname")) {
+  for (const Row& r : db.query(tables_named(db) + in_history_tables() +
+                               " AND NOT has_table_privilege(c.oid, 'SELECT') ORDER BY c.relname")) {
     unreadable.push_back(r.text(0));
   }
   if (unreadable.empty()) return;
@@ -224,6 +231,24 @@ void refuse_unreadable_tables(Database& db) {
                                "run_stack, run_lines and run_metrics)", db.name(),
                                role.empty() ? std::string("?") : printable(role.front().text(0)), fmt::join(unreadable, ", ")));
 }
+
+// A PostgreSQL role that may not write the history (a reporting role): said as that, before the
+// server's own words for a statement it refuses.
+void refuse_read_only_role(Database& db) {
+  if (db.dialect() != Dialect::postgresql) return;  // SQLite: the file's permissions, checked when opened
+  const bool fresh = db.query(tables_named(db) + " = 'schema_version'").empty();
+  const std::vector<Row> may = db.query(
+      fresh ? "SELECT has_schema_privilege(current_schema(), 'CREATE'), current_user"
+            : "SELECT bool_and(has_table_privilege(c.oid, 'INSERT')), current_user FROM pg_catalog.pg_class c JOIN "
+              "pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relname" +
+                  in_history_tables());
+  if (may.empty() || may.front().text(0) != "f") return;
+  throw UsageError(fmt::format("history database {}: permission denied: role {} may not {}: `history add` needs a role "
+                               "that may (the reading commands need SELECT only)", db.name(), printable(may.front().text(1)),
+                               fresh ? "create the history's tables in its schema" : "add rows to the history's tables"));
+}
+
+}  // namespace
 
 void check_schema(Database& db) {
   const std::string tables = tables_named(db, false);
@@ -255,22 +280,6 @@ bool is_older_schema(Database& db) {
   } catch (const std::runtime_error&) {
     return false;  // a version that does not read: check_schema names it
   }
-}
-
-// A PostgreSQL role that may not write the history (a reporting role): said as that, before the
-// server's own words for a statement it refuses.
-void refuse_read_only_role(Database& db) {
-  if (db.dialect() != Dialect::postgresql) return;  // SQLite: the file's permissions, checked when opened
-  const bool fresh = db.query(tables_named(db) + " = 'schema_version'").empty();
-  const std::vector<Row> may = db.query(
-      fresh ? "SELECT has_schema_privilege(current_schema(), 'CREATE'), current_user"
-            : "SELECT bool_and(has_table_privilege(c.oid, 'INSERT')), current_user FROM pg_catalog.pg_class c JOIN "
-              "pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relname IN "
-              "('schema_version', 'runs', 'run_gpus', 'run_stack', 'run_lines', 'run_metrics')");
-  if (may.empty() || may.front().text(0) != "f") return;
-  throw UsageError(fmt::format("history database {}: permission denied: role {} may not {}: `history add` needs a role "
-                               "that may (the reading commands need SELECT only)", db.name(), printable(may.front().text(1)),
-                               fresh ? "create the history's tables in its schema" : "add rows to the history's tables"));
 }
 
 void migrate(Database& db) {
