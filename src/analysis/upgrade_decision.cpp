@@ -181,8 +181,11 @@ void lever_reasons(UpgradeDecision& d, const UpgradeOptions& opt) {
       need, old_reach->levers.name(), cost));
 }
 
-// The suite's sweep of the old GPU beside its runs with other levers, read for both GPUs.
-void add_levers(UpgradeDecision& d, const MeasurementSet& o, const Catalog& catalog, const UpgradeOptions& opt) {
+// The suite's sweep of the old GPU beside its runs with other levers, read for both GPUs. Where the
+// new GPU's own sweep ran with a rung's levers, what it measured there (an out of memory, a
+// --find-max) is that rung's figure on the new GPU, as the headroom line says, not the old runs' fit.
+void add_levers(UpgradeDecision& d, const MeasurementSet& o, const MeasurementSet* n, const Catalog& catalog,
+                const UpgradeOptions& opt) {
   if (opt.old_levers.empty()) return;
   if (!o.sweep) throw UsageError(fmt::format("--levers: {} has no training sweep to set the other levers beside", o.where));
   std::vector<const RunLog*> runs{&*o.sweep};
@@ -206,6 +209,12 @@ void add_levers(UpgradeDecision& d, const MeasurementSet& o, const Catalog& cata
     gpus.push_back({a->id, a->capacity_gib(), [&catalog, a](const RunLog& r) { return catalog.try_find(r.gpu) == a; }});
   }
   d.levers = lever_ladder(runs, std::move(gpus), {o.longest_fit});
+  if (!n || !n->sweep || !d.forced_workload.empty()) return;
+  for (LeverRung& r : d.levers->rungs) {
+    if (r.levers != memory_levers(*n->sweep)) continue;
+    r.longest[1] = d.new_longest;
+    r.longest[1].how = fmt::format("its own sweep: {}", d.new_longest.how);
+  }
 }
 
 // The verdict of the training steps measured on both GPUs, length by length.
@@ -532,7 +541,7 @@ UpgradeDecision decide_upgrade(const MeasurementSet& o, const MeasurementSet& n,
   if (n.sweep) {
     d.new_longest = longest_sequence(*n.sweep, d.new_accel ? d.new_accel->capacity_gib() : std::nullopt, n.longest_fit);
   }
-  add_levers(d, o, catalog, opt);
+  add_levers(d, o, &n, catalog, opt);
   add_catalog_part(d, opt);
   decide_verdict(d, opt);
   add_reasons(d, o, &n, opt);
@@ -595,7 +604,7 @@ UpgradeDecision decide_predicted_upgrade(const MeasurementSet& o, const std::vec
     d.new_longest = longest_sequence(*o.sweep, to.capacity_gib(), std::nullopt, false);
     d.new_longest.how = "the old run's memory fit at this GPU's capacity, PREDICTED";
   }
-  add_levers(d, o, catalog, opt);
+  add_levers(d, o, nullptr, catalog, opt);
   add_catalog_part(d, opt);
   decide_verdict(d, opt);
   // No sweep to set the steps beside (its part failed or was cut short): what the decompositions

@@ -131,10 +131,15 @@ class SqliteDatabase final : public Database {
                                      "untouched)", path, path, journal));
       }
     }
-    const bool immutable = access == Access::read_only && (!folder_writable(path) || ::access(path.c_str(), W_OK) != 0) &&
-                           !std::filesystem::exists(path + "-wal", ec);
+    const bool writable = folder_writable(path) && ::access(path.c_str(), W_OK) == 0;
+    const bool immutable = access == Access::read_only && !writable && !std::filesystem::exists(path + "-wal", ec);
+    // A database this user may write is read through a connection that could write it, kept from
+    // doing so (query_only): SQLite removes the -wal and -shm a read-only connection leaves behind
+    // only when the last connection to close may write the database.
+    const bool query_only = access == Access::read_only && writable;
+    const int open_flags = query_only ? SQLITE_OPEN_READWRITE : flags;
     const int rc = sqlite3_open_v2(immutable ? immutable_uri(path).c_str() : path.c_str(), &opened,
-                                   flags | SQLITE_OPEN_FULLMUTEX | (immutable ? SQLITE_OPEN_URI : 0), nullptr);
+                                   open_flags | SQLITE_OPEN_FULLMUTEX | (immutable ? SQLITE_OPEN_URI : 0), nullptr);
     db_.reset(opened);  // SQLite hands out a handle to close even when opening fails
     if (rc == SQLITE_CANTOPEN_SYMLINK) refuse_link();  // a link among the folders of the path
     if (rc != SQLITE_OK) {
@@ -142,6 +147,7 @@ class SqliteDatabase final : public Database {
       throw UsageError(fmt::format("--db {}: cannot open the SQLite database: {}", path, why));
     }
     sqlite3_busy_timeout(db_.get(), kBusyTimeoutMs);
+    if (query_only) execute("PRAGMA query_only=1");
     try {
       // Read-only, the journal mode stays what the writer set (WAL); reading the schema tells
       // whether the file is an SQLite database at all.

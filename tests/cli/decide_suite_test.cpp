@@ -456,12 +456,11 @@ TEST(Decide, ALengthTheSuiteAskedForAndNeverMeasuredIsRefused) {
   EXPECT_EQ(run("decide " + dropped.string() + " --to b200").code, 0);
 }
 
-// Lengths timed over too few steps for a 95% interval (two each here) decide nothing: MEASURE MORE,
-// naming the command that would, never a verdict from a min..max of two.
-TEST(Decide, TooFewStepsForAnIntervalDecideNothing) {
-  const std::string h200 = kFx + "/levers/none.jsonl";
+// The hand-written H200 run without levers, measured again on a B200 with every step 0.6x the time
+// (its out of memory at 16384 kept).
+fs::path levers_none_on_b200() {
   std::string b200;
-  std::istringstream in(slurp(h200));
+  std::istringstream in(slurp(kFx + "/levers/none.jsonl"));
   for (std::string line; std::getline(in, line);) {
     json r = json::parse(line);
     if (r["type"] == "train_step") {
@@ -479,11 +478,35 @@ TEST(Decide, TooFewStepsForAnIntervalDecideNothing) {
   }
   const fs::path faster = fs::path(::testing::TempDir()) / "levers_none_b200.jsonl";
   std::ofstream(faster) << b200;
-  const Result r = run("decide " + h200 + " " + faster.string() + " --price-old 3.5 --price-new 6 --json");
+  return faster;
+}
+
+// Lengths timed over too few steps for a 95% interval (two each here) decide nothing: MEASURE MORE,
+// naming the command that would, never a verdict from a min..max of two.
+TEST(Decide, TooFewStepsForAnIntervalDecideNothing) {
+  const Result r = run("decide " + kFx + "/levers/none.jsonl " + levers_none_on_b200().string() +
+                       " --price-old 3.5 --price-new 6 --json");
   ASSERT_EQ(r.code, 0) << r.err;
   const json d = json::parse(r.out);
   EXPECT_EQ(d["verdict"], "measure more") << d["line"];
   EXPECT_NE(d["line"].get<std::string>().find("too few steps were timed for a 95% interval"), std::string::npos) << d["line"];
+}
+
+// The new GPU's sweep ran without levers and went out of memory at 16384: the ladder's rung without
+// levers says on the new GPU what the headroom line says (capped below it), not the old run's fit.
+TEST(Decide, ALeverRungTheNewGpuMeasuredHoldsItsMeasurement) {
+  const Result r = run("decide " + kFx + "/levers/none.jsonl " + levers_none_on_b200().string() +
+                       " --price-old 3.5 --price-new 6 --json --levers " + kFx + "/levers/checkpointing.jsonl");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json d = json::parse(r.out);
+  const json headroom = d["longest"]["new"];
+  ASSERT_TRUE(headroom["capped"].get<bool>()) << headroom;
+  const json none = d["levers"][0];
+  ASSERT_EQ(none["levers"], "none");
+  EXPECT_EQ(none["longest"]["b200-sxm"]["tokens"], headroom["tokens"]) << none;
+  EXPECT_TRUE(none["longest"]["b200-sxm"]["capped"].get<bool>()) << none;
+  // The rung the B200 did not run is still read from the H200's run at the B200's capacity.
+  EXPECT_FALSE(d["levers"][1]["longest"]["b200-sxm"]["capped"].get<bool>()) << d["levers"][1];
 }
 
 // Each part's records are its own: a decompose-long part pointing at the short decomposition

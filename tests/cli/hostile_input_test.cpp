@@ -1064,6 +1064,21 @@ TEST(ValidInput, AReaderLeavesNoJournalBesideAnothersDatabase) {
   fs::remove_all(dir);
 }
 
+// The reading commands on a database this user may write leave nothing beside it: a -wal or -shm
+// left there would be the reader's, in the way of a team member who writes the database next.
+TEST(ValidInput, ReadingOnesOwnDatabaseLeavesNoJournal) {
+  const std::string db = fresh_db("read_own");
+  ASSERT_EQ(run("history add --db " + db + " " + kFx + "/records_h200.jsonl").code, 0);
+  for (const char* suffix : {"-wal", "-shm"}) ASSERT_FALSE(fs::exists(db + suffix)) << suffix << " left by history add";
+  for (const std::string command : {"history list", "history show 1", "history metrics", "history trend train.step_ms --at 4096", "history fleet train.step_ms --at 4096"}) {
+    const Result r = run(command + " --db " + db);
+    EXPECT_EQ(r.code, 0) << command << ": " << r.err;
+    for (const char* suffix : {"-wal", "-shm"}) EXPECT_FALSE(fs::exists(db + suffix)) << suffix << " left by " << command;
+  }
+  // Read, never written: adding the same file again finds it stored.
+  EXPECT_NE(run("history add --db " + db + " " + kFx + "/records_h200.jsonl").out.find("already stored"), std::string::npos);
+}
+
 TEST(ValidInput, AReportFolderNamedWithANewlineGetsItsFiles) {
   const std::string dir = temp_path("report\nfolder");
   fs::remove_all(dir);
