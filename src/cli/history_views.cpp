@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include "base/text.hpp"
+#include "records/fields.hpp"
 
 namespace ub::cli {
 
@@ -240,7 +241,8 @@ void add_trend(Document& doc, const Trend& t, size_t series) {
   if (!t.by.empty()) r.table.columns.push_back({t.by, Align::left});
   r.table.columns.insert(r.table.columns.end(), {{"median"}, {"95% interval", Align::left}, {"n"}});
   for (const TrendRun& run : t.runs) {
-    std::vector<std::string> row{std::to_string(run.run_id), run.date, printable(run.gpu), printable(run.host)};
+    const std::string gpu = run.gpu_index ? fmt::format("{} (GPU {})", printable(run.gpu), *run.gpu_index) : printable(run.gpu);
+    std::vector<std::string> row{std::to_string(run.run_id), run.date, gpu, printable(run.host)};
     if (!t.by.empty()) row.push_back(run.version.empty() ? "unknown" : printable(run.version));
     row.insert(row.end(), {figure_text(run.figure.median), interval_text(run.figure), std::to_string(run.figure.n)});
     r.table.add_row(std::move(row));
@@ -256,8 +258,8 @@ json one_trend_json(const Trend& t) {
   for (const TrendStep& s : t.steps) j["steps"].push_back({{"from", s.from}, {"to", s.to}, {"change", change_json(s.change)}});
   if (t.overall) j["overall"] = {{"from", t.overall->from}, {"to", t.overall->to}, {"change", change_json(t.overall->change)}};
   for (const TrendRun& r : t.runs) {
-    j["runs"].push_back({{"run", r.run_id}, {"date", r.date}, {"gpu", r.gpu}, {"host", r.host}, {"version", r.version},
-                         {"figure", figure_json(r.figure)}, {"data", r.example_data ? "EXAMPLE DATA" : "MEASURED"}});
+    j["runs"].push_back({{"run", r.run_id}, {"date", r.date}, {"gpu", r.gpu}, {"gpu_index", or_null(r.gpu_index)},
+                         {"host", r.host}, {"version", r.version}, {"figure", figure_json(r.figure)}, {"data", r.example_data ? "EXAMPLE DATA" : "MEASURED"}});
   }
   return j;
 }

@@ -630,7 +630,7 @@ std::vector<TrendRun> HistoryStore::trend_rows(const std::string& metric, double
       "r.format, r.command FROM run_metrics m "
       "JOIN runs r ON r.id = m.run_id "
       "LEFT JOIN run_gpus g ON g.run_id = m.run_id AND g.gpu_index = m.gpu_index "
-      "LEFT JOIN run_stack s ON s.run_id = r.id AND s.component = $3{}",
+      "LEFT JOIN run_stack s ON s.run_id = r.id AND s.component = $3{} ORDER BY r.id, m.gpu_index",
       where.sql("m.metric = $1 AND m.x = $2"));
   std::vector<TrendRun> out;
   std::set<int64_t> checked;  // runs whose rows are held to their digest, after the checks that name what is wrong
@@ -649,6 +649,7 @@ std::vector<TrendRun> HistoryStore::trend_rows(const std::string& metric, double
     const int gpu = checked_gpu_index(db_->name(), t.run_id, row.integer(13), "a figure of GPU");
     check_figure_gpu_listed(db_->name(), t.run_id, metric, x, gpu, row.at(3).has_value(), row.integer(14));
     check_run_lists_its_gpus(db_->name(), t.run_id, row.text(15), row.text(16), row.integer(14));
+    if (row.integer(14) > 1) t.gpu_index = gpu;
     if (check) check(t.run_id, t.gpu, metric, x, t.figure.median);
     checked.insert(t.run_id);
     out.push_back(std::move(t));

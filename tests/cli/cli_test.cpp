@@ -1033,6 +1033,13 @@ TEST(History, TheGpusOfOneRunAreOnePointOfATrend) {
   ASSERT_EQ(series.size(), 1u) << series.dump().substr(0, 300);
   EXPECT_EQ(series[0]["groups"].size(), 1u) << series.dump().substr(0, 300);
   EXPECT_TRUE(series[0]["steps"].empty()) << series.dump().substr(0, 300);
+  // Its runs table tells its two GPUs apart.
+  const nlohmann::json& runs = series[0]["runs"];
+  ASSERT_EQ(runs.size(), 2u) << runs.dump();
+  EXPECT_EQ(runs[0]["gpu_index"], 0) << runs.dump();
+  EXPECT_EQ(runs[1]["gpu_index"], 1) << runs.dump();
+  const Result text = run("history trend mamf.tflops.bf16 --db " + db);
+  EXPECT_NE(text.out.find("(GPU 1)"), std::string::npos) << text.out;
 }
 
 // The guide's 8-GPU H200 and B200 jobs and our 4-layer H200 step at 8k: three series, never one
