@@ -44,14 +44,31 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
   // The model at the depth a step measured: its records' depth where they say it, else --layers.
   const auto model_of = [&](const StepInput& s) { return s.layers ? with_layers(*full_model, *s.layers) : *model; };
   // The model an input names (or implies), where --model gave none: said so.
-  const auto adopt = [&](const std::string& name, const std::string& path, const char* because) {
+  // `assumed`: the input does not say its model (a printout of bench_decompose.py), --model may give another.
+  const auto adopt = [&](const std::string& name, const std::string& path, const char* because, bool assumed = false) {
     try {
       model = ctx.model(name, o.layers), full_model = ctx.model(name, 0);
     } catch (const std::runtime_error& e) {  // a config path of the machine that measured, say
       throw UsageError(fmt::format("{}: its model {}: {}; give the model with --model", printable(path), printable(name),
                                    e.what()));
     }
-    out.warnings.push_back(fmt::format("{}: the model is {}, {} (--model to give another)", printable(path), name, because));
+    out.warnings.push_back(fmt::format("{}: the model is {}, {}{}", printable(path), name, because,
+                                       assumed ? " (--model to give another)" : ""));
+  };
+  // An input that names the model it ran against a --model that names another: an error, never a
+  // prediction of one model's step with another's shapes. A name this machine cannot resolve (a
+  // config path of the machine that measured) is what --model is for.
+  const auto refuse_other_model = [&](const std::string& ran, const std::string& path, const char* what) {
+    if (o.model.empty()) return;
+    std::optional<std::string> id;
+    try {
+      id = ctx.model(ran, 0).id;
+    } catch (const std::runtime_error&) {
+    }
+    if (id && *id != full_model->id) {
+      throw UsageError(fmt::format("{}: the {} ran {}, --model says {}: give the model it ran", printable(path), what,
+                                   printable(ran), o.model));
+    }
   };
   std::vector<std::string>& warnings = out.warnings;
   std::vector<StepInput> steps;
@@ -62,7 +79,7 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
     const bool decomposed = kind == LogKind::training && has_record_type(t, "decomposition");
     if (kind == LogKind::decomposition || decomposed) {
       // bench_decompose.py runs one model, meta-llama/Llama-3.1-8B (its MODEL_ID): its printout need not say it.
-      if (!model && !looks_like_records(t)) adopt(kPrintoutModel, path, "the one bench_decompose.py runs");
+      if (!model && !looks_like_records(t)) adopt(kPrintoutModel, path, "the one bench_decompose.py runs", true);
       if (kind == LogKind::decomposition) {
         const DecompositionLog log = read_decomposition_log(t);
         refuse_impossible_decomposition(log, cat);
@@ -94,6 +111,7 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
         // Our records name the model they decomposed, as a training log's do; what they say of
         // its depth wins over an option that says otherwise only as an error.
         if (!model && s.model) adopt(*s.model, path, "as its records say");
+        else if (s.model) refuse_other_model(*s.model, path, "decomposition");
         if (s.layers && o.layers > 0 && *s.layers != o.layers) {
           throw UsageError(fmt::format("{}: the decomposition ran {} layers, --layers says {}", path, *s.layers, o.layers));
         }
@@ -105,8 +123,8 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
       const RunLog said = read_run_log(t);
       if (!model && said.model) {  // as compare reads it: benchmark.py's model_size, our records' config
         adopt(*said.model, path, "as the log says");
-      } else if (model && said.model && !o.model.empty() && *said.model != o.model) {
-        throw UsageError(fmt::format("{}: the log ran {}, --model says {}: give the model it ran", path, *said.model, o.model));
+      } else if (said.model) {
+        refuse_other_model(*said.model, path, "log");
       }
       if (said.layers && o.layers > 0 && *said.layers != o.layers) {
         throw UsageError(fmt::format("{}: the log ran {} layers, --layers says {}", path, *said.layers, o.layers));

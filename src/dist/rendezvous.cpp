@@ -7,6 +7,7 @@
 #include "dist/rendezvous.hpp"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -407,6 +408,37 @@ void Rendezvous::serve(const std::function<std::string()>& make_blob, double tim
   }
 }
 
+namespace {
+
+// connect(2) bounded by `deadline`: a blocking one waits out the kernel's SYN retries (about two
+// minutes) where rank 0's address drops packets (a firewall, a host that is down, a full backlog).
+// The socket is back to blocking on return; false with `why` set when it did not connect.
+bool connect_until(int fd, const sockaddr* addr, socklen_t len, Clock::time_point deadline, std::string& why) {
+  const int flags = ::fcntl(fd, F_GETFL);
+  ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+  bool connected = ::connect(fd, addr, len) == 0;
+  if (!connected && errno == EINPROGRESS) {
+    pollfd p{fd, POLLOUT, 0};
+    int r = 0;
+    while ((r = ::poll(&p, 1, std::max(0, remaining_ms(deadline)))) < 0 && errno == EINTR) {}
+    if (r == 0) {
+      why = "no answer: the connection was neither accepted nor refused";
+    } else {
+      int error = 0;
+      socklen_t size = sizeof error;
+      ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &size);
+      connected = error == 0;
+      if (!connected) why = std::strerror(error);
+    }
+  } else if (!connected) {
+    why = std::strerror(errno);
+  }
+  ::fcntl(fd, F_SETFL, flags);
+  return connected;
+}
+
+}  // namespace
+
 void Rendezvous::join(double timeout_s) {
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
   addrinfo hints{};
@@ -428,10 +460,9 @@ void Rendezvous::join(double timeout_s) {
       }
       const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
       if (fd < 0) continue;
-      if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
+      if (connect_until(fd, a->ai_addr, a->ai_addrlen, deadline, last_error)) {
         c = std::make_unique<Connection>(fd);
       } else {
-        last_error = std::strerror(errno);
         ::close(fd);
       }
     }
@@ -572,12 +603,13 @@ void Rendezvous::watch_loop() {
 void Rendezvous::fail(int rank, const std::string& reason) {
   if (failed_.exchange(true)) return;
   {
-    // Rank 0 tells every other rank; another rank tells rank 0 of its own failure.
+    // Rank 0 tells every other rank; another rank tells rank 0 of its own failure, and of rank 0's
+    // (a stopped rank 0 reads, when it runs again, that it was the one silent, not that this rank died).
     std::lock_guard lock(send_mutex_);
     const std::string payload = std::to_string(rank) + "\n" + reason;
     std::vector<Connection*> told;
     for (auto& p : peers_) {
-      if (p && p->open && (launch_.rank == 0 || rank == launch_.rank)) {
+      if (p && p->open && (launch_.rank == 0 || rank == launch_.rank || p->rank == rank)) {
         send_message(p->fd, Kind::failure, payload);
         // The failed rank too is told (a stopped one reads it when it runs again), not waited for.
         if (p->rank != rank) told.push_back(p.get());

@@ -496,6 +496,11 @@ TEST(BadInput, Predict) {
   expect_error("predict --to b200 " + kFx + "/train_records_h200_plain_8k.jsonl --model llama-3.1-70b", 2,
                "the log ran llama-3.1-8b, --model says llama-3.1-70b");
   expect_error("predict --to b200 " + kFx + "/train_records_h200_plain_8k.jsonl --layers 8", 2, "the log ran 4 layers, --layers says 8");
+  // So do our decomposition's records: Mixtral's expert shapes for a Llama step passed the FLOPs
+  // check at 2 layers (11.5 against 12.06 TFLOP) and were predicted from.
+  expect_error("predict --to b200 " + kFx + "/suite_h200_2l/decompose-short.jsonl --model mixtral-8x7b", 2,
+               "decompose-short.jsonl: the decomposition ran llama-3.1-8b, --model says mixtral-8x7b: give the model it ran");
+  EXPECT_EQ(run("predict --to b200 " + kFx + "/suite_h200_2l/decompose-short.jsonl --model llama-3.1-8b").code, 0);
   // A log that names its model needs no --model (as compare reads it), and says where it came from.
   const Result named = run("predict --to b200 " + kFx + "/records_h200.jsonl");
   EXPECT_EQ(named.code, 0) << named.err;

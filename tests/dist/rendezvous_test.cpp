@@ -20,6 +20,7 @@
 #include <stdexcept>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -197,6 +198,11 @@ TEST(Rendezvous, ASilentRankIsAFailureAfterTheLimit) {
   EXPECT_EQ(codes, (std::vector<int>{3, 3}));  // rank 0 at ~5 s, rank 1 once woken
   EXPECT_NE(slurp(scratch() + "/silent_0").find("no heartbeat from rank 1"), std::string::npos);
   EXPECT_EQ(slurp(scratch() + "/silent_1"), "rank 1: no heartbeat from rank 1 for 5 s");
+  // Rank 0 stopped: woken, it too learns that it was the silent one, not that rank 1 died.
+  const auto [codes0, seconds0] = failing_job(2, 0, stop_and_wake, "silent_zero", 12);
+  EXPECT_EQ(codes0, (std::vector<int>{3, 3}));
+  EXPECT_EQ(slurp(scratch() + "/silent_zero_1"), "rank 0: no heartbeat from rank 0 for 5 s");
+  EXPECT_EQ(slurp(scratch() + "/silent_zero_0"), "rank 0: no heartbeat from rank 0 for 5 s");
 }
 
 // A TCP connection to `address`:`port`, or -1 (retried for a second while rank 0 starts).
@@ -486,6 +492,37 @@ TEST(Rendezvous, AnArrivedRankLearnsWhyTheMeetingEnded) {
 }
 
 // 0.0.0.0 and :: name every interface, no host: refused on every rank, before anything listens.
+// An address that neither accepts nor refuses (a firewall dropping packets; here a listener whose
+// queue is full, so the kernel drops further SYNs) is given up on at the rendezvous timeout, not
+// after the kernel's two minutes of SYN retries.
+TEST(Rendezvous, AnAddressThatNeverAnswersIsGivenUpOnInTime) {
+  int port = 0;
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  socklen_t len = sizeof addr;
+  ASSERT_TRUE(listener >= 0 && ::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+              ::listen(listener, 0) == 0 && ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  port = ntohs(addr.sin_port);
+  std::vector<int> queued;  // never accepted: they fill the queue
+  for (int i = 0; i < 4; ++i) {
+    queued.push_back(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0));
+    ::connect(queued.back(), reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const auto start = Clock::now();
+  try {
+    Rendezvous rv(rank_of(1, 2, port), "", {}, 1.5);
+    FAIL() << "met a rank 0 that never answered";
+  } catch (const WorkError& e) {
+    EXPECT_NE(std::string(e.what()).find("within 1.5 s"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - start).count(), 5.0);
+  for (const int fd : queued) ::close(fd);
+  ::close(listener);
+}
+
 TEST(Rendezvous, AnUnspecifiedMasterAddrIsRefused) {
   for (const char* address : {"0.0.0.0", "::"}) {
     for (int r : {0, 1}) {
