@@ -366,7 +366,10 @@ std::vector<std::string> measured_conclusions(const Comparison& c) {
       std::string line = fmt::format("seqlen {}: {} {:.2f}x (interval {:.2f}-{:.2f})", r.seqlen,
                                      to_string(r.speedup->verdict), r.speedup->ratio, r.speedup->low,
                                      r.speedup->high);
-      if (c.break_even) {
+      if (c.break_even && r.speedup->verdict == Verdict::few_samples) {
+        // A range of a few steps is no interval: no cost verdict stands on it.
+        line += fmt::format(", break-even {:.2f}x: too few steps for a 95% interval, no cost verdict", *c.break_even);
+      } else if (c.break_even) {
         line += r.speedup->low > *c.break_even    ? fmt::format(", above break-even {:.2f}x: cheaper per token", *c.break_even)
                 : r.speedup->high < *c.break_even ? fmt::format(", below break-even {:.2f}x: costlier per token", *c.break_even)
                                                   : fmt::format(", at break-even {:.2f}x within the noise", *c.break_even);

@@ -32,7 +32,7 @@ std::string ranges(const std::vector<int64_t>& all, const std::vector<int64_t>& 
 DecisionSummary decision_summary(const Comparison& c) {
   DecisionSummary d;
   const std::string old_gpu = c.old_gpu ? c.old_gpu->id : c.old_run.gpu, new_gpu = c.new_gpu ? c.new_gpu->id : c.new_run.gpu;
-  std::vector<int64_t> all, cheaper, costlier, even, only_new, only_old;
+  std::vector<int64_t> all, cheaper, costlier, even, few_steps, only_new, only_old;
   double worst_cost = 0, best_cost = 1e300;
   std::optional<double> low_gain, high_gain;
   for (const CompareRow& r : c.rows) {
@@ -43,7 +43,9 @@ DecisionSummary decision_summary(const Comparison& c) {
     low_gain = std::min(low_gain.value_or(1e300), r.speedup->ratio);
     high_gain = std::max(high_gain.value_or(0.0), r.speedup->ratio);
     if (!c.break_even) continue;
-    if (r.speedup->low > *c.break_even) {
+    if (r.speedup->verdict == Verdict::few_samples) {  // no interval to hold against the break-even
+      few_steps.push_back(r.seqlen);
+    } else if (r.speedup->low > *c.break_even) {
       cheaper.push_back(r.seqlen);
       if (r.cost_ratio) best_cost = std::min(best_cost, *r.cost_ratio);
     } else if (r.speedup->high < *c.break_even) {
@@ -68,7 +70,11 @@ DecisionSummary decision_summary(const Comparison& c) {
       d.lines.push_back(fmt::format("At {} tokens the break-even is inside the speedup's interval: no cost verdict.",
                                     ranges(all, even)));
     }
-    if (cheaper.empty() && costlier.empty() && even.empty()) {
+    if (!few_steps.empty()) {
+      d.lines.push_back(fmt::format("At {} tokens too few steps were timed for a 95% interval: no cost verdict.",
+                                    ranges(all, few_steps)));
+    }
+    if (cheaper.empty() && costlier.empty() && even.empty() && few_steps.empty()) {
       d.lines.push_back("No length was measured on both GPUs: no cost verdict.");
     }
     // Where the speedup crosses the break-even between two neighbouring lengths measured on both,
@@ -78,7 +84,7 @@ DecisionSummary decision_summary(const Comparison& c) {
     const auto above = [&](const CompareRow& r) { return r.speedup->low > *c.break_even; };
     const auto below = [&](const CompareRow& r) { return r.speedup->high < *c.break_even; };
     for (const CompareRow& r : c.rows) {
-      if (!r.speedup) continue;
+      if (!r.speedup || r.speedup->verdict == Verdict::few_samples) continue;
       if (prev && ((above(*prev) && below(r)) || (below(*prev) && above(r)))) {
         const double a = std::log(static_cast<double>(prev->seqlen)), b = std::log(static_cast<double>(r.seqlen));
         const double t = (*c.break_even - prev->speedup->ratio) / (r.speedup->ratio - prev->speedup->ratio);

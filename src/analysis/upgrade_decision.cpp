@@ -487,6 +487,7 @@ UpgradeDecision decide_upgrade(const MeasurementSet& o, const MeasurementSet& n,
   d.old_accel = o.gpu.empty() ? nullptr : catalog.try_find(o.gpu);
   d.new_accel = n.gpu.empty() ? nullptr : catalog.try_find(n.gpu);
   d.provenance = weaker(o.provenance, n.provenance);
+  d.old_provenance = o.provenance;
   for (const MeasurementSet* s : {&o, &n}) {
     if (!s->provenance.measured()) d.provenance_notes.push_back(not_measured_line(s->where, s->provenance));
   }
@@ -557,6 +558,8 @@ UpgradeDecision decide_predicted_upgrade(const MeasurementSet& o, const std::vec
   d.new_gpu = to.name;
   d.old_accel = o.gpu.empty() ? nullptr : catalog.try_find(o.gpu);
   d.new_accel = &to;
+  d.old_provenance = o.provenance;
+  d.new_predicted = true;
   d.provenance = weaker(o.provenance, Provenance{Origin::predicted, fmt::format(
       "part 2 for the {} predicted from {} (predict, docs/predict.md), not measured", to.name, o.where)});
   if (!o.provenance.measured()) d.provenance_notes.push_back(not_measured_line(o.where, o.provenance));

@@ -64,6 +64,9 @@ struct UpgradeDecision {
   UpgradeVerdict verdict = UpgradeVerdict::measure_more;
   std::string line;  // the verdict in one line
   Provenance provenance;                      // the weaker of the two sets'
+  // The old set's own: what the old GPU's rows are, when the new side is predicted.
+  Provenance old_provenance;
+  bool new_predicted = false;  // part 2 of the new GPU predicted (decide_predicted_upgrade), not measured
   std::vector<std::string> provenance_notes;  // one line per set that is not measurements
   std::string old_gpu, new_gpu;
   const Accelerator* old_accel = nullptr;

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <tuple>
 
 #include "analysis/decision_summary.hpp"
 #include "report/energy_view.hpp"
@@ -21,9 +22,11 @@ using nlohmann::json;
 std::string money(std::optional<double> v) { return v ? fmt::format("{:.3f}", *v) : "-"; }
 
 // The training step per length, each row tagged.
-void training_block(Document& doc, const Comparison& c, const char* tag) {
+// A predicted speedup's range is its buckets' worst and best cases, not a statistical interval.
+void training_block(Document& doc, const Comparison& c, const char* tag, bool predicted) {
   auto& b = doc.add("The training step per sequence length");
-  b.table.columns = {{"seqlen"}, {"old TFLOPS"}, {"new TFLOPS"}, {"speedup"}, {"95% interval"}, {"verdict", Align::left},
+  b.table.columns = {{"seqlen"}, {"old TFLOPS"}, {"new TFLOPS"}, {"speedup"}, {predicted ? "predicted range" : "95% interval"},
+                     {"verdict", Align::left},
                      {"old $/Mtok"}, {"new $/Mtok"}, {"cost new/old"}, {"time new/old"}, {"note", Align::left},
                      {"data", Align::left}};
   for (const CompareRow& r : c.rows) {
@@ -33,9 +36,9 @@ void training_block(Document& doc, const Comparison& c, const char* tag) {
                      r.speedup ? std::string(to_string(r.speedup->verdict)) : "-", money(r.old_side.usd_per_mtok),
                      money(r.new_side.usd_per_mtok), ratio(r.cost_ratio), ratio(r.wall_clock_ratio), r.note, tag});
   }
-  const bool predicted = std::string(tag) == "PREDICTED";
   b.notes.push_back(predicted ? "Speedup PREDICTED for the new GPU from the old GPU's measurements, bucket by bucket; its "
-                                "interval takes every bucket at its ratio's low end and at its high end (docs/predict.md). "
+                                "range takes every bucket at its ratio's low end and at its high end, the worst and best "
+                                "cases, not a statistical interval (docs/predict.md). "
                                 "$/Mtok = USD per million tokens per GPU."
                               : "Speedup = old step time / new step time (medians of the steady steps), with the 95% "
                                 "interval of the medians; verdict SAME within 2%. $/Mtok = USD per million tokens per GPU.");
@@ -43,11 +46,13 @@ void training_block(Document& doc, const Comparison& c, const char* tag) {
   if (!predicted) add_energy_block(doc, c, tag);
 }
 
+// Each GPU's row tagged as what it is: the old GPU's is its own measurement's, a predicted new one PREDICTED.
 void headroom_block(Document& doc, const UpgradeDecision& d, const char* tag) {
   auto& b = doc.add("Memory headroom: the longest sequence on one GPU");
   b.table.columns = {{"GPU", Align::left}, {"longest sequence"}, {"how it is known", Align::left}, {"data", Align::left}};
-  for (const auto& [gpu, l] : {std::pair{d.old_gpu, d.old_longest}, std::pair{d.new_gpu, d.new_longest}}) {
-    b.table.add_row({gpu, l.tokens ? std::to_string(*l.tokens) : "unknown", l.how.empty() ? "no sweep" : l.how, tag});
+  const char* old_tag = d.new_predicted ? d.old_provenance.tag() : tag;
+  for (const auto& [gpu, l, row_tag] : {std::tuple{d.old_gpu, d.old_longest, old_tag}, std::tuple{d.new_gpu, d.new_longest, tag}}) {
+    b.table.add_row({gpu, l.tokens ? std::to_string(*l.tokens) : "unknown", l.how.empty() ? "no sweep" : l.how, row_tag});
   }
 }
 
@@ -138,7 +143,7 @@ ReportContent decision_page(const UpgradeDecision& d) {
   auto& why = r.body.add("Why, in the ml-engineering guide's order");
   why.notes = d.reasons;
   why.bulleted = true;
-  if (d.training) training_block(r.body, *d.training, tag);
+  if (d.training) training_block(r.body, *d.training, tag, d.new_predicted);
   headroom_block(r.body, d, tag);
   levers_block(r.body, d, tag);
   ratios_block(r.body, d, tag);
@@ -146,7 +151,8 @@ ReportContent decision_page(const UpgradeDecision& d) {
   if (d.attention) append_tagged(r.body, attention_comparison_document(*d.attention), tag);
   for (const DecompositionComparison& c : d.decompositions) append_tagged(r.body, decomposition_comparison_document(c), tag);
   if (d.nccl) append_tagged(r.body, nccl_comparison_document(*d.nccl), tag);
-  if (!d.old_stack.empty() || !d.new_stack.empty()) stack_block(r.body, d, tag);
+  // A prediction's stack is the old GPU's alone, as measured.
+  if (!d.old_stack.empty() || !d.new_stack.empty()) stack_block(r.body, d, d.new_predicted ? d.old_provenance.tag() : tag);
   if (!d.warnings.empty()) {
     auto& w = r.body.add("Warnings");
     w.notes = d.warnings;
@@ -156,6 +162,7 @@ ReportContent decision_page(const UpgradeDecision& d) {
     r.charts = comparison_charts(*d.training, decision_summary(*d.training));
     for (Chart& c : r.charts) {
       for (Series& s : c.series) s.name += fmt::format(" [{}]", tag);
+      if (c.id == "speedup" && d.new_predicted) c.title = "Speedup new/old (band: predicted range, worst to best case)";
     }
   }
   return r;
@@ -199,6 +206,7 @@ json decision_json(const UpgradeDecision& d) {
           {"stack_differences", d.stack_differences},
           {"reasons", d.reasons},
           {"break_even", d.training ? or_null(d.training->break_even) : json()},
+          {"speedup_range", d.new_predicted ? "predicted: the worst to the best case" : "95% interval of the medians"},
           {"lengths", rows},
           {"ratios", ratios},
           {"longest", {{"old", longest(d.old_longest)}, {"new", longest(d.new_longest)}}},

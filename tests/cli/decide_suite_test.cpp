@@ -227,7 +227,17 @@ TEST(Decide, EveryWayOfCallingItWritesItsPage) {
   const size_t verdict = md.find("[PREDICTED] "), table = md.find("The training step per sequence length");
   ASSERT_NE(verdict, std::string::npos) << md.substr(0, 600);
   EXPECT_LT(verdict, table);
-  EXPECT_EQ(md.find("MEASURED"), std::string::npos) << "a predicted page calls nothing measured";
+  // What is predicted says so; only the old GPU's own rows (its memory fit, its stack) are its
+  // measurements, and a predicted range is never called a 95% interval.
+  for (size_t at = md.find("MEASURED"); at != std::string::npos; at = md.find("MEASURED", at + 1)) {
+    const std::string line = md.substr(md.rfind('\n', at) + 1, md.find('\n', at) - md.rfind('\n', at) - 1);
+    EXPECT_TRUE(line.find("NVIDIA H200 |") != std::string::npos || line.find(" | - |  | MEASURED |") != std::string::npos)
+        << "called measured: " << line;
+  }
+  EXPECT_NE(md.find("| NVIDIA B200 SXM | 253326 |"), std::string::npos) << md;
+  EXPECT_EQ(md.find("95% interval"), std::string::npos) << md;
+  EXPECT_NE(md.find("| predicted range |"), std::string::npos) << md;
+  EXPECT_NE(md.find("Speedup new/old (band: predicted range, worst to best case)"), std::string::npos) << md;
   // A predicted interval that holds the break-even is settled on the new GPU, not by more steps:
   // the verdict names the measurement the prediction says narrows it most.
   EXPECT_NE(p.out.find("MEASURE MORE"), std::string::npos) << p.out.substr(0, 600);
@@ -237,6 +247,7 @@ TEST(Decide, EveryWayOfCallingItWritesItsPage) {
   const Result j = run("decide " + kSuite + " --to b200 --price-old 3.5 --price-new 6 --json");
   const json d = json::parse(j.out);
   EXPECT_EQ(d["data"], "PREDICTED");
+  EXPECT_EQ(d["speedup_range"], "predicted: the worst to the best case");
   ASSERT_EQ(d["lengths"].size(), 2u) << "a prediction at each length the sweep ran";
   for (const auto& l : d["lengths"]) EXPECT_GT(l["speedup"].get<double>(), 1.0) << l;
 
@@ -490,6 +501,12 @@ TEST(Decide, TooFewStepsForAnIntervalDecideNothing) {
   const json d = json::parse(r.out);
   EXPECT_EQ(d["verdict"], "measure more") << d["line"];
   EXPECT_NE(d["line"].get<std::string>().find("too few steps were timed for a 95% interval"), std::string::npos) << d["line"];
+  // Nor does any reason on the page: no length is "costlier per token", nothing "COSTS MORE".
+  const std::string reasons = d["reasons"].dump();
+  EXPECT_EQ(reasons.find("costlier"), std::string::npos) << reasons;
+  EXPECT_EQ(reasons.find("COSTS MORE"), std::string::npos) << reasons;
+  EXPECT_NE(reasons.find("At 4k-8k tokens too few steps were timed for a 95% interval: no cost verdict."), std::string::npos)
+      << reasons;
 }
 
 // The new GPU's sweep ran without levers and went out of memory at 16384: the ladder's rung without

@@ -22,10 +22,10 @@ namespace ub {
 struct TrendRun {
   int64_t run_id = 0;
   std::string date, version, gpu, host;  // version: of the `by` component, "" where the run lacks it
-  std::optional<int> gpu_index;          // which of the run's GPUs, where it measured several
   Estimate figure;
   std::string workload;       // workload.hpp
   bool example_data = false;  // the run's file says it is not measurements
+  std::optional<int> gpu_index;  // which of the run's GPUs, where it measured several
 };
 
 struct TrendGroup {
