@@ -19,6 +19,7 @@
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
 #include "cli/history_views.hpp"
+#include "cli/interrupt.hpp"
 #include "cli/output.hpp"
 #include "cli/run_inputs.hpp"
 #include "records/readers/decomposition_log.hpp"
@@ -212,6 +213,10 @@ void register_history(CLI::App& app, Context& ctx) {
                             }};
     FileOutcomes done;
     for (const std::string& file : add_o->files) {
+      // Each file is one transaction: an interrupt rolls back the one being added, never those before it.
+      end_on_interrupt_saying(fmt::format(
+          "\nupgradebench: interrupted: {} not added (its transaction is rolled back); {} file(s) before it were; "
+          "run the same command again to add the rest", printable(file), done.size()));
       try {
         file_named = printable(file);
         done.emplace_back(file, store.add_file(file, physical));

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <unistd.h>
 
+#include <algorithm>
+
 namespace ub::cli {
 
 namespace {
@@ -20,6 +22,19 @@ void on_sigint(int) {
                      "every record (Ctrl-C again to abort)\n";
   [[maybe_unused]] const ssize_t n = write(STDERR_FILENO, msg, sizeof msg - 1);
 }
+
+// The line end_on_interrupt_saying() set: written in place, its length set last (0 while it changes).
+char g_line[2048];
+std::atomic<size_t> g_line_size{0};
+
+void on_end(int sig) {
+  const size_t n = g_line_size.load();
+  if (n > 0) {
+    [[maybe_unused]] const ssize_t w = write(STDERR_FILENO, g_line, n);
+  }
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
 }  // namespace
 
 const std::atomic<bool>& install_interrupt_handler() {
@@ -30,6 +45,20 @@ const std::atomic<bool>& install_interrupt_handler() {
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
   return g_interrupted;
+}
+
+void end_on_interrupt_saying(const std::string& line) {
+  g_line_size.store(0);
+  const size_t n = std::min(line.size(), sizeof g_line - 2);
+  std::memcpy(g_line, line.data(), n);
+  g_line[n] = '\n';
+  g_line_size.store(n + 1);
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_end;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
 }
 
 }  // namespace ub::cli

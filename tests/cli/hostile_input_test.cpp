@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -1062,6 +1063,25 @@ TEST(ValidInput, AReaderLeavesNoJournalBesideAnothersDatabase) {
   EXPECT_NE(add.err.find("permission denied: its journal " + own + "-shm belongs to user root"), std::string::npos) << add.err;
   EXPECT_EQ(std::count(add.err.begin(), add.err.end(), '\n'), 1) << add.err;
   fs::remove_all(dir);
+}
+
+// history add stopped by a signal (here while it waits on a pipe nobody writes) says which file was
+// not added and that the ones before it were; they are in the database.
+TEST(ValidInput, AnInterruptedHistoryAddSaysWhatWasKept) {
+  const std::string db = fresh_db("interrupted_add");
+  const std::string fifo = temp_path("add_fifo");
+  fs::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string err = temp_path("interrupted_add_err.txt");
+  const Result r = capture(fmt::format("{} history add --db {} {}/records_h200.jsonl {} 2>{} & pid=$!; sleep 1; "
+                                       "kill -TERM $pid; wait $pid", UB_BINARY, db, kFx, fifo, err));
+  EXPECT_EQ(r.code, 128 + SIGTERM);
+  EXPECT_NE(slurp(err).find("interrupted: " + fifo + " not added (its transaction is rolled back); 1 file(s) before it were"),
+            std::string::npos) << slurp(err);
+  const Result list = run("history list --json --db " + db);
+  ASSERT_EQ(list.code, 0) << list.err;
+  EXPECT_EQ(nlohmann::json::parse(list.out)["runs"].size(), 1u) << list.out;
+  fs::remove(fifo);
 }
 
 // The reading commands on a database this user may write leave nothing beside it: a -wal or -shm
