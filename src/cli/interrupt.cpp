@@ -35,15 +35,20 @@ void on_end(int sig) {
   std::signal(sig, SIG_DFL);
   std::raise(sig);
 }
-}  // namespace
 
-const std::atomic<bool>& install_interrupt_handler() {
+// `handler` for SIGINT and SIGTERM.
+void handle_interrupts(void (*handler)(int)) {
   struct sigaction sa;
   std::memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_sigint;
+  sa.sa_handler = handler;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+}
+}  // namespace
+
+const std::atomic<bool>& install_interrupt_handler() {
+  handle_interrupts(on_sigint);
   return g_interrupted;
 }
 
@@ -53,12 +58,7 @@ void end_on_interrupt_saying(const std::string& line) {
   std::memcpy(g_line, line.data(), n);
   g_line[n] = '\n';
   g_line_size.store(n + 1);
-  struct sigaction sa;
-  std::memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_end;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  handle_interrupts(on_end);
 }
 
 }  // namespace ub::cli
