@@ -309,11 +309,22 @@ void add_fleet(Document& doc, const Fleet& f, size_t series) {
   b.notes.push_back(fmt::format("{} GPUs flagged: a GPU's whole 95% interval beyond {:.1f}% of the fleet's median", flagged,
                                 f.tolerance * 100));
   if (f.gpus.size() == 1) b.notes.push_back("one GPU in this fleet: nothing to measure it against");
+  if (!f.stack_spread.empty()) {
+    b.notes.push_back(fmt::format("its runs ran on more than one stack ({}): a GPU apart from the fleet may be its "
+                                  "software's doing; hold a version with --stack COMPONENT=VERSION",
+                                  fmt::join(f.stack_spread, "; ")));
+  }
+  if (f.unplaced > 0) {
+    b.notes.push_back(fmt::format("{} of these GPUs are known only by their run (\"run N/gpuI\"): their logs name neither "
+                                  "a UUID nor a host, so nothing says two runs had the same card", f.unplaced));
+  }
 }
 
 json one_fleet_json(const Fleet& f) {
   json j = {{"gpu_model", f.gpu_model}, {"workload", f.workload}, {"median", figure_json(f.median)}, {"gpus", json::array()}};
   if (f.median_clock) j["median_sm_clock_mhz"] = *f.median_clock;
+  j["gpus_known_only_by_run"] = f.unplaced;
+  j["stack_spread"] = f.stack_spread;
   for (const FleetGpu& g : f.gpus) {
     json x = {{"id", g.id},        {"name", g.name},           {"host", g.host},
               {"runs", g.run_ids}, {"figure", figure_json(g.figure)}, {"deviation", g.deviation},

@@ -688,6 +688,13 @@ std::vector<FleetSample> HistoryStore::fleet_rows(const std::string& metric, dou
     s.gpu_index = s.point.gpu;
     out.push_back(std::move(s));
   }
+  std::map<int64_t, std::map<std::string, std::string>> stacks;
+  for (const int64_t run : checked) {
+    for (const Row& r : db_->query("SELECT component, version FROM run_stack WHERE run_id = $1", {run})) {
+      stacks[run][r.text(0)] = r.text(1);
+    }
+  }
+  for (FleetSample& s : out) s.stack = stacks[s.run_id];
   // One card is one GPU model: a UUID under two names (`history add` refuses it) was edited in,
   // and would count one card's figures in two fleets.
   std::map<std::string, const FleetSample*> named;

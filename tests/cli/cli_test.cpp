@@ -973,6 +973,24 @@ TEST(History, FleetOfRealMamfRecords) {
   EXPECT_EQ(f["fleets"][0]["gpus"].size() + f["fleets"][1]["gpus"].size(), 3u);
 }
 
+// The guide's torch logs name neither a GPU's UUID nor its host: each run's GPU is its own, never
+// one card run nine times, and a fleet over four torch versions says its software differs.
+TEST(History, AFleetOfLogsWithoutGpuIdentityOrOneStackSaysSo) {
+  const std::string db = fresh_db("history_fleet_torch");
+  ASSERT_EQ(run("history add --db " + db + " torch_versions/*.log sweep_h200.log", kFx).code, 0);
+  const Result r = run("history fleet train.tflops --at 8k --json --db " + db);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json fleet = nlohmann::json::parse(r.out)["fleets"][0];
+  EXPECT_EQ(fleet["gpus"].size(), 7u) << fleet.dump().substr(0, 300);
+  EXPECT_EQ(fleet["gpus_known_only_by_run"], 7);
+  ASSERT_FALSE(fleet["stack_spread"].empty());
+  EXPECT_NE(fleet["stack_spread"].dump().find("torch 2.10.0, 2.11.0, 2.12.0, 2.13.0"), std::string::npos) << fleet["stack_spread"];
+  const Result held = run("history fleet train.tflops --at 8k --stack torch=2.13.0 --stack cuda=13.0 --db " + db);
+  ASSERT_EQ(held.code, 0) << held.err;
+  EXPECT_EQ(held.out.find("more than one stack"), std::string::npos) << held.out;
+  EXPECT_NE(held.out.find("known only by their run"), std::string::npos) << held.out;
+}
+
 // The series `history trend ARGS --json` gives of the database `db`.
 nlohmann::json trend_series(const std::string& db, const std::string& args) {
   const Result r = run("history trend " + args + " --json --db " + db);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "base/statistics.hpp"
 #include "records/telemetry.hpp"
@@ -53,8 +54,24 @@ Fleet fleet_of(const std::string& metric, double x, double tolerance, const std:
   f.tolerance = tolerance;
   f.higher_is_better = higher_is_better(metric);
   std::map<std::string, std::vector<const FleetSample*>> by_gpu;
+  // A GPU is its UUID, else its host and index; a log that names neither says nothing of which
+  // card it ran on, so each run's GPUs are their own (pooled as one card, nine runs of six logs
+  // were "1 GPU").
+  std::set<std::string> unplaced;
   for (const FleetSample& s : samples) {
-    by_gpu[s.uuid.empty() ? fmt::format("{}/gpu{}", s.host, s.gpu_index) : s.uuid].push_back(&s);
+    std::string id = !s.uuid.empty()   ? s.uuid
+                     : !s.host.empty() ? fmt::format("{}/gpu{}", s.host, s.gpu_index)
+                                       : fmt::format("run {}/gpu{}", s.run_id, s.gpu_index);
+    if (s.uuid.empty() && s.host.empty()) unplaced.insert(id);
+    by_gpu[std::move(id)].push_back(&s);
+  }
+  f.unplaced = unplaced.size();
+  std::map<std::string, std::set<std::string>> versions;
+  for (const FleetSample& s : samples) {
+    for (const auto& [component, version] : s.stack) versions[component].insert(version);
+  }
+  for (const auto& [component, seen] : versions) {
+    if (seen.size() > 1) f.stack_spread.push_back(fmt::format("{} {}", component, fmt::join(seen, ", ")));
   }
   std::vector<double> medians, clocks, temps;
   for (const auto& [id, list] : by_gpu) {

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,6 +27,7 @@ struct FleetSample {
   std::string workload;  // workload.hpp
   int gpu_index = 0;
   MetricPoint point;
+  std::map<std::string, std::string> stack;  // component -> version, as the run recorded it
 };
 
 enum class FleetStatus { typical, slow, fast };
@@ -49,6 +51,9 @@ struct Fleet {
   Estimate median;                       // of the GPUs' figures
   std::optional<double> median_clock;  // of the GPUs' SM clocks, where known
   std::vector<FleetGpu> gpus;          // worst first
+  size_t unplaced = 0;  // GPUs of logs that name neither UUID nor host: one per run and index
+  // Stack components its runs recorded at more than one version: "torch 2.10.0, 2.11.0".
+  std::vector<std::string> stack_spread;
 };
 
 Fleet fleet_of(const std::string& metric, double x, double tolerance, const std::vector<FleetSample>& samples);
