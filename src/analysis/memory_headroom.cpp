@@ -29,12 +29,19 @@ LongestSequence longest_sequence(const RunLog& run, std::optional<double> capaci
   const auto points = memory_points(run);
   if (points.size() >= 2 && capacity_gib) l.fitted = fit_memory(points, run.path).max_seqlen(*capacity_gib, run.batch);
   l.tokens = l.fitted;
-  l.how = l.fitted ? fmt::format("fitted from {} lengths", points.size()) : "unknown (fewer than two lengths with memory)";
-  if (same_gpu && l.out_of_memory_at && (!l.tokens || *l.tokens >= *l.out_of_memory_at)) {
+  l.how = l.fitted            ? fmt::format("fitted from {} lengths", points.size())
+          : points.size() < 2 ? "unknown (fewer than two lengths with memory)"
+          : !capacity_gib     ? "unknown (no usable capacity of this GPU in the catalog to read the fit at)"
+                              : "unknown (the fit reaches no length at this capacity)";
+  // A fit above a length measured out of memory is capped below it. Without a fit (no capacity to
+  // read it at, fewer than two lengths) the longest is not known: the failure bounds it, it does
+  // not measure it.
+  if (same_gpu && l.out_of_memory_at && !l.tokens) {
+    l.how = fmt::format("{}; below {}, measured out of memory", l.how, *l.out_of_memory_at);
+  } else if (same_gpu && l.out_of_memory_at && *l.tokens >= *l.out_of_memory_at) {
     l.capped = true;
     l.tokens = std::max<int64_t>(1, (*l.out_of_memory_at - 1) / kRounding * kRounding);
-    l.how = l.fitted ? fmt::format("below {}, measured out of memory (the fit alone says {})", *l.out_of_memory_at, *l.fitted)
-                     : fmt::format("below {}, measured out of memory", *l.out_of_memory_at);
+    l.how = fmt::format("below {}, measured out of memory (the fit alone says {})", *l.out_of_memory_at, *l.fitted);
   }
   return l;
 }

@@ -215,7 +215,7 @@ void register_history(CLI::App& app, Context& ctx) {
     for (const std::string& file : add_o->files) {
       // Each file is one transaction: an interrupt rolls back the one being added, never those before it.
       end_on_interrupt_saying(fmt::format(
-          "\nupgradebench: interrupted: {} not added (its transaction is rolled back); {} file(s) before it were; "
+          "upgradebench: interrupted: {} not added (its transaction is rolled back); {} file(s) before it were; "
           "run the same command again to add the rest", printable(file), done.size()));
       try {
         file_named = printable(file);

@@ -26,9 +26,13 @@ void on_sigint(int) {
 // The line end_on_interrupt_saying() set: written in place, its length set last (0 while it changes).
 char g_line[2048];
 std::atomic<size_t> g_line_size{0};
+bool g_terminal = false;  // stderr is a terminal: its "^C" echo wants a line of its own
 
 void on_end(int sig) {
   const size_t n = g_line_size.load();
+  if (n > 0 && g_terminal && sig == SIGINT) {
+    [[maybe_unused]] const ssize_t w = write(STDERR_FILENO, "\n", 1);
+  }
   if (n > 0) {
     [[maybe_unused]] const ssize_t w = write(STDERR_FILENO, g_line, n);
   }
@@ -58,6 +62,7 @@ void end_on_interrupt_saying(const std::string& line) {
   std::memcpy(g_line, line.data(), n);
   g_line[n] = '\n';
   g_line_size.store(n + 1);
+  g_terminal = ::isatty(STDERR_FILENO) == 1;
   handle_interrupts(on_end);
 }
 

@@ -254,6 +254,8 @@ std::vector<std::string> glance_lines(const RunLog& run, const Accelerator* gpu,
   out.push_back(fmt::format("Longest sequence: {} tokens ran{}{}.", longest_ran,
                             first_oom ? fmt::format(", {} ran out of memory", *first_oom) : "",
                             fit.tokens ? fmt::format("; on one {} the fit holds {} ({})", gpu ? gpu->id : run.gpu, *fit.tokens, fit.how)
+                            : !gpu     ? fmt::format("; the catalog does not know the {}: no capacity to read the memory fit "
+                                                     "at (memfit --capacity-gib)", run.gpu.empty() ? "GPU" : run.gpu)
                                        : ""));
   if (!per_joule.empty()) {
     const auto [lo, hi] = std::minmax_element(per_joule.begin(), per_joule.end());

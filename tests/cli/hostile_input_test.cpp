@@ -1076,8 +1076,10 @@ TEST(ValidInput, AnInterruptedHistoryAddSaysWhatWasKept) {
   const Result r = capture(fmt::format("{} history add --db {} {}/records_h200.jsonl {} 2>{} & pid=$!; sleep 1; "
                                        "kill -TERM $pid; wait $pid", UB_BINARY, db, kFx, fifo, err));
   EXPECT_EQ(r.code, 128 + SIGTERM);
-  EXPECT_NE(slurp(err).find("interrupted: " + fifo + " not added (its transaction is rolled back); 1 file(s) before it were"),
-            std::string::npos) << slurp(err);
+  const std::string said = slurp(err);
+  EXPECT_EQ(said.rfind("upgradebench: interrupted: " + fifo + " not added (its transaction is rolled back); 1 file(s) "
+                       "before it were", 0), 0u) << said;
+  EXPECT_EQ(std::count(said.begin(), said.end(), '\n'), 1) << "one line: " << said;
   const Result list = run("history list --json --db " + db);
   ASSERT_EQ(list.code, 0) << list.err;
   EXPECT_EQ(nlohmann::json::parse(list.out)["runs"].size(), 1u) << list.out;
@@ -3496,6 +3498,24 @@ TEST(Messages, OptionsTheInputsAnswerAreRefused) {
 }
 
 // A length the team needs that neither GPU reaches alone is said, not passed over.
+// A run on a GPU the catalog does not know has no capacity to read its memory fit at: its report
+// says so, never a longest sequence made of the length it ran out of memory at.
+TEST(SilentlyWrong, AnUnknownGpusLongestSequenceIsNotMadeUp) {
+  const std::string acme = write_file("acme_x1.jsonl", replaced(slurp(kFx + "/records_h200.jsonl"), "\"NVIDIA H200\"", "\"Acme X1\""));
+  const std::string page = fresh_folder("acme_x1_page");
+  const Result r = run("report " + acme + " -o " + page);
+  if (report_tools_missing(r)) GTEST_SKIP() << r.err;
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string md = slurp(page + "/report.md");
+  EXPECT_EQ(md.find("the fit holds"), std::string::npos) << md;
+  EXPECT_NE(md.find("65536 ran out of memory; the catalog does not know the Acme X1: no capacity to read the memory "
+                    "fit at (memfit --capacity-gib)"), std::string::npos) << md;
+  // On the GPU it names, the fit is read and capped as ever.
+  const std::string h200 = fresh_folder("h200_page");
+  ASSERT_EQ(run("report " + kFx + "/records_h200.jsonl -o " + h200).code, 0);
+  EXPECT_NE(slurp(h200 + "/report.md").find("on one h200-sxm the fit holds"), std::string::npos);
+}
+
 TEST(SilentlyWrong, ANeededLengthNeitherGpuReachesIsSaid) {
   const Result r = run(fmt::format("decide {0}/sweep_h200.log {0}/sweep_b200.log --force --need-seqlen 1M", kFx));
   ASSERT_EQ(r.code, 0) << r.err;
