@@ -191,6 +191,7 @@ bool written_by_report(const fs::path& page) {
 
 void write_report(const ReportContent& r_in, const fs::path& dir, const fs::path& web_modules) {
   check_report_folder_name(dir);
+  const ReportFolderLock lock(dir);
   ReportContent r = r_in;
   // Charts leave the page too (as PNG and SVG files): each carries what its numbers are itself.
   if (!r.chart_tag.empty()) {

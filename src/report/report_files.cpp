@@ -1,8 +1,12 @@
 // Writing a report's files into place; see report_files.hpp.
 #include "report/report_files.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/file.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <system_error>
 
@@ -15,6 +19,26 @@ namespace fs = std::filesystem;
 namespace ub::report {
 
 void refuse_symlink(const fs::path& place) { refuse_link_at(place, "a file of the report"); }
+
+ReportFolderLock::ReportFolderLock(const fs::path& dir) : dir_(dir) {
+  std::error_code ec;
+  if (fs::is_symlink(fs::symlink_status(dir, ec))) return;
+  created_ = fs::create_directories(dir, ec);
+  fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd_ < 0) return;  // what is wrong with the folder is said where the report is placed
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK) {
+    ::close(fd_);
+    fd_ = -1;
+    throw UsageError(fmt::format("-o {}: another upgradebench report is writing this folder now: wait for it to finish, "
+                                 "or write into another folder", printable(dir.string())));
+  }
+}
+
+ReportFolderLock::~ReportFolderLock() {
+  std::error_code ec;
+  if (created_ && fs::is_empty(dir_, ec)) fs::remove(dir_, ec);
+  if (fd_ >= 0) ::close(fd_);
+}
 
 void check_report_folder_name(const fs::path& dir) {
   if (dir.empty()) throw UsageError("-o: the report's folder is an empty name: give a folder");

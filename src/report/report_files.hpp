@@ -17,6 +17,23 @@ void check_report_folder_name(const std::filesystem::path& dir);
 // check_report_folder_name refuses `dir`.
 void prepare_report_folder(const std::filesystem::path& dir);
 
+// One report writing `dir` at a time: two at once would leave one's page beside the other's
+// charts. The folder is created (and removed again if still empty when the lock is let go, so a
+// report refused leaves nothing) and locked (flock) for the lock's life; UsageError when another
+// process holds it. A symlink where the folder goes is left to prepare_report_folder to refuse.
+class ReportFolderLock {
+ public:
+  explicit ReportFolderLock(const std::filesystem::path& dir);
+  ~ReportFolderLock();
+  ReportFolderLock(const ReportFolderLock&) = delete;
+  ReportFolderLock& operator=(const ReportFolderLock&) = delete;
+
+ private:
+  std::filesystem::path dir_;
+  int fd_ = -1;
+  bool created_ = false;
+};
+
 // WorkError naming `place` where it is a symlink (or anything but a plain file).
 void refuse_symlink(const std::filesystem::path& place);
 

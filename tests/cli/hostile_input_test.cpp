@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -1099,6 +1100,24 @@ TEST(ValidInput, ReadingOnesOwnDatabaseLeavesNoJournal) {
   }
   // Read, never written: adding the same file again finds it stored.
   EXPECT_NE(run("history add --db " + db + " " + kFx + "/records_h200.jsonl").out.find("already stored"), std::string::npos);
+}
+
+// Two reports into one folder at once would leave one's page beside the other's charts: while one
+// writes it (here: this test holds the folder's lock), the other is refused and writes nothing.
+TEST(Clobbering, TwoReportsNeverWriteOneFolderAtOnce) {
+  const std::string dir = fresh_folder("report_in_use");
+  fs::create_directories(dir);
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX), 0);
+  const Result busy = run("report " + kFx + "/records_h200.jsonl -o " + dir);
+  EXPECT_EQ(busy.code, 2) << busy.err;
+  EXPECT_NE(busy.err.find("another upgradebench report is writing this folder now"), std::string::npos) << busy.err;
+  EXPECT_TRUE(fs::is_empty(dir)) << "the refused report wrote into the folder";
+  ::close(fd);
+  const Result free = run("report " + kFx + "/records_h200.jsonl -o " + dir);
+  if (report_tools_missing(free)) GTEST_SKIP() << free.err;
+  EXPECT_EQ(free.code, 0) << free.err;
 }
 
 TEST(ValidInput, AReportFolderNamedWithANewlineGetsItsFiles) {
