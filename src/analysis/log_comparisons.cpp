@@ -384,7 +384,8 @@ void to_json(json& j, const AttentionComparison& c) {
                     {"fwd_speedup", or_null(r.fwd_speedup)}, {"old_fwd_bwd_tflops", or_null(r.old_fwd_bwd)},
                     {"new_fwd_bwd_tflops", or_null(r.new_fwd_bwd)}, {"fwd_bwd_speedup", or_null(r.fwd_bwd_speedup)}});
   }
-  j = {{"kind", "attention"}, {"old_gpu", c.old_gpu}, {"new_gpu", c.new_gpu}, {"hardware_ratios", c.hardware}, {"rows", rows}};
+  j = {{"kind", "attention"}, {"old_gpu", c.old_gpu}, {"new_gpu", c.new_gpu}, {"data", c.provenance.tag()},
+       {"hardware_ratios", c.hardware}, {"rows", rows}};
 }
 
 void to_json(json& j, const DecompositionComparison& c) {
@@ -394,8 +395,8 @@ void to_json(json& j, const DecompositionComparison& c) {
                     {"speedup", or_null(r.speedup)}, {"old_tflops", or_null(r.old_tflops)},
                     {"new_tflops", or_null(r.new_tflops)}});
   }
-  j = {{"kind", "decomposition"}, {"old_gpu", c.old_gpu}, {"new_gpu", c.new_gpu}, {"hardware_ratios", c.hardware},
-       {"rows", rows}, {"warnings", c.warnings}};
+  j = {{"kind", "decomposition"}, {"old_gpu", c.old_gpu}, {"new_gpu", c.new_gpu}, {"data", c.provenance.tag()},
+       {"hardware_ratios", c.hardware}, {"rows", rows}, {"warnings", c.warnings}};
 }
 
 void to_json(json& j, const MamfComparison& c) {
@@ -404,7 +405,8 @@ void to_json(json& j, const MamfComparison& c) {
     rows.push_back({{"best", r.best}, {"old_tflops", or_null(r.old_tflops)}, {"old_shape", or_null(r.old_shape)},
                     {"new_tflops", or_null(r.new_tflops)}, {"new_shape", or_null(r.new_shape)}, {"ratio", or_null(r.ratio)}});
   }
-  j = {{"kind", "mamf"},        {"old_gpu", c.old_gpu},     {"new_gpu", c.new_gpu},   {"old_dtype", c.old_dtype},
+  j = {{"kind", "mamf"},        {"old_gpu", c.old_gpu},     {"new_gpu", c.new_gpu},   {"data", c.provenance.tag()},
+       {"old_dtype", c.old_dtype},
        {"new_dtype", c.new_dtype}, {"same_gpu", c.same_gpu},  {"hardware_ratios", c.hardware}, {"rows", rows},
        {"notes", c.notes}};
 }

@@ -74,6 +74,7 @@ void run_one(Context& ctx, const MemfitOptions& o) {
   report::Document doc;
   auto& b = doc.add(fmt::format("{} ({}, batch {})", o.path, log.gpu, log.batch));
   if (!log.provenance.empty()) b.notes.push_back(not_measured_line(o.path, log.provenance));
+  if (!log.provenance.empty()) doc.data_tag = Provenance{Origin::example, log.provenance}.tag();
   b.table.columns = {{"seqlen"}, {"tokens"}, {"measured GiB"}, {"fitted GiB"}, {"status", Align::left}};
   for (const RunPoint& p : log.points) {
     const double tokens = static_cast<double>(p.seqlen) * static_cast<double>(log.batch);
@@ -162,6 +163,7 @@ void run_ladder(Context& ctx, const MemfitOptions& o) {
   b.table.columns = {{"levers", Align::left}, {"run", Align::left}, {"measured on", Align::left}, {"peak GiB = a + b x tokens", Align::left}};
   for (const LadderGpu& g : ladder.gpus) b.table.columns.push_back({fmt::format("longest on {}", g.name)});
   b.table.columns.push_back({"step time", Align::left});
+  b.table.columns.push_back({"data", Align::left});  // each run's own: the ladder may mix measured runs and examples
   json rows = json::array();
   for (const LeverRung& r : ladder.rungs) {
     const auto points = memory_points(*r.run);
@@ -183,6 +185,7 @@ void run_ladder(Context& ctx, const MemfitOptions& o) {
       if (l.capped) b.notes.push_back(fmt::format("{} on {}: {}", r.levers.name(), ladder.gpus[g].name, l.how));
     }
     row.push_back(ladder.cost_text(r));
+    row.push_back(r.run->provenance.empty() ? "MEASURED" : Provenance{Origin::example, r.run->provenance}.tag());
     b.table.add_row(row);
     rows.push_back({{"levers", r.levers.name()}, {"run", r.run->path}, {"gpu", r.run->gpu}, {"fit", fit_json},
                     {"longest", longest}, {"step_time_ratio", r.step_time_ratio ? json(*r.step_time_ratio) : json()},

@@ -65,6 +65,7 @@ Document comparison_document(const Comparison& c) {
                                    gpu_label(c.new_run, c.new_gpu)));
   for (const RunLog* r : {&c.old_run, &c.new_run}) {
     if (!r->provenance.empty()) head.notes.push_back(not_measured_line(r->path, r->provenance));
+    if (!r->provenance.empty()) doc.data_tag = Provenance{Origin::example, r->provenance}.tag();
   }
   head.notes.push_back(fmt::format("Hardware ratios from the catalog (new/old): peak {} {}, published MAMF {}, "
                                    "HBM bandwidth {}.", c.old_run.dtype, ratio(c.peak_ratio),

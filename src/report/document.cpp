@@ -176,9 +176,14 @@ std::string render_csv(const Document& in) {
   const Document doc = printable_copy(in);
   std::string out;
   bool first = true;
-  for (const Block& b : doc.blocks) {
-    const Table& t = b.table;
+  for (const Block& block : doc.blocks) {
+    Table t = block.table;
     if (t.columns.empty()) continue;
+    const bool tagged = std::any_of(t.columns.begin(), t.columns.end(), [](const Column& c) { return c.name == "data"; });
+    if (!doc.data_tag.empty() && !tagged) {
+      t.columns.push_back({"data", Align::left});
+      for (auto& row : t.rows) row.push_back(doc.data_tag);
+    }
     if (!first) out += "\n";
     first = false;
     for (size_t i = 0; i < t.columns.size(); ++i) {

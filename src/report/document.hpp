@@ -33,6 +33,9 @@ struct Block {
 
 struct Document {
   std::deque<Block> blocks;  // a deque: references from add() stay valid as blocks are added
+  // What the numbers are when not measurements (EXAMPLE DATA, PREDICTED; "" measured). Text and
+  // markdown say it in their notes; CSV, which carries the tables only, as a data column on each.
+  std::string data_tag;
   Block& add(std::string title = {}) {
     blocks.push_back(Block{std::move(title), {}, {}, false});
     return blocks.back();
@@ -44,7 +47,8 @@ std::string render_text(const Document& doc);
 // or host named "<script>..." in a page), so each is escaped.
 std::string md_text(const std::string& s);
 std::string render_markdown(const Document& doc);
-// CSV carries the tables only (each with its header row; blocks separated by a blank line).
+// CSV carries the tables only (each with its header row; blocks separated by a blank line), and
+// the document's data_tag as a last "data" column where a table has none of its own.
 std::string render_csv(const Document& doc);
 
 }  // namespace ub::report

@@ -28,6 +28,7 @@ Document attention_comparison_document(const AttentionComparison& c) {
   Document doc;
   auto& b = doc.add(fmt::format("Attention: {} ({}) -> {} ({})", c.old_gpu, c.old_backend, c.new_gpu, c.new_backend));
   b.notes = c.provenance_notes;
+  doc.data_tag = c.provenance.measured() ? "" : c.provenance.tag();
   b.notes.push_back(hardware_line(c.old_gpu, c.new_gpu, c.hardware));
   b.table.columns = {{"seqlen"}, {"old fwd TFLOPS"}, {"new fwd TFLOPS"}, {"fwd speedup"},
                      {"old fwd+bwd"}, {"new fwd+bwd"}, {"fwd+bwd speedup"}};
@@ -43,6 +44,7 @@ Document decomposition_comparison_document(const DecompositionComparison& c) {
   Document doc;
   auto& b = doc.add(fmt::format("Step decomposition: {} -> {}", c.old_gpu, c.new_gpu));
   b.notes = c.provenance_notes;
+  doc.data_tag = c.provenance.measured() ? "" : c.provenance.tag();
   b.notes.push_back(hardware_line(c.old_gpu, c.new_gpu, c.hardware));
   if (c.old_step_ms) b.notes.push_back(fmt::format("{}: wall step {} ms", printable(c.old_path), *c.old_step_ms));
   if (c.new_step_ms) b.notes.push_back(fmt::format("{}: wall step {} ms", printable(c.new_path), *c.new_step_ms));
@@ -65,6 +67,7 @@ Document mamf_comparison_document(const MamfComparison& c) {
   auto& b = doc.add(fmt::format("MAMF: {} -> {}{}", side(c.old_gpu, c.old_dtype, c.old_format),
                                 side(c.new_gpu, c.new_dtype, c.new_format), c.same_gpu ? ", same GPU" : ""));
   b.notes = c.provenance_notes;
+  doc.data_tag = c.provenance.measured() ? "" : c.provenance.tag();
   b.notes.push_back(hardware_line(c.old_gpu, c.new_gpu, c.hardware));
   b.table.columns = {{"best", Align::left}, {"old TFLOPS"}, {"@ old MxNxK", Align::left}, {"new TFLOPS"},
                      {"@ new MxNxK", Align::left}, {"new/old"}};
@@ -84,6 +87,7 @@ Document bandwidth_comparison_document(const BandwidthComparison& c) {
   auto& b = doc.add(fmt::format("HBM bandwidth: {} -> {}", c.old_gpu.empty() ? "?" : c.old_gpu,
                                 c.new_gpu.empty() ? "?" : c.new_gpu));
   b.notes = c.provenance_notes;
+  doc.data_tag = c.provenance.measured() ? "" : c.provenance.tag();
   b.notes.push_back(hardware_line(c.old_gpu, c.new_gpu, c.hardware));
   b.table.columns = {{"op", Align::left}, {"size"}, {"where", Align::left}, {"old GB/s"}, {"new GB/s"}, {"new/old"}};
   for (const BandwidthComparisonRow& r : c.rows) {

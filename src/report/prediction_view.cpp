@@ -32,9 +32,11 @@ Document prediction_document(const std::vector<Prediction>& ps) {
   if (ps.empty()) return doc;
   const Prediction& first = ps.front();
   auto& s = doc.add(fmt::format("PREDICTED: {} -> {} (not measured on the {})", first.old_id, first.new_id, first.new_id));
+  doc.data_tag = "PREDICTED";
   for (const Prediction& p : ps) {
     const Provenance& in = p.input.provenance;
     if (in.measured()) continue;
+    doc.data_tag = fmt::format("PREDICTED FROM {}", in.tag());
     s.notes.push_back(fmt::format("PREDICTED FROM {}: {}: {}", in.tag(), printable(p.input.path), in.note));
     break;  // said once: the inputs of one prediction run share their files
   }

@@ -3517,6 +3517,30 @@ TEST(Messages, OptionsTheInputsAnswerAreRefused) {
 }
 
 // A length the team needs that neither GPU reaches alone is said, not passed over.
+// What a file says it is reaches every output: the CSV tables (each row's data column) and every
+// kind of compare --json, not the text alone.
+TEST(SilentlyWrong, ExampleDataSaysSoInEveryFormat) {
+  const std::string ex = std::string(UB_DATA_DIR) + "/examples/";
+  const Result csv = run("compare " + ex + "example_h200_handwritten.log " + ex + "example_b200_handwritten.log --csv");
+  ASSERT_EQ(csv.code, 0) << csv.err;
+  std::istringstream lines(csv.out);
+  size_t rows = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line.rfind("seqlen,", 0) == 0) continue;
+    ++rows;
+    EXPECT_TRUE(line.size() >= 13 && line.substr(line.size() - 13) == ",EXAMPLE DATA") << line;
+  }
+  EXPECT_GT(rows, 0u) << csv.out;
+  for (const std::string pair : {"attention_h200.log attention_b200.log", "decompose_h200.txt decompose_b200.txt"}) {
+    const Result j = run("compare " + pair + " --json", kFx);
+    ASSERT_EQ(j.code, 0) << pair << ": " << j.err;
+    EXPECT_EQ(nlohmann::json::parse(j.out)["data"], "EXAMPLE DATA") << pair;
+  }
+  const Result predicted = run("predict --to b200 " + ex + "example_h200_handwritten.log --csv");
+  ASSERT_EQ(predicted.code, 0) << predicted.err;
+  EXPECT_NE(predicted.out.find(",PREDICTED FROM EXAMPLE DATA\n"), std::string::npos) << predicted.out;
+}
+
 // A run on a GPU the catalog does not know has no capacity to read its memory fit at: its report
 // says so, never a longest sequence made of the length it ran out of memory at.
 TEST(SilentlyWrong, AnUnknownGpusLongestSequenceIsNotMadeUp) {
