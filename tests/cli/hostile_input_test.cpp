@@ -3541,6 +3541,31 @@ TEST(SilentlyWrong, ExampleDataSaysSoInEveryFormat) {
   EXPECT_NE(predicted.out.find(",PREDICTED FROM EXAMPLE DATA\n"), std::string::npos) << predicted.out;
 }
 
+// A predicted part's words name the ends of its own interval: an MoE step's small expert products
+// (below HBM's low end) were said to run "from HBM's 2.27x" while the interval began at 1.98x.
+TEST(SilentlyWrong, APredictedPartNamesTheEndsOfItsInterval) {
+  const std::string records = temp_path("qwen3_decomposed.jsonl");
+  fs::remove(records);
+  ASSERT_EQ(run("decompose " + kFx + "/hf_qwen3_30b_a3b_4l_4096.pt.trace.json.gz --model qwen3-30b-a3b --layers 4 "
+                "--seqlen 4096 --out " + records).code, 0);
+  const Result r = run("predict --to b200 " + records + " --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  size_t checked = 0;
+  const nlohmann::json predicted = nlohmann::json::parse(r.out);
+  for (const auto& bucket : predicted[0]["buckets"]) {
+    for (const auto& part : bucket["parts"]) {
+      const std::string source = part["source"];
+      const size_t from = source.rfind("; from ");
+      if (from == std::string::npos) continue;
+      ++checked;
+      const std::string ends = source.substr(from);
+      EXPECT_NE(ends.find(fmt::format("{:.2f}x", part["low"].get<double>())), std::string::npos) << source;
+      EXPECT_NE(ends.find(fmt::format("{:.2f}x", part["high"].get<double>())), std::string::npos) << source;
+    }
+  }
+  EXPECT_GT(checked, 0u) << r.out.substr(0, 400);
+}
+
 // A run on a GPU the catalog does not know has no capacity to read its memory fit at: its report
 // says so, never a longest sequence made of the length it ran out of memory at.
 TEST(SilentlyWrong, AnUnknownGpusLongestSequenceIsNotMadeUp) {

@@ -155,7 +155,7 @@ std::optional<GemmScale> gemm_scale(const Sides& s, const StepInput& in, std::op
   const auto old_ceiling = ceiling_of(s, true), new_ceiling = ceiling_of(s, false);
   if (in.gemms.empty() || !s.a.bandwidth_tbps.known() || !s.b.bandwidth_tbps.known()) {
     GemmScale g{{compute->point, std::min(hbm->low, compute->low), compute->high,
-                 fmt::format("the best shape's ratio ({}), the step's shapes unknown; down to HBM's {:.2f}x",
+                 fmt::format("the best shape's ratio ({}), the step's shapes unknown; down to HBM's low end {:.2f}x",
                              compute->source, hbm->low)},
                 std::nullopt};
     if (bucket_tflop) g.old_ceiling_ms = *bucket_tflop / old_ceiling->tflops * 1e3;
@@ -169,12 +169,18 @@ std::optional<GemmScale> gemm_scale(const Sides& s, const StepInput& in, std::op
     g.ratio = spread(point, kMeasuredSpread, fmt::format("the step's {} products timed on both GPUs", mix.shapes));
     return g;
   }
+  // The interval's ends as they are: the products' own ratio where it lies beyond HBM's low end or
+  // compute's high end (products too small to fill either GPU gain less than either), else those.
+  const std::string low = point < hbm->low ? fmt::format("the products' own {:.2f}x (below HBM's low end, {:.2f}x)", point, hbm->low)
+                                           : fmt::format("HBM's low end {:.2f}x (bandwidth-bound)", hbm->low);
+  const std::string high = point > compute->high
+                               ? fmt::format("the products' own {:.2f}x (above compute's high end, {:.2f}x)", point, compute->high)
+                               : fmt::format("compute's high end {:.2f}x", compute->high);
   g.ratio = {point, std::min({hbm->low, point}), std::max(compute->high, point),
-             fmt::format("the step's {} products shape by shape ({} timed on the old GPU, {} on both{}), {}; from HBM's "
-                         "{:.2f}x (bandwidth-bound) to compute's {:.2f}x",
+             fmt::format("the step's {} products shape by shape ({} timed on the old GPU, {} on both{}), {}; from {} to {}",
                          mix.shapes, mix.timed_old, mix.timed_both,
                          mix.ridge_share > 0 ? fmt::format("; {:.0f}% of their time below the ridge point", 100 * mix.ridge_share) : "",
-                         compute->source, hbm->low, compute->high)};
+                         compute->source, low, high)};
   return g;
 }
 
