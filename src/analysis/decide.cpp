@@ -30,19 +30,25 @@ std::string x(std::optional<double> r) { return r ? fmt::format("{:.2f}x", *r) :
 void capability_part(const DecideInput& in, Decision& out) {
   const Accelerator& from = *in.from;
   const Accelerator& to = *in.to;
-  std::vector<Dtype> new_cannot, unknown;
+  std::vector<Dtype> neither, unknown;
   for (Dtype d : in.need) {
     const auto o = from.peak(d).executes(), n = to.peak(d).executes();
-    if (n.has_value() && !*n) new_cannot.push_back(d);
+    if (n.has_value() && !*n && o.value_or(false)) out.lost_dtypes.push_back(d);
+    else if (n.has_value() && !*n) neither.push_back(d);
     else if (!n.has_value() || !o.has_value()) unknown.push_back(d);
     else if (*n && !*o) out.missing_dtypes.push_back(d);
   }
   out.capability_gap = !out.missing_dtypes.empty();
-  if (!new_cannot.empty()) {
+  if (!out.lost_dtypes.empty()) {
     out.verdict = "new-gpu-lacks-capability";
     out.reasons.push_back(fmt::format(
-        "Capability: {} cannot execute {} either; no upgrade to it gives you that.", to.name,
-        dtype_list(new_cannot)));
+        "Capability: your recipe needs {}, which {} executes and {} cannot: the new GPU scores zero there, whatever "
+        "its speed; this move loses it.", dtype_list(out.lost_dtypes), from.name, to.name));
+  }
+  if (!neither.empty()) {
+    out.verdict = "new-gpu-lacks-capability";
+    out.reasons.push_back(fmt::format(
+        "Capability: {} cannot execute {} either; no upgrade to it gives you that.", to.name, dtype_list(neither)));
   }
   if (!unknown.empty()) {
     out.reasons.push_back(fmt::format(
@@ -150,12 +156,19 @@ void performance_part(const DecideInput& in, Decision& out) {
         "measured speedup above it lowers $/token; below it the new GPU costs more per token and "
         "can only win on wall-clock time or memory headroom.", be, *in.price_to,
         *in.price_from));
-    if (best && *best < be && out.verdict.empty()) {
+    // Both bounds known, or the verdict is not drawn: a compute ceiling not published could be
+    // above the break-even, and "no workload" would rest on the one figure that is known.
+    if (!compute || !r.bandwidth) {
+      out.reasons.push_back(fmt::format(
+          "Cost: the {} ceiling of the {} is not published, so the spec bound is one-sided: no cost verdict "
+          "from the catalog; measure.", !compute ? "compute (bf16 peak)" : "HBM bandwidth", in.to->id));
+    } else if (best && *best < be && out.verdict.empty()) {
+      const auto cf = in.from->capacity_gib(), ct = in.to->capacity_gib();
       out.verdict = "costlier-per-token";
       out.reasons.push_back(fmt::format(
-          "Cost: even the best spec ceiling ({:.2f}x) is below break-even: no workload will "
-          "lower $/token on the new GPU at these prices, unless its extra memory lets you drop "
-          "parallelism, offload or checkpointing.", *best));
+          "Cost: even the best spec ceiling ({:.2f}x) is below break-even: no workload will lower $/token on the "
+          "new GPU at these prices{}.", *best,
+          cf && ct && *ct > *cf ? ", unless its extra memory lets you drop parallelism, offload or checkpointing" : ""));
     } else if (compute && r.bandwidth) {
       out.reasons.push_back(fmt::format(
           "Cost: compute-bound work can {} break-even ({} ceiling), bandwidth-bound work {} "

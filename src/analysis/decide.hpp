@@ -33,6 +33,7 @@ struct Decision {
   std::string verdict;  // see decide.cpp for the list
   bool capability_gap = false;
   std::vector<Dtype> missing_dtypes;  // needed, executed by the new GPU, not by the old
+  std::vector<Dtype> lost_dtypes;     // needed, executed by the old GPU, not by the new
   std::vector<std::string> reasons;
   std::optional<double> break_even_speedup;
   SpecComparison specs;

@@ -235,6 +235,15 @@ void decide_verdict(UpgradeDecision& d, const UpgradeOptions& opt) {
                                       at_most(d.old_longest.tokens), ng, at_most(d.new_longest.tokens)));
     }
   }
+  // A needed dtype the old GPU executes and the new one cannot: the new GPU scores zero there.
+  if (!d.specs.lost_dtypes.empty()) {
+    std::vector<std::string> names;
+    for (Dtype t : d.specs.lost_dtypes) names.emplace_back(to_string(t));
+    d.verdict = UpgradeVerdict::do_not_upgrade;
+    d.line = fmt::format("DO NOT UPGRADE: the recipe needs {}, which the {} executes and the {} cannot: the new GPU "
+                         "scores zero there, whatever the speed.", fmt::join(names, ", "), d.old_gpu, ng);
+    return;
+  }
   if (!d.specs.missing_dtypes.empty()) {
     std::vector<std::string> names;
     for (Dtype t : d.specs.missing_dtypes) names.emplace_back(to_string(t));

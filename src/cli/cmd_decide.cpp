@@ -297,6 +297,8 @@ void run(Context& ctx, const DecideOptions& o) {
 
   std::vector<std::string> missing;
   for (Dtype dt : d.missing_dtypes) missing.emplace_back(to_string(dt));
+  std::vector<std::string> lost;
+  for (Dtype dt : d.lost_dtypes) lost.emplace_back(to_string(dt));
   std::vector<std::string> added;
   for (Dtype dt : d.specs.new_dtypes) added.emplace_back(to_string(dt));
   json j = {{"mode", "catalog"},
@@ -306,6 +308,7 @@ void run(Context& ctx, const DecideOptions& o) {
             {"verdict", d.verdict},
             {"capability_gap", d.capability_gap},
             {"missing_dtypes", missing},
+            {"lost_dtypes", lost},
             {"new_dtypes", added},
             {"reasons", d.reasons},
             {"break_even_speedup", optional_json(d.break_even_speedup)},

@@ -149,6 +149,17 @@ TEST(Decide, NeedingADtypeTheOldGpuLacksIsACapabilityVerdict) {
   EXPECT_EQ(json::parse(r.out)["verdict"], "upgrade for capability");
 }
 
+// A needed dtype the old GPU executes and the new one cannot: whatever the speed and the prices,
+// the new GPU scores zero there (an A100 runs no fp8).
+TEST(Decide, NeedingADtypeTheNewGpuLacksIsNoUpgrade) {
+  const Result r = run("decide " + kSuite + " --to a100-sxm --need-dtype fp8 --price-old 3.5 --price-new 1 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json d = json::parse(r.out);
+  EXPECT_EQ(d["verdict"], "do not upgrade") << d["line"];
+  EXPECT_NE(d["line"].get<std::string>().find("the recipe needs fp8, which the NVIDIA H200 executes and the a100-sxm "
+                                              "cannot"), std::string::npos) << d["line"];
+}
+
 TEST(Decide, WithoutPricesItSaysTheSpeedupAndAsksForThem) {
   const std::string logs = kExamples + "/example_h200_handwritten.log " + kExamples + "/example_b200_handwritten.log";
   const Result r = run("decide " + logs + " --force --json");

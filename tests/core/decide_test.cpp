@@ -83,6 +83,35 @@ TEST(Decide, NewGpuLackingTheDtypeSaysSo) {
   EXPECT_EQ(decide(in).verdict, "new-gpu-lacks-capability");
 }
 
+// The other way round: the old GPU executes a needed dtype and the new one cannot. The new GPU
+// scores zero there; "either" is said only of a dtype neither executes.
+TEST(Decide, ANeededDtypeTheNewGpuLosesIsSaidAsLost) {
+  DecideInput in = input("b200", "h200");
+  in.need = {Dtype::nvfp4};
+  const Decision d = decide(in);
+  EXPECT_EQ(d.verdict, "new-gpu-lacks-capability");
+  EXPECT_EQ(d.lost_dtypes, std::vector<Dtype>{Dtype::nvfp4});
+  EXPECT_TRUE(any_reason_contains(d, "executes and NVIDIA H200 SXM cannot: the new GPU scores zero there"));
+  for (const std::string& r : d.reasons) EXPECT_EQ(r.find("either"), std::string::npos) << r;
+  DecideInput neither = input("a100-sxm", "h100-sxm");
+  neither.need = {Dtype::fp4};
+  const Decision n = decide(neither);
+  EXPECT_TRUE(n.lost_dtypes.empty());
+  EXPECT_TRUE(any_reason_contains(n, "cannot execute fp4 either"));
+}
+
+// A ceiling the catalog does not publish makes the spec bound one-sided: no "costlier per token"
+// drawn from the bandwidth alone (the RTX PRO 6000's bf16 peak is not published).
+TEST(Decide, AnUnpublishedCeilingDrawsNoCostVerdict) {
+  DecideInput in = input("h200", "rtx-pro-6000-server");
+  in.price_from = 4.0;
+  in.price_to = 1.5;
+  const Decision d = decide(in);
+  EXPECT_EQ(d.verdict, "measure");
+  EXPECT_TRUE(any_reason_contains(d, "is not published, so the spec bound is one-sided"));
+  for (const std::string& r : d.reasons) EXPECT_EQ(r.find("extra memory"), std::string::npos) << r;
+}
+
 TEST(Decide, BreakEvenIsThePriceRatio) {
   DecideInput in = input("h200", "b200");
   in.price_from = 3.0;
