@@ -60,6 +60,23 @@ bool looks_like_json_file(const std::string& path) {
   return false;
 }
 
+// The FLOPs of --model, --layers and --seqlen over a trace's kernel times: a rate past the GPU's
+// dense peak says the options describe another step than the trace's (a wrong depth or length),
+// never a measurement to print and record.
+void refuse_work_past_peak(const DecompositionRecord& r, const Accelerator& gpu, const std::string& whose,
+                           const DecomposeOptions& o) {
+  const std::optional<double> most = gpu.most_measurable_tflops(Dtype::bf16);
+  if (!most) return;
+  for (const DecompositionBucketRecord& b : r.buckets) {
+    if (!b.tflops || *b.tflops <= *most) continue;
+    throw UsageError(fmt::format(
+        "--model {} --layers {} --seqlen {} --batch {}: {}: its bucket \"{}\" would run {:.1f} TFLOPS, past the {}'s "
+        "dense bf16 peak ({:.0f} TFLOPS): the trace is no step of that model, depth and length; give the ones it ran",
+        o.train.model, o.train.layers > 0 ? std::to_string(o.train.layers) : "(all)", o.train.seqlen, o.train.batch,
+        whose, printable(b.name), *b.tflops, gpu.id, gpu.peak(Dtype::bf16).get().value_or(*most)));
+  }
+}
+
 trace::KernelClasses kernel_classes(Context& ctx, const DecomposeOptions& o) {
   trace::KernelClasses classes;
   classes.add_file(ctx.data_dir() / "kernel_classes.json", false);
@@ -196,8 +213,10 @@ void run(Context& ctx, DecomposeOptions& o, const CLI::App& cmd) {
       }
       seen.emplace_back(d.activity, whose);
       if (const auto w = unknown_gpu_warning(d.gpu, ctx.catalog(), printable(f))) unknown.push_back(*w);
-      DecompositionRecord r = trace::summarize(d, work, d.gpu.empty() ? nullptr : ctx.catalog().try_find(d.gpu));
+      const Accelerator* gpu = d.gpu.empty() ? nullptr : ctx.catalog().try_find(d.gpu);
+      DecompositionRecord r = trace::summarize(d, work, gpu);
       if (work) r.seqlen = parse_size(o.train.seqlen, "--seqlen"), r.batch = o.train.batch;
+      if (work && gpu) refuse_work_past_peak(r, *gpu, whose, o);
       report::add_decomposition_block(doc, r);
       j.push_back(r);
       keep(r);

@@ -182,6 +182,7 @@ void run(Context& ctx, const ReportOptions& o) {
     std::vector<DecompositionLog> logs;
     for (const LineSource& t : texts) {
       logs.push_back(read_decomposition_log(t)), gpus.emplace_back(logs.back().gpu, t.path);
+      refuse_impossible_decomposition(logs.back(), ctx.catalog());  // as compare, predict and history add do
       said.emplace_back(logs.back().warnings, t.path);
     }
     std::optional<DecompositionComparison> c;

@@ -3566,6 +3566,41 @@ TEST(SilentlyWrong, APredictedPartNamesTheEndsOfItsInterval) {
   EXPECT_GT(checked, 0u) << r.out.substr(0, 400);
 }
 
+// decompose's --model, --layers and --seqlen describe the traced step: a depth or length the trace
+// did not run puts a bucket past the GPU's peak, refused before anything is printed or recorded;
+// and report holds a decomposition to the peak as compare, predict and history add do.
+TEST(SilentlyWrong, ADecompositionPastThePeakIsNeitherWrittenNorDrawn) {
+  const std::string trace = kFx + "/hf_llama_2l_4096.pt.trace.json.gz";
+  const std::string wrong = temp_path("decomposed_as_4_layers.jsonl");
+  fs::remove(wrong);
+  const Result deeper = run("decompose " + trace + " --model llama-3.1-8b --layers 4 --seqlen 4096 --out " + wrong);
+  EXPECT_EQ(deeper.code, 2) << deeper.err;
+  EXPECT_NE(deeper.err.find("--model llama-3.1-8b --layers 4 --seqlen 4096 --batch 1: " + trace + " (GPU 0): its bucket "
+                            "\"gemm\" would run 1134.5 TFLOPS, past the h200-sxm's dense bf16 peak"), std::string::npos)
+      << deeper.err;
+  EXPECT_FALSE(fs::exists(wrong)) << "a record of it was written";
+  const std::string right = temp_path("decomposed_as_2_layers.jsonl");
+  fs::remove(right);
+  ASSERT_EQ(run("decompose " + trace + " --model llama-3.1-8b --layers 2 --seqlen 4096 --out " + right).code, 0);
+  std::string faster;
+  std::istringstream in(slurp(right));
+  for (std::string line; std::getline(in, line);) {
+    nlohmann::json r = nlohmann::json::parse(line);
+    if (r.contains("buckets")) {
+      nlohmann::json& buckets = r["buckets"];
+      for (auto& b : buckets) {
+        if (b["name"] == "gemm") b["tflops"] = 1200.0, b["tflop"] = 1200.0 * b["ms"].get<double>() / 1e3;
+      }
+    }
+    faster += r.dump() + "\n";
+  }
+  const std::string past = write_file("decomposition_past_peak.jsonl", faster);
+  const Result page = run("report " + past + " -o " + fresh_folder("decomposition_past_peak_page"));
+  EXPECT_EQ(page.code, 1) << page.err;
+  EXPECT_NE(page.err.find("bucket \"gemm\": 1200.0 TFLOPS is past the h200-sxm's dense bf16 peak"), std::string::npos)
+      << page.err;
+}
+
 // A run on a GPU the catalog does not know has no capacity to read its memory fit at: its report
 // says so, never a longest sequence made of the length it ran out of memory at.
 TEST(SilentlyWrong, AnUnknownGpusLongestSequenceIsNotMadeUp) {
