@@ -122,6 +122,24 @@ LengthsByCost by_cost(const Comparison& c) {
   return l;
 }
 
+// Dropless routing makes the busiest expert the step's pace: two runs whose busiest expert took
+// other counts of tokens (beyond what numerics flip at a near tie) timed other work. What differs at
+// the first such length, or nullopt.
+std::optional<std::string> expert_balance_difference(const Comparison& c) {
+  constexpr double kTolerance = 0.10;
+  for (const CompareRow& r : c.rows) {
+    const auto& a = r.old_side.expert_tokens;
+    const auto& b = r.new_side.expert_tokens;
+    if (!a || !b) continue;
+    const double most = std::max(a->max, b->max);
+    if (most > 0 && std::abs(a->max - b->max) > kTolerance * most) {
+      return fmt::format("at {} tokens the busiest expert took {:.0f} tokens on the {} and {:.0f} on the {}", r.seqlen,
+                         a->max, c.old_run.gpu, b->max, c.new_run.gpu);
+    }
+  }
+  return std::nullopt;
+}
+
 // The speedup's span over the lengths measured on both: "1.69-2.03x".
 std::string speedup_span(const Comparison& c) {
   double lo = 1e300, hi = 0;
@@ -538,6 +556,14 @@ UpgradeDecision decide_upgrade(const MeasurementSet& o, const MeasurementSet& n,
     d.training = compare_runs(*o.sweep, *n.sweep, catalog, models_dir, co);
     for (const std::string& w : d.training->warnings) {
       if (w.rfind("forced: ", 0) == 0) d.forced_workload.push_back(w.substr(8));
+    }
+    if (const auto differs = expert_balance_difference(*d.training)) {
+      if (!opt.force) {
+        throw UsageError(fmt::format("{}: the two runs routed their tokens differently (other weights, tokens or seed), so "
+                                     "they did not time the same work; run both with the same, or --force to compare "
+                                     "them anyway", *differs));
+      }
+      d.forced_workload.push_back(*differs);
     }
   }
   if (o.ceiling && n.ceiling) d.ceiling = compare_mamf(*o.ceiling, *n.ceiling, catalog, opt.force);

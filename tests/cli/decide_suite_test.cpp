@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "cli_run.hpp"
@@ -478,15 +479,17 @@ TEST(Decide, ALengthTheSuiteAskedForAndNeverMeasuredIsRefused) {
   EXPECT_EQ(run("decide " + dropped.string() + " --to b200").code, 0);
 }
 
-// The hand-written H200 run without levers, measured again on a B200 with every step 0.6x the time
-// (its out of memory at 16384 kept).
-fs::path levers_none_on_b200() {
+// A fixture of H200 records measured again on a B200: every step 0.6x the time, each step record
+// then given to `edit` (its out-of-memory lengths kept).
+fs::path records_on_b200(const std::string& fixture, const std::string& name,
+                         const std::function<void(json&)>& edit = [](json&) {}) {
   std::string b200;
-  std::istringstream in(slurp(kFx + "/levers/none.jsonl"));
+  std::istringstream in(slurp(kFx + "/" + fixture));
   for (std::string line; std::getline(in, line);) {
     json r = json::parse(line);
     if (r["type"] == "train_step") {
       ub_test::measure_again(r, 0.6);
+      edit(r);
     } else if (r["type"] == "context") {
       std::string text = r.dump();
       for (const auto& [from, to] : {std::pair{std::string("NVIDIA H200"), std::string("NVIDIA B200")},
@@ -498,9 +501,41 @@ fs::path levers_none_on_b200() {
     }
     b200 += r.dump() + "\n";
   }
-  const fs::path faster = fs::path(::testing::TempDir()) / "levers_none_b200.jsonl";
+  const fs::path faster = fs::path(::testing::TempDir()) / name;
   std::ofstream(faster) << b200;
   return faster;
+}
+
+// The hand-written H200 run without levers, measured again on a B200.
+fs::path levers_none_on_b200() { return records_on_b200("levers/none.jsonl", "levers_none_b200.jsonl"); }
+
+// Dropless routing: the busiest expert sets the step's pace. Two runs whose busiest expert took
+// other counts of tokens routed other work, and decide refuses them as two workloads (--force
+// compares them, saying so before the verdict).
+TEST(Decide, RunsWhoseExpertsTookOtherTokensAreTwoWorkloads) {
+  const auto tokens = [](int64_t most) {
+    return [most](json& r) { r["expert_tokens"] = {{"min", 10}, {"median", 256}, {"max", most}}; };
+  };
+  const fs::path old_run = fs::path(::testing::TempDir()) / "experts_h200.jsonl";
+  {
+    std::string text;
+    std::istringstream in(slurp(kFx + "/records_h200.jsonl"));
+    for (std::string line; std::getline(in, line);) {
+      json r = json::parse(line);
+      if (r["type"] == "train_step") tokens(320)(r);
+      text += r.dump() + "\n";
+    }
+    std::ofstream(old_run) << text;
+  }
+  const fs::path alike = records_on_b200("records_h200.jsonl", "experts_b200_alike.jsonl", tokens(330));
+  const fs::path other = records_on_b200("records_h200.jsonl", "experts_b200_other.jsonl", tokens(4096));
+  EXPECT_EQ(run("decide " + old_run.string() + " " + alike.string() + " --price-old 3 --price-new 6").code, 0);
+  expect_error("decide " + old_run.string() + " " + other.string() + " --price-old 3 --price-new 6", 2,
+               "at 4096 tokens the busiest expert took 320 tokens on the NVIDIA H200 and 4096 on the NVIDIA B200: the "
+               "two runs routed their tokens differently");
+  const Result forced = run("decide " + old_run.string() + " " + other.string() + " --price-old 3 --price-new 6 --force");
+  ASSERT_EQ(forced.code, 0) << forced.err;
+  EXPECT_NE(forced.out.find("WORKLOAD DIFFERS"), std::string::npos) << forced.out;
 }
 
 // Lengths timed over too few steps for a 95% interval (two each here) decide nothing: MEASURE MORE,
