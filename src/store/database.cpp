@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <regex>
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
@@ -57,7 +58,17 @@ T parse_number(const Row& row, size_t i) {
 
 // Another scheme's address (mysql://, sqlite:///path) would be a relative path of folders named
 // after it, created under the working folder.
+// libpq's other form of an address, "host=... dbname=...": never a file's name (it would be
+// created, and its password printed). Said without the string itself, which may hold one.
+void refuse_keyword_address(const std::string& spec) {
+  static const std::regex keyword(R"(^\s*(host|hostaddr|port|dbname|user|password|passfile|service|sslmode|connect_timeout|options|application_name)\s*=)");
+  if (!std::regex_search(spec, keyword)) return;
+  throw UsageError("--db: a libpq keyword=value connection string (host=... dbname=...): give it as a postgresql:// "
+                   "address (postgresql://USER@HOST:PORT/DBNAME), or ./NAME for an SQLite file of that name");
+}
+
 void refuse_other_scheme(const std::string& spec) {
+  refuse_keyword_address(spec);
   const size_t colon = spec.find("://");
   if (colon == std::string::npos || colon == 0) return;
   const auto scheme_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.'; };

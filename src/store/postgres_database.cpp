@@ -21,6 +21,7 @@
 #include <libpq-fe.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <map>
@@ -37,12 +38,41 @@ namespace {
 constexpr int kConnectTimeoutS = 10;
 constexpr int kStatementTimeoutS = 300;
 
-// The address without its password, for messages.
+// `s` with its %XX escapes undone, as libpq reads a parameter's key and value.
+std::string percent_decoded(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+      out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+// The address without its password, for messages: the user:password@ part, and every query
+// parameter libpq reads as the password (its key may be percent-encoded: "pass%77ord").
 std::string without_password(const std::string& url) {
   static const std::regex password(R"(://([^:/@]*):[^@/]*@)");
   std::string s = std::regex_replace(url, password, "://$1:***@");
-  static const std::regex query_password(R"(([?&]password=)[^&]*)");
-  return std::regex_replace(s, query_password, "$1***");
+  const size_t query = s.find('?');
+  if (query == std::string::npos) return s;
+  std::string out = s.substr(0, query + 1);
+  size_t at = query + 1;
+  while (at <= s.size()) {
+    const size_t end = std::min(s.find('&', at), s.size());
+    const std::string param = s.substr(at, end - at);
+    const size_t eq = param.find('=');
+    std::string key = percent_decoded(param.substr(0, eq));
+    std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return std::tolower(c); });
+    out += key == "password" && eq != std::string::npos ? param.substr(0, eq + 1) + "***" : param;
+    if (end < s.size()) out += '&';
+    at = end + 1;
+  }
+  return out;
 }
 
 // libpq's messages end in a newline and may span lines, indented with tabs: ours are one line.

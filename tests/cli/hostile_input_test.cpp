@@ -1120,6 +1120,38 @@ TEST(Clobbering, TwoReportsNeverWriteOneFolderAtOnce) {
   EXPECT_EQ(free.code, 0) << free.err;
 }
 
+// A password never reaches a message: as libpq reads it from a query key written with a percent
+// escape ("pass%77ord"), and in libpq's keyword=value form, which is no file's name either (it was
+// created as an SQLite file named after the password).
+TEST(Clobbering, APasswordInTheAddressIsNeverPrintedNorAFilesName) {
+  int port = 0;  // a port nobody listens at: the connection is refused
+  {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+    socklen_t len = sizeof addr;
+    ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+    port = ntohs(addr.sin_port);
+    ::close(fd);
+  }
+  const Result encoded = run(fmt::format("history list --db 'postgresql://pw@127.0.0.1:{}/h?pass%77ord=Hunter2&sslmode=disable'", port));
+  if (encoded.err.find("libpq.so.5 is not installed") != std::string::npos) GTEST_SKIP() << encoded.err;
+  EXPECT_EQ(encoded.code, 2) << encoded.err;
+  EXPECT_EQ(encoded.err.find("Hunter2"), std::string::npos) << encoded.err;
+  EXPECT_NE(encoded.err.find("pass%77ord=***&sslmode=disable"), std::string::npos) << encoded.err;
+  const std::string dir = fresh_folder("keyword_address");
+  fs::create_directories(dir);
+  const std::string keywords = "host=127.0.0.1 port=5432 user=pw password=Hunter2 dbname=h";
+  const Result add = run("history add --db '" + keywords + "' " + kFx + "/records_h200.jsonl", dir);
+  EXPECT_EQ(add.code, 2) << add.err;
+  EXPECT_NE(add.err.find("a libpq keyword=value connection string"), std::string::npos) << add.err;
+  EXPECT_EQ(add.err.find("Hunter2"), std::string::npos) << add.err;
+  EXPECT_EQ(add.out.find("Hunter2"), std::string::npos) << add.out;
+  EXPECT_TRUE(fs::is_empty(dir)) << "a file was created";
+}
+
 TEST(ValidInput, AReportFolderNamedWithANewlineGetsItsFiles) {
   const std::string dir = temp_path("report\nfolder");
   fs::remove_all(dir);
