@@ -216,7 +216,12 @@ void run(Context& ctx, SuiteOptions& o) {
                                    "with the same options", dir.string(), d));
     }
   }
-  if (!o.dry_run && !has_gpu_binary()) {
+  // A resumed suite whose every part is done or skipped measures nothing: it says where it stands
+  // on any machine, one without the GPU side included.
+  const bool all_done = o.resume && std::all_of(m.parts.begin(), m.parts.end(), [](const ManifestPart& p) {
+    return p.status == PartStatus::done || p.status == PartStatus::skipped;
+  });
+  if (!o.dry_run && !all_done && !has_gpu_binary()) {
     throw WorkError("suite: this build of upgradebench has no GPU side (nvcc was not found at build time, so there is "
                     "no upgradebench-gpu beside it): nothing can be measured here (--dry-run prints the plan)");
   }

@@ -414,6 +414,37 @@ TEST(Suite, ThePlanFitsTheBudgetByLeavingOutWhatMattersLeast) {
 }
 
 // A build without the GPU side refuses a suite before it makes a folder (the plan still prints).
+// A resumed suite whose every part is done measures nothing: on a machine without the GPU side
+// (here the binary copied alone) it prints where it stands, as docs/suite.md shows.
+TEST(Suite, ResumingAFinishedSuiteNeedsNoGpuSide) {
+  const fs::path alone = fs::path(::testing::TempDir()) / "cpu_side_alone";
+  fs::remove_all(alone);
+  fs::create_directories(alone);
+  fs::copy_file(UB_BINARY, alone / "upgradebench");
+  fs::permissions(alone / "upgradebench", fs::perms::owner_all);
+  const fs::path folder = alone / "suite_h200_2l";
+  fs::copy(kSuite, folder, fs::copy_options::recursive);
+  const Result r = capture(fmt::format("UPGRADEBENCH_DATA={} {} suite --out {} --resume --layers 2 --seqlens 2k,4k "
+                                       "--no-find-max 2>/dev/null", UB_DATA_DIR, (alone / "upgradebench").string(),
+                                       folder.string()));
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("decompose-long   done"), std::string::npos) << r.out;
+  // With a part left to run, the GPU side is asked for.
+  const std::string manifest = slurp((folder / "manifest.json").string());
+  const size_t sweep = manifest.find("\"sweep\"");
+  ASSERT_NE(sweep, std::string::npos);
+  std::string pending = manifest;
+  const size_t done = pending.find("\"done\"", sweep);
+  ASSERT_NE(done, std::string::npos);
+  pending.replace(done, 6, "\"failed\"");
+  std::ofstream(folder / "manifest.json") << pending;
+  const Result again = capture(fmt::format("UPGRADEBENCH_DATA={} {} suite --out {} --resume --layers 2 --seqlens 2k,4k "
+                                           "--no-find-max 2>&1", UB_DATA_DIR, (alone / "upgradebench").string(),
+                                           folder.string()));
+  EXPECT_EQ(again.code, 1) << again.out;
+  EXPECT_NE(again.out.find("no GPU side"), std::string::npos) << again.out;
+}
+
 TEST(Suite, WithoutAGpuSideNothingIsStarted) {
   if (fs::exists(fs::path(UB_BINARY).parent_path() / "upgradebench-gpu")) GTEST_SKIP() << "this build has a GPU side";
   const fs::path out = fs::path(::testing::TempDir()) / "suite_no_gpu_side";
