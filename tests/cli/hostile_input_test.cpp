@@ -3633,6 +3633,28 @@ TEST(SilentlyWrong, ADecompositionPastThePeakIsNeitherWrittenNorDrawn) {
       << page.err;
 }
 
+// A GPU activity whose args leave out its device and stream is placed by Kineto's pid and tid, as
+// the trace draws it (they were folded onto one "stream -1" and called overlapping).
+TEST(ValidInput, AKernelWithoutArgsStreamIsPlacedByItsTid) {
+  nlohmann::json trace = nlohmann::json::parse(slurp(kFx + "/trace_kineto_small.json"));
+  size_t stripped = 0;
+  for (auto& e : trace["traceEvents"]) {
+    if (!e.contains("args") || !e["args"].is_object()) continue;
+    stripped += e["args"].erase("device") + e["args"].erase("stream");
+  }
+  ASSERT_GT(stripped, 0u);
+  const std::string bare = write_file("trace_without_args_stream.json", trace.dump());
+  const Result r = run("decompose " + bare + " --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Result whole = run("decompose " + kFx + "/trace_kineto_small.json --json");
+  ASSERT_EQ(whole.code, 0) << whole.err;
+  nlohmann::json a = nlohmann::json::parse(r.out), b = nlohmann::json::parse(whole.out);
+  for (auto* j : {&a, &b}) {
+    for (auto& d : *j) d.erase("file");
+  }
+  EXPECT_EQ(a, b);
+}
+
 // A run on a GPU the catalog does not know has no capacity to read its memory fit at: its report
 // says so, never a longest sequence made of the length it ran out of memory at.
 TEST(SilentlyWrong, AnUnknownGpusLongestSequenceIsNotMadeUp) {

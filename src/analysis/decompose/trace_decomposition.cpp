@@ -87,7 +87,7 @@ std::vector<StepDecomposition> decompose_steps(const std::vector<StepWindow>& wi
   std::unordered_map<int32_t, uint32_t> last_on_stream;  // the kernel ending last so far on each stream
   for (const uint32_t i : order) {
     const GpuActivity& b = acts[i];
-    if (b.bucket == Bucket::memcpy) continue;
+    if (b.bucket == Bucket::memcpy || b.stream < 0) continue;  // a stream no field names: nothing to hold it to
     const auto [it, first] = last_on_stream.try_emplace(b.stream, i);
     if (first) continue;
     const GpuActivity& a = acts[it->second];

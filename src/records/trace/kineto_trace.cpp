@@ -138,6 +138,9 @@ TraceInfo read_kineto_trace(const std::string& path, const std::function<void(co
     bool cat_seen = false, name_pending = false;
     NumberField ts, dur;
     IdField device, stream;
+    // Kineto also writes a GPU activity's device as its pid and its stream as its tid: where args
+    // leave them out, those place it (whole numbers only: a name is no timeline of ours).
+    std::optional<int64_t> pid, tid;
     // A key the decomposition reads, given twice in one event: which value is meant is not known
     // (a parser would keep the last without a word).
     unsigned seen = 0;
@@ -167,8 +170,12 @@ TraceInfo read_kineto_trace(const std::string& path, const std::function<void(co
         } else if (ev.kind != EventKind::other) {
           v.string_into(ev.name);
         }
-      } else if (k == "pid" || k == "tid") {  // which timeline: not read, but two would mean two events
+      } else if (k == "pid" || k == "tid") {  // which timeline; two would mean two events
         once(k, k == "pid" ? 1u << 6 : 1u << 7);
+        const char c = v.peek();
+        if (c >= '0' && c <= '9') {
+          (k == "pid" ? pid : tid) = v.integer();
+        }
       } else if (k == "ts") {
         once(k, 1u << 3), ts.read(v);
       } else if (k == "dur") {
@@ -194,7 +201,9 @@ TraceInfo read_kineto_trace(const std::string& path, const std::function<void(co
         ev.kind == EventKind::kernel || ev.kind == EventKind::memcpy || ev.kind == EventKind::memset;
     if (gpu_activity) {
       check_activity(info, ev, device, stream);
-      ev.device = device.value.value_or(-1), ev.stream = stream.value.value_or(-1);
+      const bool pid_a_device = pid && *pid <= kMaxDeviceId;
+      ev.device = device.seen ? *device.value : pid_a_device ? *pid : -1;
+      ev.stream = stream.seen ? *stream.value : tid ? *tid : -1;
     }
     const bool annotation = ev.kind == EventKind::cpu_annotation || ev.kind == EventKind::gpu_annotation;
     if (annotation && ev.ph != 'X') ++info.annotations_not_complete;
