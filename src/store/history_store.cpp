@@ -337,10 +337,11 @@ HistoryStore::HistoryStore(const std::string& spec, Access access) : db_(open_da
     migrate(*db_);
     return;
   }
-  // Reading creates nothing: a role or a user that may only read serves the reading commands. A
-  // history of an older schema is brought up to date where this user may write it (a build
-  // upgraded under one's own database), and said otherwise.
-  if (is_older_schema(*db_)) {
+  // Reading creates nothing: a role or a user that may only read serves the reading commands. An
+  // SQLite history of an older schema is brought up to date where this user may write it (a build
+  // upgraded under one's own database), and said otherwise. A PostgreSQL one is a team's: a
+  // reporting query never changes its schema under the others' clients (history add does).
+  if (!is_postgres(spec) && is_older_schema(*db_)) {
     try {
       std::unique_ptr<Database> writable = open_database(spec, Access::read_write);
       migrate(*writable);

@@ -266,10 +266,14 @@ void check_schema(Database& db) {
     throw WorkError(fmt::format("history database {}: schema version {} is newer than this upgradebench's {}; use a newer upgradebench",
                                 db.name(), version, kSchemaVersion));
   }
-  throw UsageError(fmt::format("history database {}: schema version {}, older than this upgradebench's {}, and this user "
-                               "(or PostgreSQL role) may not write it to bring it up to date: whoever may runs "
-                               "`upgradebench history add --db {} FILE` once, with any file (one already stored adds "
-                               "nothing)", db.name(), version, kSchemaVersion, db.name()));
+  const bool team = db.dialect() == Dialect::postgresql;
+  throw UsageError(fmt::format("history database {}: schema version {}, older than this upgradebench's {}, and {}: "
+                               "whoever may write it runs `upgradebench history add --db {} FILE` once, with any file "
+                               "(one already stored adds nothing)", db.name(), version, kSchemaVersion,
+                               team ? "a reading command does not bring a PostgreSQL history up to date under the other "
+                                      "clients"
+                                    : "this user may not write it to bring it up to date",
+                               db.name()));
 }
 
 bool is_older_schema(Database& db) {

@@ -614,14 +614,25 @@ TEST_P(HistoryStoreTest, AVersionOneDatabaseLearnsEachRunsWorkload) {
   EXPECT_EQ(series.size(), 2u) << "the guide's 8-GPU job and our 4-layer step are two series";
 }
 
-// A reading command on one's own database of an older schema (upgradebench upgraded under it)
-// brings it up to date and reads it; the version 6 database's runs are told apart by their
-// precision recipe after it.
+// A reading command on one's own SQLite database of an older schema (upgradebench upgraded under
+// it) brings it up to date and reads it; the version 6 database's runs are told apart by their
+// precision recipe after it. A PostgreSQL history is a team's: a reading command leaves its schema
+// to history add, and says so.
 TEST_P(HistoryStoreTest, AReadingCommandBringsOnesOwnOlderDatabaseUpToDate) {
   {
     HistoryStore store(spec_);
     store.add_file(kSweep);
     store.database().execute("DELETE FROM schema_version WHERE version > 6");
+  }
+  if (GetParam() == "postgresql") {
+    try {
+      const HistoryStore reader(spec_, Access::read_only);
+      FAIL() << "a reading command changed the schema of a PostgreSQL history";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("a reading command does not bring a PostgreSQL history up to date"),
+                std::string::npos) << e.what();
+    }
+    HistoryStore writer(spec_);  // what history add opens
   }
   const HistoryStore reader(spec_, Access::read_only);
   EXPECT_EQ(reader.list({}, 100).size(), 10u);
