@@ -415,6 +415,22 @@ std::vector<TraceDecomposition> decompose_trace(const std::string& path, KernelC
                                     shifted.most_us);
     }
     d.steps_from += said;
+    // GPU work in no step (before the first, between two, after the last) is in no step's split:
+    // counted and said, never left out unsaid.
+    size_t outside = 0;
+    double outside_us = 0;
+    for (const GpuActivity& a : acts) {
+      // The steps are sorted and apart: the last to start before the activity ends is the one it
+      // may overlap (one before it ends before that one starts).
+      const auto after = std::upper_bound(windows.begin(), windows.end(), a.end,
+                                          [](double t, const StepWindow& w) { return t <= w.start; });
+      const bool in_a_step = after != windows.begin() && std::prev(after)->end > a.start;
+      if (!in_a_step) ++outside, outside_us += a.end - a.start;
+    }
+    if (outside > 0) {
+      d.steps_from += fmt::format("; {} GPU activit{} ({:.2f} ms) in no step, left out", outside,
+                                  outside == 1 ? "y" : "ies", outside_us / 1e3);
+    }
     d.steps = decompose_steps(windows, acts, names, fmt::format("{} (device {})", printable(path), device));
     if (d.steps.empty()) throw WorkError(fmt::format("{}: every step annotation is empty", path));
     out.push_back(std::move(d));
