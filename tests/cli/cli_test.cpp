@@ -369,7 +369,7 @@ TEST(Golden, CompareAndMemfit) {
   expect_golden("compare_nccl.json", "compare nccl_records_h200x2_plain.jsonl nccl_records_h200x2_graph.jsonl --json", kFx);
   // A torch.profiler trace in Kineto's layout decomposed, with the model's FLOPs.
   expect_golden("decompose.txt", "decompose trace_kineto_small.json", kFx);
-  expect_golden("decompose.json", "decompose trace_kineto_small.json --model llama-3.1-8b --layers 1 --seqlen 128 --json", kFx);
+  expect_golden("decompose.json", "decompose trace_kineto_small.json --model llama-3.1-8b --layers 1 --seqlen 32 --json", kFx);
   expect_golden("compare_nccl_peer.csv", "compare nccl_peer_h200x2.jsonl nccl_records_h200x2_graph.jsonl --csv", kFx);
   // The guide's H200 decomposition predicted onto the B200 with both GPUs' attention runs.
   expect_golden("predict.txt", "predict --to b200 decompose_h200.txt --measured attention_h200.log attention_b200.log "
