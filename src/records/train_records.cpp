@@ -233,16 +233,27 @@ TrainStep read_train_step(const Fields& f, int64_t index, bool ours) {
     throw WorkError(fmt::format("{}: \"attention_share\" is a fraction of the FLOPs, got {}", f.where(), *s.attention_share));
   }
   if (auto tel = f.optional_object("telemetry")) s.telemetry = read_telemetry(*tel);
-  if (auto e = f.optional_object("expert_tokens")) s.expert_tokens = read_expert_tokens(*e);
+  if (auto e = f.optional_object("expert_tokens")) {
+    const std::optional<int64_t> seqlen = f.has("seqlen") ? f.optional_count("seqlen") : std::nullopt;
+    s.expert_tokens = read_expert_tokens(*e, seqlen ? s.batch * *seqlen : 0);
+  }
   if (f.has("expert_gemm")) s.expert_gemm = f.string("expert_gemm");
   return s;
 }
 
-TrainStep::ExpertTokens read_expert_tokens(const Fields& e) {
+TrainStep::ExpertTokens read_expert_tokens(const Fields& e, int64_t tokens) {
   TrainStep::ExpertTokens t{static_cast<double>(e.count("min")), e.number("median"), static_cast<double>(e.count("max"))};
   if (!(t.min <= t.median && t.median <= t.max)) {
     throw WorkError(fmt::format("{}: \"expert_tokens\" {{min {:g}, median {:g}, max {:g}}} are not the least, median "
                                 "and most of a step's tokens per expert", e.where(), t.min, t.median, t.max));
+  }
+  if (tokens > 0 && t.max > static_cast<double>(tokens)) {
+    throw WorkError(fmt::format("{}: \"expert_tokens\" max {:g}: more than the step's {} tokens, and an expert takes a "
+                                "token once at most", e.where(), t.max, tokens));
+  }
+  if (t.max == 0) {
+    throw WorkError(fmt::format("{}: \"expert_tokens\" are all 0: the router sends every token to its top-k experts, so "
+                                "some expert took some", e.where()));
   }
   return t;
 }

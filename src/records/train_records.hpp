@@ -68,7 +68,9 @@ struct TrainStep {
 };
 
 // An "expert_tokens" object ({min, median, max}); WorkError naming it when they are not in order.
-TrainStep::ExpertTokens read_expert_tokens(const Fields& f);
+// `tokens`: the step's (batch x sequence length): top-k routing sends a token to an expert once at
+// most, and every token somewhere, so the most an expert took is 1 to `tokens` (0: not known).
+TrainStep::ExpertTokens read_expert_tokens(const Fields& f, int64_t tokens);
 
 // The least, median and most of `rows` (tokens per expert, layer after layer); nullopt when empty.
 std::optional<TrainStep::ExpertTokens> expert_tokens_of(std::vector<int64_t> rows);

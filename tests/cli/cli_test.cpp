@@ -1270,7 +1270,7 @@ TEST(Compare, TokensPerExpertStandBesideTheFigures) {
       }
       out += r.dump() + "\n";
     }
-    if (as_peer) out += R"({"type": "expert_load", "seqlen": 4096, "expert_tokens": {"min": 0, "median": 256, "max": 8192}})" "\n";
+    if (as_peer) out += R"({"type": "expert_load", "seqlen": 4096, "expert_tokens": {"min": 0, "median": 256, "max": 4000}})" "\n";
     const std::string path = ::testing::TempDir() + "/" + name;
     std::ofstream(path) << out;
     return path;
@@ -1281,7 +1281,7 @@ TEST(Compare, TokensPerExpertStandBesideTheFigures) {
   ASSERT_EQ(r.code, 0) << r.err;
   const nlohmann::json row = nlohmann::json::parse(r.out)["rows"][0];
   ASSERT_EQ(row["seqlen"], 4096);
-  EXPECT_EQ(row["old_expert_tokens"], (nlohmann::json{{"min", 0}, {"median", 256}, {"max", 8192}}));
+  EXPECT_EQ(row["old_expert_tokens"], (nlohmann::json{{"min", 0}, {"median", 256}, {"max", 4000}}));
   EXPECT_EQ(row["new_expert_tokens"]["min"], 101);  // the steady steps: the warm-up step counts in no figure
   EXPECT_EQ(row["new_expert_tokens"]["max"], 2040);
   const Result table = run("compare " + peer + " " + ours);
@@ -1293,6 +1293,19 @@ TEST(Compare, TokensPerExpertStandBesideTheFigures) {
   const std::string bad_path = ::testing::TempDir() + "/experts_bad.jsonl";
   std::ofstream(bad_path) << bad;
   expect_error("compare " + peer + " " + bad_path, 1, "\"expert_tokens\" {min 900, median 500, max 2000} are not the least");
+  // An expert takes a token once at most, and some expert takes every token.
+  for (const auto& [from, to, said] :
+       {std::tuple{std::string(R"("max":2000)"), std::string(R"("max":5000)"), std::string("max 5000: more than the step's 4096 tokens")},
+        std::tuple{std::string(R"({"max":2000,"median":500,"min":100})"), std::string(R"({"max":0,"median":0,"min":0})"),
+                   std::string("are all 0")}}) {
+    std::string edited = slurp(ours);
+    const size_t at = edited.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    edited.replace(at, from.size(), to);
+    const std::string path = ::testing::TempDir() + "/experts_impossible.jsonl";
+    std::ofstream(path) << edited;
+    expect_error("compare " + peer + " " + path, 1, said);
+  }
 }
 
 // A trend over time places runs by their dates: a run whose records carry none is left out and

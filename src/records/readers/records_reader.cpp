@@ -153,7 +153,7 @@ RunLog read_records(const LineSource& t, WarmupOnly warmup_only, bool decompose_
       if (p == run.points.end()) {
         throw WorkError(fmt::format("{}: tokens per expert at seqlen {}, where no step of the run is", r.where, seqlen));
       }
-      p->expert_tokens = read_expert_tokens(f.object("expert_tokens"));
+      p->expert_tokens = read_expert_tokens(f.object("expert_tokens"), run.batch * seqlen);
     } else {
       ++skipped;
     }
