@@ -163,8 +163,8 @@ void refuse_foreign_records(const std::string& out, const std::vector<std::strin
   std::error_code ec;
   if (out.empty() || !fs::is_regular_file(out, ec) || fs::file_size(out, ec) == 0) return;
   const auto refuse = [&](const std::string& holds) {
-    return UsageError(fmt::format("--out {}: it holds {}: `{}` appends its records only to a file of its own records; "
-                                  "give another file", out, holds, commands.front()));
+    return UsageError(fmt::format("--out {}: it holds {}, not records of `{}` (what this command appends to): give "
+                                  "another file", out, holds, commands.front()));
   };
   unsigned char magic[2] = {0, 0};
   if (std::FILE* f = std::fopen(out.c_str(), "rb")) {
@@ -186,7 +186,7 @@ void refuse_foreign_records(const std::string& out, const std::vector<std::strin
   if (text_of("type") != "context") throw refuse("no upgradebench records");
   const std::string command = text_of("command");
   if (std::find(commands.begin(), commands.end(), command) == commands.end()) {
-    throw refuse(fmt::format("records of `{}`", printable(command)));
+    throw refuse(fmt::format("records whose context says `{}` (hand-written, or of another command)", printable(command)));
   }
 }
 

@@ -3655,6 +3655,17 @@ TEST(ValidInput, AKernelWithoutArgsStreamIsPlacedByItsTid) {
   EXPECT_EQ(a, b);
 }
 
+// An --out that holds other records is refused naming what it holds and what the command appends:
+// a hand-written sweep file says `sweep`, which is not what sweep writes (train's records).
+TEST(Clobbering, AnOutputOfOtherRecordsSaysWhatItHolds) {
+  const std::string copy = write_file("sweep_by_hand.jsonl", slurp(kFx + "/records_h200.jsonl"));
+  expect_error("sweep --resume --out " + copy + " --seqlens 4k --layers 4", 2,
+               "it holds records whose context says `sweep` (hand-written, or of another command), not records of `train` "
+               "(what this command appends to): give another file");
+  expect_error("predict --to b200 " + kFx + "/decompose_h200.txt --out " + copy, 2, "not records of `predict`");
+  EXPECT_EQ(slurp(copy), slurp(kFx + "/records_h200.jsonl")) << "the refused file was written";
+}
+
 // A run on a GPU the catalog does not know has no capacity to read its memory fit at: its report
 // says so, never a longest sequence made of the length it ran out of memory at.
 TEST(SilentlyWrong, AnUnknownGpusLongestSequenceIsNotMadeUp) {
