@@ -237,15 +237,25 @@ void refuse_unreadable_tables(Database& db) {
 void refuse_read_only_role(Database& db) {
   if (db.dialect() != Dialect::postgresql) return;  // SQLite: the file's permissions, checked when opened
   const bool fresh = db.query(tables_named(db) + " = 'schema_version'").empty();
-  const std::vector<Row> may = db.query(
-      fresh ? "SELECT has_schema_privilege(current_schema(), 'CREATE'), current_user"
-            : "SELECT bool_and(has_table_privilege(c.oid, 'INSERT')), current_user FROM pg_catalog.pg_class c JOIN "
-              "pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relname" +
-                  in_history_tables());
-  if (may.empty() || may.front().text(0) != "f") return;
-  throw UsageError(fmt::format("history database {}: permission denied: role {} may not {}: `history add` needs a role "
-                               "that may (the reading commands need SELECT only)", db.name(), printable(may.front().text(1)),
-                               fresh ? "create the history's tables in its schema" : "add rows to the history's tables"));
+  const std::vector<Row> role = db.query("SELECT current_user");
+  const std::string who = role.empty() ? std::string("?") : printable(role.front().text(0));
+  if (fresh) {
+    const std::vector<Row> may = db.query("SELECT has_schema_privilege(current_schema(), 'CREATE')");
+    if (may.empty() || may.front().text(0) != "f") return;
+    throw UsageError(fmt::format("history database {}: permission denied: role {} may not create the history's tables in "
+                                 "its schema: `history add` needs a role that may (the reading commands need SELECT "
+                                 "only)", db.name(), who));
+  }
+  // Each table the role may not add rows to, named, as the reading side names what it may not read.
+  std::vector<std::string> unwritable;
+  for (const Row& r : db.query(tables_named(db) + in_history_tables() +
+                               " AND NOT has_table_privilege(c.oid, 'INSERT') ORDER BY c.relname")) {
+    unwritable.push_back(r.text(0));
+  }
+  if (unwritable.empty()) return;
+  throw UsageError(fmt::format("history database {}: permission denied: role {} may not add rows to the table(s) {}: "
+                               "grant it INSERT on them (`history add` needs INSERT on every table of the history; the "
+                               "reading commands need SELECT only)", db.name(), who, fmt::join(unwritable, ", ")));
 }
 
 }  // namespace
