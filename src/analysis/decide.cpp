@@ -159,9 +159,11 @@ void performance_part(const DecideInput& in, Decision& out) {
     // Both bounds known, or the verdict is not drawn: a compute ceiling not published could be
     // above the break-even, and "no workload" would rest on the one figure that is known.
     if (!compute || !r.bandwidth) {
+      const bool to_unknown = !compute ? !in.to->peak(Dtype::bf16).get() : !in.to->bandwidth_tbps.known();
       out.reasons.push_back(fmt::format(
           "Cost: the {} ceiling of the {} is not published, so the spec bound is one-sided: no cost verdict "
-          "from the catalog; measure.", !compute ? "compute (bf16 peak)" : "HBM bandwidth", in.to->id));
+          "from the catalog; measure.", !compute ? "compute (bf16 peak)" : "HBM bandwidth",
+          to_unknown ? in.to->id : in.from->id));
     } else if (best && *best < be && out.verdict.empty()) {
       const auto cf = in.from->capacity_gib(), ct = in.to->capacity_gib();
       out.verdict = "costlier-per-token";
