@@ -420,7 +420,13 @@ AddOutcome HistoryStore::add_run(const StoredRun& run, const std::string& source
     if (candidates.size() >= 256) break;
   }
   for (const int64_t c : candidates) {
-    const std::vector<Row> format = db_->query("SELECT format FROM runs WHERE id = $1", {c});
+    const std::vector<Row> format = db_->query("SELECT format, run_key FROM runs WHERE id = $1", {c});
+    // The run itself, stored by another writer since this one looked its key up (PostgreSQL's
+    // read committed): the key path below says what it is (already stored, or grown).
+    if (!format.empty() && format.front().text(1) == run.key) {
+      existing = db_->query("SELECT id, line_count FROM runs WHERE id = $1" + lock, {c});
+      break;
+    }
     std::vector<MetricPoint> stored;
     try {
       stored = stored_figures(lines_of(*db_, c), format.empty() ? "" : format.front().text(0), fmt::format("run {}", c));
