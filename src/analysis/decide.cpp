@@ -30,11 +30,12 @@ std::string x(std::optional<double> r) { return r ? fmt::format("{:.2f}x", *r) :
 void capability_part(const DecideInput& in, Decision& out) {
   const Accelerator& from = *in.from;
   const Accelerator& to = *in.to;
-  std::vector<Dtype> neither, unknown;
+  std::vector<Dtype> neither, new_cannot_old_unknown, unknown;
   for (Dtype d : in.need) {
     const auto o = from.peak(d).executes(), n = to.peak(d).executes();
     if (n.has_value() && !*n && o.value_or(false)) out.lost_dtypes.push_back(d);
-    else if (n.has_value() && !*n) neither.push_back(d);
+    else if (n.has_value() && !*n && o.has_value()) neither.push_back(d);
+    else if (n.has_value() && !*n) new_cannot_old_unknown.push_back(d);
     else if (!n.has_value() || !o.has_value()) unknown.push_back(d);
     else if (*n && !*o) out.missing_dtypes.push_back(d);
   }
@@ -49,6 +50,12 @@ void capability_part(const DecideInput& in, Decision& out) {
     out.verdict = "new-gpu-lacks-capability";
     out.reasons.push_back(fmt::format(
         "Capability: {} cannot execute {} either; no upgrade to it gives you that.", to.name, dtype_list(neither)));
+  }
+  if (!new_cannot_old_unknown.empty()) {
+    out.verdict = "new-gpu-lacks-capability";
+    out.reasons.push_back(fmt::format(
+        "Capability: {} cannot execute {} (whether {} does, the catalog cannot tell): the new GPU scores zero there.",
+        to.name, dtype_list(new_cannot_old_unknown), from.name));
   }
   if (!unknown.empty()) {
     out.reasons.push_back(fmt::format(

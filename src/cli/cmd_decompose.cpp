@@ -160,6 +160,7 @@ void run(Context& ctx, DecomposeOptions& o, const CLI::App& cmd) {
                          {"layers", o.train.layers}};
     records.emplace(records_path("decompose", out), make_context("decompose", ctx.argv, Fingerprint{}, config));
   }
+  std::vector<DecompositionRecord> kept;
   const auto keep = [&](const DecompositionRecord& r) {
     if (!records) return;
     if (!writer) writer = open_records(ctx, records->first, records->second);
@@ -190,7 +191,7 @@ void run(Context& ctx, DecomposeOptions& o, const CLI::App& cmd) {
       if (const auto w = unknown_gpu_warning(printout.gpu, ctx.catalog(), printable(f))) unknown.push_back(*w);
       report::add_decomposition_block(doc, r);
       j.push_back(r);
-      keep(r);
+      kept.push_back(r);
       continue;
     }
     progress.update(fmt::format("decompose: reading {}", f));
@@ -219,9 +220,12 @@ void run(Context& ctx, DecomposeOptions& o, const CLI::App& cmd) {
       if (work && gpu) refuse_work_past_peak(r, *gpu, whose, o);
       report::add_decomposition_block(doc, r);
       j.push_back(r);
-      keep(r);
+      kept.push_back(r);
     }
   }
+  // Written once every trace is read and checked: a trace refused last leaves no records of the
+  // others behind (a command that failed wrote nothing).
+  for (const DecompositionRecord& r : kept) keep(r);
   if (writer) doc.blocks.back().notes.push_back("records: " + writer->path().string());
   o.shell.output.emit(doc, j);
   for (const std::string& w : unknown) warn(w);

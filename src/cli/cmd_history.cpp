@@ -220,6 +220,8 @@ void register_history(CLI::App& app, Context& ctx) {
       try {
         file_named = printable(file);
         done.emplace_back(file, store.add_file(file, physical));
+        end_on_interrupt_saying(fmt::format("upgradebench: interrupted: {} file(s) added, {} the last; the output was "
+                                            "not finished", done.size(), printable(file)));
         for (const history::AddOutcome& run : done.back().second) warn_about_lines(run.warnings, file);
         unknown.say();
       } catch (const UsageError& e) {

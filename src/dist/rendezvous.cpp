@@ -423,6 +423,8 @@ bool connect_until(int fd, const sockaddr* addr, socklen_t len, Clock::time_poin
     while ((r = ::poll(&p, 1, std::max(0, remaining_ms(deadline)))) < 0 && errno == EINTR) {}
     if (r == 0) {
       why = "no answer: the connection was neither accepted nor refused";
+    } else if (r < 0) {
+      why = std::strerror(errno);
     } else {
       int error = 0;
       socklen_t size = sizeof error;

@@ -234,11 +234,19 @@ TrainStep read_train_step(const Fields& f, int64_t index, bool ours) {
   }
   if (auto tel = f.optional_object("telemetry")) s.telemetry = read_telemetry(*tel);
   if (auto e = f.optional_object("expert_tokens")) {
-    const std::optional<int64_t> seqlen = f.has("seqlen") ? f.optional_count("seqlen") : std::nullopt;
-    s.expert_tokens = read_expert_tokens(*e, seqlen ? s.batch * *seqlen : 0);
+    // Bounded by the step's tokens where it is read into its run (a step without "batch" is of the
+    // run's, which the run's reader knows): refuse_expert_tokens_past.
+    s.expert_tokens = read_expert_tokens(*e, 0);
   }
   if (f.has("expert_gemm")) s.expert_gemm = f.string("expert_gemm");
   return s;
+}
+
+void refuse_expert_tokens_past(const TrainStep::ExpertTokens& t, int64_t tokens, const std::string& where) {
+  if (tokens > 0 && t.max > static_cast<double>(tokens)) {
+    throw WorkError(fmt::format("{}: \"expert_tokens\" max {:g}: more than the step's {} tokens, and an expert takes a "
+                                "token once at most", where, t.max, tokens));
+  }
 }
 
 TrainStep::ExpertTokens read_expert_tokens(const Fields& e, int64_t tokens) {
@@ -247,10 +255,7 @@ TrainStep::ExpertTokens read_expert_tokens(const Fields& e, int64_t tokens) {
     throw WorkError(fmt::format("{}: \"expert_tokens\" {{min {:g}, median {:g}, max {:g}}} are not the least, median "
                                 "and most of a step's tokens per expert", e.where(), t.min, t.median, t.max));
   }
-  if (tokens > 0 && t.max > static_cast<double>(tokens)) {
-    throw WorkError(fmt::format("{}: \"expert_tokens\" max {:g}: more than the step's {} tokens, and an expert takes a "
-                                "token once at most", e.where(), t.max, tokens));
-  }
+  refuse_expert_tokens_past(t, tokens, e.where());
   if (t.max == 0) {
     throw WorkError(fmt::format("{}: \"expert_tokens\" are all 0: the router sends every token to its top-k experts, so "
                                 "some expert took some", e.where()));

@@ -71,6 +71,8 @@ struct TrainStep {
 // `tokens`: the step's (batch x sequence length): top-k routing sends a token to an expert once at
 // most, and every token somewhere, so the most an expert took is 1 to `tokens` (0: not known).
 TrainStep::ExpertTokens read_expert_tokens(const Fields& f, int64_t tokens);
+// WorkError naming `where` when the most an expert took is past the step's `tokens` (0: not known).
+void refuse_expert_tokens_past(const TrainStep::ExpertTokens& t, int64_t tokens, const std::string& where);
 
 // The least, median and most of `rows` (tokens per expert, layer after layer); nullopt when empty.
 std::optional<TrainStep::ExpertTokens> expert_tokens_of(std::vector<int64_t> rows);

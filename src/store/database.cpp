@@ -61,8 +61,10 @@ T parse_number(const Row& row, size_t i) {
 // libpq's other form of an address, "host=... dbname=...": never a file's name (it would be
 // created, and its password printed). Said without the string itself, which may hold one.
 void refuse_keyword_address(const std::string& spec) {
-  static const std::regex keyword(R"(^\s*(host|hostaddr|port|dbname|user|password|passfile|service|sslmode|connect_timeout|options|application_name)\s*=)");
-  if (!std::regex_search(spec, keyword)) return;
+  // Any of libpq's keywords first (identifier=), with a second pair or a password anywhere.
+  static const std::regex pairs(R"(^\s*[A-Za-z_]+\s*=\S*(\s+[A-Za-z_]+\s*=|.*\bpassword\s*=))");
+  static const std::regex first(R"(^\s*(host|hostaddr|port|dbname|user|password|passfile|service)\s*=)");
+  if (!std::regex_search(spec, pairs) && !std::regex_search(spec, first)) return;
   throw UsageError("--db: a libpq keyword=value connection string (host=... dbname=...): give it as a postgresql:// "
                    "address (postgresql://USER@HOST:PORT/DBNAME), or ./NAME for an SQLite file of that name");
 }

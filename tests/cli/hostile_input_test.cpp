@@ -1150,6 +1150,12 @@ TEST(Clobbering, APasswordInTheAddressIsNeverPrintedNorAFilesName) {
   EXPECT_EQ(add.err.find("Hunter2"), std::string::npos) << add.err;
   EXPECT_EQ(add.out.find("Hunter2"), std::string::npos) << add.out;
   EXPECT_TRUE(fs::is_empty(dir)) << "a file was created";
+  // Whichever of libpq's keywords comes first.
+  for (const std::string other : {"target_session_attrs=any host=h password=Hunter2", "sslrootcert=/x host=h dbname=h"}) {
+    const Result r = run("history add --db '" + other + "' " + kFx + "/records_h200.jsonl", dir);
+    EXPECT_EQ(r.code, 2) << other << ": " << r.err;
+    EXPECT_TRUE(fs::is_empty(dir)) << other << ": a file was created";
+  }
 }
 
 TEST(ValidInput, AReportFolderNamedWithANewlineGetsItsFiles) {
@@ -3548,7 +3554,6 @@ TEST(Messages, OptionsTheInputsAnswerAreRefused) {
                "the decomposition ran 2 layers, --layers says 7");
 }
 
-// A length the team needs that neither GPU reaches alone is said, not passed over.
 // What a file says it is reaches every output: the CSV tables (each row's data column) and every
 // kind of compare --json, not the text alone.
 TEST(SilentlyWrong, ExampleDataSaysSoInEveryFormat) {
@@ -3611,6 +3616,23 @@ TEST(SilentlyWrong, ADecompositionPastThePeakIsNeitherWrittenNorDrawn) {
                             "\"gemm\" would run 1134.5 TFLOPS, past the h200-sxm's dense bf16 peak"), std::string::npos)
       << deeper.err;
   EXPECT_FALSE(fs::exists(wrong)) << "a record of it was written";
+  // Nor are the records of the traces before it: the small trace at a length it can hold, then a
+  // copy whose GEMMs ran in a third of the time, past the peak at that length.
+  nlohmann::json fast = nlohmann::json::parse(slurp(kFx + "/trace_kineto_small.json"));
+  for (auto& e : fast["traceEvents"]) {
+    const std::string name = e.value("name", "");
+    if (e.value("cat", "") == "kernel" && (name.find("gemm") != std::string::npos || name.find("nvjet") != std::string::npos)) {
+      e["dur"] = e["dur"].get<double>() * 0.3;
+    }
+  }
+  const std::string fast_trace = write_file("trace_kineto_small_fast_gemms.json", fast.dump());
+  const std::string both = temp_path("decomposed_two_traces.jsonl");
+  fs::remove(both);
+  const Result two = run("decompose " + kFx + "/trace_kineto_small.json " + fast_trace +
+                         " --model llama-3.1-8b --layers 1 --seqlen 32 --out " + both);
+  EXPECT_EQ(two.code, 2) << two.err;
+  EXPECT_NE(two.err.find(fast_trace + " (GPU 0): its bucket \"gemm\""), std::string::npos) << two.err;
+  EXPECT_FALSE(fs::exists(both)) << "the first trace's records were written";
   const std::string right = temp_path("decomposed_as_2_layers.jsonl");
   fs::remove(right);
   ASSERT_EQ(run("decompose " + trace + " --model llama-3.1-8b --layers 2 --seqlen 4096 --out " + right).code, 0);
@@ -3653,6 +3675,25 @@ TEST(ValidInput, AKernelWithoutArgsStreamIsPlacedByItsTid) {
     for (auto& d : *j) d.erase("file");
   }
   EXPECT_EQ(a, b);
+  // The tid is the kernel's stream: two kernels of one tid that overlap are refused as a stream's
+  // kernels are (a stream runs one at a time), naming that stream.
+  nlohmann::json* first = nullptr;
+  int64_t tid = -1;
+  for (auto& e : trace["traceEvents"]) {
+    if (e.value("cat", "") != "kernel" || !e.contains("tid") || !e["tid"].is_number_integer()) continue;
+    if (!first) {
+      first = &e, tid = e["tid"].get<int64_t>();
+    } else if (e["tid"].get<int64_t>() == tid) {
+      e["ts"] = (*first)["ts"];
+      break;
+    }
+  }
+  ASSERT_NE(first, nullptr);
+  const std::string overlapping = write_file("trace_without_args_overlapping.json", trace.dump());
+  const Result refused = run("decompose " + overlapping);
+  EXPECT_EQ(refused.code, 1) << refused.err;
+  EXPECT_NE(refused.err.find(fmt::format("ends on stream {}: one stream runs one kernel at a time", tid)), std::string::npos)
+      << refused.err;
 }
 
 // An --out that holds other records is refused naming what it holds and what the command appends:
@@ -3684,6 +3725,7 @@ TEST(SilentlyWrong, AnUnknownGpusLongestSequenceIsNotMadeUp) {
   EXPECT_NE(slurp(h200 + "/report.md").find("on one h200-sxm the fit holds"), std::string::npos);
 }
 
+// A length the team needs that neither GPU reaches alone is said, not passed over.
 TEST(SilentlyWrong, ANeededLengthNeitherGpuReachesIsSaid) {
   const Result r = run(fmt::format("decide {0}/sweep_h200.log {0}/sweep_b200.log --force --need-seqlen 1M", kFx));
   ASSERT_EQ(r.code, 0) << r.err;

@@ -491,7 +491,6 @@ TEST(Rendezvous, AnArrivedRankLearnsWhyTheMeetingEnded) {
   EXPECT_EQ(refusal.find("SECRET"), std::string::npos) << refusal;
 }
 
-// 0.0.0.0 and :: name every interface, no host: refused on every rank, before anything listens.
 // An address that neither accepts nor refuses (a firewall dropping packets; here a listener whose
 // queue is full, so the kernel drops further SYNs) is given up on at the rendezvous timeout, not
 // after the kernel's two minutes of SYN retries.
@@ -523,6 +522,7 @@ TEST(Rendezvous, AnAddressThatNeverAnswersIsGivenUpOnInTime) {
   ::close(listener);
 }
 
+// 0.0.0.0 and :: name every interface, no host: refused on every rank, before anything listens.
 TEST(Rendezvous, AnUnspecifiedMasterAddrIsRefused) {
   for (const char* address : {"0.0.0.0", "::"}) {
     for (int r : {0, 1}) {

@@ -135,6 +135,7 @@ RunLog read_records(const LineSource& t, WarmupOnly warmup_only, bool decompose_
         throw WorkError(fmt::format("{}: a step of batch {} in a run of batch {} (its context record): one batch per run",
                                     r.where, s.batch, run.batch));
       }
+      if (s.expert_tokens) refuse_expert_tokens_past(*s.expert_tokens, run.batch * p.seqlen, r.where);
       if (repeated.first_time(p.seqlen, contexts, s.step, s.exec_time_ms, line, r.where, run.warnings)) p.steps.add(s, line);
     } else if (r.type == "train_oom") {
       const TrainFailure oom = read_train_failure(f);
