@@ -19,11 +19,7 @@ namespace ub {
 
 namespace {
 
-std::string dtype_list(const std::vector<Dtype>& ds) {
-  std::vector<std::string_view> names;
-  for (Dtype d : ds) names.push_back(to_string(d));
-  return fmt::format("{}", fmt::join(names, ", "));
-}
+std::string dtype_list(const std::vector<Dtype>& ds) { return fmt::format("{}", fmt::join(dtype_names(ds), ", ")); }
 
 std::string x(std::optional<double> r) { return r ? fmt::format("{:.2f}x", *r) : "N/A"; }
 
@@ -33,11 +29,13 @@ void capability_part(const DecideInput& in, Decision& out) {
   std::vector<Dtype> neither, new_cannot_old_unknown, unknown;
   for (Dtype d : in.need) {
     const auto o = from.peak(d).executes(), n = to.peak(d).executes();
-    if (n.has_value() && !*n && o.value_or(false)) out.lost_dtypes.push_back(d);
-    else if (n.has_value() && !*n && o.has_value()) neither.push_back(d);
-    else if (n.has_value() && !*n) new_cannot_old_unknown.push_back(d);
-    else if (!n.has_value() || !o.has_value()) unknown.push_back(d);
-    else if (*n && !*o) out.missing_dtypes.push_back(d);
+    if (n == false) {  // the new GPU cannot: lost if the old one can, "either" if it cannot, else unknown there
+      (o == true ? out.lost_dtypes : o == false ? neither : new_cannot_old_unknown).push_back(d);
+    } else if (!n.has_value() || !o.has_value()) {
+      unknown.push_back(d);
+    } else if (!*o) {
+      out.missing_dtypes.push_back(d);
+    }
   }
   out.capability_gap = !out.missing_dtypes.empty();
   if (!out.lost_dtypes.empty()) {

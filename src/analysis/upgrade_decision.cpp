@@ -228,8 +228,9 @@ void add_levers(UpgradeDecision& d, const MeasurementSet& o, const MeasurementSe
   }
   d.levers = lever_ladder(runs, std::move(gpus), {o.longest_fit});
   if (!n || !n->sweep || !d.forced_workload.empty()) return;
+  const MemoryLevers measured = memory_levers(*n->sweep);
   for (LeverRung& r : d.levers->rungs) {
-    if (r.levers != memory_levers(*n->sweep)) continue;
+    if (r.levers != measured) continue;
     r.longest[1] = d.new_longest;
     r.longest[1].how = fmt::format("its own sweep: {}", d.new_longest.how);
   }
@@ -255,19 +256,17 @@ void decide_verdict(UpgradeDecision& d, const UpgradeOptions& opt) {
   }
   // A needed dtype the old GPU executes and the new one cannot: the new GPU scores zero there.
   if (!d.specs.lost_dtypes.empty()) {
-    std::vector<std::string> names;
-    for (Dtype t : d.specs.lost_dtypes) names.emplace_back(to_string(t));
     d.verdict = UpgradeVerdict::do_not_upgrade;
     d.line = fmt::format("DO NOT UPGRADE: the recipe needs {}, which the {} executes and the {} cannot: the new GPU "
-                         "scores zero there, whatever the speed.", fmt::join(names, ", "), d.old_gpu, ng);
+                         "scores zero there, whatever the speed.", fmt::join(dtype_names(d.specs.lost_dtypes), ", "),
+                         d.old_gpu, ng);
     return;
   }
   if (!d.specs.missing_dtypes.empty()) {
-    std::vector<std::string> names;
-    for (Dtype t : d.specs.missing_dtypes) names.emplace_back(to_string(t));
     d.verdict = UpgradeVerdict::capability;
     d.line = fmt::format("UPGRADE FOR CAPABILITY: the recipe needs {}, which the {} executes and the {} cannot: the old "
-                         "GPU scores zero there, whatever the speed.", fmt::join(names, ", "), ng, d.old_gpu);
+                         "GPU scores zero there, whatever the speed.", fmt::join(dtype_names(d.specs.missing_dtypes), ", "),
+                         ng, d.old_gpu);
     return;
   }
   if (opt.need_seqlen && d.new_longest.tokens && *d.new_longest.tokens >= *opt.need_seqlen &&

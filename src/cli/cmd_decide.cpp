@@ -295,21 +295,15 @@ void run(Context& ctx, const DecideOptions& o) {
     doc.blocks.back().notes.push_back(fmt::format("page: {0}/report.html, {0}/report.md", printable(o.out_dir)));
   }
 
-  std::vector<std::string> missing;
-  for (Dtype dt : d.missing_dtypes) missing.emplace_back(to_string(dt));
-  std::vector<std::string> lost;
-  for (Dtype dt : d.lost_dtypes) lost.emplace_back(to_string(dt));
-  std::vector<std::string> added;
-  for (Dtype dt : d.specs.new_dtypes) added.emplace_back(to_string(dt));
   json j = {{"mode", "catalog"},
             {"from", in.from->id},
             {"to", in.to->id},
             {"model", in.model ? json(in.model->id) : json()},
             {"verdict", d.verdict},
             {"capability_gap", d.capability_gap},
-            {"missing_dtypes", missing},
-            {"lost_dtypes", lost},
-            {"new_dtypes", added},
+            {"missing_dtypes", dtype_names(d.missing_dtypes)},
+            {"lost_dtypes", dtype_names(d.lost_dtypes)},
+            {"new_dtypes", dtype_names(d.specs.new_dtypes)},
             {"reasons", d.reasons},
             {"break_even_speedup", optional_json(d.break_even_speedup)},
             {"predicted", in.predicted},

@@ -73,8 +73,10 @@ void run_one(Context& ctx, const MemfitOptions& o) {
 
   report::Document doc;
   auto& b = doc.add(fmt::format("{} ({}, batch {})", o.path, log.gpu, log.batch));
-  if (!log.provenance.empty()) b.notes.push_back(not_measured_line(o.path, log.provenance));
-  if (!log.provenance.empty()) doc.data_tag = Provenance{Origin::example, log.provenance}.tag();
+  if (!log.provenance.empty()) {
+    b.notes.push_back(not_measured_line(o.path, log.provenance));
+    doc.data_tag = example_if_noted(log.provenance).tag();
+  }
   b.table.columns = {{"seqlen"}, {"tokens"}, {"measured GiB"}, {"fitted GiB"}, {"status", Align::left}};
   for (const RunPoint& p : log.points) {
     const double tokens = static_cast<double>(p.seqlen) * static_cast<double>(log.batch);
@@ -185,7 +187,7 @@ void run_ladder(Context& ctx, const MemfitOptions& o) {
       if (l.capped) b.notes.push_back(fmt::format("{} on {}: {}", r.levers.name(), ladder.gpus[g].name, l.how));
     }
     row.push_back(ladder.cost_text(r));
-    row.push_back(r.run->provenance.empty() ? "MEASURED" : Provenance{Origin::example, r.run->provenance}.tag());
+    row.push_back(example_if_noted(r.run->provenance).tag());
     b.table.add_row(row);
     rows.push_back({{"levers", r.levers.name()}, {"run", r.run->path}, {"gpu", r.run->gpu}, {"fit", fit_json},
                     {"longest", longest}, {"step_time_ratio", r.step_time_ratio ? json(*r.step_time_ratio) : json()},

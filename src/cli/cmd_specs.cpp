@@ -122,22 +122,17 @@ void compare(const Catalog& cat, const SpecsOptions& o) {
   fig_row("power W", old_gpu.power_w, new_gpu.power_w, c.ratios.power);
   fig_row("interconnect GB/s", old_gpu.interconnect_gbps, new_gpu.interconnect_gbps,
           c.ratios.interconnect);
-  auto names = [](const std::vector<Dtype>& ds) {
-    std::vector<std::string> n;
-    for (Dtype d : ds) n.emplace_back(to_string(d));
-    return n;
-  };
   if (!c.new_dtypes.empty()) {
     b.notes.push_back(fmt::format("{} executes what {} cannot: {}", new_gpu.id, old_gpu.id,
-                                  fmt::join(names(c.new_dtypes), ", ")));
+                                  fmt::join(dtype_names(c.new_dtypes), ", ")));
   }
   if (!c.lost_dtypes.empty()) {
     b.notes.push_back(fmt::format("{} cannot execute what {} can: {}", new_gpu.id, old_gpu.id,
-                                  fmt::join(names(c.lost_dtypes), ", ")));
+                                  fmt::join(dtype_names(c.lost_dtypes), ", ")));
   }
   if (!c.unknown_dtypes.empty()) {
     b.notes.push_back(fmt::format("support not known for one of the two: {}",
-                                  fmt::join(names(c.unknown_dtypes), ", ")));
+                                  fmt::join(dtype_names(c.unknown_dtypes), ", ")));
   }
   json peaks = json::object();
   for (const auto& [d, r] : c.ratios.peak) peaks[std::string(to_string(d))] = optional_json(r);
@@ -153,9 +148,9 @@ void compare(const Catalog& cat, const SpecsOptions& o) {
               {"mamf_fp8", optional_json(c.ratios.mamf_fp8)},
               {"interconnect", optional_json(c.ratios.interconnect)},
               {"peak", peaks}}},
-            {"new_dtypes", names(c.new_dtypes)},
-            {"lost_dtypes", names(c.lost_dtypes)},
-            {"unknown_dtypes", names(c.unknown_dtypes)}};
+            {"new_dtypes", dtype_names(c.new_dtypes)},
+            {"lost_dtypes", dtype_names(c.lost_dtypes)},
+            {"unknown_dtypes", dtype_names(c.unknown_dtypes)}};
   o.out.emit(doc, j);
 }
 

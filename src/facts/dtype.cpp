@@ -15,6 +15,12 @@ constexpr std::array<std::string_view, kAllDtypes.size()> kNames = {
 
 std::string_view to_string(Dtype d) { return kNames[static_cast<size_t>(d)]; }
 
+std::vector<std::string> dtype_names(const std::vector<Dtype>& ds) {
+  std::vector<std::string> out;
+  for (Dtype d : ds) out.emplace_back(to_string(d));
+  return out;
+}
+
 std::optional<Dtype> parse_dtype(std::string_view name) {
   const std::string lowered = to_lower(trim(name));
   for (size_t i = 0; i < kNames.size(); ++i) {

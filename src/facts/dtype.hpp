@@ -18,6 +18,8 @@ inline constexpr std::array<Dtype, 11> kAllDtypes = {
     Dtype::fp6,  Dtype::fp4,  Dtype::nvfp4, Dtype::mxfp8, Dtype::mxfp4};
 
 std::string_view to_string(Dtype d);
+// Each dtype's name, in order.
+std::vector<std::string> dtype_names(const std::vector<Dtype>& ds);
 [[nodiscard]] std::optional<Dtype> parse_dtype(std::string_view name);
 
 // Parses "fp8,nvfp4"; throws UsageError naming `what` and the bad entry.

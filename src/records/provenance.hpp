@@ -44,6 +44,12 @@ Provenance read_provenance(const LineSource& t);
 // The line that says a file is not measurements: "EXAMPLE DATA: PATH: NOTE" (or PREDICTED: ...).
 std::string not_measured_line(const std::string& path, const Provenance& p);
 
+// What a file's note makes it: example data where it has one (a run's provenance field), measured
+// where it has none.
+inline Provenance example_if_noted(const std::string& note) {
+  return note.empty() ? Provenance{} : Provenance{Origin::example, note};
+}
+
 // The same for a file known to be example data by its note alone (a sweep log's provenance line).
 inline std::string not_measured_line(const std::string& path, const std::string& example_note) {
   return not_measured_line(path, Provenance{Origin::example, example_note});

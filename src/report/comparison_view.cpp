@@ -64,8 +64,10 @@ Document comparison_document(const Comparison& c) {
   auto& head = doc.add(fmt::format("old: {}  ->  new: {}", gpu_label(c.old_run, c.old_gpu),
                                    gpu_label(c.new_run, c.new_gpu)));
   for (const RunLog* r : {&c.old_run, &c.new_run}) {
-    if (!r->provenance.empty()) head.notes.push_back(not_measured_line(r->path, r->provenance));
-    if (!r->provenance.empty()) doc.data_tag = Provenance{Origin::example, r->provenance}.tag();
+    if (!r->provenance.empty()) {
+      head.notes.push_back(not_measured_line(r->path, r->provenance));
+      doc.data_tag = example_if_noted(r->provenance).tag();
+    }
   }
   head.notes.push_back(fmt::format("Hardware ratios from the catalog (new/old): peak {} {}, published MAMF {}, "
                                    "HBM bandwidth {}.", c.old_run.dtype, ratio(c.peak_ratio),

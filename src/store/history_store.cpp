@@ -695,11 +695,11 @@ std::vector<FleetSample> HistoryStore::fleet_rows(const std::string& metric, dou
     s.gpu_index = s.point.gpu;
     out.push_back(std::move(s));
   }
+  // The stacks of the runs holding the figure, in one query (the fleet names those that differ).
   std::map<int64_t, std::map<std::string, std::string>> stacks;
-  for (const int64_t run : checked) {
-    for (const Row& r : db_->query("SELECT component, version FROM run_stack WHERE run_id = $1", {run})) {
-      stacks[run][r.text(0)] = r.text(1);
-    }
+  for (const Row& r : db_->query("SELECT s.run_id, s.component, s.version FROM run_stack s WHERE s.run_id IN "
+                                 "(SELECT m.run_id FROM run_metrics m WHERE m.metric = $1 AND m.x = $2)", {metric, x})) {
+    if (checked.contains(r.integer(0))) stacks[r.integer(0)][r.text(1)] = r.text(2);
   }
   for (FleetSample& s : out) s.stack = stacks[s.run_id];
   // One card is one GPU model: a UUID under two names (`history add` refuses it) was edited in,

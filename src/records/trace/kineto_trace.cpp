@@ -151,6 +151,10 @@ TraceInfo read_kineto_trace(const std::string& path, const std::function<void(co
       }
       seen |= bit;
     };
+    // Before its "cat" any event may be one; after it, only a GPU activity's fields are read.
+    const auto may_be_activity = [&] {
+      return !cat_seen || ev.kind == EventKind::kernel || ev.kind == EventKind::memcpy || ev.kind == EventKind::memset;
+    };
     const auto member = [&](std::string_view k, JsonSpan& v) {
       if (k == "ph") {
         once(k, 1u << 0);
@@ -173,15 +177,12 @@ TraceInfo read_kineto_trace(const std::string& path, const std::function<void(co
       } else if (k == "pid" || k == "tid") {  // which timeline; two would mean two events
         once(k, k == "pid" ? 1u << 6 : 1u << 7);
         const char c = v.peek();
-        if (c >= '0' && c <= '9') {
-          (k == "pid" ? pid : tid) = v.integer();
-        }
+        if (c >= '0' && c <= '9' && may_be_activity()) (k == "pid" ? pid : tid) = v.integer();
       } else if (k == "ts") {
         once(k, 1u << 3), ts.read(v);
       } else if (k == "dur") {
         once(k, 1u << 4), dur.read(v);
-      } else if (k == "args" && (once(k, 1u << 5), v.peek() == '{') &&
-                 (!cat_seen || ev.kind == EventKind::kernel || ev.kind == EventKind::memcpy || ev.kind == EventKind::memset)) {
+      } else if (k == "args" && (once(k, 1u << 5), v.peek() == '{') && may_be_activity()) {
         v.for_each_member([&](std::string_view ak, JsonSpan& av) {
           if (ak == "device") once("args.device", 1u << 8), device.read(av);
           else if (ak == "stream") once("args.stream", 1u << 9), stream.read(av);
