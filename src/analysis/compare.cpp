@@ -183,7 +183,12 @@ RunStepFlops run_step_flops(const RunLog& run, const std::optional<ModelShape>& 
 
 void refuse_impossible_run(const RunLog& run, const Catalog& catalog, const std::filesystem::path& models_dir) {
   std::vector<std::string> warnings;  // a model it cannot name leaves the FLOP checks out; said where the model is used
-  refuse_impossible_points(run, catalog.try_find(run.gpu), run_step_flops(run, run_model(run, models_dir, warnings)));
+  refuse_impossible_run(run, catalog.try_find(run.gpu), run_model(run, models_dir, warnings));
+}
+
+void refuse_impossible_run(const RunLog& run, const Accelerator* gpu, const std::optional<ModelShape>& model) {
+  refuse_impossible_points(run, gpu, run_step_flops(run, model));
+  if (model) refuse_expert_tokens_not_of(run, *model);
 }
 
 std::optional<ModelShape> run_model(const RunLog& run, const std::filesystem::path& models_dir,
@@ -268,7 +273,7 @@ Comparison compare_runs(RunLog old_run, RunLog new_run, const Catalog& catalog,
                                  : fmt::format("{}: names no GPU: its MFU and hardware ratios are N/A", r->path));
   }
   c.model = run_model(c.old_run, models_dir, c.warnings);
-  refuse_impossible_points(c.old_run, c.old_gpu, run_step_flops(c.old_run, c.model));
+  refuse_impossible_run(c.old_run, c.old_gpu, c.model);
   refuse_impossible_run(c.new_run, catalog, models_dir);
   set_catalog_ratios(c);
   if (opt.price_old) c.break_even = break_even_speedup(*opt.price_old, *opt.price_new);

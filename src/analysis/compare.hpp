@@ -104,9 +104,11 @@ std::vector<std::string> config_differences(const RunLog& old_run, const RunLog&
                                             const std::vector<std::string>& keys,
                                             const std::function<std::optional<std::string>(const std::string&)>& default_of);
 
-// refuse_impossible_points for `run` on the GPU and the model it names (the catalog's, the
-// models folder's), for a reader that needs neither otherwise.
+// refuse_impossible_points and refuse_expert_tokens_not_of for `run` on the GPU and the model it
+// names (the catalog's, the models folder's), for a reader that needs neither otherwise.
 void refuse_impossible_run(const RunLog& run, const Catalog& catalog, const std::filesystem::path& models_dir);
+// The same on a GPU and a model already found (either may be unknown).
+void refuse_impossible_run(const RunLog& run, const Accelerator* gpu, const std::optional<ModelShape>& model);
 
 // What the measurements say, one sentence per sequence length: the speedup against break-even
 // (with prices) and the wall-clock gain, and the lengths only one GPU can run.

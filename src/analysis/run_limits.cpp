@@ -87,6 +87,30 @@ void refuse_impossible_points(const RunLog& run, const Accelerator* gpu, const R
   }
 }
 
+void refuse_expert_tokens_not_of(const RunLog& run, const ModelShape& model) {
+  for (const RunPoint& p : run.points) {
+    for (const std::optional<TrainStep::ExpertTokens>& e : {p.steps.expert_tokens(), p.expert_tokens}) {
+      if (!e) continue;
+      const std::string where = fmt::format("{}{}: seqlen {}", printable(run.path),
+                                            p.line > 0 ? fmt::format(":{}", p.line) : "", p.seqlen);
+      if (!model.moe) {
+        throw WorkError(fmt::format("{}: tokens per expert, in a run of {}, a model without experts: the records are of "
+                                    "another model than they name", where, printable(model.id)));
+      }
+      // Top-k routing sends each token to k distinct experts: the rows (experts of each layer)
+      // share top_k x tokens, so the busiest takes at least their mean and the least at most.
+      const double mean = static_cast<double>(model.moe->top_k) * static_cast<double>(run.batch * p.seqlen) /
+                          static_cast<double>(model.moe->experts);
+      if (e->max < mean * (1 - 1e-9) || e->min > mean * (1 + 1e-9)) {
+        throw WorkError(fmt::format("{}: tokens per expert from {:g} to {:g}, where {}'s {} experts take {:g} on average "
+                                    "(top-{} of {} tokens): the busiest takes at least that, the least at most",
+                                    where, e->min, e->max, printable(model.id), model.moe->experts, mean,
+                                    model.moe->top_k, run.batch * p.seqlen));
+      }
+    }
+  }
+}
+
 namespace {
 
 // A printout's whole step: its TOTAL line's FLOPs and time, else its buckets' sums where each says

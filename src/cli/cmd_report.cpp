@@ -206,7 +206,7 @@ void run(Context& ctx, const ReportOptions& o) {
     said.emplace_back(run.warnings, texts[0].path);
     std::vector<std::string> warnings;
     const std::optional<ModelShape> model = run_model(run, ctx.data_dir() / "models", warnings);
-    refuse_impossible_points(run, ctx.catalog().try_find(run.gpu), run_step_flops(run, model));
+    refuse_impossible_run(run, ctx.catalog().try_find(run.gpu), model);
     content = report::single_run_report(run, ctx.catalog(), model);
   } else {
     const CompareOptions opts = o.flags.parse();

@@ -7,6 +7,7 @@
 
 #include "base/error.hpp"
 #include "records/measurement_bounds.hpp"
+#include "records/nccl_records.hpp"
 
 namespace ub {
 
@@ -36,6 +37,7 @@ void to_json(json& j, const DecompositionRecord& r) {
        {"seqlen", or_null(r.seqlen)}, {"batch", r.batch}, {"steps_from", r.steps_from}, {"steps", r.steps}, {"step", r.step}, {"step_ms", r.step_ms},
        {"wall_step_ms", or_null(r.wall_step_ms)}, {"buckets", buckets}, {"communication_ms", r.communication_ms},
        {"communication_overlapped_ms", r.communication_overlapped_ms}, {"unclassified", unclassified}};
+  if (r.world_size) j["rank"] = or_null(r.rank), j["world_size"] = *r.world_size;
 }
 
 DecompositionRecord read_decomposition_record(const Fields& f) {
@@ -44,6 +46,15 @@ DecompositionRecord read_decomposition_record(const Fields& f) {
   r.file = f.string_or("file", "");
   r.gpu = f.string_or("gpu", "");
   r.device = f.optional_count("device").value_or(0);
+  r.rank = f.optional_count("rank");
+  r.world_size = f.optional_count("world_size");
+  if (r.world_size && (*r.world_size < 1 || *r.world_size > kMaxRanks)) {
+    throw WorkError(fmt::format("{}: \"world_size\" is {}: a job of 1 to {} ranks", f.where(), *r.world_size, kMaxRanks));
+  }
+  if (r.rank && (!r.world_size || *r.rank >= *r.world_size)) {
+    throw WorkError(fmt::format("{}: \"rank\" is {}, not one of the job's {}", f.where(), *r.rank,
+                                r.world_size ? fmt::format("{} ranks", *r.world_size) : "ranks (no \"world_size\")"));
+  }
   r.seqlen = f.optional_count("seqlen");
   r.batch = f.optional_count("batch").value_or(1);
   r.steps_from = f.string_or("steps_from", "");

@@ -36,6 +36,7 @@ struct DecompositionRecord {
   std::string source;  // "torch.profiler trace", "upgradebench engine (CUPTI)"
   std::string file, gpu;
   int64_t device = 0;
+  std::optional<int64_t> rank, world_size;  // which rank of a distributed job traced it, where the trace says
   std::optional<int64_t> seqlen;  // the step's tokens per sequence, where known
   int64_t batch = 1;
   std::string steps_from;

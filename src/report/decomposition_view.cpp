@@ -13,8 +13,11 @@ std::string ms(double v) { return num(v, 2); }
 }  // namespace
 
 void add_decomposition_block(Document& doc, const DecompositionRecord& r) {
-  auto& b = doc.add(fmt::format("{} (GPU {}{}): step {} of {}, {:.2f} ms", r.file, r.device,
-                                r.gpu.empty() ? "" : ", " + r.gpu, r.step, r.steps, r.step_ms));
+  const std::string rank = !r.world_size || *r.world_size == 1 ? ""
+                           : r.rank     ? fmt::format(", rank {} of {}", *r.rank, *r.world_size)
+                                        : fmt::format(", one of {} ranks", *r.world_size);
+  auto& b = doc.add(fmt::format("{} (GPU {}{}{}): step {} of {}, {:.2f} ms", r.file, r.device,
+                                r.gpu.empty() ? "" : ", " + r.gpu, rank, r.step, r.steps, r.step_ms));
   b.table.columns = {{"bucket", Align::left}, {"ms"}, {"share"}, {"over the steps", Align::left}, {"achieved"},
                      {"of ceiling"}};
   for (const DecompositionBucketRecord& x : r.buckets) {

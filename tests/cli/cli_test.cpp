@@ -1264,6 +1264,7 @@ TEST(Compare, TokensPerExpertStandBesideTheFigures) {
     int step = 0;
     while (std::getline(in, line)) {
       nlohmann::json r = nlohmann::json::parse(line);
+      if (r["type"] == "context") r["config"]["model"] = "qwen3-30b-a3b";  // 128 experts, top 8: 256 each at 4k
       if (r["type"] == "train_step" && r["seqlen"] == 4096 && !as_peer) {
         r["expert_tokens"] = {{"min", 100 + step}, {"median", 500 + step}, {"max", 2000 + 10 * step}};
         ++step;
@@ -1288,6 +1289,14 @@ TEST(Compare, TokensPerExpertStandBesideTheFigures) {
   EXPECT_NE(table.out.find("Tokens per expert"), std::string::npos) << table.out;
   const Result plain = run("compare " + kFx + "/records_h200.jsonl " + kFx + "/records_h200_rerun.jsonl");
   EXPECT_EQ(plain.out.find("Tokens per expert"), std::string::npos) << "a dense model has no such table";
+  // Tokens per expert in a run of a dense model, or that no routing of the model gives (the
+  // busiest expert below the 256 tokens every expert takes on average): refused by name.
+  const std::string dense = write_file("experts_dense.jsonl", replaced(slurp(ours), "qwen3-30b-a3b", "llama-3.1-8b"));
+  expect_error("compare " + kFx + "/records_h200_rerun.jsonl " + dense, 1, ":2: seqlen 4096: tokens per expert, in a run of llama-3.1-8b, a model "
+                                                  "without experts");
+  const std::string idle = write_file("experts_idle.jsonl", replaced(slurp(peer), "\"median\": 256, \"max\": 4000", "\"median\": 100, \"max\": 200"));
+  expect_error("compare " + idle + " " + ours, 1, "seqlen 4096: tokens per expert from 0 to 200, where qwen3-30b-a3b's "
+                                                 "128 experts take 256 on average (top-8 of 4096 tokens)");
   std::string bad = slurp(ours);
   bad.replace(bad.find(R"("min":100)"), 9, R"("min":900)");
   const std::string bad_path = ::testing::TempDir() + "/experts_bad.jsonl";

@@ -544,8 +544,18 @@ fs::path levers_none_on_b200() { return records_on_b200("levers/none.jsonl", "le
 // other counts of tokens routed other work, and decide refuses them as two workloads (--force
 // compares them, saying so before the verdict).
 TEST(Decide, RunsWhoseExpertsTookOtherTokensAreTwoWorkloads) {
+  // Qwen3-30B-A3B's 128 experts take top 8 of the step's tokens: 256 each on average at 4k, in
+  // proportion at the other lengths.
   const auto tokens = [](int64_t most) {
-    return [most](json& r) { r["expert_tokens"] = {{"min", 10}, {"median", 256}, {"max", most}}; };
+    return [most](json& r) {
+      const int64_t per_4k = r["seqlen"].get<int64_t>() / 4096;
+      r["expert_tokens"] = {{"min", 10}, {"median", 256 * per_4k}, {"max", most * per_4k}};
+    };
+  };
+  const auto of_qwen3 = [](const fs::path& f) {
+    std::ofstream(f.string() + ".tmp") << replaced(slurp(f.string()), "llama-3.1-8b", "qwen3-30b-a3b");
+    fs::rename(f.string() + ".tmp", f);
+    return f;
   };
   const fs::path old_run = fs::path(::testing::TempDir()) / "experts_h200.jsonl";
   {
@@ -558,8 +568,9 @@ TEST(Decide, RunsWhoseExpertsTookOtherTokensAreTwoWorkloads) {
     }
     std::ofstream(old_run) << text;
   }
-  const fs::path alike = records_on_b200("records_h200.jsonl", "experts_b200_alike.jsonl", tokens(330));
-  const fs::path other = records_on_b200("records_h200.jsonl", "experts_b200_other.jsonl", tokens(4096));
+  of_qwen3(old_run);
+  const fs::path alike = of_qwen3(records_on_b200("records_h200.jsonl", "experts_b200_alike.jsonl", tokens(330)));
+  const fs::path other = of_qwen3(records_on_b200("records_h200.jsonl", "experts_b200_other.jsonl", tokens(4096)));
   EXPECT_EQ(run("decide " + old_run.string() + " " + alike.string() + " --price-old 3 --price-new 6").code, 0);
   expect_error("decide " + old_run.string() + " " + other.string() + " --price-old 3 --price-new 6", 2,
                "at 4096 tokens the busiest expert took 320 tokens on the NVIDIA H200 and 4096 on the NVIDIA B200: the "

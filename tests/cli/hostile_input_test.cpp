@@ -333,6 +333,8 @@ TEST(SilentlyWrong, OneTraceGivenTwiceIsNotTwoMeasurements) {
   // The same trace written again (indented otherwise, its rank edited) or compressed: the same
   // GPU activities at the same instants, one measurement whatever its bytes.
   nlohmann::json trace = nlohmann::json::parse(slurp(kFx + "/trace_kineto_small.json"));
+  trace["distributedInfo"]["world_size"] = 2;
+  std::ofstream(folder / "rank0.json", std::ios::trunc) << trace.dump();
   trace["distributedInfo"]["rank"] = 1;
   std::ofstream(folder / "rank1.json", std::ios::trunc) << trace.dump(1);
   expect_error("decompose " + folder.string(), 2, "rank1.json (GPU 0): the same 28 GPU activities at the same instants as " +
@@ -348,6 +350,61 @@ TEST(SilentlyWrong, OneTraceGivenTwiceIsNotTwoMeasurements) {
   std::ofstream(folder / "rank1.json", std::ios::trunc) << trace.dump();
   const Result r = run("decompose " + folder.string());
   EXPECT_EQ(r.code, 0) << r.err;
+}
+
+// The traces of a folder are one job's, each rank once (Kineto's distributedInfo): a rank said by
+// two traces, or two world sizes, is two jobs mixed in one folder, refused naming both files; a
+// rank without its trace is said; each record carries its rank.
+TEST(SilentlyWrong, TracesOfAFolderAreOneJobsRanksEachOnce) {
+  const fs::path folder = fresh_folder("ranks_of_one_job");
+  fs::create_directories(folder);
+  nlohmann::json trace = nlohmann::json::parse(slurp(kFx + "/trace_kineto_small.json"));
+  const auto write_rank = [&](const std::string& name, int rank, int world, double shift_us) {
+    nlohmann::json t = trace;
+    t["distributedInfo"]["rank"] = rank;
+    t["distributedInfo"]["world_size"] = world;
+    for (auto& e : t["traceEvents"]) {  // each rank's own instants
+      if (e.contains("ts") && e["ts"].is_number()) e["ts"] = e["ts"].get<double>() + shift_us;
+    }
+    std::ofstream(folder / name, std::ios::trunc) << t.dump();
+  };
+  write_rank("r0.json", 0, 2, 0);
+  write_rank("r1.json", 0, 2, 1000);
+  expect_error("decompose " + folder.string(), 2,
+               (folder / "r1.json").string() + ": its distributedInfo says rank 0 of 2, as " + (folder / "r0.json").string() +
+                   " does: two jobs' traces");
+  write_rank("r1.json", 1, 4, 1000);
+  expect_error("decompose " + folder.string(), 2,
+               (folder / "r1.json").string() + ": its distributedInfo says a job of 4 ranks, " +
+                   (folder / "r0.json").string() + " a job of 2");
+  write_rank("r1.json", 5, 4, 1000);
+  expect_error("decompose " + folder.string(), 1, "distributedInfo: \"rank\" is 5, not one of the job's 4 ranks (0 to 3)");
+  // Ranks 0 and 1 of 4: read, the two missing ranks said, each record naming its rank.
+  write_rank("r0.json", 0, 4, 0);
+  write_rank("r1.json", 1, 4, 1000);
+  const fs::path out = temp_path("ranks_of_one_job.jsonl");
+  fs::remove(out);
+  const Result r = run("decompose " + folder.string() + " --out " + out.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("2 of the job's 4 ranks have no trace here (rank 2, 3): the decompositions are of the ranks "
+                       "given"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("r1.json (GPU 0, NVIDIA H200, rank 1 of 4)"), std::string::npos) << r.out;
+  std::vector<std::pair<int, int>> ranks;
+  std::ifstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    const nlohmann::json rec = nlohmann::json::parse(line);
+    if (rec["type"] == "decomposition") ranks.emplace_back(rec["rank"].get<int>(), rec["world_size"].get<int>());
+  }
+  EXPECT_EQ(ranks, (std::vector<std::pair<int, int>>{{0, 4}, {1, 4}}));
+  // A record whose rank is not one of its job's is refused by a reader.
+  const std::string edited = write_file("ranks_of_one_job_edited.jsonl", replaced(slurp(out), "\"rank\":0,\"seqlen\"", "\"rank\":7,\"seqlen\""));
+  expect_error("report " + edited + " -o " + fresh_folder("ranks_edited_report"), 1, "\"rank\" is 7, not one of the job's 4 ranks");
+  // All four ranks: nothing missing is said.
+  write_rank("r2.json", 2, 4, 2000);
+  write_rank("r3.json", 3, 4, 3000);
+  const Result all = run("decompose " + folder.string());
+  ASSERT_EQ(all.code, 0) << all.err;
+  EXPECT_EQ(all.err.find("have no trace here"), std::string::npos) << all.err;
 }
 
 // Jobs of different sizes: a time per call is of its own job, busbw is the links'. Comparing a

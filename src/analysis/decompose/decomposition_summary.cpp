@@ -48,6 +48,7 @@ DecompositionRecord summarize(const TraceDecomposition& d, const std::optional<B
   r.file = d.path;
   r.gpu = d.gpu;
   r.device = d.device;
+  r.rank = d.rank, r.world_size = d.world_size;
   r.steps_from = d.steps_from;
   r.steps = d.steps.size();
   const StepDecomposition& m = d.median_step();

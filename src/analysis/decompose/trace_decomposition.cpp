@@ -313,6 +313,7 @@ std::vector<TraceDecomposition> decompose_trace(const std::string& path, KernelC
     TraceDecomposition d;
     d.path = path;
     d.device = device;
+    d.rank = info.rank, d.world_size = info.world_size;
     d.events = info.events;
     d.bytes = info.bytes;
     d.activity.count = acts.size();

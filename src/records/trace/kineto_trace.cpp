@@ -10,6 +10,7 @@
 
 #include "base/error.hpp"
 #include "base/json_stream.hpp"
+#include "records/nccl_records.hpp"
 
 namespace ub::trace {
 
@@ -99,6 +100,30 @@ void check_activity(const TraceInfo& info, const TraceEvent& ev, const IdField& 
   }
 }
 
+// Which rank of which job wrote the trace: a rank that is not one of its world's, or a value
+// that is no whole number, would place the trace among the wrong ones, so the trace is refused.
+void read_distributed_info(TraceInfo& info, JsonSpan& value) {
+  IdField rank, world;
+  value.for_each_member([&](std::string_view k, JsonSpan& v) {
+    if (k == "rank") rank.read(v);
+    else if (k == "world_size") world.read(v);
+    return true;
+  });
+  const auto refuse = [&](const char* field, const std::string& why) {
+    return WorkError(fmt::format("{}: distributedInfo: \"{}\" {}: a damaged trace (export it again from "
+                                 "torch.profiler)", info.path, field, why));
+  };
+  if (world.seen && (!world.value || *world.value < 1 || *world.value > kMaxRanks)) {
+    throw refuse("world_size", fmt::format("is not a job's count of ranks (1 to {})", kMaxRanks));
+  }
+  if (rank.seen && (!rank.value || *rank.value < 0)) throw refuse("rank", "is not a rank (a whole number from 0)");
+  if (rank.value && world.value && *rank.value >= *world.value) {
+    throw refuse("rank", fmt::format("is {}, not one of the job's {} ranks (0 to {})", *rank.value, *world.value,
+                                     *world.value - 1));
+  }
+  info.rank = rank.value, info.world_size = world.value;
+}
+
 }  // namespace
 
 TraceInfo read_kineto_trace(const std::string& path, const std::function<void(const TraceEvent&)>& each) {
@@ -109,6 +134,7 @@ TraceInfo read_kineto_trace(const std::string& path, const std::function<void(co
   std::string scratch, pending_name;
   StreamHandlers h;
   h.on_member = [&](std::string_view key, JsonSpan& value) {
+    if (key == "distributedInfo" && value.peek() == '{') return read_distributed_info(info, value);
     if (key != "deviceProperties" || value.peek() != '[') return;
     value.for_each_element([&](JsonSpan& device) {
       if (device.peek() != '{') return true;
