@@ -66,16 +66,58 @@ std::vector<int64_t> from_layer_types(const json& c, int64_t window, int64_t lay
 
 }  // namespace
 
-std::vector<int64_t> parse_windows(const json& c, const std::string& model_type, int64_t layers,
-                                   const std::string& where) {
+namespace {
+
+// The window fields a model type's transformers config class reads beside sliding_window. A field
+// its class does not read is refused (its code would not run what the field says), except
+// max_window_layers in Qwen3-MoE, which the released checkpoints carry and its class ignores.
+struct WindowFields {
+  bool layer_types = true, max_window_layers = true;
+};
+WindowFields window_fields(const std::string& model_type) {
+  if (model_type == "mistral" || model_type == "mixtral") return {false, false};
+  if (model_type == "qwen3_moe") return {false, false};
+  if (model_type.starts_with("gemma")) return {true, false};
+  return {};
+}
+
+void refuse_unread_window_fields(const json& c, const std::string& model_type, const std::string& where) {
+  if (model_type.empty()) {  // a config without a type is taken as it says, where what it says has one reading
+    for (const char* qwen_only : {"use_sliding_window", "max_window_layers"}) {
+      if (present(c, qwen_only)) {
+        throw WorkError(fmt::format("{}: no model_type, and {} is read by Qwen's configs alone, each its own way: add "
+                                    "the model_type the checkpoint has", where, qwen_only));
+      }
+    }
+    return;
+  }
   if (present(c, "use_sliding_window") && !qwen_family(model_type)) {
     throw WorkError(fmt::format("{}: use_sliding_window is not read by model_type '{}' (Qwen's configs read it): a "
                                 "config of another model?", where, model_type));
   }
+  const WindowFields read = window_fields(model_type);
+  if (present(c, "layer_types") && !read.layer_types) {
+    throw WorkError(fmt::format("{}: layer_types is not read by model_type '{}' (its code gives every layer the "
+                                "config's sliding_window): a config of another model (Ministral, Qwen3)?", where,
+                                model_type));
+  }
+  if (present(c, "max_window_layers") && !read.max_window_layers && model_type != "qwen3_moe") {
+    throw WorkError(fmt::format("{}: max_window_layers is not read by model_type '{}' (Qwen2's and Qwen3's configs "
+                                "read it): a config of another model?", where, model_type));
+  }
+}
+
+}  // namespace
+
+std::vector<int64_t> parse_windows(const json& c, const std::string& model_type, int64_t layers,
+                                   const std::string& where) {
+  refuse_unread_window_fields(c, model_type, where);
   const int64_t window = configured_window(c, model_type, where);
   std::vector<int64_t> w(static_cast<size_t>(layers), 0);
   const bool gemma3 = model_type == "gemma3_text" || model_type == "gemma3";
-  if (present(c, "layer_types")) {
+  if (model_type == "qwen3_moe") {  // its attention takes sliding_window in every layer
+    std::fill(w.begin(), w.end(), window);
+  } else if (present(c, "layer_types")) {
     w = from_layer_types(c, window, layers, where);
   } else if (present(c, "sliding_window_pattern") || present(c, "_sliding_window_pattern") || gemma3) {
     const char* key = present(c, "sliding_window_pattern") ? "sliding_window_pattern" : "_sliding_window_pattern";
@@ -85,9 +127,16 @@ std::vector<int64_t> parse_windows(const json& c, const std::string& model_type,
     throw WorkError(fmt::format("{}: model_type '{}' alternates windowed and full layers in its code, not its "
                                 "config: give its layer_types", where, model_type));
   } else if (qwen_family(model_type)) {
-    const int64_t first = optional_typed(c, "max_window_layers", int64_t{28}, where);  // Qwen2/3's default
-    if (first < 0) throw WorkError(fmt::format("{}: max_window_layers {} is below 0: it counts the layers of full attention before the windowed ones", where, first));
-    for (int64_t i = std::max<int64_t>(first, 0); i < layers; ++i) w[static_cast<size_t>(i)] = window;
+    const int64_t bound = optional_typed(c, "max_window_layers", int64_t{28}, where);  // Qwen2/3's default
+    if (bound < 0) {
+      throw WorkError(fmt::format("{}: max_window_layers {} is below 0: it counts layers", where, bound));
+    }
+    for (int64_t i = 0; i < layers; ++i) {
+      // Qwen2-MoE's config windows the even layers below the bound; Qwen2's and Qwen3's the
+      // layers from the bound on.
+      const bool windowed = model_type == "qwen2_moe" ? (i + 1) % 2 != 0 && i < bound : i >= bound;
+      if (windowed) w[static_cast<size_t>(i)] = window;
+    }
   } else {
     std::fill(w.begin(), w.end(), window);
   }

@@ -2,13 +2,17 @@
 // and which attend through a sliding window. transformers spells each several ways over its
 // model families and versions; they are read here, into one per-layer description.
 //
-// Windows, in the order transformers itself resolves them:
-//   layer_types (4.5x+ / 5.x: Gemma 3, gpt-oss, Qwen3): "sliding_attention" has the window,
-//       "full_attention" not; any other type is refused by name.
+// Windows, in the order transformers itself resolves them, each model type reading only the
+// fields its config class reads (another is refused; Qwen3-MoE's max_window_layers, which its
+// checkpoints carry and its class ignores, is ignored):
+//   layer_types (4.5x+ / 5.x: Gemma 2/3, gpt-oss, Qwen2/3, Qwen2-MoE; not Mistral, Mixtral,
+//       Qwen3-MoE): "sliding_attention" has the window, "full_attention" not; any other type
+//       is refused by name.
 //   sliding_window_pattern p (Gemma 3; its default 6 when a gemma3 config omits it): layer i is
 //       full when (i + 1) % p == 0, windowed otherwise (five windowed, one full).
-//   use_sliding_window (Qwen2 / Qwen3 / their MoE; default false there): layers i >=
-//       max_window_layers are windowed when true, none when false.
+//   use_sliding_window (Qwen's; default false there): when true, Qwen2 / Qwen3 window the layers
+//       i >= max_window_layers, Qwen2-MoE the even layers i < max_window_layers, Qwen3-MoE every
+//       layer; none when false.
 //   otherwise a sliding_window that is not null windows every layer (Mistral v0.1, Mixtral).
 // Gemma 2 and Cohere 2 alternate windows in code, not in their config: without layer_types they
 // are refused rather than guessed.

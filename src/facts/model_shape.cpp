@@ -63,9 +63,26 @@ void read_rope_fields(const json& c, ModelShape& m, const std::string& w) {
   if (s.type != "default") m.rope_scaling = s;
 }
 
+// transformers' activations by name (ACT2FN): a config naming another builds no model there, and
+// its MLP would be counted as one it is not.
+bool known_activation(const std::string& name) {
+  static const std::set<std::string> known = {
+      "gelu",   "gelu_10", "gelu_fast", "gelu_new", "gelu_python", "gelu_pytorch_tanh", "gelu_python_tanh",
+      "gelu_accurate", "laplace", "leaky_relu", "linear", "mish", "quick_gelu", "relu", "relu2", "relu6",
+      "sigmoid", "silu", "swish", "tanh", "prelu", "xielu"};
+  return known.count(name) > 0;
+}
+
 // What the Llama trunk lacks, by field and, where the config does not say it, by model type.
 void read_variants(const json& c, ModelShape& m, const std::string& w) {
   m.mlp_activation = optional_typed(c, "hidden_activation", optional_typed(c, "hidden_act", std::string{"silu"}, w), w);
+  if (!known_activation(m.mlp_activation)) {
+    throw WorkError(fmt::format("{}: {} '{}' is not an activation transformers knows (silu, gelu_pytorch_tanh, ...): "
+                                "its MLP cannot be counted", w, c.contains("hidden_activation") && !c.at("hidden_activation").is_null()
+                                    ? "hidden_activation"
+                                    : "hidden_act",
+                                printable(m.mlp_activation)));
+  }
   m.attention_bias = optional_typed(c, "attention_bias", false, w);
   m.mlp_bias = optional_typed(c, "mlp_bias", false, w);
   const bool gemma3 = m.model_type == "gemma3_text" || m.model_type == "gemma3";

@@ -262,6 +262,57 @@ TEST(ModelShape, WindowsPerLayer) {
   refused(c, "use_sliding_window is not read by model_type 'llama'");
 }
 
+// Each model type's windows as its transformers config class resolves them: a window field the
+// class does not read is refused (Mistral's code windows every layer, whatever layer_types says);
+// Qwen3-MoE windows every layer when windows are on; Qwen2-MoE the even layers below its bound.
+TEST(ModelShape, WindowsAreReadAsEachTypesConfigReadsThem) {
+  json c = minimal();
+  c["num_hidden_layers"] = 4, c["sliding_window"] = 16;
+  for (const char* type : {"mistral", "mixtral"}) {
+    json m = c;
+    m["model_type"] = type;
+    if (std::string(type) == "mixtral") m["num_local_experts"] = 4, m["num_experts_per_tok"] = 2;
+    EXPECT_EQ(parse_hf_config(m, "t").windows, (std::vector<int64_t>{16, 16, 16, 16})) << type;
+    m["layer_types"] = {"full_attention", "full_attention", "full_attention", "full_attention"};
+    refused(m, std::string("layer_types is not read by model_type '") + type + "' (its code gives every layer the "
+               "config's sliding_window)");
+    m.erase("layer_types");
+    m["max_window_layers"] = 2;
+    refused(m, std::string("max_window_layers is not read by model_type '") + type + "'");
+  }
+  json q = c;
+  q["model_type"] = "qwen3_moe", q["num_experts"] = 4, q["num_experts_per_tok"] = 2, q["moe_intermediate_size"] = 32;
+  q["max_window_layers"] = 4;  // Qwen3-30B-A3B's config carries it; its class reads it not
+  EXPECT_TRUE(parse_hf_config(q, "t").windows.empty());  // use_sliding_window defaults to false
+  q["use_sliding_window"] = true;
+  EXPECT_EQ(parse_hf_config(q, "t").windows, (std::vector<int64_t>{16, 16, 16, 16}));
+  q["layer_types"] = {"sliding_attention", "full_attention", "sliding_attention", "full_attention"};
+  refused(q, "layer_types is not read by model_type 'qwen3_moe'");
+  json q2 = c;
+  q2["model_type"] = "qwen2_moe", q2["num_experts"] = 4, q2["num_experts_per_tok"] = 2, q2["moe_intermediate_size"] = 32;
+  q2["use_sliding_window"] = true, q2["max_window_layers"] = 3;
+  EXPECT_EQ(parse_hf_config(q2, "t").windows, (std::vector<int64_t>{16, 0, 16, 0}));
+  json g = c;
+  g["model_type"] = "gemma3_text", g["max_window_layers"] = 2;
+  refused(g, "max_window_layers is not read by model_type 'gemma3_text'");
+  json none = c;  // no model_type: Qwen's fields have no one reading
+  none["use_sliding_window"] = true;
+  refused(none, "no model_type, and use_sliding_window is read by Qwen's configs alone, each its own way: add the "
+                "model_type the checkpoint has");
+}
+
+// An activation transformers does not know builds no model there: refused by field and value,
+// never counted as a gated MLP of another.
+TEST(ModelShape, AnActivationTransformersDoesNotKnowIsRefused) {
+  json c = minimal();
+  c["hidden_act"] = "swish_banana";
+  refused(c, "hidden_act 'swish_banana' is not an activation transformers knows");
+  c["hidden_act"] = "relu";
+  EXPECT_EQ(parse_hf_config(c, "t").mlp_activation, "relu");
+  c["hidden_activation"] = "gelu_tanh";  // Gemma's field wins where both are given
+  refused(c, "hidden_activation 'gelu_tanh' is not an activation transformers knows");
+}
+
 // RMSNorm's epsilon and the initialisation's spread are read as numbers, not taken for the default
 // when a string, a null or a negative value stands there.
 TEST(ModelShape, NormEpsilonAndInitialisationAreNumbers) {
