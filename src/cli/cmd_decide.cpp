@@ -224,7 +224,9 @@ void run(Context& ctx, const DecideOptions& o) {
   // The options the measured decisions bound are bounded here too (they go on the page).
   (void)parse_optional_positive(o.power_price, "--power-price", kPriceRange);
   (void)parse_positive(o.pue, "--pue", kPueRange);
-  if (!o.model.empty() && o.model != "none") in.model = ctx.model(o.model);
+  // With --old-run the model is the run's own unless --model gives it (the page's memory reason
+  // counts the model that ran, never the default).
+  if (!o.model.empty() && o.model != "none" && (o.model_given || o.old_runs.empty())) in.model = ctx.model(o.model);
   if (!o.need.empty()) in.need = parse_dtype_list(o.need, "--need-dtype");
   in.price_from = parse_optional_positive(o.price_from, "--price-old", kPriceRange);
   in.price_to = parse_optional_positive(o.price_to, "--price-new", kPriceRange);
@@ -236,7 +238,9 @@ void run(Context& ctx, const DecideOptions& o) {
     r.model = o.model == "none" || !o.model_given ? "" : o.model;
     r.layers = o.layers;
     r.price_from = in.price_from, r.price_to = in.price_to;
-    in.predicted = run_predictions(ctx, r).predictions;
+    PredictionRun run = run_predictions(ctx, r);
+    in.predicted = std::move(run.predictions);
+    if (!o.model_given) in.model = std::move(run.model);
   } else if (!o.measured.empty() || !o.seqlens.empty()) {
     throw UsageError("--measured and --seqlen go with --old-run (the old GPU's decomposition or training log)");
   }

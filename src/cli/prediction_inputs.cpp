@@ -274,6 +274,7 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
     out.predictions.push_back(predict_step(s, from, to, from_rates, to_rates, po));
   }
   out.from = &from, out.to = &to;
+  out.model = full_model;
   return out;
 }
 

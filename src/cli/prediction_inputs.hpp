@@ -26,6 +26,7 @@ struct PredictionRun {
   const Accelerator* to = nullptr;
   std::vector<Prediction> predictions;
   std::vector<std::string> warnings;
+  std::optional<ModelShape> model;  // the model predicted, at its full depth: --model's, or the inputs' own
 };
 
 // UsageError for bad input (an unreadable kind of file, GPUs that do not match, prices).

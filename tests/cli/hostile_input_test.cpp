@@ -1797,6 +1797,26 @@ TEST(SilentlyWrong, DecideFromTheCatalogRefusesWhatOnlyMeasurementsAnswer) {
   expect_error("decide --from h200-sxm --to b200-sxm --layers 99", 2, "--layers goes with --old-run");
 }
 
+// With --old-run and no --model, every part of the page counts the model the run names: the
+// memory reason and the JSON's model too, never the default Llama-3.1-8B.
+TEST(SilentlyWrong, DecideFromAnOldRunCountsTheModelItRan) {
+  const std::string q = temp_path("decide_qwen3_decomposition.jsonl");
+  fs::remove(q);
+  const Result d = run("decompose " + kFx + "/hf_qwen3_30b_a3b_4l_4096.pt.trace.json.gz --model qwen3-30b-a3b --layers 4 "
+                       "--seqlen 4096 --out " + q);
+  ASSERT_EQ(d.code, 0) << d.err;
+  const Result r = run("decide --from h100 --old-run " + q + " --price-old 3.5 --price-new 6 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["model"], "qwen3-30b-a3b");
+  const std::string reasons = j["reasons"].dump();
+  EXPECT_NE(reasons.find("at least 7 h100-sxm vs 3 b200-sxm"), std::string::npos) << reasons;
+  EXPECT_EQ(reasons.find("llama-3.1-8b"), std::string::npos) << reasons;
+  const Result seventy = run("decide --old-run " + kFx + "/sweep_70b.log --price-old 3.5 --price-new 6 --json");
+  ASSERT_EQ(seventy.code, 0) << seventy.err;
+  EXPECT_EQ(nlohmann::json::parse(seventy.out)["model"], "llama-3.1-70b");
+}
+
 // ---- Exit codes: a file of a kind a command does not read is a usage error, in every command ----
 
 TEST(Messages, AFileOfAnotherKindExitsTwoInEveryCommand) {
