@@ -20,6 +20,7 @@ LongestSequence longest_sequence(const RunLog& run, std::optional<double> capaci
   LongestSequence l;
   for (const RunPoint& p : run.points) {
     if (p.status == PointStatus::oom) l.out_of_memory_at = std::min(l.out_of_memory_at.value_or(p.seqlen), p.seqlen);
+    if (p.status == PointStatus::ok) l.measured_longest = std::max(l.measured_longest, p.seqlen);
   }
   if (found && same_gpu) {
     l.tokens = *found, l.measured = true;
@@ -44,6 +45,25 @@ LongestSequence longest_sequence(const RunLog& run, std::optional<double> capaci
     l.how = fmt::format("below {}, measured out of memory (the fit alone says {})", *l.out_of_memory_at, *l.fitted);
   }
   return l;
+}
+
+std::optional<std::string> LongestSequence::guess() const {
+  if (measured || capped || !tokens || measured_longest <= 0 || *tokens <= kFarPastMeasured * measured_longest) {
+    return std::nullopt;
+  }
+  return fmt::format("{} tokens is {:.0f}x the longest length measured ({}): the fitted line carried that far is a "
+                     "guess; measure near it (sweep --find-max)", *tokens,
+                     static_cast<double>(*tokens) / static_cast<double>(measured_longest), measured_longest);
+}
+
+std::string LongestSequence::cell() const {
+  if (!tokens) return "no limit";
+  if (capped) return fmt::format("{} (capped: out of memory)", *tokens);
+  if (guess()) {
+    return fmt::format("{} (a guess: {:.0f}x the longest measured)", *tokens,
+                       static_cast<double>(*tokens) / static_cast<double>(measured_longest));
+  }
+  return std::to_string(*tokens);
 }
 
 }  // namespace ub

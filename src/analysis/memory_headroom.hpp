@@ -19,6 +19,17 @@ struct LongestSequence {
   bool measured = false;                   // found by --find-max
   bool capped = false;                     // the fit was above a measured out-of-memory length
   std::string how;                         // in words, for the page
+  int64_t measured_longest = 0;            // the longest length the run measured (0: none)
+
+  // How far past the longest length measured a fitted longest sequence is a guess: a line through
+  // a few short lengths says little of memory 16x further on (the allocator, a kernel's workspace).
+  static constexpr int64_t kFarPastMeasured = 16;
+  // "187585 tokens is 46x the longest length measured (4096): the fitted line carried that far is
+  // a guess; measure near it (sweep --find-max)", where the longest is such a fit; else nothing.
+  std::optional<std::string> guess() const;
+  // For a table's cell: "187585", "64512 (capped: out of memory)", "187585 (a guess: 46x the
+  // longest measured)", or "no limit".
+  std::string cell() const;
 };
 
 // `capacity_gib`: where the fit is read (the run's GPU's usable capacity, or another GPU's);

@@ -269,6 +269,25 @@ void decide_verdict(UpgradeDecision& d, const UpgradeOptions& opt) {
                          ng, d.old_gpu);
     return;
   }
+  // A longest sequence read off a memory fit far past the lengths it measured is a guess: said in
+  // the warnings, and a capability verdict resting on it measures first.
+  const std::pair<const LongestSequence*, const std::string*> sides[] = {{&d.old_longest, &d.old_gpu},
+                                                                         {&d.new_longest, &ng}};
+  std::optional<std::string> guessed;  // the first side whose figure the verdict would rest on as a guess
+  for (const auto& [longest, gpu] : sides) {
+    const auto guess = longest->guess();
+    if (!guess) continue;
+    d.warnings.push_back(fmt::format("the {}'s longest sequence: {}", *gpu, *guess));
+    if (!guessed) guessed = d.warnings.back();
+  }
+  const bool old_short = !d.old_longest.tokens || *d.old_longest.tokens < opt.need_seqlen.value_or(0);
+  const bool new_short = !d.new_longest.tokens || *d.new_longest.tokens < opt.need_seqlen.value_or(0);
+  if (opt.need_seqlen && guessed && old_short != new_short && !(d.levers && d.levers->first_reaching(0, *opt.need_seqlen))) {
+    d.verdict = UpgradeVerdict::measure_more;
+    d.capability_unsure = true;
+    d.line = fmt::format("MEASURE MORE: whether {} tokens per sequence fit rests on {}", *opt.need_seqlen, *guessed);
+    return;
+  }
   if (opt.need_seqlen && d.new_longest.tokens && *d.new_longest.tokens >= *opt.need_seqlen &&
       (!d.old_longest.tokens || *d.old_longest.tokens < *opt.need_seqlen) &&
       !(d.levers && d.levers->first_reaching(0, *opt.need_seqlen))) {
@@ -646,7 +665,7 @@ UpgradeDecision decide_predicted_upgrade(const MeasurementSet& o, const std::vec
   decide_verdict(d, opt);
   // No sweep to set the steps beside (its part failed or was cut short): what the decompositions
   // predict is said, and what gives the verdict.
-  if (!o.sweep && d.verdict == UpgradeVerdict::measure_more) {
+  if (!o.sweep && d.verdict == UpgradeVerdict::measure_more && !d.capability_unsure) {
     std::vector<std::string> said;
     for (const Prediction& p : predictions) {
       if (p.input.seqlen && p.speedup) said.push_back(fmt::format("{:.2f}x at {} tokens", *p.speedup, *p.input.seqlen));
@@ -660,7 +679,7 @@ UpgradeDecision decide_predicted_upgrade(const MeasurementSet& o, const std::vec
   }
   // A predicted interval is the model's uncertainty, not noise: more steps do not settle it, a
   // measurement on the new GPU does. Name the one the prediction says narrows it most.
-  if (d.verdict == UpgradeVerdict::measure_more && d.training && d.training->break_even) {
+  if (d.verdict == UpgradeVerdict::measure_more && !d.capability_unsure && d.training && d.training->break_even) {
     for (const CompareRow& r : d.training->rows) {
       if (!r.speedup || r.speedup->low > *d.training->break_even || r.speedup->high < *d.training->break_even) continue;
       for (const Prediction& p : predictions) {

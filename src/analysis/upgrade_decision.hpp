@@ -82,6 +82,7 @@ struct UpgradeDecision {
   std::optional<NcclComparison> nccl;
   std::vector<RatioRow> ratios;  // micro-benchmarks against the catalog: ceiling, step products, HBM
   LongestSequence old_longest, new_longest;
+  bool capability_unsure = false;  // the verdict measures first: a needed length's fit rests on a guess
   std::optional<LeverLadder> levers;  // the old sweep and the old_levers runs, read for both GPUs
   Decision specs;  // the catalog's part of it: capability gate, memory, break-even
   std::vector<std::string> warnings;

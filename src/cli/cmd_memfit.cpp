@@ -42,9 +42,6 @@ RunLog checked_run(Context& ctx, const std::string& path) {
   return log;
 }
 
-// How far past the longest length measured a fitted longest sequence is said to be a guess.
-constexpr int64_t kFarPastMeasured = 16;
-
 void run_one(Context& ctx, const MemfitOptions& o) {
   if (!o.capacity.empty() && !o.for_gpu.empty()) {
     throw UsageError("--capacity-gib and --for both give the capacity: give one");
@@ -100,15 +97,9 @@ void run_one(Context& ctx, const MemfitOptions& o) {
                                 longest.capped ? fmt::format(" ({})", longest.how) : ""));
   // A line carried far past its points is a guess: said, in every output.
   std::vector<std::string> warnings = log.warnings;
-  int64_t measured_longest = 0;
-  for (const RunPoint& p : log.points) {
-    if (p.status == PointStatus::ok) measured_longest = std::max(measured_longest, p.seqlen);
-  }
-  if (max_seqlen && measured_longest > 0 && *max_seqlen > kFarPastMeasured * measured_longest) {
-    warnings.push_back(fmt::format("{} tokens is {:.0f}x the longest length measured ({}): the fitted line carried that far "
-                                   "is a guess; measure near it (sweep --find-max)", *max_seqlen,
-                                   static_cast<double>(*max_seqlen) / static_cast<double>(measured_longest), measured_longest));
-    b.notes.push_back(warnings.back());
+  if (const auto guess = longest.guess()) {
+    warnings.push_back(*guess);
+    b.notes.push_back(*guess);
   }
   json j = {{"intercept_gib", fit.intercept_gib},
             {"slope_gib_per_token", fit.slope_gib_per_token},

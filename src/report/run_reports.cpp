@@ -81,8 +81,7 @@ void two_run_memory_fit(const Comparison& c, Document& body) {
                                     fmt::format("{:.4f}", fit.r2)};
     const Accelerator* own = run == &c.old_run ? c.old_gpu : c.new_gpu;
     for (const Accelerator* g : gpus) {
-      const LongestSequence s = longest_sequence(*run, capacity_of(*g).first, std::nullopt, g == own);
-      row.push_back(s.tokens ? fmt::format("{}{}", *s.tokens, s.capped ? " (capped: out of memory)" : "") : "no limit");
+      row.push_back(longest_sequence(*run, capacity_of(*g).first, std::nullopt, g == own).cell());
     }
     f.table.add_row(row);
   }
@@ -253,7 +252,8 @@ std::vector<std::string> glance_lines(const RunLog& run, const Accelerator* gpu,
   const LongestSequence fit = longest_sequence(run, gpu ? gpu->capacity_gib() : std::nullopt, std::nullopt, true);
   out.push_back(fmt::format("Longest sequence: {} tokens ran{}{}.", longest_ran,
                             first_oom ? fmt::format(", {} ran out of memory", *first_oom) : "",
-                            fit.tokens ? fmt::format("; on one {} the fit holds {} ({})", gpu ? gpu->id : run.gpu, *fit.tokens, fit.how)
+                            fit.tokens ? fmt::format("; on one {} the fit holds {} ({}){}", gpu ? gpu->id : run.gpu,
+                                                     *fit.tokens, fit.how, fit.guess() ? ": " + *fit.guess() : "")
                             : !gpu     ? fmt::format("; the catalog does not know the {}: no capacity to read the memory fit "
                                                      "at (memfit --capacity-gib)", run.gpu.empty() ? "GPU" : run.gpu)
                                        : ""));
@@ -320,9 +320,7 @@ ReportContent single_run_report(const RunLog& run, const Catalog& catalog, const
     for (const Accelerator& a : catalog.all()) {
       const auto [cap, basis] = capacity_of(a);
       if (!cap) continue;
-      const LongestSequence s = longest_sequence(run, cap, std::nullopt, &a == gpu);
-      f.table.add_row({a.id, num(*cap), basis,
-                       s.tokens ? fmt::format("{}{}", *s.tokens, s.capped ? " (capped: out of memory)" : "") : "no limit"});
+      f.table.add_row({a.id, num(*cap), basis, longest_sequence(run, cap, std::nullopt, &a == gpu).cell()});
     }
     Series fitted{"fit", {}};
     for (const auto& [x, y] : mem.points) fitted.points.emplace_back(x, fit.intercept_gib + fit.slope_gib_per_token * x * static_cast<double>(run.batch));
