@@ -350,6 +350,21 @@ std::optional<double> parse_optional_positive(const std::string& text, const std
   return parse_positive(text, what, range);
 }
 
+Prices parse_prices(const std::string& price_old, const std::string& price_new) {
+  Prices p{parse_optional_positive(price_old, "--price-old", kPriceRange),
+           parse_optional_positive(price_new, "--price-new", kPriceRange)};
+  if (p.old_gpu.has_value() != p.new_gpu.has_value()) {
+    throw UsageError("give both --price-old and --price-new (USD per GPU-hour of each GPU), or neither");
+  }
+  if (const double apart = p.old_gpu ? std::max(*p.new_gpu / *p.old_gpu, *p.old_gpu / *p.new_gpu) : 1;
+      apart > kMaxPriceRatio) {
+    throw UsageError(fmt::format("--price-old {} and --price-new {}: {:.3g} times apart, where no two GPUs' hourly "
+                                 "prices are {:g} times apart: give both in USD per GPU-hour", price_old, price_new,
+                                 apart, kMaxPriceRatio));
+  }
+  return p;
+}
+
 double parse_duration_seconds(const std::string& text_in, const std::string& what) {
   const std::string text = trim(text_in);
   const auto bad = [&] {

@@ -69,6 +69,15 @@ void refuse_page_over_inputs(const std::string& dir, const std::vector<std::stri
 std::optional<double> parse_optional_positive(const std::string& text, const std::string& what,
                                               std::optional<Range> range = std::nullopt);
 
+// --price-old and --price-new (USD per GPU-hour), each in kPriceRange; the two go together, and
+// no more than kMaxPriceRatio apart either way (further is a units slip: a price per second
+// beside one per hour), where the break-even they give would print as 0.00x.
+struct Prices {
+  std::optional<double> old_gpu, new_gpu;
+};
+inline constexpr double kMaxPriceRatio = 100;
+Prices parse_prices(const std::string& price_old, const std::string& price_new);
+
 // A duration: "30m", "1h30m", "90s", "2h", or plain seconds ("1800"); positive, at most a week.
 double parse_duration_seconds(const std::string& text, const std::string& what);
 

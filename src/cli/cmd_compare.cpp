@@ -59,8 +59,8 @@ void CompareFlags::refuse_unused(const std::string& what, bool takes_force) cons
 
 CompareOptions CompareFlags::parse() const {
   CompareOptions o;
-  o.price_old = parse_optional_positive(price_old, "--price-old", kPriceRange);
-  o.price_new = parse_optional_positive(price_new, "--price-new", kPriceRange);
+  const Prices prices = parse_prices(price_old, price_new);
+  o.price_old = prices.old_gpu, o.price_new = prices.new_gpu;
   o.tokens = parse_optional_positive(tokens, "--tokens", kTokensRange);
   o.gpus = parse_size(gpus, "--train-gpus");
   if (o.gpus > kMaxTrainGpus) {

@@ -90,8 +90,8 @@ PredictionRequest prediction_of_folder(const MeasurementSet& s, const DecideOpti
   r.to = to.id;
   r.model = s.manifest->workload.model;
   r.layers = s.manifest->workload.layers;
-  r.price_from = parse_optional_positive(o.price_from, "--price-old", kPriceRange);
-  r.price_to = parse_optional_positive(o.price_to, "--price-new", kPriceRange);
+  const Prices prices = parse_prices(o.price_from, o.price_to);
+  r.price_from = prices.old_gpu, r.price_to = prices.new_gpu;
   return r;
 }
 
@@ -105,8 +105,8 @@ std::vector<RunLog> lever_runs(const DecideOptions& o) {
 UpgradeOptions upgrade_options(const DecideOptions& o, const std::vector<RunLog>& levers) {
   UpgradeOptions opt;
   for (const RunLog& r : levers) opt.old_levers.push_back(&r);
-  opt.price_old = parse_optional_positive(o.price_from, "--price-old", kPriceRange);
-  opt.price_new = parse_optional_positive(o.price_to, "--price-new", kPriceRange);
+  const Prices prices = parse_prices(o.price_from, o.price_to);
+  opt.price_old = prices.old_gpu, opt.price_new = prices.new_gpu;
   if (!o.need.empty()) opt.need = parse_dtype_list(o.need, "--need-dtype");
   if (!o.need_seqlen.empty()) opt.need_seqlen = parse_size(o.need_seqlen, "--need-seqlen");
   opt.force = o.force;
@@ -228,8 +228,8 @@ void run(Context& ctx, const DecideOptions& o) {
   // counts the model that ran, never the default).
   if (!o.model.empty() && o.model != "none" && (o.model_given || o.old_runs.empty())) in.model = ctx.model(o.model);
   if (!o.need.empty()) in.need = parse_dtype_list(o.need, "--need-dtype");
-  in.price_from = parse_optional_positive(o.price_from, "--price-old", kPriceRange);
-  in.price_to = parse_optional_positive(o.price_to, "--price-new", kPriceRange);
+  const Prices prices = parse_prices(o.price_from, o.price_to);
+  in.price_from = prices.old_gpu, in.price_to = prices.new_gpu;
   if (!o.old_runs.empty()) {
     PredictionRequest r;
     r.inputs = o.old_runs, r.measured = o.measured, r.seqlens = o.seqlens;

@@ -49,8 +49,8 @@ void refuse_other_series(const std::string& out, const std::vector<Prediction>& 
 }
 
 void run(Context& ctx, PredictCommand o) {
-  o.request.price_from = parse_optional_positive(o.price_old, "--price-old", kPriceRange);
-  o.request.price_to = parse_optional_positive(o.price_new, "--price-new", kPriceRange);
+  const Prices prices = parse_prices(o.price_old, o.price_new);
+  o.request.price_from = prices.old_gpu, o.request.price_to = prices.new_gpu;
   std::vector<std::string> read = o.request.inputs;
   read.insert(read.end(), o.request.measured.begin(), o.request.measured.end());
   if (!o.request.model.empty()) read.push_back(o.request.model);  // a config.json path, or a preset id (no file)

@@ -33,12 +33,6 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
   PredictionRun out;
   const Catalog& cat = ctx.catalog();
   const Accelerator& to = cat.find(o.to);
-  if ((o.price_from.has_value()) != (o.price_to.has_value())) {
-    throw UsageError("--price-old and --price-new go together (USD per GPU-hour of each GPU)");
-  }
-  for (const auto& p : {o.price_from, o.price_to}) {
-    if (p && !(*p > 0)) throw UsageError("prices must be positive (USD per GPU-hour)");
-  }
   std::optional<ModelShape> model, full_model;
   if (!o.model.empty()) model = ctx.model(o.model, o.layers), full_model = ctx.model(o.model, 0);
   // The model at the depth a step measured: its records' depth where they say it, else --layers.

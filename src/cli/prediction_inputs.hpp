@@ -18,7 +18,7 @@ struct PredictionRequest {
   std::string to, from, model, seqlens, carry_from;
   int64_t layers = 0;     // the depth the inputs measured, where their records do not say it (0: the model's)
   int64_t to_layers = 0;  // carry to this depth (0: keep the measured one)
-  std::optional<double> price_from, price_to;
+  std::optional<double> price_from, price_to;  // parsed as parse_prices parses them (cli/arguments.hpp)
 };
 
 struct PredictionRun {
@@ -29,7 +29,7 @@ struct PredictionRun {
   std::optional<ModelShape> model;  // the model predicted, at its full depth: --model's, or the inputs' own
 };
 
-// UsageError for bad input (an unreadable kind of file, GPUs that do not match, prices).
+// UsageError for bad input (an unreadable kind of file, GPUs that do not match).
 PredictionRun run_predictions(Context& ctx, const PredictionRequest& r);
 
 }  // namespace ub::cli

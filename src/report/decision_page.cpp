@@ -19,7 +19,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string money(std::optional<double> v) { return v ? fmt::format("{:.3f}", *v) : "-"; }
+std::string money(std::optional<double> v) { return v ? num(v, 3) : "-"; }
 
 // The training step per length, each row tagged.
 // A predicted speedup's range is its buckets' worst and best cases, not a statistical interval.

@@ -3,17 +3,26 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 namespace ub::report {
 
-std::string num(std::optional<double> v, int precision) {
-  return v ? fmt::format("{:.{}f}", *v, precision) : "N/A";
+namespace {
+
+// `v` to `precision` decimals; a figure that would round to zero there (a $/Mtok of a cheap GPU,
+// 0.0004) keeps two significant digits instead of reading as nothing.
+std::string fixed(double v, int precision) {
+  if (v != 0 && std::isfinite(v) && std::abs(v) < 0.5 * std::pow(10.0, -precision)) return fmt::format("{:.2g}", v);
+  return fmt::format("{:.{}f}", v, precision);
 }
 
-std::string ratio(std::optional<double> v) { return v ? fmt::format("{:.2f}x", *v) : "N/A"; }
+}  // namespace
 
-std::string percent(std::optional<double> v, int precision) {
-  return v ? fmt::format("{:.{}f}%", *v * 100.0, precision) : "N/A";
-}
+std::string num(std::optional<double> v, int precision) { return v ? fixed(*v, precision) : "N/A"; }
+
+std::string ratio(std::optional<double> v) { return v ? fixed(*v, 2) + "x" : "N/A"; }
+
+std::string percent(std::optional<double> v, int precision) { return v ? fixed(*v * 100.0, precision) + "%" : "N/A"; }
 
 std::string figure(const Figure& f) {
   // Shortest form that reads back the same: 989, 494.5, 3.35.

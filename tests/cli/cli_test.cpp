@@ -85,7 +85,7 @@ TEST(BadInput, Sizes) {
 
 TEST(BadInput, Prices) {
   expect_error("decide --price-from=-3 --price-to 2", 2, "--price-old: must be positive");
-  expect_error("decide --price-from 3", 2, "give both --price-old and --price-new (or their older names --price-from and --price-to)");
+  expect_error("decide --price-from 3", 2, "give both --price-old and --price-new (USD per GPU-hour of each GPU), or neither");
   expect_error("decide --price-from 3 --price-to free", 2, "--price-new: 'free' is not a number");
   expect_error("decide --need-dtype fp5", 2, "--need-dtype: unknown dtype 'fp5'");
 }
@@ -459,7 +459,7 @@ TEST(BadInput, Predict) {
   expect_error("predict decompose_h200.txt", 2, "--to is required");
   expect_error("predict --to h2000 " + kFx + "/decompose_h200.txt", 2, "unknown GPU 'h2000'");
   expect_error("predict --to b200 " + kFx + "/attention_h200.log", 2, "give a decomposition");
-  expect_error("predict --to b200 " + kFx + "/decompose_h200.txt --price-from 3", 2, "go together");
+  expect_error("predict --to b200 " + kFx + "/decompose_h200.txt --price-from 3", 2, "give both --price-old and --price-new");
   expect_error("predict --to b200 " + kFx + "/decompose_h200.txt --price-from 0 --price-to 3", 2, "must be positive");
   expect_error("predict --to b200 " + kFx + "/decompose_h200.txt --measured " + kFx + "/decompose_b200.txt", 2,
                "not a micro-benchmark predict reads");

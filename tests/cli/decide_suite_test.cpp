@@ -193,7 +193,7 @@ TEST(Decide, BadInputIsRefusedNamingWhat) {
   expect_error("decide " + newer.string() + " " + kSuite, 2, "manifest version 99");
   expect_error("decide " + kSuite, 2, "holds one GPU's measurements (NVIDIA H200): give the other GPU's folder, or --to GPU");
   expect_error("decide " + kSuite + " " + suite_again() + " --price-old 0 --price-new 3", 2, "--price-old: must be positive");
-  expect_error("decide " + kSuite + " " + suite_again() + " --price-old 3", 2, "give both prices");
+  expect_error("decide " + kSuite + " " + suite_again() + " --price-old 3", 2, "give both --price-old and --price-new");
   // A manifest that says another depth than its parts ran: the suite is not one run.
   const fs::path deeper = edited_suite("suite_3_layers", [](json& m) { m["workload"]["layers"] = 3; });
   expect_error("decide " + kSuite + " " + deeper.string(), 1,

@@ -1797,6 +1797,24 @@ TEST(SilentlyWrong, DecideFromTheCatalogRefusesWhatOnlyMeasurementsAnswer) {
   expect_error("decide --from h200-sxm --to b200-sxm --layers 99", 2, "--layers goes with --old-run");
 }
 
+// Two prices further apart than any two GPUs' hourly prices are a units slip, refused in every
+// command that prices; within the bound, a figure that would round to nothing keeps its digits.
+TEST(SilentlyWrong, PricesFurtherApartThanAnyTwoGpusAreRefused) {
+  const std::string suite = kFx + "/suite_h200_2l";
+  for (const std::string& command : std::vector<std::string>{"decide " + suite + " --to b200", "decide --from h200 --to b200",
+                                     "predict --to b200 " + kFx + "/decompose_h200.txt",
+                                     "compare " + kFx + "/sweep_h200.log " + kFx + "/sweep_b200.log"}) {
+    expect_error(command + " --price-old 1000000 --price-new 0.000001", 2,
+                 "--price-old 1000000 and --price-new 0.000001: 1e+12 times apart, where no two GPUs' hourly prices are "
+                 "100 times apart");
+  }
+  const Result r = run("decide " + suite + " --to b200 --price-old 100 --price-new 1");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("break-even of 0.01x"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(down to 0.53% of the h200-sxm's cost)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(" 0.000 "), std::string::npos) << "a $/Mtok keeps its digits:\n" << r.out;
+}
+
 // With --old-run and no --model, every part of the page counts the model the run names: the
 // memory reason and the JSON's model too, never the default Llama-3.1-8B.
 TEST(SilentlyWrong, DecideFromAnOldRunCountsTheModelItRan) {
