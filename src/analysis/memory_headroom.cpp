@@ -56,8 +56,9 @@ std::optional<std::string> LongestSequence::guess() const {
                      static_cast<double>(*tokens) / static_cast<double>(measured_longest), measured_longest);
 }
 
-std::string LongestSequence::cell() const {
-  if (!tokens) return "no limit";
+std::string LongestSequence::cell(const char* none) const {
+  if (!tokens) return none;
+  if (measured) return fmt::format("{} (found)", *tokens);
   if (capped) return fmt::format("{} (capped: out of memory)", *tokens);
   if (guess()) {
     return fmt::format("{} (a guess: {:.0f}x the longest measured)", *tokens,

@@ -27,9 +27,9 @@ struct LongestSequence {
   // "187585 tokens is 46x the longest length measured (4096): the fitted line carried that far is
   // a guess; measure near it (sweep --find-max)", where the longest is such a fit; else nothing.
   std::optional<std::string> guess() const;
-  // For a table's cell: "187585", "64512 (capped: out of memory)", "187585 (a guess: 46x the
-  // longest measured)", or "no limit".
-  std::string cell() const;
+  // For a table's cell: "187585", "261120 (found)" (by sweep --find-max), "64512 (capped: out of
+  // memory)", "187585 (a guess: 46x the longest measured)", or `none` where no length is known.
+  std::string cell(const char* none = "unknown") const;
 };
 
 // `capacity_gib`: where the fit is read (the run's GPU's usable capacity, or another GPU's);

@@ -105,11 +105,6 @@ std::string LeverLadder::cost_text(const LeverRung& r) const {
   return !rungs.empty() && &r == &rungs.front() ? "base" : "-";
 }
 
-std::string longest_cell(const LongestSequence& l) {
-  if (!l.tokens) return "unknown";
-  return fmt::format("{}{}", *l.tokens, l.measured ? " (found)" : l.capped ? " (capped)" : "");
-}
-
 LeverLadder lever_ladder(const std::vector<const RunLog*>& runs, std::vector<LadderGpu> gpus,
                          const std::vector<std::optional<int64_t>>& found) {
   LeverLadder ladder;

@@ -60,9 +60,6 @@ struct LeverLadder {
   std::string cost_text(const LeverRung& r) const;
 };
 
-// A longest sequence as a table cell: "162816 (capped)", "393216 (found)", "unknown".
-std::string longest_cell(const LongestSequence& l);
-
 // UsageError when the runs are not of one workload (model, layers, batch) or two have the same
 // levers. `found[i]`: sweep --find-max's longest fit of runs[i], when known.
 LeverLadder lever_ladder(const std::vector<const RunLog*>& runs, std::vector<LadderGpu> gpus,

@@ -103,7 +103,8 @@ void refuse_expert_tokens_not_of(const RunLog& run, const ModelShape& model) {
                           static_cast<double>(model.moe->experts);
       if (e->max < mean * (1 - 1e-9) || e->min > mean * (1 + 1e-9)) {
         throw WorkError(fmt::format("{}: tokens per expert from {:g} to {:g}, where {}'s {} experts take {:g} on average "
-                                    "(top-{} of {} tokens): the busiest takes at least that, the least at most",
+                                    "(top-{} of {} tokens), and the busiest takes at least that, the least at most: the records "
+                                    "are of another model, batch or length than they say",
                                     where, e->min, e->max, printable(model.id), model.moe->experts, mean,
                                     model.moe->top_k, run.batch * p.seqlen));
       }

@@ -239,8 +239,48 @@ void add_levers(UpgradeDecision& d, const MeasurementSet& o, const MeasurementSe
 // The verdict of the training steps measured on both GPUs, length by length.
 void training_verdict(UpgradeDecision& d, const LengthsByCost& l, const std::string& ng);
 
+// --need-seqlen's verdict, where the length decides: one new GPU fits it and one old GPU does not
+// (nor any lever measured on it), UPGRADE FOR CAPABILITY; the mirror, DO NOT UPGRADE. Either
+// rests on both GPUs' longest sequences: where one is a memory fit carried far past its lengths,
+// MEASURE MORE, naming it. False where the length decides nothing.
+bool length_gate(UpgradeDecision& d, const UpgradeOptions& opt, const std::string& ng) {
+  const int64_t need = *opt.need_seqlen;
+  const auto fits = [&](const LongestSequence& l) { return l.tokens && *l.tokens >= need; };
+  const bool gained = fits(d.new_longest) && !fits(d.old_longest) && !(d.levers && d.levers->first_reaching(0, need));
+  const bool lost = fits(d.old_longest) && d.new_longest.tokens && !fits(d.new_longest);
+  if (!gained && !lost) return false;
+  for (const auto& [longest, gpu] : {std::pair{&d.old_longest, &d.old_gpu}, std::pair{&d.new_longest, &d.new_gpu}}) {
+    if (const auto guess = longest->guess()) {
+      d.verdict = UpgradeVerdict::measure_more;
+      d.capability_unsure = true;
+      d.line = fmt::format("MEASURE MORE: whether {} tokens per sequence fit rests on the {}'s longest sequence, {}",
+                           need, *gpu, *guess);
+      return true;
+    }
+  }
+  if (gained) {
+    d.verdict = UpgradeVerdict::capability;
+    d.line = fmt::format("UPGRADE FOR CAPABILITY: {} tokens per sequence fit one {} ({} at most) and not one {} ({} at "
+                         "most{}); on the old GPU only more GPUs with sharded activations reach it.",
+                         need, ng, *d.new_longest.tokens, d.old_gpu,
+                         d.old_longest.tokens ? std::to_string(*d.old_longest.tokens) : "unknown",
+                         d.levers ? fmt::format(", and no lever measured reaches it: {}", best_lever(*d.levers, 0)) : "");
+  } else {
+    d.verdict = UpgradeVerdict::do_not_upgrade;
+    d.line = fmt::format("DO NOT UPGRADE: {} tokens per sequence fit one {} ({} at most) and not one {} ({} at most): "
+                         "the new GPU loses what the recipe needs, whatever the speed.", need, d.old_gpu,
+                         *d.old_longest.tokens, ng, *d.new_longest.tokens);
+  }
+  return true;
+}
+
 void decide_verdict(UpgradeDecision& d, const UpgradeOptions& opt) {
   const std::string& ng = d.new_accel ? d.new_accel->id : d.new_gpu;
+  // A longest sequence read off a memory fit far past the lengths it measured is a guess: said
+  // whatever the verdict.
+  for (const auto& [longest, gpu] : {std::pair{&d.old_longest, &d.old_gpu}, std::pair{&d.new_longest, &d.new_gpu}}) {
+    if (const auto guess = longest->guess()) d.warnings.push_back(fmt::format("the {}'s longest sequence: {}", *gpu, *guess));
+  }
   // A length the team needs that neither GPU reaches alone is said, whatever the verdict.
   if (opt.need_seqlen) {
     const int64_t need = *opt.need_seqlen;
@@ -269,45 +309,7 @@ void decide_verdict(UpgradeDecision& d, const UpgradeOptions& opt) {
                          ng, d.old_gpu);
     return;
   }
-  // A longest sequence read off a memory fit far past the lengths it measured is a guess: said in
-  // the warnings, and a capability verdict resting on it measures first.
-  const std::pair<const LongestSequence*, const std::string*> sides[] = {{&d.old_longest, &d.old_gpu},
-                                                                         {&d.new_longest, &ng}};
-  std::optional<std::string> guessed;  // the first side whose figure the verdict would rest on as a guess
-  for (const auto& [longest, gpu] : sides) {
-    const auto guess = longest->guess();
-    if (!guess) continue;
-    d.warnings.push_back(fmt::format("the {}'s longest sequence: {}", *gpu, *guess));
-    if (!guessed) guessed = d.warnings.back();
-  }
-  const bool old_short = !d.old_longest.tokens || *d.old_longest.tokens < opt.need_seqlen.value_or(0);
-  const bool new_short = !d.new_longest.tokens || *d.new_longest.tokens < opt.need_seqlen.value_or(0);
-  if (opt.need_seqlen && guessed && old_short != new_short && !(d.levers && d.levers->first_reaching(0, *opt.need_seqlen))) {
-    d.verdict = UpgradeVerdict::measure_more;
-    d.capability_unsure = true;
-    d.line = fmt::format("MEASURE MORE: whether {} tokens per sequence fit rests on {}", *opt.need_seqlen, *guessed);
-    return;
-  }
-  if (opt.need_seqlen && d.new_longest.tokens && *d.new_longest.tokens >= *opt.need_seqlen &&
-      (!d.old_longest.tokens || *d.old_longest.tokens < *opt.need_seqlen) &&
-      !(d.levers && d.levers->first_reaching(0, *opt.need_seqlen))) {
-    d.verdict = UpgradeVerdict::capability;
-    d.line = fmt::format("UPGRADE FOR CAPABILITY: {} tokens per sequence fit one {} ({} at most) and not one {} ({} at "
-                         "most{}); on the old GPU only more GPUs with sharded activations reach it.",
-                         *opt.need_seqlen, ng, *d.new_longest.tokens, d.old_gpu,
-                         d.old_longest.tokens ? std::to_string(*d.old_longest.tokens) : "unknown",
-                         d.levers ? fmt::format(", and no lever measured reaches it: {}", best_lever(*d.levers, 0)) : "");
-    return;
-  }
-  // The mirror: a length the team needs that one old GPU fits and one new GPU does not.
-  if (opt.need_seqlen && d.old_longest.tokens && *d.old_longest.tokens >= *opt.need_seqlen && d.new_longest.tokens &&
-      *d.new_longest.tokens < *opt.need_seqlen) {
-    d.verdict = UpgradeVerdict::do_not_upgrade;
-    d.line = fmt::format("DO NOT UPGRADE: {} tokens per sequence fit one {} ({} at most) and not one {} ({} at most): "
-                         "the new GPU loses what the recipe needs, whatever the speed.", *opt.need_seqlen, d.old_gpu,
-                         *d.old_longest.tokens, ng, *d.new_longest.tokens);
-    return;
-  }
+  if (opt.need_seqlen && length_gate(d, opt, ng)) return;
   if (!d.training) {
     d.verdict = UpgradeVerdict::measure_more;
     d.line = "MEASURE MORE: no training step was measured on both GPUs (run `upgradebench suite` on each): the "
@@ -486,7 +488,7 @@ void add_reasons(UpgradeDecision& d, const MeasurementSet& o, const MeasurementS
   }
   // 6. Memory headroom.
   const auto longest = [](const std::string& gpu, const LongestSequence& l) {
-    return fmt::format("{} {} ({})", gpu, l.tokens ? std::to_string(*l.tokens) : "unknown", l.how);
+    return fmt::format("{} {} ({})", gpu, l.cell(), l.how);
   };
   if (o.sweep || (n && n->sweep)) {
     d.reasons.push_back(fmt::format("Memory headroom, the longest sequence on one GPU: {}; {}.", longest(d.old_gpu, d.old_longest),

@@ -354,7 +354,8 @@ Prices parse_prices(const std::string& price_old, const std::string& price_new) 
   Prices p{parse_optional_positive(price_old, "--price-old", kPriceRange),
            parse_optional_positive(price_new, "--price-new", kPriceRange)};
   if (p.old_gpu.has_value() != p.new_gpu.has_value()) {
-    throw UsageError("give both --price-old and --price-new (USD per GPU-hour of each GPU), or neither");
+    throw UsageError("give both --price-old and --price-new (USD per GPU-hour of each GPU; --price-from and --price-to, "
+                     "their older names), or neither");
   }
   if (const double apart = p.old_gpu ? std::max(*p.new_gpu / *p.old_gpu, *p.old_gpu / *p.new_gpu) : 1;
       apart > kMaxPriceRatio) {

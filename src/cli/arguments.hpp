@@ -69,9 +69,9 @@ void refuse_page_over_inputs(const std::string& dir, const std::vector<std::stri
 std::optional<double> parse_optional_positive(const std::string& text, const std::string& what,
                                               std::optional<Range> range = std::nullopt);
 
-// --price-old and --price-new (USD per GPU-hour), each in kPriceRange; the two go together, and
-// no more than kMaxPriceRatio apart either way (further is a units slip: a price per second
-// beside one per hour), where the break-even they give would print as 0.00x.
+// --price-old and --price-new (USD per GPU-hour; --price-from and --price-to, their older names),
+// each in kPriceRange; the two go together, and no more than kMaxPriceRatio apart either way
+// (further is a units slip: a price per second beside one per hour).
 struct Prices {
   std::optional<double> old_gpu, new_gpu;
 };

@@ -241,6 +241,10 @@ void run(Context& ctx, const DecideOptions& o) {
     PredictionRun run = run_predictions(ctx, r);
     in.predicted = std::move(run.predictions);
     if (!o.model_given) in.model = std::move(run.model);
+    if (!o.model_given && !in.model) {
+      warn(fmt::format("{}: the run names no model, so the memory of training it is left out: give --model",
+                       printable(fmt::format("{}", fmt::join(o.old_runs, ", ")))));
+    }
   } else if (!o.measured.empty() || !o.seqlens.empty()) {
     throw UsageError("--measured and --seqlen go with --old-run (the old GPU's decomposition or training log)");
   }

@@ -5,14 +5,16 @@
 //   decompose [train options]   our engine's step: timed with profiling off, then more steps
 //                        profiled under CUPTI (measure/engine_decomposition.hpp).
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <optional>
 
 #include "analysis/decompose/decomposition_summary.hpp"
+#include "analysis/decompose/job_ranks.hpp"
 #include "analysis/run_limits.hpp"
 #include "base/error.hpp"
 #include "base/text.hpp"
@@ -79,45 +81,6 @@ void refuse_work_past_peak(const DecompositionRecord& r, const Accelerator& gpu,
         whose, printable(b.name), *b.tflops, gpu.id, gpu.peak(Dtype::bf16).get().value_or(*most)));
   }
 }
-
-// The ranks that the traces of a folder say they are (Kineto's distributedInfo): one job's traces,
-// each rank once. A rank given twice, or two world sizes, is two jobs' traces mixed in one folder,
-// whose steps would be decomposed as one job's; a rank left out is said, since the step is then
-// the ranks given.
-class JobRanks {
- public:
-  void add(const trace::TraceDecomposition& d, const std::string& file) {
-    if (!d.world_size) return;
-    if (world_ && world_->first != *d.world_size) {
-      throw UsageError(fmt::format("{}: its distributedInfo says a job of {} ranks, {} a job of {}: one job's traces "
-                                   "are decomposed together; give each job's traces on their own", printable(file),
-                                   *d.world_size, printable(world_->second), world_->first));
-    }
-    world_.emplace(*d.world_size, file);
-    if (!d.rank) return;
-    if (const auto [it, added] = ranks_.emplace(*d.rank, file); !added) {
-      throw UsageError(fmt::format("{}: its distributedInfo says rank {} of {}, as {} does: two jobs' traces, or one "
-                                   "trace written twice; give each rank's trace of one job once", printable(file),
-                                   *d.rank, *d.world_size, printable(it->second)));
-    }
-  }
-  // "ranks 2, 3 of 4 have no trace here", or nothing.
-  std::optional<std::string> missing() const {
-    if (!world_ || ranks_.empty() || static_cast<int64_t>(ranks_.size()) == world_->first) return std::nullopt;
-    std::vector<std::string> absent;
-    for (int64_t r = 0; r < world_->first && absent.size() < 8; ++r) {
-      if (!ranks_.count(r)) absent.push_back(std::to_string(r));
-    }
-    const int64_t count = world_->first - static_cast<int64_t>(ranks_.size());
-    return fmt::format("{} of the job's {} ranks have no trace here (rank {}{}): the decompositions are of the ranks "
-                       "given", count, world_->first, fmt::join(absent, ", "),
-                       count > static_cast<int64_t>(absent.size()) ? ", ..." : "");
-  }
-
- private:
-  std::optional<std::pair<int64_t, std::string>> world_;  // its size, and the first file that said it
-  std::map<int64_t, std::string> ranks_;                  // rank -> the file that said it
-};
 
 trace::KernelClasses kernel_classes(Context& ctx, const DecomposeOptions& o) {
   trace::KernelClasses classes;
@@ -211,7 +174,7 @@ void run(Context& ctx, DecomposeOptions& o, const CLI::App& cmd) {
   };
   Progress progress;
   std::vector<std::string> unknown;  // GPUs the catalog does not know: said after the result
-  JobRanks job;
+  std::map<std::string, trace::JobRanks> jobs;  // per folder given: its traces are one job's
   std::vector<std::pair<trace::TraceDecomposition::Activity, std::string>> seen;  // each GPU's activities, and whose
   report::View view;
   report::Document& doc = view.doc;
@@ -265,14 +228,18 @@ void run(Context& ctx, DecomposeOptions& o, const CLI::App& cmd) {
       j.push_back(r);
       kept.push_back(r);
     }
-    job.add(ds.front(), f);
+    if (std::find(o.inputs.begin(), o.inputs.end(), f) == o.inputs.end()) {  // a trace of a folder given
+      jobs[std::filesystem::path(f).parent_path().string()].add(ds.front(), f);
+    }
   }
   // Written once every trace is read and checked: a trace refused last leaves no records of the
   // others behind (a command that failed wrote nothing).
   for (const DecompositionRecord& r : kept) keep(r);
   if (writer) doc.blocks.back().notes.push_back("records: " + writer->path().string());
   o.shell.output.emit(doc, j);
-  if (const auto m = job.missing()) warn(*m);
+  for (const auto& [folder, job] : jobs) {
+    if (const auto m = job.missing(folder)) warn(*m);
+  }
   for (const std::string& w : unknown) warn(w);
 }
 

@@ -172,7 +172,7 @@ void run_ladder(Context& ctx, const MemfitOptions& o) {
     json longest = json::object();
     for (size_t g = 0; g < ladder.gpus.size(); ++g) {
       const LongestSequence& l = r.longest[g];
-      row.push_back(longest_cell(l));
+      row.push_back(l.cell());
       longest[ladder.gpus[g].name] = {{"tokens", l.tokens ? json(*l.tokens) : json()}, {"how", l.how},
                                       {"capped_by_out_of_memory", l.capped ? json(*l.out_of_memory_at) : json()}};
       if (l.capped) b.notes.push_back(fmt::format("{} on {}: {}", r.levers.name(), ladder.gpus[g].name, l.how));

@@ -68,17 +68,19 @@ std::vector<int64_t> from_layer_types(const json& c, int64_t window, int64_t lay
 
 namespace {
 
-// The window fields a model type's transformers config class reads beside sliding_window. A field
-// its class does not read is refused (its code would not run what the field says), except
-// max_window_layers in Qwen3-MoE, which the released checkpoints carry and its class ignores.
+// How a model type's transformers config class takes a window field beside sliding_window: reads
+// it; ignores it (Qwen3-MoE's max_window_layers, which its checkpoints carry); or does not know it,
+// and a config that gives it describes another model (refused).
+enum class Field { read, ignored, refused };
 struct WindowFields {
-  bool layer_types = true, max_window_layers = true;
+  Field layer_types, max_window_layers;
 };
 WindowFields window_fields(const std::string& model_type) {
-  if (model_type == "mistral" || model_type == "mixtral") return {false, false};
-  if (model_type == "qwen3_moe") return {false, false};
-  if (model_type.starts_with("gemma")) return {true, false};
-  return {};
+  if (model_type == "qwen3_moe") return {Field::refused, Field::ignored};
+  if (qwen_family(model_type)) return {Field::read, Field::read};  // qwen2, qwen3, qwen2_moe
+  if (model_type == "mistral" || model_type == "mixtral") return {Field::refused, Field::refused};
+  // Gemma's, and the types without windows (their windows are refused by check_model_type).
+  return {Field::read, Field::refused};
 }
 
 void refuse_unread_window_fields(const json& c, const std::string& model_type, const std::string& where) {
@@ -96,12 +98,12 @@ void refuse_unread_window_fields(const json& c, const std::string& model_type, c
                                 "config of another model?", where, model_type));
   }
   const WindowFields read = window_fields(model_type);
-  if (present(c, "layer_types") && !read.layer_types) {
+  if (present(c, "layer_types") && read.layer_types == Field::refused) {
     throw WorkError(fmt::format("{}: layer_types is not read by model_type '{}' (its code gives every layer the "
                                 "config's sliding_window): a config of another model (Ministral, Qwen3)?", where,
                                 model_type));
   }
-  if (present(c, "max_window_layers") && !read.max_window_layers && model_type != "qwen3_moe") {
+  if (present(c, "max_window_layers") && read.max_window_layers == Field::refused) {
     throw WorkError(fmt::format("{}: max_window_layers is not read by model_type '{}' (Qwen2's and Qwen3's configs "
                                 "read it): a config of another model?", where, model_type));
   }

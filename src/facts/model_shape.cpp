@@ -63,13 +63,13 @@ void read_rope_fields(const json& c, ModelShape& m, const std::string& w) {
   if (s.type != "default") m.rope_scaling = s;
 }
 
-// transformers' activations by name (ACT2FN): a config naming another builds no model there, and
-// its MLP would be counted as one it is not.
+// transformers' activations by name (its ACT2FN table, 4.5x and 5.x): a config naming another
+// builds no model there, and its MLP would be counted as one it is not.
 bool known_activation(const std::string& name) {
   static const std::set<std::string> known = {
       "gelu",   "gelu_10", "gelu_fast", "gelu_new", "gelu_python", "gelu_pytorch_tanh", "gelu_python_tanh",
-      "gelu_accurate", "laplace", "leaky_relu", "linear", "mish", "quick_gelu", "relu", "relu2", "relu6",
-      "sigmoid", "silu", "swish", "tanh", "prelu", "xielu"};
+      "gelu_accurate", "hardswish", "laplace", "leaky_relu", "linear", "mish", "quick_gelu", "relu", "relu2",
+      "relu6", "sigmoid", "silu", "sqrtsoftplus", "swish", "tanh", "prelu", "xielu"};
   return known.count(name) > 0;
 }
 

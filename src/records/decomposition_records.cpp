@@ -7,7 +7,6 @@
 
 #include "base/error.hpp"
 #include "records/measurement_bounds.hpp"
-#include "records/nccl_records.hpp"
 
 namespace ub {
 
@@ -49,10 +48,12 @@ DecompositionRecord read_decomposition_record(const Fields& f) {
   r.rank = f.optional_count("rank");
   r.world_size = f.optional_count("world_size");
   if (r.world_size && (*r.world_size < 1 || *r.world_size > kMaxRanks)) {
-    throw WorkError(fmt::format("{}: \"world_size\" is {}: a job of 1 to {} ranks", f.where(), *r.world_size, kMaxRanks));
+    throw WorkError(fmt::format("{}: \"world_size\" is {}, where a job has 1 to {} ranks: a damaged record (decompose "
+                                "the trace again)", f.where(), *r.world_size, kMaxRanks));
   }
   if (r.rank && (!r.world_size || *r.rank >= *r.world_size)) {
-    throw WorkError(fmt::format("{}: \"rank\" is {}, not one of the job's {}", f.where(), *r.rank,
+    throw WorkError(fmt::format("{}: \"rank\" is {}, not one of the job's {}: a damaged record (decompose the trace "
+                                "again)", f.where(), *r.rank,
                                 r.world_size ? fmt::format("{} ranks", *r.world_size) : "ranks (no \"world_size\")"));
   }
   r.seqlen = f.optional_count("seqlen");

@@ -15,6 +15,7 @@
 #include "facts/collectives.hpp"
 #include "facts/dtype.hpp"
 #include "records/fields.hpp"
+#include "records/measurement_bounds.hpp"
 #include "records/timing_policy.hpp"
 #include "records/timing_record.hpp"
 
@@ -52,9 +53,6 @@ struct WorldFacts {
   std::string nccl_version;
   std::map<std::string, std::string> nccl_env;  // the NCCL_* variables set
 };
-
-// The most ranks a collective's record may say (the largest jobs run tens of thousands).
-inline constexpr int64_t kMaxRanks = int64_t{1} << 20;
 
 struct NcclRecord {
   int world_size = 1;

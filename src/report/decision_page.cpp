@@ -52,7 +52,7 @@ void headroom_block(Document& doc, const UpgradeDecision& d, const char* tag) {
   b.table.columns = {{"GPU", Align::left}, {"longest sequence"}, {"how it is known", Align::left}, {"data", Align::left}};
   const char* old_tag = d.new_predicted ? d.old_provenance.tag() : tag;
   for (const auto& [gpu, l, row_tag] : {std::tuple{d.old_gpu, d.old_longest, old_tag}, std::tuple{d.new_gpu, d.new_longest, tag}}) {
-    b.table.add_row({gpu, l.tokens ? std::to_string(*l.tokens) : "unknown", l.how.empty() ? "no sweep" : l.how, row_tag});
+    b.table.add_row({gpu, l.cell(), l.how.empty() ? "no sweep" : l.how, row_tag});
   }
 }
 
@@ -68,7 +68,7 @@ void levers_block(Document& doc, const UpgradeDecision& d, const char* tag) {
   b.table.columns.push_back({"data", Align::left});
   for (const LeverRung& r : ladder.rungs) {
     std::vector<std::string> row = {r.levers.name()};
-    for (const LongestSequence& l : r.longest) row.push_back(longest_cell(l));
+    for (const LongestSequence& l : r.longest) row.push_back(l.cell());
     row.push_back(ladder.cost_text(r));
     row.push_back(tag);
     b.table.add_row(row);
@@ -186,7 +186,8 @@ json decision_json(const UpgradeDecision& d) {
     }
   }
   const auto longest = [](const LongestSequence& l) {
-    return json{{"tokens", or_null(l.tokens)}, {"measured", l.measured}, {"capped", l.capped}, {"how", l.how}};
+    return json{{"tokens", or_null(l.tokens)}, {"measured", l.measured}, {"capped", l.capped}, {"how", l.how},
+                {"guess", or_null(l.guess())}};
   };
   json levers = json::array();
   if (d.levers) {

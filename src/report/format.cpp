@@ -9,10 +9,10 @@ namespace ub::report {
 
 namespace {
 
-// `v` to `precision` decimals; a figure that would round to zero there (a $/Mtok of a cheap GPU,
-// 0.0004) keeps two significant digits instead of reading as nothing.
+// `v` to `precision` decimals; a figure left with fewer than two significant digits there (a
+// $/Mtok of a cheap GPU, 0.0004 or 0.0053) keeps two instead of reading as nothing or as a step.
 std::string fixed(double v, int precision) {
-  if (v != 0 && std::isfinite(v) && std::abs(v) < 0.5 * std::pow(10.0, -precision)) return fmt::format("{:.2g}", v);
+  if (v != 0 && std::isfinite(v) && std::abs(v) < std::pow(10.0, 1 - precision)) return fmt::format("{:.2g}", v);
   return fmt::format("{:.{}f}", v, precision);
 }
 

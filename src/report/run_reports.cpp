@@ -81,7 +81,7 @@ void two_run_memory_fit(const Comparison& c, Document& body) {
                                     fmt::format("{:.4f}", fit.r2)};
     const Accelerator* own = run == &c.old_run ? c.old_gpu : c.new_gpu;
     for (const Accelerator* g : gpus) {
-      row.push_back(longest_sequence(*run, capacity_of(*g).first, std::nullopt, g == own).cell());
+      row.push_back(longest_sequence(*run, capacity_of(*g).first, std::nullopt, g == own).cell("no limit"));
     }
     f.table.add_row(row);
   }
@@ -320,7 +320,7 @@ ReportContent single_run_report(const RunLog& run, const Catalog& catalog, const
     for (const Accelerator& a : catalog.all()) {
       const auto [cap, basis] = capacity_of(a);
       if (!cap) continue;
-      f.table.add_row({a.id, num(*cap), basis, longest_sequence(run, cap, std::nullopt, &a == gpu).cell()});
+      f.table.add_row({a.id, num(*cap), basis, longest_sequence(run, cap, std::nullopt, &a == gpu).cell("no limit")});
     }
     Series fitted{"fit", {}};
     for (const auto& [x, y] : mem.points) fitted.points.emplace_back(x, fit.intercept_gib + fit.slope_gib_per_token * x * static_cast<double>(run.batch));

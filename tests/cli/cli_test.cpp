@@ -85,7 +85,7 @@ TEST(BadInput, Sizes) {
 
 TEST(BadInput, Prices) {
   expect_error("decide --price-from=-3 --price-to 2", 2, "--price-old: must be positive");
-  expect_error("decide --price-from 3", 2, "give both --price-old and --price-new (USD per GPU-hour of each GPU), or neither");
+  expect_error("decide --price-from 3", 2, "give both --price-old and --price-new (USD per GPU-hour of each GPU; --price-from and --price-to, their older names), or neither");
   expect_error("decide --price-from 3 --price-to free", 2, "--price-new: 'free' is not a number");
   expect_error("decide --need-dtype fp5", 2, "--need-dtype: unknown dtype 'fp5'");
 }
@@ -1294,6 +1294,9 @@ TEST(Compare, TokensPerExpertStandBesideTheFigures) {
   const std::string dense = write_file("experts_dense.jsonl", replaced(slurp(ours), "qwen3-30b-a3b", "llama-3.1-8b"));
   expect_error("compare " + kFx + "/records_h200_rerun.jsonl " + dense, 1, ":2: seqlen 4096: tokens per expert, in a run of llama-3.1-8b, a model "
                                                   "without experts");
+  for (const std::string& command : {"predict --to b200 ", "decide --from h200 --to b200 --old-run "}) {
+    expect_error(command + dense, 1, "tokens per expert, in a run of llama-3.1-8b, a model without experts");
+  }
   const std::string idle = write_file("experts_idle.jsonl", replaced(slurp(peer), "\"median\": 256, \"max\": 4000", "\"median\": 100, \"max\": 200"));
   expect_error("compare " + idle + " " + ours, 1, "seqlen 4096: tokens per expert from 0 to 200, where qwen3-30b-a3b's "
                                                  "128 experts take 256 on average (top-8 of 4096 tokens)");

@@ -246,7 +246,7 @@ TEST(Decide, EveryWayOfCallingItWritesItsPage) {
     EXPECT_TRUE(line.find("NVIDIA H200 |") != std::string::npos || line.find(" | - |  | MEASURED |") != std::string::npos)
         << "called measured: " << line;
   }
-  EXPECT_NE(md.find("| NVIDIA B200 SXM | 253326 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| NVIDIA B200 SXM | 253326 (a guess: 62x the longest measured) |"), std::string::npos) << md;
   EXPECT_EQ(md.find("95% interval"), std::string::npos) << md;
   EXPECT_NE(md.find("| predicted range |"), std::string::npos) << md;
   EXPECT_NE(md.find("Speedup new/old (band: predicted range, worst to best case)"), std::string::npos) << md;
@@ -294,8 +294,9 @@ std::string lever_runs(const std::vector<std::string>& names) {
 }
 
 // The memory question per lever: 200000 tokens fit the B200 (the suite's fit at its capacity) and
-// not the H200 without levers. With a run whose levers reach it on the H200, the length is a cost
-// in step time, not a capability; with levers that fall short, it stays one, and the line says so.
+// not the H200 without levers, by fits carried far past the suite's lengths: measure first. With
+// a run whose levers reach it on the H200, the length is a cost in step time, not a capability;
+// with levers that fall short, the reasons name the furthest.
 TEST(Decide, ALengthALeverReachesOnTheOldGpuIsACostNotACapability) {
   const std::string base = "decide " + kSuite + " --to b200 --need-seqlen 200000 --json";
   // The suite ran 2k and 4k: the H200's 187585 and the B200's 253326 are a line carried 46x and
@@ -303,7 +304,7 @@ TEST(Decide, ALengthALeverReachesOnTheOldGpuIsACostNotACapability) {
   const json without = json::parse(run(base).out);
   EXPECT_EQ(without["verdict"], "measure more") << without["line"];
   EXPECT_NE(without["line"].get<std::string>().find("whether 200000 tokens per sequence fit rests on the NVIDIA H200's "
-                                                    "longest sequence: 187585 tokens is 46x the longest length measured "
+                                                    "longest sequence, 187585 tokens is 46x the longest length measured "
                                                     "(4096)"), std::string::npos) << without["line"];
   EXPECT_EQ(without["warnings"].size(), 2u) << without["warnings"].dump(1);
 
@@ -811,6 +812,17 @@ TEST(Decide, CheaperUpToALengthIsShortContextOnly) {
     EXPECT_EQ(lost["verdict"], options.empty() ? "no prices" : "do not upgrade");
     EXPECT_NE(lost["line"].get<std::string>().find("cannot run 256k tokens, which the NVIDIA B200 runs."), std::string::npos)
         << lost["line"];
+  }
+  // The other way round, a length only the new GPU fits: the B200's 359533 is fitted from lengths
+  // up to 256k (no guess), the H200's capped below its out of memory at 256k.
+  {
+    const Result gained = run("decide " + kExamples + "/example_h200_handwritten.log " + kExamples +
+                              "/example_b200_handwritten.log --force --need-seqlen 300k --price-old 3.5 --price-new 6 --json");
+    ASSERT_EQ(gained.code, 0) << gained.err;
+    const json g = json::parse(gained.out);
+    EXPECT_EQ(g["verdict"], "upgrade for capability") << g["line"];
+    EXPECT_NE(g["line"].get<std::string>().find("307200 tokens per sequence fit one b200-sxm (359533 at most) and not one "
+                                                "NVIDIA H200 (261120 at most)"), std::string::npos) << g["line"];
   }
   // A length the team needs that only the old GPU fits decides it.
   const json need = verdict("--price-old 6 --price-new 3.12 --need-seqlen 256k");

@@ -373,12 +373,21 @@ TEST(SilentlyWrong, TracesOfAFolderAreOneJobsRanksEachOnce) {
   expect_error("decompose " + folder.string(), 2,
                (folder / "r1.json").string() + ": its distributedInfo says rank 0 of 2, as " + (folder / "r0.json").string() +
                    " does: two jobs' traces");
+  // Traces named one by one are each their own: rank 0 of two jobs, given as files, both read.
+  const Result files = run(fmt::format("decompose {} {}", (folder / "r0.json").string(), (folder / "r1.json").string()));
+  EXPECT_EQ(files.code, 0) << files.err;
   write_rank("r1.json", 1, 4, 1000);
   expect_error("decompose " + folder.string(), 2,
                (folder / "r1.json").string() + ": its distributedInfo says a job of 4 ranks, " +
                    (folder / "r0.json").string() + " a job of 2");
   write_rank("r1.json", 5, 4, 1000);
   expect_error("decompose " + folder.string(), 1, "distributedInfo: \"rank\" is 5, not one of the job's 4 ranks (0 to 3)");
+  {  // a rank without its job's size
+    nlohmann::json t = trace;
+    t["distributedInfo"].erase("world_size");
+    std::ofstream(folder / "r1.json", std::ios::trunc) << t.dump();
+    expect_error("decompose " + folder.string(), 1, "\"rank\" is given without world_size: which job's rank is not known");
+  }
   // Ranks 0 and 1 of 4: read, the two missing ranks said, each record naming its rank.
   write_rank("r0.json", 0, 4, 0);
   write_rank("r1.json", 1, 4, 1000);
@@ -386,8 +395,8 @@ TEST(SilentlyWrong, TracesOfAFolderAreOneJobsRanksEachOnce) {
   fs::remove(out);
   const Result r = run("decompose " + folder.string() + " --out " + out.string());
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.err.find("2 of the job's 4 ranks have no trace here (rank 2, 3): the decompositions are of the ranks "
-                       "given"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("2 of the job's 4 ranks have no trace in " + folder.string() + " (rank 2, 3): the decompositions "
+                       "are of the ranks given"), std::string::npos) << r.err;
   EXPECT_NE(r.out.find("r1.json (GPU 0, NVIDIA H200, rank 1 of 4)"), std::string::npos) << r.out;
   std::vector<std::pair<int, int>> ranks;
   std::ifstream in(out);
@@ -1812,7 +1821,12 @@ TEST(SilentlyWrong, PricesFurtherApartThanAnyTwoGpusAreRefused) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("break-even of 0.01x"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("(down to 0.53% of the h200-sxm's cost)"), std::string::npos) << r.out;
-  EXPECT_EQ(r.out.find(" 0.000 "), std::string::npos) << "a $/Mtok keeps its digits:\n" << r.out;
+  EXPECT_NE(run("decide " + suite + " --to b200 --price-old 6 --price-new 3").out.find("(down to 27% of the h200-sxm's cost)"), std::string::npos);
+  // Cheap GPU-hours: each $/Mtok keeps two significant digits (0.000102 and 0.000122 at 8k).
+  const Result cheap = run("compare " + kFx + "/sweep_h200.log " + kFx + "/sweep_b200.log --price-old 0.001 --price-new 0.002");
+  ASSERT_EQ(cheap.code, 0) << cheap.err;
+  EXPECT_NE(cheap.out.find(" 0.0001     0.00012 "), std::string::npos) << cheap.out;
+  EXPECT_EQ(cheap.out.find(" 0.000 "), std::string::npos) << cheap.out;
 }
 
 // With --old-run and no --model, every part of the page counts the model the run names: the
@@ -1833,6 +1847,15 @@ TEST(SilentlyWrong, DecideFromAnOldRunCountsTheModelItRan) {
   const Result seventy = run("decide --old-run " + kFx + "/sweep_70b.log --price-old 3.5 --price-new 6 --json");
   ASSERT_EQ(seventy.code, 0) << seventy.err;
   EXPECT_EQ(nlohmann::json::parse(seventy.out)["model"], "llama-3.1-70b");
+  // A run that names no model: no memory reason, and a warning that says why.
+  const std::string bare = temp_path("decide_bare_decomposition.jsonl");
+  fs::remove(bare);
+  ASSERT_EQ(run("decompose " + kFx + "/trace_kineto_small.json --out " + bare).code, 0);
+  const Result unnamed = run("decide --from h200 --old-run " + bare + " --json");
+  ASSERT_EQ(unnamed.code, 0) << unnamed.err;
+  EXPECT_TRUE(nlohmann::json::parse(unnamed.out)["model"].is_null());
+  EXPECT_NE(unnamed.err.find(bare + ": the run names no model, so the memory of training it is left out: give --model"),
+            std::string::npos) << unnamed.err;
 }
 
 // ---- Exit codes: a file of a kind a command does not read is a usage error, in every command ----

@@ -295,6 +295,10 @@ TEST(ModelShape, WindowsAreReadAsEachTypesConfigReadsThem) {
   json g = c;
   g["model_type"] = "gemma3_text", g["max_window_layers"] = 2;
   refused(g, "max_window_layers is not read by model_type 'gemma3_text'");
+  json l = c;
+  l.erase("sliding_window");
+  l["model_type"] = "llama", l["max_window_layers"] = 2;
+  refused(l, "max_window_layers is not read by model_type 'llama'");
   json none = c;  // no model_type: Qwen's fields have no one reading
   none["use_sliding_window"] = true;
   refused(none, "no model_type, and use_sliding_window is read by Qwen's configs alone, each its own way: add the "

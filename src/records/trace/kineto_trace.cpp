@@ -10,7 +10,7 @@
 
 #include "base/error.hpp"
 #include "base/json_stream.hpp"
-#include "records/nccl_records.hpp"
+#include "records/measurement_bounds.hpp"
 
 namespace ub::trace {
 
@@ -114,9 +114,11 @@ void read_distributed_info(TraceInfo& info, JsonSpan& value) {
                                  "torch.profiler)", info.path, field, why));
   };
   if (world.seen && (!world.value || *world.value < 1 || *world.value > kMaxRanks)) {
-    throw refuse("world_size", fmt::format("is not a job's count of ranks (1 to {})", kMaxRanks));
+    throw refuse("world_size", fmt::format("is {}, not a job's count of ranks (a whole number, 1 to {})",
+                                           world.value ? std::to_string(*world.value) : "no whole number", kMaxRanks));
   }
   if (rank.seen && (!rank.value || *rank.value < 0)) throw refuse("rank", "is not a rank (a whole number from 0)");
+  if (rank.seen && !world.seen) throw refuse("rank", "is given without world_size: which job's rank is not known");
   if (rank.value && world.value && *rank.value >= *world.value) {
     throw refuse("rank", fmt::format("is {}, not one of the job's {} ranks (0 to {})", *rank.value, *world.value,
                                      *world.value - 1));
