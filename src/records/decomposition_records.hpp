@@ -49,6 +49,10 @@ struct DecompositionRecord {
   std::vector<UnclassifiedKernel> unclassified;    // the 20 with most time
 };
 
+// Where a decomposition stands among its file's: a distributed job's rank (every rank may be
+// device 0 of its own process), else the GPU's device index.
+inline int64_t decomposition_gpu_index(const DecompositionRecord& r) { return r.rank.value_or(r.device); }
+
 void to_json(nlohmann::json& j, const DecompositionRecord& r);
 DecompositionRecord read_decomposition_record(const Fields& f);
 

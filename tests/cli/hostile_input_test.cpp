@@ -408,6 +408,9 @@ TEST(SilentlyWrong, TracesOfAFolderAreOneJobsRanksEachOnce) {
   // A record whose rank is not one of its job's is refused by a reader.
   const std::string edited = write_file("ranks_of_one_job_edited.jsonl", replaced(slurp(out), "\"rank\":0,\"seqlen\"", "\"rank\":7,\"seqlen\""));
   expect_error("report " + edited + " -o " + fresh_folder("ranks_edited_report"), 1, "\"rank\" is 7, not one of the job's 4 ranks");
+  // Every decomposition of a file is held to it, not the first alone.
+  const std::string second = write_file("ranks_of_one_job_second.jsonl", replaced(slurp(out), "\"rank\":1,\"seqlen\"", "\"rank\":9,\"seqlen\""));
+  expect_error("history add --db " + temp_path("ranks_second.sqlite") + " " + second, 1, "\"rank\" is 9, not one of the job's 4 ranks");
   // All four ranks: nothing missing is said.
   write_rank("r2.json", 2, 4, 2000);
   write_rank("r3.json", 3, 4, 3000);
@@ -1827,6 +1830,48 @@ TEST(SilentlyWrong, PricesFurtherApartThanAnyTwoGpusAreRefused) {
   ASSERT_EQ(cheap.code, 0) << cheap.err;
   EXPECT_NE(cheap.out.find(" 0.0001     0.00012 "), std::string::npos) << cheap.out;
   EXPECT_EQ(cheap.out.find(" 0.000 "), std::string::npos) << cheap.out;
+}
+
+// A trace's decomposition stored in the history names the GPU its records name (the context lists
+// none: reading a trace measures nothing), so series of two GPU models never pool; a job's ranks
+// are stored each under its rank, and the job is a workload of its own.
+TEST(SilentlyWrong, HistoryKeepsATracesGpuAndEveryRank) {
+  const fs::path dir = fresh_folder("history_traces");
+  fs::create_directories(dir / "job");
+  nlohmann::json trace = nlohmann::json::parse(slurp(kFx + "/trace_kineto_small.json"));
+  const auto write = [&](const fs::path& path, const std::string& gpu, std::optional<int> rank, double shift_us) {
+    nlohmann::json t = trace;
+    t["deviceProperties"][0]["name"] = gpu;
+    if (rank) t["distributedInfo"]["rank"] = *rank, t["distributedInfo"]["world_size"] = 2;
+    for (auto& e : t["traceEvents"]) {
+      if (e.contains("ts") && e["ts"].is_number()) e["ts"] = e["ts"].get<double>() + shift_us;
+    }
+    std::ofstream(path) << t.dump();
+  };
+  write(dir / "h100.json", "NVIDIA H100 80GB HBM3", std::nullopt, 0);
+  write(dir / "h200.json", "NVIDIA H200", std::nullopt, 1000);
+  write(dir / "job" / "r0.json", "NVIDIA H200", 0, 2000);
+  write(dir / "job" / "r1.json", "NVIDIA H200", 1, 3000);
+  const std::string db = (dir / "history.sqlite").string();
+  for (const char* name : {"h100", "h200", "job"}) {
+    const std::string in = (dir / name).string() + (std::string(name) == "job" ? "" : ".json");
+    ASSERT_EQ(run("decompose " + in + " --out " + (dir / name).string() + ".jsonl").code, 0) << name;
+  }
+  const Result added = run(fmt::format("history add --db {0} {1}/h100.jsonl {1}/h200.jsonl {1}/job.jsonl", db, dir.string()));
+  ASSERT_EQ(added.code, 0) << added.err;
+  const Result h100 = run("history list --gpu h100 --json --db " + db);
+  ASSERT_EQ(h100.code, 0) << h100.err;
+  EXPECT_EQ(nlohmann::json::parse(h100.out).size(), 1u) << h100.out;
+  const Result fleet = run("history fleet decompose.ms.gemm --db " + db);
+  ASSERT_EQ(fleet.code, 0) << fleet.err;
+  EXPECT_NE(fleet.out.find("across 1 GPU (ms, lower is better): NVIDIA H100 80GB HBM3, a traced step"), std::string::npos)
+      << fleet.out;
+  EXPECT_NE(fleet.out.find("NVIDIA H200, a traced step: model unknown, layers unknown, seqlen unknown, batch 1, a job of "
+                           "2 ranks"), std::string::npos) << fleet.out;
+  const Result job = run("history show 3 --json --db " + db);
+  ASSERT_EQ(job.code, 0) << job.err;
+  const nlohmann::json shown = nlohmann::json::parse(job.out);
+  EXPECT_EQ(shown["gpus"], 2) << job.out;
 }
 
 // With --old-run and no --model, every part of the page counts the model the run names: the

@@ -4,9 +4,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 #include <cmath>
 #include <map>
 
+#include "base/error.hpp"
 #include "records/decomposition_records.hpp"
 
 #include "facts/collectives.hpp"
@@ -166,11 +168,26 @@ std::vector<MetricPoint> decomposition_metrics(const DecompositionLog& log) {
   const std::optional<int64_t> seqlen = printout_record(log).seqlen;  // the header's length, checked once
   const double x = seqlen ? static_cast<double>(*seqlen) : 0.0;
   std::vector<MetricPoint> out;
-  for (const DecompositionBucket& b : log.buckets) {
-    if (b.ms <= 0) continue;
-    std::string name = b.name;
+  const auto add = [&](const std::string& bucket, double ms, int gpu) {
+    if (ms <= 0) return;
+    std::string name = bucket;
     std::replace(name.begin(), name.end(), ' ', '_');
-    out.push_back(rate_point("decompose.ms." + name, x, 0, b.ms, std::nullopt));
+    out.push_back(rate_point("decompose.ms." + name, x, gpu, ms, std::nullopt));
+  };
+  if (log.records.empty()) {  // a printout: one GPU
+    for (const DecompositionBucket& b : log.buckets) add(b.name, b.ms, 0);
+    return out;
+  }
+  // Our records: each GPU's decomposition under its index, a distributed job's under its rank
+  // (every rank may be device 0 of its own process).
+  std::set<int64_t> seen;
+  for (const DecompositionRecord& r : log.records) {
+    const int64_t gpu = decomposition_gpu_index(r);
+    if (!seen.insert(gpu).second) {
+      throw WorkError(fmt::format("{}: two decompositions of GPU {}{} in one file: which is the run's is not known; "
+                                  "decompose each run to a file of its own", log.path, gpu, r.rank ? " (by rank)" : ""));
+    }
+    for (const DecompositionBucketRecord& b : r.buckets) add(b.name, b.ms, static_cast<int>(gpu));
   }
   return out;
 }

@@ -140,6 +140,16 @@ void read_figures(const LineSource& t, LogKind kind, StoredRun& run, const RunCh
       append(run.metrics, decomposition_metrics(log));
       run.warnings.insert(run.warnings.end(), log.warnings.begin(), log.warnings.end());
       if (run.format != "upgradebench" && !log.gpu.empty()) run.gpus.push_back({0, log.gpu, ""});
+      // A trace's decomposition: the context lists no GPU (reading a trace measures none); each
+      // record names the GPU it decomposed, under its index or rank.
+      if (run.format == "upgradebench" && run.gpus.empty()) {
+        for (const DecompositionRecord& r : log.records) {
+          if (!r.gpu.empty()) run.gpus.push_back({static_cast<int>(decomposition_gpu_index(r)), r.gpu, ""});
+          if (r.world_size) run.world_size = std::max(run.world_size, *r.world_size);
+        }
+        // A rank of a job of N is another workload than a GPU's step on its own.
+        if (run.world_size > 1) run.workload += fmt::format(", a job of {} ranks", run.world_size);
+      }
       if (run.format == "upgradebench" && has_record_type(t, "train_step")) {
         const RunLog steps = read_records(t, WarmupOnly::leave_out, true);  // its steps' times
         if (check.training) check.training(steps);

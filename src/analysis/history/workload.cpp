@@ -78,7 +78,22 @@ Workload workload_of_records(const std::string& command, const nlohmann::json& c
   // A training step (train, sweep, decompose): its config names the model; records of older builds
   // (and hand-written ones) leave the widths out and use older names of the levers.
   const bool training = command == "train" || command == "sweep" || command == "decompose" || config.contains("hidden");
-  if (config.is_object() && config.contains("model") && training) {
+  const bool traced = command == "decompose" && config.is_object() && config.contains("inputs") &&
+                      config["inputs"].is_array() && !config["inputs"].empty();
+  if (traced) {
+    // Another program's step, read from its trace: what --model, --layers, --seqlen and --batch
+    // said of it, no more (its precision, sharding and ranks are the trace's, counted with its records).
+    const std::string model = text(config, "model", "unknown");
+    const auto said = [&](const char* key) {
+      if (const auto n = integer(config, key); n && *n > 0) return std::to_string(*n);
+      return text(config, key, "unknown");
+    };
+    const std::string layers = integer(config, "layers").value_or(0) > 0 ? said("layers")
+                               : model == "unknown"                       ? "unknown"
+                                                                          : "all";
+    w.text = fmt::format("a traced step: model {}, layers {}, seqlen {}, batch {}", model, layers, said("seqlen"),
+                         integer(config, "batch").value_or(1));
+  } else if (config.is_object() && config.contains("model") && training) {
     TrainingIdentity t;
     t.model = text(config, "model", t.model);
     t.layers = integer(config, "layers");

@@ -159,8 +159,10 @@ DecompositionLog read_decomposition_records(const LineSource& t) {
         }
       }
     }
-    if (r.type != "decomposition" || seen++ > 0) return;
-    const DecompositionRecord d = read_decomposition_record(Fields(r.json, r.where));
+    if (r.type != "decomposition") return;
+    log.records.push_back(read_decomposition_record(Fields(r.json, r.where)));  // each one checked
+    if (seen++ > 0) return;
+    const DecompositionRecord& d = log.records.back();
     log.gpu = d.gpu;
     log.header["source"] = d.source;
     log.header["file"] = d.file;
@@ -178,7 +180,12 @@ DecompositionLog read_decomposition_records(const LineSource& t) {
     }
   }, log.warnings, "a record");
   if (seen == 0) throw WorkError(fmt::format("{}: no decomposition records", t.path));
-  if (seen > 1) log.warnings.push_back(fmt::format("{} decompositions in the file (several GPUs or runs): the first is compared", seen));
+  if (seen > 1) {
+    const DecompositionRecord& first = log.records.front();
+    log.warnings.push_back(fmt::format("{} decompositions in the file (several GPUs or ranks): the first is compared "
+                                       "(GPU {}{})", seen, first.device,
+                                       first.rank ? fmt::format(", rank {} of {}", *first.rank, *first.world_size) : ""));
+  }
   return log;
 }
 

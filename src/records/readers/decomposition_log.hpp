@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "base/line_source.hpp"
+#include "records/decomposition_records.hpp"
 #include "records/provenance.hpp"
 
 namespace ub {
 
-struct DecompositionRecord;
 
 struct DecompositionBucket {
   std::string name;
@@ -33,6 +33,9 @@ struct DecompositionLog {
   std::vector<DecompositionBucket> buckets;
   std::vector<std::string> warnings;
   Provenance provenance;  // what the numbers are (records/provenance.hpp)
+  // Our records: every decomposition of the file (one per GPU or rank), each checked as the first
+  // is; the first is the one the fields above describe. Empty for a printout.
+  std::vector<DecompositionRecord> records;
 };
 
 DecompositionLog read_decomposition_log(const LineSource& t);
