@@ -69,8 +69,22 @@ void refuse_keyword_address(const std::string& spec) {
                    "address (postgresql://USER@HOST:PORT/DBNAME), or ./NAME for an SQLite file of that name");
 }
 
+// SQLite's own names that are no file: ":memory:" (a database that dies with the process: every
+// run added to it is lost, while `history add` says it was added) and URIs ("file:x?mode=memory",
+// or "file:x", written as x where a reader given the same name looks for a file "file:x").
+void refuse_sqlite_names(const std::string& spec) {
+  if (spec == ":memory:") {
+    throw UsageError("--db :memory:: SQLite's in-memory database keeps nothing past the command; give a file's path");
+  }
+  if (spec.rfind("file:", 0) == 0) {
+    throw UsageError(fmt::format("--db {}: an SQLite URI, which names another file than the path it reads as; give the "
+                                 "file's path (./{} for a file of that very name)", printable(spec), printable(spec)));
+  }
+}
+
 void refuse_other_scheme(const std::string& spec) {
   refuse_keyword_address(spec);
+  refuse_sqlite_names(spec);
   const size_t colon = spec.find("://");
   if (colon == std::string::npos || colon == 0) return;
   const auto scheme_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.'; };

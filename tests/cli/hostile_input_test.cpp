@@ -1832,6 +1832,28 @@ TEST(SilentlyWrong, PricesFurtherApartThanAnyTwoGpusAreRefused) {
   EXPECT_EQ(cheap.out.find(" 0.000 "), std::string::npos) << cheap.out;
 }
 
+// SQLite's names that are no file: an in-memory database would keep nothing while `history add`
+// says it added, and a URI names another file than the path a reader given it looks for.
+TEST(SilentlyWrong, HistoryRefusesSqliteNamesThatAreNoFile) {
+  const std::string records = kFx + "/records_h200.jsonl";
+  expect_error("history add --db :memory: " + records, 2, "--db :memory:: SQLite's in-memory database keeps nothing");
+  const fs::path dir = fresh_folder("sqlite_uri");
+  fs::create_directories(dir);
+  for (const std::string& uri : {std::string("file:x.sqlite"), std::string("'file:x.sqlite?mode=memory'")}) {
+    for (const std::string& command : {"history add --db " + uri + " " + records, "history list --db " + uri}) {
+      const Result r = run(command, dir.string());
+      EXPECT_EQ(r.code, 2) << command << "\n" << r.err;
+      EXPECT_NE(r.err.find("an SQLite URI, which names another file than the path it reads as"), std::string::npos) << r.err;
+    }
+  }
+  EXPECT_TRUE(fs::is_empty(dir)) << "nothing written";
+  // A file of that very name, as a path.
+  const Result named = run("history add --db ./file:x.sqlite " + records, dir.string());
+  EXPECT_EQ(named.code, 0) << named.err;
+  EXPECT_TRUE(fs::exists(dir / "file:x.sqlite"));
+  EXPECT_EQ(run("history list --db ./file:x.sqlite", dir.string()).code, 0);
+}
+
 // A trace's decomposition stored in the history names the GPU its records name (the context lists
 // none: reading a trace measures nothing), so series of two GPU models never pool; a job's ranks
 // are stored each under its rank, and the job is a workload of its own.
