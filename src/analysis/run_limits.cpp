@@ -97,10 +97,28 @@ void refuse_expert_tokens_not_of(const RunLog& run, const ModelShape& model) {
         throw WorkError(fmt::format("{}: tokens per expert, in a run of {}, a model without experts: the records are of "
                                     "another model than they name", where, printable(model.id)));
       }
+      int64_t moe_layers = 0;
+      for (int64_t i = 0; i < model.layers; ++i) moe_layers += model.is_moe_layer(i) ? 1 : 0;
+      if (moe_layers == 0) {
+        throw WorkError(fmt::format("{}: tokens per expert, in a run of the first {} layers of {}, none of which has "
+                                    "experts: the records are of another model or depth than they name", where,
+                                    model.layers, printable(model.id)));
+      }
       // Top-k routing sends each token to k distinct experts: the rows (experts of each layer)
-      // share top_k x tokens, so the busiest takes at least their mean and the least at most.
-      const double mean = static_cast<double>(model.moe->top_k) * static_cast<double>(run.batch * p.seqlen) /
-                          static_cast<double>(model.moe->experts);
+      // share top_k x tokens, so the busiest takes at least their mean and the least at most; and
+      // the half of the rows at or above the median hold no more than all of them, so the median
+      // is at most the layers' routed tokens over half the rows.
+      const double tokens = static_cast<double>(model.moe->top_k) * static_cast<double>(run.batch * p.seqlen);
+      const double mean = tokens / static_cast<double>(model.moe->experts);
+      const int64_t rows = moe_layers * model.moe->experts;
+      const double most_median = static_cast<double>(moe_layers) * tokens / static_cast<double>((rows + 1) / 2);
+      if (e->median > most_median * (1 + 1e-9)) {
+        throw WorkError(fmt::format("{}: tokens per expert with a median of {:g}, where half of {}'s {} experts in {} "
+                                    "layers would then take more than the {:g} tokens they route (top-{} of {}): the "
+                                    "records are of another model, batch or length than they say", where, e->median,
+                                    printable(model.id), model.moe->experts, moe_layers,
+                                    static_cast<double>(moe_layers) * tokens, model.moe->top_k, run.batch * p.seqlen));
+      }
       if (e->max < mean * (1 - 1e-9) || e->min > mean * (1 + 1e-9)) {
         throw WorkError(fmt::format("{}: tokens per expert from {:g} to {:g}, where {}'s {} experts take {:g} on average "
                                     "(top-{} of {} tokens), and the busiest takes at least that, the least at most: the records "

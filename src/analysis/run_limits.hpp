@@ -31,10 +31,11 @@ using RunStepFlops = std::function<std::optional<double>(int64_t seqlen)>;
 // What neither the GPU nor the model bounds is not checked.
 void refuse_impossible_points(const RunLog& run, const Accelerator* gpu, const RunStepFlops& step_flops);
 
-// WorkError naming the file, line and length for tokens per expert that `model` cannot route:
-// any in a run of a dense model (the records are of another model), or where the MoE layers'
-// experts each take top_k x tokens / experts on average, a busiest expert below that average or
-// a least one above it.
+// WorkError naming the file, line and length for tokens per expert that `model` (at the depth the
+// run ran) cannot route: any in a run of a dense model or of layers none of which has experts (the
+// records are of another model), or where the MoE layers' experts each take top_k x tokens /
+// experts on average, a busiest expert below that average, a least one above it, or a median past
+// the layers' routed tokens over half their experts.
 void refuse_expert_tokens_not_of(const RunLog& run, const ModelShape& model);
 
 // WorkError "<where>: a peak of N GiB in use, more than the GPU holds" past `gpu`'s memory.

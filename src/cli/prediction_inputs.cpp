@@ -148,7 +148,7 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
                                      "another depth or model, give that)", e.what(), o.model.empty() ? "(the log's)" : o.model,
                                      o.layers > 0 ? std::to_string(o.layers) : "(all)"));
       }
-      if (full_model) refuse_expert_tokens_not_of(said, *full_model);
+      if (step_model) refuse_expert_tokens_not_of(said, *step_model);
       const double peak = said_gpu && said_gpu->peak(Dtype::bf16).known() ? said_gpu->peak(Dtype::bf16).value : 0;
       for (StepInput& s : steps_from_training_log(said, read_provenance(t), flops, peak, warnings)) steps.push_back(std::move(s));
     } else {

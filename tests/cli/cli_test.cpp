@@ -1297,6 +1297,18 @@ TEST(Compare, TokensPerExpertStandBesideTheFigures) {
   for (const std::string& command : {"predict --to b200 ", "decide --from h200 --to b200 --old-run "}) {
     expect_error(command + dense, 1, "tokens per expert, in a run of llama-3.1-8b, a model without experts");
   }
+  // A median half the experts could not reach (4 layers of 128 route 32768 tokens each: at most
+  // 512 for the median), and layers none of which has experts (mlp_only_layers).
+  const std::string crowded = write_file("experts_crowded.jsonl", replaced(slurp(peer), "\"median\": 256", "\"median\": 4000"));
+  expect_error("compare " + crowded + " " + ours, 1, "tokens per expert with a median of 4000, where half of "
+                                                     "qwen3-30b-a3b's 128 experts in 4 layers would then take more than "
+                                                     "the 131072 tokens they route");
+  nlohmann::json dense_layers = nlohmann::json::parse(slurp(std::string(UB_DATA_DIR) + "/models/qwen3-30b-a3b.json"));
+  dense_layers["mlp_only_layers"] = {0, 1, 2, 3};
+  const std::string config = write_file("qwen3_mlp_only.json", dense_layers.dump());
+  const std::string mlp_only = write_file("experts_mlp_only.jsonl", replaced(slurp(ours), "\"qwen3-30b-a3b\"", "\"" + config + "\""));
+  expect_error("compare " + kFx + "/records_h200_rerun.jsonl " + mlp_only + " --force", 1,
+               "tokens per expert, in a run of the first 4 layers of " + config + ", none of which has experts");
   const std::string idle = write_file("experts_idle.jsonl", replaced(slurp(peer), "\"median\": 256, \"max\": 4000", "\"median\": 100, \"max\": 200"));
   expect_error("compare " + idle + " " + ours, 1, "seqlen 4096: tokens per expert from 0 to 200, where qwen3-30b-a3b's "
                                                  "128 experts take 256 on average (top-8 of 4096 tokens)");
