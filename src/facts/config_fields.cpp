@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -87,6 +88,29 @@ void check_model_type(const std::string& model_type, bool windows, bool experts,
   if (experts && !it->second.experts) {
     throw WorkError(fmt::format("{}: model_type '{}' has one MLP per layer (its transformers code routes to no "
                                 "experts): the config's experts would count a model that does not run", where, model_type));
+  }
+}
+
+void refuse_absent_type_defaults(const nlohmann::json& config, const std::string& model_type, const std::string& where) {
+  // Fields whose transformers config class default for the type differs from what a config that
+  // leaves them out is read as here (the heads, intermediate_size, no window, no shared expert).
+  struct Default {
+    const char* field;
+    const char* class_default;
+  };
+  static const std::map<std::string_view, std::vector<Default>> defaults = {
+      {"mistral", {{"num_key_value_heads", "8"}, {"sliding_window", "4096 (every layer windowed)"}}},
+      {"mixtral", {{"num_key_value_heads", "8"}, {"sliding_window", "4096 (every layer windowed)"}}},
+      {"qwen3_moe", {{"num_key_value_heads", "4"}, {"moe_intermediate_size", "768"}}},
+      {"qwen2_moe",
+       {{"num_key_value_heads", "16"}, {"moe_intermediate_size", "1408"}, {"shared_expert_intermediate_size", "5632"}}},
+  };
+  const auto it = defaults.find(model_type);
+  if (it == defaults.end()) return;
+  for (const Default& d : it->second) {
+    if (config.contains(d.field)) continue;  // null included: the config said it
+    throw WorkError(fmt::format("{}: {} is left out, where model_type '{}''s transformers config takes {}: give it (the "
+                                "checkpoint's config.json has it)", where, d.field, model_type, d.class_default));
   }
 }
 

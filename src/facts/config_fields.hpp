@@ -26,4 +26,9 @@ void check_config_fields(const nlohmann::json& config, const std::string& where)
 // windows or experts its code does not have.
 void check_model_type(const std::string& model_type, bool windows, bool experts, const std::string& where);
 
+// WorkError for a config of `model_type` that leaves out a field whose default in the type's
+// transformers config class is not what a missing field is read as here (Mistral's 8 KV heads and
+// 4096-token window, Qwen-MoE's expert widths): the model counted would not be the one built.
+void refuse_absent_type_defaults(const nlohmann::json& config, const std::string& model_type, const std::string& where);
+
 }  // namespace ub

@@ -178,6 +178,7 @@ ModelShape parse_hf_config(const json& root, const std::string& where) {
   check_config_fields(c, w);
   ModelShape m;
   m.model_type = optional_typed(c, "model_type", std::string{}, w);
+  refuse_absent_type_defaults(c, m.model_type, w);
   m.hidden = required_positive(c, "hidden_size", w);
   m.intermediate = required_positive(c, "intermediate_size", w);
   m.layers = required_positive(c, "num_hidden_layers", w);

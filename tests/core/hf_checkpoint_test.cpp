@@ -214,7 +214,7 @@ ModelShape tiny_moe(const std::string& type) {
   json c = {{"model_type", type}, {"hidden_size", 8}, {"intermediate_size", 12}, {"num_hidden_layers", 1},
             {"num_attention_heads", 2}, {"num_key_value_heads", 1}, {"vocab_size", 20}, {"num_experts_per_tok", 2}};
   if (type == "mixtral") {
-    c["num_local_experts"] = 3;
+    c["num_local_experts"] = 3, c["sliding_window"] = nullptr;
   } else {
     c["num_experts"] = 3, c["moe_intermediate_size"] = 4;
   }

@@ -51,7 +51,7 @@ TEST(ModelShape, Llama3RopeScalingIsRead) {
 
 json minimal() {
   return {{"hidden_size", 64}, {"intermediate_size", 128}, {"num_hidden_layers", 2},
-          {"num_attention_heads", 4}, {"vocab_size", 100}};
+          {"num_attention_heads", 4}, {"num_key_value_heads", 4}, {"vocab_size", 100}};
 }
 
 // `c` refused by the parser with a message holding `want`.
@@ -80,7 +80,7 @@ TEST(ModelShape, WindowsAndExpertsOnlyWhereTheModelTypesCodeHasThem) {
   c["model_type"] = "llama";
   c["num_local_experts"] = 8, c["num_experts_per_tok"] = 2;
   refused(c, "model_type 'llama' has one MLP per layer");
-  c["model_type"] = "mixtral";
+  c["model_type"] = "mixtral", c["sliding_window"] = nullptr;
   EXPECT_NO_THROW(parse_hf_config(c, "t"));
   c = minimal();
   c["model_type"] = "frobnicator";
@@ -154,7 +154,7 @@ TEST(ModelShape, MoeConfigsAreRead) {
 TEST(ModelShape, AModelPastAQuadrillionParametersIsRefused) {
   json c = minimal();
   for (const char* key : {"hidden_size", "intermediate_size", "num_hidden_layers"}) c[key] = int64_t{1} << 24;
-  c["num_attention_heads"] = 1;
+  c["num_attention_heads"] = 1, c["num_key_value_heads"] = 1;
   try {
     (void)parse_hf_config(c, "huge.json");
     FAIL() << "a config past 1e15 parameters was read";
@@ -178,6 +178,7 @@ TEST(ModelShape, FieldsOfAnotherFamilyAreRefused) {
   refused(c, "shared_expert_intermediate_size is not read by model_type 'qwen3_moe' (it is qwen2_moe's)");
   json m = minimal();
   m["model_type"] = "mixtral", m["num_local_experts"] = 4, m["num_experts_per_tok"] = 2, m["mlp_only_layers"] = {0};
+  m["sliding_window"] = nullptr;
   refused(m, "mlp_only_layers is not read by model_type 'mixtral'");
   m.erase("mlp_only_layers");
   m["moe_intermediate_size"] = 1024;  // Mixtral's experts are intermediate_size wide, whatever this says
@@ -290,6 +291,7 @@ TEST(ModelShape, WindowsAreReadAsEachTypesConfigReadsThem) {
   refused(q, "layer_types is not read by model_type 'qwen3_moe'");
   json q2 = c;
   q2["model_type"] = "qwen2_moe", q2["num_experts"] = 4, q2["num_experts_per_tok"] = 2, q2["moe_intermediate_size"] = 32;
+  q2["shared_expert_intermediate_size"] = 0;
   q2["use_sliding_window"] = true, q2["max_window_layers"] = 3;
   EXPECT_EQ(parse_hf_config(q2, "t").windows, (std::vector<int64_t>{16, 0, 16, 0}));
   json g = c;
@@ -303,6 +305,27 @@ TEST(ModelShape, WindowsAreReadAsEachTypesConfigReadsThem) {
   none["use_sliding_window"] = true;
   refused(none, "no model_type, and use_sliding_window is read by Qwen's configs alone, each its own way: add the "
                 "model_type the checkpoint has");
+}
+
+// A field a type's transformers config class defaults otherwise than a config left without it is
+// read here (Mistral's 8 KV heads, not the heads; Qwen3-MoE's 768-wide experts, not
+// intermediate_size): refused by name, with the class's default, never counted as another model.
+TEST(ModelShape, AFieldWhoseTypeDefaultsItOtherwiseMustBeGiven) {
+  json c = minimal();
+  c["model_type"] = "mistral", c["sliding_window"] = 16;
+  c.erase("num_key_value_heads");
+  refused(c, "num_key_value_heads is left out, where model_type 'mistral''s transformers config takes 8");
+  c["num_key_value_heads"] = 4;
+  c.erase("sliding_window");
+  refused(c, "sliding_window is left out, where model_type 'mistral''s transformers config takes 4096");
+  c["sliding_window"] = nullptr;  // said: no window
+  EXPECT_TRUE(parse_hf_config(c, "t").windows.empty());
+  json q = minimal();
+  q["model_type"] = "qwen3_moe", q["num_experts"] = 4, q["num_experts_per_tok"] = 2;
+  refused(q, "moe_intermediate_size is left out, where model_type 'qwen3_moe''s transformers config takes 768");
+  json q2 = minimal();
+  q2["model_type"] = "qwen2_moe", q2["num_experts"] = 4, q2["num_experts_per_tok"] = 2, q2["moe_intermediate_size"] = 32;
+  refused(q2, "shared_expert_intermediate_size is left out, where model_type 'qwen2_moe''s transformers config takes 5632");
 }
 
 // An activation transformers does not know builds no model there: refused by field and value,
@@ -357,7 +380,7 @@ TEST(ModelShape, WhatWeCannotDescribeIsRefusedByName) {
   c["num_experts_per_tok"] = 2, c["router_jitter_noise"] = 0.01;
   refused(c, "router_jitter_noise 0.01 is not understood");
   c = minimal();
-  c["model_type"] = "qwen3_moe";
+  c["model_type"] = "qwen3_moe", c["moe_intermediate_size"] = 32;
   refused(c, "is a mixture of experts but the config gives no expert count");
   // What leaves the architecture alone passes.
   c = minimal();
