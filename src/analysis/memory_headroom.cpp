@@ -2,8 +2,11 @@
 #include "analysis/memory_headroom.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "facts/memfit.hpp"
 
@@ -15,8 +18,32 @@ constexpr int64_t kRounding = 1024;  // a capped length is said to the kilo-toke
 
 }  // namespace
 
-LongestSequence longest_sequence(const RunLog& run, std::optional<double> capacity_gib, std::optional<int64_t> found,
-                                 bool same_gpu) {
+std::string sharded_job(const RunLog& run) {
+  const auto said = [&](std::initializer_list<const char*> keys) -> std::string {
+    for (const char* k : keys) {
+      if (const auto it = run.config.find(k); it != run.config.end()) return it->second;
+    }
+    return "";
+  };
+  int64_t world = 1;
+  try {
+    if (const std::string w = said({"world_size"}); !w.empty()) world = std::stoll(w);
+  } catch (const std::exception&) {
+  }
+  if (world <= 1) return "";
+  const std::string zero = said({"zero_stage", "zero"});
+  const std::string offload = said({"offload_optimizer", "offload_optim"});
+  std::vector<std::string> how;
+  if (!zero.empty() && zero != "0") how.push_back("ZeRO-" + zero);
+  if (offload == "true" || offload == "1") how.push_back("the optimizer offloaded");
+  return fmt::format("per GPU of a job of {} GPUs{}", world, how.empty() ? "" : fmt::format(" ({})", fmt::join(how, ", ")));
+}
+
+namespace {
+
+// longest_sequence, before the job it is per GPU of is said.
+LongestSequence longest_sequence_alone(const RunLog& run, std::optional<double> capacity_gib, std::optional<int64_t> found,
+                                       bool same_gpu) {
   LongestSequence l;
   for (const RunPoint& p : run.points) {
     if (p.status == PointStatus::oom) l.out_of_memory_at = std::min(l.out_of_memory_at.value_or(p.seqlen), p.seqlen);
@@ -44,6 +71,16 @@ LongestSequence longest_sequence(const RunLog& run, std::optional<double> capaci
     l.tokens = std::max<int64_t>(1, (*l.out_of_memory_at - 1) / kRounding * kRounding);
     l.how = fmt::format("below {}, measured out of memory (the fit alone says {})", *l.out_of_memory_at, *l.fitted);
   }
+  return l;
+}
+
+}  // namespace
+
+LongestSequence longest_sequence(const RunLog& run, std::optional<double> capacity_gib, std::optional<int64_t> found,
+                                 bool same_gpu) {
+  LongestSequence l = longest_sequence_alone(run, capacity_gib, found, same_gpu);
+  l.job = sharded_job(run);
+  if (!l.job.empty()) l.how += "; " + l.job;
   return l;
 }
 

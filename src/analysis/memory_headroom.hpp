@@ -20,6 +20,7 @@ struct LongestSequence {
   bool capped = false;                     // the fit was above a measured out-of-memory length
   std::string how;                         // in words, for the page
   int64_t measured_longest = 0;            // the longest length the run measured (0: none)
+  std::string job;                         // sharded_job of the run: "" for a GPU on its own
 
   // How far past the longest length measured a fitted longest sequence is a guess: a line through
   // a few short lengths says little of memory 16x further on (the allocator, a kernel's workspace).
@@ -31,6 +32,12 @@ struct LongestSequence {
   // memory)", "187585 (a guess: 46x the longest measured)", or `none` where no length is known.
   std::string cell(const char* none = "unknown") const;
 };
+
+// The job a run's memory is per GPU of: "" for a GPU on its own, else "per GPU of a job of 8
+// GPUs (ZeRO-3, the optimizer offloaded)" (our records' world_size, zero_stage and
+// offload_optimizer; benchmark.py's world_size, zero and offload_optim). Such a peak is no
+// measure of what one GPU alone holds.
+std::string sharded_job(const RunLog& run);
 
 // `capacity_gib`: where the fit is read (the run's GPU's usable capacity, or another GPU's);
 // `found`: sweep --find-max's longest fit, when the run has one (then that is the answer on the

@@ -258,18 +258,25 @@ bool length_gate(UpgradeDecision& d, const UpgradeOptions& opt, const std::strin
       return true;
     }
   }
+  // A run of a sharded job measured each GPU's share: what fits is per GPU of that job.
+  std::vector<std::string> jobs;
+  for (const auto& [longest, gpu] : {std::pair{&d.old_longest, &d.old_gpu}, std::pair{&d.new_longest, &d.new_gpu}}) {
+    if (!longest->job.empty()) jobs.push_back(fmt::format("the {} {}", *gpu, longest->job));
+  }
+  const std::string as_measured = jobs.empty() ? "" : fmt::format(" (as measured: {})", fmt::join(jobs, "; "));
   if (gained) {
     d.verdict = UpgradeVerdict::capability;
     d.line = fmt::format("UPGRADE FOR CAPABILITY: {} tokens per sequence fit one {} ({} at most) and not one {} ({} at "
-                         "most{}); on the old GPU only more GPUs with sharded activations reach it.",
-                         need, ng, *d.new_longest.tokens, d.old_gpu,
+                         "most{}){}; {}.", need, ng, *d.new_longest.tokens, d.old_gpu,
                          d.old_longest.tokens ? std::to_string(*d.old_longest.tokens) : "unknown",
-                         d.levers ? fmt::format(", and no lever measured reaches it: {}", best_lever(*d.levers, 0)) : "");
+                         d.levers ? fmt::format(", and no lever measured reaches it: {}", best_lever(*d.levers, 0)) : "",
+                         as_measured, jobs.empty() ? "on the old GPU only more GPUs with sharded activations reach it"
+                                                   : "at the jobs' sizes and sharding the old GPU does not reach it");
   } else {
     d.verdict = UpgradeVerdict::do_not_upgrade;
-    d.line = fmt::format("DO NOT UPGRADE: {} tokens per sequence fit one {} ({} at most) and not one {} ({} at most): "
+    d.line = fmt::format("DO NOT UPGRADE: {} tokens per sequence fit one {} ({} at most) and not one {} ({} at most){}: "
                          "the new GPU loses what the recipe needs, whatever the speed.", need, d.old_gpu,
-                         *d.old_longest.tokens, ng, *d.new_longest.tokens);
+                         *d.old_longest.tokens, ng, *d.new_longest.tokens, as_measured);
   }
   return true;
 }
@@ -488,10 +495,11 @@ void add_reasons(UpgradeDecision& d, const MeasurementSet& o, const MeasurementS
   }
   // 6. Memory headroom.
   const auto longest = [](const std::string& gpu, const LongestSequence& l) {
-    return fmt::format("{} {} ({})", gpu, l.cell(), l.how);
+    return fmt::format("{} {} ({}{})", gpu, l.tokens ? std::to_string(*l.tokens) : "unknown", l.how,
+                       l.guess() ? "; a guess, far past the lengths measured" : "");
   };
   if (o.sweep || (n && n->sweep)) {
-    d.reasons.push_back(fmt::format("Memory headroom, the longest sequence on one GPU: {}; {}.", longest(d.old_gpu, d.old_longest),
+    d.reasons.push_back(fmt::format("Memory headroom, the longest sequence on one GPU (of the job measured): {}; {}.", longest(d.old_gpu, d.old_longest),
                                     longest(d.new_gpu, d.new_longest)));
   }
   if (d.levers) lever_reasons(d, opt);

@@ -69,7 +69,8 @@ void run_one(Context& ctx, const MemfitOptions& o) {
   const auto max_seqlen = longest.tokens;
 
   report::Document doc;
-  auto& b = doc.add(fmt::format("{} ({}, batch {})", o.path, log.gpu, log.batch));
+  const std::string job = sharded_job(log);
+  auto& b = doc.add(fmt::format("{} ({}, batch {}{})", o.path, log.gpu, log.batch, job.empty() ? "" : ", " + job));
   if (!log.provenance.empty()) {
     b.notes.push_back(not_measured_line(o.path, log.provenance));
     doc.data_tag = example_if_noted(log.provenance).tag();

@@ -48,11 +48,13 @@ void training_block(Document& doc, const Comparison& c, const char* tag, bool pr
 
 // Each GPU's row tagged as what it is: the old GPU's is its own measurement's, a predicted new one PREDICTED.
 void headroom_block(Document& doc, const UpgradeDecision& d, const char* tag) {
-  auto& b = doc.add("Memory headroom: the longest sequence on one GPU");
+  auto& b = doc.add("Memory headroom: the longest sequence on one GPU (of the job measured)");
   b.table.columns = {{"GPU", Align::left}, {"longest sequence"}, {"how it is known", Align::left}, {"data", Align::left}};
   const char* old_tag = d.new_predicted ? d.old_provenance.tag() : tag;
   for (const auto& [gpu, l, row_tag] : {std::tuple{d.old_gpu, d.old_longest, old_tag}, std::tuple{d.new_gpu, d.new_longest, tag}}) {
-    b.table.add_row({gpu, l.cell(), l.how.empty() ? "no sweep" : l.how, row_tag});
+    // The row says how the figure is known; the cell marks a fit carried far past its lengths.
+    b.table.add_row({gpu, l.guess() ? l.cell() : l.tokens ? std::to_string(*l.tokens) : "unknown",
+                     l.how.empty() ? "no sweep" : l.how, row_tag});
   }
 }
 

@@ -823,6 +823,11 @@ TEST(Decide, CheaperUpToALengthIsShortContextOnly) {
     EXPECT_EQ(g["verdict"], "upgrade for capability") << g["line"];
     EXPECT_NE(g["line"].get<std::string>().find("307200 tokens per sequence fit one b200-sxm (359533 at most) and not one "
                                                 "NVIDIA H200 (261120 at most)"), std::string::npos) << g["line"];
+    // Both logs are of 8-GPU ZeRO-3 jobs: what fits is per GPU of such a job, and said so.
+    EXPECT_NE(g["line"].get<std::string>().find("(as measured: the NVIDIA H200 per GPU of a job of 8 GPUs (ZeRO-3, the "
+                                                "optimizer offloaded); the NVIDIA B200 per GPU of a job of 8 GPUs"),
+              std::string::npos) << g["line"];
+    EXPECT_EQ(g["line"].get<std::string>().find("only more GPUs with sharded activations"), std::string::npos) << g["line"];
   }
   // A length the team needs that only the old GPU fits decides it.
   const json need = verdict("--price-old 6 --price-new 3.12 --need-seqlen 256k");
