@@ -32,7 +32,8 @@ std::vector<int> parse_devices(const std::string& text, int available);
 struct Range {
   double lo = 0, hi = 0;
 };
-inline constexpr Range kPriceRange{1e-6, 1e6};         // USD per GPU-hour (or per kWh)
+inline constexpr Range kPriceRange{1e-6, 1e6};         // USD per GPU-hour
+inline constexpr Range kPowerPriceRange{1e-3, 10};     // USD per kWh (100 would be a price per MWh)
 inline constexpr Range kTokensRange{1, 1e18};          // tokens to train
 inline constexpr Range kPueRange{1, 10};               // facility power over the GPUs' (1: the GPU alone)
 inline constexpr Range kCapacityGibRange{1e-3, 1e6};   // a GPU's memory

@@ -67,7 +67,7 @@ CompareOptions CompareFlags::parse() const {
     throw UsageError(fmt::format("--train-gpus {}: more GPUs than any cluster has (at most {})", gpus, kMaxTrainGpus));
   }
   if (!o.tokens && o.gpus != 1) throw UsageError("--train-gpus is for the time to train --tokens: give --tokens too");
-  o.power_usd_per_kwh = parse_optional_positive(power_price, "--power-price", kPriceRange);
+  o.power_usd_per_kwh = parse_optional_positive(power_price, "--power-price", kPowerPriceRange);
   o.pue = parse_positive(pue, "--pue", kPueRange);
   if (!o.power_usd_per_kwh && o.pue != 1) throw UsageError("--pue is for the cost of --power-price: give --power-price too");
   o.strict = strict;

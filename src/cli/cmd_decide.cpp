@@ -110,7 +110,7 @@ UpgradeOptions upgrade_options(const DecideOptions& o, const std::vector<RunLog>
   if (!o.need.empty()) opt.need = parse_dtype_list(o.need, "--need-dtype");
   if (!o.need_seqlen.empty()) opt.need_seqlen = parse_size(o.need_seqlen, "--need-seqlen");
   opt.force = o.force;
-  opt.power_usd_per_kwh = parse_optional_positive(o.power_price, "--power-price", kPriceRange);
+  opt.power_usd_per_kwh = parse_optional_positive(o.power_price, "--power-price", kPowerPriceRange);
   opt.pue = parse_positive(o.pue, "--pue", kPueRange);
   return opt;
 }
@@ -144,6 +144,11 @@ void run_predicted(Context& ctx, const DecideOptions& o, const MeasurementSet& s
       if (p.status == PointStatus::ok) lengths.push_back(std::to_string(p.seqlen));
     }
     if (!lengths.empty() && !r.model.empty()) r.seqlens = fmt::format("{}", fmt::join(lengths, ","));
+  }
+  if (!o.power_price.empty()) {
+    throw UsageError(fmt::format("--power-price prices the energy per token of both GPUs' measured runs; the {}'s power "
+                                 "is not measured on a PREDICTED page: run the suite there and decide on both folders",
+                                 to.id));
   }
   const PredictionRun run = run_predictions(ctx, r);
   const std::vector<RunLog> levers = lever_runs(o);
@@ -221,8 +226,10 @@ void run(Context& ctx, const DecideOptions& o) {
   if (in.from == in.to) {
     throw UsageError(fmt::format("decide: --from and --to are both {}: an upgrade is to another GPU", in.from->id));
   }
-  // The options the measured decisions bound are bounded here too (they go on the page).
-  (void)parse_optional_positive(o.power_price, "--power-price", kPriceRange);
+  if (!o.power_price.empty()) {
+    throw UsageError("--power-price prices the energy per token of measured runs, and the catalog alone measures none: "
+                     "give both GPUs' suite folders");
+  }
   (void)parse_positive(o.pue, "--pue", kPueRange);
   // With --old-run the model is the run's own unless --model gives it (the page's memory reason
   // counts the model that ran, never the default).

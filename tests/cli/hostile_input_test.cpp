@@ -1825,6 +1825,13 @@ TEST(SilentlyWrong, PricesFurtherApartThanAnyTwoGpusAreRefused) {
   EXPECT_NE(r.out.find("break-even of 0.01x"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("(down to 0.53% of the h200-sxm's cost)"), std::string::npos) << r.out;
   EXPECT_NE(run("decide " + suite + " --to b200 --price-old 6 --price-new 3").out.find("(down to 27% of the h200-sxm's cost)"), std::string::npos);
+  // Electricity is priced where both GPUs' power was measured, per kWh within what power costs.
+  expect_error("decide --from h200 --to b200 --power-price 0.1", 2, "the catalog alone measures none");
+  expect_error("decide " + suite + " --to b200 --power-price 0.1", 2, "the b200-sxm's power is not measured on a PREDICTED page");
+  for (const char* price : {"0.000001", "100"}) {
+    expect_error(fmt::format("compare {0}/train_records_h200_peer.jsonl {0}/train_records_h200_ours.jsonl --force "
+                             "--power-price {1}", kFx, price), 2, "--power-price");
+  }
   // Cheap GPU-hours: each $/Mtok keeps two significant digits (0.000102 and 0.000122 at 8k).
   const Result cheap = run("compare " + kFx + "/sweep_h200.log " + kFx + "/sweep_b200.log --price-old 0.001 --price-new 0.002");
   ASSERT_EQ(cheap.code, 0) << cheap.err;
