@@ -411,6 +411,19 @@ TEST(SilentlyWrong, TracesOfAFolderAreOneJobsRanksEachOnce) {
   // Every decomposition of a file is held to it, not the first alone.
   const std::string second = write_file("ranks_of_one_job_second.jsonl", replaced(slurp(out), "\"rank\":1,\"seqlen\"", "\"rank\":9,\"seqlen\""));
   expect_error("history add --db " + temp_path("ranks_second.sqlite") + " " + second, 1, "\"rank\" is 9, not one of the job's 4 ranks");
+  {  // a trace that says no rank beside ranked ones: said
+    nlohmann::json t = trace;
+    t.erase("distributedInfo");
+    for (auto& e : t["traceEvents"]) {
+      if (e.contains("ts") && e["ts"].is_number()) e["ts"] = e["ts"].get<double>() + 5000;
+    }
+    std::ofstream(folder / "other.json") << t.dump();
+    const Result mixed = run("decompose " + folder.string());
+    EXPECT_EQ(mixed.code, 0) << mixed.err;
+    EXPECT_NE(mixed.err.find((folder / "other.json").string() + " in " + folder.string() + " says no rank, where 2 others "
+                             "do: the folder may mix two jobs' traces"), std::string::npos) << mixed.err;
+    fs::remove(folder / "other.json");
+  }
   // All four ranks: nothing missing is said.
   write_rank("r2.json", 2, 4, 2000);
   write_rank("r3.json", 3, 4, 3000);

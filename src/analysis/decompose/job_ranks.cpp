@@ -12,6 +12,7 @@
 namespace ub::trace {
 
 void JobRanks::add(const TraceDecomposition& d, const std::string& file) {
+  if (!d.world_size || !d.rank) unranked_.push_back(file);
   if (!d.world_size) return;
   if (world_ && world_->first != *d.world_size) {
     throw UsageError(fmt::format("{}: its distributedInfo says a job of {} ranks, {} a job of {}: a folder holds one "
@@ -28,6 +29,11 @@ void JobRanks::add(const TraceDecomposition& d, const std::string& file) {
 }
 
 std::optional<std::string> JobRanks::missing(const std::string& folder) const {
+  if (!ranks_.empty() && !unranked_.empty()) {
+    return fmt::format("{} in {} say{} no rank, where {} other{} do: the folder may mix two jobs' traces; put each "
+                       "job's traces in a folder of its own", printable(fmt::format("{}", fmt::join(unranked_, ", "))),
+                       printable(folder), unranked_.size() == 1 ? "s" : "", ranks_.size(), ranks_.size() == 1 ? "" : "s");
+  }
   if (!world_ || ranks_.empty() || static_cast<int64_t>(ranks_.size()) == world_->first) return std::nullopt;
   std::vector<std::string> absent;
   for (int64_t r = 0; r < world_->first && absent.size() < 8; ++r) {
