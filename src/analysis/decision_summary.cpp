@@ -59,7 +59,7 @@ DecisionSummary decision_summary(const Comparison& c) {
     if (!cheaper.empty()) {
       d.lines.push_back(fmt::format("The {} is CHEAPER per token at {} tokens{}: the whole speedup interval is above "
                                     "the break-even {:.2f}x (the price ratio).", new_gpu, ranges(all, cheaper),
-                                    best_cost < 1e300 ? fmt::format(" (down to {}% of the {}'s cost)", 100 * best_cost < 1 ? fmt::format("{:.2g}", 100 * best_cost) : fmt::format("{:.0f}", 100 * best_cost), old_gpu) : "",
+                                    best_cost < 1e300 ? fmt::format(" (down to {}% of the {}'s cost)", 100 * best_cost < 10 ? fmt::format("{:.2g}", 100 * best_cost) : fmt::format("{:.0f}", 100 * best_cost), old_gpu) : "",
                                     *c.break_even));
     }
     if (!costlier.empty()) {

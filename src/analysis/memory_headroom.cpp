@@ -30,13 +30,15 @@ std::string sharded_job(const RunLog& run) {
     if (const std::string w = said({"world_size"}); !w.empty()) world = std::stoll(w);
   } catch (const std::exception&) {
   }
-  if (world <= 1) return "";
   const std::string zero = said({"zero_stage", "zero"});
   const std::string offload = said({"offload_optimizer", "offload_optim"});
   std::vector<std::string> how;
   if (!zero.empty() && zero != "0") how.push_back("ZeRO-" + zero);
   if (offload == "true" || offload == "1") how.push_back("the optimizer offloaded");
-  return fmt::format("per GPU of a job of {} GPUs{}", world, how.empty() ? "" : fmt::format(" ({})", fmt::join(how, ", ")));
+  if (world > 1) {
+    return fmt::format("per GPU of a job of {} GPUs{}", world, how.empty() ? "" : fmt::format(" ({})", fmt::join(how, ", ")));
+  }
+  return how.empty() ? "" : fmt::format("on one GPU with {}", fmt::join(how, ", "));
 }
 
 namespace {

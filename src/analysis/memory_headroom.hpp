@@ -33,10 +33,10 @@ struct LongestSequence {
   std::string cell(const char* none = "unknown") const;
 };
 
-// The job a run's memory is per GPU of: "" for a GPU on its own, else "per GPU of a job of 8
-// GPUs (ZeRO-3, the optimizer offloaded)" (our records' world_size, zero_stage and
-// offload_optimizer; benchmark.py's world_size, zero and offload_optim). Such a peak is no
-// measure of what one GPU alone holds.
+// The job a run's memory is per GPU of: "" for a GPU on its own holding all of its state, else
+// "per GPU of a job of 8 GPUs (ZeRO-3, the optimizer offloaded)", or "on one GPU with the
+// optimizer offloaded" (our records' world_size, zero_stage and offload_optimizer; benchmark.py's
+// world_size, zero and offload_optim). Such a peak is no measure of one GPU holding it all.
 std::string sharded_job(const RunLog& run);
 
 // `capacity_gib`: where the fit is read (the run's GPU's usable capacity, or another GPU's);

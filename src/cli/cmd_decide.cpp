@@ -112,6 +112,7 @@ UpgradeOptions upgrade_options(const DecideOptions& o, const std::vector<RunLog>
   opt.force = o.force;
   opt.power_usd_per_kwh = parse_optional_positive(o.power_price, "--power-price", kPowerPriceRange);
   opt.pue = parse_positive(o.pue, "--pue", kPueRange);
+  if (!opt.power_usd_per_kwh && opt.pue != 1) throw UsageError("--pue is for the cost of --power-price: give --power-price too");
   return opt;
 }
 
@@ -230,7 +231,9 @@ void run(Context& ctx, const DecideOptions& o) {
     throw UsageError("--power-price prices the energy per token of measured runs, and the catalog alone measures none: "
                      "give both GPUs' suite folders");
   }
-  (void)parse_positive(o.pue, "--pue", kPueRange);
+  if (parse_positive(o.pue, "--pue", kPueRange) != 1) {
+    throw UsageError("--pue is for the cost of --power-price: give --power-price too");
+  }
   // With --old-run the model is the run's own unless --model gives it (the page's memory reason
   // counts the model that ran, never the default).
   if (!o.model.empty() && o.model != "none" && (o.model_given || o.old_runs.empty())) in.model = ctx.model(o.model);

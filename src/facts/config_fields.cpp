@@ -100,7 +100,7 @@ void refuse_absent_type_defaults(const nlohmann::json& config, const std::string
   };
   static const std::map<std::string_view, std::vector<Default>> defaults = {
       {"mistral", {{"num_key_value_heads", "8"}, {"sliding_window", "4096 (every layer windowed)"}}},
-      {"mixtral", {{"num_key_value_heads", "8"}, {"sliding_window", "4096 (every layer windowed)"}}},
+      {"mixtral", {{"num_key_value_heads", "8"}}},  // its sliding_window defaults to None, as read here
       {"qwen3_moe", {{"num_key_value_heads", "4"}, {"moe_intermediate_size", "768"}}},
       {"qwen2_moe",
        {{"num_key_value_heads", "16"}, {"moe_intermediate_size", "1408"}, {"shared_expert_intermediate_size", "5632"}}},

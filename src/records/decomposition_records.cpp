@@ -45,6 +45,10 @@ DecompositionRecord read_decomposition_record(const Fields& f) {
   r.file = f.string_or("file", "");
   r.gpu = f.string_or("gpu", "");
   r.device = f.optional_count("device").value_or(0);
+  if (r.device >= kMaxRanks) {
+    throw WorkError(fmt::format("{}: \"device\" is {}, past any host's GPUs: a damaged record (decompose the trace "
+                                "again)", f.where(), r.device));
+  }
   r.rank = f.optional_count("rank");
   r.world_size = f.optional_count("world_size");
   if (r.world_size && (*r.world_size < 1 || *r.world_size > kMaxRanks)) {

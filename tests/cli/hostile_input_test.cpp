@@ -374,8 +374,16 @@ TEST(SilentlyWrong, TracesOfAFolderAreOneJobsRanksEachOnce) {
                (folder / "r1.json").string() + ": its distributedInfo says rank 0 of 2, as " + (folder / "r0.json").string() +
                    " does: two jobs' traces");
   // Traces named one by one are each their own: rank 0 of two jobs, given as files, both read.
-  const Result files = run(fmt::format("decompose {} {}", (folder / "r0.json").string(), (folder / "r1.json").string()));
+  const std::string both = temp_path("ranks_named_one_by_one.jsonl");
+  fs::remove(both);
+  const Result files = run(fmt::format("decompose {} {} --out {}", (folder / "r0.json").string(),
+                                       (folder / "r1.json").string(), both));
   EXPECT_EQ(files.code, 0) << files.err;
+  // Stored as one run: the first of the two rank-0 decompositions, the second said to be left out.
+  const Result stored = run("history add --db " + temp_path("ranks_named.sqlite") + " " + both);
+  EXPECT_EQ(stored.code, 0) << stored.err;
+  EXPECT_NE(stored.err.find("a second decomposition of GPU 0 (by rank) (" + (folder / "r1.json").string() + ") left out"),
+            std::string::npos) << stored.err;
   write_rank("r1.json", 1, 4, 1000);
   expect_error("decompose " + folder.string(), 2,
                (folder / "r1.json").string() + ": its distributedInfo says a job of 4 ranks, " +
@@ -1840,6 +1848,9 @@ TEST(SilentlyWrong, PricesFurtherApartThanAnyTwoGpusAreRefused) {
   EXPECT_NE(run("decide " + suite + " --to b200 --price-old 6 --price-new 3").out.find("(down to 27% of the h200-sxm's cost)"), std::string::npos);
   // Electricity is priced where both GPUs' power was measured, per kWh within what power costs.
   expect_error("decide --from h200 --to b200 --power-price 0.1", 2, "the catalog alone measures none");
+  for (const std::string& command : std::vector<std::string>{"decide --from h200 --to b200", "decide " + suite + " --to b200"}) {
+    expect_error(command + " --pue 1.3", 2, "--pue is for the cost of --power-price: give --power-price too");
+  }
   expect_error("decide " + suite + " --to b200 --power-price 0.1", 2, "the b200-sxm's power is not measured on a PREDICTED page");
   for (const char* price : {"0.000001", "100"}) {
     expect_error(fmt::format("compare {0}/train_records_h200_peer.jsonl {0}/train_records_h200_ours.jsonl --force "

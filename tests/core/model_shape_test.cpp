@@ -320,6 +320,9 @@ TEST(ModelShape, AFieldWhoseTypeDefaultsItOtherwiseMustBeGiven) {
   refused(c, "sliding_window is left out, where model_type 'mistral''s transformers config takes 4096");
   c["sliding_window"] = nullptr;  // said: no window
   EXPECT_TRUE(parse_hf_config(c, "t").windows.empty());
+  json m = minimal();  // Mixtral's class defaults its window to none, as a config left without one reads here
+  m["model_type"] = "mixtral", m["num_local_experts"] = 4, m["num_experts_per_tok"] = 2;
+  EXPECT_TRUE(parse_hf_config(m, "t").windows.empty());
   json q = minimal();
   q["model_type"] = "qwen3_moe", q["num_experts"] = 4, q["num_experts_per_tok"] = 2;
   refused(q, "moe_intermediate_size is left out, where model_type 'qwen3_moe''s transformers config takes 768");

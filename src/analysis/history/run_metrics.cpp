@@ -9,6 +9,7 @@
 #include <map>
 
 #include "base/error.hpp"
+#include "base/text.hpp"
 #include "records/decomposition_records.hpp"
 
 #include "facts/collectives.hpp"
@@ -164,7 +165,7 @@ std::vector<MetricPoint> nccl_metrics(const NcclLog& log) {
   return out;
 }
 
-std::vector<MetricPoint> decomposition_metrics(const DecompositionLog& log) {
+std::vector<MetricPoint> decomposition_metrics(const DecompositionLog& log, std::vector<std::string>& warnings) {
   const std::optional<int64_t> seqlen = printout_record(log).seqlen;  // the header's length, checked once
   const double x = seqlen ? static_cast<double>(*seqlen) : 0.0;
   std::vector<MetricPoint> out;
@@ -181,11 +182,14 @@ std::vector<MetricPoint> decomposition_metrics(const DecompositionLog& log) {
   // Our records: each GPU's decomposition under its index, a distributed job's under its rank
   // (every rank may be device 0 of its own process).
   std::set<int64_t> seen;
-  for (const DecompositionRecord& r : log.records) {
+  for (size_t i = 0; i < log.records.size(); ++i) {
+    const DecompositionRecord& r = log.records[i];
     const int64_t gpu = decomposition_gpu_index(r);
     if (!seen.insert(gpu).second) {
-      throw WorkError(fmt::format("{}: two decompositions of GPU {}{} in one file: which is the run's is not known; "
-                                  "decompose each run to a file of its own", log.path, gpu, r.rank ? " (by rank)" : ""));
+      warnings.push_back(fmt::format("{}: a second decomposition of GPU {}{} ({}) left out: a run stores one per GPU; "
+                                     "decompose each trace to a file of its own (--out) to store it",
+                                     log.record_where[i], gpu, r.rank ? " (by rank)" : "", printable(r.file)));
+      continue;
     }
     for (const DecompositionBucketRecord& b : r.buckets) add(b.name, b.ms, static_cast<int>(gpu));
   }

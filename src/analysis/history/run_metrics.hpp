@@ -54,7 +54,9 @@ std::vector<MetricPoint> training_metrics(const RunLog& run);
 std::vector<MetricPoint> mamf_metrics(const MamfLog& log);
 std::vector<MetricPoint> attention_metrics(const AttentionLog& log);
 std::vector<MetricPoint> nccl_metrics(const NcclLog& log);
-std::vector<MetricPoint> decomposition_metrics(const DecompositionLog& log);
+// Our records: each GPU's under its index, a job's ranks under their rank; a second decomposition
+// of one index (traces named one by one, each GPU 0) is left out, and said in `warnings`.
+std::vector<MetricPoint> decomposition_metrics(const DecompositionLog& log, std::vector<std::string>& warnings);
 std::vector<MetricPoint> bandwidth_metrics(const std::vector<BandwidthRecord>& records);
 
 }  // namespace ub

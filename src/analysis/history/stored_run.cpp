@@ -137,14 +137,16 @@ void read_figures(const LineSource& t, LogKind kind, StoredRun& run, const RunCh
     case LogKind::decomposition: {
       const DecompositionLog log = read_decomposition_log(t);
       if (check.decomposition) check.decomposition(log);
-      append(run.metrics, decomposition_metrics(log));
+      append(run.metrics, decomposition_metrics(log, run.warnings));
       run.warnings.insert(run.warnings.end(), log.warnings.begin(), log.warnings.end());
       if (run.format != "upgradebench" && !log.gpu.empty()) run.gpus.push_back({0, log.gpu, ""});
       // A trace's decomposition: the context lists no GPU (reading a trace measures none); each
       // record names the GPU it decomposed, under its index or rank.
       if (run.format == "upgradebench" && run.gpus.empty()) {
+        std::set<int64_t> listed;  // the first of each index, as its figures
         for (const DecompositionRecord& r : log.records) {
-          if (!r.gpu.empty()) run.gpus.push_back({static_cast<int>(decomposition_gpu_index(r)), r.gpu, ""});
+          const int64_t index = decomposition_gpu_index(r);
+          if (!r.gpu.empty() && listed.insert(index).second) run.gpus.push_back({static_cast<int>(index), r.gpu, ""});
           if (r.world_size) run.world_size = std::max(run.world_size, *r.world_size);
         }
         // A rank of a job of N is another workload than a GPU's step on its own.

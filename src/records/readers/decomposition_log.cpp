@@ -161,6 +161,7 @@ DecompositionLog read_decomposition_records(const LineSource& t) {
     }
     if (r.type != "decomposition") return;
     log.records.push_back(read_decomposition_record(Fields(r.json, r.where)));  // each one checked
+    log.record_where.push_back(r.where);
     if (seen++ > 0) return;
     const DecompositionRecord& d = log.records.back();
     log.gpu = d.gpu;

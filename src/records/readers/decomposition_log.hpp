@@ -36,6 +36,7 @@ struct DecompositionLog {
   // Our records: every decomposition of the file (one per GPU or rank), each checked as the first
   // is; the first is the one the fields above describe. Empty for a printout.
   std::vector<DecompositionRecord> records;
+  std::vector<std::string> record_where;  // each record's file and line, for messages
 };
 
 DecompositionLog read_decomposition_log(const LineSource& t);
