@@ -161,7 +161,8 @@ void run(Context& ctx, DecomposeOptions& o, const CLI::App& cmd) {
   if (!out.empty() || !ctx.history_db.empty()) {
     const json config = {{"inputs", o.inputs}, {"classes", o.classes}, {"step_name", o.step_name},
                          {"steps", o.steps}, {"model", work ? json(o.train.model) : json()},
-                         {"seqlen", work ? json(o.train.seqlen) : json()}, {"batch", o.train.batch},
+                         {"seqlen", work ? json(o.train.seqlen) : json()},
+                         {"batch", cmd.count("--batch") ? json(o.train.batch) : json()},
                          {"layers", o.train.layers}};
     records.emplace(records_path("decompose", out), make_context("decompose", ctx.argv, Fingerprint{}, config));
   }

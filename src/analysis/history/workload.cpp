@@ -92,7 +92,7 @@ Workload workload_of_records(const std::string& command, const nlohmann::json& c
                                : model == "unknown"                       ? "unknown"
                                                                           : "all";
     w.text = fmt::format("a traced step: model {}, layers {}, seqlen {}, batch {}", model, layers, said("seqlen"),
-                         integer(config, "batch").value_or(1));
+                         said("batch"));
   } else if (config.is_object() && config.contains("model") && training) {
     TrainingIdentity t;
     t.model = text(config, "model", t.model);
