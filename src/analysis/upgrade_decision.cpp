@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <set>
 
 #include "analysis/decision_summary.hpp"
@@ -239,6 +240,11 @@ void add_levers(UpgradeDecision& d, const MeasurementSet& o, const MeasurementSe
 // The verdict of the training steps measured on both GPUs, length by length.
 void training_verdict(UpgradeDecision& d, const LengthsByCost& l, const std::string& ng);
 
+// Each GPU's longest sequence beside its name, the old GPU's first.
+std::array<std::pair<const LongestSequence*, const std::string*>, 2> longest_by_gpu(const UpgradeDecision& d) {
+  return {{{&d.old_longest, &d.old_gpu}, {&d.new_longest, &d.new_gpu}}};
+}
+
 // --need-seqlen's verdict, where the length decides: one new GPU fits it and one old GPU does not
 // (nor any lever measured on it), UPGRADE FOR CAPABILITY; the mirror, DO NOT UPGRADE. Either
 // rests on both GPUs' longest sequences: where one is a memory fit carried far past its lengths,
@@ -249,7 +255,7 @@ bool length_gate(UpgradeDecision& d, const UpgradeOptions& opt, const std::strin
   const bool gained = fits(d.new_longest) && !fits(d.old_longest) && !(d.levers && d.levers->first_reaching(0, need));
   const bool lost = fits(d.old_longest) && d.new_longest.tokens && !fits(d.new_longest);
   if (!gained && !lost) return false;
-  for (const auto& [longest, gpu] : {std::pair{&d.old_longest, &d.old_gpu}, std::pair{&d.new_longest, &d.new_gpu}}) {
+  for (const auto& [longest, gpu] : longest_by_gpu(d)) {
     if (const auto guess = longest->guess()) {
       d.verdict = UpgradeVerdict::measure_more;
       d.capability_unsure = true;
@@ -260,7 +266,7 @@ bool length_gate(UpgradeDecision& d, const UpgradeOptions& opt, const std::strin
   }
   // A run of a sharded job measured each GPU's share: what fits is per GPU of that job.
   std::vector<std::string> jobs;
-  for (const auto& [longest, gpu] : {std::pair{&d.old_longest, &d.old_gpu}, std::pair{&d.new_longest, &d.new_gpu}}) {
+  for (const auto& [longest, gpu] : longest_by_gpu(d)) {
     if (!longest->job.empty()) jobs.push_back(fmt::format("the {} {}", *gpu, longest->job));
   }
   const std::string as_measured = jobs.empty() ? "" : fmt::format(" (as measured: {})", fmt::join(jobs, "; "));
@@ -285,7 +291,7 @@ void decide_verdict(UpgradeDecision& d, const UpgradeOptions& opt) {
   const std::string& ng = d.new_accel ? d.new_accel->id : d.new_gpu;
   // A longest sequence read off a memory fit far past the lengths it measured is a guess: said
   // whatever the verdict.
-  for (const auto& [longest, gpu] : {std::pair{&d.old_longest, &d.old_gpu}, std::pair{&d.new_longest, &d.new_gpu}}) {
+  for (const auto& [longest, gpu] : longest_by_gpu(d)) {
     if (const auto guess = longest->guess()) d.warnings.push_back(fmt::format("the {}'s longest sequence: {}", *gpu, *guess));
   }
   // A length the team needs that neither GPU reaches alone is said, whatever the verdict.
