@@ -6,6 +6,7 @@
 // that runs and keeps everything finished; --resume runs what the manifest does not hold as done.
 // `decide OLD_DIR NEW_DIR` reads two such folders.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,7 +28,9 @@
 #include "cli/gpu_binary.hpp"
 #include "cli/interrupt.hpp"
 #include "cli/measuring_shell.hpp"
+#include "cli/suite_resume.hpp"
 #include "cli/train_options.hpp"
+#include "records/measurement_set.hpp"
 #include "records/readers/read_run.hpp"
 #include "records/record_file.hpp"
 #include "records/suite_manifest.hpp"
@@ -138,15 +141,33 @@ ManifestPart part_of(const SuitePart& s) {
   return p;
 }
 
-// Runs part `p` in `dir`; updates it with what became of it.
-void run_part(Context& ctx, const fs::path& dir, ManifestPart& p, const std::atomic<bool>& interrupted) {
+// Whether part `p` writes its records to its standard output (env), not to an --out file.
+bool records_on_stdout(const ManifestPart& p) { return p.command.size() < 2 || p.command[p.command.size() - 2] != "--out"; }
+
+// The arguments part `p` runs with in `dir`: its command, its --out in the folder, the history
+// database, and --resume for a sweep that continues its records.
+std::vector<std::string> part_arguments(const Context& ctx, const fs::path& dir, const ManifestPart& p, bool sweep_resume) {
   std::vector<std::string> args;
-  const bool to_stdout = p.command.size() < 2 || p.command[p.command.size() - 2] != "--out";
   for (size_t i = 0; i < p.command.size(); ++i) {
     args.push_back(p.command[i]);
     if (i > 0 && p.command[i - 1] == "--out") args.back() = (dir / p.command[i]).string();
   }
-  if (!ctx.history_db.empty() && !to_stdout) args.insert(args.end(), {"--db", ctx.history_db});
+  if (!ctx.history_db.empty() && !records_on_stdout(p)) args.insert(args.end(), {"--db", ctx.history_db});
+  if (sweep_resume) args.push_back("--resume");
+  return args;
+}
+
+// Runs part `p` in `dir`; updates it with what became of it. Records an earlier attempt left
+// are moved aside first, but for a sweep resumed (it measures what they lack).
+void run_part(Context& ctx, const fs::path& dir, ManifestPart& p, const std::atomic<bool>& interrupted,
+              bool sweep_resume = false) {
+  const bool to_stdout = records_on_stdout(p);
+  const std::vector<std::string> args = part_arguments(ctx, dir, p, sweep_resume);
+  if (!sweep_resume) {
+    if (const std::string moved = set_aside_records(dir, p); !moved.empty()) {
+      Progress().line(fmt::format("suite: {}'s earlier records kept as {}", p.name, moved));
+    }
+  }
   fs::create_directories(dir / "logs");
   p.started = utc_now();
   const auto t0 = std::chrono::steady_clock::now();
@@ -177,6 +198,40 @@ report::Document summary(const SuiteManifest& m, const fs::path& dir) {
   b.notes.push_back(fmt::format("manifest: {}; `upgradebench decide OLD_DIR NEW_DIR` compares two such folders",
                                 (dir / "manifest.json").string()));
   return doc;
+}
+
+// What `--resume` would do with each part of the folder, for --dry-run: kept, or run with the
+// command shown.
+std::pair<report::Document, json> resume_document(const Context& ctx, const SuiteManifest& m,
+                                                  const std::vector<ResumeStep>& steps, const fs::path& dir) {
+  report::Document doc;
+  auto& b = doc.add(fmt::format("suite --resume in {}: what it would run", dir.string()));
+  b.table.columns = {{"part", report::Align::left}, {"status", report::Align::left}, {"resume", report::Align::left},
+                     {"estimated"}, {"command", report::Align::left}};
+  json parts = json::array();
+  double total = 0;
+  size_t runs = 0;
+  bool sweep_runs = false;
+  for (size_t i = 0; i < m.parts.size(); ++i) {
+    const ManifestPart& p = m.parts[i];
+    const ResumeStep& s = steps[i];
+    const char* action = !s.run ? "keep" : s.sweep_resume ? "continue" : s.again ? "run again" : "run";
+    const std::vector<std::string> args = s.run ? part_arguments(ctx, dir, p, s.sweep_resume) : std::vector<std::string>{};
+    b.table.add_row({p.name, to_string(p.status), action, s.run ? minutes(p.estimate_s) : "-",
+                     s.run ? fmt::format("upgradebench {}", fmt::join(args, " ")) : "-"});
+    if (!s.why.empty()) b.notes.push_back(fmt::format("{}: {}", p.name, s.why));
+    if (s.run && p.name.rfind("decompose-", 0) == 0 && sweep_runs) {
+      b.notes.push_back(fmt::format("{}: its --seqlen is set from the lengths the sweep measures", p.name));
+    }
+    sweep_runs = sweep_runs || (s.run && p.name == "sweep");
+    total += s.run ? p.estimate_s : 0;
+    runs += s.run;
+    parts.push_back({{"name", p.name}, {"status", to_string(p.status)}, {"action", action}, {"why", s.why},
+                     {"command", args}, {"estimate_s", s.run ? p.estimate_s : 0}});
+  }
+  b.notes.push_back(runs == 0 ? std::string("nothing would run: every part is done or skipped")
+                              : fmt::format("{} of {} parts would run, about {}", runs, m.parts.size(), minutes(total)));
+  return {std::move(doc), json{{"parts", parts}, {"total_s", total}}};
 }
 
 void run(Context& ctx, SuiteOptions& o) {
@@ -216,14 +271,29 @@ void run(Context& ctx, SuiteOptions& o) {
                                    "with the same options", dir.string(), d));
     }
   }
+  // What the resume runs: the parts not done, and the done ones the folder no longer backs.
+  const std::vector<ResumeStep> steps = o.resume ? plan_resume(dir, m) : std::vector<ResumeStep>{};
+  if (o.resume && o.dry_run) {
+    const auto [doc, j] = resume_document(ctx, m, steps, dir);
+    o.output.emit(doc, j);
+    return;
+  }
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].again) m.parts[i].status = PartStatus::pending, m.parts[i].why = steps[i].why;
+  }
   // A resumed suite whose every part is done or skipped measures nothing: it says where it stands
   // on any machine, one without the GPU side included.
-  const bool all_done = o.resume && std::all_of(m.parts.begin(), m.parts.end(), [](const ManifestPart& p) {
-    return p.status == PartStatus::done || p.status == PartStatus::skipped;
-  });
+  const bool all_done = o.resume && std::none_of(steps.begin(), steps.end(), [](const ResumeStep& s) { return s.run; });
   if (!o.dry_run && !all_done && !has_gpu_binary()) {
-    throw WorkError("suite: this build of upgradebench has no GPU side (nvcc was not found at build time, so there is "
-                    "no upgradebench-gpu beside it): nothing can be measured here (--dry-run prints the plan)");
+    std::vector<std::string> to_run;
+    for (size_t i = 0; i < steps.size(); ++i) {
+      if (steps[i].run) to_run.push_back(m.parts[i].name);
+    }
+    throw WorkError(fmt::format("suite: this build of upgradebench has no GPU side (nvcc was not found at build time, so "
+                                "there is no upgradebench-gpu beside it): nothing can be measured here ({})",
+                                o.resume ? fmt::format("the resume would run {}; --resume --dry-run says why",
+                                                       fmt::join(to_run, ", "))
+                                         : std::string("--dry-run prints the plan")));
   }
   if (!o.dry_run) fs::create_directories(dir);
   const std::atomic<bool>& interrupted = install_interrupt_handler();
@@ -265,7 +335,13 @@ void run(Context& ctx, SuiteOptions& o) {
     o.output.emit(shown, {{"parts", j}, {"total_s", plan.total_s()}, {"dropped", plan.dropped}});
     return;
   }
-  std::fputs(report::render_text(shown).c_str(), stderr);
+  // A resume shows what it runs (the manifest's parts), not a plan of the options; nothing when
+  // nothing runs.
+  if (!o.resume) {
+    std::fputs(report::render_text(shown).c_str(), stderr);
+  } else if (!all_done) {
+    std::fputs(report::render_text(resume_document(ctx, m, steps, dir).first).c_str(), stderr);
+  }
   if (!o.resume) {
     m.created = utc_now();
     m.argv = ctx.argv;
@@ -294,8 +370,9 @@ void run(Context& ctx, SuiteOptions& o) {
         continue;
       }
     }
-    progress.line(fmt::format("suite: part {} of {}: {} (about {})", i + 1, m.parts.size(), p.name, minutes(p.estimate_s)));
-    run_part(ctx, dir, p, interrupted);
+    progress.line(fmt::format("suite: part {} of {}: {} (about {}){}", i + 1, m.parts.size(), p.name,
+                              minutes(p.estimate_s), p.why.empty() ? "" : ", run again: " + p.why));
+    run_part(ctx, dir, p, interrupted, i < steps.size() && steps[i].sweep_resume);
     failed += p.status == PartStatus::failed;
     m.updated = utc_now();
     write_suite_manifest(dir, m);
@@ -309,6 +386,15 @@ void run(Context& ctx, SuiteOptions& o) {
   } else if (failed > 0) {
     throw WorkError(fmt::format("suite: {} part(s) failed (their logs are in {}); `--resume` runs them again", failed,
                                 (dir / "logs").string()));
+  } else if (m.complete()) {
+    // Finished means `decide` can read it: what it would refuse is said here, not after the other
+    // machine's suite.
+    try {
+      (void)read_suite_folder(dir);
+    } catch (const std::exception& e) {
+      throw WorkError(fmt::format("suite: every part of {} is done, and decide cannot read the folder: {}", dir.string(),
+                                  e.what()));
+    }
   }
 }
 

@@ -5,7 +5,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <charconv>
 #include <set>
 
 #include <fstream>
@@ -190,13 +189,7 @@ void refuse_parts_of_another_workload(const MeasurementSet& s, const std::map<st
     std::string damaged;
     if (part && part->status == PartStatus::done) {
       const auto flag = std::find(part->command.begin(), part->command.end(), "--seqlens");
-      std::vector<int64_t> ran;
-      if (flag != part->command.end() && flag + 1 != part->command.end()) {
-        for (const std::string& item : split(*(flag + 1), ',')) {
-          int64_t v = 0;
-          if (std::from_chars(item.data(), item.data() + item.size(), v).ptr == item.data() + item.size()) ran.push_back(v);
-        }
-      }
+      const std::vector<int64_t> ran = part->lengths_asked();
       for (const int64_t len : ran) {
         const bool held = std::any_of(r.points.begin(), r.points.end(), [&](const RunPoint& p) { return p.seqlen == len; });
         if (!held && damaged.empty()) {

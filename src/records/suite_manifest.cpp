@@ -4,12 +4,15 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <charconv>
 #include <fstream>
 #include <sstream>
 
 #include "base/error.hpp"
 #include "base/file_place.hpp"
 #include "base/json_text.hpp"
+#include "base/text.hpp"
 #include "records/fields.hpp"
 
 namespace ub {
@@ -103,6 +106,17 @@ std::string SuiteWorkload::differs_from(const SuiteWorkload& o) const {
   check("MLP tile", mlp_tile, o.mlp_tile);
   check("loss chunk", loss_chunk, o.loss_chunk);
   return fmt::format("{}", fmt::join(d, "; "));
+}
+
+std::vector<int64_t> ManifestPart::lengths_asked() const {
+  std::vector<int64_t> lengths;
+  const auto flag = std::find(command.begin(), command.end(), "--seqlens");
+  if (flag == command.end() || flag + 1 == command.end()) return lengths;
+  for (const std::string& item : split(*(flag + 1), ',')) {
+    int64_t v = 0;
+    if (std::from_chars(item.data(), item.data() + item.size(), v).ptr == item.data() + item.size()) lengths.push_back(v);
+  }
+  return lengths;
 }
 
 const ManifestPart* SuiteManifest::part(const std::string& name) const {

@@ -27,6 +27,9 @@ struct ManifestPart {
   std::string started;  // UTC, when it ran
   double seconds = 0;
   std::string why;  // a failed part: what went wrong
+
+  // The lengths its command asks for with --seqlens (a sweep's), in its order; none without it.
+  std::vector<int64_t> lengths_asked() const;
 };
 
 // What identifies the workload a suite measured: two folders compare when these agree.

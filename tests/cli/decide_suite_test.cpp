@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <sstream>
 
 #include "cli_run.hpp"
@@ -450,6 +451,73 @@ TEST(Suite, ResumingAFinishedSuiteNeedsNoGpuSide) {
                                            folder.string()));
   EXPECT_EQ(again.code, 1) << again.out;
   EXPECT_NE(again.out.find("no GPU side"), std::string::npos) << again.out;
+  EXPECT_NE(again.out.find("the resume would run sweep; --resume --dry-run says why"), std::string::npos) << again.out;
+  // A part done whose records are gone is not finished either: it runs again.
+  std::ofstream(folder / "manifest.json") << manifest;
+  fs::remove(folder / "mamf.jsonl");
+  const Result gone = capture(fmt::format("UPGRADEBENCH_DATA={} {} suite --out {} --resume --layers 2 --seqlens 2k,4k "
+                                          "--no-find-max 2>&1", UB_DATA_DIR, (alone / "upgradebench").string(),
+                                          folder.string()));
+  EXPECT_EQ(gone.code, 1) << gone.out;
+  EXPECT_NE(gone.out.find("the resume would run mamf;"), std::string::npos) << gone.out;
+}
+
+// `--resume --dry-run` shows what the resume would run, with the command lines it would run them
+// with, and changes nothing in the folder.
+TEST(Suite, AResumesDryRunShowsThePartsItWouldRun) {
+  const fs::path dir = edited_suite("suite_resume_dry_run", [](json& m) {
+    for (json& p : m["parts"]) {
+      if (p["name"] == "mamf-step") p["status"] = "pending";
+    }
+  });
+  fs::remove(dir / "sweep.jsonl");
+  const std::string manifest = slurp((dir / "manifest.json").string());
+  const std::string args = fmt::format("suite --out {} --resume --layers 2 --seqlens 2k,4k --no-find-max --dry-run", dir.string());
+  const Result r = run(args + " --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  std::map<std::string, json> parts;
+  for (const json& p : j["parts"]) parts[p["name"].get<std::string>()] = p;
+  EXPECT_EQ(parts["env"]["action"], "keep");
+  EXPECT_TRUE(parts["env"]["command"].empty());
+  EXPECT_EQ(parts["mamf-step"]["action"], "run");
+  EXPECT_EQ(parts["sweep"]["action"], "run again");
+  EXPECT_EQ(parts["sweep"]["why"], "done, but its records sweep.jsonl are missing");
+  EXPECT_EQ(parts["sweep"]["command"], json({"sweep", "--seqlens", "2048,4096", "--layers", "2", "--out",
+                                             (dir / "sweep.jsonl").string()}));
+  EXPECT_DOUBLE_EQ(j["total_s"].get<double>(),
+                   parts["mamf-step"]["estimate_s"].get<double>() + parts["sweep"]["estimate_s"].get<double>());
+  const Result text = run(args);
+  EXPECT_NE(text.out.find("2 of 8 parts would run"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("sweep: done, but its records sweep.jsonl are missing"), std::string::npos) << text.out;
+  EXPECT_EQ(slurp((dir / "manifest.json").string()), manifest);
+  EXPECT_FALSE(fs::exists(dir / "logs" / "sweep.earlier-1.jsonl"));
+}
+
+// A resume that would run a command of another workload than the manifest's refuses the folder.
+TEST(Suite, AResumeRefusesAPartWhoseCommandRunsAnotherWorkload) {
+  const fs::path dir = edited_suite("suite_resume_edited", [](json& m) {
+    for (json& p : m["parts"]) {
+      if (p["name"] == "sweep") {
+        p["status"] = "pending";
+        p["command"] = {"sweep", "--seqlens", "2048,4096", "--layers", "32", "--out", "sweep.jsonl"};
+      }
+    }
+  });
+  expect_error(fmt::format("suite --out {} --resume --layers 2 --seqlens 2k,4k --no-find-max --dry-run", dir.string()), 1,
+               "part sweep's command runs another workload than the manifest's (layers 32 vs 2, the command's, then the "
+               "workload's): the manifest was edited");
+}
+
+// A suite is finished when `decide` can read it: a folder whose parts are all done, one of them
+// another GPU's, is said to be unreadable rather than finished.
+TEST(Suite, AFinishedFolderDecideRefusesIsNotCalledFinished) {
+  const fs::path dir = edited_suite("suite_resume_unreadable", [](json&) {});
+  std::string env = slurp((dir / "env.json").string());
+  env.replace(env.find(kSuiteGpu), kSuiteGpu.size(), kOtherGpu);
+  std::ofstream(dir / "env.json") << env;
+  expect_error(fmt::format("suite --out {} --resume --layers 2 --seqlens 2k,4k --no-find-max", dir.string()), 1,
+               fmt::format("every part of {} is done, and decide cannot read the folder:", dir.string()));
 }
 
 TEST(Suite, WithoutAGpuSideNothingIsStarted) {
