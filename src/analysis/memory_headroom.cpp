@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/error.hpp"
 #include "facts/memfit.hpp"
 
 namespace ub {
@@ -44,20 +45,38 @@ std::string sharded_job(const RunLog& run) {
 namespace {
 
 // longest_sequence, before the job it is per GPU of is said.
-LongestSequence longest_sequence_alone(const RunLog& run, std::optional<double> capacity_gib, std::optional<int64_t> found,
-                                       bool same_gpu) {
+LongestSequence longest_sequence_alone(const RunLog& run, std::optional<double> capacity_gib,
+                                       const std::optional<SweepMax>& found, bool same_gpu) {
   LongestSequence l;
+  l.own_gpu = same_gpu;
+  l.batch = run.batch;
   for (const RunPoint& p : run.points) {
     if (p.status == PointStatus::oom) l.out_of_memory_at = std::min(l.out_of_memory_at.value_or(p.seqlen), p.seqlen);
     if (p.status == PointStatus::ok) l.measured_longest = std::max(l.measured_longest, p.seqlen);
   }
-  if (found && same_gpu) {
-    l.tokens = *found, l.measured = true;
-    l.how = "measured (sweep --find-max)";
+  const auto points = memory_points(run);
+  const bool searched = found && found->longest_fit && same_gpu;
+  std::optional<MemoryFit> fit;
+  if (points.size() >= 2 && capacity_gib) {
+    try {
+      fit = fit_memory(points, run.path);
+    } catch (const WorkError&) {
+      if (!searched) throw;  // the search's answer needs no fit
+    }
+  }
+  if (fit && run.batch > 1) l.at_batch_one = fit->max_seqlen(*capacity_gib, 1);
+  if (searched) {
+    l.tokens = *found->longest_fit, l.measured = true;
+    const std::optional<int64_t>& failed = found->shortest_out_of_memory;
+    l.lower_bound = !failed || *failed - *l.tokens > std::max<int64_t>(found->granularity, 1);
+    if (l.lower_bound) l.unsettled_below = failed;
+    l.how = !l.lower_bound ? "measured (sweep --find-max)"
+            : failed       ? fmt::format("measured (sweep --find-max) to fit; between it and {} (out of memory) the "
+                                         "search stopped on a failure that was not memory", *failed)
+                           : "measured (sweep --find-max) to fit; no longer length tried (its --find-max-ceiling)";
     return l;
   }
-  const auto points = memory_points(run);
-  if (points.size() >= 2 && capacity_gib) l.fitted = fit_memory(points, run.path).max_seqlen(*capacity_gib, run.batch);
+  if (fit) l.fitted = fit->max_seqlen(*capacity_gib, run.batch);
   l.tokens = l.fitted;
   l.how = l.fitted            ? fmt::format("fitted from {} lengths", points.size())
           : points.size() < 2 ? "unknown (fewer than two lengths with memory)"
@@ -78,12 +97,36 @@ LongestSequence longest_sequence_alone(const RunLog& run, std::optional<double> 
 
 }  // namespace
 
-LongestSequence longest_sequence(const RunLog& run, std::optional<double> capacity_gib, std::optional<int64_t> found,
-                                 bool same_gpu) {
+LongestSequence longest_sequence(const RunLog& run, std::optional<double> capacity_gib,
+                                 const std::optional<SweepMax>& found, bool same_gpu) {
   LongestSequence l = longest_sequence_alone(run, capacity_gib, found, same_gpu);
   l.job = sharded_job(run);
   if (!l.job.empty()) l.how += "; " + l.job;
+  if (l.batch > 1) l.how += fmt::format("; at batch {}", l.batch);
   return l;
+}
+
+LongestSequence::Fit LongestSequence::holds(int64_t need) const {
+  if (own_gpu && measured_longest >= need) return Fit::yes;
+  if (own_gpu && out_of_memory_at && need >= *out_of_memory_at) return Fit::no;
+  if (!tokens) return Fit::unknown;
+  if (*tokens >= need) return Fit::yes;
+  if (lower_bound && (!unsettled_below || need < *unsettled_below)) return Fit::unknown;
+  return Fit::no;
+}
+
+std::string LongestSequence::unknown_why(int64_t need) const {
+  if (lower_bound) {
+    return unsettled_below ? fmt::format("sweep --find-max found {} fit and stopped short of {} (out of memory) on a "
+                                         "failure that was not memory", *tokens, *unsettled_below)
+                           : fmt::format("sweep --find-max found {} fit and tried no longer length (its "
+                                         "--find-max-ceiling)", *tokens);
+  }
+  if (out_of_memory_at && own_gpu) {
+    return fmt::format("{} ran, {} ran out of memory, and no fit of its memory says where {} falls", measured_longest,
+                       *out_of_memory_at, need);
+  }
+  return measured_longest > 0 && own_gpu ? fmt::format("the longest length it ran is {}, and {}", measured_longest, how) : how;
 }
 
 std::optional<std::string> LongestSequence::guess() const {
@@ -97,6 +140,10 @@ std::optional<std::string> LongestSequence::guess() const {
 
 std::string LongestSequence::cell(const char* none) const {
   if (!tokens) return none;
+  if (lower_bound) {
+    return unsettled_below ? fmt::format("at least {} (found; below {} unsettled)", *tokens, *unsettled_below)
+                           : fmt::format("at least {} (found; none longer tried)", *tokens);
+  }
   if (measured) return fmt::format("{} (found)", *tokens);
   if (capped) return fmt::format("{} (capped: out of memory)", *tokens);
   if (guess()) {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "records/run_log.hpp"
+#include "records/train_records.hpp"
 
 namespace ub {
 
@@ -18,8 +19,16 @@ struct LongestSequence {
   std::optional<int64_t> out_of_memory_at; // the shortest length measured out of memory
   bool measured = false;                   // found by --find-max
   bool capped = false;                     // the fit was above a measured out-of-memory length
+  // --find-max found `tokens` fit and did not settle the boundary: it tried no longer length (its
+  // ceiling) or stopped on a failure that was not memory, short of `unsettled_below` (none: past
+  // the ceiling). `tokens` is then what is known to fit, not the most.
+  bool lower_bound = false;
+  std::optional<int64_t> unsettled_below;
   std::string how;                         // in words, for the page
   int64_t measured_longest = 0;            // the longest length the run measured (0: none)
+  bool own_gpu = true;                     // read at the capacity of the GPU the run measured
+  int64_t batch = 1;                       // the run's sequences per step
+  std::optional<int64_t> at_batch_one;     // with a batch above 1: the fit read at one sequence per step
   std::string job;                         // sharded_job of the run: "" for a GPU on its own
 
   // How far past the longest length measured a fitted longest sequence is a guess: a line through
@@ -28,9 +37,20 @@ struct LongestSequence {
   // "187585 tokens is 46x the longest length measured (4096): the fitted line carried that far is
   // a guess; measure near it (sweep --find-max)", where the longest is such a fit; else nothing.
   std::optional<std::string> guess() const;
-  // For a table's cell: "187585", "261120 (found)" (by sweep --find-max), "64512 (capped: out of
-  // memory)", "187585 (a guess: 46x the longest measured)", or `none` where no length is known.
+  // For a table's cell: "187585", "261120 (found)" (by sweep --find-max), "at least 16384 (found,
+  // none longer tried)", "64512 (capped: out of memory)", "187585 (a guess: 46x the longest
+  // measured)", or `none` where no length is known.
   std::string cell(const char* none = "unknown") const;
+
+  // Whether a sequence of `need` tokens fits, at the run's batch: yes where the GPU ran it, or the
+  // longest known is at least it; no where it is past what the fit or --find-max bounds, or at or
+  // past a length measured out of memory; unknown where nothing bounds it (one length measured,
+  // --find-max unsettled there).
+  enum class Fit { yes, no, unknown };
+  Fit holds(int64_t need) const;
+  // Why holds(need) is unknown, in words ("sweep --find-max found 16384 fit and tried no longer
+  // length").
+  std::string unknown_why(int64_t need) const;
 };
 
 // The job a run's memory is per GPU of: "" for a GPU on its own holding all of its state, else
@@ -40,9 +60,9 @@ struct LongestSequence {
 std::string sharded_job(const RunLog& run);
 
 // `capacity_gib`: where the fit is read (the run's GPU's usable capacity, or another GPU's);
-// `found`: sweep --find-max's longest fit, when the run has one (then that is the answer on the
-// run's own GPU). `same_gpu`: the capacity is the run's own GPU's (its out-of-memory lengths cap).
-LongestSequence longest_sequence(const RunLog& run, std::optional<double> capacity_gib, std::optional<int64_t> found,
-                                 bool same_gpu = true);
+// `found`: sweep --find-max's result, when the run has one (its longest fit is then the answer on
+// the run's own GPU). `same_gpu`: the capacity is the run's own GPU's (its out-of-memory lengths cap).
+LongestSequence longest_sequence(const RunLog& run, std::optional<double> capacity_gib,
+                                 const std::optional<SweepMax>& found, bool same_gpu = true);
 
 }  // namespace ub

@@ -106,7 +106,7 @@ std::string LeverLadder::cost_text(const LeverRung& r) const {
 }
 
 LeverLadder lever_ladder(const std::vector<const RunLog*>& runs, std::vector<LadderGpu> gpus,
-                         const std::vector<std::optional<int64_t>>& found) {
+                         const std::vector<std::optional<SweepMax>>& found) {
   LeverLadder ladder;
   ladder.gpus = std::move(gpus);
   for (size_t i = 0; i < runs.size(); ++i) {

@@ -61,8 +61,8 @@ struct LeverLadder {
 };
 
 // UsageError when the runs are not of one workload (model, layers, batch) or two have the same
-// levers. `found[i]`: sweep --find-max's longest fit of runs[i], when known.
+// levers. `found[i]`: sweep --find-max's result for runs[i], when known.
 LeverLadder lever_ladder(const std::vector<const RunLog*>& runs, std::vector<LadderGpu> gpus,
-                         const std::vector<std::optional<int64_t>>& found = {});
+                         const std::vector<std::optional<SweepMax>>& found = {});
 
 }  // namespace ub

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <tuple>
 #include <array>
 #include <set>
 
@@ -171,7 +172,7 @@ void lever_reasons(UpgradeDecision& d, const UpgradeOptions& opt) {
   const LeverLadder& ladder = *d.levers;
   const LeverRung& base = ladder.rungs.front();
   for (const LeverRung& r : ladder.rungs) {
-    const auto tokens = [](const LongestSequence& l) { return l.tokens ? std::to_string(*l.tokens) : "unknown"; };
+    const auto tokens = [](const LongestSequence& l) { return l.cell(); };
     d.reasons.push_back(fmt::format(
         "Memory levers, {}: the longest sequence {} on the {} ({}), {} on the {} ({}){}.", r.levers.name(),
         tokens(r.longest[0]), ladder.gpus[0].name, r.longest[0].how, tokens(r.longest[1]), ladder.gpus[1].name,
@@ -194,6 +195,11 @@ void lever_reasons(UpgradeDecision& d, const UpgradeOptions& opt) {
                        *old_reach->cost_at);
   } else if (old_reach != &base) {
     cost = fmt::format(" (its step time was not measured at a length {} also ran)", base.levers.name());
+  }
+  if (const auto guess = old_reach->longest[0].guess()) {
+    d.reasons.push_back(fmt::format("Memory: whether the {} reaches the {} tokens the team needs with {} rests on a guess: "
+                                    "{}.", d.old_gpu, need, old_reach->levers.name(), *guess));
+    return;
   }
   d.reasons.push_back(fmt::format(
       "Memory: the {} reaches the {} tokens the team needs with {}{}: a cost in step time, not a capability gap.", d.old_gpu,
@@ -227,7 +233,7 @@ void add_levers(UpgradeDecision& d, const MeasurementSet& o, const MeasurementSe
     if (!a) throw UsageError("--levers: both GPUs must be in the catalog to read the memory fits at their capacity");
     gpus.push_back({a->id, a->capacity_gib(), [&catalog, a](const RunLog& r) { return catalog.try_find(r.gpu) == a; }});
   }
-  d.levers = lever_ladder(runs, std::move(gpus), {o.longest_fit});
+  d.levers = lever_ladder(runs, std::move(gpus), {o.found});
   if (!n || !n->sweep || !d.forced_workload.empty()) return;
   const MemoryLevers measured = memory_levers(*n->sweep);
   for (LeverRung& r : d.levers->rungs) {
@@ -245,23 +251,63 @@ std::array<std::pair<const LongestSequence*, const std::string*>, 2> longest_by_
   return {{{&d.old_longest, &d.old_gpu}, {&d.new_longest, &d.new_gpu}}};
 }
 
-// --need-seqlen's verdict, where the length decides: one new GPU fits it and one old GPU does not
-// (nor any lever measured on it), UPGRADE FOR CAPABILITY; the mirror, DO NOT UPGRADE. Either
-// rests on both GPUs' longest sequences: where one is a memory fit carried far past its lengths,
-// MEASURE MORE, naming it. False where the length decides nothing.
+// A GPU that does not hold `need` tokens at the runs' batch and holds them at one sequence per
+// step (its own fit read there): gradient accumulation keeps the global batch, so that is a cost,
+// said in the reasons, not a capability gap. Whether it applies.
+bool reaches_at_batch_one(UpgradeDecision& d, const LongestSequence& l, const std::string& gpu, int64_t need) {
+  if (l.batch <= 1 || !l.at_batch_one || *l.at_batch_one < need) return false;
+  d.reasons.push_back(fmt::format("Memory: the {} holds {} tokens per sequence at one sequence per step (its memory fit "
+                                  "there: {}), where the runs measured batch {}: with gradient accumulation the global "
+                                  "batch stays, at a step-time cost not measured here; not a capability gap.",
+                                  gpu, need, *l.at_batch_one, l.batch));
+  return true;
+}
+
+// --need-seqlen's verdict, where the length decides: one new GPU holds it and one old GPU does
+// not (nor any lever measured on it, nor a batch of one), UPGRADE FOR CAPABILITY; the mirror, DO
+// NOT UPGRADE. Either rests on both GPUs' answers: where one is not known (one length measured,
+// --find-max unsettled there), or is a memory fit carried far past its lengths, MEASURE MORE,
+// naming it. False where the length decides nothing.
 bool length_gate(UpgradeDecision& d, const UpgradeOptions& opt, const std::string& ng) {
+  using Fit = LongestSequence::Fit;
   const int64_t need = *opt.need_seqlen;
-  const auto fits = [&](const LongestSequence& l) { return l.tokens && *l.tokens >= need; };
-  const bool gained = fits(d.new_longest) && !fits(d.old_longest) && !(d.levers && d.levers->first_reaching(0, need));
-  const bool lost = fits(d.old_longest) && d.new_longest.tokens && !fits(d.new_longest);
+  if (!d.old_longest.tokens && d.old_longest.how.empty() && !d.new_longest.tokens && d.new_longest.how.empty()) {
+    return false;  // no training run on either GPU: nothing says what fits
+  }
+  const LeverRung* lever = d.levers ? d.levers->first_reaching(0, need) : nullptr;
+  Fit old_fit = d.old_longest.holds(need), new_fit = d.new_longest.holds(need);
+  if (old_fit == Fit::no && reaches_at_batch_one(d, d.old_longest, d.old_gpu, need)) old_fit = Fit::yes;
+  if (new_fit == Fit::no && reaches_at_batch_one(d, d.new_longest, ng, need)) new_fit = Fit::yes;
+  const auto measure_more = [&](const std::string& why) {
+    d.verdict = UpgradeVerdict::measure_more;
+    d.capability_unsure = true;
+    d.line = "MEASURE MORE: " + why;
+    return true;
+  };
+  // Not known on a GPU whose answer could decide: what to measure.
+  const std::array<std::tuple<const LongestSequence*, const std::string*, Fit>, 2> answers{
+      {{&d.old_longest, &d.old_gpu, old_fit}, {&d.new_longest, &ng, new_fit}}};
+  for (const auto& [longest, gpu, fit] : answers) {
+    if (fit != Fit::unknown || (longest == &d.old_longest && lever)) continue;
+    return measure_more(fmt::format("whether {} tokens per sequence fit one {} is not known: {}; `sweep --seqlens {}` on "
+                                    "it measures it", need, *gpu,
+                                    longest->how.empty() ? "no training step of it was measured" : longest->unknown_why(need),
+                                    need));
+  }
+  const bool gained = new_fit == Fit::yes && old_fit == Fit::no && !lever;
+  const bool lost = old_fit == Fit::yes && new_fit == Fit::no;
+  // The old GPU reaches it only with a lever whose longest sequence is a guess.
+  if (new_fit == Fit::yes && old_fit == Fit::no && lever) {
+    if (const auto guess = lever->longest[0].guess()) {
+      return measure_more(fmt::format("whether the {} reaches {} tokens per sequence with {} rests on that run's longest "
+                                      "sequence, {}", d.old_gpu, need, lever->levers.name(), *guess));
+    }
+  }
   if (!gained && !lost) return false;
   for (const auto& [longest, gpu] : longest_by_gpu(d)) {
     if (const auto guess = longest->guess()) {
-      d.verdict = UpgradeVerdict::measure_more;
-      d.capability_unsure = true;
-      d.line = fmt::format("MEASURE MORE: whether {} tokens per sequence fit rests on the {}'s longest sequence, {}",
-                           need, *gpu, *guess);
-      return true;
+      return measure_more(fmt::format("whether {} tokens per sequence fit rests on the {}'s longest sequence, {}", need,
+                                      *gpu, *guess));
     }
   }
   // A run of a sharded job measured each GPU's share: what fits is per GPU of that job.
@@ -270,19 +316,24 @@ bool length_gate(UpgradeDecision& d, const UpgradeOptions& opt, const std::strin
     if (!longest->job.empty()) jobs.push_back(fmt::format("the {} {}", *gpu, longest->job));
   }
   const std::string as_measured = jobs.empty() ? "" : fmt::format(" (as measured: {})", fmt::join(jobs, "; "));
+  const std::string batch = d.old_longest.batch > 1 ? fmt::format(" at batch {}", d.old_longest.batch) : "";
+  const auto at_most = [](const LongestSequence& l) {
+    if (l.tokens && *l.tokens >= l.measured_longest) return fmt::format("{} at most", *l.tokens);
+    if (l.measured_longest > 0 && l.own_gpu) return fmt::format("{} ran", l.measured_longest);
+    return l.out_of_memory_at ? fmt::format("out of memory at {}", *l.out_of_memory_at) : std::string("unknown");
+  };
   if (gained) {
     d.verdict = UpgradeVerdict::capability;
-    d.line = fmt::format("UPGRADE FOR CAPABILITY: {} tokens per sequence fit one {} ({} at most) and not one {} ({} at "
-                         "most{}){}; {}.", need, ng, *d.new_longest.tokens, d.old_gpu,
-                         d.old_longest.tokens ? std::to_string(*d.old_longest.tokens) : "unknown",
+    d.line = fmt::format("UPGRADE FOR CAPABILITY: {} tokens per sequence{} fit one {} ({}) and not one {} ({}{}){}; {}.",
+                         need, batch, ng, at_most(d.new_longest), d.old_gpu, at_most(d.old_longest),
                          d.levers ? fmt::format(", and no lever measured reaches it: {}", best_lever(*d.levers, 0)) : "",
                          as_measured, jobs.empty() ? "on the old GPU only more GPUs with sharded activations reach it"
                                                    : "at the jobs' sizes and sharding the old GPU does not reach it");
   } else {
     d.verdict = UpgradeVerdict::do_not_upgrade;
-    d.line = fmt::format("DO NOT UPGRADE: {} tokens per sequence fit one {} ({} at most) and not one {} ({} at most){}: "
-                         "the new GPU loses what the recipe needs, whatever the speed.", need, d.old_gpu,
-                         *d.old_longest.tokens, ng, *d.new_longest.tokens, as_measured);
+    d.line = fmt::format("DO NOT UPGRADE: {} tokens per sequence{} fit one {} ({}) and not one {} ({}){}: the new GPU "
+                         "loses what the recipe needs, whatever the speed.", need, batch, d.old_gpu, at_most(d.old_longest),
+                         ng, at_most(d.new_longest), as_measured);
   }
   return true;
 }
@@ -294,17 +345,29 @@ void decide_verdict(UpgradeDecision& d, const UpgradeOptions& opt) {
   for (const auto& [longest, gpu] : longest_by_gpu(d)) {
     if (const auto guess = longest->guess()) d.warnings.push_back(fmt::format("the {}'s longest sequence: {}", *gpu, *guess));
   }
+  if (d.levers) {
+    for (const LeverRung& r : d.levers->rungs) {
+      if (r.levers.count() == 0) continue;  // the base run: the GPUs' own lines above
+      for (size_t g = 0; g < r.longest.size() && g < d.levers->gpus.size(); ++g) {
+        if (const auto guess = r.longest[g].guess()) {
+          d.warnings.push_back(fmt::format("the {}'s longest sequence with {}: {}", d.levers->gpus[g].name,
+                                           r.levers.name(), *guess));
+        }
+      }
+    }
+  }
   // A length the team needs that neither GPU reaches alone is said, whatever the verdict.
   if (opt.need_seqlen) {
     const int64_t need = *opt.need_seqlen;
-    const auto reaches = [&](const std::optional<int64_t>& longest) { return longest && *longest >= need; };
     const bool lever = d.levers && (d.levers->first_reaching(0, need) || d.levers->first_reaching(1, need));
-    if (!reaches(d.old_longest.tokens) && !reaches(d.new_longest.tokens) && !lever) {
-      const auto at_most = [](const std::optional<int64_t>& t) { return t ? std::to_string(*t) : std::string("unknown"); };
+    const auto beyond = [&](const LongestSequence& l) {
+      return l.holds(need) == LongestSequence::Fit::no && !(l.batch > 1 && l.at_batch_one && *l.at_batch_one >= need);
+    };
+    if (beyond(d.old_longest) && beyond(d.new_longest) && !lever) {
       d.reasons.push_back(fmt::format("Memory: {} tokens per sequence fit neither GPU on its own (the {} {} at most, the "
                                       "{} {}): more GPUs with sharded activations, or levers measured on both "
                                       "(--levers), are what reach it; this decision does not.", need, d.old_gpu,
-                                      at_most(d.old_longest.tokens), ng, at_most(d.new_longest.tokens)));
+                                      d.old_longest.cell(), ng, d.new_longest.cell()));
     }
   }
   // A needed dtype the old GPU executes and the new one cannot: the new GPU scores zero there.
@@ -501,7 +564,7 @@ void add_reasons(UpgradeDecision& d, const MeasurementSet& o, const MeasurementS
   }
   // 6. Memory headroom.
   const auto longest = [](const std::string& gpu, const LongestSequence& l) {
-    return fmt::format("{} {} ({}{})", gpu, l.tokens ? std::to_string(*l.tokens) : "unknown", l.how,
+    return fmt::format("{} {} ({}{})", gpu, l.lower_bound ? l.cell() : l.tokens ? std::to_string(*l.tokens) : "unknown", l.how,
                        l.guess() ? "; a guess, far past the lengths measured" : "");
   };
   if (o.sweep || (n && n->sweep)) {
@@ -606,10 +669,10 @@ UpgradeDecision decide_upgrade(const MeasurementSet& o, const MeasurementSet& n,
   add_decompositions(d, o, n, catalog);
   add_ratios(d, o, n);
   if (o.sweep) {
-    d.old_longest = longest_sequence(*o.sweep, d.old_accel ? d.old_accel->capacity_gib() : std::nullopt, o.longest_fit);
+    d.old_longest = longest_sequence(*o.sweep, d.old_accel ? d.old_accel->capacity_gib() : std::nullopt, o.found);
   }
   if (n.sweep) {
-    d.new_longest = longest_sequence(*n.sweep, d.new_accel ? d.new_accel->capacity_gib() : std::nullopt, n.longest_fit);
+    d.new_longest = longest_sequence(*n.sweep, d.new_accel ? d.new_accel->capacity_gib() : std::nullopt, n.found);
   }
   add_levers(d, o, &n, catalog, opt);
   add_catalog_part(d, opt);
@@ -672,7 +735,7 @@ UpgradeDecision decide_predicted_upgrade(const MeasurementSet& o, const std::vec
       if (r.old_side.usd_per_mtok && r.new_side.usd_per_mtok) r.cost_ratio = *r.new_side.usd_per_mtok / *r.old_side.usd_per_mtok;
     }
     d.training = std::move(c);
-    d.old_longest = longest_sequence(*o.sweep, d.old_accel ? d.old_accel->capacity_gib() : std::nullopt, o.longest_fit);
+    d.old_longest = longest_sequence(*o.sweep, d.old_accel ? d.old_accel->capacity_gib() : std::nullopt, o.found);
     d.new_longest = longest_sequence(*o.sweep, to.capacity_gib(), std::nullopt, false);
     d.new_longest.how = "the old run's memory fit at this GPU's capacity, PREDICTED";
   }

@@ -83,7 +83,7 @@ void add_file(MeasurementSet& s, const LineSource& t, LogKind kind, const std::s
       once(s.sweep, read_run_log(t, WarmupOnly::leave_out), "training sweep");
       for (const auto& [k, v] : s.sweep->software) s.stack.emplace(k, v);
       if (const std::optional<SweepMax> max = read_sweep_max(t, *s.sweep, s.warnings)) {
-        s.longest_fit = max->longest_fit, s.shortest_out_of_memory = max->shortest_out_of_memory;
+        s.found = max;
       }
       break;
     }
@@ -133,7 +133,7 @@ void merge(MeasurementSet& a, MeasurementSet b) {
   take(a.attention, b.attention, "attention run");
   take(a.sweep, b.sweep, "training sweep");
   take(a.nccl, b.nccl, "collective run");
-  if (b.longest_fit) a.longest_fit = b.longest_fit, a.shortest_out_of_memory = b.shortest_out_of_memory;
+  if (b.found) a.found = b.found;
   for (DecompositionLog& d : b.decompositions) a.decompositions.push_back(std::move(d));
   for (const auto& [k, v] : b.stack) a.stack.emplace(k, v);
   a.provenance = weaker(a.provenance, b.provenance);
@@ -166,8 +166,8 @@ void refuse_parts_of_another_workload(const MeasurementSet& s, const std::map<st
     // --find-max probes only above the longest length asked for that fit, and writes its result.
     const ManifestPart* part = s.manifest->part("sweep");
     const bool find_max = part && std::find(part->command.begin(), part->command.end(), "--find-max") != part->command.end();
-    const bool probed = find_max && s.longest_fit;
-    if (part && !find_max && (s.longest_fit || s.shortest_out_of_memory)) {
+    const bool probed = find_max && s.found && s.found->longest_fit;
+    if (part && !find_max && s.found) {
       differs.push_back("a result of sweep --find-max, where the manifest's sweep ran without --find-max");
     }
     int64_t longest_asked_fit = 0;

@@ -22,6 +22,7 @@
 #include "records/readers/nccl_log.hpp"
 #include "records/run_log.hpp"
 #include "records/suite_manifest.hpp"
+#include "records/train_records.hpp"
 
 namespace ub {
 
@@ -37,7 +38,7 @@ struct MeasurementSet {
   std::optional<BandwidthLog> bandwidth;
   std::optional<AttentionLog> attention;
   std::optional<RunLog> sweep;
-  std::optional<int64_t> longest_fit, shortest_out_of_memory;  // sweep --find-max's result
+  std::optional<SweepMax> found;                               // sweep --find-max's result
   std::vector<DecompositionLog> decompositions;                // as the files come
   std::optional<NcclLog> nccl;
   std::vector<std::string> warnings;

@@ -53,7 +53,7 @@ void headroom_block(Document& doc, const UpgradeDecision& d, const char* tag) {
   const char* old_tag = d.new_predicted ? d.old_provenance.tag() : tag;
   for (const auto& [gpu, l, row_tag] : {std::tuple{d.old_gpu, d.old_longest, old_tag}, std::tuple{d.new_gpu, d.new_longest, tag}}) {
     // The row says how the figure is known; the cell marks a fit carried far past its lengths.
-    b.table.add_row({gpu, l.guess() ? l.cell() : l.tokens ? std::to_string(*l.tokens) : "unknown",
+    b.table.add_row({gpu, l.guess() || l.lower_bound ? l.cell() : l.tokens ? std::to_string(*l.tokens) : "unknown",
                      l.how.empty() ? "no sweep" : l.how, row_tag});
   }
 }
@@ -189,7 +189,8 @@ json decision_json(const UpgradeDecision& d) {
   }
   const auto longest = [](const LongestSequence& l) {
     return json{{"tokens", or_null(l.tokens)}, {"measured", l.measured}, {"capped", l.capped}, {"how", l.how},
-                {"guess", or_null(l.guess())}};
+                {"guess", or_null(l.guess())}, {"at_least", l.lower_bound}, {"unsettled_below", or_null(l.unsettled_below)},
+                {"batch", l.batch}};
   };
   json levers = json::array();
   if (d.levers) {

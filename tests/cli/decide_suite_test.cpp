@@ -809,6 +809,115 @@ TEST(Decide, ALongestFitTheSweepDidNotMeasureIsRefused) {
   EXPECT_EQ(added.code, 0) << added.err;
 }
 
+// A longest sequence that nothing bounds is not known, and a length whose answer is not known on
+// one GPU decides nothing: MEASURE MORE, naming what to run. One length measured on the H200 (its
+// 8k block of the example log) said nothing of 300k, and was read as "does not fit".
+TEST(Decide, ALengthNotKnownToFitOrNotIsMeasuredFirst) {
+  const std::string h200 = slurp(kExamples + "/example_h200_handwritten.log");
+  const std::string one_length = write_file("example_h200_8k_only.log", h200.substr(0, h200.find("===== seq_len=32768")));
+  const std::string both = "decide " + one_length + " " + kExamples + "/example_b200_handwritten.log --force --price-old 3.5 --price-new 6 --json";
+  const Result r = run(both + " --need-seqlen 300k");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["verdict"], "measure more") << j["line"];
+  EXPECT_NE(j["line"].get<std::string>().find("whether 307200 tokens per sequence fit one NVIDIA H200 is not known: the "
+                                              "longest length it ran is 8192"), std::string::npos) << j["line"];
+  EXPECT_NE(j["line"].get<std::string>().find("`sweep --seqlens 307200` on it measures it"), std::string::npos) << j["line"];
+  // A length both GPUs ran fits both: neither "fits neither GPU" nor a verdict by length.
+  const json ran = json::parse(run(both + " --need-seqlen 8k").out);
+  EXPECT_EQ(ran["reasons"].dump().find("fit neither GPU"), std::string::npos) << ran["reasons"].dump(1);
+  EXPECT_NE(ran["verdict"], "measure more") << ran["line"];
+}
+
+// sweep --find-max that tried no longer length (its ceiling) found what fits, not the most that
+// does: a length past it is not known to fit or not.
+TEST(Decide, AFindMaxResultWithoutAnOutOfMemoryLengthIsALowerBound) {
+  const fs::path dir = slower_suite("suite_find_max_ceiling", kAgain);
+  std::string manifest = slurp((dir / "manifest.json").string());
+  manifest.insert(manifest.find(R"("sweep.jsonl")") + 13, R"(, "--find-max")");
+  std::ofstream(dir / "manifest.json", std::ios::trunc) << manifest;
+  const std::string sweep = (dir / "sweep.jsonl").string(), measured = slurp(sweep);
+  const auto decided = [&](const std::string& out_of_memory, const std::string& need) {
+    std::ofstream(sweep, std::ios::trunc) << measured << fmt::format(
+        R"({{"type":"sweep_max","longest_fit":4096,"shortest_out_of_memory":{},"granularity":1024}})", out_of_memory) << "\n";
+    const Result r = run("decide " + dir.string() + " --to b200 --json --need-seqlen " + need);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return r.code == 0 ? json::parse(r.out) : json();
+  };
+  const json open = decided("null", "5k");
+  EXPECT_EQ(open["verdict"], "measure more") << open["line"];
+  EXPECT_NE(open["line"].get<std::string>().find("whether 5120 tokens per sequence fit one NVIDIA H200 is not known: sweep "
+                                                 "--find-max found 4096 fit and tried no longer length"),
+            std::string::npos) << open["line"];
+  EXPECT_TRUE(open["longest"]["old"]["at_least"].get<bool>());
+  EXPECT_TRUE(open["longest"]["old"]["unsettled_below"].is_null());
+  // Stopped short of 16384 by a failure that was not memory: 5k is not known either.
+  const json gap = decided("16384", "5k");
+  EXPECT_NE(gap["line"].get<std::string>().find("stopped short of 16384 (out of memory) on a failure that was not memory"),
+            std::string::npos) << gap["line"];
+  EXPECT_EQ(gap["longest"]["old"]["unsettled_below"], 16384);
+  // Settled to its granularity, the result is the most that fits.
+  const json settled = decided("5120", "5k");
+  EXPECT_FALSE(settled["longest"]["old"]["at_least"].get<bool>());
+  EXPECT_EQ(settled["line"].get<std::string>().find("is not known"), std::string::npos) << settled["line"];
+}
+
+// A batch of two that does not hold a length the same GPU holds at one sequence per step is a
+// step-time cost (gradient accumulation keeps the global batch), not a capability gap.
+TEST(Decide, ALengthTheOldGpuHoldsAtBatchOneIsNoCapabilityGap) {
+  // Twice the tokens per step in twice the time: the same rate, as logged.
+  const auto at_batch_two = [](const std::string& log) {
+    std::istringstream in(slurp(kExamples + "/" + log));
+    std::string text;
+    for (std::string line; std::getline(in, line);) {
+      for (size_t at; (at = line.find("batch_size=1")) != std::string::npos;) line.replace(at, 12, "batch_size=2");
+      if (line.rfind("{", 0) == 0) {
+        json step = json::parse(line);
+        const json& ms = step["exec_time_ms"];
+        step["exec_time_ms"] = fmt::format("{:.2f}", 2 * (ms.is_string() ? std::stod(ms.get<std::string>()) : ms.get<double>()));
+        line = step.dump();
+      }
+      text += line + "\n";
+    }
+    return write_file("batch2_" + log, text);
+  };
+  const Result r = run("decide " + at_batch_two("example_h200_handwritten.log") + " " +
+                       at_batch_two("example_b200_handwritten.log") + " --force --need-seqlen 300k --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_NE(j["verdict"], "upgrade for capability") << j["line"];
+  EXPECT_NE(j["reasons"].dump().find("holds 307200 tokens per sequence at one sequence per step"), std::string::npos)
+      << j["reasons"].dump(1);
+  EXPECT_EQ(j["longest"]["old"]["batch"], 2);
+  EXPECT_NE(j["longest"]["old"]["how"].get<std::string>().find("at batch 2"), std::string::npos) << j["longest"];
+}
+
+// A lever whose longest sequence is a fit carried far past its lengths reaches nothing for sure:
+// the old GPU "reaching it with the lever" is measured first, and the guess is in the warnings.
+TEST(Decide, ALeverReachingTheLengthByAGuessIsMeasuredFirst) {
+  std::istringstream in(slurp(kFx + "/levers/checkpointing.jsonl"));
+  std::string all;
+  for (std::string line; std::getline(in, line);) {
+    json r = json::parse(line);
+    if (r["type"] == "context") r["config"]["layers"] = 2, r["config"]["master_weights"] = true;
+    if (r.contains("seqlen") && r["seqlen"] != 8192 && r["seqlen"] != 16384) continue;
+    if (r.contains("peak_mem_gib") && r["seqlen"] == 16384) r["peak_mem_gib"] = 40.0;  // barely above 8k's
+    if (r.contains("peak_mem_gib") && r["seqlen"] == 8192) r["peak_mem_gib"] = 39.9;
+    all += r.dump() + "\n";
+  }
+  const std::string lever = write_file("lever_guess_checkpointing.jsonl", all);
+  const Result r = run("decide " + kSuite + " --to b200 --need-seqlen 200000 --json --levers " + lever);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["verdict"], "measure more") << j["line"];
+  EXPECT_NE(j["line"].get<std::string>().find("whether the NVIDIA H200 reaches 200000 tokens per sequence with "
+                                              "checkpointing rests on that run's longest sequence"),
+            std::string::npos) << j["line"];
+  EXPECT_NE(j["warnings"].dump().find("the h200-sxm's longest sequence with checkpointing:"), std::string::npos)
+      << j["warnings"].dump(1);
+  EXPECT_NE(j["reasons"].dump().find("with checkpointing rests on a guess"), std::string::npos) << j["reasons"].dump(1);
+}
+
 // A GPU name the catalog does not know bounds nothing: said beside the verdict; refused where the
 // suite's own machine matched the GPU to a catalog entry (an edited name, or an alias missing).
 TEST(Decide, AGpuNameTheCatalogDoesNotKnowIsSaidOrRefused) {
