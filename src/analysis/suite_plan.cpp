@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 #include <filesystem>
 
 #include "base/error.hpp"
@@ -62,12 +63,22 @@ double decompose_seconds(const SuiteRequest& r, int64_t len) {
   return kProcessSeconds + steps * kProfileOverhead * estimated_step_seconds(r.train, len, r.gpu);
 }
 
+// The window the attention part measures: the layers' own when they all share one (0: full
+// attention), else full attention, as the layers without a window run it.
+int64_t measured_window(const ModelShape& m) {
+  std::set<int64_t> kinds;
+  for (int64_t l = 0; l < m.layers; ++l) kinds.insert(m.window(l));
+  return kinds.size() == 1 ? *kinds.begin() : 0;
+}
+
 double attention_seconds(const SuiteRequest& r, const std::vector<int64_t>& lengths) {
   const ModelShape& m = r.train.model;
+  const int64_t window = measured_window(m);
   double s = 0;
   for (int64_t len : lengths) {
-    // bench_flash_attn.py's FLOPs: causal forward 2 s^2 h d per sequence, forward + backward 3.5x.
-    const double fwd_bwd = 3.5 * 2.0 * static_cast<double>(len) * static_cast<double>(len) *
+    // bench_flash_attn.py's FLOPs: causal forward 2 s^2 h d per sequence (the squares a window
+    // leaves, facts/flops.hpp), forward + backward 3.5x.
+    const double fwd_bwd = 3.5 * 2.0 * causal_attention_squares(len, window) *
                            static_cast<double>(m.heads * m.head_dim) * static_cast<double>(r.train.batch);
     const double one = fwd_bwd / (kAttentionTflops * 1e12 * speed(r.gpu));
     s += 1 + 2 * 1.0 + 20 * one;  // set-up and check, two timings, 16 engines tuned
@@ -111,12 +122,25 @@ SuitePlan build(const SuiteRequest& r, const std::vector<int64_t>& lengths, bool
                      "mamf-step.jsonl", false, mamf_step_seconds(r, shortest)});
   p.parts.push_back({"bandwidth", "HBM copy, read and write of 1 GiB and 4 GiB", {"bandwidth", "--sizes", "1G,4G"},
                      "bandwidth.jsonl", false, 4});
+  // A model whose layers all attend within one window is measured in it; one that mixes windowed
+  // and full layers, at full attention, as its full layers run (said in the part's words).
+  const int64_t window = measured_window(m);
+  std::vector<std::string> attention = {"attention", "--seqlens", seqlen_list(lengths), "--heads", std::to_string(m.heads),
+                                        "--kv-heads", std::to_string(m.kv_heads), "--head-dim",
+                                        std::to_string(m.head_dim), "--batch", std::to_string(r.train.batch)};
+  if (window > 0) attention.insert(attention.end(), {"--window", std::to_string(window)});
+  int64_t windowed = 0;
+  for (int64_t l = 0; l < m.layers; ++l) windowed += m.window(l) > 0;
+  const std::string kind = window > 0 ? fmt::format(", within the layers' window of {} tokens", window)
+                           : windowed > 0
+                               ? fmt::format(", full causal as {} of its {} layers run it (the other {} attend within a "
+                                             "window: the step's decompositions time them)", m.layers - windowed,
+                                             m.layers, windowed)
+                               : "";
   p.parts.push_back({"attention",
-                     fmt::format("fused attention, {} heads / {} kv heads, head dim {}, at {}", m.heads, m.kv_heads,
-                                 m.head_dim, seqlen_list(lengths)),
-                     {"attention", "--seqlens", seqlen_list(lengths), "--heads", std::to_string(m.heads), "--kv-heads",
-                      std::to_string(m.kv_heads), "--head-dim", std::to_string(m.head_dim), "--batch",
-                      std::to_string(r.train.batch)},
+                     fmt::format("fused attention, {} heads / {} kv heads, head dim {}, at {}{}", m.heads, m.kv_heads,
+                                 m.head_dim, seqlen_list(lengths), kind),
+                     attention,
                      "attention.jsonl", false, attention_seconds(r, lengths)});
   std::vector<std::string> sweep = with({"sweep", "--seqlens", seqlen_list(lengths)}, r.train_args);
   double sweep_s = sweep_seconds(r, lengths);

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -420,6 +421,37 @@ TEST(Suite, ThePlanFitsTheBudgetByLeavingOutWhatMattersLeast) {
   expect_error("suite --out /tmp/ub-plan --dry-run --budget 10s", 2, "more than --budget 10 s");
   expect_error("suite --out /tmp/ub-plan --dry-run --budget 10x", 2, "--budget: '10x' is not a duration");
 }
+// The attention part measures the model's attention: within the window where every layer has the
+// same one (Mistral), at full attention where windowed and full layers mix (Qwen2's
+// max_window_layers), saying so.
+TEST(Suite, TheAttentionPartMeasuresTheModelsWindow) {
+  const auto attention_of = [](const std::string& options) {
+    const Result r = run("suite --out /tmp/ub-plan --dry-run --seqlens 4k,64k --json " + options);
+    EXPECT_EQ(r.code, 0) << r.err;
+    const json plan = r.code == 0 ? json::parse(r.out) : json::object();
+    for (const json& p : plan.value("parts", json::array())) {
+      if (p["name"] == "attention") return p;
+    }
+    return json::object();
+  };
+  const json mistral = attention_of("--model mistral-7b-v0.1 --layers 2");
+  const std::vector<std::string> command = mistral["command"];
+  const auto window = std::find(command.begin(), command.end(), "--window");
+  ASSERT_NE(window, command.end()) << mistral.dump();
+  EXPECT_EQ(*(window + 1), "4096");
+  EXPECT_NE(mistral["what"].get<std::string>().find("within the layers' window of 4096 tokens"), std::string::npos);
+  const json full = attention_of("--model llama-3.1-8b --layers 2");
+  EXPECT_EQ(full["command"].dump().find("--window"), std::string::npos) << full.dump();
+  // The window's work, not full attention's: its estimate is the smaller.
+  EXPECT_LT(mistral["estimate_s"].get<double>(), full["estimate_s"].get<double>());
+  json qwen = json::parse(slurp(std::string(UB_DATA_DIR) + "/models/qwen2.5-7b.json"));
+  qwen["use_sliding_window"] = true, qwen["max_window_layers"] = 2, qwen["sliding_window"] = 4096;
+  const json mixed = attention_of("--layers 4 --model " + write_file("qwen2_mixed_windows.json", qwen.dump()));
+  EXPECT_EQ(mixed["command"].dump().find("--window"), std::string::npos) << mixed.dump();
+  EXPECT_NE(mixed["what"].get<std::string>().find("full causal as 2 of its 4 layers run it (the other 2 attend within a "
+                                                  "window"), std::string::npos) << mixed["what"];
+}
+
 
 // A build without the GPU side refuses a suite before it makes a folder (the plan still prints).
 // A resumed suite whose every part is done measures nothing: on a machine without the GPU side
