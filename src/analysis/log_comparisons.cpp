@@ -194,18 +194,27 @@ DecompositionComparison compare_decomposition(const DecompositionLog& old_log, c
                                               const Catalog& catalog, bool force) {
   refuse_impossible_decomposition(old_log, catalog);
   refuse_impossible_decomposition(new_log, catalog);
-  // Buckets of one step on two GPUs: steps of other lengths are not paired (where both say theirs).
-  if (old_log.seqlen && new_log.seqlen && *old_log.seqlen != *new_log.seqlen) {
-    throw UsageError(fmt::format("{} and {} decompose steps of different lengths ({} vs {} tokens, old vs new): "
-                                 "decompose both at one length", printable(old_log.path), printable(new_log.path),
-                                 *old_log.seqlen, *new_log.seqlen));
+  // Buckets of one step on two GPUs: steps of other lengths, depths or batches (where both say
+  // theirs) are another workload; --force compares them, said first.
+  std::vector<std::string> workload;
+  const auto differs = [&](const std::string& what, const std::string& a, const std::string& b, const char* what_to_do) {
+    if (a == b) return;
+    if (!force) {
+      throw UsageError(fmt::format("{} and {} decompose steps of different {} ({} vs {}, old vs new): {}, or --force to "
+                                   "compare them anyway", printable(old_log.path), printable(new_log.path), what,
+                                   printable(a), printable(b), what_to_do));
+    }
+    workload.push_back(fmt::format("{} {} vs {}", what, printable(a), printable(b)));
+  };
+  if (old_log.seqlen && new_log.seqlen) {
+    differs("lengths", fmt::format("{} tokens", *old_log.seqlen), fmt::format("{} tokens", *new_log.seqlen),
+            "decompose both at one length");
   }
   for (const char* key : {"layers", "batch"}) {
     const auto a = old_log.header.find(key), b = new_log.header.find(key);
-    if (a != old_log.header.end() && b != new_log.header.end() && a->second != b->second) {
-      throw UsageError(fmt::format("{} and {} decompose steps of different {} ({} vs {}, old vs new): decompose one "
-                                   "workload on both GPUs", printable(old_log.path), printable(new_log.path),
-                                   key == std::string("layers") ? "depths" : "batches", a->second, b->second));
+    if (a != old_log.header.end() && b != new_log.header.end()) {
+      differs(key == std::string("layers") ? "depths" : "batches", a->second, b->second,
+              "decompose one workload on both GPUs");
     }
   }
   // bench_decompose.py's memory levers and sharding make another step as much as the length does
@@ -232,7 +241,9 @@ DecompositionComparison compare_decomposition(const DecompositionLog& old_log, c
   std::vector<std::string> other_work;
   const auto refuse_work = [&](const std::string& what, double o_tflop, double n_tflop) {
     if (std::abs(n_tflop / o_tflop - 1) <= 0.02) return;
-    const std::string differs = fmt::format("{}: {:.2f} vs {:.2f} TFLOP, old vs new", what, o_tflop, n_tflop);
+    // Two decimals, or three significant digits below one TFLOP (a tiny step's 0.0012).
+    const auto tflop = [](double v) { return std::abs(v) >= 1 ? fmt::format("{:.2f}", v) : fmt::format("{:.3g}", v); };
+    const std::string differs = fmt::format("{}: {} vs {} TFLOP, old vs new", what, tflop(o_tflop), tflop(n_tflop));
     if (!force) {
       throw UsageError(fmt::format("{} and {} decompose steps of different work ({}: another depth, length or batch): "
                                    "decompose one workload on both GPUs, or --force to compare them anyway",
@@ -281,6 +292,8 @@ DecompositionComparison compare_decomposition(const DecompositionLog& old_log, c
   for (const DecompositionLog* l : {&o, &n}) {
     for (const std::string& w : l->warnings) c.warnings.push_back(l->path + ": " + w);
   }
+  c.warnings.insert(c.warnings.begin(), workload.size(), "");
+  for (size_t i = 0; i < workload.size(); ++i) c.warnings[i] = "forced: a different workload: " + workload[i];
   for (const std::string& l : levers) c.warnings.push_back("forced: different levers: " + l);
   for (const std::string& w : other_work) c.warnings.push_back("forced: different work: " + w);
   if (!unchecked.empty()) {

@@ -753,10 +753,17 @@ TEST(Messages, CompareSaysWhichLinesItSkipped) {
   EXPECT_NE(r.err.find("warning: " + damaged + ":3: a damaged line skipped"), std::string::npos) << r.err;
 }
 
-// Decompositions of steps of different lengths are not compared as one.
+// Decompositions of steps of different lengths are not compared as one; --force compares them,
+// saying the difference first (docs/compare.md).
 TEST(SilentlyWrong, DecompositionsOfOtherLengthsAreNotCompared) {
-  expect_error(fmt::format("compare {0}/suite_h200_2l/decompose-short.jsonl {0}/suite_h200_2l/decompose-long.jsonl", kFx), 2,
-               "decompose steps of different lengths (2048 vs 4096 tokens, old vs new)");
+  const std::string both = fmt::format("compare {0}/suite_h200_2l/decompose-short.jsonl {0}/suite_h200_2l/decompose-long.jsonl", kFx);
+  expect_error(both, 2, "decompose steps of different lengths (2048 tokens vs 4096 tokens, old vs new): decompose both at "
+                        "one length, or --force to compare them anyway");
+  const Result forced = run(both + " --force --json");
+  ASSERT_EQ(forced.code, 0) << forced.err;
+  const nlohmann::json j = nlohmann::json::parse(forced.out);
+  ASSERT_TRUE(j.contains("warnings")) << forced.out;
+  EXPECT_EQ(j["warnings"][0], "forced: a different workload: lengths 2048 tokens vs 4096 tokens") << j["warnings"];
 }
 
 // Attention logs of different problems (heads, head dim, causal) are not compared as one.
@@ -1760,7 +1767,7 @@ TEST(SilentlyWrong, AMeasurementIsNotComparedWithItself) {
 // bucket says; where neither is known the output says it was not checked.
 TEST(SilentlyWrong, DecompositionsOfAnotherWorkloadAreNotCompared) {
   expect_error("compare " + kFx + "/decompose_h200.txt " + kFx + "/engine_llama_2l_4096.jsonl", 2,
-               "decompose steps of different lengths (8192 vs 4096 tokens, old vs new)");
+               "decompose steps of different lengths (8192 tokens vs 4096 tokens, old vs new)");
   const std::string b200 = slurp(kFx + "/decompose_b200.txt");
   const std::string half = write_file("decompose_half.txt",
                                       replaced(replaced(replaced(b200, "368.87 TFLOP  481.1 ms  766.7 TFLOPS  MFU 34.1",
