@@ -243,6 +243,13 @@ void add_levers(UpgradeDecision& d, const MeasurementSet& o, const MeasurementSe
   }
 }
 
+// Each file of `s` that says it is no measurement, in its own words under its own name (the set's
+// where, when no file is named).
+void add_not_measured_lines(UpgradeDecision& d, const MeasurementSet& s) {
+  for (const auto& [path, p] : s.not_measured) d.provenance_notes.push_back(not_measured_line(path, p));
+  if (s.not_measured.empty() && !s.provenance.measured()) d.provenance_notes.push_back(not_measured_line(s.where, s.provenance));
+}
+
 // The verdict of the training steps measured on both GPUs, length by length.
 void training_verdict(UpgradeDecision& d, const LengthsByCost& l, const std::string& ng);
 
@@ -612,9 +619,7 @@ UpgradeDecision decide_upgrade(const MeasurementSet& o, const MeasurementSet& n,
   d.new_accel = n.gpu.empty() ? nullptr : catalog.try_find(n.gpu);
   d.provenance = weaker(o.provenance, n.provenance);
   d.old_provenance = o.provenance;
-  for (const MeasurementSet* s : {&o, &n}) {
-    if (!s->provenance.measured()) d.provenance_notes.push_back(not_measured_line(s->where, s->provenance));
-  }
+  for (const MeasurementSet* s : {&o, &n}) add_not_measured_lines(d, *s);
   d.warnings = o.warnings;
   d.warnings.insert(d.warnings.end(), n.warnings.begin(), n.warnings.end());
   d.old_stack = o.stack, d.new_stack = n.stack;
@@ -694,7 +699,7 @@ UpgradeDecision decide_predicted_upgrade(const MeasurementSet& o, const std::vec
   d.new_predicted = true;
   d.provenance = weaker(o.provenance, Provenance{Origin::predicted, fmt::format(
       "part 2 for the {} predicted from {} (predict, docs/predict.md), not measured", to.name, o.where)});
-  if (!o.provenance.measured()) d.provenance_notes.push_back(not_measured_line(o.where, o.provenance));
+  add_not_measured_lines(d, o);
   d.provenance_notes.push_back(fmt::format("PREDICTED: {}: part 2 for the {} from the {}'s measurements, not measured "
                                            "(docs/predict.md)", o.where, to.name, d.old_gpu));
   d.warnings = o.warnings;

@@ -53,7 +53,9 @@ std::map<std::string, std::string> stack_of_env(const fs::path& env, std::string
 
 // What `t` holds, into `s` (its GPU checked against the set's); `slot` names a suite's part.
 void add_file(MeasurementSet& s, const LineSource& t, LogKind kind, const std::string& part) {
-  s.provenance = weaker(s.provenance, read_provenance(t));
+  const Provenance own = read_provenance(t);
+  s.provenance = weaker(s.provenance, own);
+  if (!own.measured()) s.not_measured.emplace_back(t.path, own);
   std::string gpu;
   auto once = [&](auto& slot, auto value, const char* what) {
     if (slot) {
@@ -137,6 +139,7 @@ void merge(MeasurementSet& a, MeasurementSet b) {
   for (DecompositionLog& d : b.decompositions) a.decompositions.push_back(std::move(d));
   for (const auto& [k, v] : b.stack) a.stack.emplace(k, v);
   a.provenance = weaker(a.provenance, b.provenance);
+  a.not_measured.insert(a.not_measured.end(), b.not_measured.begin(), b.not_measured.end());
   a.gpu_uuids.insert(b.gpu_uuids.begin(), b.gpu_uuids.end());
   if (a.gpu.empty()) a.gpu = b.gpu;
 }

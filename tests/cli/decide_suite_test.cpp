@@ -359,6 +359,19 @@ TEST(Decide, EachExampleFileIsNamedInTheBanner) {
   const std::string first = r.out.substr(0, r.out.find('\n'));
   EXPECT_NE(first.find("example_h200_handwritten.log"), std::string::npos) << first;
   EXPECT_NE(first.find("example_b200_handwritten.log"), std::string::npos) << first;
+  // A measured file beside an example one: the banner names the example file, not the first of
+  // its GPU's files.
+  std::string b200 = measured_again(slurp(kSuite + "/sweep.jsonl"), 0.5);
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{"NVIDIA H200", "NVIDIA B200"}, {"h200-sxm", "b200-sxm"},
+                                 {kSuiteGpu, kOtherGpu}}) {
+    for (size_t at; (at = b200.find(from)) != std::string::npos;) b200.replace(at, from.size(), to);
+  }
+  const Result mixed = run("decide " + kSuite + "/sweep.jsonl " + kFx + "/mamf_finder_h200.txt " +
+                           write_file("b200_sweep.jsonl", b200));
+  ASSERT_EQ(mixed.code, 0) << mixed.err;
+  const std::string banner = mixed.out.substr(0, mixed.out.find('\n'));
+  EXPECT_NE(banner.find("EXAMPLE DATA: " + kFx + "/mamf_finder_h200.txt:"), std::string::npos) << banner;
+  EXPECT_EQ(banner.find("sweep.jsonl"), std::string::npos) << banner;
 }
 
 // Energy: the suite's steps recorded their power, so the page gives tokens per joule and, with a
