@@ -97,10 +97,23 @@ void capability_part(const DecideInput& in, Decision& out) {
         "so with --need-dtype.",
         to.name, dtype_list(more), from.name, fmt::join(uses, ", ")));
   }
+  // Dtypes the catalog cannot tell for one of the two: never read as "no difference".
+  std::vector<Dtype> new_only_known;
+  for (Dtype d : out.specs.unknown_dtypes) {
+    if (to.peak(d).executes().value_or(false)) new_only_known.push_back(d);
+  }
+  if (in.need.empty() && !new_only_known.empty()) {
+    out.reasons.push_back(fmt::format("Capability: {} executes {}; whether {} does, the catalog does not know: check "
+                                      "the vendor's documentation before counting it a gap or not.", to.name,
+                                      dtype_list(new_only_known), from.name));
+  }
   if (in.need.empty() && out.specs.new_dtypes.empty()) {
     out.reasons.push_back(fmt::format(
-        "Capability: {} executes no dtype that {} cannot; everything else it brings is more of "
-        "what you have, so measurements decide.", to.name, from.name));
+        "Capability: {} executes no dtype that {} cannot{}; everything else it brings is more of what you have, so "
+        "measurements decide.", to.name, from.name,
+        out.specs.unknown_dtypes.empty()
+            ? std::string()
+            : fmt::format(", of those the catalog knows for both (not {})", dtype_list(out.specs.unknown_dtypes))));
   }
   if (!out.specs.new_dtypes.empty() || out.capability_gap) {
     out.reasons.push_back(

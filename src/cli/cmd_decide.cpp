@@ -322,6 +322,7 @@ void run(Context& ctx, const DecideOptions& o) {
             {"missing_dtypes", dtype_names(d.missing_dtypes)},
             {"lost_dtypes", dtype_names(d.lost_dtypes)},
             {"new_dtypes", dtype_names(d.specs.new_dtypes)},
+            {"unknown_dtypes", dtype_names(d.specs.unknown_dtypes)},
             {"reasons", d.reasons},
             {"break_even_speedup", optional_json(d.break_even_speedup)},
             {"predicted", in.predicted},

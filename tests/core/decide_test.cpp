@@ -60,6 +60,19 @@ TEST(Decide, DefaultIsMeasureWithTheNewDtypesNamed) {
   EXPECT_TRUE(any_reason_contains(d, "Software"));
 }
 
+// Dtypes the catalog does not know for the old GPU are not "no difference": the new GPU's are
+// named, and the sentence of no new dtype says which it leaves out.
+TEST(Decide, DtypesTheCatalogCannotTellAreNotCalledNoDifference) {
+  const Decision d = decide(input("tpu-v7x", "b200"));
+  EXPECT_TRUE(d.specs.new_dtypes.empty());
+  EXPECT_FALSE(d.specs.unknown_dtypes.empty());
+  EXPECT_TRUE(any_reason_contains(d, "executes fp32, tf32, int8, fp6, fp4, nvfp4, mxfp8, mxfp4; whether Google TPU v7x "
+                                     "does, the catalog does not know"));
+  EXPECT_TRUE(any_reason_contains(d, "cannot, of those the catalog knows for both (not "));
+  const Decision known = decide(input("h100", "b200"));
+  EXPECT_FALSE(any_reason_contains(known, "the catalog does not know"));
+}
+
 TEST(Decide, NeededFp4IsACapabilityGap) {
   DecideInput in = input("h200", "b200");
   in.need = {Dtype::bf16, Dtype::nvfp4};
