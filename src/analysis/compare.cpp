@@ -295,6 +295,7 @@ Comparison compare_runs(RunLog old_run, RunLog new_run, const Catalog& catalog,
   const bool ours = c.old_run.format == "upgradebench" && c.new_run.format == "upgradebench";
   for (const std::string& k : cfg_keys) {
     if (k == "seqlen" || k == "seqlens") continue;  // the lengths a run measured are its points, not its stack
+    if (k == "batch" || k == "batch_size") continue;  // the workload's, said (and forced) above
     const auto o = c.old_run.config.find(k), n = c.new_run.config.find(k);
     const std::string absent = ours ? our_step_default(k).value_or("absent") : "absent";
     const std::string ov = o == c.old_run.config.end() ? absent : o->second;
@@ -315,6 +316,13 @@ Comparison compare_runs(RunLog old_run, RunLog new_run, const Catalog& catalog,
                                 fmt::join(names, ", ")));
   }
 
+  // Steps of other batches (forced) carry other numbers of tokens: speedup and wall clock are then
+  // per token.
+  const double tokens_per_step_ratio = static_cast<double>(c.new_run.batch) / static_cast<double>(c.old_run.batch);
+  if (tokens_per_step_ratio != 1) {
+    c.warnings.push_back(fmt::format("forced: batches {} vs {}: speedup and wall clock are per token", c.old_run.batch,
+                                     c.new_run.batch));
+  }
   std::set<int64_t> seqlens;
   for (const RunPoint& p : c.old_run.points) seqlens.insert(p.seqlen);
   for (const RunPoint& p : c.new_run.points) seqlens.insert(p.seqlen);
@@ -333,6 +341,13 @@ Comparison compare_runs(RunLog old_run, RunLog new_run, const Catalog& catalog,
     if (row.old_side.status == "ok" && row.new_side.status == "ok") {
       row.speedup = speedup_of(point_stats(c.old_run, *op).time_ms, point_stats(c.new_run, *np).time_ms);
       row.wall_clock_ratio = *row.new_side.step_ms / *row.old_side.step_ms;
+      if (tokens_per_step_ratio != 1) {  // per token, as the cost and the energy are
+        const Verdict v = row.speedup->verdict;
+        row.speedup = speedup_in(row.speedup->ratio * tokens_per_step_ratio, row.speedup->low * tokens_per_step_ratio,
+                                 row.speedup->high * tokens_per_step_ratio);
+        if (v == Verdict::few_samples) row.speedup->verdict = v;
+        *row.wall_clock_ratio /= tokens_per_step_ratio;
+      }
       if (row.old_side.usd_per_mtok) row.cost_ratio = *row.new_side.usd_per_mtok / *row.old_side.usd_per_mtok;
       if (row.old_side.tokens_per_joule && row.new_side.tokens_per_joule) {
         row.energy_ratio = *row.new_side.tokens_per_joule / *row.old_side.tokens_per_joule;

@@ -3,6 +3,7 @@
 #include "report/comparison_view.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -63,6 +64,15 @@ Document comparison_document(const Comparison& c) {
   Document doc;
   auto& head = doc.add(fmt::format("old: {}  ->  new: {}", gpu_label(c.old_run, c.old_gpu),
                                    gpu_label(c.new_run, c.new_gpu)));
+  // What --force compared across is said first (and again among the warnings).
+  std::vector<std::string> forced;
+  for (const std::string& w : c.warnings) {
+    if (w.rfind("forced: ", 0) == 0) forced.push_back(w.substr(8));
+  }
+  if (!forced.empty()) {
+    head.notes.push_back(fmt::format("FORCED: two workloads compared with --force ({}): the ratios below carry that "
+                                     "difference, not the GPUs' alone.", fmt::join(forced, "; ")));
+  }
   for (const RunLog* r : {&c.old_run, &c.new_run}) {
     if (!r->provenance.empty()) {
       head.notes.push_back(not_measured_line(r->path, r->provenance));
@@ -74,7 +84,10 @@ Document comparison_document(const Comparison& c) {
                                    ratio(c.mamf_ratio), ratio(c.bandwidth_ratio)));
   if (c.model) {
     head.notes.push_back(fmt::format("Model {} ({} layers), batch {} per GPU, {}.", c.model->id, c.model->layers,
-                                     c.old_run.batch, c.old_run.dtype));
+                                     c.old_run.batch == c.new_run.batch
+                                         ? std::to_string(c.old_run.batch)
+                                         : fmt::format("{} (old) vs {} (new)", c.old_run.batch, c.new_run.batch),
+                                     c.old_run.dtype));
   }
   if (c.stack_mismatch) {
     head.notes.push_back("WARNING: the two runs ran on different software (below): part of any "

@@ -753,6 +753,41 @@ TEST(Messages, CompareSaysWhichLinesItSkipped) {
   EXPECT_NE(r.err.find("warning: " + damaged + ":3: a damaged line skipped"), std::string::npos) << r.err;
 }
 
+// Runs of other batches compared with --force: a step of twice the tokens in twice the time is
+// the same speed per token, as cost and energy say; the header names both batches, and the batch
+// is the workload's, not a software difference.
+TEST(SilentlyWrong, RunsOfOtherBatchesAreComparedPerToken) {
+  std::istringstream in(slurp(std::string(UB_DATA_DIR) + "/examples/example_b200_handwritten.log"));
+  std::string text;
+  for (std::string line; std::getline(in, line);) {
+    for (size_t at; (at = line.find("batch_size=1")) != std::string::npos;) line.replace(at, 12, "batch_size=2");
+    if (line.rfind("{", 0) == 0) {
+      nlohmann::json step = nlohmann::json::parse(line);
+      step["exec_time_ms"] = 2 * step["exec_time_ms"].get<double>();
+      line = step.dump();
+    }
+    text += line + "\n";
+  }
+  const std::string h200 = std::string(UB_DATA_DIR) + "/examples/example_h200_handwritten.log";
+  const std::string batch2 = write_file("b200_batch2.log", text);
+  const Result plain = run("compare " + h200 + " " + std::string(UB_DATA_DIR) + "/examples/example_b200_handwritten.log --force --json");
+  const Result forced = run("compare " + h200 + " " + batch2 + " --force --json");
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  ASSERT_EQ(forced.code, 0) << forced.err;
+  const nlohmann::json a = nlohmann::json::parse(plain.out), b = nlohmann::json::parse(forced.out);
+  ASSERT_EQ(a["rows"].size(), b["rows"].size());
+  for (size_t i = 0; i < a["rows"].size(); ++i) {
+    if (a["rows"][i]["speedup"].is_null()) continue;
+    EXPECT_NEAR(b["rows"][i]["speedup"].get<double>(), a["rows"][i]["speedup"].get<double>(), 1e-3) << i;
+    EXPECT_NEAR(b["rows"][i]["wall_clock_ratio"].get<double>(), a["rows"][i]["wall_clock_ratio"].get<double>(), 1e-3) << i;
+  }
+  EXPECT_NE(b["warnings"].dump().find("forced: batches 1 vs 2: speedup and wall clock are per token"), std::string::npos);
+  EXPECT_EQ(b["stack"].dump().find("batch"), std::string::npos) << b["stack"];
+  const Result text_page = run("compare " + h200 + " " + batch2 + " --force");
+  EXPECT_NE(text_page.out.find("batch 1 (old) vs 2 (new) per GPU"), std::string::npos) << text_page.out;
+  EXPECT_LT(text_page.out.find("FORCED: two workloads compared with --force"), text_page.out.find("Per sequence length"));
+}
+
 // Decompositions of steps of different lengths are not compared as one; --force compares them,
 // saying the difference first (docs/compare.md).
 TEST(SilentlyWrong, DecompositionsOfOtherLengthsAreNotCompared) {
