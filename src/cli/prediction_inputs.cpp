@@ -187,6 +187,13 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
   }
   if (old_name.empty()) throw UsageError("the inputs do not name their GPU: give --from GPU");
   const Accelerator& from = cat.find(old_name);
+  // Predicting the GPU measured is carrying a step to another length or depth, checked against a
+  // run of it; with neither, the "prediction" is the measurement relabelled.
+  if (from.id == to.id && o.seqlens.empty() && o.to_layers == 0) {
+    throw UsageError(fmt::format("predict: --to {} is the GPU the inputs measured ({}): name the GPU you consider (--to "
+                                 "the same GPU goes with --seqlen or --to-layers, to check a carried step against a "
+                                 "measured one)", to.id, printable(old_name)));
+  }
   // A peak past what the old GPU holds is no measurement (a printout's peak_mem=9999.0 decided
   // the memory question).
   for (const StepInput& s : steps) {
