@@ -96,9 +96,13 @@ void add_file(MeasurementSet& s, const LineSource& t, LogKind kind, const std::s
         once(s.bandwidth, read_bandwidth_log(t), "bandwidth run");
         break;
       }
-      // A file with nothing in it (a part emptied, a run that wrote no line) is data missing, not
-      // a file of the wrong kind.
-      if (t.first_nonblank().empty()) throw WorkError(fmt::format("{}: empty: no measurement in it", printable(t.path)));
+      // A suite's part with nothing in it is data missing from the folder (exit 1); a file given
+      // that holds nothing is no log of any kind (exit 2, as every command says of it).
+      if (t.first_nonblank().empty()) {
+        const std::string empty = fmt::format("{}: empty: no measurement in it", printable(t.path));
+        if (!part.empty()) throw WorkError(empty);
+        throw UsageError(empty);
+      }
       if (looks_like_records(t)) {  // a context record and no result after it: a run that stopped first
         throw WorkError(fmt::format("{}: our records with no measurement after the context record (a run that ended "
                                     "before its first result)", printable(t.path)));

@@ -753,6 +753,21 @@ TEST(Messages, CompareSaysWhichLinesItSkipped) {
   EXPECT_NE(r.err.find("warning: " + damaged + ":3: a damaged line skipped"), std::string::npos) << r.err;
 }
 
+// An empty or blank file given to a command is no log of any kind: every command says so with
+// exit 2 (a suite's part emptied is a damaged folder, exit 1, tested with the suite).
+TEST(Messages, AnEmptyFileIsNoLogInEveryCommand) {
+  const std::string empty = write_file("empty_input.jsonl", ""), blank = write_file("blank_input.txt", "\n  \n\n");
+  const std::string other = kFx + "/suite_h200_2l/sweep.jsonl";
+  for (const std::string& f : {empty, blank}) {
+    for (const std::string& command : {"history add --db " + fresh_db("empty_input") + " " + f, "decide " + f + " " + other,
+                                       "compare " + f + " " + other, "memfit " + f, "predict --to b200 " + f}) {
+      const Result r = run(command);
+      EXPECT_EQ(r.code, 2) << command << ": " << r.err;
+      EXPECT_NE(r.err.find(f), std::string::npos) << command << ": " << r.err;
+    }
+  }
+}
+
 // Runs of other batches compared with --force: a step of twice the tokens in twice the time is
 // the same speed per token, as cost and energy say; the header names both batches, and the batch
 // is the workload's, not a software difference.

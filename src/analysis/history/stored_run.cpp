@@ -419,7 +419,7 @@ std::vector<StoredRun> runs_of_file(const LineSource& source, const RunCheck& ch
   const bool cut_short = held.cut_short;
   size_t first = 0;
   while (first < lines.size() && lines[first].find_first_not_of(" \t\r") == std::string::npos) ++first;
-  if (first == lines.size()) throw WorkError(fmt::format("{}: empty: no run to add", source.path));
+  if (first == lines.size()) throw UsageError(fmt::format("{}: empty: no run to add", source.path));
   // Told from the lines held, not by reading the source again (a pipe is read once).
   if (!looks_like_records(LineSource::view(lines, cut_short, source.path))) {
     return {peer_run(std::move(lines), cut_short, source.path, check)};
