@@ -2,6 +2,9 @@
 // Exit codes: 0 success, 1 the work failed, 2 a usage error (what was typed cannot be acted on).
 #include <fmt/format.h>
 
+#include <charconv>
+#include <cstdint>
+
 #include <CLI/CLI.hpp>
 
 #include <cerrno>
@@ -54,17 +57,29 @@ void check_option_values(CLI::App& app) {
     if (opt->get_expected_max() == 0) continue;  // a flag
     const std::string type = opt->get_type_name();
     const bool numeric = type == "INT" || type == "UINT" || type == "FLOAT";
+    const bool whole = type == "UINT";
     // CLI11 names an option by one of its names; one of several (-o, --page, --out) says them all,
     // the one typed among them.
     const std::string names = opt->get_lnames().size() + opt->get_snames().size() > 1
                                   ? " for " + opt->get_name(false, true) : std::string();
     opt->check(CLI::Validator(
-        [numeric, names](std::string& v) {
+        [numeric, whole, names](std::string& v) {
           if (v.find_first_not_of(" \t\r\n") == std::string::npos) {
             return fmt::format("{}{} (give one, or leave the option out)", v.empty() ? "an empty value" : "a blank value",
                                names);
           }
           if (numeric && !decimal_number(v)) return fmt::format("'{}' is not a decimal number", ub::printable(v));
+          // An unsigned option: digits only (a '-1' would wrap to 2^64 - 1), within 64 bits.
+          if (whole) {
+            uint64_t parsed = 0;
+            const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), parsed);
+            if (v.find_first_not_of("0123456789") != std::string::npos) {
+              return fmt::format("'{}' is not a whole number of 0 or more", ub::printable(v));
+            }
+            if (ec != std::errc() || end != v.data() + v.size()) {
+              return fmt::format("'{}' is past the largest it takes, 18446744073709551615", ub::printable(v));
+            }
+          }
           return std::string();
         },
         "", "not empty"));

@@ -888,6 +888,11 @@ TEST(Messages, AnEmptyValueIsAUsageErrorNamingTheOption) {
   // A number option takes decimal: not hexadecimal, binary, nor padded with blanks.
   for (const std::string v : {"0x10", "0b11", "' 3'", "'3 '"}) expect_error("flops --layers " + v, 2, "is not a decimal number");
   EXPECT_EQ(run("flops --layers 3").code, 0);
+  // An unsigned option (the seed) takes 0 to 2^64 - 1: a -1 would wrap, 2^64 would not fit.
+  const std::string plan = "suite --out " + temp_path("seed_plan") + " --dry-run --seqlens 4k --layers 2 --seed ";
+  expect_error(plan + "-1", 2, "--seed: '-1' is not a whole number of 0 or more");
+  expect_error(plan + "18446744073709551616", 2, "--seed: '18446744073709551616' is past the largest it takes");
+  EXPECT_EQ(run(plan + "18446744073709551615").code, 0);
 }
 
 TEST(Messages, TheJobsOptionsAreUsageErrors) {
