@@ -126,6 +126,21 @@ void refuse_expert_tokens_not_of(const RunLog& run, const ModelShape& model) {
                                     where, e->min, e->max, printable(model.id), model.moe->experts, mean,
                                     model.moe->top_k, run.batch * p.seqlen));
       }
+      // Sorted, the lower half of the rows (ceil(R/2)) take at most the median and the rest at
+      // most the busiest; the upper half (floor(R/2)) at least the median and the rest at least
+      // the least. The routed tokens lie between (a step whose median is at most, or at least,
+      // the one given exists, every step routing the same).
+      const double routed = static_cast<double>(moe_layers) * tokens;
+      const double lower_rows = static_cast<double>((rows + 1) / 2), upper_rows = static_cast<double>(rows / 2);
+      const double most = lower_rows * e->median + upper_rows * e->max;
+      const double least = upper_rows * e->median + lower_rows * e->min;
+      if (routed > most * (1 + 1e-9) || routed < least * (1 - 1e-9)) {
+        throw WorkError(fmt::format("{}: tokens per expert of least {:g}, median {:g} and most {:g} give the {} experts "
+                                    "of {}'s {} MoE layers {:g} to {:g} tokens, where they route {:g} (top-{} of {}): no "
+                                    "routing gives them; the records are of another model, batch or length than they say",
+                                    where, e->min, e->median, e->max, rows, printable(model.id), moe_layers, least, most,
+                                    routed, model.moe->top_k, run.batch * p.seqlen));
+      }
     }
   }
 }

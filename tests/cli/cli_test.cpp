@@ -1269,7 +1269,7 @@ TEST(Compare, TokensPerExpertStandBesideTheFigures) {
       nlohmann::json r = nlohmann::json::parse(line);
       if (r["type"] == "context") r["config"]["model"] = "qwen3-30b-a3b";  // 128 experts, top 8: 256 each at 4k
       if (r["type"] == "train_step" && r["seqlen"] == 4096 && !as_peer) {
-        r["expert_tokens"] = {{"min", 100 + step}, {"median", 500 + step}, {"max", 2000 + 10 * step}};
+        r["expert_tokens"] = {{"min", 100 + step}, {"median", 200 + step}, {"max", 2000 + 10 * step}};
         ++step;
       }
       out += r.dump() + "\n";
@@ -1312,6 +1312,13 @@ TEST(Compare, TokensPerExpertStandBesideTheFigures) {
   const std::string mlp_only = write_file("experts_mlp_only.jsonl", replaced(slurp(ours), "\"qwen3-30b-a3b\"", "\"" + config + "\""));
   expect_error("compare " + kFx + "/records_h200_rerun.jsonl " + mlp_only + " --force", 1,
                "tokens per expert, in a run of the first 4 layers of " + config + ", none of which has experts");
+  // A median of none beside a busiest of 256: the half of the 512 rows above the median would
+  // route at most 65536 of the 131072 tokens.
+  const std::string lopsided = write_file("experts_lopsided.jsonl", replaced(slurp(peer), "\"median\": 256, \"max\": 4000",
+                                                                           "\"median\": 0, \"max\": 256"));
+  expect_error("compare " + lopsided + " " + ours, 1, "tokens per expert of least 0, median 0 and most 256 give the 512 "
+                                                      "experts of qwen3-30b-a3b's 4 MoE layers 0 to 65536 tokens, where "
+                                                      "they route 131072 (top-8 of 4096): no routing gives them");
   const std::string idle = write_file("experts_idle.jsonl", replaced(slurp(peer), "\"median\": 256, \"max\": 4000", "\"median\": 100, \"max\": 200"));
   expect_error("compare " + idle + " " + ours, 1, "seqlen 4096: tokens per expert from 0 to 200, where qwen3-30b-a3b's "
                                                  "128 experts take 256 on average (top-8 of 4096 tokens)");
@@ -1319,11 +1326,11 @@ TEST(Compare, TokensPerExpertStandBesideTheFigures) {
   bad.replace(bad.find(R"("min":100)"), 9, R"("min":900)");
   const std::string bad_path = ::testing::TempDir() + "/experts_bad.jsonl";
   std::ofstream(bad_path) << bad;
-  expect_error("compare " + peer + " " + bad_path, 1, "\"expert_tokens\" {min 900, median 500, max 2000} are not the least");
+  expect_error("compare " + peer + " " + bad_path, 1, "\"expert_tokens\" {min 900, median 200, max 2000} are not the least");
   // An expert takes a token once at most, and some expert takes every token.
   for (const auto& [from, to, said] :
        {std::tuple{std::string(R"("max":2000)"), std::string(R"("max":5000)"), std::string("max 5000: more than the step's 4096 tokens")},
-        std::tuple{std::string(R"({"max":2000,"median":500,"min":100})"), std::string(R"({"max":0,"median":0,"min":0})"),
+        std::tuple{std::string(R"({"max":2000,"median":200,"min":100})"), std::string(R"({"max":0,"median":0,"min":0})"),
                    std::string("are all 0")}}) {
     std::string edited = slurp(ours);
     const size_t at = edited.find(from);
