@@ -48,7 +48,7 @@ std::vector<std::string> energy_conclusions(const Comparison& c) {
     }
     const auto span = [](const std::vector<double>& v) {
       const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-      return *lo == *hi ? fmt::format("{:.5f}", *lo) : fmt::format("{:.5f}-{:.5f}", *lo, *hi);
+      return span_text(fixed_decimals(*lo, 5), fixed_decimals(*hi, 5));
     };
     if (!old_usd.empty()) {
       out.push_back(fmt::format("Electricity at {:.3f} USD/kWh and PUE {:.2f}: {} USD per million tokens on the old GPU, {} "

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include <algorithm>
 #include <cctype>
 #include <numeric>
@@ -165,6 +167,11 @@ bool replace_invalid_utf8(std::string& s) {
 }
 
 std::string printable(std::string_view s, bool keep_newlines) { return escape_control(s, keep_newlines); }
+
+std::string fixed_decimals(double v, int precision) {
+  if (v != 0 && std::isfinite(v) && std::abs(v) < std::pow(10.0, 1 - precision)) return fmt::format("{:.2g}", v);
+  return fmt::format("{:.{}f}", v, precision);
+}
 
 std::string span_text(const std::string& a, const std::string& b) { return a == b ? a : a + "-" + b; }
 

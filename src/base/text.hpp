@@ -31,6 +31,10 @@ std::string printable(std::string_view s, bool keep_newlines = false);
 // `s` with every byte outside printable ASCII written as \xNN: for a name that should be ASCII (a
 // GPU model's), where a look-alike letter or an invisible one would read as the name it is not.
 std::string ascii_printable(std::string_view s);
+// `v` to `precision` decimals; a figure left with fewer than two significant digits there (a
+// $/Mtok of a cheap GPU, 0.0004 or 0.0053; electricity at a tenth of a cent per kWh) keeps two
+// instead of reading as nothing or as a step.
+std::string fixed_decimals(double v, int precision);
 // "a-b", or "a" where the two read alike as printed ("1.11-1.11x" says one figure twice).
 std::string span_text(const std::string& a, const std::string& b);
 // A name read from a file, in single quotes and printable, for a message ("tensor 'x.weight'").

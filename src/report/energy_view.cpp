@@ -12,7 +12,7 @@ namespace {
 
 std::string value(const SideFigures& s, std::optional<double> v, int precision) {
   if (s.status == "oom") return "OOM";
-  return v ? fmt::format("{:.{}f}", *v, precision) : "-";
+  return v ? num(v, precision) : "-";
 }
 
 }  // namespace

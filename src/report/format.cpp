@@ -3,18 +3,13 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
+#include "base/text.hpp"
 
 namespace ub::report {
 
 namespace {
 
-// `v` to `precision` decimals; a figure left with fewer than two significant digits there (a
-// $/Mtok of a cheap GPU, 0.0004 or 0.0053) keeps two instead of reading as nothing or as a step.
-std::string fixed(double v, int precision) {
-  if (v != 0 && std::isfinite(v) && std::abs(v) < std::pow(10.0, 1 - precision)) return fmt::format("{:.2g}", v);
-  return fmt::format("{:.{}f}", v, precision);
-}
+std::string fixed(double v, int precision) { return fixed_decimals(v, precision); }
 
 }  // namespace
 

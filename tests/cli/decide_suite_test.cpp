@@ -386,6 +386,11 @@ TEST(Decide, TokensPerJouleAndTheElectricityPerToken) {
   const Result text = run("decide " + kSuite + " " + suite_again() + " --price-old 3 --price-new 3 --power-price 0.12 --pue 1.3");
   EXPECT_NE(text.out.find("Energy per sequence length"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("PUE 1.30"), std::string::npos);
+  // At a tenth of a cent per kWh the electricity per million tokens keeps two significant digits.
+  const Result cheap = run("decide " + kSuite + " " + suite_again() + " --price-old 3 --price-new 3 --power-price 0.001");
+  ASSERT_EQ(cheap.code, 0) << cheap.err;
+  EXPECT_EQ(cheap.out.find("0.00000"), std::string::npos) << cheap.out;
+  EXPECT_NE(cheap.out.find("e-0"), std::string::npos) << cheap.out;
   const std::string logs = kExamples + "/example_h200_handwritten.log " + kExamples + "/example_b200_handwritten.log";
   const Result none = run("decide " + logs + " --force");
   EXPECT_NE(none.out.find("neither run recorded the GPU's power"), std::string::npos) << none.out;

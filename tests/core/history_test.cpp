@@ -188,7 +188,8 @@ TEST(HistoryRuns, AFileNoReaderKnowsIsRefusedByName) {
   } catch (const UsageError& e) {  // a file of another kind: exit 2
     EXPECT_NE(std::string(e.what()).find("notes.txt"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(runs_of_file(LineSource::text("\n\n", "empty.log")), WorkError);
+  // An empty file is no log of any kind either (exit 2, as every command says of it).
+  EXPECT_THROW(runs_of_file(LineSource::text("\n\n", "empty.log")), UsageError);
 }
 
 TEST(HistoryRuns, RecordsWrittenSoFarAreARun) {
