@@ -6,6 +6,7 @@
 //   predicted-cheaper-per-token   every PREDICTED speedup interval is above it (measure to confirm)
 //   measure                   specs cannot decide; measure both (`compare`)
 #include "analysis/decide.hpp"
+#include "base/text.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -141,9 +142,9 @@ void memory_part(const DecideInput& in, Decision& out) {
     const double state_gib = params * kTrainingStateBytesPerParam / (1024.0 * 1024 * 1024);
     const auto gpus = [&](double cap) { return static_cast<int>(std::ceil(state_gib / cap)); };
     line += fmt::format(
-        " {} ({:.2f}B parameters) needs {:.0f} GiB of training state (16 bytes/parameter, "
+        " {} ({}B parameters) needs {} GiB of training state (16 bytes/parameter, "
         "activations not counted): at least {} {} vs {} {} with ZeRO-3 sharding.",
-        in.model->id, params / 1e9, state_gib, gpus(*cf), from.id, gpus(*ct), to.id);
+        in.model->id, fixed_decimals(params / 1e9, 2), fixed_decimals(state_gib, 0), gpus(*cf), from.id, gpus(*ct), to.id);
   }
   line += " More memory is usually a cost trade (fewer GPUs, less offload or checkpointing), not "
           "a capability: only when no parallelism you can afford fits the old GPU does it become "
