@@ -400,6 +400,11 @@ double parse_duration_seconds(const std::string& text_in, const std::string& wha
       throw UsageError(fmt::format("{}: '{}' gives its units out of order or twice (hours, then minutes, then seconds, "
                                    "each once: 1h30m)", what, text));
     }
+    // After a larger unit, minutes and seconds stay under 60: 1h90m reads as a slip for 1h09m or 2h30m.
+    if (i > 0 && v >= 60) {
+      throw UsageError(fmt::format("{}: '{}' gives {:g}{} after a larger unit: write it in the larger one (2h30m, not "
+                                   "1h90m)", what, text, v, unit));
+    }
     units_left.erase(0, at + 1);
     total += v * (unit == 'h' ? 3600 : unit == 'm' ? 60 : 1);
     i = digits + 1;

@@ -3100,6 +3100,12 @@ TEST(ValidInput, ADurationWithAZeroPart) {
     expect_error("suite --dry-run --out " + temp_path("dry_suite") + " --budget " + budget, 2,
                  fmt::format("--budget: '{}' is under a second", budget));
   }
+  // After a larger unit, minutes and seconds stay under 60 (1h90m: a slip for 1h09m or 2h30m?).
+  for (const char* budget : {"1h90m", "1m60s"}) {
+    expect_error("suite --dry-run --out " + temp_path("dry_suite") + " --budget " + budget, 2,
+                 fmt::format("--budget: '{}' gives", budget));
+  }
+  EXPECT_EQ(run("suite --dry-run --out " + temp_path("dry_suite") + " --budget 90m").code, 0);
 }
 
 // `records` with each record given to `edit` (its line number from 0), the context's date moved on.
