@@ -197,7 +197,7 @@ DecompositionComparison compare_decomposition(const DecompositionLog& old_log, c
   // Buckets of one step on two GPUs: steps of other lengths, depths or batches (where both say
   // theirs) are another workload; --force compares them, said first.
   std::vector<std::string> workload;
-  const auto differs = [&](const std::string& what, const std::string& a, const std::string& b, const char* what_to_do) {
+  const auto refuse_other = [&](const std::string& what, const std::string& a, const std::string& b, const char* what_to_do) {
     if (a == b) return;
     if (!force) {
       throw UsageError(fmt::format("{} and {} decompose steps of different {} ({} vs {}, old vs new): {}, or --force to "
@@ -207,13 +207,13 @@ DecompositionComparison compare_decomposition(const DecompositionLog& old_log, c
     workload.push_back(fmt::format("{} {} vs {}", what, printable(a), printable(b)));
   };
   if (old_log.seqlen && new_log.seqlen) {
-    differs("lengths", fmt::format("{} tokens", *old_log.seqlen), fmt::format("{} tokens", *new_log.seqlen),
+    refuse_other("lengths", fmt::format("{} tokens", *old_log.seqlen), fmt::format("{} tokens", *new_log.seqlen),
             "decompose both at one length");
   }
   for (const char* key : {"layers", "batch"}) {
     const auto a = old_log.header.find(key), b = new_log.header.find(key);
     if (a != old_log.header.end() && b != new_log.header.end()) {
-      differs(key == std::string("layers") ? "depths" : "batches", a->second, b->second,
+      refuse_other(key == std::string("layers") ? "depths" : "batches", a->second, b->second,
               "decompose one workload on both GPUs");
     }
   }

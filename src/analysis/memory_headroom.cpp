@@ -20,22 +20,11 @@ constexpr int64_t kRounding = 1024;  // a capped length is said to the kilo-toke
 }  // namespace
 
 std::string sharded_job(const RunLog& run) {
-  const auto said = [&](std::initializer_list<const char*> keys) -> std::string {
-    for (const char* k : keys) {
-      if (const auto it = run.config.find(k); it != run.config.end()) return it->second;
-    }
-    return "";
-  };
-  int64_t world = 1;
-  try {
-    if (const std::string w = said({"world_size"}); !w.empty()) world = std::stoll(w);
-  } catch (const std::exception&) {
-  }
-  const std::string zero = said({"zero_stage", "zero"});
-  const std::string offload = said({"offload_optimizer", "offload_optim"});
+  const RunSharding s = sharding_of(run);
+  const int64_t world = s.world_size;
   std::vector<std::string> how;
-  if (!zero.empty() && zero != "0") how.push_back("ZeRO-" + zero);
-  if (offload == "true" || offload == "1") how.push_back("the optimizer offloaded");
+  if (s.zero_stage != 0) how.push_back(fmt::format("ZeRO-{}", s.zero_stage));
+  if (s.offload_optimizer) how.push_back("the optimizer offloaded");
   if (world > 1) {
     return fmt::format("per GPU of a job of {} GPUs{}", world, how.empty() ? "" : fmt::format(" ({})", fmt::join(how, ", ")));
   }

@@ -80,9 +80,9 @@ void refuse_impossible_points(const RunLog& run, const Accelerator* gpu, const R
                                   p.seqlen, most_logged, gpu->id, most_step->what));
     }
     if (st.peak_mem_gib && gpu) {
-      const int line = p.steps.peak_mem_line();
-      refuse_peak_past_memory(*st.peak_mem_gib, *gpu,
-                              fmt::format("{}{}: seqlen {}", file, line > 0 ? fmt::format(":{}", line) : "", p.seqlen));
+      const int peak_line = p.steps.peak_mem_line();
+      refuse_peak_past_memory(*st.peak_mem_gib, *gpu, fmt::format("{}{}: seqlen {}", file,
+                                                                  peak_line > 0 ? fmt::format(":{}", peak_line) : "", p.seqlen));
     }
   }
 }

@@ -170,4 +170,26 @@ std::vector<std::string> varying_peaks(const RunLog& run) {
   return out;
 }
 
+RunSharding sharding_of(const RunLog& run) {
+  const auto said = [&](std::initializer_list<const char*> keys) -> std::string {
+    for (const char* k : keys) {
+      if (const auto it = run.config.find(k); it != run.config.end()) return it->second;
+    }
+    return "";
+  };
+  const auto count = [](const std::string& v, int64_t otherwise) -> int64_t {
+    try {
+      return v.empty() ? otherwise : std::stoll(v);
+    } catch (const std::exception&) {
+      return otherwise;
+    }
+  };
+  RunSharding s;
+  s.world_size = count(said({"world_size"}), 1);
+  s.zero_stage = count(said({"zero_stage", "zero"}), 0);
+  const std::string offload = said({"offload_optimizer", "offload_optim"});
+  s.offload_optimizer = offload == "true" || offload == "1";
+  return s;
+}
+
 }  // namespace ub

@@ -151,4 +151,14 @@ std::vector<std::pair<double, double>> memory_points(const RunLog& run);
 inline constexpr double kPeakSpread = 1.2;
 std::vector<std::string> varying_peaks(const RunLog& run);
 
+// How the run's job shared the work, as its config says under either spelling: our records'
+// world_size, zero_stage and offload_optimizer, benchmark.py's world_size, zero and offload_optim.
+// What it leaves out (or cannot be read) is one GPU, no sharding, no offload.
+struct RunSharding {
+  int64_t world_size = 1;
+  int64_t zero_stage = 0;
+  bool offload_optimizer = false;
+};
+RunSharding sharding_of(const RunLog& run);
+
 }  // namespace ub

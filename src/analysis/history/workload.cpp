@@ -156,11 +156,12 @@ Workload workload_of_sweep_log(const RunLog& log) {
   TrainingIdentity t;
   if (log.model) t.model = *log.model;
   t.layers = log.layers;
-  t.world = number("world_size").value_or(1);
-  t.zero = number("zero").value_or(0);
+  const RunSharding sharding = sharding_of(log);
+  t.world = sharding.world_size;
+  t.zero = sharding.zero_stage;
   t.batch = log.batch;
   t.checkpointing = number("gc").value_or(0) != 0;
-  t.offload = number("offload_optim").value_or(0) != 0;
+  t.offload = sharding.offload_optimizer;
   t.precision = log.dtype;
   return {text_of(t), t.world};
 }
