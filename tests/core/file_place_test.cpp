@@ -12,18 +12,14 @@
 #include <sstream>
 
 #include "base/error.hpp"
+#include "file_text.hpp"
 
 namespace ub {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string slurp(const std::filesystem::path& p) { return ub_test::file_text(p); }
 
 fs::path fresh_dir(const char* name) {
   const fs::path d = fs::path(::testing::TempDir()) / name;

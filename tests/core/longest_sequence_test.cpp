@@ -12,6 +12,7 @@
 
 #include "facts/catalog.hpp"
 #include "records/readers/read_run.hpp"
+#include "file_text.hpp"
 
 namespace ub {
 namespace {
@@ -70,12 +71,7 @@ TEST(LongestSequence, AFindMaxThatDidNotSettleTheBoundaryIsALowerBound) {
 }
 
 TEST(LongestSequence, ABatchAboveOneSaysWhatOneSequencePerStepHolds) {
-  std::istringstream in([] {
-    std::ifstream f(kFx + "/levers/none.jsonl");
-    std::stringstream s;
-    s << f.rdbuf();
-    return s.str();
-  }());
+  std::istringstream in(ub_test::file_text(kFx + "/levers/none.jsonl"));
   std::ostringstream two;
   for (std::string line; std::getline(in, line);) {
     for (size_t at; (at = line.find("\"batch\": 1")) != std::string::npos;) line.replace(at, 10, "\"batch\": 2");

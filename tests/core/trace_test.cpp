@@ -21,6 +21,7 @@
 #include "base/json_stream.hpp"
 #include "records/decomposition_records.hpp"
 #include "records/trace/kineto_trace.hpp"
+#include "file_text.hpp"
 
 namespace ub::trace {
 namespace {
@@ -28,12 +29,7 @@ namespace {
 const std::string kFixtures = UB_FIXTURES_DIR;
 const std::string kSmall = kFixtures + "/trace_kineto_small.json";
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string slurp(const std::filesystem::path& p) { return ub_test::file_text(p); }
 
 std::string temp_file(const std::string& name, const std::string& text) {
   const std::string path = ::testing::TempDir() + "/" + name;
