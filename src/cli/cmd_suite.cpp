@@ -278,6 +278,9 @@ void run(Context& ctx, SuiteOptions& o) {
     o.output.emit(doc, j);
     return;
   }
+  // What the resume runs, as its dry run says it (before the parts run again are marked pending).
+  const std::string resume_shown =
+      o.resume ? report::render_text(resume_document(ctx, m, steps, dir).first) : std::string();
   for (size_t i = 0; i < steps.size(); ++i) {
     if (steps[i].again) m.parts[i].status = PartStatus::pending, m.parts[i].why = steps[i].why;
   }
@@ -313,7 +316,8 @@ void run(Context& ctx, SuiteOptions& o) {
   SuiteRequest req;
   req.train = cfg;
   // The workload always by name (the suite's default depth is not train's), then what was given.
-  const std::vector<std::string> workload_args = {"--model", o.train.model, "--layers", std::to_string(o.train.layers)};
+  // The depth as it resolved (all layers, --layers 0, by their number): what the manifest holds.
+  const std::vector<std::string> workload_args = {"--model", o.train.model, "--layers", std::to_string(cfg.model.layers)};
   req.train_args = workload_args;
   for (const std::string& a : o.train.given_as_arguments({"--model", "--layers"})) req.train_args.push_back(a);
   req.engine_args = workload_args;
@@ -340,7 +344,7 @@ void run(Context& ctx, SuiteOptions& o) {
   if (!o.resume) {
     std::fputs(report::render_text(shown).c_str(), stderr);
   } else if (!all_done) {
-    std::fputs(report::render_text(resume_document(ctx, m, steps, dir).first).c_str(), stderr);
+    std::fputs(resume_shown.c_str(), stderr);
   }
   if (!o.resume) {
     m.created = utc_now();
@@ -392,8 +396,9 @@ void run(Context& ctx, SuiteOptions& o) {
     try {
       (void)read_suite_folder(dir);
     } catch (const std::exception& e) {
-      throw WorkError(fmt::format("suite: every part of {} is done, and decide cannot read the folder: {}", dir.string(),
-                                  e.what()));
+      throw WorkError(fmt::format("suite: every part of {} is done, and decide cannot read the folder: {} (move the "
+                                  "part's records out of the folder, and `suite --resume` measures it again)",
+                                  dir.string(), e.what()));
     }
   }
 }

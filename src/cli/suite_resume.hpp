@@ -18,7 +18,7 @@ struct ResumeStep {
   bool run = false;           // false: kept as it is
   bool again = false;         // a done part run again
   bool sweep_resume = false;  // a sweep whose records stay: run with --resume, measuring what they lack
-  std::string why;            // why a done part runs again
+  std::string why;            // why a done part runs again, or a sweep's records are not continued
 };
 
 // "" when `command` runs the manifest's workload `w` (or no training step: env, mamf, bandwidth,
@@ -30,7 +30,7 @@ std::string command_departs(const std::vector<std::string>& command, const Suite
 std::vector<ResumeStep> plan_resume(const std::filesystem::path& dir, const SuiteManifest& m);
 
 // Moves the records a part is about to write (left by an earlier attempt) to
-// DIR/logs/NAME.earlier-N.EXT, the first N free; "" when there were none, else the new place.
+// DIR/NAME.earlier-N.EXT, the first N free; "" when there were none, else the new place.
 // Measured data is never deleted: a part run again writes a file of its own.
 std::string set_aside_records(const std::filesystem::path& dir, const ManifestPart& p);
 

@@ -155,19 +155,7 @@ void refuse_parts_of_another_workload(const MeasurementSet& s, const std::map<st
   std::vector<std::string> differs;
   if (s.sweep) {
     const RunLog& r = *s.sweep;
-    if (r.batch != w.batch) differs.push_back(fmt::format("batch {} vs {}", r.batch, w.batch));
-    if (w.layers > 0 && r.layers && *r.layers != w.layers) differs.push_back(fmt::format("layers {} vs {}", *r.layers, w.layers));
-    // The step's levers and arithmetic, where the sweep's records say them.
-    const auto check = [&](const char* key, const std::string& manifest) {
-      const auto it = r.config.find(key);
-      if (it == r.config.end()) return;
-      const std::string v = it->second == "true" ? "1" : it->second == "false" ? "0" : it->second;
-      if (v != manifest) differs.push_back(fmt::format("{} {} vs {}", key, printable(v), manifest));
-    };
-    check("activation_checkpointing", w.checkpointing ? "1" : "0");
-    check("master_weights", w.master_weights ? "1" : "0");
-    check("mlp_tile", std::to_string(w.mlp_tile));
-    check("loss_chunk", std::to_string(w.loss_chunk));
+    differs = w.departures_of(r);
     // Its lengths are the manifest's (a length the budget dropped, or one that failed, may be
     // missing), and --find-max's probes beside them.
     // --find-max probes only above the longest length asked for that fit, and writes its result.

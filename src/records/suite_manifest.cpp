@@ -65,6 +65,11 @@ SuiteWorkload read_workload(const Fields& f) {
 ManifestPart read_part(const Fields& f) {
   ManifestPart p;
   p.name = f.string("name");
+  // A part's name makes its log's and earlier records' file names: letters, digits and dashes.
+  if (p.name.empty() || p.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") != std::string::npos) {
+    throw WorkError(fmt::format("{}: a part's name \"{}\" is not one a suite writes (lower-case letters, digits and "
+                                "dashes): the manifest was edited", f.where(), printable(p.name)));
+  }
   p.what = f.string_or("what", "");
   p.command = strings(f, "command");
   p.records = f.string("records");
@@ -117,6 +122,23 @@ std::vector<int64_t> ManifestPart::lengths_asked() const {
     if (std::from_chars(item.data(), item.data() + item.size(), v).ptr == item.data() + item.size()) lengths.push_back(v);
   }
   return lengths;
+}
+
+std::vector<std::string> SuiteWorkload::departures_of(const RunLog& r) const {
+  std::vector<std::string> differs;
+  if (r.batch != batch) differs.push_back(fmt::format("batch {} vs {}", r.batch, batch));
+  if (layers > 0 && r.layers && *r.layers != layers) differs.push_back(fmt::format("layers {} vs {}", *r.layers, layers));
+  const auto check = [&](const char* key, const std::string& manifest) {
+    const auto it = r.config.find(key);
+    if (it == r.config.end()) return;
+    const std::string v = it->second == "true" ? "1" : it->second == "false" ? "0" : it->second;
+    if (v != manifest) differs.push_back(fmt::format("{} {} vs {}", key, printable(v), manifest));
+  };
+  check("activation_checkpointing", checkpointing ? "1" : "0");
+  check("master_weights", master_weights ? "1" : "0");
+  check("mlp_tile", std::to_string(mlp_tile));
+  check("loss_chunk", std::to_string(loss_chunk));
+  return differs;
 }
 
 const ManifestPart* SuiteManifest::part(const std::string& name) const {

@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "records/run_log.hpp"
+
 namespace ub {
 
 enum class PartStatus { pending, done, failed, interrupted, skipped };
@@ -43,6 +45,10 @@ struct SuiteWorkload {
 
   // "" when `o` is the same workload, else what differs, this one's first ("layers 4 vs 2").
   std::string differs_from(const SuiteWorkload& o) const;
+  // What a training run's records say that differs from this workload, theirs first ("layers 32
+  // vs 2", "activation_checkpointing 1 vs 0"): depth, batch, and the levers and arithmetic where
+  // its records say them.
+  std::vector<std::string> departures_of(const RunLog& run) const;
 };
 
 struct SuiteManifest {

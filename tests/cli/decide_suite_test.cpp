@@ -557,6 +557,10 @@ TEST(Suite, AResumeRefusesAPartWhoseCommandRunsAnotherWorkload) {
   expect_error(fmt::format("suite --out {} --resume --layers 2 --seqlens 2k,4k --no-find-max --dry-run", dir.string()), 1,
                "part sweep's command runs another workload than the manifest's (layers 32 vs 2, the command's, then the "
                "workload's): the manifest was edited");
+  // A part's name makes file names (its log, its earlier records): one that climbs out is refused.
+  const fs::path named = edited_suite("suite_resume_named", [](json& m) { m["parts"][1]["name"] = "../../escaped"; });
+  expect_error(fmt::format("suite --out {} --resume --layers 2 --seqlens 2k,4k --no-find-max --dry-run", named.string()), 1,
+               "a part's name \"../../escaped\" is not one a suite writes");
 }
 
 // A suite is finished when `decide` can read it: a folder whose parts are all done, one of them

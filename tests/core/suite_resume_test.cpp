@@ -72,6 +72,15 @@ TEST(SuiteResume, ACommandRunsTheManifestsWorkloadOrSaysWhatDiffers) {
   levers.checkpointing = true, levers.mlp_tile = 1024, levers.master_weights = false;
   EXPECT_EQ(command_departs({"sweep", "--layers", "2", "--selective-checkpointing", "--mlp-tile", "1024", "--precision",
                              "bf16"}, levers), "");
+  // A flag the workload does not name takes no value: the option after it is read as one.
+  EXPECT_EQ(command_departs({"attention", "--seqlens", "2048", "--fwd-only", "--batch", "1"}, w), "");
+  // A suite asked for all layers (--layers 0) holds the depth that resolved to; its commands may
+  // say 0.
+  SuiteWorkload all = w;
+  all.layers = 32, all.train_args = {"--layers", "0"};
+  EXPECT_EQ(command_departs({"sweep", "--seqlens", "2048", "--layers", "0"}, all), "");
+  EXPECT_EQ(command_departs({"sweep", "--seqlens", "2048", "--layers", "32"}, all), "");
+  EXPECT_EQ(command_departs({"sweep", "--seqlens", "2048", "--layers", "0"}, w), "layers 0 vs 2");
 }
 
 TEST(SuiteResume, AFinishedFolderRunsNothing) {
@@ -87,6 +96,7 @@ TEST(SuiteResume, ADonePartTheFolderNoLongerBacksRunsAgain) {
   fs::remove(dir / "attention.jsonl");
   fs::create_directory(dir / "attention.jsonl");
   part(m, "bandwidth").exit_code = 3;
+  std::ofstream(dir / "decompose-long.jsonl", std::ios::trunc) << "\n";
   part(m, "mamf-step").status = PartStatus::pending;
   // The sweep's records without their 4096-token steps.
   std::istringstream lines(slurp(dir / "sweep.jsonl"));
@@ -109,7 +119,27 @@ TEST(SuiteResume, ADonePartTheFolderNoLongerBacksRunsAgain) {
   const ResumeStep& sweep = steps[index_of(m, "sweep")];
   EXPECT_TRUE(sweep.run && sweep.again && sweep.sweep_resume);
   EXPECT_EQ(sweep.why, "done, but its records sweep.jsonl hold no step at 4096 tokens");
-  for (const char* kept : {"env", "decompose-short", "decompose-long"}) EXPECT_FALSE(steps[index_of(m, kept)].run) << kept;
+  EXPECT_EQ(steps[index_of(m, "decompose-long")].why, "done, but its records decompose-long.jsonl are empty");
+  for (const char* kept : {"env", "decompose-short"}) EXPECT_FALSE(steps[index_of(m, kept)].run) << kept;
+}
+
+// A sweep's records of another workload are not continued (sweep --resume would refuse them, and
+// the suite would fail the same way at every resume): they are moved aside and it runs again.
+TEST(SuiteResume, ASweepOfAnotherWorkloadIsNotContinued) {
+  const fs::path dir = copy_of_suite("resume_other_sweep");
+  SuiteManifest m = read_suite_manifest(dir);
+  std::string text = slurp(dir / "sweep.jsonl");
+  for (size_t at; (at = text.find("\"layers\":2")) != std::string::npos;) text.replace(at, 10, "\"layers\":4");
+  std::ofstream(dir / "sweep.jsonl", std::ios::trunc) << text;
+  std::vector<ResumeStep> steps = plan_resume(dir, m);
+  const ResumeStep& done = steps[index_of(m, "sweep")];
+  EXPECT_TRUE(done.run && done.again && !done.sweep_resume);
+  EXPECT_NE(done.why.find("are of another workload (layers 4 vs 2"), std::string::npos) << done.why;
+  part(m, "sweep").status = PartStatus::interrupted;
+  steps = plan_resume(dir, m);
+  const ResumeStep& cut = steps[index_of(m, "sweep")];
+  EXPECT_TRUE(cut.run && !cut.sweep_resume);
+  EXPECT_NE(cut.why.find("are of another workload"), std::string::npos) << cut.why;
 }
 
 // A sweep cut short keeps its records and continues them; any other part starts a file of its own.
@@ -145,19 +175,19 @@ TEST(SuiteResume, RecordsOfAnEarlierAttemptAreMovedAsideNotDeleted) {
   const SuiteManifest m = read_suite_manifest(dir);
   const ManifestPart& mamf = m.parts[index_of(m, "mamf")];
   const std::string first = slurp(dir / "mamf.jsonl");
-  EXPECT_EQ(set_aside_records(dir, mamf), (dir / "logs" / "mamf.earlier-1.jsonl").string());
+  EXPECT_EQ(set_aside_records(dir, mamf), (dir / "mamf.earlier-1.jsonl").string());
   EXPECT_FALSE(fs::exists(dir / "mamf.jsonl"));
-  EXPECT_EQ(slurp(dir / "logs" / "mamf.earlier-1.jsonl"), first);
+  EXPECT_EQ(slurp(dir / "mamf.earlier-1.jsonl"), first);
   EXPECT_EQ(set_aside_records(dir, mamf), "");  // nothing there now
   std::ofstream(dir / "mamf.jsonl") << "second\n";
-  EXPECT_EQ(set_aside_records(dir, mamf), (dir / "logs" / "mamf.earlier-2.jsonl").string());
-  EXPECT_EQ(slurp(dir / "logs" / "mamf.earlier-1.jsonl"), first);
+  EXPECT_EQ(set_aside_records(dir, mamf), (dir / "mamf.earlier-2.jsonl").string());
+  EXPECT_EQ(slurp(dir / "mamf.earlier-1.jsonl"), first);
   // A link where the records go is moved as a link: what it names is left alone.
   const fs::path target = dir / "elsewhere.txt";
   std::ofstream(target) << "not ours\n";
   fs::create_symlink(target, dir / "mamf.jsonl");
-  EXPECT_EQ(set_aside_records(dir, mamf), (dir / "logs" / "mamf.earlier-3.jsonl").string());
-  EXPECT_TRUE(fs::is_symlink(dir / "logs" / "mamf.earlier-3.jsonl"));
+  EXPECT_EQ(set_aside_records(dir, mamf), (dir / "mamf.earlier-3.jsonl").string());
+  EXPECT_TRUE(fs::is_symlink(dir / "mamf.earlier-3.jsonl"));
   EXPECT_EQ(slurp(target), "not ours\n");
 }
 
