@@ -53,16 +53,29 @@ LongestSequence longest_sequence_alone(const RunLog& run, std::optional<double> 
       if (!searched) throw;  // the search's answer needs no fit
     }
   }
-  if (fit && run.batch > 1) l.at_batch_one = fit->max_seqlen(*capacity_gib, 1);
+  // One sequence per step holds what a step of `batch` held in tokens: the fit read at batch one,
+  // below the tokens of a step measured out of memory (a --find-max failure or a sweep's).
+  if (fit && run.batch > 1) {
+    l.at_batch_one = fit->max_seqlen(*capacity_gib, 1);
+    std::optional<int64_t> failed_tokens;
+    if (same_gpu && l.out_of_memory_at) failed_tokens = run.batch * *l.out_of_memory_at;
+    if (searched && found->shortest_out_of_memory) {
+      failed_tokens = std::min(failed_tokens.value_or(INT64_MAX), run.batch * *found->shortest_out_of_memory);
+    }
+    if (l.at_batch_one && failed_tokens && *l.at_batch_one >= *failed_tokens) {
+      l.at_batch_one = std::max<int64_t>(1, (*failed_tokens - 1) / kRounding * kRounding);
+    }
+  }
   if (searched) {
     l.tokens = *found->longest_fit, l.measured = true;
     const std::optional<int64_t>& failed = found->shortest_out_of_memory;
     l.lower_bound = !failed || *failed - *l.tokens > std::max<int64_t>(found->granularity, 1);
     if (l.lower_bound) l.unsettled_below = failed;
     l.how = !l.lower_bound ? "measured (sweep --find-max)"
-            : failed       ? fmt::format("measured (sweep --find-max) to fit; between it and {} (out of memory) the "
-                                         "search stopped on a failure that was not memory", *failed)
-                           : "measured (sweep --find-max) to fit; no longer length tried (its --find-max-ceiling)";
+            : failed       ? fmt::format("measured (sweep --find-max) to fit; the search did not settle the boundary "
+                                         "below {} (out of memory)", *failed)
+                           : "measured (sweep --find-max) to fit; the search found no longer length out of memory (its "
+                             "--find-max-ceiling, or a failure that was not memory)";
     return l;
   }
   if (fit) l.fitted = fit->max_seqlen(*capacity_gib, run.batch);
@@ -104,12 +117,41 @@ LongestSequence::Fit LongestSequence::holds(int64_t need) const {
   return Fit::no;
 }
 
+bool LongestSequence::rests_on_fit(int64_t need) const {
+  if (own_gpu && measured_longest >= need) return false;
+  if (own_gpu && out_of_memory_at && need >= *out_of_memory_at) return false;
+  return !measured;
+}
+
+std::optional<int64_t> LongestSequence::one_per_step(int64_t need) const {
+  if (batch <= 1 || !at_batch_one || *at_batch_one < need) return std::nullopt;
+  return at_batch_one;
+}
+
+std::optional<std::string> LongestSequence::one_per_step_guess() const {
+  const int64_t measured_tokens = batch * measured_longest;
+  if (!at_batch_one || measured_tokens <= 0 || *at_batch_one <= kFarPastMeasured * measured_tokens) return std::nullopt;
+  return fmt::format("{} tokens at one sequence per step is {:.0f}x the most tokens a step measured ({}): the fitted "
+                     "line carried that far is a guess; measure near it (sweep --find-max --batch 1)", *at_batch_one,
+                     static_cast<double>(*at_batch_one) / static_cast<double>(measured_tokens), measured_tokens);
+}
+
+std::string LongestSequence::held() const {
+  if (lower_bound) {
+    return unsettled_below ? fmt::format("at least {}, below {} out of memory", *tokens, *unsettled_below)
+                           : fmt::format("at least {}", *tokens);
+  }
+  if (tokens && *tokens >= measured_longest) return fmt::format("{} at most", *tokens);
+  if (measured_longest > 0 && own_gpu) return fmt::format("{} ran", measured_longest);
+  return out_of_memory_at && own_gpu ? fmt::format("out of memory at {}", *out_of_memory_at) : std::string("unknown");
+}
+
 std::string LongestSequence::unknown_why(int64_t need) const {
   if (lower_bound) {
-    return unsettled_below ? fmt::format("sweep --find-max found {} fit and stopped short of {} (out of memory) on a "
-                                         "failure that was not memory", *tokens, *unsettled_below)
-                           : fmt::format("sweep --find-max found {} fit and tried no longer length (its "
-                                         "--find-max-ceiling)", *tokens);
+    return unsettled_below ? fmt::format("sweep --find-max found {} fit and did not settle the boundary below {} (out "
+                                         "of memory)", *tokens, *unsettled_below)
+                           : fmt::format("sweep --find-max found {} fit and no longer length out of memory (its "
+                                         "--find-max-ceiling, or a failure that was not memory)", *tokens);
   }
   if (out_of_memory_at && own_gpu) {
     return fmt::format("{} ran, {} ran out of memory, and no fit of its memory says where {} falls", measured_longest,

@@ -37,7 +37,7 @@ struct LongestSequence {
   // "187585 tokens is 46x the longest length measured (4096): the fitted line carried that far is
   // a guess; measure near it (sweep --find-max)", where the longest is such a fit; else nothing.
   std::optional<std::string> guess() const;
-  // For a table's cell: "187585", "261120 (found)" (by sweep --find-max), "at least 16384 (found,
+  // For a table's cell: "187585", "261120 (found)" (by sweep --find-max), "at least 16384 (found;
   // none longer tried)", "64512 (capped: out of memory)", "187585 (a guess: 46x the longest
   // measured)", or `none` where no length is known.
   std::string cell(const char* none = "unknown") const;
@@ -48,9 +48,21 @@ struct LongestSequence {
   // --find-max unsettled there).
   enum class Fit { yes, no, unknown };
   Fit holds(int64_t need) const;
-  // Why holds(need) is unknown, in words ("sweep --find-max found 16384 fit and tried no longer
-  // length").
+  // Why holds(need) is unknown, in words ("sweep --find-max found 16384 fit and no longer length
+  // out of memory ...").
   std::string unknown_why(int64_t need) const;
+  // Whether holds(need) rests on the fit (or --find-max): not where the GPU ran `need`, or ran out
+  // of memory at or below it (measurements decide those, whatever the fit says).
+  bool rests_on_fit(int64_t need) const;
+  // With a batch above one: the longest sequence one sequence per step holds, where that reaches
+  // `need` (gradient accumulation keeps the global batch); else none.
+  std::optional<int64_t> one_per_step(int64_t need) const;
+  // Where at_batch_one is a fit carried more than kFarPastMeasured past the most tokens a step
+  // measured: the warning; else none.
+  std::optional<std::string> one_per_step_guess() const;
+  // What the GPU holds, for a verdict line: "359533 at most", "at least 16384, below 65536 out of
+  // memory", "8192 ran", "out of memory at 16384" or "unknown".
+  std::string held() const;
 };
 
 // The job a run's memory is per GPU of: "" for a GPU on its own holding all of its state, else

@@ -258,63 +258,75 @@ std::array<std::pair<const LongestSequence*, const std::string*>, 2> longest_by_
   return {{{&d.old_longest, &d.old_gpu}, {&d.new_longest, &d.new_gpu}}};
 }
 
-// A GPU that does not hold `need` tokens at the runs' batch and holds them at one sequence per
-// step (its own fit read there): gradient accumulation keeps the global batch, so that is a cost,
-// said in the reasons, not a capability gap. Whether it applies.
-bool reaches_at_batch_one(UpgradeDecision& d, const LongestSequence& l, const std::string& gpu, int64_t need) {
-  if (l.batch <= 1 || !l.at_batch_one || *l.at_batch_one < need) return false;
-  d.reasons.push_back(fmt::format("Memory: the {} holds {} tokens per sequence at one sequence per step (its memory fit "
-                                  "there: {}), where the runs measured batch {}: with gradient accumulation the global "
-                                  "batch stays, at a step-time cost not measured here; not a capability gap.",
-                                  gpu, need, *l.at_batch_one, l.batch));
-  return true;
-}
-
 // --need-seqlen's verdict, where the length decides: one new GPU holds it and one old GPU does
-// not (nor any lever measured on it, nor a batch of one), UPGRADE FOR CAPABILITY; the mirror, DO
-// NOT UPGRADE. Either rests on both GPUs' answers: where one is not known (one length measured,
-// --find-max unsettled there), or is a memory fit carried far past its lengths, MEASURE MORE,
-// naming it. False where the length decides nothing.
+// not (nor any lever measured on it), UPGRADE FOR CAPABILITY; the mirror, DO NOT UPGRADE. A GPU
+// that holds it only at one sequence per step (a batch above one measured) reaches it with
+// gradient accumulation: said in the reasons, and the line then speaks at one sequence per step.
+// Either rests on both GPUs' answers: where one is not known (one length measured, --find-max
+// unsettled there), or rests on a memory fit carried far past its lengths, MEASURE MORE, naming
+// it. False where the length decides nothing.
 bool length_gate(UpgradeDecision& d, const UpgradeOptions& opt, const std::string& ng) {
   using Fit = LongestSequence::Fit;
   const int64_t need = *opt.need_seqlen;
   if (!d.old_longest.tokens && d.old_longest.how.empty() && !d.new_longest.tokens && d.new_longest.how.empty()) {
     return false;  // no training run on either GPU: nothing says what fits
   }
-  const LeverRung* lever = d.levers ? d.levers->first_reaching(0, need) : nullptr;
-  Fit old_fit = d.old_longest.holds(need), new_fit = d.new_longest.holds(need);
-  if (old_fit == Fit::no && reaches_at_batch_one(d, d.old_longest, d.old_gpu, need)) old_fit = Fit::yes;
-  if (new_fit == Fit::no && reaches_at_batch_one(d, d.new_longest, ng, need)) new_fit = Fit::yes;
   const auto measure_more = [&](const std::string& why) {
     d.verdict = UpgradeVerdict::measure_more;
     d.capability_unsure = true;
     d.line = "MEASURE MORE: " + why;
     return true;
   };
+  const LeverRung* lever = d.levers ? d.levers->first_reaching(0, need) : nullptr;
+  struct Answer {
+    const LongestSequence* longest;
+    const std::string* gpu;
+    Fit fit;
+    bool one_per_step = false;  // holds it only at one sequence per step
+  };
+  std::array<Answer, 2> answers{{{&d.old_longest, &d.old_gpu, d.old_longest.holds(need)},
+                                 {&d.new_longest, &ng, d.new_longest.holds(need)}}};
+  for (Answer& a : answers) {
+    const std::optional<int64_t> one = a.fit == Fit::no ? a.longest->one_per_step(need) : std::nullopt;
+    if (!one) continue;
+    if (const auto guess = a.longest->one_per_step_guess()) {
+      return measure_more(fmt::format("whether one {} holds {} tokens per sequence at one sequence per step rests on "
+                                      "{}", *a.gpu, need, *guess));
+    }
+    a.fit = Fit::yes, a.one_per_step = true;
+    d.reasons.push_back(fmt::format("Memory: the {} holds {} tokens per sequence at one sequence per step (its memory "
+                                    "fit there: {}), where the runs measured batch {} ({} there): with gradient "
+                                    "accumulation the global batch stays, at a step-time cost not measured here{}.",
+                                    *a.gpu, need, *one, a.longest->batch, a.longest->held(),
+                                    &a == &answers[0] ? "; not a capability gap" : ""));
+  }
+  Answer& old_answer = answers[0];
+  Answer& new_answer = answers[1];
   // Not known on a GPU whose answer could decide: what to measure.
-  const std::array<std::tuple<const LongestSequence*, const std::string*, Fit>, 2> answers{
-      {{&d.old_longest, &d.old_gpu, old_fit}, {&d.new_longest, &ng, new_fit}}};
-  for (const auto& [longest, gpu, fit] : answers) {
-    if (fit != Fit::unknown || (longest == &d.old_longest && lever)) continue;
+  for (const Answer& a : answers) {
+    if (a.fit != Fit::unknown || (&a == &old_answer && lever)) continue;
     return measure_more(fmt::format("whether {} tokens per sequence fit one {} is not known: {}; `sweep --seqlens {}` on "
-                                    "it measures it", need, *gpu,
-                                    longest->how.empty() ? "no training step of it was measured" : longest->unknown_why(need),
+                                    "it measures it", need, *a.gpu,
+                                    a.longest->how.empty() ? "no training step of it was measured"
+                                                           : a.longest->unknown_why(need),
                                     need));
   }
-  const bool gained = new_fit == Fit::yes && old_fit == Fit::no && !lever;
-  const bool lost = old_fit == Fit::yes && new_fit == Fit::no;
+  const bool gained = new_answer.fit == Fit::yes && old_answer.fit == Fit::no && !lever;
+  const bool lost = old_answer.fit == Fit::yes && new_answer.fit == Fit::no;
   // The old GPU reaches it only with a lever whose longest sequence is a guess.
-  if (new_fit == Fit::yes && old_fit == Fit::no && lever) {
+  if (new_answer.fit == Fit::yes && old_answer.fit == Fit::no && lever) {
     if (const auto guess = lever->longest[0].guess()) {
       return measure_more(fmt::format("whether the {} reaches {} tokens per sequence with {} rests on that run's longest "
                                       "sequence, {}", d.old_gpu, need, lever->levers.name(), *guess));
     }
   }
   if (!gained && !lost) return false;
-  for (const auto& [longest, gpu] : longest_by_gpu(d)) {
-    if (const auto guess = longest->guess()) {
+  // A fit carried far past its lengths decides nothing; what a GPU ran, or ran out of memory at, does.
+  for (const Answer& a : answers) {
+    if (!a.longest->rests_on_fit(need) || a.one_per_step) continue;
+    if (const auto guess = a.longest->guess()) {
       return measure_more(fmt::format("whether {} tokens per sequence fit rests on the {}'s longest sequence, {}", need,
-                                      *gpu, *guess));
+                                      *a.gpu, *guess));
     }
   }
   // A run of a sharded job measured each GPU's share: what fits is per GPU of that job.
@@ -323,24 +335,27 @@ bool length_gate(UpgradeDecision& d, const UpgradeOptions& opt, const std::strin
     if (!longest->job.empty()) jobs.push_back(fmt::format("the {} {}", *gpu, longest->job));
   }
   const std::string as_measured = jobs.empty() ? "" : fmt::format(" (as measured: {})", fmt::join(jobs, "; "));
-  const std::string batch = d.old_longest.batch > 1 ? fmt::format(" at batch {}", d.old_longest.batch) : "";
-  const auto at_most = [](const LongestSequence& l) {
-    if (l.tokens && *l.tokens >= l.measured_longest) return fmt::format("{} at most", *l.tokens);
-    if (l.measured_longest > 0 && l.own_gpu) return fmt::format("{} ran", l.measured_longest);
-    return l.out_of_memory_at ? fmt::format("out of memory at {}", *l.out_of_memory_at) : std::string("unknown");
+  // What each holds, at one sequence per step where one of them reaches the length only so.
+  const bool per_one = old_answer.one_per_step || new_answer.one_per_step;
+  const auto held = [&](const LongestSequence& l) {
+    return per_one && l.batch > 1 && l.at_batch_one ? fmt::format("{} at most", *l.at_batch_one) : l.held();
   };
+  const int64_t batch = d.old_longest.batch;
+  const std::string at = per_one     ? " at one sequence per step (gradient accumulation)"
+                         : batch > 1 ? fmt::format(" at batch {}", batch)
+                                     : "";
   if (gained) {
     d.verdict = UpgradeVerdict::capability;
-    d.line = fmt::format("UPGRADE FOR CAPABILITY: {} tokens per sequence{} fit one {} ({}) and not one {} ({}{}){}; {}.",
-                         need, batch, ng, at_most(d.new_longest), d.old_gpu, at_most(d.old_longest),
+    d.line = fmt::format("UPGRADE FOR CAPABILITY: {} tokens per sequence fit one {}{} ({}) and not one {} ({}{}){}; {}.",
+                         need, ng, at, held(d.new_longest), d.old_gpu, held(d.old_longest),
                          d.levers ? fmt::format(", and no lever measured reaches it: {}", best_lever(*d.levers, 0)) : "",
                          as_measured, jobs.empty() ? "on the old GPU only more GPUs with sharded activations reach it"
                                                    : "at the jobs' sizes and sharding the old GPU does not reach it");
   } else {
     d.verdict = UpgradeVerdict::do_not_upgrade;
-    d.line = fmt::format("DO NOT UPGRADE: {} tokens per sequence{} fit one {} ({}) and not one {} ({}){}: the new GPU "
-                         "loses what the recipe needs, whatever the speed.", need, batch, d.old_gpu, at_most(d.old_longest),
-                         ng, at_most(d.new_longest), as_measured);
+    d.line = fmt::format("DO NOT UPGRADE: {} tokens per sequence fit one {}{} ({}) and not one {} ({}){}: the new GPU "
+                         "loses what the recipe needs, whatever the speed.", need, d.old_gpu, at, held(d.old_longest),
+                         ng, held(d.new_longest), as_measured);
   }
   return true;
 }
@@ -368,13 +383,18 @@ void decide_verdict(UpgradeDecision& d, const UpgradeOptions& opt) {
     const int64_t need = *opt.need_seqlen;
     const bool lever = d.levers && (d.levers->first_reaching(0, need) || d.levers->first_reaching(1, need));
     const auto beyond = [&](const LongestSequence& l) {
-      return l.holds(need) == LongestSequence::Fit::no && !(l.batch > 1 && l.at_batch_one && *l.at_batch_one >= need);
+      return l.holds(need) == LongestSequence::Fit::no && !l.one_per_step(need);
     };
     if (beyond(d.old_longest) && beyond(d.new_longest) && !lever) {
-      d.reasons.push_back(fmt::format("Memory: {} tokens per sequence fit neither GPU on its own (the {} {} at most, the "
-                                      "{} {}): more GPUs with sharded activations, or levers measured on both "
+      const auto said = [](const LongestSequence& l) {
+        return l.batch > 1 && l.at_batch_one
+                   ? fmt::format("{} at batch {}, {} at most at one sequence per step", l.held(), l.batch, *l.at_batch_one)
+                   : l.held();
+      };
+      d.reasons.push_back(fmt::format("Memory: {} tokens per sequence fit neither GPU on its own (the {}: {}; the {}: "
+                                      "{}): more GPUs with sharded activations, or levers measured on both "
                                       "(--levers), are what reach it; this decision does not.", need, d.old_gpu,
-                                      d.old_longest.cell(), ng, d.new_longest.cell()));
+                                      said(d.old_longest), ng, said(d.new_longest)));
     }
   }
   // A needed dtype the old GPU executes and the new one cannot: the new GPU scores zero there.

@@ -20,8 +20,8 @@ std::optional<SweepMax> read_sweep_max(const LineSource& t, const RunLog& sweep,
     if (r.type != "sweep_max") return;
     const Fields f(r.json, r.where);
     s = SweepMax{f.optional_count("longest_fit"), f.optional_count("shortest_out_of_memory"),
-                 f.optional_count("granularity").value_or(0)};
-    if (r.json.contains("granularity") && !r.json["granularity"].is_null() && s->granularity == 0) {
+                 f.optional_count("granularity").value_or(kFindMaxGranularity)};
+    if (s->granularity == 0) {
       throw WorkError(fmt::format("{}: sweep --find-max's result: a granularity of 0 tokens: a search steps by a "
                                   "positive length", r.where));
     }

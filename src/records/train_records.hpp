@@ -127,10 +127,11 @@ struct TrainBreakdown {
   std::string table() const;          // for stderr
 };
 
-// `sweep --find-max`'s result.
+// `sweep --find-max`'s result. A record without its granularity searched at sweep's default.
+inline constexpr int64_t kFindMaxGranularity = 1024;
 struct SweepMax {
   std::optional<int64_t> longest_fit, shortest_out_of_memory;
-  int64_t granularity = 0;
+  int64_t granularity = kFindMaxGranularity;
 };
 
 void to_json(nlohmann::json& j, const TrainConfig& c);

@@ -901,13 +901,13 @@ TEST(Decide, AFindMaxResultWithoutAnOutOfMemoryLengthIsALowerBound) {
   const json open = decided("null", "5k");
   EXPECT_EQ(open["verdict"], "measure more") << open["line"];
   EXPECT_NE(open["line"].get<std::string>().find("whether 5120 tokens per sequence fit one NVIDIA H200 is not known: sweep "
-                                                 "--find-max found 4096 fit and tried no longer length"),
+                                                 "--find-max found 4096 fit and no longer length out of memory"),
             std::string::npos) << open["line"];
   EXPECT_TRUE(open["longest"]["old"]["at_least"].get<bool>());
   EXPECT_TRUE(open["longest"]["old"]["unsettled_below"].is_null());
   // Stopped short of 16384 by a failure that was not memory: 5k is not known either.
   const json gap = decided("16384", "5k");
-  EXPECT_NE(gap["line"].get<std::string>().find("stopped short of 16384 (out of memory) on a failure that was not memory"),
+  EXPECT_NE(gap["line"].get<std::string>().find("did not settle the boundary below 16384 (out of memory)"),
             std::string::npos) << gap["line"];
   EXPECT_EQ(gap["longest"]["old"]["unsettled_below"], 16384);
   // Settled to its granularity, the result is the most that fits.
@@ -935,8 +935,9 @@ TEST(Decide, ALengthTheOldGpuHoldsAtBatchOneIsNoCapabilityGap) {
     }
     return write_file("batch2_" + log, text);
   };
-  const Result r = run("decide " + at_batch_two("example_h200_handwritten.log") + " " +
-                       at_batch_two("example_b200_handwritten.log") + " --force --need-seqlen 300k --json");
+  const std::string both = "decide " + at_batch_two("example_h200_handwritten.log") + " " +
+                           at_batch_two("example_b200_handwritten.log") + " --force --json --need-seqlen ";
+  const Result r = run(both + "300k");
   ASSERT_EQ(r.code, 0) << r.err;
   const json j = json::parse(r.out);
   EXPECT_NE(j["verdict"], "upgrade for capability") << j["line"];
@@ -944,6 +945,50 @@ TEST(Decide, ALengthTheOldGpuHoldsAtBatchOneIsNoCapabilityGap) {
       << j["reasons"].dump(1);
   EXPECT_EQ(j["longest"]["old"]["batch"], 2);
   EXPECT_NE(j["longest"]["old"]["how"].get<std::string>().find("at batch 2"), std::string::npos) << j["longest"];
+  // One sequence per step holds no more tokens than a step measured out of memory: the H200 ran
+  // out at 2 x 262144 tokens, so 540k is not within its reach whatever its line says; the B200
+  // holds it at one sequence per step, and the line says so, figures at one sequence per step.
+  const json gap = json::parse(run(both + "540000").out);
+  EXPECT_EQ(gap["verdict"], "upgrade for capability") << gap["line"];
+  EXPECT_NE(gap["line"].get<std::string>().find("540000 tokens per sequence fit one b200-sxm at one sequence per step "
+                                                "(gradient accumulation)"), std::string::npos) << gap["line"];
+  EXPECT_NE(gap["line"].get<std::string>().find("and not one NVIDIA H200 (523264 at most)"), std::string::npos)
+      << gap["line"];
+  EXPECT_EQ(gap["reasons"].dump().find("the NVIDIA H200 holds 540000"), std::string::npos) << gap["reasons"].dump(1);
+}
+
+// A length a GPU ran, or ran out of memory at, is known whatever its memory fit says: a fit carried
+// far past its lengths (the H200 suite's 187585 from 2k and 4k) leaves the answer as measured.
+TEST(Decide, ALengthAGpuRanOrRanOutOfMemoryAtIsKnownWhateverItsFit) {
+  std::string b200 = measured_again(slurp(kSuite + "/sweep.jsonl"), 0.5);
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{"NVIDIA H200", "NVIDIA B200"}, {"h200-sxm", "b200-sxm"},
+                                 {kSuiteGpu, kOtherGpu}}) {
+    for (size_t at; (at = b200.find(from)) != std::string::npos;) b200.replace(at, from.size(), to);
+  }
+  // The B200 ran 2048 and ran out of memory at 4096.
+  std::istringstream in(b200);
+  std::string kept;
+  json context;
+  for (std::string line; std::getline(in, line);) {
+    json r = json::parse(line);
+    if (r["type"] == "context" && context.is_null()) context = r;
+    if (r.value("seqlen", 0) == 4096 || (r["type"] == "context" && r["config"].value("seqlen", 0) == 4096)) continue;
+    kept += line + "\n";
+  }
+  ASSERT_FALSE(context.is_null());
+  context["config"]["seqlen"] = 4096;
+  for (auto& a : context["argv"]) {
+    if (a == "2048") a = "4096";
+  }
+  const json oom = {{"type", "train_oom"}, {"seqlen", 4096}, {"batch", 1}, {"device", 0},
+                    {"error", "CUDA error 'out of memory'"}, {"what", "CUDA error 'out of memory'"}};
+  kept += context.dump() + "\n" + oom.dump() + "\n";
+  const Result r = run("decide " + kSuite + "/sweep.jsonl " + write_file("b200_oom_4k.jsonl", kept) +
+                       " --need-seqlen 4k --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["verdict"], "do not upgrade") << j["line"];
+  EXPECT_NE(j["line"].get<std::string>().find("and not one b200-sxm (2048 ran)"), std::string::npos) << j["line"];
 }
 
 // A lever whose longest sequence is a fit carried far past its lengths reaches nothing for sure:

@@ -63,7 +63,7 @@ TEST(LongestSequence, AFindMaxThatDidNotSettleTheBoundaryIsALowerBound) {
   EXPECT_TRUE(gap.lower_bound);
   EXPECT_EQ(gap.unsettled_below, 16384);
   EXPECT_EQ(gap.holds(15000), Fit::unknown);
-  EXPECT_NE(gap.unknown_why(15000).find("stopped short of 16384"), std::string::npos);
+  EXPECT_NE(gap.unknown_why(15000).find("did not settle the boundary below 16384"), std::string::npos);
   const LongestSequence settled = longest_sequence(run, h200_capacity(), SweepMax{8192, 9216, 1024});
   EXPECT_FALSE(settled.lower_bound);
   EXPECT_EQ(settled.cell(), "8192 (found)");
