@@ -63,17 +63,9 @@ double decompose_seconds(const SuiteRequest& r, int64_t len) {
   return kProcessSeconds + steps * kProfileOverhead * estimated_step_seconds(r.train, len, r.gpu);
 }
 
-// The window the attention part measures: the layers' own when they all share one (0: full
-// attention), else full attention, as the layers without a window run it.
-int64_t measured_window(const ModelShape& m) {
-  std::set<int64_t> kinds;
-  for (int64_t l = 0; l < m.layers; ++l) kinds.insert(m.window(l));
-  return kinds.size() == 1 ? *kinds.begin() : 0;
-}
-
 double attention_seconds(const SuiteRequest& r, const std::vector<int64_t>& lengths) {
   const ModelShape& m = r.train.model;
-  const int64_t window = measured_window(m);
+  const int64_t window = attention_window(m);
   double s = 0;
   for (int64_t len : lengths) {
     // bench_flash_attn.py's FLOPs: causal forward 2 s^2 h d per sequence (the squares a window
@@ -124,7 +116,7 @@ SuitePlan build(const SuiteRequest& r, const std::vector<int64_t>& lengths, bool
                      "bandwidth.jsonl", false, 4});
   // A model whose layers all attend within one window is measured in it; one that mixes windowed
   // and full layers, at full attention, as its full layers run (said in the part's words).
-  const int64_t window = measured_window(m);
+  const int64_t window = attention_window(m);
   std::vector<std::string> attention = {"attention", "--seqlens", seqlen_list(lengths), "--heads", std::to_string(m.heads),
                                         "--kv-heads", std::to_string(m.kv_heads), "--head-dim",
                                         std::to_string(m.head_dim), "--batch", std::to_string(r.train.batch)};
@@ -175,6 +167,12 @@ SuitePlan build(const SuiteRequest& r, const std::vector<int64_t>& lengths, bool
 }
 
 }  // namespace
+
+int64_t attention_window(const ModelShape& m) {
+  std::set<int64_t> kinds;
+  for (int64_t l = 0; l < m.layers; ++l) kinds.insert(m.window(l));
+  return kinds.size() == 1 ? *kinds.begin() : 0;
+}
 
 double SuitePlan::total_s() const {
   double s = 0;

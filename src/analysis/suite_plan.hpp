@@ -64,6 +64,10 @@ struct SuitePlan {
 // The plan for `r`, fitted into its budget. UsageError when even the smallest plan is over it.
 SuitePlan plan_suite(const SuiteRequest& r);
 
+// The window the attention part measures: the layers' own when they all share one (0: full
+// attention), else full attention, as the layers without a window run it.
+int64_t attention_window(const ModelShape& m);
+
 // The estimated seconds of one training step of `cfg` at `seqlen` on `gpu` (null: an H200).
 double estimated_step_seconds(const TrainConfig& cfg, int64_t seqlen, const Accelerator* gpu);
 

@@ -200,10 +200,28 @@ report::Document summary(const SuiteManifest& m, const fs::path& dir) {
   return doc;
 }
 
+// Finished means `decide` can read the folder: what it would refuse is said here, not after the
+// other machine's suite. WorkError naming what, and what to do.
+void refuse_unreadable(const fs::path& dir) {
+  try {
+    (void)read_suite_folder(dir);
+  } catch (const std::exception& e) {
+    throw WorkError(fmt::format("suite: every part of {} is done, and decide cannot read the folder: {} (move the "
+                                "part's records out of the folder, and `suite --resume` measures it again)",
+                                dir.string(), e.what()));
+  }
+}
+
 // What `--resume` would do with each part of the folder, for --dry-run: kept, or run with the
 // command shown.
-std::pair<report::Document, json> resume_document(const Context& ctx, const SuiteManifest& m,
+std::pair<report::Document, json> resume_document(const Context& ctx, const SuiteManifest& manifest,
                                                   const std::vector<ResumeStep>& steps, const fs::path& dir) {
+  // The decompositions aimed at what the sweep's records hold, where the sweep does not run first.
+  SuiteManifest m = manifest;
+  const bool sweep_first = std::any_of(m.parts.begin(), m.parts.end(), [&](const ManifestPart& p) {
+    return p.name == "sweep" && steps[static_cast<size_t>(&p - m.parts.data())].run;
+  });
+  if (!sweep_first) aim_decompositions(m, dir);
   report::Document doc;
   auto& b = doc.add(fmt::format("suite --resume in {}: what it would run", dir.string()));
   b.table.columns = {{"part", report::Align::left}, {"status", report::Align::left}, {"resume", report::Align::left},
@@ -272,17 +290,20 @@ void run(Context& ctx, SuiteOptions& o) {
     }
   }
   // What the resume runs: the parts not done, and the done ones the folder no longer backs.
-  const std::vector<ResumeStep> steps = o.resume ? plan_resume(dir, m) : std::vector<ResumeStep>{};
+  const std::vector<ResumeStep> steps = o.resume ? plan_resume(dir, m, cfg.model) : std::vector<ResumeStep>{};
   if (o.resume && o.dry_run) {
     const auto [doc, j] = resume_document(ctx, m, steps, dir);
     o.output.emit(doc, j);
+    if (std::none_of(steps.begin(), steps.end(), [](const ResumeStep& s) { return s.run; })) refuse_unreadable(dir);
     return;
   }
   // What the resume runs, as its dry run says it (before the parts run again are marked pending).
   const std::string resume_shown =
       o.resume ? report::render_text(resume_document(ctx, m, steps, dir).first) : std::string();
   for (size_t i = 0; i < steps.size(); ++i) {
-    if (steps[i].again) m.parts[i].status = PartStatus::pending, m.parts[i].why = steps[i].why;
+    if (steps[i].run && (steps[i].again || m.parts[i].status == PartStatus::skipped)) {
+      m.parts[i].status = PartStatus::pending, m.parts[i].why = steps[i].why;
+    }
   }
   // A resumed suite whose every part is done or skipped measures nothing: it says where it stands
   // on any machine, one without the GPU side included.
@@ -391,15 +412,7 @@ void run(Context& ctx, SuiteOptions& o) {
     throw WorkError(fmt::format("suite: {} part(s) failed (their logs are in {}); `--resume` runs them again", failed,
                                 (dir / "logs").string()));
   } else if (m.complete()) {
-    // Finished means `decide` can read it: what it would refuse is said here, not after the other
-    // machine's suite.
-    try {
-      (void)read_suite_folder(dir);
-    } catch (const std::exception& e) {
-      throw WorkError(fmt::format("suite: every part of {} is done, and decide cannot read the folder: {} (move the "
-                                  "part's records out of the folder, and `suite --resume` measures it again)",
-                                  dir.string(), e.what()));
-    }
+    refuse_unreadable(dir);
   }
 }
 

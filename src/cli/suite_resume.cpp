@@ -13,6 +13,9 @@
 #include "base/error.hpp"
 #include "base/line_source.hpp"
 #include "base/text.hpp"
+#include <CLI/CLI.hpp>
+
+#include "analysis/suite_plan.hpp"
 #include "cli/arguments.hpp"
 #include "cli/train_options.hpp"
 #include "records/readers/read_run.hpp"
@@ -78,6 +81,20 @@ fs::path earlier_place(const fs::path& dir, const ManifestPart& p) {
   }
 }
 
+// How many of the lengths `asked` the sweep's records measured (steady steps).
+size_t measured_lengths(const fs::path& records, const std::vector<int64_t>& asked) {
+  size_t n = 0;
+  try {
+    const RunLog log = read_run_log(LineSource::file(records.string()), WarmupOnly::leave_out);
+    for (int64_t len : asked) {
+      const RunPoint* p = log.point(len);
+      n += p && p->status == PointStatus::ok && p->steps.has_steady();
+    }
+  } catch (const std::exception&) {
+  }
+  return n;
+}
+
 // A sweep's records the resume can continue: readable, of the manifest's workload. Why not, else "".
 std::string not_continued(const fs::path& records, const ManifestPart& p, const SuiteWorkload& w) {
   try {
@@ -99,13 +116,17 @@ std::pair<std::string, bool> why_again(const fs::path& dir, const ManifestPart& 
   const fs::file_status st = fs::symlink_status(records, ec);
   if (!fs::exists(st)) return {fmt::format("done, but its records {} are missing", p.records), false};
   if (!fs::is_regular_file(st)) return {fmt::format("done, but its records {} are not a file", p.records), false};
-  if (p.exit_code && *p.exit_code != 0) return {fmt::format("done, but with exit code {}", *p.exit_code), false};
   if (LineSource::file(records.string()).first_nonblank().empty()) {
     return {fmt::format("done, but its records {} are empty", p.records), false};
   }
+  const bool sweep = p.name == "sweep";
+  if (sweep) {
+    if (const std::string why = not_continued(records, p, w); !why.empty()) return {"done, but " + why, false};
+  }
+  // A sweep that exited with an error keeps what it measured, as a failed one does.
+  if (p.exit_code && *p.exit_code != 0) return {fmt::format("done, but with exit code {}", *p.exit_code), sweep};
   const std::vector<int64_t> asked = p.lengths_asked();
-  if (p.name != "sweep" || asked.empty()) return {"", false};
-  if (const std::string why = not_continued(records, p, w); !why.empty()) return {"done, but " + why, false};
+  if (!sweep || asked.empty()) return {"", false};
   const RunLog log = read_run_log(LineSource::file(records.string()), WarmupOnly::leave_out);
   std::vector<int64_t> lacking;
   for (int64_t len : asked) {
@@ -113,6 +134,105 @@ std::pair<std::string, bool> why_again(const fs::path& dir, const ManifestPart& 
   }
   if (lacking.empty()) return {"", false};
   return {fmt::format("done, but its records {} hold no step at {} tokens", p.records, fmt::join(lacking, ", ")), true};
+}
+
+// The options a training step's command may carry in a suite: every `train` option `suite`
+// accepts, as declared (not the data-parallel ones, not --seqlen, not --breakdown).
+const std::set<std::string>& training_options() {
+  static const std::set<std::string> names = [] {
+    CLI::App app;
+    TrainOptions t;
+    t.add_to(app, {.seqlen = false, .parallel = false, .breakdown = false});
+    std::set<std::string> n;
+    for (const CLI::Option* o : app.get_options()) {
+      for (const std::string& l : o->get_lnames()) n.insert("--" + l);
+    }
+    return n;
+  }();
+  return names;
+}
+
+// What a part of its name runs: its subcommand, the options it may carry, whether it takes a
+// positional argument (a trace). Empty `verb` for a name no suite gives a part.
+struct PartKind {
+  std::string verb;
+  std::set<std::string> options;
+  bool training = false, positional = false;
+};
+
+PartKind kind_of(const std::string& name) {
+  if (name == "env") return {"env", {"--json"}};
+  if (name == "mamf") return {"mamf", {"--out"}};
+  if (name == "mamf-step") {
+    return {"mamf", {"--shapes-of", "--seqlen", "--layers", "--batch", "--checkpointing", "--mlp-tile", "--loss-chunk", "--out"}};
+  }
+  if (name == "bandwidth") return {"bandwidth", {"--sizes", "--out"}};
+  if (name == "attention") {
+    return {"attention", {"--seqlens", "--heads", "--kv-heads", "--head-dim", "--batch", "--window", "--out"}};
+  }
+  if (name == "sweep") {
+    return {"sweep", {"--seqlens", "--find-max", "--find-max-steps", "--find-max-ceiling", "--find-max-granularity", "--out"},
+            true};
+  }
+  if (name == "decompose-short" || name == "decompose-long") return {"decompose", {"--seqlen", "--steps", "--out"}, true};
+  if (name == "nccl") return {"nccl", {"--gpus", "--out"}};
+  if (name.rfind("trace-", 0) == 0) return {"decompose", {"--out"}, false, true};
+  return {};
+}
+
+// "" when `p`'s command is one its kind of part runs (its subcommand, its options, --out its own
+// records in the folder, the model's attention shape), else what is not.
+std::string not_of_its_kind(const ManifestPart& p, const ModelShape& model) {
+  const PartKind k = kind_of(p.name);
+  if (k.verb.empty()) return fmt::format("no suite has a part named {}", printable(p.name));
+  if (const std::string own = p.name == "env" ? "env.json" : p.name + ".jsonl"; p.records != own) {
+    return fmt::format("its records {} are not its own {}", printable(p.records), own);
+  }
+  if (p.command.empty() || p.command.front() != k.verb) {
+    return fmt::format("it runs `{}`, where a part named {} runs `{}`", p.command.empty() ? "" : printable(p.command.front()),
+                       p.name, k.verb);
+  }
+  size_t positional = 0, outs = 0;
+  for (size_t i = 1; i < p.command.size(); ++i) {
+    const std::string& a = p.command[i];
+    if (a.rfind("--", 0) != 0) {
+      ++positional;
+      continue;
+    }
+    const std::string name = a.substr(0, a.find('='));
+    if (!k.options.count(name) && !(k.training && training_options().count(name))) {
+      return fmt::format("it gives {}, an option a part named {} never runs with", printable(name), p.name);
+    }
+    if (name == "--out") {
+      ++outs;
+      const std::string to = a.find('=') != std::string::npos ? a.substr(a.find('=') + 1)
+                             : i + 1 < p.command.size()      ? p.command[i + 1]
+                                                             : "";
+      if (to != p.records) return fmt::format("its --out {} is not its records {}", printable(to), printable(p.records));
+    }
+    // The option's value, where it takes one, is the next argument: not positional.
+    if (a.find('=') == std::string::npos && i + 1 < p.command.size() && p.command[i + 1].rfind("--", 0) != 0 &&
+        !flags().count(name) && name != "--json" && name != "--find-max") {
+      ++i;
+    }
+  }
+  if (positional != (k.positional ? 1u : 0u)) return fmt::format("it gives {} argument(s) that are no option", positional);
+  if (outs != (p.name == "env" ? 0u : 1u)) return fmt::format("it names its records with --out {} times", outs);
+  if (p.name == "attention") {
+    const std::map<std::string, std::string> o = options_of(p.command);
+    const auto value = [&](const char* n, const std::string& absent) {
+      const auto it = o.find(n);
+      return it == o.end() ? absent : it->second;
+    };
+    const int64_t window = attention_window(model);
+    for (const auto& [name, want] : {std::pair<const char*, int64_t>{"--heads", model.heads}, {"--kv-heads", model.kv_heads},
+                                     {"--head-dim", model.head_dim}, {"--window", window}}) {
+      if (value(name, "0") != std::to_string(want)) {
+        return fmt::format("its {} {} is not the model's {}", name, printable(value(name, "(none)")), want);
+      }
+    }
+  }
+  return "";
 }
 
 }  // namespace
@@ -151,9 +271,13 @@ std::string command_departs(const std::vector<std::string>& command, const Suite
   return fmt::format("{}", fmt::join(d, "; "));
 }
 
-std::vector<ResumeStep> plan_resume(const fs::path& dir, const SuiteManifest& m) {
+std::vector<ResumeStep> plan_resume(const fs::path& dir, const SuiteManifest& m, const ModelShape& model) {
   std::vector<ResumeStep> steps;
   for (const ManifestPart& p : m.parts) {
+    if (const std::string why = not_of_its_kind(p, model); !why.empty()) {
+      throw WorkError(fmt::format("--resume: {}: part {}'s command is not one a suite runs ({}): the manifest was edited; "
+                                  "start a new suite folder", (dir / "manifest.json").string(), printable(p.name), why));
+    }
     if (const std::string d = command_departs(p.command, m.workload); !d.empty()) {
       throw WorkError(fmt::format("--resume: {}: part {}'s command runs another workload than the manifest's ({}, the "
                                   "command's, then the workload's): the manifest was edited; start a new suite folder",
@@ -178,6 +302,22 @@ std::vector<ResumeStep> plan_resume(const fs::path& dir, const SuiteManifest& m)
       }
     }
     steps.push_back(s);
+  }
+  // A decomposition left out for want of a length the sweep measured is aimed again once the sweep
+  // has run again, or where its records now hold the lengths.
+  const auto sweep = std::find_if(m.parts.begin(), m.parts.end(), [](const ManifestPart& p) { return p.name == "sweep"; });
+  if (sweep == m.parts.end()) return steps;
+  const bool sweep_runs = steps[static_cast<size_t>(sweep - m.parts.begin())].run;
+  const size_t measured = sweep_runs ? 0 : measured_lengths(dir / sweep->records, sweep->lengths_asked());
+  for (size_t i = 0; i < m.parts.size(); ++i) {
+    const ManifestPart& p = m.parts[i];
+    if (p.status != PartStatus::skipped || p.name.rfind("decompose-", 0) != 0) continue;
+    const size_t wanted = p.name == "decompose-long" ? 2 : 1;
+    if (sweep_runs || measured >= wanted) {
+      steps[i].run = true;
+      steps[i].why = sweep_runs ? "left out for want of a length; aimed again after the sweep"
+                                : "left out for want of a length, which the sweep's records now hold";
+    }
   }
   return steps;
 }

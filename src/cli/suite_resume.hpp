@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "facts/model_shape.hpp"
 #include "records/suite_manifest.hpp"
 
 namespace ub::cli {
@@ -26,8 +27,9 @@ struct ResumeStep {
 std::string command_departs(const std::vector<std::string>& command, const SuiteWorkload& w);
 
 // One step per part of `m`, in order. WorkError naming the manifest and the part when a part's
-// command departs from the workload.
-std::vector<ResumeStep> plan_resume(const std::filesystem::path& dir, const SuiteManifest& m);
+// command is not one its kind of part runs (another subcommand, an option it never gets, --out
+// other than its records, another attention shape than `model`'s) or departs from the workload.
+std::vector<ResumeStep> plan_resume(const std::filesystem::path& dir, const SuiteManifest& m, const ModelShape& model);
 
 // Moves the records a part is about to write (left by an earlier attempt) to
 // DIR/NAME.earlier-N.EXT, the first N free; "" when there were none, else the new place.

@@ -572,6 +572,11 @@ TEST(Suite, AFinishedFolderDecideRefusesIsNotCalledFinished) {
   std::ofstream(dir / "env.json") << env;
   expect_error(fmt::format("suite --out {} --resume --layers 2 --seqlens 2k,4k --no-find-max", dir.string()), 1,
                fmt::format("every part of {} is done, and decide cannot read the folder:", dir.string()));
+  // Its dry run says the same, after what it would run (nothing).
+  const Result dry = run(fmt::format("suite --out {} --resume --layers 2 --seqlens 2k,4k --no-find-max --dry-run", dir.string()));
+  EXPECT_EQ(dry.code, 1) << dry.out;
+  EXPECT_NE(dry.out.find("nothing would run"), std::string::npos) << dry.out;
+  EXPECT_NE(dry.err.find("decide cannot read the folder"), std::string::npos) << dry.err;
 }
 
 TEST(Suite, WithoutAGpuSideNothingIsStarted) {

@@ -41,6 +41,9 @@ size_t index_of(const SuiteManifest& m, const std::string& name) {
   throw std::runtime_error("no part " + name);
 }
 
+// The model the fixture suite measured: Llama-3.1-8B, 2 layers.
+ModelShape the_suites_model() { return with_layers(load_model("llama-3.1-8b", fs::path(UB_DATA_DIR) / "models"), 2); }
+
 SuiteWorkload two_layers() {
   SuiteWorkload w;
   w.model = "llama-3.1-8b";
@@ -86,7 +89,7 @@ TEST(SuiteResume, ACommandRunsTheManifestsWorkloadOrSaysWhatDiffers) {
 TEST(SuiteResume, AFinishedFolderRunsNothing) {
   const fs::path dir = copy_of_suite("resume_finished");
   const SuiteManifest m = read_suite_manifest(dir);
-  for (const ResumeStep& s : plan_resume(dir, m)) EXPECT_FALSE(s.run);
+  for (const ResumeStep& s : plan_resume(dir, m, the_suites_model())) EXPECT_FALSE(s.run);
 }
 
 TEST(SuiteResume, ADonePartTheFolderNoLongerBacksRunsAgain) {
@@ -107,13 +110,14 @@ TEST(SuiteResume, ADonePartTheFolderNoLongerBacksRunsAgain) {
     }
   }
   cut.close();
-  const std::vector<ResumeStep> steps = plan_resume(dir, m);
+  const std::vector<ResumeStep> steps = plan_resume(dir, m, the_suites_model());
   ASSERT_EQ(steps.size(), m.parts.size());
   const ResumeStep& mamf = steps[index_of(m, "mamf")];
   EXPECT_TRUE(mamf.run && mamf.again && !mamf.sweep_resume);
   EXPECT_EQ(mamf.why, "done, but its records mamf.jsonl are missing");
   EXPECT_EQ(steps[index_of(m, "attention")].why, "done, but its records attention.jsonl are not a file");
   EXPECT_EQ(steps[index_of(m, "bandwidth")].why, "done, but with exit code 3");
+  EXPECT_FALSE(steps[index_of(m, "bandwidth")].sweep_resume);
   const ResumeStep& pending = steps[index_of(m, "mamf-step")];
   EXPECT_TRUE(pending.run && !pending.again);
   const ResumeStep& sweep = steps[index_of(m, "sweep")];
@@ -121,6 +125,41 @@ TEST(SuiteResume, ADonePartTheFolderNoLongerBacksRunsAgain) {
   EXPECT_EQ(sweep.why, "done, but its records sweep.jsonl hold no step at 4096 tokens");
   EXPECT_EQ(steps[index_of(m, "decompose-long")].why, "done, but its records decompose-long.jsonl are empty");
   for (const char* kept : {"env", "decompose-short"}) EXPECT_FALSE(steps[index_of(m, kept)].run) << kept;
+}
+
+// A sweep done with an exit code that is not 0 keeps what it measured, as a failed one does.
+TEST(SuiteResume, ASweepDoneWithAnErrorIsContinued) {
+  const fs::path dir = copy_of_suite("resume_sweep_error");
+  SuiteManifest m = read_suite_manifest(dir);
+  part(m, "sweep").exit_code = 1;
+  const ResumeStep s = plan_resume(dir, m, the_suites_model())[index_of(m, "sweep")];
+  EXPECT_TRUE(s.run && s.again && s.sweep_resume);
+  EXPECT_EQ(s.why, "done, but with exit code 1");
+}
+
+// A decomposition left out for want of a length is aimed again: after the sweep runs again, or
+// where the sweep's records now hold the lengths it needs.
+TEST(SuiteResume, ADecompositionLeftOutForWantOfALengthIsAimedAgain) {
+  const fs::path dir = copy_of_suite("resume_skipped_decomposition");
+  SuiteManifest m = read_suite_manifest(dir);
+  part(m, "decompose-long").status = PartStatus::skipped;
+  part(m, "decompose-long").why = "the sweep measured one length only";
+  std::vector<ResumeStep> steps = plan_resume(dir, m, the_suites_model());
+  EXPECT_TRUE(steps[index_of(m, "decompose-long")].run);
+  EXPECT_EQ(steps[index_of(m, "decompose-long")].why, "left out for want of a length, which the sweep's records now hold");
+  part(m, "sweep").status = PartStatus::failed;
+  steps = plan_resume(dir, m, the_suites_model());
+  EXPECT_EQ(steps[index_of(m, "decompose-long")].why, "left out for want of a length; aimed again after the sweep");
+  // Still one length measured, and the sweep not run again: it stays left out.
+  std::istringstream lines(slurp(dir / "sweep.jsonl"));
+  std::ofstream cut(dir / "sweep.jsonl", std::ios::trunc);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("\"seqlen\":4096") == std::string::npos) cut << line << "\n";
+  }
+  cut.close();
+  part(m, "sweep").status = PartStatus::skipped;
+  steps = plan_resume(dir, m, the_suites_model());
+  EXPECT_FALSE(steps[index_of(m, "decompose-long")].run);
 }
 
 // A sweep's records of another workload are not continued (sweep --resume would refuse them, and
@@ -131,12 +170,12 @@ TEST(SuiteResume, ASweepOfAnotherWorkloadIsNotContinued) {
   std::string text = slurp(dir / "sweep.jsonl");
   for (size_t at; (at = text.find("\"layers\":2")) != std::string::npos;) text.replace(at, 10, "\"layers\":4");
   std::ofstream(dir / "sweep.jsonl", std::ios::trunc) << text;
-  std::vector<ResumeStep> steps = plan_resume(dir, m);
+  std::vector<ResumeStep> steps = plan_resume(dir, m, the_suites_model());
   const ResumeStep& done = steps[index_of(m, "sweep")];
   EXPECT_TRUE(done.run && done.again && !done.sweep_resume);
   EXPECT_NE(done.why.find("are of another workload (layers 4 vs 2"), std::string::npos) << done.why;
   part(m, "sweep").status = PartStatus::interrupted;
-  steps = plan_resume(dir, m);
+  steps = plan_resume(dir, m, the_suites_model());
   const ResumeStep& cut = steps[index_of(m, "sweep")];
   EXPECT_TRUE(cut.run && !cut.sweep_resume);
   EXPECT_NE(cut.why.find("are of another workload"), std::string::npos) << cut.why;
@@ -148,13 +187,43 @@ TEST(SuiteResume, ASweepCutShortContinuesItsRecords) {
   SuiteManifest m = read_suite_manifest(dir);
   part(m, "sweep").status = PartStatus::interrupted;
   part(m, "mamf").status = PartStatus::failed;
-  std::vector<ResumeStep> steps = plan_resume(dir, m);
+  std::vector<ResumeStep> steps = plan_resume(dir, m, the_suites_model());
   EXPECT_TRUE(steps[index_of(m, "sweep")].sweep_resume);
   EXPECT_FALSE(steps[index_of(m, "mamf")].sweep_resume);
   fs::remove(dir / "sweep.jsonl");  // nothing measured yet: a sweep of its own
-  steps = plan_resume(dir, m);
+  steps = plan_resume(dir, m, the_suites_model());
   EXPECT_TRUE(steps[index_of(m, "sweep")].run);
   EXPECT_FALSE(steps[index_of(m, "sweep")].sweep_resume);
+}
+
+// A part runs what its kind of part runs, into its own records in the folder: an edited command
+// that runs another subcommand, writes elsewhere, or takes options no suite gives it is refused.
+TEST(SuiteResume, APartRunsOnlyWhatItsKindOfPartRuns) {
+  const fs::path dir = copy_of_suite("resume_kinds");
+  const ModelShape model = the_suites_model();
+  const auto refused = [&](const std::string& name, const std::vector<std::string>& command, const std::string& said,
+                           const std::string& records = "") {
+    SuiteManifest m = read_suite_manifest(dir);
+    part(m, name).command = command;
+    if (!records.empty()) part(m, name).records = records;
+    try {
+      plan_resume(dir, m, model);
+      ADD_FAILURE() << name << " ran an edited command";
+    } catch (const WorkError& e) {
+      EXPECT_NE(std::string(e.what()).find(said), std::string::npos) << e.what();
+    }
+  };
+  refused("mamf", {"report", "x.jsonl", "-o", "/tmp/elsewhere"}, "it runs `report`, where a part named mamf runs `mamf`");
+  refused("sweep", {"sweep", "--seqlens", "2048", "--layers", "2", "--out", "/tmp/outside.jsonl"},
+          "its --out /tmp/outside.jsonl is not its records sweep.jsonl");
+  refused("sweep", {"sweep", "--seqlens", "2048", "--layers", "2", "--zero", "3", "--out", "sweep.jsonl"},
+          "it gives --zero, an option a part named sweep never runs with");
+  refused("attention", {"attention", "--seqlens", "2048", "--heads", "64", "--kv-heads", "8", "--head-dim", "128",
+                        "--batch", "1", "--out", "attention.jsonl"}, "its --heads 64 is not the model's 32");
+  refused("mamf", {"mamf", "--out", "env.json"}, "its records env.json are not its own mamf.jsonl", "env.json");
+  refused("decompose-long", {"decompose", "--seqlen", "4096", "--layers", "2"}, "it names its records with --out 0 times");
+  // The fixture's own commands are each of their kind.
+  EXPECT_NO_THROW(plan_resume(dir, read_suite_manifest(dir), model));
 }
 
 TEST(SuiteResume, APartRunningAnotherWorkloadRefusesTheFolder) {
@@ -162,7 +231,7 @@ TEST(SuiteResume, APartRunningAnotherWorkloadRefusesTheFolder) {
   SuiteManifest m = read_suite_manifest(dir);
   part(m, "sweep").command = {"sweep", "--seqlens", "2048,4096", "--layers", "32", "--out", "sweep.jsonl"};
   try {
-    plan_resume(dir, m);
+    plan_resume(dir, m, the_suites_model());
     ADD_FAILURE() << "an edited command was resumed";
   } catch (const WorkError& e) {
     EXPECT_NE(std::string(e.what()).find("part sweep's command runs another workload than the manifest's (layers 32 vs 2"),
