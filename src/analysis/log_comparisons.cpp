@@ -241,9 +241,8 @@ DecompositionComparison compare_decomposition(const DecompositionLog& old_log, c
   std::vector<std::string> other_work;
   const auto refuse_work = [&](const std::string& what, double o_tflop, double n_tflop) {
     if (std::abs(n_tflop / o_tflop - 1) <= 0.02) return;
-    // Two decimals, or three significant digits below one TFLOP (a tiny step's 0.0012).
-    const auto tflop = [](double v) { return std::abs(v) >= 1 ? fmt::format("{:.2f}", v) : fmt::format("{:.3g}", v); };
-    const std::string differs = fmt::format("{}: {} vs {} TFLOP, old vs new", what, tflop(o_tflop), tflop(n_tflop));
+    const std::string differs = fmt::format("{}: {} vs {} TFLOP, old vs new", what, fixed_decimals(o_tflop, 2),
+                                            fixed_decimals(n_tflop, 2));
     if (!force) {
       throw UsageError(fmt::format("{} and {} decompose steps of different work ({}: another depth, length or batch): "
                                    "decompose one workload on both GPUs, or --force to compare them anyway",
@@ -252,6 +251,20 @@ DecompositionComparison compare_decomposition(const DecompositionLog& old_log, c
     other_work.push_back(differs);
   };
   bool work_checked = false;
+  // A printout beside our buckets: their dense work, "everything else" once ours are folded into
+  // bench_decompose.py's three (attention is not compared: ours counts FlashAttention's recompute).
+  const bool fold = in_guide_buckets(old_log) != in_guide_buckets(new_log);
+  const DecompositionLog o = fold && !in_guide_buckets(old_log) ? as_guide_buckets(old_log) : old_log;
+  const DecompositionLog n = fold && !in_guide_buckets(new_log) ? as_guide_buckets(new_log) : new_log;
+  if (fold) {
+    const auto dense = [](const DecompositionLog& l) -> std::optional<double> {
+      for (const DecompositionBucket& b : l.buckets) {
+        if (b.name == "everything else" && b.tflop && *b.tflop > 0) return b.tflop;
+      }
+      return std::nullopt;
+    };
+    if (const auto a = dense(o), b = dense(n); a && b) refuse_work("everything else (the dense work)", *a, *b), work_checked = true;
+  }
   for (const auto& [name, tflop] : old_work) {
     if (const auto it = new_work.find(name); it != new_work.end()) refuse_work(printable(name), tflop, it->second), work_checked = true;
   }
@@ -278,9 +291,6 @@ DecompositionComparison compare_decomposition(const DecompositionLog& old_log, c
                                  "says they decompose one workload; --force compares them anyway",
                                  printable(old_log.path), printable(new_log.path)));
   }
-  const bool fold = in_guide_buckets(old_log) != in_guide_buckets(new_log);
-  const DecompositionLog o = fold && !in_guide_buckets(old_log) ? as_guide_buckets(old_log) : old_log;
-  const DecompositionLog n = fold && !in_guide_buckets(new_log) ? as_guide_buckets(new_log) : new_log;
   DecompositionComparison c;
   c.old_gpu = o.gpu, c.new_gpu = n.gpu;
   c.provenance = weaker(old_log.provenance, new_log.provenance);

@@ -768,6 +768,24 @@ TEST(Messages, AnEmptyFileIsNoLogInEveryCommand) {
   }
 }
 
+// A printout of the whole model beside our 2-layer decomposition at the same length: bench_decompose.py's
+// "everything else" against our buckets folded into it is another dense work (184.43 vs 23.63
+// TFLOP): refused, not a 10x speedup of one GPU over itself.
+TEST(SilentlyWrong, APrintoutOfAnotherDepthBesideOurBucketsIsRefused) {
+  const std::string printout = write_file("printout_4k.txt",
+      "# gpu=NVIDIA H200 backend=flash_attention_3 zero=0 gc=0 offload=0 liger=0 seq=4096 time_steps=10 profile_steps=5\n"
+      "# wall step=430.0 ms   peak_mem=40.0 GiB   attention FLOP share=6.7%   attention wall share=7.0%   comm=0.0% of "
+      "kernel time (overlapped, hidden in wall)\n"
+      "attention(FA)      13.19 TFLOP  30.0 ms  439.8 TFLOPS  MFU 44.5%\n"
+      "everything else    184.43 TFLOP  400.0 ms  461.1 TFLOPS  MFU 46.6%\n"
+      "TOTAL              197.63 TFLOP  430.0 ms  459.6 TFLOPS  MFU 46.5%\n");
+  const std::string both = "compare " + printout + " " + kFx + "/engine_llama_2l_4096.jsonl";
+  expect_error(both, 2, "decompose steps of different work (everything else (the dense work): 184.43 vs 23.63 TFLOP");
+  const Result forced = run(both + " --force");
+  EXPECT_EQ(forced.code, 0) << forced.err;
+  EXPECT_NE(forced.out.find("forced: different work: everything else (the dense work)"), std::string::npos) << forced.out;
+}
+
 // Runs of other batches compared with --force: a step of twice the tokens in twice the time is
 // the same speed per token, as cost and energy say; the header names both batches, and the batch
 // is the workload's, not a software difference.
