@@ -10,6 +10,8 @@
 
 #include "analysis/decision_summary.hpp"
 #include "analysis/energy_summary.hpp"
+#include "analysis/run_limits.hpp"
+#include "facts/model_shape.hpp"
 #include "base/error.hpp"
 #include "base/text.hpp"
 
@@ -97,7 +99,14 @@ void add_ratios(UpgradeDecision& d, const MeasurementSet& o, const MeasurementSe
 }
 
 // Pairs the two sets' decompositions: the i-th of each (a suite writes the shortest length first).
-void add_decompositions(UpgradeDecision& d, const MeasurementSet& o, const MeasurementSet& n, const Catalog& catalog) {
+// A bench_decompose.py printout is held to its model's work at its length first, as `predict` does.
+void add_decompositions(UpgradeDecision& d, const MeasurementSet& o, const MeasurementSet& n, const Catalog& catalog,
+                        const std::filesystem::path& models_dir) {
+  for (const MeasurementSet* s : {&o, &n}) {
+    for (const DecompositionLog& l : s->decompositions) {
+      if (l.records.empty()) refuse_printout_not_of_model(l, load_model(kPrintoutModel, models_dir), "");
+    }
+  }
   for (size_t i = 0; i < std::min(o.decompositions.size(), n.decompositions.size()); ++i) {
     d.decompositions.push_back(compare_decomposition(o.decompositions[i], n.decompositions[i], catalog));
   }
@@ -691,7 +700,7 @@ UpgradeDecision decide_upgrade(const MeasurementSet& o, const MeasurementSet& n,
   if (o.ceiling && n.ceiling) d.ceiling = compare_mamf(*o.ceiling, *n.ceiling, catalog, opt.force);
   if (o.attention && n.attention) d.attention = compare_attention(*o.attention, *n.attention, catalog);
   if (o.nccl && n.nccl) d.nccl = compare_nccl(*o.nccl, *n.nccl, catalog);
-  add_decompositions(d, o, n, catalog);
+  add_decompositions(d, o, n, catalog, models_dir);
   add_ratios(d, o, n);
   if (o.sweep) {
     d.old_longest = longest_sequence(*o.sweep, d.old_accel ? d.old_accel->capacity_gib() : std::nullopt, o.found);

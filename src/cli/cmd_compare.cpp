@@ -156,6 +156,9 @@ void register_compare(CLI::App& app, Context& ctx) {
     } else if (kind == LogKind::decomposition) {
       o->flags.refuse_unused("a decomposition comparison", true);
       const DecompositionLog a = read_decomposition_log(old_text), b = read_decomposition_log(new_text);
+      for (const DecompositionLog* l : {&a, &b}) {  // a printout's work is its model's at its length, as predict holds it
+        if (l->records.empty()) refuse_printout_not_of_model(*l, ctx.model(kPrintoutModel, 0), "");
+      }
       const DecompositionComparison c = compare_decomposition(a, b, cat, o->flags.force);
       shared();
       o->out.emit(report::decomposition_comparison_document(c), c);

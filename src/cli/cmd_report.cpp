@@ -183,6 +183,7 @@ void run(Context& ctx, const ReportOptions& o) {
     for (const LineSource& t : texts) {
       logs.push_back(read_decomposition_log(t)), gpus.emplace_back(logs.back().gpu, t.path);
       refuse_impossible_decomposition(logs.back(), ctx.catalog());  // as compare, predict and history add do
+      if (logs.back().records.empty()) refuse_printout_not_of_model(logs.back(), ctx.model(kPrintoutModel, 0), "");
       said.emplace_back(logs.back().warnings, t.path);
     }
     std::optional<DecompositionComparison> c;

@@ -784,6 +784,13 @@ TEST(SilentlyWrong, APrintoutOfAnotherDepthBesideOurBucketsIsRefused) {
   const Result forced = run(both + " --force");
   EXPECT_EQ(forced.code, 0) << forced.err;
   EXPECT_NE(forced.out.find("forced: different work: everything else (the dense work)"), std::string::npos) << forced.out;
+  // A printout's FLOPs are Llama-3.1-8B's at its seq=, in compare, decide and report as in predict.
+  const std::string relabelled = write_file("printout_relabelled.txt", replaced(slurp(kFx + "/decompose_h200.txt"), "seq=8192", "seq=4096"));
+  const std::string b200 = write_file("printout_relabelled_b200.txt", replaced(slurp(kFx + "/decompose_b200.txt"), "seq=8192", "seq=4096"));
+  for (const std::string& command : {"compare " + relabelled + " " + b200, "decide " + relabelled + " " + b200,
+                                     "report " + relabelled + " " + b200 + " -o " + temp_path("relabelled_report")}) {
+    expect_error(command, 1, relabelled + ": a step of 421.65 TFLOP is not llama-3.1-8b's work at 4096 tokens (197.63 TFLOP)");
+  }
 }
 
 // Runs of other batches compared with --force: a step of twice the tokens in twice the time is
@@ -1848,12 +1855,13 @@ TEST(SilentlyWrong, DecompositionsOfAnotherWorkloadAreNotCompared) {
                                                         "421.65 TFLOP  538.5 ms  783.0 TFLOPS  MFU 34.8",
                                                         "237.21 TFLOP  538.5 ms  440.5 TFLOPS  MFU 19.6"),
                                                "attention FLOP share=12.5%", "attention FLOP share=22.3%"));
-  expect_error("compare " + kFx + "/decompose_h200.txt " + half, 2,
-               "decompose steps of different work (everything else: 368.87 vs 184.43 TFLOP");
-  // --force compares them, and says it (our engine's executed FLOPs beside a trace's model FLOPs).
-  const Result forced = run("compare " + kFx + "/decompose_h200.txt " + half + " --force");
-  ASSERT_EQ(forced.code, 0) << forced.err;
-  EXPECT_NE(forced.out.find("forced: different work: everything else: 368.87 vs 184.43 TFLOP"), std::string::npos) << forced.out;
+  // A printout's work is its model's at its length: half of it is no Llama-3.1-8B step at 8192,
+  // refused whatever --force says (the work of our buckets beside a printout's is held and forced
+  // in APrintoutOfAnotherDepthBesideOurBucketsIsRefused).
+  for (const std::string& force : {"", " --force"}) {
+    expect_error("compare " + kFx + "/decompose_h200.txt " + half + force, 1,
+                 "a step of 237.21 TFLOP is not llama-3.1-8b's work at 8192 tokens (421.65 TFLOP)");
+  }
   // Our records: the batch a decomposition says, the work of the buckets that say theirs.
   const std::string ours = slurp(kFx + "/suite_h200_2l/decompose-long.jsonl");
   ASSERT_NE(ours.find(R"("type":"decomposition")"), std::string::npos);
