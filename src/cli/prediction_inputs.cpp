@@ -187,13 +187,6 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
   }
   if (old_name.empty()) throw UsageError("the inputs do not name their GPU: give --from GPU");
   const Accelerator& from = cat.find(old_name);
-  // Predicting the GPU measured is carrying a step to another length or depth, checked against a
-  // run of it; with neither, the "prediction" is the measurement relabelled.
-  if (from.id == to.id && o.seqlens.empty() && o.to_layers == 0) {
-    throw UsageError(fmt::format("predict: --to {} is the GPU the inputs measured ({}): name the GPU you consider (--to "
-                                 "the same GPU goes with --seqlen or --to-layers, to check a carried step against a "
-                                 "measured one)", to.id, printable(old_name)));
-  }
   // A peak past what the old GPU holds is no measurement (a printout's peak_mem=9999.0 decided
   // the memory question).
   for (const StepInput& s : steps) {
@@ -217,6 +210,7 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
   }
   PredictOptions po;
   po.price_from = o.price_from, po.price_to = o.price_to;
+  bool carried = false;  // a step taken to a length or depth it was not measured at
   if (!o.carry_from.empty() && o.seqlens.empty()) {
     throw UsageError("--carry-from picks the measured length that --seqlen carries from: give --seqlen too");
   }
@@ -251,6 +245,7 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
                                      static_cast<double>(target) / static_cast<double>(*nearest.seqlen), *nearest.seqlen,
                                      kMaxCarry));
       }
+      carried = carried || *nearest.seqlen != target;
       steps.push_back(*nearest.seqlen == target ? nearest
                                                 : project_to_seqlen(nearest, target, model_of(nearest), from_rates));
     }
@@ -267,8 +262,15 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
         throw UsageError(fmt::format("{} measured {} layers, not the {} of --layers", s.path, *s.layers, o.layers));
       }
       if (!s.layers) s.layers = model->layers;
-      if (*s.layers != o.to_layers) s = project_to_layers(s, o.to_layers, *full_model);
+      if (*s.layers != o.to_layers) s = project_to_layers(s, o.to_layers, *full_model), carried = true;
     }
+  }
+  // Predicting the GPU measured is carrying a step to another length or depth, checked against a
+  // run of it; where nothing was carried, the "prediction" is the measurement relabelled.
+  if (from.id == to.id && !carried) {
+    throw UsageError(fmt::format("predict: --to {} is the GPU the inputs measured ({}): name the GPU you consider (--to "
+                                 "the same GPU goes with --seqlen or --to-layers carrying a step to a length or depth "
+                                 "it did not measure)", to.id, printable(old_name)));
   }
   po.catalog = &cat;
   for (StepInput& s : steps) {

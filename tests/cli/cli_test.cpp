@@ -705,11 +705,14 @@ TEST(Cli, DecomposeOfATraceGoesIntoTheHistory) {
 // depth they measured; --layers that contradicts them is refused, and a depth the model does not have too.
 TEST(Cli, PredictCarriesADecompositionToAnotherDepth) {
   const std::string in = kFx + "/engine_llama_2l_4096.jsonl";
-  const Result two = run("predict --to h200 " + in + " --model llama-3.1-8b --to-layers 2 --json");
+  const Result two = run("predict --to b200 " + in + " --model llama-3.1-8b --json");  // its old side: the step measured
   ASSERT_EQ(two.code, 0) << two.err;
-  // The GPU measured, with nothing carried, is the measurement relabelled "predicted".
-  expect_error("predict --to h200 " + in + " --model llama-3.1-8b", 2,
-               "predict: --to h200-sxm is the GPU the inputs measured (NVIDIA H200): name the GPU you consider");
+  // The GPU measured, with nothing carried (or carried to the depth it ran), is the measurement
+  // relabelled "predicted".
+  for (const std::string& carry : {"", " --to-layers 2", " --seqlen 4096"}) {
+    expect_error("predict --to h200 " + in + " --model llama-3.1-8b" + carry, 2,
+                 "predict: --to h200-sxm is the GPU the inputs measured (NVIDIA H200): name the GPU you consider");
+  }
   const Result deep = run("predict --to h200 " + in + " --model llama-3.1-8b --to-layers 32 --json");
   ASSERT_EQ(deep.code, 0) << deep.err;
   const nlohmann::json a = nlohmann::json::parse(two.out), b = nlohmann::json::parse(deep.out);
