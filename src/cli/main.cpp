@@ -57,13 +57,13 @@ void check_option_values(CLI::App& app) {
     if (opt->get_expected_max() == 0) continue;  // a flag
     const std::string type = opt->get_type_name();
     const bool numeric = type == "INT" || type == "UINT" || type == "FLOAT";
-    const bool whole = type == "UINT";
+    const bool whole = type == "UINT", integer = type == "INT";
     // CLI11 names an option by one of its names; one of several (-o, --page, --out) says them all,
     // the one typed among them.
     const std::string names = opt->get_lnames().size() + opt->get_snames().size() > 1
                                   ? " for " + opt->get_name(false, true) : std::string();
     opt->check(CLI::Validator(
-        [numeric, whole, names](std::string& v) {
+        [numeric, whole, integer, names](std::string& v) {
           if (v.find_first_not_of(" \t\r\n") == std::string::npos) {
             return fmt::format("{}{} (give one, or leave the option out)", v.empty() ? "an empty value" : "a blank value",
                                names);
@@ -78,6 +78,14 @@ void check_option_values(CLI::App& app) {
             }
             if (ec != std::errc() || end != v.data() + v.size()) {
               return fmt::format("'{}' is past the largest it takes, 18446744073709551615", ub::printable(v));
+            }
+          }
+          // A signed whole option past 64 bits would be clamped and quoted as the clamp.
+          if (integer && v.find_first_not_of("+-0123456789") == std::string::npos) {
+            int64_t parsed = 0;
+            const char* begin = v.data() + (v.front() == '+' ? 1 : 0);
+            if (std::from_chars(begin, v.data() + v.size(), parsed).ec == std::errc::result_out_of_range) {
+              return fmt::format("'{}' is past the largest it takes, 9223372036854775807", ub::printable(v));
             }
           }
           return std::string();

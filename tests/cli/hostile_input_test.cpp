@@ -918,6 +918,8 @@ TEST(Messages, AnEmptyValueIsAUsageErrorNamingTheOption) {
   expect_error(plan + "-1", 2, "--seed: '-1' is not a whole number of 0 or more");
   expect_error(plan + "18446744073709551616", 2, "--seed: '18446744073709551616' is past the largest it takes");
   EXPECT_EQ(run(plan + "18446744073709551615").code, 0);
+  // A signed whole option past 64 bits is quoted as given, not as the clamp.
+  expect_error("flops --layers 99999999999999999999", 2, "--layers: '99999999999999999999' is past the largest it takes");
 }
 
 TEST(Messages, TheJobsOptionsAreUsageErrors) {
