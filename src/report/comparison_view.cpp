@@ -133,11 +133,12 @@ Document comparison_document(const Comparison& c) {
     row.push_back(r.note);
     t.table.add_row(std::move(row));
   }
-  t.notes.push_back("TFLOPS per GPU: median of the steady steps (model FLOPs, MFU convention). MFU in %. "
-                    "Speedup = old step time / new step time, with the 95% interval of the medians; "
-                    "verdict SAME within 2%, AMBIGUOUS when the interval is wider and contains 1, FEW STEPS when "
-                    "a side has fewer than 6 steady steps (no 95% interval of a median exists there: the range "
-                    "shown is the steps' own, and no verdict is drawn).");
+  t.notes.push_back(fmt::format(
+      "TFLOPS per GPU: median of the steady steps (model FLOPs, MFU convention). MFU in %. Speedup = old {0} / new {0}, "
+      "with the 95% interval of the medians; verdict SAME within 2%, AMBIGUOUS when the interval is wider and contains "
+      "1, FEW STEPS when a side has fewer than 6 steady steps (no 95% interval of a median exists there: the range "
+      "shown is the steps' own, and no verdict is drawn).",
+      c.old_run.batch == c.new_run.batch ? "step time" : "time per token (their batches differ)"));
   if (priced) {
     t.notes.push_back(fmt::format("Break-even speedup (price new/old): {:.2f}x. $/Mtok = USD per million "
                                   "tokens per GPU.", *c.break_even));
