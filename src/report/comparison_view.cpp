@@ -60,19 +60,22 @@ void add_expert_block(Document& doc, const Comparison& c) {
 
 }  // namespace
 
+std::string forced_headline(const std::vector<std::string>& warnings) {
+  std::vector<std::string> forced;
+  for (const std::string& w : warnings) {
+    if (w.rfind("forced: ", 0) == 0) forced.push_back(w.substr(8));
+  }
+  if (forced.empty()) return "";
+  return fmt::format("FORCED: two workloads compared with --force ({}): the ratios below carry that difference, not the "
+                     "GPUs' alone.", fmt::join(forced, "; "));
+}
+
 Document comparison_document(const Comparison& c) {
   Document doc;
   auto& head = doc.add(fmt::format("old: {}  ->  new: {}", gpu_label(c.old_run, c.old_gpu),
                                    gpu_label(c.new_run, c.new_gpu)));
   // What --force compared across is said first (and again among the warnings).
-  std::vector<std::string> forced;
-  for (const std::string& w : c.warnings) {
-    if (w.rfind("forced: ", 0) == 0) forced.push_back(w.substr(8));
-  }
-  if (!forced.empty()) {
-    head.notes.push_back(fmt::format("FORCED: two workloads compared with --force ({}): the ratios below carry that "
-                                     "difference, not the GPUs' alone.", fmt::join(forced, "; ")));
-  }
+  if (const std::string forced = forced_headline(c.warnings); !forced.empty()) head.notes.push_back(forced);
   for (const RunLog* r : {&c.old_run, &c.new_run}) {
     if (!r->provenance.empty()) {
       head.notes.push_back(not_measured_line(r->path, r->provenance));

@@ -11,6 +11,9 @@
 namespace ub::report {
 
 Document comparison_document(const Comparison& c);
+// "FORCED: two workloads compared with --force (...): ..." from the "forced: " lines among
+// `warnings`, for a page to say first; "" when nothing was forced.
+std::string forced_headline(const std::vector<std::string>& warnings);
 nlohmann::json comparison_json(const Comparison& c);
 
 }  // namespace ub::report

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "base/text.hpp"
+#include "report/comparison_view.hpp"
 #include "report/format.hpp"
 
 namespace ub::report {
@@ -44,6 +45,7 @@ Document decomposition_comparison_document(const DecompositionComparison& c) {
   Document doc;
   auto& b = doc.add(fmt::format("Step decomposition: {} -> {}", c.old_gpu, c.new_gpu));
   b.notes = c.provenance_notes;
+  if (const std::string forced = forced_headline(c.warnings); !forced.empty()) b.notes.insert(b.notes.begin(), forced);
   doc.data_tag = c.provenance.measured() ? "" : c.provenance.tag();
   b.notes.push_back(hardware_line(c.old_gpu, c.new_gpu, c.hardware));
   if (c.old_step_ms) b.notes.push_back(fmt::format("{}: wall step {} ms", printable(c.old_path), *c.old_step_ms));

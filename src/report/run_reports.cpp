@@ -194,7 +194,10 @@ ReportContent comparison_report(const Comparison& c, const std::vector<std::stri
   glance.notes = summary.lines;
   glance.bulleted = true;
   r.lead_block = true;
-  r.alert = summary.stack_alert;
+  // What --force compared across, then a software difference, lead the page.
+  const std::string forced = forced_headline(c.warnings);
+  r.alert = forced.empty() ? summary.stack_alert
+                           : summary.stack_alert.empty() ? forced : forced + " " + summary.stack_alert;
   append(r.body, comparison_document(c));
   two_run_memory_fit(c, r.body);
   append(r.body, stack_document(c.old_run, c.new_run));

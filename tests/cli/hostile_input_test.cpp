@@ -827,6 +827,15 @@ TEST(SilentlyWrong, RunsOfOtherBatchesAreComparedPerToken) {
   const Result text_page = run("compare " + h200 + " " + batch2 + " --force");
   EXPECT_NE(text_page.out.find("batch 1 (old) vs 2 (new) per GPU"), std::string::npos) << text_page.out;
   EXPECT_LT(text_page.out.find("FORCED: two workloads compared with --force"), text_page.out.find("Per sequence length"));
+  // The report leads with it too, before its decision at a glance.
+  const std::string folder = temp_path("batch2_report");
+  std::filesystem::remove_all(folder);
+  const Result page = run("report " + h200 + " " + batch2 + " --force -o " + folder);
+  if (report_tools_missing(page)) GTEST_SKIP() << page.err;
+  ASSERT_EQ(page.code, 0) << page.err;
+  const std::string md = slurp(folder + "/report.md");
+  ASSERT_NE(md.find("FORCED: two workloads compared with --force"), std::string::npos) << md;
+  EXPECT_LT(md.find("FORCED: two workloads compared with --force"), md.find("Decision at a glance")) << md;
 }
 
 // Decompositions of steps of different lengths are not compared as one; --force compares them,
