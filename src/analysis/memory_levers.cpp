@@ -80,7 +80,7 @@ MemoryLevers memory_levers(const RunLog& run) {
   l.checkpointing = yes(run, "activation_checkpointing") || yes(run, "gc");
   l.mlp_tiles = positive(run, "mlp_tile");
   l.chunked_loss = positive(run, "loss_chunk") || yes(run, "liger");  // Liger's fused linear cross-entropy
-  l.offloaded_optimizer = yes(run, "offload_optimizer") || yes(run, "offload_optim");
+  l.offloaded_optimizer = sharding_of(run).offload_optimizer;
   l.offloaded_checkpoints = yes(run, "offload_checkpoints");
   return l;
 }

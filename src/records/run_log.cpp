@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "base/error.hpp"
+#include "base/text.hpp"
 
 namespace ub {
 
@@ -187,8 +188,8 @@ RunSharding sharding_of(const RunLog& run) {
   RunSharding s;
   s.world_size = count(said({"world_size"}), 1);
   s.zero_stage = count(said({"zero_stage", "zero"}), 0);
-  const std::string offload = said({"offload_optimizer", "offload_optim"});
-  s.offload_optimizer = offload == "true" || offload == "1";
+  const std::string offload = to_lower(said({"offload_optimizer", "offload_optim"}));
+  s.offload_optimizer = offload == "true" || offload == "1" || offload == "yes";
   return s;
 }
 
