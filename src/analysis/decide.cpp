@@ -99,14 +99,20 @@ void capability_part(const DecideInput& in, Decision& out) {
         to.name, dtype_list(more), from.name, fmt::join(uses, ", ")));
   }
   // Dtypes the catalog cannot tell for one of the two: never read as "no difference".
-  std::vector<Dtype> new_only_known;
+  std::vector<Dtype> new_only_known, old_only_known;
   for (Dtype d : out.specs.unknown_dtypes) {
     if (to.peak(d).executes().value_or(false)) new_only_known.push_back(d);
+    if (from.peak(d).executes().value_or(false)) old_only_known.push_back(d);
   }
   if (in.need.empty() && !new_only_known.empty()) {
     out.reasons.push_back(fmt::format("Capability: {} executes {}; whether {} does, the catalog does not know: check "
                                       "the vendor's documentation before counting it a gap or not.", to.name,
                                       dtype_list(new_only_known), from.name));
+  }
+  if (in.need.empty() && !old_only_known.empty()) {
+    out.reasons.push_back(fmt::format("Capability: {} executes {}; whether {} does, the catalog does not know: check "
+                                      "the vendor's documentation before counting it kept or lost.", from.name,
+                                      dtype_list(old_only_known), to.name));
   }
   if (in.need.empty() && out.specs.new_dtypes.empty()) {
     out.reasons.push_back(fmt::format(

@@ -71,6 +71,10 @@ TEST(Decide, DtypesTheCatalogCannotTellAreNotCalledNoDifference) {
   EXPECT_TRUE(any_reason_contains(d, "cannot, of those the catalog knows for both (not "));
   const Decision known = decide(input("h100", "b200"));
   EXPECT_FALSE(any_reason_contains(known, "the catalog does not know"));
+  // The other way: what the old GPU executes and the catalog cannot tell of the new one.
+  const Decision back = decide(input("b200", "tpu-v7x"));
+  EXPECT_TRUE(any_reason_contains(back, "whether Google TPU v7x does, the catalog does not know: check the vendor's "
+                                        "documentation before counting it kept or lost"));
 }
 
 TEST(Decide, NeededFp4IsACapabilityGap) {
