@@ -81,30 +81,34 @@ fs::path earlier_place(const fs::path& dir, const ManifestPart& p) {
   }
 }
 
+// A sweep's records, read once; none where they are not a sweep's.
+std::optional<RunLog> sweep_records(const fs::path& records) {
+  try {
+    return read_run_log(LineSource::file(records.string()), WarmupOnly::leave_out);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
 // How many of the lengths `asked` the sweep's records measured (steady steps).
 size_t measured_lengths(const fs::path& records, const std::vector<int64_t>& asked) {
+  const std::optional<RunLog> log = sweep_records(records);
+  if (!log) return 0;
   size_t n = 0;
-  try {
-    const RunLog log = read_run_log(LineSource::file(records.string()), WarmupOnly::leave_out);
-    for (int64_t len : asked) {
-      const RunPoint* p = log.point(len);
-      n += p && p->status == PointStatus::ok && p->steps.has_steady();
-    }
-  } catch (const std::exception&) {
+  for (int64_t len : asked) {
+    const RunPoint* p = log->point(len);
+    n += p && p->status == PointStatus::ok && p->steps.has_steady();
   }
   return n;
 }
 
-// A sweep's records the resume can continue: readable, of the manifest's workload. Why not, else "".
-std::string not_continued(const fs::path& records, const ManifestPart& p, const SuiteWorkload& w) {
-  try {
-    const RunLog log = read_run_log(LineSource::file(records.string()), WarmupOnly::leave_out);
-    if (const std::vector<std::string> d = w.departures_of(log); !d.empty()) {
-      return fmt::format("its records {} are of another workload ({}, theirs then the manifest's)", p.records,
-                         fmt::join(d, "; "));
-    }
-  } catch (const std::exception&) {
-    return fmt::format("its records {} are not a sweep's", p.records);
+// Whether the resume can continue a sweep's records: readable, of the manifest's workload. Why
+// not, else "".
+std::string not_continued(const std::optional<RunLog>& log, const ManifestPart& p, const SuiteWorkload& w) {
+  if (!log) return fmt::format("its records {} are not a sweep's", p.records);
+  if (const std::vector<std::string> d = w.departures_of(*log); !d.empty()) {
+    return fmt::format("its records {} are of another workload ({}, theirs then the manifest's)", p.records,
+                       fmt::join(d, "; "));
   }
   return "";
 }
@@ -120,17 +124,17 @@ std::pair<std::string, bool> why_again(const fs::path& dir, const ManifestPart& 
     return {fmt::format("done, but its records {} are empty", p.records), false};
   }
   const bool sweep = p.name == "sweep";
+  const std::optional<RunLog> log = sweep ? sweep_records(records) : std::nullopt;
   if (sweep) {
-    if (const std::string why = not_continued(records, p, w); !why.empty()) return {"done, but " + why, false};
+    if (const std::string why = not_continued(log, p, w); !why.empty()) return {"done, but " + why, false};
   }
   // A sweep that exited with an error keeps what it measured, as a failed one does.
   if (p.exit_code && *p.exit_code != 0) return {fmt::format("done, but with exit code {}", *p.exit_code), sweep};
   const std::vector<int64_t> asked = p.lengths_asked();
   if (!sweep || asked.empty()) return {"", false};
-  const RunLog log = read_run_log(LineSource::file(records.string()), WarmupOnly::leave_out);
   std::vector<int64_t> lacking;
   for (int64_t len : asked) {
-    if (!log.point(len)) lacking.push_back(len);
+    if (!log->point(len)) lacking.push_back(len);
   }
   if (lacking.empty()) return {"", false};
   return {fmt::format("done, but its records {} hold no step at {} tokens", p.records, fmt::join(lacking, ", ")), true};
@@ -297,7 +301,7 @@ std::vector<ResumeStep> plan_resume(const fs::path& dir, const SuiteManifest& m,
       const fs::path records = dir / p.records;
       if (s.run && p.name == "sweep" && fs::is_regular_file(fs::symlink_status(records, ec)) &&
           !LineSource::file(records.string()).first_nonblank().empty()) {
-        s.why = not_continued(records, p, m.workload);
+        s.why = not_continued(sweep_records(records), p, m.workload);
         s.sweep_resume = s.why.empty();
       }
     }
