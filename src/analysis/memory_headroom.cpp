@@ -40,8 +40,13 @@ LongestSequence longest_sequence_alone(const RunLog& run, std::optional<double> 
   l.own_gpu = same_gpu;
   l.batch = run.batch;
   for (const RunPoint& p : run.points) {
-    if (p.status == PointStatus::oom) l.out_of_memory_at = std::min(l.out_of_memory_at.value_or(p.seqlen), p.seqlen);
     if (p.status == PointStatus::ok) l.measured_longest = std::max(l.measured_longest, p.seqlen);
+  }
+  // A failure below a length that ran bounds nothing the run did not pass (the reader warns of it).
+  for (const RunPoint& p : run.points) {
+    if (p.status == PointStatus::oom && p.seqlen > l.measured_longest) {
+      l.out_of_memory_at = std::min(l.out_of_memory_at.value_or(p.seqlen), p.seqlen);
+    }
   }
   const auto points = memory_points(run);
   const bool searched = found && found->longest_fit && same_gpu;

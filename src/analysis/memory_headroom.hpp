@@ -16,7 +16,7 @@ namespace ub {
 struct LongestSequence {
   std::optional<int64_t> tokens;           // per sequence, batch as the run's
   std::optional<int64_t> fitted;           // what the fit alone says
-  std::optional<int64_t> out_of_memory_at; // the shortest length measured out of memory
+  std::optional<int64_t> out_of_memory_at; // the shortest length measured out of memory past every one that ran
   bool measured = false;                   // found by --find-max
   bool capped = false;                     // the fit was above a measured out-of-memory length
   // --find-max found `tokens` fit and did not settle the boundary: it tried no longer length (its

@@ -18,7 +18,7 @@
 #include "analysis/suite_plan.hpp"
 #include "cli/arguments.hpp"
 #include "cli/train_options.hpp"
-#include "records/readers/read_run.hpp"
+#include "records/suite_part_backing.hpp"
 
 namespace ub::cli {
 
@@ -81,18 +81,9 @@ fs::path earlier_place(const fs::path& dir, const ManifestPart& p) {
   }
 }
 
-// A sweep's records, read once; none where they are not a sweep's.
-std::optional<RunLog> sweep_records(const fs::path& records) {
-  try {
-    return read_run_log(LineSource::file(records.string()), WarmupOnly::leave_out);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
-
 // How many of the lengths `asked` the sweep's records measured (steady steps).
 size_t measured_lengths(const fs::path& records, const std::vector<int64_t>& asked) {
-  const std::optional<RunLog> log = sweep_records(records);
+  const std::optional<RunLog> log = read_sweep_records(records);
   if (!log) return 0;
   size_t n = 0;
   for (int64_t len : asked) {
@@ -100,44 +91,6 @@ size_t measured_lengths(const fs::path& records, const std::vector<int64_t>& ask
     n += p && p->status == PointStatus::ok && p->steps.has_steady();
   }
   return n;
-}
-
-// Whether the resume can continue a sweep's records: readable, of the manifest's workload. Why
-// not, else "".
-std::string not_continued(const std::optional<RunLog>& log, const ManifestPart& p, const SuiteWorkload& w) {
-  if (!log) return fmt::format("its records {} are not a sweep's", p.records);
-  if (const std::vector<std::string> d = w.departures_of(*log); !d.empty()) {
-    return fmt::format("its records {} are of another workload ({}, theirs then the manifest's)", p.records,
-                       fmt::join(d, "; "));
-  }
-  return "";
-}
-
-// Why a done part must run again ("" when the folder backs it), and whether its records stay.
-std::pair<std::string, bool> why_again(const fs::path& dir, const ManifestPart& p, const SuiteWorkload& w) {
-  std::error_code ec;
-  const fs::path records = dir / p.records;
-  const fs::file_status st = fs::symlink_status(records, ec);
-  if (!fs::exists(st)) return {fmt::format("done, but its records {} are missing", p.records), false};
-  if (!fs::is_regular_file(st)) return {fmt::format("done, but its records {} are not a file", p.records), false};
-  if (LineSource::file(records.string()).first_nonblank().empty()) {
-    return {fmt::format("done, but its records {} are empty", p.records), false};
-  }
-  const bool sweep = p.name == "sweep";
-  const std::optional<RunLog> log = sweep ? sweep_records(records) : std::nullopt;
-  if (sweep) {
-    if (const std::string why = not_continued(log, p, w); !why.empty()) return {"done, but " + why, false};
-  }
-  // A sweep that exited with an error keeps what it measured, as a failed one does.
-  if (p.exit_code && *p.exit_code != 0) return {fmt::format("done, but with exit code {}", *p.exit_code), sweep};
-  const std::vector<int64_t> asked = p.lengths_asked();
-  if (!sweep || asked.empty()) return {"", false};
-  std::vector<int64_t> lacking;
-  for (int64_t len : asked) {
-    if (!log->point(len)) lacking.push_back(len);
-  }
-  if (lacking.empty()) return {"", false};
-  return {fmt::format("done, but its records {} hold no step at {} tokens", p.records, fmt::join(lacking, ", ")), true};
 }
 
 // The options a training step's command may carry in a suite: every `train` option `suite`
@@ -289,10 +242,11 @@ std::vector<ResumeStep> plan_resume(const fs::path& dir, const SuiteManifest& m,
     }
     ResumeStep s;
     if (p.status == PartStatus::done) {
-      const auto [why, keep] = why_again(dir, p, m.workload);
-      s.run = s.again = !why.empty();
-      s.why = why;
-      s.sweep_resume = keep;
+      // What the folder no longer backs runs again; a sweep's records of the workload are continued.
+      const PartBacking b = backing_of(dir, p, m.workload);
+      s.run = s.again = b.damage != PartDamage::none;
+      s.why = s.run ? "done, but " + b.why : "";
+      s.sweep_resume = b.records_continue;
     } else {
       s.run = p.status != PartStatus::skipped;
       // A sweep cut short keeps what it measured, where that is of the workload: its --resume
@@ -301,7 +255,7 @@ std::vector<ResumeStep> plan_resume(const fs::path& dir, const SuiteManifest& m,
       const fs::path records = dir / p.records;
       if (s.run && p.name == "sweep" && fs::is_regular_file(fs::symlink_status(records, ec)) &&
           !LineSource::file(records.string()).first_nonblank().empty()) {
-        s.why = not_continued(sweep_records(records), p, m.workload);
+        s.why = sweep_not_continued(dir, p, m.workload);
         s.sweep_resume = s.why.empty();
       }
     }

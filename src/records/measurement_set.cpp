@@ -17,6 +17,7 @@
 #include "records/readers/log_kind.hpp"
 #include "records/readers/read_run.hpp"
 #include "records/record_file.hpp"
+#include "records/suite_part_backing.hpp"
 #include "records/sweep_max.hpp"
 
 namespace ub {
@@ -178,22 +179,13 @@ void refuse_parts_of_another_workload(const MeasurementSet& s, const std::map<st
         break;
       }
     }
-    // A done sweep ran every length its command names (measured, or out of memory: another failure
-    // is not done), and those are the manifest's lengths but what the budget dropped: said after
-    // what makes it another run's.
+    // A done sweep's lengths are the manifest's but what the budget dropped (that its records hold
+    // each length its command names is the part's backing, read with the part): said after what
+    // makes it another run's.
     std::string damaged;
     if (part && part->status == PartStatus::done) {
       const auto flag = std::find(part->command.begin(), part->command.end(), "--seqlens");
       const std::vector<int64_t> ran = part->lengths_asked();
-      for (const int64_t len : ran) {
-        const bool held = std::any_of(r.points.begin(), r.points.end(), [&](const RunPoint& p) { return p.seqlen == len; });
-        if (!held && damaged.empty()) {
-          damaged = fmt::format("{}: its sweep part is done, and its records {} hold neither a step nor an "
-                                "out-of-memory record at {} tokens, a length its command asks for (--seqlens {}): the "
-                                "folder was edited or damaged (suite --resume measures what is missing)",
-                                printable(s.where), printable(r.path), len, printable(*(flag + 1)));
-        }
-      }
       for (const int64_t len : w.seqlens) {
         const bool dropped = std::any_of(s.manifest->dropped.begin(), s.manifest->dropped.end(), [&](const std::string& d) {
           return d.rfind(fmt::format("length {} ", len), 0) == 0;
@@ -227,15 +219,15 @@ void refuse_parts_of_another_workload(const MeasurementSet& s, const std::map<st
   }
 }
 
-// A suite's parts are files it wrote: a pipe or a device there would be read forever. A folder
-// damaged as the rest of the reading says it (exit 1): a done part's file missing, or something
-// else there.
-void refuse_missing_records(const fs::path& dir, const ManifestPart& p) {
-  std::error_code ec;
-  if (fs::is_regular_file(dir / p.records, ec)) return;
-  throw WorkError(fmt::format("{}: part {} is done and its records {} are {}: the folder was edited or damaged",
-                              dir.string(), p.name, (dir / p.records).string(),
-                              fs::exists(dir / p.records, ec) ? "not a file" : "missing"));
+// A done part the folder no longer backs (its records missing, not a file, empty, a non-zero exit
+// code, a sweep short of a length its command asks for) is a damaged folder (exit 1), as `suite
+// --resume` reads it. Records of another run are said by the reading and the workload's checks,
+// which name what differs.
+void refuse_unbacked(const fs::path& dir, const ManifestPart& p, const SuiteWorkload& w) {
+  const PartBacking b = backing_of(dir, p, w);
+  if (b.damage == PartDamage::none || b.damage == PartDamage::not_a_sweep || b.damage == PartDamage::other_workload) return;
+  throw WorkError(fmt::format("{}: part {} is done, but {}: the folder was edited or damaged (suite --resume measures "
+                              "the part again)", printable(dir.string()), printable(p.name), b.why));
 }
 
 }  // namespace
@@ -250,7 +242,7 @@ MeasurementSet read_suite_folder(const fs::path& dir) {
   std::string machine_where = "env.json";
   // The part that wrote env.json is done: its file is the machine's word on its GPU and stack.
   if (const ManifestPart* env = s.manifest->part("env"); env && env->status == PartStatus::done) {
-    refuse_missing_records(dir, *env);
+    refuse_unbacked(dir, *env, s.manifest->workload);
     s.stack = stack_of_env(dir / env->records, s.gpu, s.catalog_id, machine);
   } else {
     s.warnings.push_back(fmt::format("{}: no env.json (its part is not done): the GPU and the stack are the parts' own, "
@@ -270,11 +262,7 @@ MeasurementSet read_suite_folder(const fs::path& dir) {
                                        to_string(p.status), p.why.empty() ? "" : " (" + p.why + ")"));
       continue;
     }
-    if (p.exit_code && *p.exit_code != 0) {  // done, says the manifest; exited with an error, says it too
-      throw WorkError(fmt::format("{}: part {} is done with exit code {}: a part that failed is not done", dir.string(),
-                                  p.name, *p.exit_code));
-    }
-    refuse_missing_records(dir, p);
+    refuse_unbacked(dir, p, s.manifest->workload);
     const LineSource t = LineSource::file(dir / p.records);
     const size_t decompositions = s.decompositions.size();
     add_file(s, t, detect_log_kind(t), p.name);

@@ -115,11 +115,9 @@ void version_6(Database& db) {
   for (const Row& r : db.query("SELECT id FROM runs ORDER BY id")) store_run_digest(db, r.integer(0));
 }
 
-// Version 7: a training run's identity names its whole precision recipe (the dtypes of the
-// weights, the gradients and the AdamW state), so that a trend does not pool fp32 gradients with
-// bf16 ones. Each run's digest is stored again with its new identity, where its rows still gave
-// the one stored (an edited run stays told).
-void version_7(Database& db) {
+// Each stored run's workload read again (read_workloads_again), its digest stored again with its
+// new identity where its rows still gave the one stored (an edited run stays told).
+void read_workloads_again_keeping_digests(Database& db) {
   std::vector<int64_t> intact;
   for (const Row& r : db.query("SELECT id, digest FROM runs ORDER BY id")) {
     if (r.at(1) && *r.at(1) == run_rows_digest(db, r.integer(0))) intact.push_back(r.integer(0));
@@ -127,6 +125,16 @@ void version_7(Database& db) {
   read_workloads_again(db);
   for (const int64_t id : intact) store_run_digest(db, id);
 }
+
+// Version 7: a training run's identity names its whole precision recipe (the dtypes of the
+// weights, the gradients and the AdamW state), so that a trend does not pool fp32 gradients with
+// bf16 ones.
+void version_7(Database& db) { read_workloads_again_keeping_digests(db); }
+
+// Version 8: another program's run has the identity its header gives (bench_flash_attn.py's
+// attention shape and backend, the torch.distributed peer's ranks, bench_decompose.py's levers),
+// so that a fleet does not pool a 2-rank job with an 8-rank one, or 32 heads with 48.
+void version_8(Database& db) { read_workloads_again_keeping_digests(db); }
 
 // The version the database says it is at; 0 for none. A version that is no whole number of the
 // ones written (text, a number past any version) is a database edited or damaged, said as such.
@@ -334,6 +342,10 @@ void migrate(Database& db) {
   if (version < 7) {
     version_7(db);
     db.query("INSERT INTO schema_version (version) VALUES ($1)", {int64_t{7}});
+  }
+  if (version < 8) {
+    version_8(db);
+    db.query("INSERT INTO schema_version (version) VALUES ($1)", {int64_t{8}});
   }
   refuse_missing_tables(db);
   t.commit();

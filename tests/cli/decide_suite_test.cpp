@@ -634,8 +634,8 @@ TEST(Decide, ALengthTheSuiteAskedForAndNeverMeasuredIsRefused) {
     }
   });
   expect_error("decide " + ran.string() + " --to b200", 1,
-               "its sweep part is done, and its records " + (ran / "sweep.jsonl").string() + " hold neither a step nor an "
-               "out-of-memory record at 8192 tokens, a length its command asks for (--seqlens 2048,4096,8192)");
+               ran.string() + ": part sweep is done, but its records sweep.jsonl hold neither a step nor an out-of-memory "
+               "record at 8192 tokens: the folder was edited or damaged (suite --resume measures the part again)");
   // The budget's dropping is said in the manifest: such a length is no finding.
   const fs::path dropped = edited_suite("suite_dropped_8k", [](json& m) {
     m["workload"]["seqlens"] = {2048, 4096, 8192};
@@ -772,7 +772,7 @@ TEST(Decide, APartReadingAnotherPartsRecordsIsRefused) {
     }
   });
   expect_error("decide " + killed.string() + " --to b200 --price-old 3.5 --price-new 6", 1,
-               "part sweep is done with exit code 137");
+               "part sweep is done, but it exited with code 137");
   for (const std::string option : {"--model llama-3.1-70b", "--seqlens 65536", "--layers 80"}) {
     expect_error("decide " + kSuite + " --to b200 " + option, 2, "does not go with a suite folder and --to");
   }

@@ -2204,9 +2204,10 @@ TEST(Bounds, APipeInASuiteFolderIsRefused) {
   ASSERT_EQ(::mkfifo((dir + "/mamf.jsonl").c_str(), 0600), 0);
   expect_error("decide " + dir + " --to b200-sxm", 1, "mamf.jsonl are not a file");
   fs::remove(dir + "/mamf.jsonl");  // a done part's file gone: the folder damaged, as a pipe there is
-  expect_error("decide " + dir + " --to b200-sxm", 1, "part mamf is done and its records " + dir + "/mamf.jsonl are missing");
+  expect_error("decide " + dir + " --to b200-sxm", 1,
+               dir + ": part mamf is done, but its records mamf.jsonl are missing: the folder was edited or damaged");
   fs::remove(dir + "/env.json");  // env.json is a part's records too
-  expect_error("decide " + dir + " --to b200-sxm", 1, "part env is done and its records " + dir + "/env.json are missing");
+  expect_error("decide " + dir + " --to b200-sxm", 1, dir + ": part env is done, but its records env.json are missing");
   fs::remove(dir + "/manifest.json");
   ASSERT_EQ(::mkfifo((dir + "/manifest.json").c_str(), 0600), 0);
   expect_error("decide " + dir + " --to b200-sxm", 2, "manifest.json: not a file");
@@ -3372,8 +3373,8 @@ TEST(SilentlyWrong, ASuiteIsOneMachinesWordForWord) {
   const std::string fifo_env = copy("suite_fifo_env");
   fs::remove(fifo_env + "/env.json");
   ASSERT_EQ(::mkfifo((fifo_env + "/env.json").c_str(), 0600), 0);
-  expect_error("decide " + fifo_env + " --to b200-sxm", 1, "part env is done and its records " + fifo_env +
-                                                            "/env.json are not a file: the folder was edited or damaged");
+  expect_error("decide " + fifo_env + " --to b200-sxm", 1, fifo_env + ": part env is done, but its records env.json are not a "
+                                                            "file: the folder was edited or damaged");
   const std::string claimed = copy("suite_claimed_find_max");
   nlohmann::json m = nlohmann::json::parse(slurp(claimed + "/manifest.json"));
   m["workload"]["seqlens"] = {4096};
@@ -3549,6 +3550,91 @@ TEST(SilentlyWrong, TheHistoryPoolsOnlyOneWorkloadInTimeOrderOnOneCardName) {
                "GPU GPU-aaaaaaaa-0000-0000-0000-000000000002 is NVIDIA B200 here and NVIDIA H200 in the history");
 }
 
+// Another program's runs are of the workload their header says: the torch.distributed peer's
+// ranks, bench_flash_attn.py's attention shape, bench_decompose.py's levers. Runs of another
+// (an 8-rank job beside a 2-rank one, 48 heads beside 32, ZeRO-3 with checkpointing beside ZeRO-2
+// without) are fleets of their own, never a SLOW GPU of one fleet; `list` shows the job's GPUs.
+TEST(SilentlyWrong, AnotherProgramsRunsArePooledOnlyWithRunsOfTheirHeadersWorkload) {
+  std::string eight;
+  {
+    std::istringstream in(slurp(kFx + "/nccl_peer_h200x2.jsonl"));
+    for (std::string line; std::getline(in, line);) {
+      nlohmann::json r = nlohmann::json::parse(line);
+      const double factor = r["collective"] == "all_reduce" ? 2.0 * 7 / 8 : 7.0 / 8;
+      r["world_size"] = 8, r["time_us"] = r["time_us"].get<double>() * 3;
+      r["algbw_gbps"] = r["bytes"].get<double>() / (r["time_us"].get<double>() * 1e-6) / 1e9;
+      r["busbw_gbps"] = r["algbw_gbps"].get<double>() * factor;
+      eight += r.dump() + "\n";
+    }
+  }
+  std::string attention48;  // 1.5x the work in the same time
+  {
+    std::istringstream in(std::regex_replace(slurp(kFx + "/attention_h200.log"), std::regex("nheads=32"), "nheads=48"));
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("{", 0) != 0) {
+        attention48 += line + "\n";
+        continue;
+      }
+      nlohmann::json r = nlohmann::json::parse(line);
+      for (const char* k : {"fwd_tflops", "fwd_bwd_tflops"}) r[k] = r[k].get<double>() * 1.5;
+      attention48 += r.dump() + "\n";
+    }
+  }
+  std::string zero3 = slurp(kFx + "/guide/decompose_h200.txt");
+  zero3 = replaced(zero3, "zero=2 gc=0", "zero=3 gc=1");  // and 1.3x the time: layers recomputed
+  zero3 = replaced(zero3, "wall step=914.8 ms", "wall step=1189.2 ms");
+  zero3 = replaced(zero3, "118.1 ms  447.0 TFLOPS  MFU 45.2%", "153.5 ms  343.8 TFLOPS  MFU 34.8%");
+  zero3 = replaced(zero3, "796.7 ms  463.0 TFLOPS  MFU 46.8%", "1035.7 ms  356.2 TFLOPS  MFU 36.0%");
+  zero3 = replaced(zero3, "914.8 ms  460.9 TFLOPS  MFU 46.6%", "1189.2 ms  354.6 TFLOPS  MFU 35.8%");
+  struct Case {
+    std::string one, other, metric, at, workload;
+  };
+  const std::vector<Case> cases = {
+      {kFx + "/nccl_peer_h200x2.jsonl", write_file("peer_8_ranks.jsonl", eight), "nccl.busbw.all_reduce.bf16", "1M",
+       "2 GPUs, torch.distributed"},
+      {kFx + "/attention_h200.log", write_file("attention_48_heads.log", attention48), "attention.fwd_tflops", "8192",
+       "32 heads (8 KV) of 128, batch 1, causal, bf16, bench_flash_attn.py backend fa3"},
+      {kFx + "/guide/decompose_h200.txt", write_file("decompose_zero3.txt", zero3), "decompose.ms.TOTAL", "8192",
+       "a bench_decompose.py step of llama-3.1-8b: backend=flash_attention_3, zero=2, gc=0, offload=0, liger=0"},
+  };
+  for (const Case& c : cases) {
+    const std::string db = fresh_db("peer_workloads");
+    ASSERT_EQ(run(fmt::format("history add --db {} {} {}", db, c.one, c.other)).code, 0) << c.one;
+    const Result fleet = run(fmt::format("history fleet {} --at {} --db {}", c.metric, c.at, db));
+    ASSERT_EQ(fleet.code, 0) << fleet.err;
+    EXPECT_EQ(fleet.out.find("SLOW"), std::string::npos) << c.other << " is a fleet of its own:\n" << fleet.out;
+    EXPECT_NE(fleet.out.find("2 fleets of unlike runs"), std::string::npos) << fleet.out;
+    const Result list = run(fmt::format("history list --db {} --json", db));
+    ASSERT_EQ(list.code, 0) << list.err;
+    const nlohmann::json runs = nlohmann::json::parse(list.out)["runs"];
+    ASSERT_EQ(runs.size(), 2u) << list.out;
+    EXPECT_EQ(runs[0]["workload"], c.workload) << list.out;
+    EXPECT_NE(runs[0]["workload"], runs[1]["workload"]) << list.out;
+  }
+}
+
+// A length out of memory below lengths that ran (a file of two settings) caps nothing: the longest
+// sequence is read from what ran and the failures past it, and the contradiction is said.
+TEST(SilentlyWrong, AFailureBelowALengthThatRanCapsNothing) {
+  const std::string example = slurp(UB_DATA_DIR "/examples/sweep_h200_llama-3.1-8b-4layers.jsonl");
+  const std::string file = write_file("oom_below_runs.jsonl", std::regex_replace(example, std::regex("393216"), "200000"));
+  const Result r = run("memfit " + file + " --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_GT(j["max_seqlen"].get<int64_t>(), 327680) << r.out;
+  EXPECT_TRUE(j["capped_by_out_of_memory"].is_null()) << r.out;
+  EXPECT_NE(j["warnings"].dump().find("out of memory at 200000 tokens, while 327680 tokens ran"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("out of memory at 200000 tokens, while 327680 tokens ran"), std::string::npos) << r.err;
+  // A failure past every length that ran and below the fit's answer (345120) caps it, unsaid.
+  const Result above = run("memfit " + write_file("oom_above_runs.jsonl", std::regex_replace(example, std::regex("393216"),
+                                                                                              "340000")) + " --json");
+  ASSERT_EQ(above.code, 0) << above.err;
+  const nlohmann::json capped = nlohmann::json::parse(above.out);
+  EXPECT_EQ(capped["capped_by_out_of_memory"], 340000) << above.out;
+  EXPECT_EQ(capped["max_seqlen"], 339968) << above.out;
+  EXPECT_EQ(capped["warnings"].dump().find("while"), std::string::npos) << above.out;
+}
+
 // A context record that leaves a lever out ran without it: `sweep --resume` holds new options to
 // that (an MLP tile on a file that says none is another workload, refused before any GPU), and a
 // file whose later context says the default where the first said nothing reads as one workload.
@@ -3700,7 +3786,8 @@ TEST(FilesClobbered, AReportFolderIsNamedAsAFolder) {
   // not a file of the wrong kind (2).
   const std::string context = slurp((suite / "bandwidth.jsonl").string()).substr(0, slurp((suite / "bandwidth.jsonl").string()).find('\n') + 1);
   std::ofstream(suite / "bandwidth.jsonl", std::ios::trunc).flush();
-  expect_error("decide " + suite.string() + " --to b200-sxm", 1, "bandwidth.jsonl: empty: no measurement in it");
+  expect_error("decide " + suite.string() + " --to b200-sxm", 1,
+               "part bandwidth is done, but its records bandwidth.jsonl are empty");
   std::ofstream(suite / "bandwidth.jsonl", std::ios::trunc) << context;
   expect_error("decide " + suite.string() + " --to b200-sxm", 1, "bandwidth.jsonl: our records with no measurement after the context record");
 }

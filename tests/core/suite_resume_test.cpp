@@ -116,13 +116,13 @@ TEST(SuiteResume, ADonePartTheFolderNoLongerBacksRunsAgain) {
   EXPECT_TRUE(mamf.run && mamf.again && !mamf.sweep_resume);
   EXPECT_EQ(mamf.why, "done, but its records mamf.jsonl are missing");
   EXPECT_EQ(steps[index_of(m, "attention")].why, "done, but its records attention.jsonl are not a file");
-  EXPECT_EQ(steps[index_of(m, "bandwidth")].why, "done, but with exit code 3");
+  EXPECT_EQ(steps[index_of(m, "bandwidth")].why, "done, but it exited with code 3");
   EXPECT_FALSE(steps[index_of(m, "bandwidth")].sweep_resume);
   const ResumeStep& pending = steps[index_of(m, "mamf-step")];
   EXPECT_TRUE(pending.run && !pending.again);
   const ResumeStep& sweep = steps[index_of(m, "sweep")];
   EXPECT_TRUE(sweep.run && sweep.again && sweep.sweep_resume);
-  EXPECT_EQ(sweep.why, "done, but its records sweep.jsonl hold no step at 4096 tokens");
+  EXPECT_EQ(sweep.why, "done, but its records sweep.jsonl hold neither a step nor an out-of-memory record at 4096 tokens");
   EXPECT_EQ(steps[index_of(m, "decompose-long")].why, "done, but its records decompose-long.jsonl are empty");
   for (const char* kept : {"env", "decompose-short"}) EXPECT_FALSE(steps[index_of(m, kept)].run) << kept;
 }
@@ -134,7 +134,7 @@ TEST(SuiteResume, ASweepDoneWithAnErrorIsContinued) {
   part(m, "sweep").exit_code = 1;
   const ResumeStep s = plan_resume(dir, m, the_suites_model())[index_of(m, "sweep")];
   EXPECT_TRUE(s.run && s.again && s.sweep_resume);
-  EXPECT_EQ(s.why, "done, but with exit code 1");
+  EXPECT_EQ(s.why, "done, but it exited with code 1");
 }
 
 // A decomposition left out for want of a length is aimed again: after the sweep runs again, or

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -72,6 +73,58 @@ TEST(SuiteCli, TwoSuitesOfOneGpuDecideSame) {
   // Resumed, a finished suite runs nothing again.
   const CliRun again = run("suite --out " + a.string() + options + " --resume --json");
   EXPECT_EQ(again.code, 0) << again.out << again.err;
+}
+
+// A suite whose folder no longer backs two done parts (a part's records deleted, the sweep's
+// longest length cut from its records) resumes: the dry run names each and changes nothing, the
+// resume measures the part again and continues the sweep from the steps it kept, and the folder
+// then reads as decide reads a whole one.
+TEST(SuiteCli, AResumeMeasuresAgainWhatTheFolderNoLongerBacks) {
+  UB_REQUIRE_GPU();
+  const std::string options = " --layers 2 --seqlens 1k,2k --steps 4 --no-find-max --budget 5m";
+  const fs::path dir = fresh("suite-damaged");
+  const CliRun s = run("suite --out " + dir.string() + options + " --json");
+  ASSERT_EQ(s.code, 0) << s.out << s.err;
+  fs::remove(dir / "bandwidth.jsonl");
+  std::string kept;
+  size_t kept_steps = 0;
+  {
+    std::ifstream in(dir / "sweep.jsonl");
+    for (std::string line; std::getline(in, line);) {
+      const auto j = nlohmann::json::parse(line);
+      if (j.value("seqlen", 0) == 2048) continue;
+      kept_steps += j.value("type", "") == "train_step";
+      kept += line + "\n";
+    }
+  }
+  ASSERT_GT(kept_steps, 0u);
+  std::ofstream(dir / "sweep.jsonl", std::ios::trunc) << kept;
+
+  const CliRun dry = run("suite --out " + dir.string() + options + " --resume --dry-run --json");
+  ASSERT_EQ(dry.code, 0) << dry.out << dry.err;
+  std::map<std::string, std::string> action;
+  for (const auto& part : nlohmann::json::parse(dry.out).at("parts")) action[part.at("name")] = part.at("action");
+  EXPECT_EQ(action["bandwidth"], "run again");
+  EXPECT_EQ(action["sweep"], "continue");
+  EXPECT_EQ(action["mamf"], "keep");
+  EXPECT_FALSE(fs::exists(dir / "bandwidth.jsonl"));
+
+  const CliRun again = run("suite --out " + dir.string() + options + " --resume --json");
+  ASSERT_EQ(again.code, 0) << again.out << again.err;
+  for (const auto& part : nlohmann::json::parse(again.out).at("parts")) EXPECT_EQ(part.at("status"), "done") << part.dump();
+  EXPECT_TRUE(fs::exists(dir / "bandwidth.jsonl"));
+  std::map<int64_t, size_t> steps;
+  std::ifstream in(dir / "sweep.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    const auto j = nlohmann::json::parse(line);
+    if (j.value("type", "") == "train_step") ++steps[j.value("seqlen", int64_t{0})];
+  }
+  EXPECT_EQ(steps[1024], kept_steps) << "the steps the sweep kept are measured once";
+  EXPECT_GT(steps[2048], 0u) << "the length cut is measured again";
+
+  const CliRun d = run("decide " + dir.string() + " --to b200-sxm --json");
+  ASSERT_EQ(d.code, 0) << d.out << d.err;
+  EXPECT_EQ(nlohmann::json::parse(d.out).at("lengths").size(), 2u) << d.out;
 }
 
 TEST(MamfCli, TheShapesOfAStepAreTimedWithTheirCounts) {

@@ -24,6 +24,7 @@
 #include "records/record_file.hpp"
 #include "store/history_store.hpp"
 #include "store/record_sink.hpp"
+#include "store/run_digest.hpp"
 #include "store/schema.hpp"
 #include "postgres_server.hpp"
 
@@ -641,6 +642,25 @@ TEST_P(HistoryStoreTest, AReadingCommandBringsOnesOwnOlderDatabaseUpToDate) {
   const std::unique_ptr<Database> db = open_database(spec_);  // held: its rows name it
   const std::vector<Row> version = db->query("SELECT MAX(version) FROM schema_version");
   EXPECT_EQ(version.front().integer(0), kSchemaVersion);
+}
+
+// A version 7 database stored another program's runs with no workload: brought up to date, they
+// are of the workload their header says, and still read as stored (their digests follow).
+TEST_P(HistoryStoreTest, AVersionSevenDatabaseLearnsAnotherProgramsWorkloads) {
+  {
+    HistoryStore store(spec_);
+    store.add_file(kFixtures + "/nccl_peer_h200x2.jsonl");
+    Database& db = store.database();
+    db.execute("UPDATE runs SET workload = '', world_size = 1");  // as version 7 stored it, digest and all
+    for (const Row& r : db.query("SELECT id FROM runs")) store_run_digest(db, r.integer(0));
+    db.execute("DELETE FROM schema_version WHERE version > 7");
+  }
+  HistoryStore store(spec_);
+  const std::vector<RunSummary> runs = store.list({}, 100);
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].workload, "2 GPUs, torch.distributed");
+  EXPECT_EQ(runs[0].gpus, 2);
+  EXPECT_TRUE(store.show(runs[0].id).has_value());
 }
 
 // A copy of a stored sweep under other context records, with a length left out, is the

@@ -131,7 +131,11 @@ void read_figures(const LineSource& t, LogKind kind, StoredRun& run, const RunCh
       if (check.attention) check.attention(log);
       append(run.metrics, attention_metrics(log));
       run.warnings.insert(run.warnings.end(), log.warnings.begin(), log.warnings.end());
-      if (run.format != "upgradebench" && !log.gpu.empty()) run.gpus.push_back({0, log.gpu, ""});
+      if (run.format != "upgradebench") {
+        if (!log.gpu.empty()) run.gpus.push_back({0, log.gpu, ""});
+        const Workload w = workload_of_peer_attention(log.header);
+        run.workload = w.text, run.world_size = w.world_size;
+      }
       return;
     }
     case LogKind::decomposition: {
@@ -139,7 +143,11 @@ void read_figures(const LineSource& t, LogKind kind, StoredRun& run, const RunCh
       if (check.decomposition) check.decomposition(log);
       append(run.metrics, decomposition_metrics(log, run.warnings));
       run.warnings.insert(run.warnings.end(), log.warnings.begin(), log.warnings.end());
-      if (run.format != "upgradebench" && !log.gpu.empty()) run.gpus.push_back({0, log.gpu, ""});
+      if (run.format != "upgradebench") {
+        if (!log.gpu.empty()) run.gpus.push_back({0, log.gpu, ""});
+        const Workload w = workload_of_printout(log.header);
+        run.workload = w.text, run.world_size = w.world_size;
+      }
       // A trace's decomposition: the context lists no GPU (reading a trace measures none); each
       // record names the GPU it decomposed, under its index or rank.
       if (run.format == "upgradebench" && run.gpus.empty()) {
@@ -182,6 +190,8 @@ void read_figures(const LineSource& t, LogKind kind, StoredRun& run, const RunCh
       if (run.format != "upgradebench") {
         if (!log.gpu.empty()) run.gpus.push_back({0, log.gpu, ""});
         if (auto it = log.details.find("torch"); it != log.details.end()) run.stack["torch"] = it->second;
+        const Workload w = workload_of_peer_nccl(log.world_size);
+        run.workload = w.text, run.world_size = w.world_size;
       }
       return;
     }

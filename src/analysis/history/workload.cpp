@@ -3,11 +3,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 
 #include <optional>
 #include <vector>
+
+#include "records/readers/decomposition_log.hpp"
 
 namespace ub {
 
@@ -65,6 +69,31 @@ std::string text(const nlohmann::json& j, const char* key, const std::string& ot
   return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : otherwise;
 }
 
+// An attention problem, ours and bench_flash_attn.py's alike: "32 heads (8 KV) of 128, batch 1,
+// causal, window 4096, bf16".
+std::string attention_text(int64_t heads, int64_t kv_heads, int64_t head_dim, int64_t batch, bool causal,
+                           std::optional<int64_t> window, const std::string& documents, const std::string& dtype) {
+  std::string mask = causal ? "causal" : "full mask";
+  if (window && *window > 0) mask += fmt::format(", window {}", *window);
+  return fmt::format("{} heads ({} KV) of {}, batch {}, {}{}, {}", heads, kv_heads, head_dim, batch, mask, documents, dtype);
+}
+
+std::string collective_text(int64_t world_size, bool graph) {
+  return fmt::format("{} GPUs{}", world_size, graph ? ", calls replayed from a CUDA graph" : "");
+}
+
+// A header's value: a whole number where it is one, else as written ("" where absent).
+std::string said(const std::map<std::string, std::string>& header, const char* key) {
+  const auto it = header.find(key);
+  return it == header.end() ? "" : it->second;
+}
+
+std::optional<int64_t> whole(const std::map<std::string, std::string>& header, const char* key) {
+  const std::string v = said(header, key);
+  if (v.empty() || v.size() > 18 || v.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  return std::stoll(v);
+}
+
 int64_t world_size_of(const nlohmann::json& config, const nlohmann::json& world) {
   if (const auto n = integer(world, "size")) return *n;
   return integer(config, "world_size").value_or(1);
@@ -113,23 +142,48 @@ Workload workload_of_records(const std::string& command, const nlohmann::json& c
   } else if (command == "attention") {
     // What the kernel computes: the mask (causal, a window), and whether each sequence is one
     // document or packed ones (each attends within itself: far less work than one of the length).
-    std::string mask = flag(config, "causal") ? "causal" : "full mask";
-    if (const auto window = integer(config, "window"); window && *window > 0) mask += fmt::format(", window {}", *window);
     std::string documents;
     if (const auto doc_len = integer(config, "doc_len"); doc_len && *doc_len > 0) {
       documents = fmt::format(", packed documents of {}", *doc_len);
     } else if (config.is_object() && config.contains("docs") && config["docs"].is_array() && !config["docs"].empty()) {
       documents = fmt::format(", packed documents {}", config["docs"].dump());
     }
-    w.text = fmt::format("{} heads ({} KV) of {}, batch {}, {}{}, {}", integer(config, "heads").value_or(0),
-                         integer(config, "kv_heads").value_or(0), integer(config, "head_dim").value_or(0),
-                         integer(config, "batch").value_or(1), mask, documents, text(config, "dtype", "bf16"));
+    w.text = attention_text(integer(config, "heads").value_or(0), integer(config, "kv_heads").value_or(0),
+                            integer(config, "head_dim").value_or(0), integer(config, "batch").value_or(1),
+                            flag(config, "causal"), integer(config, "window"), documents, text(config, "dtype", "bf16"));
   } else if (command == "nccl") {
-    w.text = fmt::format("{} GPUs{}", w.world_size, flag(config, "graph") ? ", calls replayed from a CUDA graph" : "");
+    w.text = collective_text(w.world_size, flag(config, "graph"));
   } else if (command == "mamf" && config.is_object() && config.contains("shapes_of") && config["shapes_of"].is_string()) {
     w.text = fmt::format("the products of {}'s step", config["shapes_of"].get<std::string>());
   }
   return w;  // bandwidth: the metric names the dtype; a mamf run's shapes are read with its figures
+}
+
+Workload workload_of_peer_attention(const std::map<std::string, std::string>& header) {
+  const int64_t heads = whole(header, "nheads").value_or(0);
+  const std::string causal = said(header, "causal");
+  const std::string dtype = said(header, "dtype");
+  std::string text = attention_text(heads, whole(header, "nheads_kv").value_or(heads), whole(header, "head_dim").value_or(0),
+                                    whole(header, "batch").value_or(1), causal == "True" || causal == "true",
+                                    whole(header, "window"), "", dtype.empty() ? "bf16" : dtype);
+  // Another program's kernel: its backend is part of what was timed (fa3 and sdpa on one GPU differ).
+  const std::string backend = said(header, "backend");
+  return {fmt::format("{}, bench_flash_attn.py{}", text, backend.empty() ? "" : " backend " + backend), 1};
+}
+
+Workload workload_of_peer_nccl(int64_t world_size) {
+  const int64_t world = std::max<int64_t>(world_size, 1);
+  return {collective_text(world, false) + ", torch.distributed", world};
+}
+
+Workload workload_of_printout(const std::map<std::string, std::string>& header) {
+  std::vector<std::string> levers;
+  for (const char* key : {"backend", "zero", "gc", "offload", "liger", "bs", "world_size"}) {
+    if (const std::string v = said(header, key); !v.empty()) levers.push_back(fmt::format("{}={}", key, v));
+  }
+  const int64_t world = std::max<int64_t>(whole(header, "world_size").value_or(1), 1);
+  return {fmt::format("a bench_decompose.py step of {}{}{}", kPrintoutModel, levers.empty() ? "" : ": ",
+                      fmt::join(levers, ", ")), world};
 }
 
 std::string mamf_shape_set(const std::vector<MamfShape>& shapes) {

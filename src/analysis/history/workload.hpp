@@ -5,12 +5,14 @@
 // layers it ran, the world size, the ZeRO stage, activation checkpointing, the offloaded optimizer,
 // the precision, fp32 master weights or not, offloaded checkpoints, MLP tiles, loss chunks and the
 // micro-batch; of attention, its heads, head size, batch, mask and dtype; of a collective, its
-// world size and whether its calls were replayed from a CUDA graph. The sequence length (or size) is the metric's own point, and the GPU
+// world size and whether its calls were replayed from a CUDA graph; of another program's attention,
+// collective or decomposition, what its header says of these, and which program timed it. The sequence length (or size) is the metric's own point, and the GPU
 // model is the series' other half (trend.hpp, fleet.hpp).
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,13 @@ Workload workload_of_records(const std::string& command, const nlohmann::json& c
 
 // From benchmark.py's sweep log header (gc, offload_optim, zero, world_size, batch_size, model_size).
 Workload workload_of_sweep_log(const RunLog& log);
+
+// From another program's log, its header: bench_flash_attn.py's attention shape and backend
+// (nheads, nheads_kv, head_dim, causal, window, batch, dtype, backend); the torch.distributed
+// peer's ranks; bench_decompose.py's levers and ranks (zero, gc, offload, liger, world_size, bs).
+Workload workload_of_peer_attention(const std::map<std::string, std::string>& header);
+Workload workload_of_peer_nccl(int64_t world_size);
+Workload workload_of_printout(const std::map<std::string, std::string>& header);
 
 // A MAMF run's shape set, from the shapes it measured ("m 256-20480, n 4096, k 4096: 79 shapes"):
 // a ceiling over other shapes is another figure, never a change of the GPU.
