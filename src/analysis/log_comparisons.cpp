@@ -101,11 +101,21 @@ std::string attention_shape_difference(const AttentionRecord& a, const Attention
 
 AttentionComparison compare_attention(const AttentionLog& o, const AttentionLog& n, const Catalog& catalog) {
   // A speedup is of one problem on two GPUs: logs or points of different shapes are not paired.
+  // A window or a batch one log leaves out is none and one sequence, as bench_flash_attn.py runs.
+  const std::map<std::string, std::string> unsaid = {{"window", "0"}, {"batch", "1"}};
   for (const char* key : {"causal", "window", "nheads", "nheads_kv", "heads", "kv_heads", "head_dim", "batch", "dtype"}) {
     const auto a = o.header.find(key), b = n.header.find(key);
-    if (a != o.header.end() && b != n.header.end() && to_lower(a->second) != to_lower(b->second)) {
+    const auto otherwise = unsaid.find(key);
+    const bool in_old = a != o.header.end(), in_new = b != n.header.end();
+    if (!(in_old && in_new) && (otherwise == unsaid.end() || !(in_old || in_new))) continue;
+    const auto value = [&](const auto& it, const AttentionLog& l) {
+      return it != l.header.end() ? it->second : otherwise->second + " (not said)";
+    };
+    const std::string x = value(a, o), y = value(b, n);
+    if (to_lower(x.substr(0, x.find(' '))) != to_lower(y.substr(0, y.find(' ')))) {
       throw UsageError(fmt::format("{} and {} measured different attention problems ({} {} vs {}, old vs new): "
-                                   "measure both at one shape", o.path, n.path, key, a->second, b->second));
+                                   "measure both at one shape", printable(o.path), printable(n.path), key, printable(x),
+                                   printable(y)));
     }
   }
   for (const AttentionRecord& a : o.points) {
@@ -210,9 +220,15 @@ DecompositionComparison compare_decomposition(const DecompositionLog& old_log, c
     refuse_other("lengths", fmt::format("{} tokens", *old_log.seqlen), fmt::format("{} tokens", *new_log.seqlen),
             "decompose both at one length");
   }
+  // Two printouts: a lever or a batch one leaves out is bench_decompose.py's default (one sequence,
+  // no recompute, no sharding, one GPU), as between two benchmark.py logs.
+  const bool printouts = old_log.records.empty() && new_log.records.empty();
+  if (printouts) {
+    refuse_other("batches", std::to_string(old_log.batch), std::to_string(new_log.batch), "decompose one workload on both GPUs");
+  }
   for (const char* key : {"layers", "batch"}) {
     const auto a = old_log.header.find(key), b = new_log.header.find(key);
-    if (a != old_log.header.end() && b != new_log.header.end()) {
+    if (a != old_log.header.end() && b != new_log.header.end() && !(printouts && key == std::string("batch"))) {
       refuse_other(key == std::string("layers") ? "depths" : "batches", a->second, b->second,
               "decompose one workload on both GPUs");
     }
@@ -222,8 +238,12 @@ DecompositionComparison compare_decomposition(const DecompositionLog& old_log, c
   std::vector<std::string> levers;
   for (const char* key : {"gc", "zero", "offload", "liger", "world_size"}) {
     const auto a = old_log.header.find(key), b = new_log.header.find(key);
-    if (a != old_log.header.end() && b != new_log.header.end() && a->second != b->second) {
-      levers.push_back(fmt::format("{} {} vs {}", key, printable(a->second), printable(b->second)));
+    const bool in_old = a != old_log.header.end(), in_new = b != new_log.header.end();
+    if (!(in_old && in_new) && !(printouts && (in_old || in_new))) continue;
+    const std::string unsaid = fmt::format("{} (not said)", key == std::string("world_size") ? "1" : "0");
+    const std::string x = in_old ? a->second : unsaid, y = in_new ? b->second : unsaid;
+    if (x.substr(0, x.find(' ')) != y.substr(0, y.find(' '))) {
+      levers.push_back(fmt::format("{} {} vs {}", key, printable(x), printable(y)));
     }
   }
   if (!levers.empty() && !force) {
@@ -451,7 +471,15 @@ BandwidthComparison compare_bandwidth(const BandwidthLog& o, const BandwidthLog&
   for (const BandwidthRecord& r : o.points) {
     BandwidthComparisonRow row{r.op, r.bytes, r.in_l2, {}, {}, {}};
     if (r.ok) row.old_gbps = r.median_gbps;
-    if (const BandwidthRecord* m = find(n, r.op, r.bytes)) row.new_gbps = m->median_gbps;
+    if (const BandwidthRecord* m = find(n, r.op, r.bytes)) {
+      // Another kernel (the driver's memcpy against a tiled copy) is another measurement of the GPU.
+      if (r.ok && !r.kernel.empty() && !m->kernel.empty() && r.kernel != m->kernel) {
+        throw UsageError(fmt::format("{} and {} timed {} of {} bytes with different kernels ({} vs {}, old vs new): "
+                                     "measure both with one --kernel", printable(o.path), printable(n.path), r.op,
+                                     r.bytes, printable(r.kernel), printable(m->kernel)));
+      }
+      row.new_gbps = m->median_gbps;
+    }
     if (row.old_gbps && row.new_gbps && *row.old_gbps > 0) row.ratio = *row.new_gbps / *row.old_gbps;
     c.rows.push_back(row);
   }

@@ -35,9 +35,10 @@ namespace {
 
 // longest_sequence, before the job it is per GPU of is said.
 LongestSequence longest_sequence_alone(const RunLog& run, std::optional<double> capacity_gib,
-                                       const std::optional<SweepMax>& found, bool same_gpu) {
+                                       const std::optional<SweepMax>& found, bool same_gpu, bool runs_hold) {
   LongestSequence l;
   l.own_gpu = same_gpu;
+  l.runs_hold = same_gpu && runs_hold;
   l.batch = run.batch;
   for (const RunPoint& p : run.points) {
     if (p.status == PointStatus::ok) l.measured_longest = std::max(l.measured_longest, p.seqlen);
@@ -89,6 +90,14 @@ LongestSequence longest_sequence_alone(const RunLog& run, std::optional<double> 
           : points.size() < 2 ? "unknown (fewer than two lengths with memory)"
           : !capacity_gib     ? "unknown (no usable capacity of this GPU in the catalog to read the fit at)"
                               : "unknown (the fit reaches no length at this capacity)";
+  // A fit below a length the run held on this GPU says less than was measured (the run went past
+  // the usable capacity the fit is read at): the GPU holds what ran.
+  if (l.runs_hold && l.fitted && *l.fitted < l.measured_longest) {
+    l.ran_past_fit = true;
+    l.tokens = l.measured_longest;
+    l.how = fmt::format("{} ran, past the {} the fit holds at the usable capacity (the run used memory the capacity "
+                        "leaves free)", l.measured_longest, *l.fitted);
+  }
   // A fit above a length measured out of memory is capped below it. Without a fit (no capacity to
   // read it at, fewer than two lengths) the longest is not known: the failure bounds it, it does
   // not measure it.
@@ -105,8 +114,8 @@ LongestSequence longest_sequence_alone(const RunLog& run, std::optional<double> 
 }  // namespace
 
 LongestSequence longest_sequence(const RunLog& run, std::optional<double> capacity_gib,
-                                 const std::optional<SweepMax>& found, bool same_gpu) {
-  LongestSequence l = longest_sequence_alone(run, capacity_gib, found, same_gpu);
+                                 const std::optional<SweepMax>& found, bool same_gpu, bool runs_hold) {
+  LongestSequence l = longest_sequence_alone(run, capacity_gib, found, same_gpu, runs_hold);
   l.job = sharded_job(run);
   if (!l.job.empty()) l.how += "; " + l.job;
   if (l.batch > 1) l.how += fmt::format("; at batch {}", l.batch);
@@ -114,7 +123,7 @@ LongestSequence longest_sequence(const RunLog& run, std::optional<double> capaci
 }
 
 LongestSequence::Fit LongestSequence::holds(int64_t need) const {
-  if (own_gpu && measured_longest >= need) return Fit::yes;
+  if (own_gpu && runs_hold && measured_longest >= need) return Fit::yes;
   if (own_gpu && out_of_memory_at && need >= *out_of_memory_at) return Fit::no;
   if (!tokens) return Fit::unknown;
   if (*tokens >= need) return Fit::yes;
@@ -181,6 +190,7 @@ std::string LongestSequence::cell(const char* none) const {
                            : fmt::format("at least {} (found; none longer tried)", *tokens);
   }
   if (measured) return fmt::format("{} (found)", *tokens);
+  if (ran_past_fit) return fmt::format("{} (ran; the fit says {})", *tokens, *fitted);
   if (capped) return fmt::format("{} (capped: out of memory)", *tokens);
   if (guess()) {
     return fmt::format("{} (a guess: {:.0f}x the longest measured)", *tokens,

@@ -19,6 +19,7 @@ struct LongestSequence {
   std::optional<int64_t> out_of_memory_at; // the shortest length measured out of memory past every one that ran
   bool measured = false;                   // found by --find-max
   bool capped = false;                     // the fit was above a measured out-of-memory length
+  bool ran_past_fit = false;               // the fit was below a length the run ran: `tokens` is that length
   // --find-max found `tokens` fit and did not settle the boundary: it tried no longer length (its
   // ceiling) or stopped on a failure that was not memory, short of `unsettled_below` (none: past
   // the ceiling). `tokens` is then what is known to fit, not the most.
@@ -27,6 +28,7 @@ struct LongestSequence {
   std::string how;                         // in words, for the page
   int64_t measured_longest = 0;            // the longest length the run measured (0: none)
   bool own_gpu = true;                     // read at the capacity of the GPU the run measured
+  bool runs_hold = true;                   // that capacity holds what the run ran (not a smaller one asked)
   int64_t batch = 1;                       // the run's sequences per step
   std::optional<int64_t> at_batch_one;     // with a batch above 1: the fit read at one sequence per step
   std::string job;                         // sharded_job of the run: "" for a GPU on its own
@@ -38,7 +40,7 @@ struct LongestSequence {
   // a guess; measure near it (sweep --find-max)", where the longest is such a fit; else nothing.
   std::optional<std::string> guess() const;
   // For a table's cell: "187585", "261120 (found)" (by sweep --find-max), "at least 16384 (found;
-  // none longer tried)", "64512 (capped: out of memory)", "187585 (a guess: 46x the longest
+  // none longer tried)", "64512 (capped: out of memory)", "327680 (ran; the fit says 324813)", "187585 (a guess: 46x the longest
   // measured)", or `none` where no length is known.
   std::string cell(const char* none = "unknown") const;
 
@@ -74,7 +76,9 @@ std::string sharded_job(const RunLog& run);
 // `capacity_gib`: where the fit is read (the run's GPU's usable capacity, or another GPU's);
 // `found`: sweep --find-max's result, when the run has one (its longest fit is then the answer on
 // the run's own GPU). `same_gpu`: the capacity is the run's own GPU's (its out-of-memory lengths cap).
+// `runs_hold`: the capacity is at least what the run's GPU had, so that a length the run ran fits
+// it (not so for a smaller capacity asked of the same GPU: memfit --capacity-gib).
 LongestSequence longest_sequence(const RunLog& run, std::optional<double> capacity_gib,
-                                 const std::optional<SweepMax>& found, bool same_gpu = true);
+                                 const std::optional<SweepMax>& found, bool same_gpu = true, bool runs_hold = true);
 
 }  // namespace ub

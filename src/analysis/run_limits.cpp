@@ -233,8 +233,9 @@ void refuse_step_not_of_model(const std::string& path, double step_tflop, int64_
   fo.flash_backward = fo.recompute = true;
   const double most = work == StepWork::executed ? to_tflop(step_flops(model, seqlen, fo).total()) : expected;
   if (step_tflop < expected * 0.98 || step_tflop > most * 1.02) {
-    throw WorkError(fmt::format("{}: a step of {:.2f} TFLOP is not {}'s work at {} tokens ({}): its length or its "
+    throw WorkError(fmt::format("{}: a step of {:.2f} TFLOP is not {}'s work at {} tokens{} ({}): its length or its "
                                 "FLOPs are wrong{}", printable(path), step_tflop, model.id, seqlen,
+                                batch > 1 ? fmt::format(" x {} sequences", batch) : "",
                                 work == StepWork::executed ? fmt::format("{:.2f} TFLOP, and its kernels {:.2f} at most",
                                                                          expected, most)
                                                            : fmt::format("{:.2f} TFLOP", expected), remedy));
@@ -248,16 +249,18 @@ void refuse_printout_not_of_model(const DecompositionLog& d, const ModelShape& m
   // bench_decompose.py prints its length; a printout without one is held to the length its work is.
   std::optional<int64_t> seqlen = d.seqlen;
   if (!seqlen) {
-    seqlen = length_of_work(model, step->tflop);
+    seqlen = length_of_work(model, step->tflop / static_cast<double>(d.batch));
     if (!seqlen) {
       throw WorkError(fmt::format("{}: a step of {:.2f} TFLOP, and no seq= in its header: the work of {} at no length "
                                   "is that{}", printable(d.path), step->tflop, model.id, remedy));
     }
   }
-  refuse_step_not_of_model(d.path, step->tflop, *seqlen, 1, model, remedy);
+  refuse_step_not_of_model(d.path, step->tflop, *seqlen, d.batch, model, remedy);
   // The step's work split as the script splits it: FlashAttention's FLOPs, and the rest (a split
   // moved between them would make attention look ten times as fast, the rest slower).
-  const StepFlops f = step_flops(model, *seqlen, FlopOptions{});
+  FlopOptions batch;
+  batch.batch = d.batch;
+  const StepFlops f = step_flops(model, *seqlen, batch);
   for (const DecompositionBucket& b : d.buckets) {
     const std::optional<double> expected = b.name == "attention(FA)"     ? std::optional(to_tflop(f.attention))
                                            : b.name == "everything else" ? std::optional(to_tflop(f.dense))

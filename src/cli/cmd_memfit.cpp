@@ -65,7 +65,9 @@ void run_one(Context& ctx, const MemfitOptions& o) {
   const Accelerator* own = ctx.catalog().try_find(log.gpu);
   const bool for_own = o.for_gpu.empty() || (own && own == &ctx.catalog().find(o.for_gpu));
   const bool own_gpu = for_own && (o.capacity.empty() || (own && own->capacity_gib() && *capacity <= *own->capacity_gib()));
-  const LongestSequence longest = longest_sequence(log, capacity, std::nullopt, own_gpu);
+  // A smaller capacity asked of the same GPU (what fits in less) is not held by what the run ran.
+  const bool runs_hold = own_gpu && (o.capacity.empty() || *capacity >= *own->capacity_gib());
+  const LongestSequence longest = longest_sequence(log, capacity, std::nullopt, own_gpu, runs_hold);
   const auto max_seqlen = longest.tokens;
 
   report::Document doc;
@@ -95,7 +97,7 @@ void run_one(Context& ctx, const MemfitOptions& o) {
                            : max_seqlen ? fmt::format("{}", *max_seqlen)
                                         : std::string("no limit in sight (memory does not grow)");
   b.notes.push_back(fmt::format("capacity {:.1f} GiB ({}): longest sequence that fits: {}{}", *capacity, capacity_from, fits,
-                                longest.capped ? fmt::format(" ({})", longest.how) : ""));
+                                longest.capped || longest.ran_past_fit ? fmt::format(" ({})", longest.how) : ""));
   // A line carried far past its points is a guess: said, in every output.
   std::vector<std::string> warnings = log.warnings;
   if (const auto guess = longest.guess()) {

@@ -160,7 +160,9 @@ std::vector<Chart> comparison_charts(const Comparison& c, const DecisionSummary&
       const LongestSequence longest = longest_sequence(*run, cap, std::nullopt, true);
       if (longest.tokens) {
         mem.lines.push_back({fmt::format("longest on {}: {} tokens{}", gpu->id, *longest.tokens,
-                                         longest.capped ? " (below a measured out of memory)" : ""),
+                                         longest.capped         ? " (below a measured out of memory)"
+                                         : longest.ran_past_fit ? " (ran; the fit says fewer)"
+                                                                : ""),
                              static_cast<double>(*longest.tokens * run->batch), true});
         x_hi = std::max(x_hi, static_cast<double>(*longest.tokens));
       }
@@ -255,8 +257,9 @@ std::vector<std::string> glance_lines(const RunLog& run, const Accelerator* gpu,
   const LongestSequence fit = longest_sequence(run, gpu ? gpu->capacity_gib() : std::nullopt, std::nullopt, true);
   out.push_back(fmt::format("Longest sequence: {} tokens ran{}{}.", longest_ran,
                             first_oom ? fmt::format(", {} ran out of memory", *first_oom) : "",
-                            fit.tokens ? fmt::format("; on one {} the fit holds {} ({}){}", gpu ? gpu->id : run.gpu,
-                                                     *fit.tokens, fit.how, fit.guess() ? ": " + *fit.guess() : "")
+                            fit.tokens ? fmt::format("; on one {} {} {} ({}){}", gpu ? gpu->id : run.gpu,
+                                                     fit.ran_past_fit ? "it holds" : "the fit holds", *fit.tokens,
+                                                     fit.how, fit.guess() ? ": " + *fit.guess() : "")
                             : !gpu     ? fmt::format("; the catalog does not know the {}: no capacity to read the memory fit "
                                                      "at (memfit --capacity-gib)", run.gpu.empty() ? "GPU" : run.gpu)
                                        : ""));

@@ -3635,6 +3635,119 @@ TEST(SilentlyWrong, AFailureBelowALengthThatRanCapsNothing) {
   EXPECT_EQ(capped["warnings"].dump().find("while"), std::string::npos) << above.out;
 }
 
+// A fit read below a length the run ran on its own GPU (the run used memory the usable capacity
+// leaves free) says less than was measured: the longest sequence is the length that ran, said so.
+TEST(SilentlyWrong, ALongestSequenceIsNeverBelowALengthThatRan) {
+  std::string high;  // the example's 327680-token steps at 136.0 GiB, past the 130 GiB usable
+  {
+    std::istringstream in(slurp(UB_DATA_DIR "/examples/sweep_h200_llama-3.1-8b-4layers.jsonl"));
+    for (std::string line; std::getline(in, line);) {
+      nlohmann::json r = nlohmann::json::parse(line);
+      if (r["type"] == "train_step" && r["seqlen"] == 327680) {
+        r["peak_mem_gib"] = r["peak_allocated_gib"] = 136.0, r["device_used_gib"] = 136.5;
+      }
+      high += r.dump() + "\n";
+    }
+  }
+  const std::string file = write_file("ran_past_fit.jsonl", high);
+  const Result r = run("memfit " + file + " --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["max_seqlen"], 327680) << r.out;
+  EXPECT_LT(j["fitted_max_seqlen"].get<int64_t>(), 327680) << r.out;
+  const Result text = run("memfit " + file);
+  EXPECT_NE(text.out.find("longest sequence that fits: 327680 (327680 ran, past the "), std::string::npos) << text.out;
+}
+
+// Two printouts or two bench_flash_attn.py logs: a lever or a batch one leaves out is its
+// script's default (no recompute, one sequence), compared as if said; and a printout's or a log's
+// work is its batch's, so that a batch-2 step reads and one sequence's work said to be two is not.
+TEST(SilentlyWrong, APrintoutsOrAnAttentionLogsUnsaidLeverIsItsScriptsDefault) {
+  const std::string guide = slurp(kFx + "/guide/decompose_h200.txt");
+  const auto edited = [&](const std::string& name, const std::string& header, const std::vector<std::string>& lines) {
+    std::string t = replaced(guide, "zero=2 gc=0 offload=0", header);
+    const std::vector<std::string> from = {"wall step=914.8 ms", "52.78 TFLOP  118.1 ms  447.0 TFLOPS  MFU 45.2%",
+                                           "368.87 TFLOP  796.7 ms  463.0 TFLOPS  MFU 46.8%",
+                                           "421.65 TFLOP  914.8 ms  460.9 TFLOPS  MFU 46.6%"};
+    for (size_t i = 0; i < lines.size(); ++i) t = replaced(t, from[i], lines[i]);
+    return write_file(name, t);
+  };
+  // Checkpointing: 1.3x the time, the same work.
+  const std::vector<std::string> recomputed = {"wall step=1189.2 ms", "52.78 TFLOP  153.5 ms  343.8 TFLOPS  MFU 34.8%",
+                                               "368.87 TFLOP  1035.7 ms  356.2 TFLOPS  MFU 36.0%",
+                                               "421.65 TFLOP  1189.2 ms  354.6 TFLOPS  MFU 35.8%"};
+  const std::string unsaid = edited("printout_gc_unsaid.txt", "zero=2 offload=0", {});
+  const std::string gc1 = edited("printout_gc1.txt", "zero=2 gc=1 offload=0", recomputed);
+  expect_error("compare " + unsaid + " " + gc1, 2, "different levers (gc 0 (not said) vs 1, old vs new)");
+  // Two sequences a step: twice the work in twice the time is a batch-2 step, read; compared with
+  // one sequence's it is another batch.
+  const std::string two = edited("printout_bs2.txt", "bs=2 zero=2 gc=0 offload=0",
+                                 {"wall step=1829.6 ms", "105.56 TFLOP  236.2 ms  447.0 TFLOPS  MFU 45.2%",
+                                  "737.74 TFLOP  1593.4 ms  463.0 TFLOPS  MFU 46.8%",
+                                  "843.30 TFLOP  1829.6 ms  460.9 TFLOPS  MFU 46.6%"});
+  const std::string db = fresh_db("printout_batches");
+  EXPECT_EQ(run(fmt::format("history add --db {} {}", db, two)).code, 0);
+  const std::string out = temp_path("printout_bs2.jsonl");
+  fs::remove(out);
+  ASSERT_EQ(run("decompose " + two + " --out " + out).code, 0);
+  EXPECT_NE(slurp(out).find("\"batch\":2"), std::string::npos) << slurp(out);
+  expect_error("compare " + kFx + "/guide/decompose_h200.txt " + two, 2, "different batches (1 vs 2, old vs new)");
+  const std::string one_said_two = edited("printout_bs2_one_sequence.txt", "bs=2 zero=2 gc=0 offload=0", recomputed);
+  expect_error(fmt::format("history add --db {} {}", db, one_said_two), 1,
+               "a step of 421.65 TFLOP is not llama-3.1-8b's work at 8192 tokens x 2 sequences");
+  // bench_flash_attn.py: batch=2 with every time doubled reads; beside a log that says no batch it
+  // is another problem.
+  std::string attention2;
+  {
+    std::istringstream in(slurp(kFx + "/attention_h200.log"));
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("# gpu", 0) == 0) line += " batch=2";
+      if (line.rfind("{", 0) == 0) {
+        nlohmann::json r = nlohmann::json::parse(line);
+        for (const char* k : {"fwd_ms", "fwd_bwd_ms"}) r[k] = r[k].get<double>() * 2;
+        line = r.dump();
+      }
+      attention2 += line + "\n";
+    }
+  }
+  const std::string batch2 = write_file("attention_batch2.log", attention2);
+  EXPECT_EQ(run(fmt::format("history add --db {} {}", fresh_db("attention_batch2"), batch2)).code, 0);
+  expect_error("compare " + kFx + "/attention_h200.log " + batch2, 2, "different attention problems (batch 1 (not said) vs 2");
+}
+
+// A bandwidth run's kernel is part of what it measured: the driver's memcpy beside the tiled copy
+// is refused by compare, and is a fleet of its own in the history.
+TEST(SilentlyWrong, BandwidthRunsOfOtherKernelsAreOtherMeasurements) {
+  std::string memcpy_run;
+  {
+    std::istringstream in(slurp(kFx + "/suite_h200_2l/bandwidth.jsonl"));
+    for (std::string line; std::getline(in, line);) {
+      nlohmann::json r = nlohmann::json::parse(line);
+      if (r["type"] == "context") {
+        r["config"]["kernel"] = "memcpy", r["config"]["ops"] = {"copy"}, r["date"] = "2026-12-04T06:00:00Z";
+        r["gpus"][0]["uuid"] = "GPU-11111111-2222-3333-4444-555555555555";
+      } else {
+        if (r["op"] != "copy") continue;
+        r["kernel"] = "memcpy";
+        for (auto& [k, v] : r["gbps"].items()) v = v.get<double>() * 0.9;
+        for (auto& [k, v] : r["time_ms"].items()) {
+          if (v.is_number_float()) v = v.get<double>() / 0.9;
+        }
+      }
+      memcpy_run += r.dump() + "\n";
+    }
+  }
+  const std::string tiled = kFx + "/suite_h200_2l/bandwidth.jsonl";
+  const std::string memcpy_file = write_file("bandwidth_memcpy.jsonl", memcpy_run);
+  expect_error("compare " + tiled + " " + memcpy_file, 2, "with different kernels (tiled8cs vs memcpy, old vs new)");
+  const std::string db = fresh_db("bandwidth_kernels");
+  ASSERT_EQ(run(fmt::format("history add --db {} {} {}", db, tiled, memcpy_file)).code, 0);
+  const Result fleet = run(fmt::format("history fleet bandwidth.gbps.copy --at 4G --db {}", db));
+  ASSERT_EQ(fleet.code, 0) << fleet.err;
+  EXPECT_EQ(fleet.out.find("SLOW"), std::string::npos) << fleet.out;
+  EXPECT_NE(fleet.out.find("2 fleets of unlike runs"), std::string::npos) << fleet.out;
+}
+
 // A context record that leaves a lever out ran without it: `sweep --resume` holds new options to
 // that (an MLP tile on a file that says none is another workload, refused before any GPU), and a
 // file whose later context says the default where the first said nothing reads as one workload.

@@ -103,7 +103,9 @@ TEST(SuiteCli, AResumeMeasuresAgainWhatTheFolderNoLongerBacks) {
   const CliRun dry = run("suite --out " + dir.string() + options + " --resume --dry-run --json");
   ASSERT_EQ(dry.code, 0) << dry.out << dry.err;
   std::map<std::string, std::string> action;
-  for (const auto& part : nlohmann::json::parse(dry.out).at("parts")) action[part.at("name")] = part.at("action");
+  for (const auto& part : nlohmann::json::parse(dry.out).at("parts")) {
+    action[part.at("name").get<std::string>()] = part.at("action").get<std::string>();
+  }
   EXPECT_EQ(action["bandwidth"], "run again");
   EXPECT_EQ(action["sweep"], "continue");
   EXPECT_EQ(action["mamf"], "keep");

@@ -156,7 +156,10 @@ Workload workload_of_records(const std::string& command, const nlohmann::json& c
   } else if (command == "mamf" && config.is_object() && config.contains("shapes_of") && config["shapes_of"].is_string()) {
     w.text = fmt::format("the products of {}'s step", config["shapes_of"].get<std::string>());
   }
-  return w;  // bandwidth: the metric names the dtype; a mamf run's shapes are read with its figures
+  if (command == "bandwidth" && config.is_object() && config.contains("kernel") && config["kernel"].is_string()) {
+    w.text = fmt::format("kernel {}", config["kernel"].get<std::string>());  // the driver's memcpy is not a tiled copy
+  }
+  return w;  // a mamf run's shapes are read with its figures
 }
 
 Workload workload_of_peer_attention(const std::map<std::string, std::string>& header) {

@@ -5,8 +5,9 @@
 // layers it ran, the world size, the ZeRO stage, activation checkpointing, the offloaded optimizer,
 // the precision, fp32 master weights or not, offloaded checkpoints, MLP tiles, loss chunks and the
 // micro-batch; of attention, its heads, head size, batch, mask and dtype; of a collective, its
-// world size and whether its calls were replayed from a CUDA graph; of another program's attention,
-// collective or decomposition, what its header says of these, and which program timed it. The sequence length (or size) is the metric's own point, and the GPU
+// world size and whether its calls were replayed from a CUDA graph; of a bandwidth run, its kernel;
+// of another program's attention, collective or decomposition, what its header says of these, and
+// which program timed it. The sequence length (or size) is the metric's own point, and the GPU
 // model is the series' other half (trend.hpp, fleet.hpp).
 #pragma once
 

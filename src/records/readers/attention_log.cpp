@@ -22,7 +22,7 @@ namespace {
 
 // The FLOPs of a point's forward and forward+backward passes: our records carry them; for
 // bench_flash_attn.py's lines they follow from the header's shape (one sequence, as the script
-// runs), which must say it: a line under a header without it is refused, naming `where`.
+// runs, unless it says batch=), which must say it: a line under a header without it is refused, naming `where`.
 std::optional<std::pair<double, double>> point_flops(const AttentionRecord& p, const std::map<std::string, std::string>& header,
                                                      const std::string& where) {
   if (p.flops_fwd > 0) {
@@ -70,6 +70,15 @@ std::optional<std::pair<double, double>> point_flops(const AttentionRecord& p, c
   AttentionShape shape;
   shape.seqlen = p.seqlen, shape.heads = *heads, shape.head_dim = *head_dim;
   shape.causal = causal->second == "True" || causal->second == "true";
+  // bench_flash_attn.py times one sequence; a header that says batch= timed that many.
+  if (header.count("batch")) {
+    const auto batch = count("batch");
+    if (!batch) {
+      throw WorkError(fmt::format("{}: the `# gpu=` header above it gives batch={}, not a whole number from 1 to 999999: "
+                                  "the problem it measured is not known", where, printable(header.at("batch"))));
+    }
+    shape.batch = *batch;
+  }
   if (header.count("window")) {  // ours, where the lines measured a sliding window
     const auto window = count("window");
     if (!window || !shape.causal) throw WorkError(fmt::format("{}: the header's window= is not a causal window of tokens", where));

@@ -169,7 +169,7 @@ DecompositionLog read_decomposition_records(const LineSource& t) {
     log.header["file"] = d.file;
     log.header["steps"] = d.steps_from;
     if (d.seqlen) log.header["seq"] = std::to_string(*d.seqlen), log.seqlen = *d.seqlen;
-    if (r.json.contains("batch")) log.header["batch"] = std::to_string(d.batch);
+    if (r.json.contains("batch")) log.header["batch"] = std::to_string(d.batch), log.batch = d.batch;
     log.summary["step"] = fmt::format("{:.2f}", d.step_ms);
     for (const DecompositionBucketRecord& b : d.buckets) {
       DecompositionBucket x;
@@ -230,6 +230,23 @@ DecompositionLog read_decomposition_log(const LineSource& t) {
                                       kMaxDecomposedSeqlen));
         }
       }
+      // Its sequences per step (benchmark.py's and bench_decompose.py's bs=, or batch=): each step's
+      // work is that many sequences'.
+      for (const char* key : {"bs", "batch"}) {
+        const auto it = header->find(key);
+        if (it == header->end()) continue;
+        const std::string& v = it->second;
+        const bool digits = !v.empty() && v.size() <= 6 && v.find_first_not_of("0123456789") == std::string::npos && v[0] != '0';
+        if (!digits) {
+          throw WorkError(fmt::format("{}: {}={} is not a number of sequences per step (1 to 999999)", where, key, printable(v)));
+        }
+        if (const int64_t b = std::stoll(v); key == std::string("batch") && header->count("bs") && b != log.batch) {
+          throw WorkError(fmt::format("{}: bs={} and batch={} say two numbers of sequences per step", where,
+                                      printable(header->at("bs")), printable(v)));
+        } else {
+          log.batch = b;
+        }
+      }
       log.gpu = header->at("gpu");
       log.header = std::move(*header);
       return;
@@ -267,6 +284,7 @@ DecompositionRecord printout_record(const DecompositionLog& d) {
   r.steps = 1;
   r.step = "wall step";
   if (d.seqlen) r.seqlen = *d.seqlen;
+  r.batch = d.batch;
   for (const DecompositionBucket& b : d.buckets) {
     if (b.name == "TOTAL") {
       r.step_ms = b.ms;

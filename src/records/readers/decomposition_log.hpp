@@ -29,6 +29,7 @@ struct DecompositionLog {
   std::string path, gpu;
   std::map<std::string, std::string> header;   // the `# gpu=` line
   std::optional<int64_t> seqlen;               // its `seq=`, checked to be a length
+  int64_t batch = 1;                           // sequences per step: a printout's `bs=` (or `batch=`), our records' batch
   std::map<std::string, std::string> summary;  // the `# wall step=` line, as written
   std::vector<DecompositionBucket> buckets;
   std::vector<std::string> warnings;
