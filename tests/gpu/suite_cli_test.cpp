@@ -103,17 +103,19 @@ TEST(SuiteCli, AResumeMeasuresAgainWhatTheFolderNoLongerBacks) {
   const CliRun dry = run("suite --out " + dir.string() + options + " --resume --dry-run --json");
   ASSERT_EQ(dry.code, 0) << dry.out << dry.err;
   std::map<std::string, std::string> action;
-  for (const auto& part : nlohmann::json::parse(dry.out).at("parts")) {
+  const nlohmann::json plan = nlohmann::json::parse(dry.out);  // held: a range over a temporary's member dangles
+  for (const auto& part : plan.at("parts")) {
     action[part.at("name").get<std::string>()] = part.at("action").get<std::string>();
   }
   EXPECT_EQ(action["bandwidth"], "run again");
   EXPECT_EQ(action["sweep"], "continue");
-  EXPECT_EQ(action["mamf"], "keep");
+  EXPECT_EQ(action["mamf"], "keep") << dry.out;
   EXPECT_FALSE(fs::exists(dir / "bandwidth.jsonl"));
 
   const CliRun again = run("suite --out " + dir.string() + options + " --resume --json");
   ASSERT_EQ(again.code, 0) << again.out << again.err;
-  for (const auto& part : nlohmann::json::parse(again.out).at("parts")) EXPECT_EQ(part.at("status"), "done") << part.dump();
+  const nlohmann::json resumed = nlohmann::json::parse(again.out);
+  for (const auto& part : resumed.at("parts")) EXPECT_EQ(part.at("status"), "done") << part.dump();
   EXPECT_TRUE(fs::exists(dir / "bandwidth.jsonl"));
   std::map<int64_t, size_t> steps;
   std::ifstream in(dir / "sweep.jsonl");
