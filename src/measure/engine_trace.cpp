@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.hpp"
+#include "records/trace/kineto_trace.hpp"
 
 namespace ub::measure {
 
@@ -30,7 +31,7 @@ void write_chrome_trace(const gpu::StepProfiler::Profile& p, const std::string& 
     first = false;
   };
   const json header = {{"schemaVersion", 1}, {"deviceProperties", json::array({{{"id", device}, {"name", gpu_name}}})},
-                       {"traceName", "upgradebench engine, CUPTI activity records"}};
+                       {"traceName", trace::kEngineTraceName}};
   std::string head = header.dump();
   head.pop_back();  // the closing brace: traceEvents follow
   std::fputs((head + ",\n\"traceEvents\": [").c_str(), f.get());

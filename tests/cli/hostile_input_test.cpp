@@ -3748,6 +3748,24 @@ TEST(SilentlyWrong, BandwidthRunsOfOtherKernelsAreOtherMeasurements) {
   EXPECT_NE(fleet.out.find("2 fleets of unlike runs"), std::string::npos) << fleet.out;
 }
 
+// Our engine's step traced and Hugging Face's step traced, decomposed with the same options, are
+// two programs' steps: each record says whose, and the history keeps them apart.
+TEST(SilentlyWrong, OurEnginesTraceAndAnotherProgramsAreTwoWorkloads) {
+  const std::string options = " --model llama-3.1-8b --layers 2 --seqlen 4096 --batch 1 --out ";
+  const std::string hf = temp_path("traced_hf.jsonl"), ours = temp_path("traced_engine.jsonl");
+  fs::remove(hf), fs::remove(ours);
+  ASSERT_EQ(run("decompose " + kFx + "/hf_llama_2l_4096.pt.trace.json.gz" + options + hf).code, 0);
+  ASSERT_EQ(run("decompose " + kFx + "/engine_llama_2l_4096.pt.trace.json.gz" + options + ours).code, 0);
+  EXPECT_NE(slurp(ours).find("\"source\":\"upgradebench engine (CUPTI)\""), std::string::npos);
+  EXPECT_NE(slurp(hf).find("\"source\":\"torch.profiler trace\""), std::string::npos);
+  const std::string db = fresh_db("traced_programs");
+  ASSERT_EQ(run(fmt::format("history add --db {} {} {}", db, hf, ours)).code, 0);
+  const Result trend = run(fmt::format("history trend decompose.ms.elementwise --at 4096 --db {}", db));
+  ASSERT_EQ(trend.code, 0) << trend.err;
+  EXPECT_NE(trend.out.find("upgradebench engine (CUPTI)"), std::string::npos) << trend.out;
+  EXPECT_EQ(trend.out.find("-86"), std::string::npos) << "two programs' steps are no change over time:\n" << trend.out;
+}
+
 // A context record that leaves a lever out ran without it: `sweep --resume` holds new options to
 // that (an MLP tile on a file that says none is another workload, refused before any GPU), and a
 // file whose later context says the default where the first said nothing reads as one workload.

@@ -157,8 +157,12 @@ void read_figures(const LineSource& t, LogKind kind, StoredRun& run, const RunCh
           if (!r.gpu.empty() && listed.insert(index).second) run.gpus.push_back({static_cast<int>(index), r.gpu, ""});
           if (r.world_size) run.world_size = std::max(run.world_size, *r.world_size);
         }
-        // A rank of a job of N is another workload than a GPU's step on its own.
+        // A rank of a job of N is another workload than a GPU's step on its own; our engine's step
+        // traced is another program's than a torch.profiler trace's.
         if (run.world_size > 1) run.workload += fmt::format(", a job of {} ranks", run.world_size);
+        if (!log.records.empty() && log.records.front().source != "torch.profiler trace") {
+          run.workload += ", " + log.records.front().source;
+        }
       }
       if (run.format == "upgradebench" && has_record_type(t, "train_step")) {
         const RunLog steps = read_records(t, WarmupOnly::leave_out, true);  // its steps' times

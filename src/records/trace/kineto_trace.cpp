@@ -137,6 +137,10 @@ TraceInfo read_kineto_trace(const std::string& path, const std::function<void(co
   StreamHandlers h;
   h.on_member = [&](std::string_view key, JsonSpan& value) {
     if (key == "distributedInfo" && value.peek() == '{') return read_distributed_info(info, value);
+    if (key == "traceName" && value.peek() == '"') {
+      info.trace_name = value.string();
+      return;
+    }
     if (key != "deviceProperties" || value.peek() != '[') return;
     value.for_each_element([&](JsonSpan& device) {
       if (device.peek() != '{') return true;

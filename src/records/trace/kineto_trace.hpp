@@ -25,8 +25,13 @@ struct TraceEvent {
   int64_t device = -1, stream = -1;
 };
 
+// The traceName our engine's trace carries (measure/engine_trace.cpp): a step it timed, not a
+// torch.profiler trace of another program's.
+inline constexpr const char* kEngineTraceName = "upgradebench engine, CUPTI activity records";
+
 struct TraceInfo {
   std::string path;
+  std::string trace_name;  // its traceName, where it says one
   std::map<int64_t, std::string> device_names;  // deviceProperties: id -> name
   std::optional<int64_t> rank, world_size;      // distributedInfo, where the job was distributed
   uint64_t events = 0, bytes = 0;               // bytes: decompressed
