@@ -3692,6 +3692,9 @@ TEST(SilentlyWrong, APrintoutsOrAnAttentionLogsUnsaidLeverIsItsScriptsDefault) {
   ASSERT_EQ(run("decompose " + two + " --out " + out).code, 0);
   EXPECT_NE(slurp(out).find("\"batch\":2"), std::string::npos) << slurp(out);
   expect_error("compare " + kFx + "/guide/decompose_h200.txt " + two, 2, "different batches (1 vs 2, old vs new)");
+  const Result predicted = run("predict " + two + " --to b200-sxm");  // two sequences' step, at one's rate
+  ASSERT_EQ(predicted.code, 0) << predicted.err;
+  EXPECT_NE(predicted.out.find("  8192     1829.60       1031.58"), std::string::npos) << predicted.out;
   const std::string one_said_two = edited("printout_bs2_one_sequence.txt", "bs=2 zero=2 gc=0 offload=0", recomputed);
   expect_error(fmt::format("history add --db {} {}", db, one_said_two), 1,
                "a step of 421.65 TFLOP is not llama-3.1-8b's work at 8192 tokens x 2 sequences");

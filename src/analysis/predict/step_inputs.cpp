@@ -67,7 +67,8 @@ StepInput from_printout(const DecompositionLog& d) {
   in.from = "decomposition (bench_decompose.py's printout: attention and everything else)";
   in.old_gpu = d.gpu;
   if (d.seqlen) in.seqlen = *d.seqlen;
-  in.levers = levers_of(d.header, 1);
+  in.batch = d.batch;  // its bs= (or batch=): one sequence where it says none
+  in.levers = levers_of(d.header, in.batch);
   in.format = "bench_decompose.py", in.workload = workload_of(d.header);
   for (const DecompositionBucket& b : d.buckets) {
     if (b.name == "TOTAL") {
