@@ -40,8 +40,8 @@ struct LongestSequence {
   // a guess; measure near it (sweep --find-max)", where the longest is such a fit; else nothing.
   std::optional<std::string> guess() const;
   // For a table's cell: "187585", "261120 (found)" (by sweep --find-max), "at least 16384 (found;
-  // none longer tried)", "64512 (capped: out of memory)", "327680 (ran; the fit says 324813)", "187585 (a guess: 46x the longest
-  // measured)", or `none` where no length is known.
+  // none longer tried)", "64512 (capped: out of memory)", "327680 (ran; the fit says 324813)",
+  // "187585 (a guess: 46x the longest measured)", or `none` where no length is known.
   std::string cell(const char* none = "unknown") const;
 
   // Whether a sequence of `need` tokens fits, at the run's batch: yes where the GPU ran it, or the

@@ -222,7 +222,7 @@ void run(Context& ctx, DecomposeOptions& o, const CLI::App& cmd) {
       seen.emplace_back(d.activity, whose);
       if (const auto w = unknown_gpu_warning(d.gpu, ctx.catalog(), printable(f))) unknown.push_back(*w);
       const Accelerator* gpu = d.gpu.empty() ? nullptr : ctx.catalog().try_find(d.gpu);
-      DecompositionRecord r = trace::summarize(d, work, gpu, d.source);
+      DecompositionRecord r = trace::summarize(d, work, gpu);
       if (work) r.seqlen = parse_size(o.train.seqlen, "--seqlen"), r.batch = o.train.batch;
       if (work && gpu) refuse_work_past_peak(r, *gpu, whose, o);
       report::add_decomposition_block(doc, r);

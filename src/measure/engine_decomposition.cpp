@@ -58,6 +58,7 @@ EngineProfile analyse_profile(gpu::StepProfiler::Profile p, trace::KernelClasses
   EngineProfile e;
   trace::TraceDecomposition& d = e.decomposition;
   d.path = "upgradebench engine";
+  d.source = kEngineSource;
   d.gpu = gpu_name;
   d.device = device;
   d.events = p.log.records.size();

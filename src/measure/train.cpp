@@ -243,7 +243,7 @@ class TrainPoint : public Point {
       b_.run_.emit(e.breakdown);
       b_.run_.say(e.breakdown.table());
     }
-    DecompositionRecord r = trace::summarize(e.decomposition, e.work, b_.gpu_, "upgradebench engine (CUPTI)");
+    DecompositionRecord r = trace::summarize(e.decomposition, e.work, b_.gpu_);
     r.file = fmt::format("{} layers, seqlen {}, batch {}", cfg_.model.layers, cfg_.seqlen, cfg_.batch);
     r.seqlen = cfg_.seqlen, r.batch = cfg_.batch;
     if (b_.summary_.steps > 0) r.wall_step_ms = b_.summary_.median_ms;

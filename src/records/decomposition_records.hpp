@@ -32,8 +32,13 @@ struct UnclassifiedKernel {
   size_t count = 0;
 };
 
+// What a decomposition's `source` says it read: another program's torch.profiler trace, or our
+// engine's step (timed under CUPTI, or the trace it wrote).
+inline constexpr const char* kTraceSource = "torch.profiler trace";
+inline constexpr const char* kEngineSource = "upgradebench engine (CUPTI)";
+
 struct DecompositionRecord {
-  std::string source;  // "torch.profiler trace", "upgradebench engine (CUPTI)"
+  std::string source;  // kTraceSource, kEngineSource or "bench_decompose.py"
   std::string file, gpu;
   int64_t device = 0;
   std::optional<int64_t> rank, world_size;  // which rank of a distributed job traced it, where the trace says

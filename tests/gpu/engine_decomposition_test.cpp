@@ -82,7 +82,7 @@ TEST(EngineDecomposition, KernelsTakeTheirOperationsBucketAndTheBucketsAddUp) {
   // The median step's work: the rates of the record.
   EXPECT_DOUBLE_EQ(e.work.flop[static_cast<size_t>(Bucket::gemm)], 4e11);
   EXPECT_DOUBLE_EQ(e.work.bytes[static_cast<size_t>(Bucket::optimizer)], 2e8);
-  const DecompositionRecord r = trace::summarize(d, e.work, nullptr, "upgradebench engine (CUPTI)");
+  const DecompositionRecord r = trace::summarize(d, e.work, nullptr);
   EXPECT_NEAR(*r.buckets[0].tflops, 4e11 / 1e12 / 400e-6, 1e-9);
   EXPECT_NEAR(*r.buckets[4].gbps, 2e8 / 1e9 / 100e-6, 1e-9);
   EXPECT_FALSE(r.buckets[4].tflops.has_value());

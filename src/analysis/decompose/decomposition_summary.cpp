@@ -42,9 +42,9 @@ BucketWork model_work(const StepFlops& flops) {
 }
 
 DecompositionRecord summarize(const TraceDecomposition& d, const std::optional<BucketWork>& work, const Accelerator* gpu,
-                              const std::string& source, size_t unclassified_listed) {
+                              size_t unclassified_listed) {
   DecompositionRecord r;
-  r.source = source;
+  r.source = d.source;
   r.file = d.path;
   r.gpu = d.gpu;
   r.device = d.device;

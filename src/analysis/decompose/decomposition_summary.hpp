@@ -27,7 +27,6 @@ struct BucketWork {
 BucketWork model_work(const StepFlops& flops);
 
 DecompositionRecord summarize(const TraceDecomposition& d, const std::optional<BucketWork>& work,
-                              const Accelerator* gpu, const std::string& source = "torch.profiler trace",
-                              size_t unclassified_listed = 20);
+                              const Accelerator* gpu, size_t unclassified_listed = 20);
 
 }  // namespace ub::trace

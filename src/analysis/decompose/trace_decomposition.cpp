@@ -314,7 +314,7 @@ std::vector<TraceDecomposition> decompose_trace(const std::string& path, KernelC
     d.path = path;
     d.device = device;
     d.rank = info.rank, d.world_size = info.world_size;
-    if (info.trace_name == kEngineTraceName) d.source = "upgradebench engine (CUPTI)";
+    if (info.trace_name == kEngineTraceName) d.source = kEngineSource;
     d.events = info.events;
     d.bytes = info.bytes;
     d.activity.count = acts.size();

@@ -12,6 +12,7 @@
 
 #include "analysis/decompose/kernel_classes.hpp"
 #include "analysis/decompose/step_decomposition.hpp"
+#include "records/decomposition_records.hpp"
 
 namespace ub::trace {
 
@@ -30,7 +31,7 @@ struct TraceDecomposition {
   std::string path, gpu;  // gpu: the device's name from the trace, "" when it does not say
   int64_t device = 0;
   std::optional<int64_t> rank, world_size;  // the trace's distributedInfo, where it has one
-  std::string source = "torch.profiler trace";  // or "upgradebench engine (CUPTI)": our engine's trace
+  std::string source = kTraceSource;  // kEngineSource for our engine's step (records/decomposition_records.hpp)
   std::string steps_from;  // how the steps were found, in words
   std::vector<StepDecomposition> steps;
   std::vector<NameTime> unclassified;  // kernels no rule matched, most time first

@@ -160,7 +160,7 @@ void read_figures(const LineSource& t, LogKind kind, StoredRun& run, const RunCh
         // A rank of a job of N is another workload than a GPU's step on its own; our engine's step
         // traced is another program's than a torch.profiler trace's.
         if (run.world_size > 1) run.workload += fmt::format(", a job of {} ranks", run.world_size);
-        if (!log.records.empty() && log.records.front().source != "torch.profiler trace") {
+        if (!log.records.empty() && log.records.front().source != kTraceSource) {
           run.workload += ", " + log.records.front().source;
         }
       }

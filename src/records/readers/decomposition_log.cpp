@@ -240,12 +240,12 @@ DecompositionLog read_decomposition_log(const LineSource& t) {
         if (!digits) {
           throw WorkError(fmt::format("{}: {}={} is not a number of sequences per step (1 to 999999)", where, key, printable(v)));
         }
-        if (const int64_t b = std::stoll(v); key == std::string("batch") && header->count("bs") && b != log.batch) {
+        const int64_t b = std::stoll(v);
+        if (key == std::string("batch") && header->count("bs") && b != log.batch) {
           throw WorkError(fmt::format("{}: bs={} and batch={} say two numbers of sequences per step", where,
                                       printable(header->at("bs")), printable(v)));
-        } else {
-          log.batch = b;
         }
+        log.batch = b;
       }
       log.gpu = header->at("gpu");
       log.header = std::move(*header);
