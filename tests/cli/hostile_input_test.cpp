@@ -3692,6 +3692,11 @@ TEST(SilentlyWrong, APrintoutsOrAnAttentionLogsUnsaidLeverIsItsScriptsDefault) {
   ASSERT_EQ(run("decompose " + two + " --out " + out).code, 0);
   EXPECT_NE(slurp(out).find("\"batch\":2"), std::string::npos) << slurp(out);
   expect_error("compare " + kFx + "/guide/decompose_h200.txt " + two, 2, "different batches (1 vs 2, old vs new)");
+  // Said as batch=, the batch is the printout's workload as bs= is.
+  const std::string said_batch = write_file("printout_batch2.txt", replaced(slurp(two), "bs=2", "batch=2"));
+  const std::string batches = fresh_db("printout_batch_key");
+  ASSERT_EQ(run(fmt::format("history add --db {} {}", batches, said_batch)).code, 0);
+  EXPECT_NE(run(fmt::format("history list --db {} --json", batches)).out.find("batch=2"), std::string::npos);
   const Result predicted = run("predict " + two + " --to b200-sxm");  // two sequences' step, at one's rate
   ASSERT_EQ(predicted.code, 0) << predicted.err;
   EXPECT_NE(predicted.out.find("  8192     1829.60       1031.58"), std::string::npos) << predicted.out;

@@ -82,7 +82,7 @@ std::string collective_text(int64_t world_size, bool graph) {
   return fmt::format("{} GPUs{}", world_size, graph ? ", calls replayed from a CUDA graph" : "");
 }
 
-// A header's value: a whole number where it is one, else as written ("" where absent).
+// A header's value as written ("" where absent), and as a whole number where it is one.
 std::string said(const std::map<std::string, std::string>& header, const char* key) {
   const auto it = header.find(key);
   return it == header.end() ? "" : it->second;
@@ -181,7 +181,7 @@ Workload workload_of_peer_nccl(int64_t world_size) {
 
 Workload workload_of_printout(const std::map<std::string, std::string>& header) {
   std::vector<std::string> levers;
-  for (const char* key : {"backend", "zero", "gc", "offload", "liger", "bs", "world_size"}) {
+  for (const char* key : {"backend", "zero", "gc", "offload", "liger", "bs", "batch", "world_size"}) {
     if (const std::string v = said(header, key); !v.empty()) levers.push_back(fmt::format("{}={}", key, v));
   }
   const int64_t world = std::max<int64_t>(whole(header, "world_size").value_or(1), 1);

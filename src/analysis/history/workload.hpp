@@ -35,7 +35,8 @@ Workload workload_of_sweep_log(const RunLog& log);
 
 // From another program's log, its header: bench_flash_attn.py's attention shape and backend
 // (nheads, nheads_kv, head_dim, causal, window, batch, dtype, backend); the torch.distributed
-// peer's ranks; bench_decompose.py's levers and ranks (zero, gc, offload, liger, world_size, bs).
+// peer's ranks; bench_decompose.py's levers, batch and ranks (backend, zero, gc, offload, liger,
+// bs or batch, world_size).
 Workload workload_of_peer_attention(const std::map<std::string, std::string>& header);
 Workload workload_of_peer_nccl(int64_t world_size);
 Workload workload_of_printout(const std::map<std::string, std::string>& header);
