@@ -222,16 +222,15 @@ DecompositionComparison compare_decomposition(const DecompositionLog& old_log, c
   }
   // Two printouts: a lever or a batch one leaves out is bench_decompose.py's default (one sequence,
   // no recompute, no sharding, one GPU), as between two benchmark.py logs.
+  // A printout beside our records: each says its batch (bs= or batch=, our records' batch).
   const bool printouts = old_log.records.empty() && new_log.records.empty();
-  if (printouts) {
+  const auto says_batch = [](const DecompositionLog& l) { return l.header.count("batch") || l.header.count("bs"); };
+  if (printouts || (says_batch(old_log) && says_batch(new_log))) {
     refuse_other("batches", std::to_string(old_log.batch), std::to_string(new_log.batch), "decompose one workload on both GPUs");
   }
-  for (const char* key : {"layers", "batch"}) {
-    const auto a = old_log.header.find(key), b = new_log.header.find(key);
-    if (a != old_log.header.end() && b != new_log.header.end() && !(printouts && key == std::string("batch"))) {
-      refuse_other(key == std::string("layers") ? "depths" : "batches", a->second, b->second,
-              "decompose one workload on both GPUs");
-    }
+  if (const auto a = old_log.header.find("layers"), b = new_log.header.find("layers");
+      a != old_log.header.end() && b != new_log.header.end()) {
+    refuse_other("depths", a->second, b->second, "decompose one workload on both GPUs");
   }
   // bench_decompose.py's memory levers and sharding make another step as much as the length does
   // (recomputed layers, sharded state, work moved to the host): --force compares them, said.

@@ -85,7 +85,9 @@ void check_option_values(CLI::App& app) {
             int64_t parsed = 0;
             const char* begin = v.data() + (v.front() == '+' ? 1 : 0);
             if (std::from_chars(begin, v.data() + v.size(), parsed).ec == std::errc::result_out_of_range) {
-              return fmt::format("'{}' is past the largest it takes, 9223372036854775807", ub::printable(v));
+              return v.front() == '-'
+                         ? fmt::format("'{}' is past the smallest it takes, -9223372036854775808", ub::printable(v))
+                         : fmt::format("'{}' is past the largest it takes, 9223372036854775807", ub::printable(v));
             }
           }
           return std::string();

@@ -793,6 +793,24 @@ TEST(SilentlyWrong, APrintoutOfAnotherDepthBesideOurBucketsIsRefused) {
   }
 }
 
+// A printout of two sequences a step (bs=2) beside our records of one: the batches each says are
+// compared first, as between two printouts, before the work they imply.
+TEST(SilentlyWrong, APrintoutOfAnotherBatchBesideOurRecordsIsRefused) {
+  const std::string printout = write_file("printout_bs2.txt",
+      "# gpu=NVIDIA H200 backend=flash_attention_3 zero=0 gc=0 offload=0 liger=0 seq=4096 bs=2 time_steps=10 profile_steps=5\n"
+      "# wall step=860.0 ms   peak_mem=40.0 GiB   attention FLOP share=6.7%   attention wall share=7.0%   comm=0.0% of "
+      "kernel time (overlapped, hidden in wall)\n"
+      "attention(FA)      26.38 TFLOP  60.0 ms  439.7 TFLOPS  MFU 44.5%\n"
+      "everything else    368.86 TFLOP  800.0 ms  461.1 TFLOPS  MFU 46.6%\n"
+      "TOTAL              395.26 TFLOP  860.0 ms  459.6 TFLOPS  MFU 46.5%\n");
+  const std::string ours = kFx + "/engine_llama_2l_4096.jsonl";
+  expect_error("compare " + printout + " " + ours, 2, "decompose steps of different batches (2 vs 1, old vs new)");
+  expect_error("compare " + ours + " " + printout, 2, "decompose steps of different batches (1 vs 2, old vs new)");
+  const Result forced = run("compare " + printout + " " + ours + " --force");
+  EXPECT_EQ(forced.code, 0) << forced.err;
+  EXPECT_NE(forced.out.find("batches 2 vs 1"), std::string::npos) << forced.out;
+}
+
 // Runs of other batches compared with --force: a step of twice the tokens in twice the time is
 // the same speed per token, as cost and energy say; the header names both batches, and the batch
 // is the workload's, not a software difference.
@@ -930,6 +948,8 @@ TEST(Messages, AnEmptyValueIsAUsageErrorNamingTheOption) {
   EXPECT_EQ(run(plan + "18446744073709551615").code, 0);
   // A signed whole option past 64 bits is quoted as given, not as the clamp.
   expect_error("flops --layers 99999999999999999999", 2, "--layers: '99999999999999999999' is past the largest it takes");
+  expect_error("flops --layers -99999999999999999999", 2,
+               "--layers: '-99999999999999999999' is past the smallest it takes, -9223372036854775808");
 }
 
 TEST(Messages, TheJobsOptionsAreUsageErrors) {
