@@ -145,6 +145,10 @@ std::vector<std::string> workload_differences(const RunLog& o, const RunLog& n) 
     return key == "world_size" ? "1" : "0";
   };
   for (const std::string& d : config_differences(o, n, levers, lever_default)) problems.push_back("different " + d);
+  // The model's shape where both runs give it: a model of the same name and another shape is another model.
+  const std::vector<std::string> shape(kOurModelShapeKeys.begin(), kOurModelShapeKeys.end());
+  const auto no_default = [](const std::string&) -> std::optional<std::string> { return std::nullopt; };
+  for (const std::string& d : config_differences(o, n, shape, no_default)) problems.push_back("different model shape: " + d);
   // The step's arithmetic in our records (fp32 master weights or pure bf16, the loss's chunks, the
   // MLP's tiles): a change of any is the software's, not the GPU's.
   const std::vector<std::string> step(kOurStepKeys.begin(), kOurStepKeys.end());

@@ -101,8 +101,9 @@ std::string attention_shape_difference(const AttentionRecord& a, const Attention
 
 AttentionComparison compare_attention(const AttentionLog& o, const AttentionLog& n, const Catalog& catalog) {
   // A speedup is of one problem on two GPUs: logs or points of different shapes are not paired.
-  // A window or a batch one log leaves out is none and one sequence, as bench_flash_attn.py runs.
-  const std::map<std::string, std::string> unsaid = {{"window", "0"}, {"batch", "1"}};
+  // A window, a batch or a dtype one log leaves out is none, one sequence and bf16, as
+  // bench_flash_attn.py runs.
+  const std::map<std::string, std::string> unsaid = {{"window", "0"}, {"batch", "1"}, {"dtype", "bf16"}};
   for (const char* key : {"causal", "window", "nheads", "nheads_kv", "heads", "kv_heads", "head_dim", "batch", "dtype"}) {
     const auto a = o.header.find(key), b = n.header.find(key);
     const auto otherwise = unsaid.find(key);
@@ -226,7 +227,12 @@ DecompositionComparison compare_decomposition(const DecompositionLog& old_log, c
   const bool printouts = old_log.records.empty() && new_log.records.empty();
   const auto says_batch = [](const DecompositionLog& l) { return l.header.count("batch") || l.header.count("bs"); };
   if (printouts || (says_batch(old_log) && says_batch(new_log))) {
-    refuse_other("batches", std::to_string(old_log.batch), std::to_string(new_log.batch), "decompose one workload on both GPUs");
+    const auto batch = [&](const DecompositionLog& l) {
+      return std::to_string(l.batch) + (says_batch(l) ? "" : " (not said)");
+    };
+    if (old_log.batch != new_log.batch) {
+      refuse_other("batches", batch(old_log), batch(new_log), "decompose one workload on both GPUs");
+    }
   }
   if (const auto a = old_log.header.find("layers"), b = new_log.header.find("layers");
       a != old_log.header.end() && b != new_log.header.end()) {

@@ -64,7 +64,7 @@ int MemoryLevers::count() const {
 
 std::string MemoryLevers::name() const {
   std::vector<std::string> parts;
-  if (checkpointing) parts.emplace_back("checkpointing");
+  if (checkpointing) parts.emplace_back(selective ? "selective checkpointing" : "checkpointing");
   if (mlp_tiles) parts.emplace_back("MLP tiles");
   if (chunked_loss) parts.emplace_back("chunked loss");
   if (offloaded_optimizer) parts.emplace_back("offloaded optimizer");
@@ -78,6 +78,10 @@ std::string MemoryLevers::name() const {
 MemoryLevers memory_levers(const RunLog& run) {
   MemoryLevers l;
   l.checkpointing = yes(run, "activation_checkpointing") || yes(run, "gc");
+  // Our records say what a checkpointed step keeps: the layer inputs, or (selective) the attention
+  // outputs and statistics too, a lever of its own (more memory, less recompute).
+  l.selective = l.checkpointing && (yes(run, "selective_checkpointing") ||
+                                    config_or(run, "checkpointing_kept", "").find("attention outputs") != std::string::npos);
   l.mlp_tiles = positive(run, "mlp_tile");
   l.chunked_loss = positive(run, "loss_chunk") || yes(run, "liger");  // Liger's fused linear cross-entropy
   l.offloaded_optimizer = sharding_of(run).offload_optimizer;

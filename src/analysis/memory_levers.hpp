@@ -24,6 +24,7 @@ namespace ub {
 struct MemoryLevers {
   bool checkpointing = false, mlp_tiles = false, chunked_loss = false, offloaded_optimizer = false,
        offloaded_checkpoints = false;
+  bool selective = false;  // checkpointing that keeps the attention outputs too (--selective-checkpointing)
   int count() const;
   std::string name() const;  // "checkpointing + MLP tiles + chunked loss", or "none"
   bool operator==(const MemoryLevers&) const = default;

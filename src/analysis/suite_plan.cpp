@@ -103,17 +103,20 @@ SuitePlan build(const SuiteRequest& r, const std::vector<int64_t>& lengths, bool
   SuitePlan p;
   p.parts.push_back({"env", "the stack fingerprint: GPU, driver, CUDA, cuBLASLt, cuDNN, NCCL", {"env", "--json"},
                      "env.json", true, 2});
-  p.parts.push_back({"mamf", "the matmul ceiling, mamf-finder.py's 27 bf16 shapes", {"mamf"}, "mamf.jsonl", false,
-                     10 + 27 * 0.15 / speed(r.gpu)});
+  // The GPU the training parts measure (--device), for the micro-benchmarks too.
+  const std::vector<std::string> on_device =
+      r.device != 0 ? std::vector<std::string>{"--devices", std::to_string(r.device)} : std::vector<std::string>{};
+  p.parts.push_back({"mamf", "the matmul ceiling, mamf-finder.py's 27 bf16 shapes", with({"mamf"}, on_device), "mamf.jsonl",
+                     false, 10 + 27 * 0.15 / speed(r.gpu)});
   std::vector<std::string> step_levers = {"--layers", layers, "--batch", std::to_string(r.train.batch)};
   if (r.train.checkpointing) step_levers.push_back("--checkpointing");
   if (r.train.mlp_tile) step_levers.insert(step_levers.end(), {"--mlp-tile", std::to_string(r.train.mlp_tile)});
   if (r.train.loss_chunk) step_levers.insert(step_levers.end(), {"--loss-chunk", std::to_string(r.train.loss_chunk)});
   p.parts.push_back({"mamf-step", fmt::format("the step's own products ({} at {})", workload, shortest),
-                     with({"mamf", "--shapes-of", model, "--seqlen", std::to_string(shortest)}, step_levers),
+                     with(with({"mamf", "--shapes-of", model, "--seqlen", std::to_string(shortest)}, step_levers), on_device),
                      "mamf-step.jsonl", false, mamf_step_seconds(r, shortest)});
-  p.parts.push_back({"bandwidth", "HBM copy, read and write of 1 GiB and 4 GiB", {"bandwidth", "--sizes", "1G,4G"},
-                     "bandwidth.jsonl", false, 4});
+  p.parts.push_back({"bandwidth", "HBM copy, read and write of 1 GiB and 4 GiB",
+                     with({"bandwidth", "--sizes", "1G,4G"}, on_device), "bandwidth.jsonl", false, 4});
   // A model whose layers all attend within one window is measured in it; one that mixes windowed
   // and full layers, at full attention, as its full layers run (said in the part's words).
   const int64_t window = attention_window(m);
@@ -121,6 +124,7 @@ SuitePlan build(const SuiteRequest& r, const std::vector<int64_t>& lengths, bool
                                         "--kv-heads", std::to_string(m.kv_heads), "--head-dim",
                                         std::to_string(m.head_dim), "--batch", std::to_string(r.train.batch)};
   if (window > 0) attention.insert(attention.end(), {"--window", std::to_string(window)});
+  attention.insert(attention.end(), on_device.begin(), on_device.end());
   int64_t windowed = 0;
   for (int64_t l = 0; l < m.layers; ++l) windowed += m.window(l) > 0;
   const std::string kind = window > 0 ? fmt::format(", within the layers' window of {} tokens", window)

@@ -50,6 +50,7 @@ struct SuiteRequest {
   bool find_max = true;
   int64_t find_max_ceiling = 0;         // 0: none given
   int gpus = 1;                         // on this machine
+  int device = 0;                       // the GPU every part measures (train's --device)
   std::vector<std::string> traces;      // torch.profiler traces to decompose
   std::optional<double> budget_s;
   const Accelerator* gpu = nullptr;     // this machine's GPU in the catalog; null: unknown

@@ -700,6 +700,17 @@ UpgradeDecision decide_upgrade(const MeasurementSet& o, const MeasurementSet& n,
   if (o.ceiling && n.ceiling) d.ceiling = compare_mamf(*o.ceiling, *n.ceiling, catalog, opt.force);
   if (o.attention && n.attention) d.attention = compare_attention(*o.attention, *n.attention, catalog);
   if (o.nccl && n.nccl) d.nccl = compare_nccl(*o.nccl, *n.nccl, catalog);
+  // Copies timed by other kernels are refused as `compare` refuses them, before the HBM ratio.
+  if (o.bandwidth && n.bandwidth) (void)compare_bandwidth(*o.bandwidth, *n.bandwidth, catalog);
+  // Attention or collectives of one GPU only have nothing to be set beside: left out, said (the
+  // ceiling and HBM rows show the one side measured).
+  const auto one_side = [&](const char* what, const auto& a, const auto& b) {
+    if (a.has_value() == b.has_value()) return;
+    d.warnings.push_back(fmt::format("{} {} measured on the {} GPU only: left out of the comparison", printable(a ? a->path : b->path),
+                                     what, a ? "old" : "new"));
+  };
+  one_side("(attention)", o.attention, n.attention);
+  one_side("(collectives)", o.nccl, n.nccl);
   add_decompositions(d, o, n, catalog, models_dir);
   add_ratios(d, o, n);
   if (o.sweep) {

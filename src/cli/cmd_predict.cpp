@@ -30,9 +30,19 @@ struct PredictCommand {
   OutputOptions output;
 };
 
-// A file of predictions is drawn as one series (report): --out takes more predictions of the
-// pair and workload it holds, at lengths it does not hold yet (records/prediction_series.hpp).
+// One call's predictions are one series, as a file of them is drawn (report): one workload, one
+// prediction per length (a 2-layer and a 4-layer step, or a sweep and a decomposition of one
+// length, are two questions). --out takes more predictions of the pair and workload it holds, at
+// lengths it does not hold yet (records/prediction_series.hpp).
 void refuse_other_series(const std::string& out, const std::vector<Prediction>& predictions) {
+  PredictionSeries own;
+  for (const Prediction& p : predictions) {
+    const nlohmann::json j = p;
+    if (const auto why = own.add(Fields(j, "prediction"))) {
+      throw UsageError(fmt::format("predict: {}'s step is {}: one series per call; predict each workload on its own",
+                                   printable(p.input.path), *why));
+    }
+  }
   std::error_code ec;
   if (out.empty() || !std::filesystem::is_regular_file(out, ec)) return;
   PredictionSeries series;

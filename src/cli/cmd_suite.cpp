@@ -28,6 +28,7 @@
 #include "cli/gpu_binary.hpp"
 #include "cli/interrupt.hpp"
 #include "cli/measuring_shell.hpp"
+#include "cli/output.hpp"
 #include "cli/suite_resume.hpp"
 #include "cli/train_options.hpp"
 #include "records/measurement_set.hpp"
@@ -49,6 +50,7 @@ struct SuiteOptions {
   std::string dir, budget, ceiling;
   std::vector<std::string> traces;
   bool resume = false, no_find_max = false, dry_run = false;
+  bool seqlens_given = false;  // --seqlens on the command line, not its default
   OutputOptions output;
 };
 
@@ -288,6 +290,12 @@ void run(Context& ctx, SuiteOptions& o) {
       throw UsageError(fmt::format("--resume: {} holds another workload ({}, the folder's vs these options'): resume "
                                    "with the same options", dir.string(), d));
     }
+    // A resume measures the folder's lengths: others given are not measured, said (a new suite
+    // measures them).
+    if (o.seqlens_given && seqlens != m.workload.seqlens) {
+      warn(fmt::format("--resume: {} measures its own lengths ({}), not --seqlens {}: a new suite in another folder "
+                       "measures those", dir.string(), fmt::join(m.workload.seqlens, ","), fmt::join(seqlens, ",")));
+    }
   }
   // What the resume runs: the parts not done, and the done ones the folder no longer backs.
   const std::vector<ResumeStep> steps = o.resume ? plan_resume(dir, m, cfg.model) : std::vector<ResumeStep>{};
@@ -351,9 +359,12 @@ void run(Context& ctx, SuiteOptions& o) {
   req.gpus = static_cast<int>(gpus.size());
   req.traces = o.traces;
   req.budget_s = budget;
-  req.gpu = gpus.empty() ? nullptr : ctx.catalog().try_find(gpus.front());
+  req.device = o.train.device;
+  // The GPU the parts measure: --device's, where env lists it.
+  const std::string gpu = static_cast<size_t>(req.device) < gpus.size() ? gpus[static_cast<size_t>(req.device)] : "";
+  req.gpu = gpu.empty() ? nullptr : ctx.catalog().try_find(gpu);
   const SuitePlan plan = plan_suite(req);
-  const report::Document shown = plan_document(plan, gpus.empty() ? "" : gpus.front(), budget);
+  const report::Document shown = plan_document(plan, gpu, budget);
   if (o.dry_run) {
     json j = json::array();
     for (const SuitePart& p : plan.parts) j.push_back({{"name", p.name}, {"what", p.what}, {"command", p.args}, {"estimate_s", p.estimate_s}});
@@ -423,7 +434,9 @@ void register_suite(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand("suite", "Everything the decision needs, measured on this machine for one workload, "
                                           "into one folder (then `decide OLD_DIR NEW_DIR`)");
   cmd->add_option("-o,--out", o->dir, "The folder the measurements go to (new, or the one to --resume)")->required();
-  cmd->add_option("--seqlens,--seqlen", o->seqlens, "Sequence lengths of the sweep and of attention (k = 1024)")->capture_default_str();
+  CLI::Option* seqlens =
+      cmd->add_option("--seqlens,--seqlen", o->seqlens, "Sequence lengths of the sweep and of attention (k = 1024)")
+          ->capture_default_str();
   o->train.layers = 4;  // the guide's slice of a model that fits one GPU
   o->train.add_to(*cmd, {.seqlen = false, .parallel = false, .breakdown = false});
   cmd->add_option("--budget", o->budget, "Fit the plan into this time (30m, 1h30m, 900s), leaving out what it must");
@@ -434,7 +447,10 @@ void register_suite(CLI::App& app, Context& ctx) {
   cmd->add_flag("--dry-run", o->dry_run, "Print the plan and its estimates, measure nothing");
   o->output.add_to(*cmd);
   cmd->add_option("--db", ctx.history_db, "Also add every part's records to this history database");
-  cmd->callback([&ctx, o] { run(ctx, *o); });
+  cmd->callback([&ctx, o, seqlens] {
+    o->seqlens_given = seqlens->count() > 0;
+    run(ctx, *o);
+  });
 }
 
 }  // namespace ub::cli

@@ -119,13 +119,14 @@ struct PartKind {
 
 PartKind kind_of(const std::string& name) {
   if (name == "env") return {"env", {"--json"}};
-  if (name == "mamf") return {"mamf", {"--out"}};
+  if (name == "mamf") return {"mamf", {"--devices", "--out"}};
   if (name == "mamf-step") {
-    return {"mamf", {"--shapes-of", "--seqlen", "--layers", "--batch", "--checkpointing", "--mlp-tile", "--loss-chunk", "--out"}};
+    return {"mamf", {"--shapes-of", "--seqlen", "--layers", "--batch", "--checkpointing", "--mlp-tile", "--loss-chunk",
+                     "--devices", "--out"}};
   }
-  if (name == "bandwidth") return {"bandwidth", {"--sizes", "--out"}};
+  if (name == "bandwidth") return {"bandwidth", {"--sizes", "--devices", "--out"}};
   if (name == "attention") {
-    return {"attention", {"--seqlens", "--heads", "--kv-heads", "--head-dim", "--batch", "--window", "--out"}};
+    return {"attention", {"--seqlens", "--heads", "--kv-heads", "--head-dim", "--batch", "--window", "--devices", "--out"}};
   }
   if (name == "sweep") {
     return {"sweep", {"--seqlens", "--find-max", "--find-max-steps", "--find-max-ceiling", "--find-max-granularity", "--out"},

@@ -29,6 +29,17 @@ std::optional<Dtype> parse_dtype(std::string_view name) {
   return std::nullopt;
 }
 
+std::string dtype_from_torch_name(std::string name) {
+  if (name.rfind("torch.", 0) == 0) name = name.substr(6);
+  static const std::pair<const char*, const char*> names[] = {
+      {"bfloat16", "bf16"}, {"float16", "fp16"}, {"half", "fp16"}, {"float32", "fp32"}, {"float", "fp32"},
+      {"float8_e4m3fn", "fp8"}, {"float8_e4m3fnuz", "fp8"}, {"float8_e5m2", "fp8 (e5m2)"}, {"float4_e2m1fn_x2", "fp4"}};
+  for (const auto& [torch, ours] : names) {
+    if (name == torch) return ours;
+  }
+  return name;
+}
+
 std::vector<Dtype> parse_dtype_list(std::string_view text, std::string_view what) {
   std::vector<Dtype> out;
   for (const std::string& item : split(text, ',')) {

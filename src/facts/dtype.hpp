@@ -21,6 +21,9 @@ std::string_view to_string(Dtype d);
 // Each dtype's name, in order.
 std::vector<std::string> dtype_names(const std::vector<Dtype>& ds);
 [[nodiscard]] std::optional<Dtype> parse_dtype(std::string_view name);
+// Ours for a torch dtype name ("torch.bfloat16", "float8_e4m3fn": "bf16", "fp8"), as the guide's
+// scripts write them; any other name as given.
+std::string dtype_from_torch_name(std::string name);
 
 // Parses "fp8,nvfp4"; throws UsageError naming `what` and the bad entry.
 std::vector<Dtype> parse_dtype_list(std::string_view text, std::string_view what);

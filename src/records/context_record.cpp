@@ -180,7 +180,11 @@ RecordGpus record_gpus(const LineSource& t) {
   std::vector<std::string> warnings;
   for_each_record(t, [&](const RecordLine& r) {
     if (r.type != "context") return;
-    for (const GpuFacts& g : read_context(Fields(r.json, r.where)).fingerprint.gpus) {
+    const ContextRecord c = read_context(Fields(r.json, r.where));
+    for (const auto& [name, e] : c.fingerprint.stack) {
+      if (e.version) out.stack[name].insert(*e.version);
+    }
+    for (const GpuFacts& g : c.fingerprint.gpus) {
       if (out.first_name.empty()) out.first_name = g.name;
       if (g.uuid && !g.uuid->empty()) out.uuids.insert(*g.uuid);
       else out.unnamed = true;

@@ -74,6 +74,7 @@ struct RecordGpus {
   std::set<std::string> uuids;
   std::set<std::string> catalog_ids;  // the catalog's entries the measuring machine found for them
   bool unnamed = false;
+  std::map<std::string, std::set<std::string>> stack;  // each component's versions, as the records name them
 };
 RecordGpus record_gpus(const LineSource& t);
 Fingerprint read_fingerprint(const Fields& f);

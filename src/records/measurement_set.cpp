@@ -27,10 +27,23 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// The stack a suite's env.json names: every component with a version; `gpu`, `catalog_id` (the
-// catalog's entry the machine found for it, "" for none) and `uuids` learn its GPUs.
-std::map<std::string, std::string> stack_of_env(const fs::path& env, std::string& gpu, std::string& catalog_id,
-                                                std::set<std::string>& uuids) {
+// The GPU index a suite's parts measure: its workload's --device (train's option), else 0.
+size_t suite_device(const SuiteWorkload& w, const std::string& where) {
+  const auto flag = std::find(w.train_args.begin(), w.train_args.end(), "--device");
+  if (flag == w.train_args.end() || flag + 1 == w.train_args.end()) return 0;
+  const std::string& v = *(flag + 1);
+  if (v.empty() || v.size() > 4 || v.find_first_not_of("0123456789") != std::string::npos) {
+    throw WorkError(fmt::format("{}: its workload's --device {} is not a GPU index: the manifest was edited", where,
+                                printable(v)));
+  }
+  return static_cast<size_t>(std::stoul(v));
+}
+
+// The stack a suite's env.json names: every component with a version; `gpu` and `catalog_id` (the
+// catalog's entry the machine found for it, "" for none) are those of the GPU at `device`, the one
+// the parts measured; `uuids` learns all its GPUs.
+std::map<std::string, std::string> stack_of_env(const fs::path& env, size_t device, std::string& gpu,
+                                                std::string& catalog_id, std::set<std::string>& uuids) {
   const json j = parse_json_text(read_json_file(env, "env's JSON"), env.string());
   const Fingerprint fp = read_fingerprint(Fields(j, env.string()));
   std::map<std::string, std::string> out;
@@ -40,12 +53,16 @@ std::map<std::string, std::string> stack_of_env(const fs::path& env, std::string
   for (const auto& [k, v] : fp.build) {
     if (k == "upgradebench" || k == "version") out["upgradebench"] = v;
   }
-  if (fp.gpus.empty() || fp.gpus.front().name.empty()) {
+  if (!fp.gpus.empty() && device >= fp.gpus.size()) {
+    throw WorkError(fmt::format("{}: lists {} GPU(s), where the suite's parts measured GPU {} (--device): the folder was "
+                                "edited", env.string(), fp.gpus.size(), device));
+  }
+  if (fp.gpus.empty() || fp.gpus[device].name.empty()) {
     throw WorkError(fmt::format("{}: names no GPU: a suite's env.json is `env --json` of the machine that measured it",
                                 env.string()));
   }
-  gpu = fp.gpus.front().name;
-  catalog_id = fp.gpus.front().catalog_id.value_or("");
+  gpu = fp.gpus[device].name;
+  catalog_id = fp.gpus[device].catalog_id.value_or("");
   for (const GpuFacts& g : fp.gpus) {
     if (g.uuid && !g.uuid->empty()) uuids.insert(*g.uuid);
   }
@@ -112,8 +129,9 @@ void add_file(MeasurementSet& s, const LineSource& t, LogKind kind, const std::s
       throw UsageError(fmt::format("{}: not a measurement upgradebench reads (a training log, mamf, bandwidth, "
                                    "attention, decompose or nccl records, or the peers' printouts)", t.path));
   }
-  const std::set<std::string> uuids = record_gpus(t).uuids;
-  s.gpu_uuids.insert(uuids.begin(), uuids.end());
+  const RecordGpus named = record_gpus(t);
+  s.gpu_uuids.insert(named.uuids.begin(), named.uuids.end());
+  if (!named.stack.empty()) s.file_stacks.emplace_back(t.path, named.stack);
   // One set is one GPU's: a part measured on another (a file copied in from another machine)
   // would put that GPU's figures under this one's name.
   if (!s.gpu.empty() && !gpu.empty() && to_lower(trim(s.gpu)) != to_lower(trim(gpu))) {
@@ -146,6 +164,7 @@ void merge(MeasurementSet& a, MeasurementSet b) {
   a.provenance = weaker(a.provenance, b.provenance);
   a.not_measured.insert(a.not_measured.end(), b.not_measured.begin(), b.not_measured.end());
   a.gpu_uuids.insert(b.gpu_uuids.begin(), b.gpu_uuids.end());
+  a.file_stacks.insert(a.file_stacks.end(), b.file_stacks.begin(), b.file_stacks.end());
   if (a.gpu.empty()) a.gpu = b.gpu;
 }
 
@@ -243,7 +262,8 @@ MeasurementSet read_suite_folder(const fs::path& dir) {
   // The part that wrote env.json is done: its file is the machine's word on its GPU and stack.
   if (const ManifestPart* env = s.manifest->part("env"); env && env->status == PartStatus::done) {
     refuse_unbacked(dir, *env, s.manifest->workload);
-    s.stack = stack_of_env(dir / env->records, s.gpu, s.catalog_id, machine);
+    s.stack = stack_of_env(dir / env->records, suite_device(s.manifest->workload, dir.string()), s.gpu, s.catalog_id,
+                           machine);
   } else {
     s.warnings.push_back(fmt::format("{}: no env.json (its part is not done): the GPU and the stack are the parts' own, "
                                      "unchecked against the machine", dir.string()));
@@ -280,6 +300,19 @@ MeasurementSet read_suite_folder(const fs::path& dir) {
       throw WorkError(fmt::format("{}: part {} ({}) says its GPU is the catalog's {}, where env.json says {}: one suite "
                                   "holds one machine's measurements (the folder was edited)", dir.string(), p.name,
                                   printable(p.records), printable(id), printable(s.catalog_id)));
+    }
+    // A part run again after the loader found another library (a resume on a changed machine)
+    // measured another stack than env.json's: its figures set beside the other GPU's would compare
+    // software as hardware. (The sweep's is said with the rest of its run, below.)
+    for (const auto& [component, versions] : gpus.stack) {
+      const auto env = env_stack.find(component);
+      if (p.name == "sweep" || env == env_stack.end()) continue;
+      for (const std::string& v : versions) {
+        if (v == env->second) continue;
+        throw WorkError(fmt::format("{}: part {} ({}) ran on {} {}, where env.json says {}: one suite holds one stack's "
+                                    "measurements; run the suite again on one stack", dir.string(), p.name,
+                                    printable(p.records), component, printable(v), printable(env->second)));
+      }
     }
     const std::set<std::string>& uuids = gpus.uuids;
     if (machine.empty() && !uuids.empty()) {
@@ -326,6 +359,23 @@ std::vector<MeasurementSet> read_measurement_files(const std::vector<LineSource>
       continue;
     }
     merge(*into, std::move(one));
+  }
+  // Files of one GPU measured on other libraries: the set's stack is said as one (its sweep's, else
+  // its first file's), so a file that differs is named.
+  for (MeasurementSet& s : sets) {
+    std::map<std::string, std::pair<std::string, std::string>> said;  // component -> (version, file)
+    for (const auto& [component, version] : s.stack) said[component] = {version, "its training sweep"};
+    for (const auto& [path, stack] : s.file_stacks) {
+      for (const auto& [component, versions] : stack) {
+        for (const std::string& v : versions) {
+          const auto [known, fresh] = said.emplace(component, std::pair{v, path});
+          if (fresh || known->second.first == v) continue;
+          s.warnings.push_back(fmt::format("{}: measured with {} {}, where {} of {} says {}: its figures are of another "
+                                           "stack", printable(path), component, printable(v),
+                                           printable(known->second.second), printable(s.gpu), printable(known->second.first)));
+        }
+      }
+    }
   }
   return sets;
 }

@@ -33,6 +33,8 @@ struct MeasurementSet {
   std::set<std::string> gpu_uuids;  // of the GPUs our records name (a peer's log names none)
   std::optional<SuiteManifest> manifest;
   std::map<std::string, std::string> stack;  // component -> version, as the files say
+  // Each file's libraries as its context records name them (component -> versions).
+  std::vector<std::pair<std::string, std::map<std::string, std::set<std::string>>>> file_stacks;
   Provenance provenance;  // the weakest of its files
   std::vector<std::pair<std::string, Provenance>> not_measured;  // each file that says it is no measurement
   std::optional<MamfLog> ceiling, step_products;

@@ -222,6 +222,20 @@ SuiteManifest read_suite_manifest(const fs::path& dir) {
   for (size_t i = 0; i < j.at("parts").size(); ++i) {
     m.parts.push_back(read_part(Fields(j.at("parts")[i], fmt::format("{}: part {}", where, i + 1))));
   }
+  // `suite` writes every part of its plan before it runs one: the parts no budget leaves out are
+  // in every manifest, and only a decomposition is ever skipped. A manifest without one of them,
+  // or with another part skipped, would read as a finished suite that measured less.
+  for (const char* always : {"env", "mamf", "mamf-step", "bandwidth", "attention", "sweep", "decompose-short"}) {
+    if (!m.part(always)) {
+      throw WorkError(fmt::format("{}: no part {}, which every suite's plan has: the manifest was edited", where, always));
+    }
+  }
+  for (const ManifestPart& p : m.parts) {
+    if (p.status == PartStatus::skipped && p.name.rfind("decompose-", 0) != 0) {
+      throw WorkError(fmt::format("{}: part {} is skipped, where a suite skips only a decomposition: the manifest was edited",
+                                  where, printable(p.name)));
+    }
+  }
   return m;
 }
 

@@ -21,6 +21,11 @@ inline constexpr std::array<const char*, 3> kOurFormerLeverKeys = {"checkpointin
 // context's "precision" describes the first in words, which builds have reworded.)
 inline constexpr std::array<const char*, 3> kOurStepKeys = {"master_weights", "loss_chunk", "mlp_tile"};
 
+// The model's shape as our context records give it beside its name: two runs that differ in one
+// ran two models, whatever the name (one config.json path on two machines).
+inline constexpr std::array<const char*, 8> kOurModelShapeKeys = {
+    "hidden", "intermediate", "heads", "kv_heads", "head_dim", "vocab", "config_layers", "tied_embeddings"};
+
 // What a context record that leaves one of those keys out ran (written before the key was, or by
 // hand), as JSON text: no recompute, sharding, offloading, tiles or chunks, one GPU; nullptr for a
 // key with no default (master_weights, checkpointing_kept).

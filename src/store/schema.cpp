@@ -136,6 +136,11 @@ void version_7(Database& db) { read_workloads_again_keeping_digests(db); }
 // so that a fleet does not pool a 2-rank job with an 8-rank one, or 32 heads with 48.
 void version_8(Database& db) { read_workloads_again_keeping_digests(db); }
 
+// Version 9: a bench_decompose.py printout's identity says bench_decompose.py's default for what
+// the printout leaves out, and bs= as batch=, so that printouts of one step written differently are
+// one series.
+void version_9(Database& db) { read_workloads_again_keeping_digests(db); }
+
 // The version the database says it is at; 0 for none. A version that is no whole number of the
 // ones written (text, a number past any version) is a database edited or damaged, said as such.
 int64_t current_version(Database& db) {
@@ -346,6 +351,10 @@ void migrate(Database& db) {
   if (version < 8) {
     version_8(db);
     db.query("INSERT INTO schema_version (version) VALUES ($1)", {int64_t{8}});
+  }
+  if (version < 9) {
+    version_9(db);
+    db.query("INSERT INTO schema_version (version) VALUES ($1)", {int64_t{9}});
   }
   refuse_missing_tables(db);
   t.commit();

@@ -9,7 +9,7 @@
 namespace ub::history {
 
 // The version this build writes and reads.
-inline constexpr int kSchemaVersion = 8;
+inline constexpr int kSchemaVersion = 9;
 
 // Brings `db` to kSchemaVersion. Throws WorkError when the database is at a later version (made
 // by a newer upgradebench).

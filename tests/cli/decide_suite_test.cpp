@@ -61,6 +61,25 @@ fs::path slower_suite(const std::string& name, double scale) {
   return other;
 }
 
+// The file at `path` with every `from` written as `to`.
+void replace_in_file(const fs::path& path, const std::string& from, const std::string& to) {
+  std::string text = slurp(path.string());
+  for (size_t at; (at = text.find(from)) != std::string::npos;) text.replace(at, from.size(), to);
+  std::ofstream(path) << text;
+}
+
+// A copy of the fixture suite as measured on a B200: every file names that GPU, its figures
+// `scale` times the H200's (faster below 1).
+fs::path b200_suite(const std::string& name, double scale) {
+  const fs::path dir = slower_suite(name, scale);
+  for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
+    if (e.path().extension() != ".jsonl" && e.path().filename() != "env.json") continue;
+    replace_in_file(e.path(), "NVIDIA H200", "NVIDIA B200");
+    replace_in_file(e.path(), "h200-sxm", "b200-sxm");
+  }
+  return dir;
+}
+
 // The fixture suite again as a second folder: another machine of the same GPU model, 0.1% slower.
 constexpr double kAgain = 1.001;
 const std::string& suite_again() {
@@ -409,6 +428,119 @@ TEST(Compare, BandwidthRecordsSizeBySize) {
   EXPECT_NEAR(j["hbm_copy_ratio"].get<double>(), 1 / kAgain, 1e-9);
   EXPECT_EQ(j["data"], "MEASURED");
   expect_error("compare " + bw + " " + kSuite + "/mamf.jsonl", 2, "compare needs two logs of one kind");
+}
+
+// A suite whose copies the driver's memcpy timed beside one whose copies a tiled kernel timed:
+// decide refuses the pair as compare does, naming both kernels, in folders and in files.
+TEST(Decide, CopiesTimedByAnotherKernelAreRefused) {
+  const fs::path other = b200_suite("suite_memcpy_copies", 0.6);
+  const fs::path bw = other / "bandwidth.jsonl";
+  replace_in_file(bw, "tiled8cs", "memcpy");
+  const std::string refused = "with different kernels (tiled8cs vs memcpy, old vs new): measure both with one --kernel";
+  expect_error("decide " + kSuite + " " + other.string() + " --price-old 3.5 --price-new 6", 2, refused);
+  expect_error(fmt::format("decide {0}/sweep.jsonl {0}/bandwidth.jsonl {1}/sweep.jsonl {2}", kSuite, other.string(), bw.string()),
+               2, refused);
+  EXPECT_EQ(run("decide " + kSuite + " " + suite_again() + " --price-old 3.5 --price-new 6").code, 0);
+}
+
+// A suite measured on GPU 1 (--device 1): every part measures that GPU, and the folder is of the GPU
+// its parts measured, not of env.json's first (another model, on a mixed machine).
+TEST(Suite, EveryPartMeasuresTheDeviceAsked) {
+  const Result plan = run("suite --out " + (fs::path(::testing::TempDir()) / "ub-plan-device").string() +
+                          " --dry-run --layers 2 --seqlens 2k --device 1 --json");
+  ASSERT_EQ(plan.code, 0) << plan.err;
+  const json parts = json::parse(plan.out)["parts"];
+  size_t measuring = 0;
+  for (const json& p : parts) {
+    if (p["name"] == "env") continue;
+    const std::vector<std::string> c = p["command"].get<std::vector<std::string>>();
+    const auto at = std::find_if(c.begin(), c.end(), [](const std::string& a) { return a == "--devices" || a == "--device"; });
+    ASSERT_NE(at, c.end()) << p["name"] << " measures GPU 0";
+    ASSERT_NE(at + 1, c.end());
+    EXPECT_EQ(*(at + 1), "1") << p["name"];
+    ++measuring;
+  }
+  EXPECT_GE(measuring, 6u) << plan.out;
+}
+
+TEST(Decide, ASuiteOfAnotherDeviceIsOfTheGpuItsPartsMeasured) {
+  const auto on_device = [](const std::string& name, const std::vector<std::string>& args) {
+    const fs::path dir = edited_suite(name, [&](json& m) { m["workload"]["train_args"] = args; });
+    json env = json::parse(slurp((dir / "env.json").string()));
+    json other = env["gpus"][0];
+    other["name"] = "NVIDIA H100 80GB HBM3", other["catalog_id"] = "h100-sxm", other["memory_gib"] = 79.1;
+    other["uuid"] = "GPU-00000000-6d9f-1c74-d0fa-60ace3bdd669";
+    env["gpus"][0]["index"] = 1;
+    env["gpus"].insert(env["gpus"].begin(), other);
+    std::ofstream(dir / "env.json") << env.dump(2);
+    return dir.string();
+  };
+  const std::string second = on_device("suite_device_1", {"--layers", "2", "--device", "1"});
+  const Result r = run("decide " + second + " --to b200 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("NVIDIA H200"), std::string::npos) << r.out;
+  const std::string first = on_device("suite_device_0", {"--layers", "2"});
+  expect_error("decide " + first + " --to b200", 1, "measured on NVIDIA H200, while " + first + " is of NVIDIA H100 80GB HBM3");
+  expect_error("decide " + on_device("suite_device_5", {"--layers", "2", "--device", "5"}) + " --to b200", 1,
+               "lists 2 GPU(s), where the suite's parts measured GPU 5 (--device): the folder was edited");
+}
+
+// `suite` writes its whole plan before it runs a part: a manifest without a part every plan has
+// (the sweep, or every part), or with a part other than a decomposition skipped, is an edited one,
+// refused by decide and by a resume alike, not read as a finished suite that measured less.
+TEST(Decide, AManifestMissingAPartOrSkippingTheSweepIsEdited) {
+  const auto without = [](const std::string& name) {
+    return [name](json& m) {
+      json kept = json::array();
+      for (const json& p : m["parts"]) {
+        if (p["name"] != name) kept.push_back(p);
+      }
+      m["parts"] = kept;
+    };
+  };
+  const fs::path no_sweep = edited_suite("manifest_no_sweep", without("sweep"));
+  const fs::path none = edited_suite("manifest_no_parts", [](json& m) { m["parts"] = json::array(); });
+  const fs::path skipped = edited_suite("manifest_sweep_skipped", [](json& m) {
+    for (json& p : m["parts"]) {
+      if (p["name"] == "sweep") p["status"] = "skipped";
+    }
+  });
+  for (const auto& [dir, says] : {std::pair{no_sweep, std::string("no part sweep, which every suite's plan has: the manifest was edited")},
+                                  std::pair{none, std::string("no part env, which every suite's plan has")},
+                                  std::pair{skipped, std::string("part sweep is skipped, where a suite skips only a "
+                                                                 "decomposition: the manifest was edited")}}) {
+    expect_error("decide " + kSuite + " " + dir.string() + " --price-old 3.5 --price-new 6", 1, says);
+    expect_error("suite --out " + dir.string() + " --resume --layers 2 --seqlens 2k,4k --no-find-max --dry-run", 1, says);
+  }
+}
+
+// A part measured again after the loader found another cuDNN (a resume on a changed machine): the
+// suite holds two stacks, refused naming the part; the same files given one by one are compared,
+// the file of the other stack named.
+TEST(Decide, APartOfAnotherStackThanTheSuitesIsNamed) {
+  const fs::path other = b200_suite("suite_part_other_cudnn", 0.6);
+  const fs::path attention = other / "attention.jsonl";
+  replace_in_file(attention, "\"version\":\"9.19.0\"", "\"version\":\"9.10.0\"");
+  expect_error("decide " + kSuite + " " + other.string() + " --price-old 3.5 --price-new 6", 1,
+               "part attention (attention.jsonl) ran on cudnn 9.10.0, where env.json says 9.19.0: one suite holds one "
+               "stack's measurements");
+  const Result files = run(fmt::format("decide {0}/sweep.jsonl {0}/attention.jsonl {1}/sweep.jsonl {2} --price-old 3.5 "
+                                       "--price-new 6 --json", kSuite, other.string(), attention.string()));
+  ASSERT_EQ(files.code, 0) << files.err;
+  EXPECT_NE(json::parse(files.out)["warnings"].dump().find(attention.string() + ": measured with cudnn 9.10.0, where its "
+                                                           "training sweep of NVIDIA B200 says 9.19.0"),
+            std::string::npos) << files.out;
+}
+
+// A resume measures the folder's lengths: --seqlens of others is said not measured.
+TEST(Suite, AResumeSaysLengthsItWillNotMeasure) {
+  const fs::path dir = edited_suite("suite_resume_other_lengths", [](json&) {});
+  const Result r = run("suite --out " + dir.string() + " --resume --layers 2 --seqlens 8k,16k --no-find-max --dry-run");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("measures its own lengths (2048,4096), not --seqlens 8192,16384"), std::string::npos) << r.err;
+  const Result same = run("suite --out " + dir.string() + " --resume --layers 2 --seqlens 2k,4k --no-find-max --dry-run");
+  EXPECT_EQ(same.code, 0) << same.err;
+  EXPECT_EQ(same.err.find("its own lengths"), std::string::npos) << same.err;
 }
 
 TEST(Decide, OldSpellingsOfThePricesStillWork) {
@@ -788,11 +920,9 @@ TEST(Decide, APartPastTheGpusPeakIsRefusedPairedOrNot) {
   std::ofstream(step_products) << again;
   expect_error("decide " + kSuite + " " + fast.string(), 1, "is past the h200-sxm's dense bf16 peak");
   const fs::path without = edited_suite("suite_without_step_products", [](json& m) {
-    json parts = json::array();
-    for (const json& p : m["parts"]) {
-      if (p["name"] != "mamf-step") parts.push_back(p);
+    for (json& p : m["parts"]) {
+      if (p["name"] == "mamf-step") p["status"] = "failed";
     }
-    m["parts"] = parts;
   });
   fs::remove(without / "mamf-step.jsonl");
   expect_error("decide " + without.string() + " " + fast.string(), 1, "is past the h200-sxm's dense bf16 peak");

@@ -796,7 +796,7 @@ TEST(SilentlyWrong, APrintoutOfAnotherDepthBesideOurBucketsIsRefused) {
 // A printout of two sequences a step (bs=2) beside our records of one: the batches each says are
 // compared first, as between two printouts, before the work they imply.
 TEST(SilentlyWrong, APrintoutOfAnotherBatchBesideOurRecordsIsRefused) {
-  const std::string printout = write_file("printout_bs2.txt",
+  const std::string printout = write_file("printout_bs2_beside_records.txt",
       "# gpu=NVIDIA H200 backend=flash_attention_3 zero=0 gc=0 offload=0 liger=0 seq=4096 bs=2 time_steps=10 profile_steps=5\n"
       "# wall step=860.0 ms   peak_mem=40.0 GiB   attention FLOP share=6.7%   attention wall share=7.0%   comm=0.0% of "
       "kernel time (overlapped, hidden in wall)\n"
@@ -2785,6 +2785,23 @@ TEST(SilentlyWrong, PredictPairsAttentionOfOneProblemOnly) {
                2, "measured different attention problems (head_dim 128 vs 64, old vs new)");
 }
 
+// bench_flash_attn.py's dtype= (torch's names read as ours): a log that leaves it out ran bf16, as
+// the script does. An fp8 run beside it is another problem, in compare and in predict, which also
+// holds a bf16 step's attention to bf16 runs on both GPUs.
+TEST(SilentlyWrong, AttentionOfAnotherDtypeIsAnotherProblem) {
+  const std::string h200 = kFx + "/attention_h200.log", b200 = slurp(kFx + "/attention_b200.log");
+  const std::string header = "head_dim=128";
+  const std::string fp8 = write_file("attention_b200_fp8.log", replaced(b200, header, header + " dtype=float8_e4m3fn"));
+  const std::string bf16 = write_file("attention_b200_bf16.log", replaced(b200, header, header + " dtype=torch.bfloat16"));
+  expect_error("compare " + h200 + " " + fp8, 2, "measured different attention problems (dtype bf16 (not said) vs fp8, old vs new)");
+  EXPECT_EQ(run("compare " + h200 + " " + bf16).code, 0);
+  const std::string step = "predict --to b200 " + kFx + "/decompose_h200.txt --measured ";
+  expect_error(step + h200 + " " + fp8, 2, fp8 + ": an attention run of fp8; predict scales bf16 attention by bf16 attention runs");
+  const std::string h200_fp8 = write_file("attention_h200_fp8.log", replaced(slurp(h200), header, header + " dtype=fp8"));
+  expect_error(step + h200_fp8 + " " + bf16, 2, h200_fp8 + ": an attention run of fp8");
+  EXPECT_EQ(run(step + h200 + " " + bf16).code, 0);
+}
+
 // A JSON object that gives one key twice says two things: the parser would keep the last without
 // a word. Refused in a benchmark.py step, in our records and in a model's config.json.
 TEST(SilentlyWrong, AKeyGivenTwiceInOneObjectIsRefused) {
@@ -3615,7 +3632,8 @@ TEST(SilentlyWrong, AnotherProgramsRunsArePooledOnlyWithRunsOfTheirHeadersWorklo
       {kFx + "/attention_h200.log", write_file("attention_48_heads.log", attention48), "attention.fwd_tflops", "8192",
        "32 heads (8 KV) of 128, batch 1, causal, bf16, bench_flash_attn.py backend fa3"},
       {kFx + "/guide/decompose_h200.txt", write_file("decompose_zero3.txt", zero3), "decompose.ms.TOTAL", "8192",
-       "a bench_decompose.py step of llama-3.1-8b: backend=flash_attention_3, zero=2, gc=0, offload=0, liger=0"},
+       "a bench_decompose.py step of llama-3.1-8b: backend=flash_attention_3, zero=2, gc=0, offload=0, liger=0, batch=1, "
+       "world_size=1"},
   };
   for (const Case& c : cases) {
     const std::string db = fresh_db("peer_workloads");
@@ -3631,6 +3649,84 @@ TEST(SilentlyWrong, AnotherProgramsRunsArePooledOnlyWithRunsOfTheirHeadersWorklo
     EXPECT_EQ(runs[0]["workload"], c.workload) << list.out;
     EXPECT_NE(runs[0]["workload"], runs[1]["workload"]) << list.out;
   }
+}
+
+// One step's printouts that say its batch as bs=1, as batch=1 or not at all (bench_decompose.py's
+// default) are one workload in the history, as compare takes them: one series, not three.
+TEST(SilentlyWrong, PrintoutsOfOneStepSaidDifferentlyAreOneSeries) {
+  const std::string guide = slurp(kFx + "/guide/decompose_h200.txt");
+  const std::string liger = "liger=0";
+  const std::string db = fresh_db("printout_batch_spellings");
+  const std::vector<std::string> files = {
+      kFx + "/guide/decompose_h200.txt",
+      write_file("printout_bs1.txt", replaced(replaced(guide, liger, liger + " bs=1"), "914.8 ms  460.9", "915.8 ms  460.4")),
+      write_file("printout_batch1.txt", replaced(replaced(guide, liger, liger + " batch=1"), "914.8 ms  460.9", "916.8 ms  459.9"))};
+  for (const std::string& f : files) ASSERT_EQ(run(fmt::format("history add --db {} {}", db, f)).code, 0) << f;
+  const Result list = run(fmt::format("history list --db {} --json", db));
+  ASSERT_EQ(list.code, 0) << list.err;
+  const nlohmann::json runs = nlohmann::json::parse(list.out)["runs"];
+  ASSERT_EQ(runs.size(), 3u) << list.out;
+  for (const nlohmann::json& r : runs) EXPECT_EQ(r["workload"], runs[0]["workload"]) << list.out;
+  EXPECT_NE(runs[0]["workload"].get<std::string>().find("batch=1, world_size=1"), std::string::npos) << list.out;
+}
+
+// Two runs of one model path (a config.json of that name on each machine) whose context records
+// give other shapes ran two models: refused as another workload, not compared as a stack warning.
+TEST(SilentlyWrong, RunsOfOneModelNameAndAnotherShapeAreTwoWorkloads) {
+  const auto every = [](std::string text, const std::string& from, const std::string& to) {
+    for (size_t at; (at = text.find(from)) != std::string::npos;) text.replace(at, from.size(), to);
+    return text;
+  };
+  const std::string base = every(slurp(kFx + "/suite_h200_2l/sweep.jsonl"), R"("model":"llama-3.1-8b")",
+                                 R"("model":"/configs/my-llama/config.json")");
+  const std::string one = write_file("model_path_a.jsonl", base);
+  const std::string other = write_file("model_path_b.jsonl", every(measured_again(base, 1.05), R"("intermediate":14336)",
+                                                                     R"("intermediate":28672)"));
+  expect_error("compare " + one + " " + other, 2,
+               "are not the same workload (different model shape: intermediate: 14336 vs 28672); --force compares them anyway");
+  const std::string same_shape = write_file("model_path_c.jsonl", measured_again(base, 1.05));
+  EXPECT_EQ(run("compare " + one + " " + same_shape).code, 0);
+}
+
+// Selective checkpointing (the attention outputs kept too) is a lever of its own beside full
+// checkpointing: memfit gives it its own row, as compare and decide tell the two apart.
+TEST(ValidInput, SelectiveAndFullCheckpointingAreTwoLevers) {
+  std::string selective = replaced(slurp(kFx + "/levers/checkpointing.jsonl"), R"("activation_checkpointing": true,)",
+                                   R"("activation_checkpointing": true, "checkpointing_kept": "layer inputs, attention outputs and statistics",)");
+  selective = replaced(selective, R"("date": "2026-12-05T08:00:00Z")", R"("date": "2026-12-05T09:00:00Z")");
+  const std::string file = write_file("levers_selective.jsonl", measured_again(selective, 0.93));
+  const Result r = run(fmt::format("memfit {0}/levers/none.jsonl {0}/levers/checkpointing.jsonl {1} --for h200 --json", kFx, file));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string out = r.out;
+  EXPECT_NE(out.find("\"selective checkpointing\""), std::string::npos) << out;
+  EXPECT_NE(out.find("\"checkpointing\""), std::string::npos) << out;
+}
+
+// One call's predictions are one series, as a file of them is: a 2-layer and a 4-layer step, or a
+// sweep and a decomposition of one length, are refused within the call, with nothing written.
+TEST(SilentlyWrong, OneCallsPredictionsAreOneSeries) {
+  const std::string suite = kFx + "/suite_h200_2l";
+  const std::string out = temp_path("one_call_series.jsonl");
+  fs::remove(out);
+  expect_error(fmt::format("predict --to b200 {}/decompose-short.jsonl {}/decompose_records_h200_64k.jsonl --out {}", suite,
+                           kFx, out),
+               2, "decompose_records_h200_64k.jsonl's step is a prediction of another workload than the ones before it "
+                  "(different depth: 2 vs 4 layers");
+  expect_error(fmt::format("predict --to b200 {0}/sweep.jsonl {0}/decompose-short.jsonl --out {1}", suite, out), 2,
+               "decompose-short.jsonl's step is a second prediction at 2048 tokens: one per length");
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_EQ(run(fmt::format("predict --to b200 {0}/decompose-short.jsonl {0}/decompose-long.jsonl --out {1}", suite, out)).code, 0);
+}
+
+// An attention run of one GPU only has nothing to be set beside: decide leaves it out and says so.
+TEST(SilentlyWrong, AMicroBenchmarkOfOneSideOnlyIsSaidLeftOut) {
+  const std::string g = kFx + "/guide";
+  const Result r = run(fmt::format("decide {0}/sweep_h200.log {0}/attention_h200.log {0}/sweep_b200.log --force "
+                                   "--price-old 3.5 --price-new 6 --json", g));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(nlohmann::json::parse(r.out)["warnings"].dump().find(
+                g + "/attention_h200.log (attention) measured on the old GPU only: left out of the comparison"),
+            std::string::npos) << r.out;
 }
 
 // A length out of memory below lengths that ran (a file of two settings) caps nothing: the longest
@@ -3711,7 +3807,7 @@ TEST(SilentlyWrong, APrintoutsOrAnAttentionLogsUnsaidLeverIsItsScriptsDefault) {
   fs::remove(out);
   ASSERT_EQ(run("decompose " + two + " --out " + out).code, 0);
   EXPECT_NE(slurp(out).find("\"batch\":2"), std::string::npos) << slurp(out);
-  expect_error("compare " + kFx + "/guide/decompose_h200.txt " + two, 2, "different batches (1 vs 2, old vs new)");
+  expect_error("compare " + kFx + "/guide/decompose_h200.txt " + two, 2, "different batches (1 (not said) vs 2, old vs new)");
   // Said as batch=, the batch is the printout's workload as bs= is.
   const std::string said_batch = write_file("printout_batch2.txt", replaced(slurp(two), "bs=2", "batch=2"));
   const std::string batches = fresh_db("printout_batch_key");

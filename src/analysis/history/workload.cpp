@@ -179,14 +179,22 @@ Workload workload_of_peer_nccl(int64_t world_size) {
   return {collective_text(world, false) + ", torch.distributed", world};
 }
 
+// What a printout leaves out is bench_decompose.py's default (no sharding, recompute, offload or
+// Liger, one sequence, one GPU), and bs= is batch=: printouts of one step that say it differently
+// are one workload, as compare takes them.
 Workload workload_of_printout(const std::map<std::string, std::string>& header) {
   std::vector<std::string> levers;
-  for (const char* key : {"backend", "zero", "gc", "offload", "liger", "bs", "batch", "world_size"}) {
-    if (const std::string v = said(header, key); !v.empty()) levers.push_back(fmt::format("{}={}", key, v));
+  if (const std::string backend = said(header, "backend"); !backend.empty()) levers.push_back("backend=" + backend);
+  for (const char* key : {"zero", "gc", "offload", "liger"}) {
+    const std::string v = said(header, key);
+    levers.push_back(fmt::format("{}={}", key, v.empty() ? "0" : v));
   }
+  const std::string bs = said(header, "bs"), batch = bs.empty() ? said(header, "batch") : bs;
+  levers.push_back(fmt::format("batch={}", batch.empty() ? "1" : batch));
+  const std::string ranks = said(header, "world_size");
+  levers.push_back(fmt::format("world_size={}", ranks.empty() ? "1" : ranks));
   const int64_t world = std::max<int64_t>(whole(header, "world_size").value_or(1), 1);
-  return {fmt::format("a bench_decompose.py step of {}{}{}", kPrintoutModel, levers.empty() ? "" : ": ",
-                      fmt::join(levers, ", ")), world};
+  return {fmt::format("a bench_decompose.py step of {}: {}", kPrintoutModel, fmt::join(levers, ", ")), world};
 }
 
 std::string mamf_shape_set(const std::vector<MamfShape>& shapes) {

@@ -7,6 +7,8 @@
 #include <span>
 
 #include "base/error.hpp"
+#include "base/text.hpp"
+#include "facts/dtype.hpp"
 #include "analysis/run_limits.hpp"
 #include "records/readers/bandwidth_log.hpp"
 #include "records/context_record.hpp"
@@ -321,6 +323,14 @@ MeasuredFile read_measured(const LineSource& t, const Catalog& catalog) {
       const AttentionLog l = read_attention_log(t);
       refuse_impossible_attention(l, catalog);
       m.gpu = l.gpu;
+      // As for MAMF: the step's attention is bf16's (a log that does not say its dtype is, as
+      // bench_flash_attn.py runs).
+      std::string dtype = l.header.count("dtype") ? l.header.at("dtype") : "";
+      for (const AttentionRecord& p : l.points) dtype = p.dtype.empty() ? dtype : p.dtype;
+      if (!dtype.empty() && parse_dtype(dtype) != Dtype::bf16) {
+        throw UsageError(fmt::format("{}: an attention run of {}; predict scales bf16 attention by bf16 attention runs",
+                                     t.path, printable(dtype)));
+      }
       for (const AttentionRecord& p : l.points) {
         if (p.ok && p.fwd_bwd_tflops) m.rates.attention_tflops.emplace_back(p.seqlen, *p.fwd_bwd_tflops);
       }

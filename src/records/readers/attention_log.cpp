@@ -12,6 +12,7 @@
 #include "base/error.hpp"
 #include "base/key_values.hpp"
 #include "base/text.hpp"
+#include "facts/dtype.hpp"
 #include "model/reference/attention_cpu.hpp"
 #include "records/readers/records_reader.hpp"
 #include "records/readers/repeated_points.hpp"
@@ -123,6 +124,8 @@ AttentionLog read_attention_log(const LineSource& t) {
                                                  c->second != "true" && c->second != "false") {
         throw WorkError(fmt::format("{}: causal={} is neither True nor False", where, printable(c->second)));
       }
+      // bench_flash_attn.py's dtype by our name (dtype=torch.bfloat16 is bf16).
+      if (const auto d = header->find("dtype"); d != header->end()) d->second = dtype_from_torch_name(d->second);
       log.header = std::move(*header);
       return;
     }

@@ -11,6 +11,7 @@
 
 #include "base/error.hpp"
 #include "base/text.hpp"
+#include "facts/dtype.hpp"
 #include "base/text_cursor.hpp"
 #include "records/context_record.hpp"
 #include "records/measurement_bounds.hpp"
@@ -20,22 +21,10 @@ namespace ub {
 
 namespace {
 
-// mamf-finder writes torch's dtype names; ours where there is one.
-std::string dtype_name(std::string d) {
-  if (d.rfind("torch.", 0) == 0) d = d.substr(6);
-  static const std::pair<const char*, const char*> names[] = {
-      {"bfloat16", "bf16"}, {"float16", "fp16"}, {"half", "fp16"}, {"float32", "fp32"}, {"float", "fp32"},
-      {"float8_e4m3fn", "fp8"}, {"float8_e4m3fnuz", "fp8"}, {"float8_e5m2", "fp8 (e5m2)"}, {"float4_e2m1fn_x2", "fp4"}};
-  for (const auto& [torch, ours] : names) {
-    if (d == torch) return ours;
-  }
-  return d;
-}
-
 // The dtype of a `** dtype:` line, one the catalog has peaks for: another (a typo, a dtype newer
 // than this build) would be held to no peak, and is refused naming the line.
 std::string known_dtype(const std::string& said, const std::string& where) {
-  const std::string d = dtype_name(said);
+  const std::string d = dtype_from_torch_name(said);
   if (!parse_dtype(d.substr(0, d.find(" (")))) {
     throw WorkError(fmt::format("{}: dtype \"{}\" is none upgradebench knows (bf16, fp16, fp32, tf32, fp8, fp4, ...)",
                                 where, printable(said)));
@@ -315,9 +304,9 @@ MamfLog read_mamf_log(const LineSource& t) {
         }
         // One run measures one dtype (its context's): a shape of another is not of this ceiling.
         // A dtype is told by its name in any case ("FP8" is fp8); one we have no name for is said as written.
-        const std::optional<Dtype> shape_dtype = parse_dtype(dtype_name(s.dtype)), run_dtype = parse_dtype(log.dtype);
+        const std::optional<Dtype> shape_dtype = parse_dtype(dtype_from_torch_name(s.dtype)), run_dtype = parse_dtype(log.dtype);
         if (!s.dtype.empty() && !log.dtype.empty() &&
-            (shape_dtype && run_dtype ? *shape_dtype != *run_dtype : dtype_name(s.dtype) != log.dtype)) {
+            (shape_dtype && run_dtype ? *shape_dtype != *run_dtype : dtype_from_torch_name(s.dtype) != log.dtype)) {
           throw WorkError(fmt::format("{}: a shape in {} in a run of {} (its context record): one dtype per file", r.where,
                                       shape_dtype ? std::string(to_string(*shape_dtype)) : "\"" + printable(s.dtype) + "\"",
                                       log.dtype));
