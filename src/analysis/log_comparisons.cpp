@@ -201,8 +201,10 @@ std::map<std::string, double> bucket_work(const DecompositionLog& l) {
 
 }  // namespace
 
-DecompositionComparison compare_decomposition(const DecompositionLog& old_log, const DecompositionLog& new_log,
+DecompositionComparison compare_decomposition(const DecompositionLog& old_said, const DecompositionLog& new_said,
                                               const Catalog& catalog, bool force) {
+  // A printout without its TOTAL line is compared by the step its buckets add up to.
+  const DecompositionLog old_log = with_total_line(old_said), new_log = with_total_line(new_said);
   refuse_impossible_decomposition(old_log, catalog);
   refuse_impossible_decomposition(new_log, catalog);
   // Buckets of one step on two GPUs: steps of other lengths, depths or batches (where both say

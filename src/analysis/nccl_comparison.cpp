@@ -7,6 +7,8 @@
 #include <cmath>
 
 #include "analysis/log_comparisons.hpp"
+#include "base/error.hpp"
+#include "base/text.hpp"
 #include "facts/collectives.hpp"
 #include "records/fields.hpp"
 
@@ -82,6 +84,12 @@ NcclComparison compare_nccl(const NcclLog& o, const NcclLog& n, const Catalog& c
       }
     }
     c.rows.push_back(row);
+  }
+  // Two runs of no point in common (other collectives, dtypes or sizes) compare nothing.
+  if (!o.points.empty() && !n.points.empty() &&
+      std::none_of(keys.begin(), keys.end(), [&](const NcclPointKey& k) { return find(o, k) && find(n, k); })) {
+    throw UsageError(fmt::format("{} and {} measured no collective, dtype and size in common: measure one set on both",
+                                 printable(o.path), printable(n.path)));
   }
   if (o.world_size != n.world_size) {
     c.busbw_ratio = true;

@@ -172,6 +172,12 @@ std::optional<int64_t> length_of_work(const ModelShape& model, double tflop) {
     if (work(mid) < tflop) lo = mid + 1;
     else hi = mid;
   }
+  // A printout's FLOPs are rounded to hundredths of a TFLOP, a token's worth: a round length (of
+  // 1024, then 128 tokens) whose work is the step's to a tenth of a percent is the length it ran.
+  for (const int64_t unit : {1024, 128}) {
+    const int64_t round = std::max<int64_t>(unit, (lo + unit / 2) / unit * unit);
+    if (std::abs(work(round) / tflop - 1) <= 0.001) return round;
+  }
   for (const int64_t s : {lo, std::max<int64_t>(1, lo - 1)}) {
     if (std::abs(work(s) / tflop - 1) <= 0.02) return s;
   }
@@ -242,10 +248,11 @@ void refuse_step_not_of_model(const std::string& path, double step_tflop, int64_
   }
 }
 
-void refuse_printout_not_of_model(const DecompositionLog& d, const ModelShape& model, const std::string& remedy) {
-  if (!d.header.contains("gpu") && !d.header.contains("seq")) return;  // our records: not a printout
+std::optional<int64_t> refuse_printout_not_of_model(const DecompositionLog& d, const ModelShape& model,
+                                                    const std::string& remedy) {
+  if (!d.header.contains("gpu") && !d.header.contains("seq")) return std::nullopt;  // our records: not a printout
   const std::optional<PrintoutStep> step = printout_step(d);
-  if (!step) return;
+  if (!step) return d.seqlen;
   // bench_decompose.py prints its length; a printout without one is held to the length its work is.
   std::optional<int64_t> seqlen = d.seqlen;
   if (!seqlen) {
@@ -271,6 +278,7 @@ void refuse_printout_not_of_model(const DecompositionLog& d, const ModelShape& m
                                 *b.tflop, model.id, b.name == "attention(FA)" ? "attention" : "work besides attention",
                                 *seqlen, *expected, remedy));
   }
+  return seqlen;
 }
 
 namespace {

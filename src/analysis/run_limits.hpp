@@ -69,8 +69,10 @@ void refuse_step_not_of_model(const std::string& path, double step_tflop, int64_
 // none) at its `seq=` (without one, at the length whose work the step is, refused where no length
 // is), one sequence a rank (the script's micro-batch of 1); and its `attention(FA)` and
 // `everything else` FLOPs, each the model's split at that length. Our records, and a printout
-// without FLOPs, are not checked here.
-void refuse_printout_not_of_model(const DecompositionLog& d, const ModelShape& model, const std::string& remedy);
+// without FLOPs, are not checked here. Returns the length it held the printout to (its seq=, or the
+// length its work is), nullopt where it checked nothing.
+std::optional<int64_t> refuse_printout_not_of_model(const DecompositionLog& d, const ModelShape& model,
+                                                    const std::string& remedy);
 
 // WorkError naming the file and the figure for what no GPU the catalog knows measures, held by
 // every command that reads these logs (`compare`, `decide`, `predict --measured`, `history add`):

@@ -632,6 +632,42 @@ const char* to_string(UpgradeVerdict v) {
   return "?";
 }
 
+namespace {
+
+// Files given one by one beside a training sweep: a decomposition of another depth, or attention
+// of other heads, is not the sweep's workload (a suite's folder refuses them); said.
+void warn_parts_of_other_workload(const MeasurementSet& s, std::vector<std::string>& warnings) {
+  if (!s.sweep || s.manifest) return;
+  const RunLog& r = *s.sweep;
+  const auto said = [&](const char* key) {
+    const auto it = r.config.find(key);
+    return it == r.config.end() ? std::string() : it->second;
+  };
+  for (const DecompositionLog& d : s.decompositions) {
+    // A printout is bench_decompose.py's step of its model at all its layers.
+    const bool printout = d.records.empty();
+    const std::string layers = printout ? said("config_layers") : (d.header.count("layers") ? d.header.at("layers") : "");
+    const bool other_model = printout && r.model && *r.model != kPrintoutModel;
+    if (other_model || (r.layers && !layers.empty() && layers != std::to_string(*r.layers))) {
+      warnings.push_back(fmt::format("{}: a decomposition of another workload than the training sweep {} ({}): its "
+                                     "buckets are not the sweep's step", printable(d.path), printable(r.path),
+                                     other_model ? fmt::format("{} vs {}", kPrintoutModel, *r.model)
+                                                 : fmt::format("{} layers vs {}", printable(layers), *r.layers)));
+    }
+  }
+  if (s.attention && !said("heads").empty()) {
+    const auto& h = s.attention->header;
+    const auto heads = h.count("nheads") ? h.at("nheads") : h.count("heads") ? h.at("heads") : std::string();
+    if (!heads.empty() && heads != said("heads")) {
+      warnings.push_back(fmt::format("{}: attention of {} heads beside a training sweep of {} ({}): not the step's "
+                                     "attention", printable(s.attention->path), printable(heads), said("heads"),
+                                     printable(r.path)));
+    }
+  }
+}
+
+}  // namespace
+
 UpgradeDecision decide_upgrade(const MeasurementSet& o, const MeasurementSet& n, const Catalog& catalog,
                                const std::filesystem::path& models_dir, const UpgradeOptions& opt) {
   check_prices(opt);
@@ -700,6 +736,8 @@ UpgradeDecision decide_upgrade(const MeasurementSet& o, const MeasurementSet& n,
   if (o.ceiling && n.ceiling) d.ceiling = compare_mamf(*o.ceiling, *n.ceiling, catalog, opt.force);
   if (o.attention && n.attention) d.attention = compare_attention(*o.attention, *n.attention, catalog);
   if (o.nccl && n.nccl) d.nccl = compare_nccl(*o.nccl, *n.nccl, catalog);
+  warn_parts_of_other_workload(o, d.warnings);
+  warn_parts_of_other_workload(n, d.warnings);
   // Copies timed by other kernels are refused as `compare` refuses them, before the HBM ratio.
   if (o.bandwidth && n.bandwidth) (void)compare_bandwidth(*o.bandwidth, *n.bandwidth, catalog);
   // Attention or collectives of one GPU only have nothing to be set beside: left out, said (the

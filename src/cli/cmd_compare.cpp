@@ -17,6 +17,7 @@
 #include "cli/output.hpp"
 #include "cli/run_inputs.hpp"
 #include "cli/same_measurement.hpp"
+#include "records/context_record.hpp"
 #include "records/readers/bandwidth_log.hpp"
 #include "records/readers/log_kind.hpp"
 #include "records/readers/read_run.hpp"
@@ -115,11 +116,23 @@ void register_compare(CLI::App& app, Context& ctx) {
         if (const auto w = unknown_gpu_warning(*gpu, ctx.catalog(), printable(*path))) cli::warn(*w);
       }
     };
+    // The libraries our records name, where the two differ (another cuDNN times other attention
+    // kernels): the ratios are then the software's as much as the GPU's, said.
+    const auto say_stack = [&] {
+      const RecordGpus a = record_gpus(old_text), b = record_gpus(new_text);
+      for (const auto& [component, versions] : a.stack) {
+        const auto other = b.stack.find(component);
+        if (other == b.stack.end() || other->second == versions) continue;
+        cli::warn(fmt::format("{} differs: {} (old) vs {} (new): the ratios are the software's as much as the GPU's",
+                              component, fmt::join(versions, ", "), fmt::join(other->second, ", ")));
+      }
+    };
     // Lines a reader skipped (damaged, duplicate) are said on stderr after the result, as memfit does.
     const auto warn = [&](const auto& old_log, const auto& new_log) {
       warn_about_lines(old_log.warnings, o->old_path);
       warn_about_lines(new_log.warnings, o->new_path);
       say_unknown(old_log, new_log);
+      say_stack();
     };
     if (old_bw && new_bw) {
       o->flags.refuse_unused("a bandwidth comparison", false);
@@ -170,6 +183,7 @@ void register_compare(CLI::App& app, Context& ctx) {
       shared();
       o->out.emit(report::nccl_comparison_document(c), c);
       say_unknown(a, b);
+      say_stack();
     } else {
       o->flags.refuse_unused("a MAMF comparison", true);
       const MamfLog a = read_mamf_log(old_text), b = read_mamf_log(new_text);
@@ -177,6 +191,7 @@ void register_compare(CLI::App& app, Context& ctx) {
       shared();
       o->out.emit(report::mamf_comparison_document(c), c);
       say_unknown(a, b);
+      say_stack();
     }
   });
 }

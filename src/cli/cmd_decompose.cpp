@@ -203,7 +203,18 @@ void run(Context& ctx, DecomposeOptions& o, const CLI::App& cmd) {
     }
     progress.update(fmt::format("decompose: reading {}", f));
     const auto start = std::chrono::steady_clock::now();
-    const std::vector<trace::TraceDecomposition> ds = trace::decompose_trace(f, classes, opts);
+    std::vector<trace::TraceDecomposition> ds;
+    try {
+      ds = trace::decompose_trace(f, classes, opts);
+    } catch (const WorkError&) {
+      // Our records (a JSON object a line, the context first) read as a trace end after their
+      // first line: they are a run's measurements, not a trace.
+      if (const LineSource t = LineSource::file(f); looks_like_records(t)) {
+        throw UsageError(fmt::format("{}: upgradebench's records ({}), not a torch.profiler trace: `compare`, `predict` "
+                                     "and `decide` read them", printable(f), to_string(detect_log_kind(t))));
+      }
+      throw;
+    }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (seconds > 2) {  // a long read says what it read, and how fast
       progress.line(fmt::format("decompose: {}: {:.0f} MB, {} events in {:.1f} s ({:.0f} MB/s)", f,

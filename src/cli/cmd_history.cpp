@@ -206,10 +206,12 @@ void register_history(CLI::App& app, Context& ctx) {
                               unknown.note(l.gpu, file_named);
                               refuse_impossible_attention(l, catalog);
                             },
-                            [&](const DecompositionLog& l) {
+                            [&](DecompositionLog& l) {
                               unknown.note(l.gpu, file_named);
                               refuse_impossible_decomposition(l, catalog);
-                              refuse_printout_not_of_model(l, printout_model, printout_remedy);
+                              // A printout without seq= is stored at the length its work is, as compare reads it.
+                              const std::optional<int64_t> len = refuse_printout_not_of_model(l, printout_model, printout_remedy);
+                              if (!l.seqlen && len) l.seqlen = len;
                             }};
     FileOutcomes done;
     for (const std::string& file : add_o->files) {

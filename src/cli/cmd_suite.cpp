@@ -296,6 +296,19 @@ void run(Context& ctx, SuiteOptions& o) {
       warn(fmt::format("--resume: {} measures its own lengths ({}), not --seqlens {}: a new suite in another folder "
                        "measures those", dir.string(), fmt::join(m.workload.seqlens, ","), fmt::join(seqlens, ",")));
     }
+    // ... and runs its parts as the manifest recorded them: the plan's options are the first run's.
+    std::vector<std::string> unused;
+    if (!o.traces.empty()) unused.emplace_back("--trace");
+    if (!o.budget.empty()) unused.emplace_back("--budget");
+    if (!o.ceiling.empty()) unused.emplace_back("--find-max-ceiling");
+    if (const ManifestPart* sweep = m.part("sweep")) {
+      const bool found = std::find(sweep->command.begin(), sweep->command.end(), "--find-max") != sweep->command.end();
+      if (found && o.no_find_max) unused.emplace_back("--no-find-max");
+    }
+    if (!unused.empty()) {
+      warn(fmt::format("--resume: {} runs its parts as its manifest recorded them, so {} changes nothing: a new suite "
+                       "in another folder plans with them", dir.string(), fmt::join(unused, ", ")));
+    }
   }
   // What the resume runs: the parts not done, and the done ones the folder no longer backs.
   const std::vector<ResumeStep> steps = o.resume ? plan_resume(dir, m, cfg.model) : std::vector<ResumeStep>{};

@@ -27,6 +27,32 @@ namespace {
 
 constexpr double kMaxCarry = 128;  // how far --seqlen carries a measured step, either way (checked to 80x)
 
+// An attention run that timed another problem than the step's attention (other heads, KV heads or
+// head size, or no causal mask): its ratio is not the step's. What the log does not say is not held.
+void refuse_attention_not_of_step(const AttentionLog& l, const ModelShape& m) {
+  const auto said = [&](std::initializer_list<const char*> keys) -> std::optional<std::string> {
+    for (const char* k : keys) {
+      if (const auto it = l.header.find(k); it != l.header.end()) return it->second;
+    }
+    return std::nullopt;
+  };
+  std::vector<std::string> differs;
+  const auto check = [&](const char* what, std::initializer_list<const char*> keys, int64_t step) {
+    if (const auto v = said(keys); v && *v != std::to_string(step)) {
+      differs.push_back(fmt::format("{} {} vs {}", what, printable(*v), step));
+    }
+  };
+  check("heads", {"nheads", "heads"}, m.heads);
+  check("KV heads", {"nheads_kv", "kv_heads"}, m.kv_heads);
+  check("head size", {"head_dim"}, m.head_dim);
+  if (const auto c = said({"causal"}); c && to_lower(*c) != "true" && *c != "1") differs.push_back("not causal");
+  if (!differs.empty()) {
+    throw UsageError(fmt::format("--measured {}: attention of another problem than the step's ({}: {}, the run's vs the "
+                                 "model's): measure attention at the model's shape", printable(l.path), m.id,
+                                 fmt::join(differs, ", ")));
+  }
+}
+
 }  // namespace
 
 PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
@@ -194,6 +220,7 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
   }
   MeasuredRates from_rates, to_rates;
   std::vector<AttentionLog> from_attention, to_attention;
+  std::vector<BandwidthLog> from_bandwidth, to_bandwidth;
   for (const std::string& path : o.measured) {
     const MeasuredFile m = read_measured(LineSource::file(path), cat);
     const Accelerator* g = m.gpu.empty() ? nullptr : cat.try_find(m.gpu);
@@ -203,10 +230,21 @@ PredictionRun run_predictions(Context& ctx, const PredictionRequest& o) {
     }
     merge(g->id == from.id ? from_rates : to_rates, m.rates);
     if (m.attention) (g->id == from.id ? from_attention : to_attention).push_back(*m.attention);
+    if (m.bandwidth) (g->id == from.id ? from_bandwidth : to_bandwidth).push_back(*m.bandwidth);
   }
-  // Attention's ratio is of one problem on two GPUs: the pair is held to what `compare` holds it to.
+  // Attention's ratio is of one problem on two GPUs: the pair is held to what `compare` holds it to,
+  // and so are HBM copies (one kernel on both).
   for (const AttentionLog& a : from_attention) {
     for (const AttentionLog& b : to_attention) (void)compare_attention(a, b, cat);
+  }
+  for (const BandwidthLog& a : from_bandwidth) {
+    for (const BandwidthLog& b : to_bandwidth) (void)compare_bandwidth(a, b, cat);
+  }
+  // ... and the attention timed is the step's: its model's heads, KV heads and head size, causal.
+  if (model) {
+    for (const auto* logs : {&from_attention, &to_attention}) {
+      for (const AttentionLog& l : *logs) refuse_attention_not_of_step(l, *model);
+    }
   }
   PredictOptions po;
   po.price_from = o.price_from, po.price_to = o.price_to;

@@ -6,6 +6,8 @@
 #include <algorithm>
 
 #include "base/error.hpp"
+#include "base/text.hpp"
+#include "facts/dtype.hpp"
 #include "records/measurement_bounds.hpp"
 
 namespace ub {
@@ -81,7 +83,12 @@ void read_nccl_point_name(const Fields& f, NcclRecord& r) {
   const auto c = parse_collective(name);
   if (!c) throw WorkError(fmt::format("{}: unknown collective \"{}\"", f.where(), name));
   r.collective = *c;
-  r.dtype = f.string("dtype");
+  // Torch's dtype names are ours (the peer writes bfloat16 or torch.bfloat16): one dtype, one point.
+  r.dtype = dtype_from_torch_name(f.string("dtype"));
+  if (!parse_dtype(r.dtype.substr(0, r.dtype.find(" (")))) {
+    throw WorkError(fmt::format("{}: dtype \"{}\" is none upgradebench knows (bf16, fp16, fp32, fp8, ...)", f.where(),
+                                printable(r.dtype)));
+  }
   r.bytes = f.count("bytes");
 }
 

@@ -530,6 +530,10 @@ TEST(Decide, APartOfAnotherStackThanTheSuitesIsNamed) {
   EXPECT_NE(json::parse(files.out)["warnings"].dump().find(attention.string() + ": measured with cudnn 9.10.0, where its "
                                                            "training sweep of NVIDIA B200 says 9.19.0"),
             std::string::npos) << files.out;
+  // compare of the two attention runs names the library that differs.
+  const Result both = run("compare " + kSuite + "/attention.jsonl " + attention.string());
+  ASSERT_EQ(both.code, 0) << both.err;
+  EXPECT_NE(both.err.find("cudnn differs: 9.19.0 (old) vs 9.10.0 (new)"), std::string::npos) << both.err;
 }
 
 // A resume measures the folder's lengths: --seqlens of others is said not measured.
@@ -541,6 +545,26 @@ TEST(Suite, AResumeSaysLengthsItWillNotMeasure) {
   const Result same = run("suite --out " + dir.string() + " --resume --layers 2 --seqlens 2k,4k --no-find-max --dry-run");
   EXPECT_EQ(same.code, 0) << same.err;
   EXPECT_EQ(same.err.find("its own lengths"), std::string::npos) << same.err;
+  EXPECT_EQ(same.err.find("changes nothing"), std::string::npos) << same.err;
+  // The plan's options are the first run's: a budget or a trace given to a resume is said unused.
+  const Result planned = run("suite --out " + dir.string() + " --resume --layers 2 --seqlens 2k,4k --no-find-max --dry-run "
+                             "--budget 1h --trace " + kFx + "/trace_kineto_small.json");
+  EXPECT_EQ(planned.code, 0) << planned.err;
+  EXPECT_NE(planned.err.find("runs its parts as its manifest recorded them, so --trace, --budget changes nothing"),
+            std::string::npos) << planned.err;
+}
+
+// Files given one by one: the guide's 32-layer decompositions beside our 2-layer sweeps are said
+// to be of another workload than the step they are set beside.
+TEST(Decide, FilesOfAnotherWorkloadThanTheSweepAreSaid) {
+  const fs::path other = b200_suite("suite_beside_printouts", 0.6);
+  const Result r = run(fmt::format("decide {0}/sweep.jsonl {1}/guide/decompose_h200.txt {2}/sweep.jsonl "
+                                   "{1}/guide/decompose_b200.txt --price-old 3.5 --price-new 6 --json",
+                                   kSuite, kFx, other.string()));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(json::parse(r.out)["warnings"].dump().find("guide/decompose_h200.txt: a decomposition of another workload "
+                                                       "than the training sweep"),
+            std::string::npos) << r.out;
 }
 
 TEST(Decide, OldSpellingsOfThePricesStillWork) {

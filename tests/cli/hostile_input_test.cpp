@@ -3729,6 +3729,198 @@ TEST(SilentlyWrong, AMicroBenchmarkOfOneSideOnlyIsSaidLeftOut) {
             std::string::npos) << r.out;
 }
 
+// A length that failed otherwise than out of memory (an illegal memory access, an NCCL error, a
+// watchdog) says nothing of memory: left out with a warning in every reader, never "cannot run this".
+TEST(SilentlyWrong, ALengthThatCrashedIsNotOutOfMemory) {
+  const std::string log = slurp(kFx + "/sweep_h200.log");
+  const std::string oom = "[rank3]: torch.OutOfMemoryError: CUDA out of memory.";
+  for (const std::string& failure : {std::string("RuntimeError: CUDA error: an illegal memory access was encountered"),
+                                     std::string("[rank3]: Watchdog caught collective operation timeout")}) {
+    std::string crashed = log;
+    const size_t at = crashed.find(oom);
+    ASSERT_NE(at, std::string::npos);
+    crashed.replace(at, crashed.find('\n', at) - at, failure);
+    const std::string file = write_file("sweep_crashed.log", crashed);
+    const Result fit = run("memfit " + file + " --json");
+    ASSERT_EQ(fit.code, 0) << fit.err;
+    const nlohmann::json j = nlohmann::json::parse(fit.out);
+    EXPECT_TRUE(j["capped_by_out_of_memory"].is_null()) << fit.out;
+    EXPECT_NE(fit.err.find("seq_len=262144 failed, not out of memory"), std::string::npos) << fit.err;
+    const Result both = run("compare " + file + " " + kFx + "/sweep_b200.log");
+    ASSERT_EQ(both.code, 0) << both.err;
+    EXPECT_EQ(both.out.find("old cannot run this"), std::string::npos) << both.out;
+    const std::string db = fresh_db("crashed_length");
+    EXPECT_EQ(run("history add --db " + db + " " + file).code, 0);
+  }
+}
+
+// A million copies of one step line: counted once, said in bounded words.
+TEST(Hangs, AStepRepeatedWithoutEndIsSaidInBoundedWords) {
+  std::string log = slurp(kFx + "/sweep_h200.log");
+  const size_t block = log.find("===== seq_len=32768");
+  const size_t last = log.rfind("\n{", block);
+  ASSERT_NE(last, std::string::npos);
+  const std::string step = log.substr(last + 1, log.find('\n', last + 1) - last);
+  std::string copies;
+  for (int i = 0; i < 20000; ++i) copies += step;
+  log.insert(block, copies);
+  const Result r = run("memfit " + write_file("sweep_step_repeated.log", log));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_LT(std::count(r.err.begin(), r.err.end(), '\n'), 40) << r.err.substr(0, 2000);
+  EXPECT_NE(r.err.find("more steps read again from here on: each counted once, not named"), std::string::npos);
+}
+
+// A pattern whose counted repetitions multiply into gigabytes of automaton is refused before it
+// is compiled, naming the rule.
+TEST(Hangs, ARegularExpressionTooCostlyToCompileIsRefused) {
+  const std::string rules = write_file("classes_costly.json", R"({"rules":[{"bucket":"gemm","pattern":"(a{1,100}){1,100}{1,100}"}]})");
+  expect_error("decompose " + kFx + "/trace_kineto_small.json --classes " + rules, 2,
+               "would cost too much to compile: its counted repetitions ({m,n}) multiply past 1000 copies");
+  expect_error("decompose " + kFx + "/trace_kineto_small.json --step-name '(a{1,200}){1,200}'", 2,
+               "--step-name: \"(a{1,200}){1,200}\" would cost too much to compile");
+  EXPECT_EQ(run("decompose " + kFx + "/trace_kineto_small.json --step-name 'ProfilerStep#[0-9]{1,3}'").code, 0);
+}
+
+// predict's measured ratios hold as compare's do: HBM copies of one kernel on both GPUs, and the
+// attention the step runs (its model's heads, KV heads, head size, causal).
+TEST(SilentlyWrong, PredictsMeasuredRatiosAreOfTheStepsProblem) {
+  const auto every = [](std::string text, const std::string& from, const std::string& to) {
+    for (size_t at; (at = text.find(from)) != std::string::npos;) text.replace(at, from.size(), to);
+    return text;
+  };
+  const std::string step = "predict --to b200 " + kFx + "/guide/decompose_h200.txt --measured ";
+  const std::string h200_copies = kFx + "/suite_h200_2l/bandwidth.jsonl";
+  std::string b200 = every(every(slurp(h200_copies), "NVIDIA H200", "NVIDIA B200"), "h200-sxm", "b200-sxm");
+  b200 = every(b200, "GPU-5d5ef7b4", "GPU-0b200000");
+  const std::string memcpy_copies = write_file("b200_copies_memcpy.jsonl", every(b200, "tiled8cs", "memcpy"));
+  expect_error(step + h200_copies + " " + memcpy_copies, 2, "with different kernels (tiled8cs vs memcpy, old vs new)");
+  EXPECT_EQ(run(step + h200_copies + " " + write_file("b200_copies_tiled.jsonl", b200)).code, 0);
+  // 48 heads in the same times: 1.5x the TFLOPS, as the lines' FLOPs must agree with their header.
+  const auto heads48 = [](const std::string& log) {
+    std::string out;
+    std::istringstream in(replaced(slurp(log), "nheads=32", "nheads=48"));
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("{", 0) == 0) {
+        nlohmann::json r = nlohmann::json::parse(line);
+        for (const char* k : {"fwd_tflops", "fwd_bwd_tflops"}) r[k] = r[k].get<double>() * 1.5;
+        line = r.dump();
+      }
+      out += line + "\n";
+    }
+    return out;
+  };
+  const std::string h48 = write_file("attention_h200_48_heads.log", heads48(kFx + "/guide/attention_h200.log"));
+  const std::string b48 = write_file("attention_b200_48_heads.log", heads48(kFx + "/guide/attention_b200.log"));
+  expect_error(step + h48 + " " + b48, 2, "attention of another problem than the step's (llama-3.1-8b: heads 48 vs 32");
+  EXPECT_EQ(run(step + kFx + "/guide/attention_h200.log " + kFx + "/guide/attention_b200.log").code, 0);
+}
+
+// A bench_decompose.py printout is the step of the model the script trains, stored at its length:
+// its seq=, or without one the length its work is (as compare reads it), so --model and --at reach it.
+TEST(SilentlyWrong, APrintoutIsStoredWithItsModelAndLength) {
+  const std::string no_seq = write_file("printout_no_seq.txt", replaced(slurp(kFx + "/guide/decompose_h200.txt"), " seq=8192", ""));
+  const std::string db = fresh_db("printout_model_length");
+  ASSERT_EQ(run("history add --db " + db + " " + no_seq).code, 0);
+  const Result list = run("history list --db " + db + " --model llama-3.1-8b --json");
+  ASSERT_EQ(list.code, 0) << list.err;
+  EXPECT_EQ(nlohmann::json::parse(list.out)["runs"].size(), 1u) << list.out;
+  const Result fleet = run("history fleet decompose.ms.TOTAL --at 8k --db " + db);
+  EXPECT_EQ(fleet.code, 0) << fleet.err;
+  EXPECT_NE(fleet.out.find("NVIDIA H200"), std::string::npos) << fleet.out;
+}
+
+// A benchmark.py log that names no model (model_size=) is predicted once --model says it: without,
+// the option is what is missing (exit 2), not a measured point.
+TEST(Messages, APredictionOfALogWithoutItsModelAsksForIt) {
+  std::string log = slurp(kFx + "/sweep_h200.log");
+  for (size_t at; (at = log.find(" model_size=8b")) != std::string::npos;) log.erase(at, 14);
+  const std::string file = write_file("sweep_no_model.log", log);
+  expect_error("predict --to b200 " + file, 2, file + ": names no model (benchmark.py's model_size=, our records' model)");
+  EXPECT_EQ(run("predict --to b200 " + file + " --model llama-3.1-8b").code, 0);
+}
+
+// Our own records given to decompose as a trace are named for what they are (exit 2).
+TEST(Messages, RecordsGivenAsATraceAreSaidToBeRecords) {
+  for (const std::string& f : {kFx + "/suite_h200_2l/decompose-short.jsonl", kFx + "/suite_h200_2l/sweep.jsonl"}) {
+    expect_error("decompose " + f, 2, f + ": upgradebench's records (");
+  }
+}
+
+// benchmark.py's switches read one way in every reader: True is 1; a value that is no switch, ZeRO
+// stage or GPU count is refused naming the line, never taken as the default.
+TEST(SilentlyWrong, ABenchmarkPyLeverReadsOneWayOrIsRefused) {
+  const auto every = [](std::string text, const std::string& from, const std::string& to) {
+    for (size_t at = 0; (at = text.find(from, at)) != std::string::npos; at += to.size()) text.replace(at, from.size(), to);
+    return text;
+  };
+  const std::string log = slurp(kFx + "/sweep_h200.log");
+  const std::string said_true = write_file("sweep_gc_true.log", every(log, " gc=1 ", " gc=True "));
+  const Result both = run("compare " + said_true + " " + kFx + "/sweep_b200.log --json");  // gc=1 there
+  ASSERT_EQ(both.code, 0) << both.err;
+  EXPECT_EQ(both.out.find("config gc differs"), std::string::npos) << both.out;
+  for (const auto& [from, to, says] : {std::tuple{" gc=1 ", " gc=abc ", "gc=abc is neither 0 nor 1"},
+                                       std::tuple{" zero=3 ", " zero=abc ", "zero=abc is no ZeRO stage (0 to 3)"},
+                                       std::tuple{" world_size=8 ", " world_size=eight ", "world_size=eight is not a number of GPUs"}}) {
+    const std::string bad = write_file("sweep_bad_lever.log", every(log, from, to));
+    expect_error("memfit " + bad, 1, bad + ":4: " + says);
+    expect_error("history add --db " + fresh_db("bad_lever") + " " + bad, 1, says);
+  }
+}
+
+// Collectives in torch's dtype names are ours (bfloat16 is bf16); an unknown dtype is refused
+// naming the line; two runs of no point in common compare nothing (exit 2).
+TEST(SilentlyWrong, CollectivesOfTorchsDtypeNamesAreOurs) {
+  const auto every = [](std::string text, const std::string& from, const std::string& to) {
+    for (size_t at = 0; (at = text.find(from, at)) != std::string::npos; at += to.size()) text.replace(at, from.size(), to);
+    return text;
+  };
+  const std::string peer = slurp(kFx + "/nccl_peer_h200x2.jsonl");
+  const std::string torch_names = write_file("nccl_peer_torch_names.jsonl", every(peer, R"("dtype": "bf16")", R"("dtype": "bfloat16")"));
+  const std::string plain = kFx + "/nccl_records_h200x2_plain.jsonl";
+  const Result r = run("compare " + torch_names + " " + plain + " --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find("bfloat16"), std::string::npos) << r.out;
+  expect_error("compare " + write_file("nccl_peer_float8.jsonl", every(peer, R"("dtype": "bf16")", R"("dtype": "float8")")) + " " + plain,
+               1, "dtype \"float8\" is none upgradebench knows");
+  expect_error("compare " + write_file("nccl_peer_fp32.jsonl", every(peer, R"("dtype": "bf16")", R"("dtype": "fp32")")) + " " + plain,
+               2, "measured no collective, dtype and size in common");
+}
+
+// A printout without its TOTAL line: its step is its buckets' sum in every reader, compare's
+// table and the history alike.
+TEST(SilentlyWrong, APrintoutWithoutATotalLineHasItsBucketsSumAsItsStep) {
+  std::string text = slurp(kFx + "/guide/decompose_h200.txt");
+  text.erase(text.find("TOTAL"), text.find('\n', text.find("TOTAL")) - text.find("TOTAL") + 1);
+  const std::string no_total = write_file("printout_no_total.txt", text);
+  const Result r = run("compare " + no_total + " " + kFx + "/guide/decompose_b200.txt");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const size_t total = r.out.find("\nTOTAL");
+  ASSERT_NE(total, std::string::npos) << r.out;
+  const std::string row = r.out.substr(total + 1, r.out.find('\n', total + 1) - total - 1);
+  EXPECT_EQ(row.find("N/A"), std::string::npos) << row;
+  const std::string db = fresh_db("printout_no_total");
+  ASSERT_EQ(run("history add --db " + db + " " + no_total).code, 0);
+  const Result fleet = run("history fleet decompose.ms.TOTAL --at 8k --db " + db);
+  EXPECT_EQ(fleet.code, 0) << fleet.err;
+}
+
+// The torch.distributed peer's NCCL version (on each of its lines) is its run's stack in the
+// history, as --stack finds it; a log whose lines name two versions is two runs', refused.
+TEST(SilentlyWrong, ThePeersNcclVersionIsItsStack) {
+  const std::string peer = kFx + "/nccl_peer_h200x2.jsonl";
+  const std::string db = fresh_db("peer_nccl_version");
+  ASSERT_EQ(run("history add --db " + db + " " + peer).code, 0);
+  const Result found = run("history list --db " + db + " --stack nccl=2.28.9 --json");
+  ASSERT_EQ(found.code, 0) << found.err;
+  EXPECT_EQ(nlohmann::json::parse(found.out)["runs"].size(), 1u) << found.out;
+  std::string mixed = slurp(peer);
+  const size_t last = mixed.rfind(R"("nccl": "2.28.9")");
+  ASSERT_NE(last, std::string::npos);
+  mixed.replace(last, 16, R"("nccl": "2.29.1")");
+  expect_error("compare " + write_file("nccl_peer_two_versions.jsonl", mixed) + " " + kFx + "/nccl_records_h200x2_plain.jsonl",
+               1, "nccl 2.29.1 here, 2.28.9 on the lines before: one log holds one run's stack");
+}
+
 // A length out of memory below lengths that ran (a file of two settings) caps nothing: the longest
 // sequence is read from what ran and the failures past it, and the contradiction is said.
 TEST(SilentlyWrong, AFailureBelowALengthThatRanCapsNothing) {

@@ -202,9 +202,9 @@ TEST(Predict, ATrainingLogIsSplitByItsOwnLengthsOrByItsAttentionShareOfFlops) {
     EXPECT_NE(s.from.find("decomposed by its own"), std::string::npos);
   }
   // Records without the share (benchmark.py's logs, older records): without the model's FLOPs each
-  // point is left out, said so; with them it is split.
+  // point is left out, said so, and the model is asked for (a usage error); with them it is split.
   const RunLog plain = read_run_log(fixture("records_h200.jsonl"));
-  EXPECT_THROW(steps_from_training_log(plain, {}, nullptr, 989, warnings), WorkError);
+  EXPECT_THROW(steps_from_training_log(plain, {}, nullptr, 989, warnings), UsageError);
   EXPECT_FALSE(warnings.empty());
   const auto quarter = [](int64_t, bool) {
     StepFlops f;

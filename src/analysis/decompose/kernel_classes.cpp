@@ -9,6 +9,8 @@
 
 #include "base/error.hpp"
 #include "base/json_text.hpp"
+#include "base/regex_bounds.hpp"
+#include "base/text.hpp"
 
 namespace ub::trace {
 
@@ -96,6 +98,10 @@ void KernelClasses::add_file(const std::filesystem::path& file, bool first) {
     auto rule = std::make_unique<Rule>();
     rule->bucket = *bucket;
     rule->pattern = r["pattern"].get<std::string>();
+    if (const auto why = pattern_too_costly(rule->pattern)) {
+      throw UsageError(fmt::format("{}: pattern \"{}\" would cost too much to compile: {}", where,
+                                   printable(rule->pattern.substr(0, 80)), *why));
+    }
     const int rc = regcomp(&rule->re, rule->pattern.c_str(), REG_EXTENDED | REG_ICASE | REG_NOSUB);
     if (rc != 0) {
       char msg[256];

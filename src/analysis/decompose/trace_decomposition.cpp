@@ -17,6 +17,7 @@
 #include <unordered_map>
 
 #include "base/error.hpp"
+#include "base/regex_bounds.hpp"
 #include "base/text.hpp"
 #include "records/trace/kineto_trace.hpp"
 
@@ -28,6 +29,9 @@ namespace {
 class Pattern {
  public:
   explicit Pattern(const std::string& p) {
+    if (const auto why = pattern_too_costly(p)) {
+      throw UsageError(fmt::format("--step-name: \"{}\" would cost too much to compile: {}", printable(p.substr(0, 80)), *why));
+    }
     if (regcomp(&re_, p.c_str(), REG_EXTENDED | REG_NOSUB) != 0) {
       throw UsageError(fmt::format("--step-name: \"{}\" is not an extended regular expression", p));
     }

@@ -175,8 +175,8 @@ std::vector<MetricPoint> decomposition_metrics(const DecompositionLog& log, std:
     std::replace(name.begin(), name.end(), ' ', '_');
     out.push_back(rate_point("decompose.ms." + name, x, gpu, ms, std::nullopt));
   };
-  if (log.records.empty()) {  // a printout: one GPU
-    for (const DecompositionBucket& b : log.buckets) add(b.name, b.ms, 0);
+  if (log.records.empty()) {  // a printout: one GPU, its step the TOTAL line or its buckets' sum
+    for (const DecompositionBucket& b : with_total_line(log).buckets) add(b.name, b.ms, 0);
     return out;
   }
   // Our records: each GPU's decomposition under its index, a distributed job's under its rank

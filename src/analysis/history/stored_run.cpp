@@ -139,12 +139,13 @@ void read_figures(const LineSource& t, LogKind kind, StoredRun& run, const RunCh
       return;
     }
     case LogKind::decomposition: {
-      const DecompositionLog log = read_decomposition_log(t);
+      DecompositionLog log = read_decomposition_log(t);
       if (check.decomposition) check.decomposition(log);
       append(run.metrics, decomposition_metrics(log, run.warnings));
       run.warnings.insert(run.warnings.end(), log.warnings.begin(), log.warnings.end());
       if (run.format != "upgradebench") {
         if (!log.gpu.empty()) run.gpus.push_back({0, log.gpu, ""});
+        run.model = kPrintoutModel;  // the model bench_decompose.py trains, as its workload says
         const Workload w = workload_of_printout(log.header);
         run.workload = w.text, run.world_size = w.world_size;
       }
@@ -193,7 +194,9 @@ void read_figures(const LineSource& t, LogKind kind, StoredRun& run, const RunCh
       run.warnings.insert(run.warnings.end(), log.warnings.begin(), log.warnings.end());
       if (run.format != "upgradebench") {
         if (!log.gpu.empty()) run.gpus.push_back({0, log.gpu, ""});
-        if (auto it = log.details.find("torch"); it != log.details.end()) run.stack["torch"] = it->second;
+        for (const char* component : {"torch", "nccl"}) {  // the versions each of the peer's lines names
+          if (auto it = log.details.find(component); it != log.details.end()) run.stack[component] = it->second;
+        }
         const Workload w = workload_of_peer_nccl(log.world_size);
         run.workload = w.text, run.world_size = w.world_size;
       }

@@ -55,7 +55,8 @@ struct RunCheck {
   std::function<void(const RunLog&)> training;
   std::function<void(const MamfLog&)> ceiling;
   std::function<void(const AttentionLog&)> attention;
-  std::function<void(const DecompositionLog&)> decomposition;
+  // May give a printout without seq= the length its work is (the history stores its figures there).
+  std::function<void(DecompositionLog&)> decomposition;
 };
 
 // The runs of a file of our records or of a peer's log (its lines move into the runs; the runs

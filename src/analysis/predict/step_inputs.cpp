@@ -285,6 +285,13 @@ std::vector<StepInput> steps_from_training_log(const RunLog& run, const Provenan
     if (model) in.step_tflop = to_tflop(model->total());
     out.push_back(std::move(in));
   }
+  // Lengths measured and none split for want of the model: the model is what is missing (an option).
+  if (out.empty() && !points.empty() && !(flops && flops(points.front().seqlen, false))) {
+    throw UsageError(run.model ? fmt::format("{}: its model {} is not known here, so its steps cannot be split by their "
+                                             "attention share: give --model", run.path, printable(*run.model))
+                               : fmt::format("{}: names no model (benchmark.py's model_size=, our records' model), so its "
+                                             "steps cannot be split by their attention share: give --model", run.path));
+  }
   if (out.empty()) throw WorkError(fmt::format("{}: no measured point to predict from", run.path));
   return out;
 }
@@ -358,6 +365,7 @@ MeasuredFile read_measured(const LineSource& t, const Catalog& catalog) {
   refuse_impossible_bandwidth(l, catalog);
   m.gpu = l.gpu;
   m.rates.hbm_gbps = l.hbm_gbps("copy");
+  m.bandwidth = l;
   return m;
 }
 

@@ -17,6 +17,7 @@
 #include "facts/model_shape.hpp"
 #include "records/provenance.hpp"
 #include "records/readers/attention_log.hpp"
+#include "records/readers/bandwidth_log.hpp"
 #include "records/run_log.hpp"
 
 namespace ub {
@@ -58,6 +59,7 @@ struct MeasuredFile {
   std::string gpu;
   MeasuredRates rates;
   std::optional<AttentionLog> attention;  // an attention log: its problem, to pair with the other GPU's
+  std::optional<BandwidthLog> bandwidth;  // a bandwidth run: its kernel, to pair with the other GPU's
 };
 MeasuredFile read_measured(const LineSource& t, const Catalog& catalog);
 

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -274,6 +275,21 @@ DecompositionLog read_decomposition_log(const LineSource& t) {
 }  // namespace ub
 
 namespace ub {
+
+DecompositionLog with_total_line(DecompositionLog log) {
+  if (!log.records.empty() ||
+      std::any_of(log.buckets.begin(), log.buckets.end(), [](const DecompositionBucket& b) { return b.name == "TOTAL"; })) {
+    return log;
+  }
+  DecompositionBucket total{"TOTAL", 0, 0.0, std::nullopt, std::nullopt};
+  for (const DecompositionBucket& b : log.buckets) {
+    total.ms += b.ms;
+    total.tflop = total.tflop && b.tflop ? std::optional<double>(*total.tflop + *b.tflop) : std::nullopt;
+  }
+  if (total.tflop && total.ms > 0) total.tflops = *total.tflop / (total.ms / 1e3);
+  log.buckets.push_back(total);
+  return log;
+}
 
 DecompositionRecord printout_record(const DecompositionLog& d) {
   DecompositionRecord r;

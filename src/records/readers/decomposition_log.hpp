@@ -46,6 +46,11 @@ DecompositionLog read_decomposition_log(const LineSource& t);
 // printout names none.
 inline constexpr const char* kPrintoutModel = "llama-3.1-8b";
 
+// A printout without its TOTAL line with the one it implies: its buckets' sum (check_total held the
+// `# wall` step to it), so that every reader (compare, the history, predict) has one step. Our
+// records and a printout with its line are returned as they are.
+DecompositionLog with_total_line(DecompositionLog log);
+
 // bench_decompose.py's printout as a `decomposition` record (source "bench_decompose.py"): its
 // buckets with their shares of the TOTAL, the length from its header.
 DecompositionRecord printout_record(const DecompositionLog& d);

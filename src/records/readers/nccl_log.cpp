@@ -76,8 +76,16 @@ NcclPoint read_peer_point(const Fields& f, NcclLog& log) {
   r.busbw_gbps = f.number("busbw_gbps");
   log.source = "torch.distributed";
   if (f.has("gpu")) expect_one_gpu(log.gpu, f.string("gpu"), f.where());
-  if (f.has("torch")) log.details["torch"] = f.string("torch");
-  if (f.has("nccl")) log.details["nccl"] = f.string("nccl");
+  // One log is one stack: a line of another torch or NCCL is another run's.
+  for (const char* component : {"torch", "nccl"}) {
+    if (!f.has(component)) continue;
+    const std::string v = f.string(component);
+    const auto [it, fresh] = log.details.try_emplace(component, v);
+    if (!fresh && it->second != v) {
+      throw WorkError(fmt::format("{}: {} {} here, {} on the lines before: one log holds one run's stack", f.where(),
+                                  component, printable(v), printable(it->second)));
+    }
+  }
   return p;
 }
 

@@ -19,6 +19,7 @@
 namespace ub {
 
 inline constexpr size_t kMaxPoints = 16384;
+inline constexpr size_t kNamedWarnings = 64;  // a file's warnings past which a point measured again is not named
 
 // Adds `point` to `points`, first removing an earlier one for which `same(earlier, point)` holds
 // (with a warning: "<where>: <what> measured again (<before>): the later one is kept").
@@ -27,7 +28,13 @@ void keep_later(std::vector<Point>& points, Point point, Same same, Where before
                 const std::string& what, std::vector<std::string>& warnings) {
   const auto it = std::find_if(points.begin(), points.end(), [&](const Point& p) { return same(p, point); });
   if (it != points.end()) {
-    warnings.push_back(fmt::format("{}: {} measured again ({}): the later one is kept", where, what, before(*it)));
+    // A file of a million copies of one point says so in bounded memory: named while the file's
+    // warnings are few, then once more for the rest.
+    if (warnings.size() < kNamedWarnings) {
+      warnings.push_back(fmt::format("{}: {} measured again ({}): the later one is kept", where, what, before(*it)));
+    } else if (warnings.size() == kNamedWarnings) {
+      warnings.push_back(fmt::format("{}: more points measured again from here on: the later of each kept, not named", where));
+    }
     points.erase(it);
   } else if (points.size() >= kMaxPoints) {
     throw WorkError(fmt::format("{}: more than {} points in one file: not a log upgradebench reads", where, kMaxPoints));

@@ -32,8 +32,13 @@ class RepeatedSteps {
       throw WorkError(fmt::format("{}: step {} of seqlen {} again, in {} ms where line {} says {} ms: one step, two "
                                   "measurements", where, step, seqlen, ms, it->second.line, it->second.ms));
     }
-    warnings.push_back(fmt::format("{}: step {} of seqlen {} read again (first at line {}): counted once", where, step,
-                                   seqlen, it->second.line));
+    // Named up to kNamed times; a file of a million copies says so once, in bounded memory.
+    if (++repeats_ <= kNamed) {
+      warnings.push_back(fmt::format("{}: step {} of seqlen {} read again (first at line {}): counted once", where, step,
+                                     seqlen, it->second.line));
+    } else if (repeats_ == kNamed + 1) {
+      warnings.push_back(fmt::format("{}: more steps read again from here on: each counted once, not named", where));
+    }
     return false;
   }
   // A point measured again from its start (a block or a run repeated): its steps are new.
@@ -43,6 +48,8 @@ class RepeatedSteps {
 
  private:
   static constexpr size_t kTracked = size_t{1} << 14;
+  static constexpr size_t kNamed = 20;
+  size_t repeats_ = 0;
   struct First {
     int line;
     double ms;

@@ -28,9 +28,19 @@ using nlohmann::json;
 
 constexpr std::string_view kBlockStart = "===== seq_len=";
 
+// What benchmark.py's block says when its length did not fit: torch's "CUDA out of memory" and
+// OutOfMemoryError, in any spelling.
 bool says_out_of_memory(const std::string& line) {
-  return to_lower(line).find("out of memory") != std::string::npos ||
-         line.find("Error") != std::string::npos;
+  const std::string l = to_lower(line);
+  return l.find("out of memory") != std::string::npos || l.find("outofmemory") != std::string::npos;
+}
+
+// Any other failure a block can end in (an illegal memory access, an NCCL or cuDNN error, a
+// device-side assert, a watchdog, a crash): the length failed, which says nothing of memory.
+bool says_failure(const std::string& line) {
+  return line.find("Error") != std::string::npos || line.find("error:") != std::string::npos ||
+         line.find("Segmentation fault") != std::string::npos || line.find("Watchdog") != std::string::npos ||
+         line.find("core dumped") != std::string::npos || line.find("Aborted") != std::string::npos;
 }
 
 }  // namespace
@@ -61,6 +71,7 @@ RunLog read_sweep_log(const LineSource& t, WarmupOnly warmup_only) {
                                                   "peak_mem_gib", "loss"};  // what benchmark.py writes
   RunPoint* cur = nullptr;
   RepeatedSteps repeated;
+  std::map<int, std::string> failures;  // a block's line -> the failure it ended in
   // benchmark.py writes its `# env:` and `# gpu=` lines in every block: a block without its own
   // (pasted from another run) would take the GPU and levers of the block before it.
   bool env_here = false, gpu_here = false, env_seen = false, gpu_seen = false;
@@ -116,6 +127,26 @@ RunLog read_sweep_log(const LineSource& t, WarmupOnly warmup_only) {
           throw WorkError(fmt::format("{}: the header says seq_len={} in the block of seq_len={}", where,
                                       printable(kv["seq_len"]), cur->seqlen));
         }
+        // benchmark.py's switches are 0 or 1 (Python's True and False read as them), its ZeRO stage
+        // 0 to 3 and its world size a count: one reading for every reader, anything else refused.
+        for (const char* key : {"gc", "offload_optim", "liger"}) {
+          if (!kv.contains(key)) continue;
+          std::string& v = kv[key];
+          if (v == "True" || v == "true") v = "1";
+          if (v == "False" || v == "false") v = "0";
+          if (v != "0" && v != "1") {
+            throw WorkError(fmt::format("{}: {}={} is neither 0 nor 1 (benchmark.py's switch)", where, key, printable(v)));
+          }
+        }
+        if (kv.contains("zero") && (kv["zero"].size() != 1 || kv["zero"][0] < '0' || kv["zero"][0] > '3')) {
+          throw WorkError(fmt::format("{}: zero={} is no ZeRO stage (0 to 3)", where, printable(kv["zero"])));
+        }
+        if (kv.contains("world_size")) {
+          const std::string& v = kv["world_size"];
+          if (v.empty() || v.size() > 6 || v.find_first_not_of("0123456789") != std::string::npos || v[0] == '0') {
+            throw WorkError(fmt::format("{}: world_size={} is not a number of GPUs (1 to 999999)", where, printable(v)));
+          }
+        }
         // What makes another workload (the model, the batch, the GPUs and every memory lever):
         // points of two of them in one log would be fitted and compared as one.
         // A key one block leaves out and another names is changed as much as one with two values.
@@ -168,8 +199,27 @@ RunLog read_sweep_log(const LineSource& t, WarmupOnly warmup_only) {
       if (cur->oom_message.empty()) cur->oom_message = line.substr(0, 200);
       return;
     }
+    if (says_failure(line) && cur) {
+      failures.try_emplace(cur->line, line.substr(0, 200));
+      return;
+    }
     ++other;
   });
+  // A length that failed otherwise than out of memory, with no steady step: left out, said, in
+  // every reader; it bounds no fit and decides no capability.
+  std::erase_if(run.points, [&](const RunPoint& p) {
+    const auto failed = failures.find(p.line);
+    if (failed == failures.end() || p.steps.has_steady() || !p.oom_message.empty()) return false;
+    run.warnings.push_back(fmt::format("{}:{}: seq_len={} failed, not out of memory (\"{}\"): left out", t.path, p.line,
+                                       p.seqlen, printable(failed->second)));
+    return true;
+  });
+  for (const RunPoint& p : run.points) {
+    if (const auto failed = failures.find(p.line); failed != failures.end() && p.oom_message.empty()) {
+      run.warnings.push_back(fmt::format("{}:{}: seq_len={} has steps and an error line; its steps are kept", t.path,
+                                         p.line, p.seqlen));
+    }
+  }
   if (run.points.empty()) {
     throw WorkError(fmt::format("{}: no `===== seq_len=<n> =====` block: not a sweep log", t.path));
   }

@@ -1,0 +1,54 @@
+// A bound on what compiling an extended regular expression may cost. regcomp builds an automaton
+// whose size is the product of the pattern's counted repetitions ({m,n}): a 30-byte pattern such
+// as (a{1,100}){1,100}{1,100} takes gigabytes before it fails. Patterns from the command line and
+// from a --classes file are held to this bound first, and refused naming it.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+
+namespace ub {
+
+inline constexpr size_t kMaxPatternBytes = 1024;
+inline constexpr int64_t kMaxPatternRepetition = 1000;  // the product of the counts of {m,n}
+
+// Why `pattern` would cost too much to compile, or nullopt.
+inline std::optional<std::string> pattern_too_costly(const std::string& pattern) {
+  if (pattern.size() > kMaxPatternBytes) {
+    return fmt::format("{} bytes, more than the {} a pattern may have", pattern.size(), kMaxPatternBytes);
+  }
+  int64_t product = 1;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '\\') {
+      ++i;  // an escaped brace is a character
+      continue;
+    }
+    if (pattern[i] != '{') continue;
+    // The larger count of {m}, {m,} or {m,n}.
+    int64_t count = 0, current = 0;
+    size_t j = i + 1;
+    for (; j < pattern.size() && pattern[j] != '}'; ++j) {
+      const char c = pattern[j];
+      if (c >= '0' && c <= '9') {
+        current = std::min<int64_t>(current * 10 + (c - '0'), kMaxPatternRepetition + 1);
+      } else if (c == ',') {
+        count = std::max(count, current), current = 0;
+      } else {
+        break;  // not a count: a brace as a character
+      }
+    }
+    count = std::max(count, current);
+    if (count > 1) product = std::min<int64_t>(product * count, kMaxPatternRepetition + 1);
+    if (product > kMaxPatternRepetition) {
+      return fmt::format("its counted repetitions ({{m,n}}) multiply past {} copies of what they repeat",
+                         kMaxPatternRepetition);
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace ub
