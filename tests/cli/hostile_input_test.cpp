@@ -3673,14 +3673,10 @@ TEST(SilentlyWrong, PrintoutsOfOneStepSaidDifferentlyAreOneSeries) {
 // Two runs of one model path (a config.json of that name on each machine) whose context records
 // give other shapes ran two models: refused as another workload, not compared as a stack warning.
 TEST(SilentlyWrong, RunsOfOneModelNameAndAnotherShapeAreTwoWorkloads) {
-  const auto every = [](std::string text, const std::string& from, const std::string& to) {
-    for (size_t at; (at = text.find(from)) != std::string::npos;) text.replace(at, from.size(), to);
-    return text;
-  };
-  const std::string base = every(slurp(kFx + "/suite_h200_2l/sweep.jsonl"), R"("model":"llama-3.1-8b")",
+  const std::string base = replaced_all(slurp(kFx + "/suite_h200_2l/sweep.jsonl"), R"("model":"llama-3.1-8b")",
                                  R"("model":"/configs/my-llama/config.json")");
   const std::string one = write_file("model_path_a.jsonl", base);
-  const std::string other = write_file("model_path_b.jsonl", every(measured_again(base, 1.05), R"("intermediate":14336)",
+  const std::string other = write_file("model_path_b.jsonl", replaced_all(measured_again(base, 1.05), R"("intermediate":14336)",
                                                                      R"("intermediate":28672)"));
   expect_error("compare " + one + " " + other, 2,
                "are not the same workload (different model shape: intermediate: 14336 vs 28672); --force compares them anyway");
@@ -3784,15 +3780,11 @@ TEST(Hangs, ARegularExpressionTooCostlyToCompileIsRefused) {
 // predict's measured ratios hold as compare's do: HBM copies of one kernel on both GPUs, and the
 // attention the step runs (its model's heads, KV heads, head size, causal).
 TEST(SilentlyWrong, PredictsMeasuredRatiosAreOfTheStepsProblem) {
-  const auto every = [](std::string text, const std::string& from, const std::string& to) {
-    for (size_t at; (at = text.find(from)) != std::string::npos;) text.replace(at, from.size(), to);
-    return text;
-  };
   const std::string step = "predict --to b200 " + kFx + "/guide/decompose_h200.txt --measured ";
   const std::string h200_copies = kFx + "/suite_h200_2l/bandwidth.jsonl";
-  std::string b200 = every(every(slurp(h200_copies), "NVIDIA H200", "NVIDIA B200"), "h200-sxm", "b200-sxm");
-  b200 = every(b200, "GPU-5d5ef7b4", "GPU-0b200000");
-  const std::string memcpy_copies = write_file("b200_copies_memcpy.jsonl", every(b200, "tiled8cs", "memcpy"));
+  std::string b200 = replaced_all(replaced_all(slurp(h200_copies), "NVIDIA H200", "NVIDIA B200"), "h200-sxm", "b200-sxm");
+  b200 = replaced_all(b200, "GPU-5d5ef7b4", "GPU-0b200000");
+  const std::string memcpy_copies = write_file("b200_copies_memcpy.jsonl", replaced_all(b200, "tiled8cs", "memcpy"));
   expect_error(step + h200_copies + " " + memcpy_copies, 2, "with different kernels (tiled8cs vs memcpy, old vs new)");
   EXPECT_EQ(run(step + h200_copies + " " + write_file("b200_copies_tiled.jsonl", b200)).code, 0);
   // 48 heads in the same times: 1.5x the TFLOPS, as the lines' FLOPs must agree with their header.
@@ -3849,19 +3841,15 @@ TEST(Messages, RecordsGivenAsATraceAreSaidToBeRecords) {
 // benchmark.py's switches read one way in every reader: True is 1; a value that is no switch, ZeRO
 // stage or GPU count is refused naming the line, never taken as the default.
 TEST(SilentlyWrong, ABenchmarkPyLeverReadsOneWayOrIsRefused) {
-  const auto every = [](std::string text, const std::string& from, const std::string& to) {
-    for (size_t at = 0; (at = text.find(from, at)) != std::string::npos; at += to.size()) text.replace(at, from.size(), to);
-    return text;
-  };
   const std::string log = slurp(kFx + "/sweep_h200.log");
-  const std::string said_true = write_file("sweep_gc_true.log", every(log, " gc=1 ", " gc=True "));
+  const std::string said_true = write_file("sweep_gc_true.log", replaced_all(log, " gc=1 ", " gc=True "));
   const Result both = run("compare " + said_true + " " + kFx + "/sweep_b200.log --json");  // gc=1 there
   ASSERT_EQ(both.code, 0) << both.err;
   EXPECT_EQ(both.out.find("config gc differs"), std::string::npos) << both.out;
   for (const auto& [from, to, says] : {std::tuple{" gc=1 ", " gc=abc ", "gc=abc is neither 0 nor 1"},
                                        std::tuple{" zero=3 ", " zero=abc ", "zero=abc is no ZeRO stage (0 to 3)"},
                                        std::tuple{" world_size=8 ", " world_size=eight ", "world_size=eight is not a number of GPUs"}}) {
-    const std::string bad = write_file("sweep_bad_lever.log", every(log, from, to));
+    const std::string bad = write_file("sweep_bad_lever.log", replaced_all(log, from, to));
     expect_error("memfit " + bad, 1, bad + ":4: " + says);
     expect_error("history add --db " + fresh_db("bad_lever") + " " + bad, 1, says);
   }
@@ -3870,19 +3858,15 @@ TEST(SilentlyWrong, ABenchmarkPyLeverReadsOneWayOrIsRefused) {
 // Collectives in torch's dtype names are ours (bfloat16 is bf16); an unknown dtype is refused
 // naming the line; two runs of no point in common compare nothing (exit 2).
 TEST(SilentlyWrong, CollectivesOfTorchsDtypeNamesAreOurs) {
-  const auto every = [](std::string text, const std::string& from, const std::string& to) {
-    for (size_t at = 0; (at = text.find(from, at)) != std::string::npos; at += to.size()) text.replace(at, from.size(), to);
-    return text;
-  };
   const std::string peer = slurp(kFx + "/nccl_peer_h200x2.jsonl");
-  const std::string torch_names = write_file("nccl_peer_torch_names.jsonl", every(peer, R"("dtype": "bf16")", R"("dtype": "bfloat16")"));
+  const std::string torch_names = write_file("nccl_peer_torch_names.jsonl", replaced_all(peer, R"("dtype": "bf16")", R"("dtype": "bfloat16")"));
   const std::string plain = kFx + "/nccl_records_h200x2_plain.jsonl";
   const Result r = run("compare " + torch_names + " " + plain + " --json");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out.find("bfloat16"), std::string::npos) << r.out;
-  expect_error("compare " + write_file("nccl_peer_float8.jsonl", every(peer, R"("dtype": "bf16")", R"("dtype": "float8")")) + " " + plain,
+  expect_error("compare " + write_file("nccl_peer_float8.jsonl", replaced_all(peer, R"("dtype": "bf16")", R"("dtype": "float8")")) + " " + plain,
                1, "dtype \"float8\" is none upgradebench knows");
-  expect_error("compare " + write_file("nccl_peer_fp32.jsonl", every(peer, R"("dtype": "bf16")", R"("dtype": "fp32")")) + " " + plain,
+  expect_error("compare " + write_file("nccl_peer_fp32.jsonl", replaced_all(peer, R"("dtype": "bf16")", R"("dtype": "fp32")")) + " " + plain,
                2, "measured no collective, dtype and size in common");
 }
 

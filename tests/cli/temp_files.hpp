@@ -35,6 +35,13 @@ inline std::string replaced(std::string text, const std::string& from, const std
   return text.replace(at, from.size(), to);
 }
 
+// `text` with every `from` replaced by `to` (a test failure when there is none).
+inline std::string replaced_all(std::string text, const std::string& from, const std::string& to) {
+  if (text.find(from) == std::string::npos) ADD_FAILURE() << "'" << from << "' is not in the text";
+  for (size_t at = 0; (at = text.find(from, at)) != std::string::npos; at += to.size()) text.replace(at, from.size(), to);
+  return text;
+}
+
 // A history database path with nothing there yet.
 inline std::string fresh_db(const std::string& name) {
   const std::string db = temp_path(name + ".sqlite");
