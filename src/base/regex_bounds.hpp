@@ -16,11 +16,12 @@ namespace ub {
 inline constexpr size_t kMaxPatternBytes = 1024;
 inline constexpr int64_t kMaxPatternRepetition = 1000;  // the product of the counts of {m,n}
 
-// Why `pattern` would cost too much to compile, or nullopt.
-inline std::optional<std::string> pattern_too_costly(const std::string& pattern) {
-  if (pattern.size() > kMaxPatternBytes) {
-    return fmt::format("{} bytes, more than the {} a pattern may have", pattern.size(), kMaxPatternBytes);
-  }
+// A file of patterns (--classes) is held to a budget of them all: many patterns each within the
+// bound would cost as much as one past it. A pattern's cost is its repetition product (at least 1).
+inline constexpr int64_t kMaxPatternsCost = 5000;
+
+// The product of the counts of `pattern`'s {m,n} repetitions, capped past kMaxPatternRepetition.
+inline int64_t pattern_repetitions(const std::string& pattern) {
   int64_t product = 1;
   for (size_t i = 0; i < pattern.size(); ++i) {
     if (pattern[i] == '\\') {
@@ -43,10 +44,19 @@ inline std::optional<std::string> pattern_too_costly(const std::string& pattern)
     }
     count = std::max(count, current);
     if (count > 1) product = std::min<int64_t>(product * count, kMaxPatternRepetition + 1);
-    if (product > kMaxPatternRepetition) {
-      return fmt::format("its counted repetitions ({{m,n}}) multiply past {} copies of what they repeat",
-                         kMaxPatternRepetition);
-    }
+    if (product > kMaxPatternRepetition) return product;
+  }
+  return product;
+}
+
+// Why `pattern` would cost too much to compile, or nullopt.
+inline std::optional<std::string> pattern_too_costly(const std::string& pattern) {
+  if (pattern.size() > kMaxPatternBytes) {
+    return fmt::format("{} bytes, more than the {} a pattern may have", pattern.size(), kMaxPatternBytes);
+  }
+  if (pattern_repetitions(pattern) > kMaxPatternRepetition) {
+    return fmt::format("its counted repetitions ({{m,n}}) multiply past {} copies of what they repeat",
+                       kMaxPatternRepetition);
   }
   return std::nullopt;
 }

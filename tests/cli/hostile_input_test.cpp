@@ -3775,6 +3775,20 @@ TEST(Hangs, ARegularExpressionTooCostlyToCompileIsRefused) {
   expect_error("decompose " + kFx + "/trace_kineto_small.json --step-name '(a{1,200}){1,200}'", 2,
                "--step-name: \"(a{1,200}){1,200}\" would cost too much to compile");
   EXPECT_EQ(run("decompose " + kFx + "/trace_kineto_small.json --step-name 'ProfilerStep#[0-9]{1,3}'").code, 0);
+  // Many rules each within the bound cost as much together: the file is held to a budget of them all.
+  std::string many = R"({"rules":[)";
+  for (int i = 0; i < 200; ++i) many += std::string(i ? "," : "") + R"({"bucket":"gemm","pattern":"a{1,999}"})";
+  const std::string many_rules = write_file("classes_many_costly.json", many + "]}");
+  expect_error("decompose " + kFx + "/trace_kineto_small.json --classes " + many_rules, 2,
+               "its 200 rules' patterns would cost too much to compile together");
+}
+
+// Records of a step given to predict --measured are named for what they are (exit 2), not read as
+// a bandwidth run.
+TEST(Messages, AStepGivenAsAMicroBenchmarkIsSaidToBeOne) {
+  const std::string suite = kFx + "/suite_h200_2l";
+  expect_error("predict --to b200 " + suite + "/sweep.jsonl --measured " + suite + "/decompose-short.jsonl", 2,
+               suite + "/decompose-short.jsonl: a step decomposition, not a micro-benchmark predict reads");
 }
 
 // predict's measured ratios hold as compare's do: HBM copies of one kernel on both GPUs, and the

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <regex.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -71,6 +72,18 @@ void KernelClasses::add_file(const std::filesystem::path& file, bool first) {
       throw UsageError(fmt::format("{}: unknown key \"{}\" (a kernel classes file holds \"rules\" and an optional \"about\")",
                                    file.string(), key));
     }
+  }
+  // The file's patterns, before any is compiled: each within its bound, and all within theirs.
+  int64_t cost = 0;
+  for (const auto& r : root["rules"]) {
+    if (r.is_object() && r.contains("pattern") && r["pattern"].is_string()) {
+      cost += std::max<int64_t>(1, std::min(pattern_repetitions(r["pattern"].get<std::string>()), kMaxPatternRepetition));
+    }
+  }
+  if (cost > kMaxPatternsCost) {
+    throw UsageError(fmt::format("{}: its {} rules' patterns would cost too much to compile together ({} copies of "
+                                 "what their {{m,n}} repetitions repeat, more than {}): fewer rules, or fewer counted "
+                                 "repetitions", file.string(), root["rules"].size(), cost, kMaxPatternsCost));
   }
   std::vector<std::unique_ptr<Rule>> added;
   size_t i = 0;

@@ -308,7 +308,8 @@ std::string not_measured(const std::string& path) {
 MeasuredFile read_measured(const LineSource& t, const Catalog& catalog) {
   MeasuredFile m;
   m.rates.files.push_back(t.path);
-  switch (detect_log_kind(t)) {
+  const LogKind kind = detect_log_kind(t);
+  switch (kind) {
     case LogKind::mamf: {
       const MamfLog l = read_mamf_log(t);
       refuse_impossible_ceiling(l, catalog);
@@ -354,7 +355,11 @@ MeasuredFile read_measured(const LineSource& t, const Catalog& catalog) {
       }
       return m;
     }
-    default: break;
+    case LogKind::unknown: break;
+    default:  // a training log, a decomposition, a prediction: a step, not a micro-benchmark
+      throw UsageError(fmt::format("{}: {}, not a micro-benchmark predict reads (mamf, attention, bandwidth or nccl "
+                                   "records, mamf-finder.py output, bench_flash_attn.py lines)",
+                                   t.path, to_string(kind)));
   }
   // `bandwidth` records: the fastest device-to-device copy out of cache, as every reader reads
   // it (a point whose check failed timed something else). Anything else is refused before a pass
