@@ -13,6 +13,7 @@
 #include "base/text.hpp"
 #include "records/readers/log_kind.hpp"
 #include "records/readers/read_run.hpp"
+#include "records/record_file.hpp"
 #include "records/suite_manifest.hpp"
 
 namespace ub::cli {
@@ -67,6 +68,10 @@ void refuse_shared_figures(const std::vector<std::string>& inputs, const std::st
         const LineSource t = selection ? stored(inputs[i]) : LineSource::file(path);
         if (detect_log_kind(t) == LogKind::training) {
           f.figures = training_metrics(read_run_log(t, WarmupOnly::leave_out));  // a sample of the steps: any length of log
+        } else if (!t.is_stream() && !looks_like_records(t)) {  // a peer's log, read a line at a time
+          PeerFigures p = peer_figures(t);
+          f.figures = std::move(p.metrics);
+          f.peer_keys.insert(std::move(p.key));
         } else {
           for (StoredRun& run : runs_of_file(t)) {
             f.figures.insert(f.figures.end(), run.metrics.begin(), run.metrics.end());

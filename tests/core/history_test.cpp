@@ -118,6 +118,22 @@ TEST(HistoryRuns, PeerLogsAreKeyedByWhatTheyMeasured) {
   EXPECT_NE(runs_of_file(in_memory(step))[0].key, key);
 }
 
+// A peer's log read a line at a time (compare telling two inputs of one measurement apart) has the
+// key and figures `history add` gives it, blank lines at its ends and within included.
+TEST(HistoryRuns, APeersLogStreamedHasTheKeyAndFiguresItIsStoredWith) {
+  for (const std::string name : {"/attention_h200.log", "/torch_versions/h200_torch2.12.0_cu130.log", "/nccl_peer_h200x2.jsonl"}) {
+    std::vector<std::string> lines = LineSource::file(kFixtures + name).read_all();
+    lines.insert(lines.begin(), "  ");
+    lines.insert(lines.begin() + 3, "");
+    lines.push_back("\t");
+    const StoredRun stored = runs_of_file(in_memory(lines))[0];
+    const PeerFigures streamed = peer_figures(in_memory(lines));
+    EXPECT_EQ(streamed.key, stored.key) << name;
+    ASSERT_EQ(streamed.metrics.size(), stored.metrics.size()) << name;
+    for (size_t i = 0; i < stored.metrics.size(); ++i) EXPECT_EQ(streamed.metrics[i].median, stored.metrics[i].median) << name;
+  }
+}
+
 TEST(HistoryRuns, MamfRecordsGiveEachGpusBestShape) {
   const std::vector<StoredRun> runs = runs_of_file(LineSource::file(kFixtures + "/mamf_records_h200_a.jsonl"));
   ASSERT_EQ(runs.size(), 1u);

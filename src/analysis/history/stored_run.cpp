@@ -318,6 +318,36 @@ StoredRun peer_run(std::vector<std::string> lines, bool cut_short, const std::st
 
 }  // namespace
 
+PeerFigures peer_figures(const LineSource& t) {
+  const LogKind kind = detect_log_kind(t);
+  if (kind == LogKind::unknown || kind == LogKind::prediction) {
+    throw UsageError(fmt::format("{}: not a log the history reads", t.path));
+  }
+  // peer_run's key, streamed: its format, then every line that says no where or when, the blank
+  // lines at either end left out.
+  uint64_t h = 14695981039346656037ull;
+  const auto add = [&](std::string_view s) {
+    for (const unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  };
+  add(names_of(kind).peer), add("\n");
+  std::vector<std::string> blanks;  // held until a line that is not blank follows them
+  bool started = false;
+  t.for_each([&](const Line& l) {
+    if (l.text.find_first_not_of(" \t\r") == std::string::npos) {
+      if (started) blanks.emplace_back(l.text);
+      return;
+    }
+    started = true;
+    for (const std::string& b : blanks) add(b), add("\n");
+    blanks.clear();
+    if (!says_where_or_when(std::string(l.text))) add(l.text), add("\n");
+  });
+  StoredRun run;
+  run.format = names_of(kind).peer;
+  read_figures(t, kind, run, {});
+  return {fmt::format("{:016x}", h), std::move(run.metrics)};
+}
+
 bool says_where_or_when(const std::string& line) {
   const size_t first = line.find_first_not_of(" \t");
   return (first != std::string::npos && line[first] == '#') || to_lower(line).find("uuid") != std::string::npos ||

@@ -64,6 +64,14 @@ struct RunCheck {
 // (and line) when it is neither, when a reader refuses it, or past kMaxHeldBytes.
 std::vector<StoredRun> runs_of_file(const LineSource& t, const RunCheck& check = {});
 
+// A peer's log keyed and read for its figures as `history add` would (its `key`, its `metrics`),
+// a line at a time: nothing of it held, for telling two inputs of one measurement apart.
+struct PeerFigures {
+  std::string key;
+  std::vector<MetricPoint> metrics;
+};
+PeerFigures peer_figures(const LineSource& t);
+
 // One run of our records from its lines so far (the context record first): what `--db` stores
 // as a measuring command writes its records. `name` stands for the file in messages.
 StoredRun run_of_records(const std::vector<std::string>& lines, const std::string& name);
