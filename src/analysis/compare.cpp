@@ -120,9 +120,15 @@ std::vector<std::string> workload_differences(const RunLog& o, const RunLog& n) 
   if (o.model && n.model && *o.model != *n.model) {
     problems.push_back(fmt::format("different models: {} vs {}", *o.model, *n.model));
   }
-  if (o.layers != n.layers) {
-    problems.push_back(fmt::format("different depth: {} vs {} layers", o.layers ? std::to_string(*o.layers) : "all",
-                                   n.layers ? std::to_string(*n.layers) : "all"));
+  // A depth that is the model's every layer (our records' config_layers) is all of it, as a log
+  // that names no depth.
+  const auto depth = [](const RunLog& r) -> std::optional<int64_t> {
+    const auto all = r.config.find("config_layers");
+    return r.layers && all != r.config.end() && all->second == std::to_string(*r.layers) ? std::nullopt : r.layers;
+  };
+  if (depth(o) != depth(n)) {
+    problems.push_back(fmt::format("different depth: {} vs {} layers", depth(o) ? std::to_string(*depth(o)) : "all",
+                                   depth(n) ? std::to_string(*depth(n)) : "all"));
   }
   if (o.batch != n.batch) problems.push_back(fmt::format("different batch sizes: {} vs {}", o.batch, n.batch));
   if (o.dtype != n.dtype) problems.push_back(fmt::format("different dtypes: {} vs {}", o.dtype, n.dtype));
@@ -145,6 +151,33 @@ std::vector<std::string> workload_differences(const RunLog& o, const RunLog& n) 
     return key == "world_size" ? "1" : "0";
   };
   for (const std::string& d : config_differences(o, n, levers, lever_default)) problems.push_back("different " + d);
+  // Between our records and benchmark.py's log the same levers go by other keys: compared as one,
+  // each format's default where it names none.
+  if (o.format != n.format) {
+    struct Lever {
+      const char* what;
+      std::vector<const char*> keys;  // ours, then benchmark.py's
+    };
+    const std::vector<Lever> both = {{"ZeRO stage", {"zero_stage", "zero"}},
+                                     {"checkpointing", {"activation_checkpointing", "checkpointing", "gc"}},
+                                     {"offloaded optimizer", {"offload_optimizer", "offload_optim"}}};
+    const auto value = [](const RunLog& r, const Lever& l) {
+      for (const char* k : l.keys) {
+        if (const auto it = r.config.find(k); it != r.config.end()) {
+          return it->second == "true" ? std::string("1") : it->second == "false" ? std::string("0") : it->second;
+        }
+      }
+      return std::string("0");
+    };
+    for (const Lever& l : both) {
+      // A key both name was compared above.
+      if (std::any_of(l.keys.begin(), l.keys.end(), [&](const char* k) { return o.config.count(k) && n.config.count(k); })) {
+        continue;
+      }
+      const std::string a = value(o, l), b = value(n, l);
+      if (a != b) problems.push_back(fmt::format("different {}: {} vs {}", l.what, a, b));
+    }
+  }
   // The model's shape where both runs give it: a model of the same name and another shape is another model.
   const std::vector<std::string> shape(kOurModelShapeKeys.begin(), kOurModelShapeKeys.end());
   const auto no_default = [](const std::string&) -> std::optional<std::string> { return std::nullopt; };

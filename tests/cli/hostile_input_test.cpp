@@ -3919,6 +3919,19 @@ TEST(SilentlyWrong, ThePeersNcclVersionIsItsStack) {
                1, "nccl 2.29.1 here, 2.28.9 on the lines before: one log holds one run's stack");
 }
 
+// Our records beside benchmark.py's log: the same levers under each format's keys are compared
+// as one (ZeRO stage, checkpointing, offloaded optimizer), and our records at the model's every
+// layer are its whole depth.
+TEST(SilentlyWrong, LeversAcrossFormatsAreComparedAsOne) {
+  const std::string ours = std::string(UB_DATA_DIR) + "/examples/sweep_h200_llama-3.1-8b-4layers.jsonl";
+  expect_error("compare " + ours + " " + kFx + "/guide/sweep_b200.log", 2,
+               "different ZeRO stage: 0 vs 3; different offloaded optimizer: 0 vs 1");
+  std::string whole = slurp(ours);
+  for (size_t at = 0; (at = whole.find(R"("layers":4,)", at)) != std::string::npos;) whole.replace(at, 11, R"("layers":32,)");
+  const Result r = run("compare " + write_file("sweep_all_layers.jsonl", whole) + " " + kFx + "/guide/sweep_b200.log");
+  EXPECT_EQ(r.err.find("different depth"), std::string::npos) << r.err;
+}
+
 // A length out of memory below lengths that ran (a file of two settings) caps nothing: the longest
 // sequence is read from what ran and the failures past it, and the contradiction is said.
 TEST(SilentlyWrong, AFailureBelowALengthThatRanCapsNothing) {
