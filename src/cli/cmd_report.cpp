@@ -106,9 +106,12 @@ std::string refuse_other_measured(const LineSource& predictions, const RunLog& m
                                  "run's, then the prediction's): give the predicted GPU's run of that workload",
                                  printable(measured.path), printable(predictions.path), fmt::join(differs, ", ")));
   }
+  // benchmark.py's attn_backend, or the attention our records say their step ran.
   const auto backend = [](const std::map<std::string, std::string>& config) {
-    const auto it = config.find("attn_backend");
-    return it == config.end() ? std::string("not said") : printable(it->second);
+    for (const char* key : {"attn_backend", "attention"}) {
+      if (const auto it = config.find(key); it != config.end()) return printable(it->second);
+    }
+    return std::string("not said");
   };
   const std::string ran = backend(measured.config), predicted_from = backend(predicted.config);
   // One family in its generation for each GPU (flash_attention_3 on Hopper, _4 on Blackwell).

@@ -567,6 +567,25 @@ TEST(Decide, FilesOfAnotherWorkloadThanTheSweepAreSaid) {
             std::string::npos) << r.out;
 }
 
+// A prediction from our records beside a run whose records say another attention: the page says
+// so, as for benchmark.py's attn_backend.
+TEST(Report, APredictionFromOurRecordsSaysAnotherAttention) {
+  const std::string out = (fs::path(::testing::TempDir()) / "prediction_from_records.jsonl").string();
+  fs::remove(out);
+  ASSERT_EQ(run("predict --to b200 " + kSuite + "/sweep.jsonl --out " + out).code, 0);
+  const fs::path b200 = b200_suite("suite_other_attention", 0.6);
+  for (const auto& [attention, said] : {std::pair{std::string("cuDNN fused SDPA, causal"), false}, {std::string("eager"), true}}) {
+    if (said) replace_in_file(b200 / "sweep.jsonl", "\"attention\":\"cuDNN fused SDPA, causal\"", "\"attention\":\"eager\"");
+    const fs::path dir = fs::path(::testing::TempDir()) / "report_other_attention";
+    fs::remove_all(dir);
+    const Result r = run("report " + out + " " + (b200 / "sweep.jsonl").string() + " -o " + dir.string());
+    if (report_tools_missing(r)) GTEST_SKIP() << r.err;
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(slurp((dir / "report.md").string()).find("ATTENTION BACKEND: the measured run's is eager") != std::string::npos,
+              said) << attention;
+  }
+}
+
 TEST(Decide, OldSpellingsOfThePricesStillWork) {
   const std::string logs = kExamples + "/example_h200_handwritten.log " + kExamples + "/example_b200_handwritten.log";
   const Result a = run("decide " + logs + " --price-from 3.50 --price-to 6.00 --force --json");

@@ -166,6 +166,8 @@ std::map<std::string, std::string> workload_of(const std::map<std::string, std::
   // bench_decompose.py's header says benchmark.py's offload_optim as "offload".
   if (const auto it = config.find("offload"); it != config.end() && !out.count("offload_optim")) out["offload_optim"] = it->second;
   if (const auto it = config.find("dtype"); it != config.end()) out["dtype"] = it->second;
+  // The attention our records' step ran (benchmark.py's log says its attn_backend, kept above).
+  if (const auto it = config.find("attention"); it != config.end()) out["attention"] = it->second;
   return out;
 }
 
