@@ -214,12 +214,6 @@ RunLog read_sweep_log(const LineSource& t, WarmupOnly warmup_only) {
                                        p.seqlen, printable(failed->second)));
     return true;
   });
-  for (const RunPoint& p : run.points) {
-    if (const auto failed = failures.find(p.line); failed != failures.end() && p.oom_message.empty()) {
-      run.warnings.push_back(fmt::format("{}:{}: seq_len={} has steps and an error line; its steps are kept", t.path,
-                                         p.line, p.seqlen));
-    }
-  }
   if (run.points.empty()) {
     throw WorkError(fmt::format("{}: no `===== seq_len=<n> =====` block: not a sweep log", t.path));
   }
@@ -230,7 +224,7 @@ RunLog read_sweep_log(const LineSource& t, WarmupOnly warmup_only) {
   for (RunPoint& p : run.points) {
     if (!p.steps.has_steady()) {
       p.status = PointStatus::oom;
-    } else if (!p.oom_message.empty()) {
+    } else if (!p.oom_message.empty() || failures.count(p.line)) {
       run.warnings.push_back(fmt::format("{}:{}: seq_len={} has steps and an error line; its steps are kept",
                                          t.path, p.line, p.seqlen));
     }
